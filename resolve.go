@@ -1,0 +1,266 @@
+package asyncio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// defaultHappyEyeballsDelay is RFC 8305's recommended "Connection Attempt
+// Delay" (asyncio's happy_eyeballs_delay, which the docs recommend setting
+// to 0.25 s).
+const defaultHappyEyeballsDelay = 250 * time.Millisecond
+
+// WithHappyEyeballsDelay sets how long a connection attempt may run before
+// the next address is tried in parallel (asyncio's happy_eyeballs_delay).
+// d <= 0 tries the addresses one after the other.
+func WithHappyEyeballsDelay(d time.Duration) NetOption {
+	return func(o *netOptions) { o.happyEyeballsDelay = d }
+}
+
+// WithInterleave turns address-family interleaving on or off (asyncio's
+// interleave: on, the resolved addresses alternate IPv6/IPv4 starting
+// with the family of the first one, RFC 8305 section 4).
+func WithInterleave(on bool) NetOption { return func(o *netOptions) { o.interleave = on } }
+
+// lookupIPAddr is the resolver used by resolveHost; tests may replace it.
+var lookupIPAddr = net.DefaultResolver.LookupIPAddr
+
+// resolveHost returns the addresses of host (asyncio's getaddrinfo in the
+// default executor). IP literals are returned without a lookup, as in
+// asyncio's _ipaddr_info. Names are looked up on a goroutine that reports
+// back through CallSoonThreadsafe; the loop counts it as external work
+// (addExternal), so a virtual-time loop waits for it rather than reporting
+// a deadlock. Cancelling t cancels the lookup's context.
+func resolveHost(t *T, host string) ([]net.IP, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return []net.IP{ip}, nil
+	}
+	l := t.loop
+	f := NewFuture[[]net.IP](l)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l.addExternal(1)
+	go func() {
+		addrs, err := lookupIPAddr(ctx, host)
+		var ips []net.IP
+		for _, a := range addrs {
+			ips = append(ips, a.IP)
+		}
+		if err == nil && len(ips) == 0 {
+			err = fmt.Errorf("getaddrinfo() returned empty list for %q", host)
+		}
+		if _, cerr := l.CallSoonThreadsafe(func() {
+			l.addExternal(-1)
+			if f.Done() {
+				return
+			}
+			if err != nil {
+				f.SetException(err)
+			} else {
+				f.SetResult(ips)
+			}
+		}); cerr != nil {
+			l.addExternal(-1) // the loop is closed; nobody waits any more
+		}
+	}()
+	return f.Await(t)
+}
+
+// interleaveFamilies reorders addrs so that the address families
+// alternate, starting with the first address's family (asyncio's
+// _interleave_addrinfos with first_address_family_count 1).
+func interleaveFamilies(addrs []net.IP) []net.IP {
+	var v4, v6 []net.IP
+	for _, ip := range addrs {
+		if ip.To4() != nil {
+			v4 = append(v4, ip)
+		} else {
+			v6 = append(v6, ip)
+		}
+	}
+	if len(v4) == 0 || len(v6) == 0 {
+		return addrs
+	}
+	first, second := v6, v4
+	if addrs[0].To4() != nil {
+		first, second = v4, v6
+	}
+	out := make([]net.IP, 0, len(addrs))
+	for i := 0; i < len(first) || i < len(second); i++ {
+		if i < len(first) {
+			out = append(out, first[i])
+		}
+		if i < len(second) {
+			out = append(out, second[i])
+		}
+	}
+	return out
+}
+
+// connectAny connects to one of ips:port: one after the other when delay
+// <= 0 or there is one address, else with staggered, racing attempts.
+func connectAny(t *T, ips []net.IP, port int, delay time.Duration) (int, error) {
+	attempt := func(t *T, i int) (int, error) {
+		sa, family := sockaddrFor(ips[i], port)
+		fd, err := dialOne(t, family, sa)
+		if err != nil && !IsCancelled(err) {
+			err = fmt.Errorf("connect to %s: %w", addrString(ips[i].String(), port), err)
+		}
+		return fd, err
+	}
+	if delay <= 0 || len(ips) == 1 {
+		var errs []error
+		for i := range ips {
+			fd, err := attempt(t, i)
+			if err == nil {
+				return fd, nil
+			}
+			if IsCancelled(err) {
+				return -1, err
+			}
+			errs = append(errs, err)
+		}
+		return -1, joinConnectErrors(errs)
+	}
+	fd, _, errs, err := staggeredRace(t, len(ips), delay, attempt, func(fd int) { unix.Close(fd) })
+	if err != nil {
+		return -1, err
+	}
+	if fd < 0 {
+		return -1, joinConnectErrors(errs)
+	}
+	return fd, nil
+}
+
+// joinConnectErrors is asyncio's rule for failed connects: one error is
+// returned as is (also when all have the same text), several are joined
+// under "Multiple exceptions".
+func joinConnectErrors(errs []error) error {
+	if len(errs) == 0 {
+		return errors.New("no addresses to connect to")
+	}
+	same := true
+	for _, e := range errs[1:] {
+		if e.Error() != errs[0].Error() {
+			same = false
+		}
+	}
+	if same {
+		return errs[0]
+	}
+	return fmt.Errorf("Multiple exceptions: %w", errors.Join(errs...))
+}
+
+// staggeredRace is asyncio.staggered.staggered_race for n attempts of
+// type V: attempt 0 starts at once; attempt i+1 starts when attempt i
+// fails or delay after attempt i started, whichever is first. The first
+// attempt to succeed wins and every other one is cancelled; a loser that
+// succeeds anyway is handed to discard. It returns the winner's value and
+// index (-1 if all failed), the error of each failed attempt, and a
+// cancellation of t itself (all attempts are then cancelled and awaited).
+func staggeredRace[V any](t *T, n int, delay time.Duration, attempt func(t *T, i int) (V, error), discard func(V)) (V, int, []error, error) {
+	l := t.loop
+	var zero V
+	tasks := make([]*Task[V], 0, n)
+	errs := make([]error, n)
+	failed := make([]bool, n)
+	var wake *Future[struct{}]
+	signal := func() {
+		if wake != nil && !wake.Done() {
+			wake.SetResult(struct{}{})
+		}
+	}
+	var lastStart time.Duration
+	start := func() {
+		i := len(tasks)
+		tk := CreateTask(t, func(ct *T) (V, error) { return attempt(ct, i) })
+		tk.AddDoneCallback(signal)
+		tasks = append(tasks, tk)
+		lastStart = l.Time()
+	}
+	winner := -1
+	// cancelRest cancels every attempt but the winner, waits for them, and
+	// discards any that connected anyway.
+	cancelRest := func() {
+		for i, tk := range tasks {
+			if i != winner {
+				tk.Cancel()
+			}
+		}
+		for i, tk := range tasks {
+			if i == winner {
+				continue
+			}
+			for !tk.Done() {
+				// Awaiting a task we cancelled; a second cancellation of t
+				// does not stop the cleanup.
+				w := NewFuture[struct{}](l)
+				tk.AddDoneCallback(func() {
+					if !w.Done() {
+						w.SetResult(struct{}{})
+					}
+				})
+				w.Await(t)
+			}
+			if v, err := tk.Result(); err == nil {
+				discard(v)
+			}
+		}
+	}
+	start()
+	for {
+		// Collect finished attempts.
+		for i, tk := range tasks {
+			if !tk.Done() || failed[i] || i == winner {
+				continue
+			}
+			v, err := tk.Result()
+			if err == nil && winner < 0 {
+				winner = i
+				cancelRest()
+				return v, i, errs, nil
+			}
+			failed[i] = true
+			errs[i] = err
+		}
+		running := 0
+		for i, tk := range tasks {
+			if !tk.Done() && !failed[i] {
+				running++
+			}
+		}
+		lastFailed := failed[len(tasks)-1]
+		if len(tasks) < n && (lastFailed || l.Time() >= lastStart+delay) {
+			start()
+			continue
+		}
+		if running == 0 && len(tasks) == n {
+			var out []error
+			for _, e := range errs {
+				if e != nil {
+					out = append(out, e)
+				}
+			}
+			return zero, -1, out, nil
+		}
+		wake = NewFuture[struct{}](l)
+		var timer *TimerHandle
+		if len(tasks) < n {
+			timer = l.CallAt(lastStart+delay, signal)
+		}
+		_, err := wake.Await(t)
+		wake = nil
+		if timer != nil {
+			timer.Cancel()
+		}
+		if err != nil {
+			cancelRest()
+			return zero, -1, nil, err
+		}
+	}
+}

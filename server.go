@@ -1,0 +1,373 @@
+package asyncio
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// acceptRetryDelay is asyncio's ACCEPT_RETRY_DELAY: how long a listening
+// socket stops accepting after accept() ran out of file descriptors.
+const acceptRetryDelay = time.Second
+
+// Server is asyncio.Server: listening sockets whose accepted connections
+// get a transport and a protocol from the factory. Close stops listening;
+// WaitClosed waits until the server is closed and every connection it
+// accepted is gone (3.12+ semantics). Its methods must be called on the
+// loop.
+type Server struct {
+	loop      *Loop
+	factory   func() Protocol
+	network   string
+	opts      *netOptions
+	listeners []*listener
+	unixPath  string
+
+	clients     map[*socketTransport]Transport // raw transport -> what the protocol sees
+	activeCount int
+	waiters     []*Future[struct{}]
+	woken       bool // asyncio's _waiters is None
+	serving     bool
+	foreverFut  *Future[struct{}]
+
+	// accept and retryDelay are hooks for tests (EMFILE injection).
+	accept     func(fd int) (int, unix.Sockaddr, error)
+	retryDelay time.Duration
+}
+
+type listener struct {
+	fd     int
+	addr   net.Addr
+	closed bool
+}
+
+func newServer(l *Loop, network string, factory func() Protocol, o *netOptions) *Server {
+	return &Server{
+		loop:    l,
+		factory: factory,
+		network: network,
+		opts:    o,
+		clients: map[*socketTransport]Transport{},
+		accept: func(fd int) (int, unix.Sockaddr, error) {
+			return unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		},
+		retryDelay: acceptRetryDelay,
+	}
+}
+
+func (s *Server) String() string {
+	return fmt.Sprintf("<Server sockets=%v>", s.Addrs())
+}
+
+// Loop returns the server's loop (asyncio's get_loop).
+func (s *Server) Loop() *Loop { return s.loop }
+
+// Sockets returns the listening file descriptors, nil once closed
+// (asyncio's sockets).
+func (s *Server) Sockets() []int {
+	var fds []int
+	for _, ln := range s.listeners {
+		fds = append(fds, ln.fd)
+	}
+	return fds
+}
+
+// Addrs returns the listening addresses, nil once closed.
+func (s *Server) Addrs() []net.Addr {
+	var as []net.Addr
+	for _, ln := range s.listeners {
+		as = append(as, ln.addr)
+	}
+	return as
+}
+
+// Addr returns the first listening address, or nil.
+func (s *Server) Addr() net.Addr {
+	if len(s.listeners) == 0 {
+		return nil
+	}
+	return s.listeners[0].addr
+}
+
+// IsServing reports whether the server accepts connections (asyncio's
+// is_serving).
+func (s *Server) IsServing() bool { return s.serving }
+
+// StartServing starts accepting connections; servers start serving when
+// created, so this is only needed after... nothing: it is idempotent
+// (asyncio's start_serving).
+func (s *Server) StartServing() {
+	if s.serving || s.listeners == nil {
+		return
+	}
+	s.serving = true
+	for _, ln := range s.listeners {
+		s.watch(ln)
+	}
+}
+
+func (s *Server) watch(ln *listener) {
+	if ln.closed {
+		return
+	}
+	if err := s.loop.AddReader(ln.fd, func() { s.acceptReady(ln) }); err != nil {
+		s.loop.CallExceptionHandler(ExceptionContext{Message: "cannot watch the listening socket", Err: err})
+	}
+}
+
+// acceptReady is asyncio's _accept_connection: accept up to backlog
+// connections. When accept runs out of file descriptors (EMFILE, ENFILE,
+// ENOBUFS, ENOMEM) the listening socket is unwatched and re-watched after
+// a delay, so the loop does not spin on a socket it cannot accept from.
+func (s *Server) acceptReady(ln *listener) {
+	for i := 0; i < s.opts.backlog; i++ {
+		nfd, _, err := s.accept(ln.fd)
+		switch err {
+		case nil:
+			s.acceptConnection(nfd)
+			continue
+		case unix.EINTR, unix.ECONNABORTED:
+			continue
+		case unix.EAGAIN:
+			return
+		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+			s.loop.CallExceptionHandler(ExceptionContext{
+				Message: "socket.accept() out of system resource",
+				Err:     os.NewSyscallError("accept", err),
+			})
+			s.loop.RemoveReader(ln.fd)
+			s.loop.CallLater(s.retryDelay, func() {
+				if s.serving {
+					s.watch(ln)
+				}
+			})
+			return
+		default:
+			s.loop.CallExceptionHandler(ExceptionContext{
+				Message: "Error on accepting a connection",
+				Err:     os.NewSyscallError("accept", err),
+			})
+			return
+		}
+	}
+}
+
+func (s *Server) acceptConnection(nfd int) {
+	var p Protocol
+	if err := callProtocol(func() { p = s.factory() }); err != nil {
+		unix.Close(nfd)
+		s.loop.CallExceptionHandler(ExceptionContext{Message: "Error on transport creation for incoming connection", Err: err})
+		return
+	}
+	if s.opts.tls != nil {
+		newTLSTransportServer(s.loop, nfd, s.network, p, s)
+		return
+	}
+	newSocketTransport(s.loop, nfd, s.network, p, s, nil)
+}
+
+func (s *Server) attach(tr *socketTransport) {
+	s.activeCount++
+	s.clients[tr] = tr
+}
+
+func (s *Server) detach(tr *socketTransport) {
+	if _, ok := s.clients[tr]; !ok {
+		return
+	}
+	delete(s.clients, tr)
+	s.activeCount--
+	if s.activeCount == 0 && s.listeners == nil {
+		s.wakeup()
+	}
+}
+
+func (s *Server) wakeup() {
+	ws := s.waiters
+	s.waiters = nil
+	s.woken = true
+	for _, w := range ws {
+		if !w.Done() {
+			w.SetResult(struct{}{})
+		}
+	}
+}
+
+// Close stops listening and closes the listening sockets (asyncio's
+// Server.close). Connections already accepted stay open; see CloseClients.
+// It is idempotent.
+func (s *Server) Close() {
+	if s.listeners == nil {
+		return
+	}
+	lns := s.listeners
+	s.listeners = nil
+	for _, ln := range lns {
+		s.loop.RemoveReader(ln.fd)
+		ln.closed = true
+		unix.Close(ln.fd)
+	}
+	if s.unixPath != "" {
+		os.Remove(s.unixPath) // asyncio 3.13 cleanup_socket
+	}
+	s.serving = false
+	if s.foreverFut != nil && !s.foreverFut.Done() {
+		s.foreverFut.Cancel()
+		s.foreverFut = nil
+	}
+	if s.activeCount == 0 {
+		s.wakeup()
+	}
+}
+
+// CloseClients closes every connection the server accepted (asyncio 3.13's
+// close_clients).
+func (s *Server) CloseClients() {
+	for _, tr := range s.snapshotClients() {
+		tr.Close()
+	}
+}
+
+// AbortClients aborts every connection the server accepted (asyncio
+// 3.13's abort_clients).
+func (s *Server) AbortClients() {
+	for _, tr := range s.snapshotClients() {
+		tr.Abort()
+	}
+}
+
+func (s *Server) snapshotClients() []Transport {
+	trs := make([]Transport, 0, len(s.clients))
+	for _, tr := range s.clients {
+		trs = append(trs, tr)
+	}
+	return trs
+}
+
+// WaitClosed suspends t until the server is closed and all its
+// connections are gone (asyncio's wait_closed). It returns at once if
+// that already happened.
+func (s *Server) WaitClosed(t *T) error {
+	if s.woken {
+		return nil
+	}
+	w := NewFuture[struct{}](s.loop)
+	s.waiters = append(s.waiters, w)
+	_, err := w.Await(t)
+	return err
+}
+
+// ServeForever accepts connections until t is cancelled or the server is
+// closed (asyncio's serve_forever); then the server is closed and its
+// connections awaited, and the cancellation is returned.
+func (s *Server) ServeForever(t *T) error {
+	if s.foreverFut != nil {
+		return runtimeErrorf("server %v is already being awaited on serve_forever()", s)
+	}
+	if s.listeners == nil {
+		return runtimeErrorf("server %v is closed", s)
+	}
+	s.StartServing()
+	fut := NewFuture[struct{}](s.loop)
+	s.foreverFut = fut
+	_, err := fut.Await(t)
+	if IsCancelled(err) {
+		s.Close()
+		if werr := s.WaitClosed(t); werr != nil {
+			err = werr
+		}
+	}
+	s.foreverFut = nil
+	return err
+}
+
+// listenOn creates, binds and listens on one socket.
+func listenOn(family int, sa unix.Sockaddr, o *netOptions) (int, error) {
+	fd, err := NewSocket(family, unix.SOCK_STREAM)
+	if err != nil {
+		return -1, err
+	}
+	fail := func(op string, err error) (int, error) {
+		unix.Close(fd)
+		return -1, os.NewSyscallError(op, err)
+	}
+	if family != unix.AF_UNIX && o.reuseAddr {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return fail("setsockopt", err)
+		}
+	}
+	if family == unix.AF_INET6 {
+		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		return fail("bind", err)
+	}
+	if err := unix.Listen(fd, o.backlog); err != nil {
+		return fail("listen", err)
+	}
+	return fd, nil
+}
+
+// CreateServer listens on host:port and returns a serving Server
+// (asyncio's loop.create_server). host "" listens on 0.0.0.0; a name is
+// resolved and every address is listened on. Port 0 picks a free port
+// (read it with Addr). WithTLS serves TLS.
+func CreateServer(t *T, factory func() Protocol, host string, port int, opts ...NetOption) (*Server, error) {
+	o := buildOptions(opts)
+	var ips []net.IP
+	if host == "" {
+		ips = []net.IP{net.IPv4zero}
+	} else {
+		var err error
+		if ips, err = resolveHost(t, host); err != nil {
+			return nil, err
+		}
+	}
+	s := newServer(t.loop, "tcp", factory, o)
+	seen := map[string]bool{}
+	for _, ip := range ips {
+		if seen[ip.String()] {
+			continue
+		}
+		seen[ip.String()] = true
+		sa, family := sockaddrFor(ip, port)
+		fd, err := listenOn(family, sa, o)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), port), err)
+		}
+		s.listeners = append(s.listeners, &listener{fd: fd, addr: localAddr(fd, "tcp")})
+	}
+	return s.startAfterCreate(t)
+}
+
+func (s *Server) startAfterCreate(t *T) (*Server, error) {
+	s.StartServing()
+	// As asyncio does: one iteration so that the readers are in place.
+	if err := Sleep(t, 0); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// CreateUnixServer listens on the Unix stream socket path (asyncio's
+// loop.create_unix_server). A stale socket file at path is removed first;
+// Close removes the file.
+func CreateUnixServer(t *T, factory func() Protocol, path string, opts ...NetOption) (*Server, error) {
+	o := buildOptions(opts)
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
+	}
+	fd, err := listenOn(unix.AF_UNIX, &unix.SockaddrUnix{Name: path}, o)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer(t.loop, "unix", factory, o)
+	s.unixPath = path
+	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}}}
+	return s.startAfterCreate(t)
+}

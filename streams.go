@@ -1,0 +1,559 @@
+package asyncio
+
+import (
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"syscall"
+)
+
+// DefaultStreamLimit is asyncio's _DEFAULT_LIMIT: the stream reader's
+// buffer limit, 64 KiB (STREAM-1).
+const DefaultStreamLimit = 64 * 1024
+
+// WithStreamLimit sets the StreamReader limit for OpenConnection and
+// StartServer (asyncio's limit=).
+func WithStreamLimit(n int) NetOption { return func(o *netOptions) { o.limit = n } }
+
+// IncompleteReadError is asyncio.IncompleteReadError: EOF came before the
+// requested bytes or separator. Partial holds what was read; Expected is
+// the requested size, or -1 for "undefined" (ReadUntil). It matches
+// io.ErrUnexpectedEOF (asyncio's is an EOFError).
+type IncompleteReadError struct {
+	Partial  []byte
+	Expected int
+}
+
+func (e *IncompleteReadError) Error() string {
+	exp := "undefined"
+	if e.Expected >= 0 {
+		exp = fmt.Sprint(e.Expected)
+	}
+	return fmt.Sprintf("%d bytes read on a total of %s expected bytes", len(e.Partial), exp)
+}
+
+// Is reports that an IncompleteReadError matches io.ErrUnexpectedEOF.
+func (e *IncompleteReadError) Is(target error) bool { return target == io.ErrUnexpectedEOF }
+
+// LimitOverrunError is asyncio.LimitOverrunError: the separator was not
+// found within the limit. Consumed is how many bytes to consume to get
+// past the problem (STREAM-6). The data stays in the buffer.
+type LimitOverrunError struct {
+	Msg      string
+	Consumed int
+}
+
+func (e *LimitOverrunError) Error() string { return e.Msg }
+
+// lineLimitError is ReadLine's ValueError carrying the LimitOverrunError
+// it came from (STREAM-7).
+type lineLimitError struct {
+	ValueError
+	overrun *LimitOverrunError
+}
+
+func (e *lineLimitError) Unwrap() error { return e.overrun }
+
+// errConnectionLost is Drain's ConnectionResetError("Connection lost").
+var errConnectionLost = fmt.Errorf("Connection lost: %w", syscall.ECONNRESET)
+
+// StreamReader is asyncio.StreamReader: a buffer fed by a protocol and
+// read by one task at a time. Its methods must be called on the loop.
+type StreamReader struct {
+	loop      *Loop
+	limit     int
+	buf       []byte
+	eof       bool
+	waiter    *Future[struct{}]
+	exception error
+	transport Transport
+	paused    bool
+}
+
+// NewStreamReader returns a reader with the given limit (asyncio's
+// StreamReader(limit=...)); limit <= 0 is a *ValueError "Limit cannot be
+// <= 0" (STREAM-1).
+func NewStreamReader(owner LoopOwner, limit int) (*StreamReader, error) {
+	if limit <= 0 {
+		return nil, &ValueError{Msg: "Limit cannot be <= 0"}
+	}
+	return &StreamReader{loop: owner.Loop(), limit: limit}, nil
+}
+
+// Exception returns the stored error, if any (asyncio's exception()).
+func (r *StreamReader) Exception() error { return r.exception }
+
+// SetException stores err; the next read returns it, and a waiting read
+// is woken with it (asyncio's set_exception).
+func (r *StreamReader) SetException(err error) {
+	r.exception = err
+	if w := r.waiter; w != nil {
+		r.waiter = nil
+		if !w.Done() {
+			w.SetException(err)
+		}
+	}
+}
+
+func (r *StreamReader) wakeupWaiter() {
+	if w := r.waiter; w != nil {
+		r.waiter = nil
+		if !w.Done() {
+			w.SetResult(struct{}{})
+		}
+	}
+}
+
+func (r *StreamReader) setTransport(tr Transport) { r.transport = tr }
+
+func (r *StreamReader) maybeResumeTransport() {
+	if r.paused && len(r.buf) <= r.limit {
+		r.paused = false
+		r.transport.ResumeReading()
+	}
+}
+
+// FeedEOF records EOF and wakes the waiting read (asyncio's feed_eof).
+func (r *StreamReader) FeedEOF() {
+	r.eof = true
+	r.wakeupWaiter()
+}
+
+// AtEOF reports whether EOF was fed and the buffer is empty (asyncio's
+// at_eof).
+func (r *StreamReader) AtEOF() bool { return r.eof && len(r.buf) == 0 }
+
+// FeedData appends data and wakes the waiting read; past twice the limit
+// the transport's reading is paused (STREAM-2). Feeding after EOF panics,
+// as asyncio asserts.
+func (r *StreamReader) FeedData(data []byte) {
+	if r.eof {
+		panic("feed_data after feed_eof")
+	}
+	if len(data) == 0 {
+		return
+	}
+	r.buf = append(r.buf, data...)
+	r.wakeupWaiter()
+	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
+		r.transport.PauseReading()
+		r.paused = true
+	}
+}
+
+// waitForData is asyncio's _wait_for_data (STREAM-3).
+func (r *StreamReader) waitForData(t *T, name string) error {
+	if r.waiter != nil {
+		return runtimeErrorf("%s() called while another coroutine is already waiting for incoming data", name)
+	}
+	if r.paused {
+		r.paused = false
+		r.transport.ResumeReading()
+	}
+	w := NewFuture[struct{}](r.loop)
+	r.waiter = w
+	_, err := w.Await(t)
+	if r.waiter == w {
+		r.waiter = nil
+	}
+	return err
+}
+
+func (r *StreamReader) take(n int) []byte {
+	data := append([]byte(nil), r.buf[:n]...)
+	r.buf = r.buf[n:]
+	if len(r.buf) == 0 {
+		r.buf = nil
+	}
+	r.maybeResumeTransport()
+	return data
+}
+
+// Read returns up to n bytes (asyncio's read, STREAM-4): n == 0 returns
+// an empty slice; n < 0 reads until EOF; n > 0 waits for at least one
+// byte or EOF. At EOF with an empty buffer it returns an empty slice and
+// no error.
+func (r *StreamReader) Read(t *T, n int) ([]byte, error) {
+	if r.exception != nil {
+		return nil, r.exception
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	if n < 0 {
+		var out []byte
+		for {
+			block, err := r.Read(t, r.limit)
+			if err != nil {
+				return out, err
+			}
+			if len(block) == 0 {
+				return append([]byte{}, out...), nil
+			}
+			out = append(out, block...)
+		}
+	}
+	if len(r.buf) == 0 && !r.eof {
+		if err := r.waitForData(t, "read"); err != nil {
+			return nil, err
+		}
+	}
+	return r.take(min(n, len(r.buf))), nil
+}
+
+// ReadExactly returns exactly n bytes (asyncio's readexactly, STREAM-5).
+// At EOF first it returns an *IncompleteReadError with the buffered bytes
+// and clears the buffer. If t is cancelled while waiting, nothing is
+// consumed: the bytes already received stay in the buffer.
+func (r *StreamReader) ReadExactly(t *T, n int) ([]byte, error) {
+	if n < 0 {
+		return nil, &ValueError{Msg: "readexactly size can not be less than zero"}
+	}
+	if r.exception != nil {
+		return nil, r.exception
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	for len(r.buf) < n {
+		if r.eof {
+			partial := append([]byte{}, r.buf...)
+			r.buf = nil
+			return nil, &IncompleteReadError{Partial: partial, Expected: n}
+		}
+		if err := r.waitForData(t, "readexactly"); err != nil {
+			return nil, err
+		}
+	}
+	return r.take(n), nil
+}
+
+// ReadUntil reads up to and including sep (asyncio's readuntil,
+// STREAM-6). Errors: *ValueError for an empty sep; *LimitOverrunError when
+// the separator is not within the limit (the data stays buffered); an
+// *IncompleteReadError (Expected -1) with the whole buffer, which is
+// cleared, at EOF first.
+func (r *StreamReader) ReadUntil(t *T, sep []byte) ([]byte, error) {
+	seplen := len(sep)
+	if seplen == 0 {
+		return nil, &ValueError{Msg: "Separator should be at least one-byte string"}
+	}
+	if r.exception != nil {
+		return nil, r.exception
+	}
+	offset := 0
+	isep := -1
+	for {
+		buflen := len(r.buf)
+		if buflen-offset >= seplen {
+			if i := bytes.Index(r.buf[offset:], sep); i >= 0 {
+				isep = offset + i
+				break
+			}
+			offset = buflen + 1 - seplen
+			if offset > r.limit {
+				return nil, &LimitOverrunError{Msg: "Separator is not found, and chunk exceed the limit", Consumed: offset}
+			}
+		}
+		if r.eof {
+			chunk := append([]byte{}, r.buf...)
+			r.buf = nil
+			return nil, &IncompleteReadError{Partial: chunk, Expected: -1}
+		}
+		if err := r.waitForData(t, "readuntil"); err != nil {
+			return nil, err
+		}
+	}
+	if isep > r.limit {
+		return nil, &LimitOverrunError{Msg: "Separator is found, but chunk is longer than limit", Consumed: isep}
+	}
+	return r.take(isep + seplen), nil
+}
+
+// ReadLine reads one line including "\n" (asyncio's readline, STREAM-7).
+// At EOF it returns the partial last line (empty at EOF). A line longer
+// than the limit is dropped from the buffer (through its "\n" if that is
+// buffered, else the whole buffer) and a *ValueError is returned that
+// also unwraps to the *LimitOverrunError; the stream stays usable.
+func (r *StreamReader) ReadLine(t *T) ([]byte, error) {
+	line, err := r.ReadUntil(t, []byte{'\n'})
+	switch e := err.(type) {
+	case nil:
+		return line, nil
+	case *IncompleteReadError:
+		return e.Partial, nil
+	case *LimitOverrunError:
+		if e.Consumed < len(r.buf) && r.buf[e.Consumed] == '\n' {
+			r.buf = r.buf[e.Consumed+1:]
+		} else {
+			r.buf = nil
+		}
+		r.maybeResumeTransport()
+		return nil, &lineLimitError{ValueError: ValueError{Msg: e.Msg}, overrun: e}
+	}
+	return nil, err
+}
+
+// streamProtocol is asyncio's StreamReaderProtocol with its
+// FlowControlMixin: it feeds the reader, tracks write pause state for
+// Drain, and on a server runs the client-connected callback as a task.
+type streamProtocol struct {
+	loop        *Loop
+	reader      *StreamReader
+	transport   Transport
+	overTLS     bool
+	onConnected func(t *T, r *StreamReader, w *StreamWriter) error
+	task        *Task[struct{}]
+	closed      *Future[struct{}]
+
+	paused         bool
+	drainWaiters   []*Future[struct{}]
+	connectionLost bool
+}
+
+func newStreamProtocol(l *Loop, r *StreamReader, cb func(*T, *StreamReader, *StreamWriter) error) *streamProtocol {
+	return &streamProtocol{loop: l, reader: r, onConnected: cb, closed: NewFuture[struct{}](l)}
+}
+
+func (p *streamProtocol) ConnectionMade(tr Transport) {
+	p.transport = tr
+	_, p.overTLS = tr.(*tlsTransport)
+	p.reader.setTransport(tr)
+	if p.onConnected == nil {
+		return
+	}
+	w := &StreamWriter{transport: tr, protocol: p, reader: p.reader, loop: p.loop}
+	r := p.reader
+	cb := p.onConnected
+	p.task = CreateTask(p.loop, func(t *T) (struct{}, error) { return struct{}{}, cb(t, r, w) })
+	p.task.AddDoneCallback(func() {
+		if p.task.Cancelled() {
+			tr.Close()
+			return
+		}
+		if err := p.task.Exception(); err != nil {
+			p.loop.CallExceptionHandler(ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T()})
+			tr.Close()
+		}
+	})
+}
+
+func (p *streamProtocol) replaceTransport(tr Transport) {
+	p.transport = tr
+	_, p.overTLS = tr.(*tlsTransport)
+	p.reader.setTransport(tr)
+}
+
+func (p *streamProtocol) DataReceived(data []byte) { p.reader.FeedData(data) }
+
+func (p *streamProtocol) EOFReceived() bool {
+	p.reader.FeedEOF()
+	// Over TLS, half-closed connections are not supported.
+	return !p.overTLS
+}
+
+func (p *streamProtocol) ConnectionLost(err error) {
+	if err == nil {
+		p.reader.FeedEOF()
+		p.closed.SetResult(struct{}{})
+	} else {
+		p.reader.SetException(err)
+		p.closed.SetException(err)
+		p.closed.core().markRetrieved() // nobody has to wait for it
+	}
+	// FlowControlMixin.connection_lost: wake Drain.
+	p.connectionLost = true
+	if !p.paused {
+		return
+	}
+	ws := p.drainWaiters
+	p.drainWaiters = nil
+	for _, w := range ws {
+		if w.Done() {
+			continue
+		}
+		if err == nil {
+			w.SetResult(struct{}{})
+		} else {
+			w.SetException(err)
+		}
+	}
+}
+
+func (p *streamProtocol) PauseWriting() { p.paused = true }
+
+func (p *streamProtocol) ResumeWriting() {
+	p.paused = false
+	ws := p.drainWaiters
+	p.drainWaiters = nil
+	for _, w := range ws {
+		if !w.Done() {
+			w.SetResult(struct{}{})
+		}
+	}
+}
+
+// drainHelper is FlowControlMixin._drain_helper (STREAM-9).
+func (p *streamProtocol) drainHelper(t *T) error {
+	if p.connectionLost {
+		return errConnectionLost
+	}
+	if !p.paused {
+		return nil
+	}
+	w := NewFuture[struct{}](p.loop)
+	p.drainWaiters = append(p.drainWaiters, w)
+	_, err := w.Await(t)
+	for i, x := range p.drainWaiters {
+		if x == w {
+			p.drainWaiters = append(p.drainWaiters[:i], p.drainWaiters[i+1:]...)
+			break
+		}
+	}
+	return err
+}
+
+// StreamWriter is asyncio.StreamWriter: the write side of a stream
+// connection. Its methods must be called on the loop.
+type StreamWriter struct {
+	loop      *Loop
+	transport Transport
+	protocol  *streamProtocol
+	reader    *StreamReader
+}
+
+// Transport returns the underlying transport (asyncio's transport).
+func (w *StreamWriter) Transport() Transport { return w.transport }
+
+// Write writes data without blocking (asyncio's write); call Drain to
+// respect flow control.
+func (w *StreamWriter) Write(data []byte) error { return w.transport.Write(data) }
+
+// WriteLines writes each chunk (asyncio's writelines).
+func (w *StreamWriter) WriteLines(chunks ...[]byte) error { return w.transport.WriteLines(chunks...) }
+
+// WriteEOF half-closes the connection (asyncio's write_eof).
+func (w *StreamWriter) WriteEOF() error { return w.transport.WriteEOF() }
+
+// CanWriteEOF reports whether WriteEOF is supported (false over TLS).
+func (w *StreamWriter) CanWriteEOF() bool { return w.transport.CanWriteEOF() }
+
+// Close closes the transport (asyncio's close); IsClosing is true at once
+// (STREAM-10).
+func (w *StreamWriter) Close() { w.transport.Close() }
+
+// IsClosing reports whether the transport is closing.
+func (w *StreamWriter) IsClosing() bool { return w.transport.IsClosing() }
+
+// GetExtraInfo is the transport's GetExtraInfo.
+func (w *StreamWriter) GetExtraInfo(name string) any { return w.transport.GetExtraInfo(name) }
+
+// WaitClosed waits until the connection is lost and returns the error it
+// was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
+func (w *StreamWriter) WaitClosed(t *T) error {
+	_, err := w.protocol.closed.Await(t)
+	return err
+}
+
+// Drain waits until the transport's write buffer is at or below the low
+// water mark (asyncio's drain, STREAM-9): the reader's stored error is
+// returned first; a closing transport gets one yield so ConnectionLost can
+// run; a lost connection returns an error matching syscall.ECONNRESET
+// ("Connection lost") or the error the connection was lost with.
+func (w *StreamWriter) Drain(t *T) error {
+	if w.reader != nil {
+		if err := w.reader.Exception(); err != nil {
+			return err
+		}
+	}
+	if w.transport.IsClosing() {
+		if err := Sleep(t, 0); err != nil {
+			return err
+		}
+	}
+	return w.protocol.drainHelper(t)
+}
+
+// StartTLS upgrades the connection to TLS (asyncio's
+// StreamWriter.start_tls): a writer of a StartServer connection does the
+// server handshake, others the client handshake. Data already buffered
+// in the reader stays there.
+func (w *StreamWriter) StartTLS(t *T, cfg *tls.Config, serverHostname string) error {
+	serverSide := w.protocol.onConnected != nil
+	if err := w.Drain(t); err != nil {
+		return err
+	}
+	ntr, err := StartTLS(t, w.transport, w.protocol, cfg, serverSide, serverHostname)
+	if err != nil {
+		return err
+	}
+	w.transport = ntr
+	w.protocol.replaceTransport(ntr)
+	return nil
+}
+
+func openStream(t *T, o *netOptions, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
+	r, err := NewStreamReader(t, o.limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := newStreamProtocol(t.loop, r, nil)
+	tr, _, err := connect(func() Protocol { return p })
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, &StreamWriter{loop: t.loop, transport: tr, protocol: p, reader: r}, nil
+}
+
+// OpenConnection connects to host:port and returns a (reader, writer)
+// pair (asyncio.open_connection). Options: WithTLS, WithStreamLimit,
+// WithHappyEyeballsDelay, WithInterleave.
+func OpenConnection(t *T, host string, port int, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
+	o := buildOptions(opts)
+	return openStream(t, o, func(f func() Protocol) (Transport, Protocol, error) {
+		return CreateConnection(t, f, host, port, opts...)
+	})
+}
+
+// OpenUnixConnection connects to the Unix socket path
+// (asyncio.open_unix_connection).
+func OpenUnixConnection(t *T, path string, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
+	o := buildOptions(opts)
+	return openStream(t, o, func(f func() Protocol) (Transport, Protocol, error) {
+		return CreateUnixConnection(t, f, path, opts...)
+	})
+}
+
+func streamFactory(l *Loop, o *netOptions, cb func(*T, *StreamReader, *StreamWriter) error) (func() Protocol, error) {
+	if o.limit <= 0 {
+		return nil, &ValueError{Msg: "Limit cannot be <= 0"}
+	}
+	return func() Protocol {
+		r, _ := NewStreamReader(l, o.limit)
+		return newStreamProtocol(l, r, cb)
+	}, nil
+}
+
+// StartServer listens on host:port and runs cb as a new task for each
+// connection with its (reader, writer) pair (asyncio.start_server). If cb
+// fails, the exception handler gets "Unhandled exception in
+// client_connected_cb" and the connection is closed; if it is cancelled
+// the connection is closed too (STREAM-11).
+func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...NetOption) (*Server, error) {
+	f, err := streamFactory(t.loop, buildOptions(opts), cb)
+	if err != nil {
+		return nil, err
+	}
+	return CreateServer(t, f, host, port, opts...)
+}
+
+// StartUnixServer is StartServer on the Unix socket path
+// (asyncio.start_unix_server).
+func StartUnixServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, path string, opts ...NetOption) (*Server, error) {
+	f, err := streamFactory(t.loop, buildOptions(opts), cb)
+	if err != nil {
+		return nil, err
+	}
+	return CreateUnixServer(t, f, path, opts...)
+}

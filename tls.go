@@ -1,0 +1,421 @@
+package asyncio
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+// TLS is crypto/tls running over a plain socket transport: the raw
+// transport's protocol is a transportConn, a net.Conn whose Read suspends
+// the task reading (the handshake task, then the transport's reader task)
+// and whose Write only appends to the raw transport's write buffer. Since
+// Write never suspends, tls.Conn never holds its output lock across a
+// suspension, so application writes from any task or callback cannot
+// block the loop on a tls.Conn mutex.
+
+// defaultTLSHandshakeTimeout is asyncio's SSL_HANDSHAKE_TIMEOUT.
+const defaultTLSHandshakeTimeout = 60 * time.Second
+
+// ErrTLSHandshakeTimeout is returned when a TLS handshake takes longer
+// than the handshake timeout (asyncio's ConnectionAbortedError "SSL
+// handshake is taking longer than ... seconds").
+var ErrTLSHandshakeTimeout = errors.New("asyncio: SSL handshake is taking too long: aborted")
+
+type tlsConfig struct {
+	cfg              *tls.Config
+	handshakeTimeout time.Duration
+}
+
+// WithTLS makes CreateConnection/OpenConnection speak TLS as a client, or
+// CreateServer/StartServer as a server, with cfg (asyncio's ssl=). For a
+// client without cfg.ServerName, the host name is used.
+func WithTLS(cfg *tls.Config) NetOption {
+	return func(o *netOptions) {
+		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
+	}
+}
+
+// WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
+// ssl_handshake_timeout, default 60 s). Use after WithTLS.
+func WithTLSHandshakeTimeout(d time.Duration) NetOption {
+	return func(o *netOptions) {
+		if o.tls != nil {
+			o.tls.handshakeTimeout = d
+		}
+	}
+}
+
+// transportConn adapts a raw socket transport to net.Conn for crypto/tls;
+// it is also the raw transport's protocol.
+type transportConn struct {
+	raw     *socketTransport
+	in      []byte
+	eof     bool
+	lost    bool
+	lostErr error
+	failErr error // reads fail with it (handshake timeout)
+	waiter  *Future[struct{}]
+	reader  *T // the task whose Read may suspend
+	owner   *tlsTransport
+}
+
+func (c *transportConn) wake() {
+	if c.waiter != nil && !c.waiter.Done() {
+		c.waiter.SetResult(struct{}{})
+	}
+}
+
+func (c *transportConn) Read(p []byte) (int, error) {
+	for len(c.in) == 0 && !c.eof && !c.lost && c.failErr == nil {
+		l := c.raw.loop
+		c.waiter = NewFuture[struct{}](l)
+		_, err := c.waiter.Await(c.reader)
+		c.waiter = nil
+		if err != nil {
+			return 0, err
+		}
+	}
+	if c.failErr != nil {
+		return 0, c.failErr
+	}
+	if len(c.in) > 0 {
+		n := copy(p, c.in)
+		c.in = c.in[n:]
+		return n, nil
+	}
+	if c.lost && c.lostErr != nil {
+		return 0, c.lostErr
+	}
+	return 0, io.EOF
+}
+
+func (c *transportConn) Write(p []byte) (int, error) {
+	if c.lost || c.raw.closing {
+		if c.lostErr != nil {
+			return 0, c.lostErr
+		}
+		return 0, net.ErrClosed
+	}
+	c.raw.Write(append([]byte(nil), p...))
+	return len(p), nil
+}
+
+func (c *transportConn) Close() error                     { c.raw.Close(); return nil }
+func (c *transportConn) LocalAddr() net.Addr              { a, _ := c.raw.extra["sockname"].(net.Addr); return a }
+func (c *transportConn) RemoteAddr() net.Addr             { a, _ := c.raw.extra["peername"].(net.Addr); return a }
+func (c *transportConn) SetDeadline(time.Time) error      { return nil }
+func (c *transportConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *transportConn) SetWriteDeadline(time.Time) error { return nil }
+
+// Protocol side (the raw transport calls these).
+func (c *transportConn) ConnectionMade(Transport) {}
+func (c *transportConn) DataReceived(d []byte) {
+	c.in = append(c.in, d...)
+	c.wake()
+}
+func (c *transportConn) EOFReceived() bool {
+	c.eof = true
+	c.wake()
+	return true // the TLS transport decides when to close
+}
+func (c *transportConn) ConnectionLost(err error) {
+	c.lost, c.lostErr = true, err
+	c.wake()
+	if c.owner != nil {
+		c.owner.maybeDeliverLost()
+	}
+}
+func (c *transportConn) PauseWriting() {
+	if c.owner != nil {
+		if w, ok := c.owner.app.(WriteFlowControl); ok {
+			w.PauseWriting()
+		}
+	}
+}
+func (c *transportConn) ResumeWriting() {
+	if c.owner != nil {
+		if w, ok := c.owner.app.(WriteFlowControl); ok {
+			w.ResumeWriting()
+		}
+	}
+}
+
+// tlsTransport is the application's Transport over TLS (asyncio's
+// _SSLProtocolTransport).
+type tlsTransport struct {
+	raw        *socketTransport
+	tc         *transportConn
+	conn       *tls.Conn
+	app        Protocol
+	closing    bool
+	readPaused bool
+	resume     *Future[struct{}]
+	readerDone bool
+	delivered  bool
+	fatalErr   error
+	connLost   int
+}
+
+var _ Transport = (*tlsTransport)(nil)
+
+// handshake runs the TLS handshake in t over a raw transport whose
+// protocol is tc, bounded by timeout.
+func tlsHandshake(t *T, tc *transportConn, conn *tls.Conn, timeout time.Duration) error {
+	tc.reader = t
+	var timer *TimerHandle
+	if timeout > 0 {
+		timer = t.loop.CallLater(timeout, func() {
+			tc.failErr = ErrTLSHandshakeTimeout
+			tc.wake()
+		})
+	}
+	err := conn.Handshake()
+	if timer != nil {
+		timer.Cancel()
+	}
+	if err == nil && tc.failErr != nil {
+		err = tc.failErr
+	}
+	return err
+}
+
+// startTLSOn upgrades raw to TLS in t: it makes a transportConn raw's
+// protocol, runs the handshake, then gives app the TLS transport
+// (ConnectionMade) and starts the reader task.
+func startTLSOn(t *T, raw *socketTransport, app Protocol, cfg *tls.Config, serverSide bool, serverHostname string, timeout time.Duration, callMade bool) (*tlsTransport, error) {
+	tc := &transportConn{raw: raw}
+	raw.SetProtocol(tc)
+	var conn *tls.Conn
+	if serverSide {
+		conn = tls.Server(tc, cfg)
+	} else {
+		if cfg.ServerName == "" && serverHostname != "" && net.ParseIP(serverHostname) == nil {
+			cfg = cfg.Clone()
+			cfg.ServerName = serverHostname
+		}
+		conn = tls.Client(tc, cfg)
+	}
+	if err := tlsHandshake(t, tc, conn, timeout); err != nil {
+		raw.Abort()
+		return nil, err
+	}
+	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app}
+	tc.owner = tr
+	if raw.server != nil {
+		raw.server.clients[raw] = tr
+	}
+	if callMade {
+		app.ConnectionMade(tr)
+	}
+	return tr, nil
+}
+
+func newTLSTransportClient(t *T, fd int, network string, app Protocol, o *netOptions, serverHostname string) (*tlsTransport, error) {
+	waiter := NewFuture[struct{}](t.loop)
+	tc0 := &transportConn{}
+	raw := newSocketTransport(t.loop, fd, network, tc0, nil, waiter)
+	tc0.raw = raw
+	if _, err := waiter.Await(t); err != nil {
+		raw.Abort()
+		return nil, err
+	}
+	tr, err := startTLSOn(t, raw, app, o.tls.cfg, false, serverHostname, o.tls.handshakeTimeout, true)
+	if err != nil {
+		return nil, err
+	}
+	CreateTask(t, func(rt *T) (struct{}, error) { tr.readLoop(rt); return struct{}{}, nil })
+	return tr, nil
+}
+
+func newTLSTransportServer(l *Loop, fd int, network string, app Protocol, s *Server) {
+	tc0 := &transportConn{}
+	raw := newSocketTransport(l, fd, network, tc0, s, nil)
+	tc0.raw = raw
+	CreateTask(l, func(t *T) (struct{}, error) {
+		tr, err := startTLSOn(t, raw, app, s.opts.tls.cfg, true, "", s.opts.tls.handshakeTimeout, true)
+		if err != nil {
+			return struct{}{}, nil // the handshake failed: the connection is aborted
+		}
+		tr.readLoop(t)
+		return struct{}{}, nil
+	})
+}
+
+// readLoop runs in the transport's reader task: it decrypts and delivers
+// data to the application until EOF or the connection is lost, then
+// arranges ConnectionLost.
+func (tr *tlsTransport) readLoop(t *T) {
+	tr.tc.reader = t
+	buf := make([]byte, 64*1024)
+	for {
+		for tr.readPaused && !tr.tc.lost {
+			tr.resume = NewFuture[struct{}](t.loop)
+			_, err := tr.resume.Await(t)
+			tr.resume = nil
+			if err != nil {
+				tr.finishReader()
+				return
+			}
+		}
+		n, err := tr.conn.Read(buf)
+		if n > 0 {
+			data := append([]byte(nil), buf[:n]...)
+			if perr := callProtocol(func() { tr.app.DataReceived(data) }); perr != nil {
+				t.loop.CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
+				tr.fatalErr = perr
+				tr.raw.Abort()
+				break
+			}
+		}
+		if err == nil {
+			continue
+		}
+		switch {
+		case IsCancelled(err) || tr.tc.lost:
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			keepOpen := false
+			if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
+				t.loop.CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
+			}
+			if !keepOpen {
+				tr.Close()
+			}
+		default: // a TLS protocol error
+			tr.fatalErr = err
+			tr.raw.Abort()
+		}
+		break
+	}
+	tr.finishReader()
+}
+
+func (tr *tlsTransport) finishReader() {
+	tr.readerDone = true
+	tr.maybeDeliverLost()
+}
+
+// maybeDeliverLost calls the application's ConnectionLost once the raw
+// connection is gone and the reader has delivered everything.
+func (tr *tlsTransport) maybeDeliverLost() {
+	if !tr.readerDone || !tr.tc.lost || tr.delivered {
+		return
+	}
+	tr.delivered = true
+	err := tr.tc.lostErr
+	if tr.fatalErr != nil {
+		err = tr.fatalErr
+	}
+	tr.app.ConnectionLost(err)
+}
+
+func (tr *tlsTransport) Close() {
+	if tr.closing {
+		return
+	}
+	tr.closing = true
+	if !tr.tc.lost {
+		tr.conn.CloseWrite() // close_notify, queued before the raw close
+	}
+	tr.raw.Close()
+}
+
+func (tr *tlsTransport) Abort() {
+	tr.closing = true
+	tr.raw.Abort()
+}
+
+func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
+
+func (tr *tlsTransport) GetExtraInfo(name string) any {
+	switch name {
+	case "ssl_object":
+		return tr.conn
+	case "peercert":
+		if cs := tr.conn.ConnectionState(); len(cs.PeerCertificates) > 0 {
+			return cs.PeerCertificates[0]
+		}
+		return nil
+	}
+	return tr.raw.GetExtraInfo(name)
+}
+
+func (tr *tlsTransport) SetProtocol(p Protocol) { tr.app = p }
+func (tr *tlsTransport) GetProtocol() Protocol  { return tr.app }
+
+func (tr *tlsTransport) PauseReading() {
+	if tr.readPaused {
+		return
+	}
+	tr.readPaused = true
+	tr.raw.PauseReading()
+}
+
+func (tr *tlsTransport) ResumeReading() {
+	if !tr.readPaused {
+		return
+	}
+	tr.readPaused = false
+	tr.raw.ResumeReading()
+	if tr.resume != nil && !tr.resume.Done() {
+		tr.resume.SetResult(struct{}{})
+	}
+}
+
+func (tr *tlsTransport) IsReading() bool { return !tr.readPaused && !tr.IsClosing() }
+
+func (tr *tlsTransport) Write(data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if tr.IsClosing() || tr.tc.lost {
+		tr.connLost++
+		return nil
+	}
+	if _, err := tr.conn.Write(data); err != nil && !errors.Is(err, net.ErrClosed) && !isOSError(err) {
+		return err
+	}
+	return nil
+}
+
+func (tr *tlsTransport) WriteLines(chunks ...[]byte) error {
+	for _, c := range chunks {
+		if err := tr.Write(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteEOF is not supported over TLS, as in asyncio.
+func (tr *tlsTransport) WriteEOF() error {
+	return runtimeErrorf("SSL transport does not support write_eof()")
+}
+
+func (tr *tlsTransport) CanWriteEOF() bool                        { return false }
+func (tr *tlsTransport) GetWriteBufferSize() int                  { return tr.raw.GetWriteBufferSize() }
+func (tr *tlsTransport) SetWriteBufferLimits(high, low int) error { return tr.raw.SetWriteBufferLimits(high, low) }
+func (tr *tlsTransport) GetWriteBufferLimits() (int, int)         { return tr.raw.GetWriteBufferLimits() }
+
+// StartTLS upgrades an established transport to TLS in t (asyncio's
+// loop.start_tls): it returns the new transport, over which p (already
+// connected) now talks; the old transport must not be used any more.
+// serverSide selects the server handshake.
+func StartTLS(t *T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string) (Transport, error) {
+	raw, ok := tr.(*socketTransport)
+	if !ok {
+		return nil, runtimeErrorf("StartTLS: transport %T is not a plain socket transport", tr)
+	}
+	if raw.closing {
+		return nil, os.NewSyscallError("start_tls", errors.New("transport is closing"))
+	}
+	ntr, err := startTLSOn(t, raw, p, cfg, serverSide, serverHostname, defaultTLSHandshakeTimeout, false)
+	if err != nil {
+		return nil, err
+	}
+	CreateTask(t, func(rt *T) (struct{}, error) { ntr.readLoop(rt); return struct{}{}, nil })
+	return ntr, nil
+}
