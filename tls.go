@@ -395,10 +395,12 @@ func (tr *tlsTransport) WriteEOF() error {
 	return runtimeErrorf("SSL transport does not support write_eof()")
 }
 
-func (tr *tlsTransport) CanWriteEOF() bool                        { return false }
-func (tr *tlsTransport) GetWriteBufferSize() int                  { return tr.raw.GetWriteBufferSize() }
-func (tr *tlsTransport) SetWriteBufferLimits(high, low int) error { return tr.raw.SetWriteBufferLimits(high, low) }
-func (tr *tlsTransport) GetWriteBufferLimits() (int, int)         { return tr.raw.GetWriteBufferLimits() }
+func (tr *tlsTransport) CanWriteEOF() bool       { return false }
+func (tr *tlsTransport) GetWriteBufferSize() int { return tr.raw.GetWriteBufferSize() }
+func (tr *tlsTransport) SetWriteBufferLimits(high, low int) error {
+	return tr.raw.SetWriteBufferLimits(high, low)
+}
+func (tr *tlsTransport) GetWriteBufferLimits() (int, int) { return tr.raw.GetWriteBufferLimits() }
 
 // StartTLS upgrades an established transport to TLS in t (asyncio's
 // loop.start_tls): it returns the new transport, over which p (already
