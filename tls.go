@@ -193,7 +193,7 @@ func startTLSOn(t *T, raw *socketTransport, app Protocol, cfg *tls.Config, serve
 	if serverSide {
 		conn = tls.Server(tc, cfg)
 	} else {
-		if cfg.ServerName == "" && serverHostname != "" && net.ParseIP(serverHostname) == nil {
+		if cfg.ServerName == "" && serverHostname != "" && !cfg.InsecureSkipVerify {
 			cfg = cfg.Clone()
 			cfg.ServerName = serverHostname
 		}
