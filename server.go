@@ -96,9 +96,9 @@ func (s *Server) Addr() net.Addr {
 // is_serving).
 func (s *Server) IsServing() bool { return s.serving }
 
-// StartServing starts accepting connections; servers start serving when
-// created, so this is only needed after... nothing: it is idempotent
-// (asyncio's start_serving).
+// StartServing starts accepting connections (asyncio's start_serving).
+// CreateServer already starts serving, so this is a no-op unless serving
+// stopped; it is idempotent and does nothing once the server is closed.
 func (s *Server) StartServing() {
 	if s.serving || s.listeners == nil {
 		return

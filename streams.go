@@ -356,11 +356,16 @@ func (p *streamProtocol) EOFReceived() bool {
 func (p *streamProtocol) ConnectionLost(err error) {
 	if err == nil {
 		p.reader.FeedEOF()
-		p.closed.SetResult(struct{}{})
 	} else {
 		p.reader.SetException(err)
-		p.closed.SetException(err)
-		p.closed.core().markRetrieved() // nobody has to wait for it
+	}
+	if !p.closed.Done() {
+		if err == nil {
+			p.closed.SetResult(struct{}{})
+		} else {
+			p.closed.SetException(err)
+			p.closed.markRetrieved() // WaitClosed is optional
+		}
 	}
 	// FlowControlMixin.connection_lost: wake Drain.
 	p.connectionLost = true
