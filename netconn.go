@@ -93,7 +93,7 @@ func DialConn(t *T, network, address string, opts ...NetOption) (*Conn, error) {
 		if err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
-		if o.interleave {
+		if o.interleaves() {
 			ips = interleaveFamilies(ips)
 		}
 		if fd, err = connectAny(t, ips, port, o.happyEyeballsDelay); err != nil {

@@ -11,8 +11,8 @@ import (
 )
 
 // defaultHappyEyeballsDelay is RFC 8305's recommended "Connection Attempt
-// Delay" (asyncio's happy_eyeballs_delay, which the docs recommend setting
-// to 0.25 s).
+// Delay". asyncio's happy_eyeballs_delay defaults to None (sequential);
+// its docs recommend 0.25 s, which is our default.
 const defaultHappyEyeballsDelay = 250 * time.Millisecond
 
 // WithHappyEyeballsDelay sets how long a connection attempt may run before
@@ -24,8 +24,16 @@ func WithHappyEyeballsDelay(d time.Duration) NetOption {
 
 // WithInterleave turns address-family interleaving on or off (asyncio's
 // interleave: on, the resolved addresses alternate IPv6/IPv4 starting
-// with the family of the first one, RFC 8305 section 4).
-func WithInterleave(on bool) NetOption { return func(o *netOptions) { o.interleave = on } }
+// with the family of the first one, RFC 8305 section 4). By default it is
+// on exactly when happy eyeballs is.
+func WithInterleave(on bool) NetOption {
+	return func(o *netOptions) {
+		o.interleave = 0
+		if on {
+			o.interleave = 1
+		}
+	}
+}
 
 // lookupIPAddr is the resolver used by resolveHost; tests may replace it.
 var lookupIPAddr = net.DefaultResolver.LookupIPAddr

@@ -129,10 +129,8 @@ func (s *Server) acceptReady(ln *listener) {
 		case nil:
 			s.acceptConnection(nfd)
 			continue
-		case unix.EINTR, unix.ECONNABORTED:
-			continue
-		case unix.EAGAIN:
-			return
+		case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
+			return // as asyncio: the accept queue is empty (or try later)
 		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
 			s.loop.CallExceptionHandler(ExceptionContext{
 				Message: "socket.accept() out of system resource",

@@ -523,7 +523,7 @@ func CreateConnection(t *T, factory func() Protocol, host string, port int, opts
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.interleave {
+	if o.interleaves() {
 		ips = interleaveFamilies(ips)
 	}
 	fd, err := connectAny(t, ips, port, o.happyEyeballsDelay)
@@ -551,14 +551,23 @@ type NetOption func(*netOptions)
 type netOptions struct {
 	tls                *tlsConfig
 	happyEyeballsDelay time.Duration // <= 0: sequential
-	interleave         bool
+	interleave         int           // -1: auto (on with happy eyeballs), 0 off, 1 on
 	limit              int
 	backlog            int
 	reuseAddr          bool
 }
 
+// interleaves is asyncio's rule: interleave defaults to 1 when
+// happy_eyeballs_delay is set.
+func (o *netOptions) interleaves() bool {
+	if o.interleave < 0 {
+		return o.happyEyeballsDelay > 0
+	}
+	return o.interleave > 0
+}
+
 func buildOptions(opts []NetOption) *netOptions {
-	o := &netOptions{happyEyeballsDelay: defaultHappyEyeballsDelay, interleave: true, limit: DefaultStreamLimit, backlog: 100, reuseAddr: true}
+	o := &netOptions{happyEyeballsDelay: defaultHappyEyeballsDelay, interleave: -1, limit: DefaultStreamLimit, backlog: 100, reuseAddr: true}
 	for _, f := range opts {
 		f(o)
 	}

@@ -1,0 +1,130 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeTransport records reading pauses (Transport for StreamReader tests).
+type fakeTransport struct {
+	Transport
+	log *[]string
+}
+
+func (f *fakeTransport) PauseReading()  { *f.log = append(*f.log, "pause") }
+func (f *fakeTransport) ResumeReading() { *f.log = append(*f.log, "resume") }
+
+// STREAM-2: past twice the limit the transport is paused; reading down to
+// the limit resumes it.
+func TestSTREAM2_ReaderPausesTransport(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *T) error {
+		r := newReader(t, at, 10)
+		r.setTransport(&fakeTransport{log: &log})
+		r.FeedData(make([]byte, 20))
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		r.FeedData(make([]byte, 1))
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		r.Read(at, 5)
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		r.Read(at, 6)
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		return nil
+	})
+	want := []string{"buffered=20", "pause", "buffered=21", "buffered=16", "resume", "buffered=10"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// STREAM-9/10: after Close, IsClosing is true at once; Drain yields once
+// so ConnectionLost runs, then reports "Connection lost".
+func TestSTREAM9_DrainAfterClose(t *testing.T) {
+	var log []string
+	runNet(t, func(at *T) error {
+		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			_, err := r.Read(t, -1)
+			w.Close()
+			return err
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("drain open: %v", w.Drain(at)))
+		w.Close()
+		log = append(log, fmt.Sprintf("closing=%v", w.IsClosing()))
+		err = w.Drain(at)
+		log = append(log, fmt.Sprintf("drain closed: %v reset=%v", err, errors.Is(err, syscall.ECONNRESET)))
+		log = append(log, fmt.Sprintf("wait_closed: %v", w.WaitClosed(at)))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"drain open: <nil>", "closing=true", "drain closed: Connection lost: connection reset by peer reset=true", "wait_closed: <nil>"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A connected UDP endpoint whose peer port is closed gets ECONNREFUSED
+// through ErrorReceived (ICMP port unreachable) and stays open.
+func TestDatagramErrorReceivedRefused(t *testing.T) {
+	port := closedUDPPort(t)
+	var log []string
+	runNet(t, func(at *T) error {
+		p := &udpErr{log: &log, got: NewFuture[struct{}](at), lost: NewFuture[struct{}](at)}
+		tr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return p }, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err != nil {
+			return err
+		}
+		tr.SendTo([]byte("anyone?"), nil)
+		if _, err := p.got.Await(at); err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("closing=%v", tr.IsClosing()))
+		tr.Close()
+		_, err = p.lost.Await(at)
+		return err
+	})
+	want := []string{"error refused=true", "closing=false", "lost <nil>"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+type udpErr struct {
+	log       *[]string
+	got, lost *Future[struct{}]
+}
+
+func (p *udpErr) ConnectionMade(DatagramTransport)      {}
+func (p *udpErr) DatagramReceived(d []byte, _ net.Addr) {}
+func (p *udpErr) ErrorReceived(err error) {
+	*p.log = append(*p.log, fmt.Sprintf("error refused=%v", errors.Is(err, syscall.ECONNREFUSED)))
+	if !p.got.Done() {
+		p.got.SetResult(struct{}{})
+	}
+}
+func (p *udpErr) ConnectionLost(err error) {
+	*p.log = append(*p.log, fmt.Sprintf("lost %v", err))
+	p.lost.SetResult(struct{}{})
+}
+
+func closedUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := c.LocalAddr().(*net.UDPAddr).Port
+	c.Close()
+	return port
+}
