@@ -1,11 +1,13 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -127,4 +129,70 @@ func closedUDPPort(t *testing.T) int {
 	port := c.LocalAddr().(*net.UDPAddr).Port
 	c.Close()
 	return port
+}
+
+// Closing a Conn from another task (declared with Use) wakes a Read
+// suspended in the first task with net.ErrClosed.
+func TestConnCloseWakesPendingRead(t *testing.T) {
+	var log []string
+	runNet(t, func(at *T) error {
+		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			_, err := r.Read(t, -1)
+			w.Close()
+			return err
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		c, err := DialConn(at, "tcp", srv.Addr().String())
+		if err != nil {
+			return err
+		}
+		reader := CreateTask(at, func(t *T) (int, error) {
+			c.Use(t)
+			return c.Read(make([]byte, 10))
+		})
+		Sleep(at, 0)
+		log = append(log, fmt.Sprintf("close: %v", c.Close()))
+		_, err = reader.Await(at)
+		log = append(log, fmt.Sprintf("read: closed=%v", errors.Is(err, net.ErrClosed)))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"close: <nil>", "read: closed=true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// Cancelling a task during name resolution cancels the lookup's context;
+// the lookup goroutine still reports back and the loop stays consistent.
+func TestResolveCancelled(t *testing.T) {
+	old := lookupIPAddr
+	started := make(chan struct{})
+	lookupIPAddr = func(ctx context.Context, host string) ([]net.IPAddr, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	defer func() { lookupIPAddr = old }()
+	var log []string
+	runVirtual(t, func(at *T) error {
+		res := CreateTask(at, func(t *T) ([]net.IP, error) { return resolveHost(t, "slow.test") })
+		Sleep(at, 0)
+		res.Cancel()
+		_, err := res.Await(at)
+		log = append(log, fmt.Sprintf("cancelled=%v", IsCancelled(err)))
+		<-started
+		// The lookup's completion still comes back; the loop waits for it.
+		for at.Loop().external.Load() != 0 {
+			Sleep(at, time.Millisecond)
+		}
+		log = append(log, "external=0")
+		return nil
+	})
+	want := []string{"cancelled=true", "external=0"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
 }
