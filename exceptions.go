@@ -1,0 +1,75 @@
+package asyncio
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// ExceptionContext describes an error that no caller can receive: a panic
+// in a callback, a task's error nobody retrieved, a task pending when its
+// loop closed (asyncio's exception handler context dict).
+type ExceptionContext struct {
+	// Message is asyncio's message, e.g. "Exception in callback f" or
+	// "Task exception was never retrieved".
+	Message string
+	// Err is the error, if any (asyncio's "exception" key).
+	Err error
+	// Handle is the callback's handle, if any.
+	Handle *Handle
+	// Future is the future concerned, if any.
+	Future Awaitable
+	// Task is the task concerned, if any.
+	Task *T
+}
+
+// SetExceptionHandler sets the handler called with errors nobody else
+// can receive (asyncio's set_exception_handler); nil restores the default,
+// which logs through log/slog. A panic in the handler is logged by the
+// default handler and does not stop the loop.
+func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) { l.exceptionHandler = h }
+
+// CallExceptionHandler passes ctx to the loop's exception handler
+// (asyncio's call_exception_handler).
+func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
+	if l.exceptionHandler == nil {
+		l.DefaultExceptionHandler(ctx)
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.DefaultExceptionHandler(ExceptionContext{
+				Message: "Unhandled error in exception handler",
+				Err:     newPanicError(r),
+			})
+			l.DefaultExceptionHandler(ctx)
+		}
+	}()
+	l.exceptionHandler(l, ctx)
+}
+
+// DefaultExceptionHandler logs ctx at level Error through log/slog
+// (asyncio's default_exception_handler): the message, then the error and
+// the objects concerned as attributes.
+func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
+	msg := ctx.Message
+	if msg == "" {
+		msg = "Unhandled exception in event loop"
+	}
+	var attrs []any
+	if ctx.Err != nil {
+		attrs = append(attrs, slog.String("exception", ctx.Err.Error()))
+		if p, ok := ctx.Err.(*PanicError); ok {
+			attrs = append(attrs, slog.String("stack", string(p.Stack)))
+		}
+	}
+	if ctx.Task != nil {
+		attrs = append(attrs, slog.String("task", ctx.Task.String()))
+	}
+	if ctx.Future != nil {
+		attrs = append(attrs, slog.String("future", fmt.Sprint(ctx.Future)))
+	}
+	if ctx.Handle != nil {
+		attrs = append(attrs, slog.String("handle", funcName(ctx.Handle.fn)))
+	}
+	slog.Error(msg, attrs...)
+}

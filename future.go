@@ -1,0 +1,373 @@
+package asyncio
+
+import (
+	"fmt"
+	"runtime"
+)
+
+type futureState uint8
+
+const (
+	statePending futureState = iota
+	stateFinished
+	stateCancelled
+)
+
+func (s futureState) String() string {
+	switch s {
+	case statePending:
+		return "PENDING"
+	case stateFinished:
+		return "FINISHED"
+	default:
+		return "CANCELLED"
+	}
+}
+
+// CallbackID identifies one registration of a done callback, for
+// RemoveDoneCallback (Go funcs are not comparable).
+type CallbackID uint64
+
+// doneCallback is one registration: a user callback, or (task != nil) the
+// wakeup of a task awaiting the future.
+type doneCallback struct {
+	fn   func()
+	task *T
+	id   CallbackID
+}
+
+// futureCore is the untyped state shared by Future[V] and Task[V].
+type futureCore struct {
+	loop      *Loop
+	state     futureState
+	err       error  // the exception of a FINISHED future
+	cancelMsg string // message of a CANCELLED future
+	// cancelledErr is the error a task's function ended with; the first
+	// retrieval returns it, later ones build a fresh CancelledError (FUT-8).
+	cancelledErr error
+	callbacks    []doneCallback
+	// task is set when this is a task's future: Cancel means Task.cancel.
+	task *T
+	// cancelFn, when set, replaces the plain cancel (gather's outer future).
+	cancelFn func(msg string) bool
+	// unretrieved reports "exception was never retrieved" when the future
+	// is collected with an error nobody read (FUT-10).
+	unretrieved *runtime.Cleanup
+}
+
+// Awaitable is the untyped view of anything a task can await: *Future[V],
+// *Task[V] and *T. It is sealed: only this package implements it.
+type Awaitable interface {
+	// Done reports whether the awaitable finished, failed or was cancelled.
+	Done() bool
+	// Cancelled reports whether it was cancelled.
+	Cancelled() bool
+	// Cancel requests cancellation (Future.cancel / Task.cancel); see the
+	// concrete types for the contract.
+	Cancel(msg ...string) bool
+	// Exception returns the stored error (nil after a success), a
+	// *CancelledError if cancelled, or an *InvalidStateError if pending
+	// (asyncio's exception()). It marks the error retrieved.
+	Exception() error
+	// Err returns the error Result would return: nil on success.
+	Err() error
+	// AddDoneCallback schedules fn with CallSoon when the awaitable is done
+	// (at once if it is done already). fn never runs inline.
+	AddDoneCallback(fn func()) CallbackID
+	// RemoveDoneCallback removes the registration id and returns how many
+	// registrations were removed (0 or 1).
+	RemoveDoneCallback(id CallbackID) int
+	// Loop returns the loop the awaitable belongs to.
+	Loop() *Loop
+	core() *futureCore
+}
+
+// AwaitableOf is the typed view of *Future[V] and *Task[V].
+type AwaitableOf[V any] interface {
+	Awaitable
+	// Result returns the value, or the error as Err does.
+	Result() (V, error)
+	// Await suspends the running task t until the awaitable is done, then
+	// returns Result. It does not suspend when it is done already.
+	Await(t *T) (V, error)
+}
+
+// LoopOwner is anything that belongs to a loop: *Loop itself and *T.
+type LoopOwner interface {
+	Loop() *Loop
+}
+
+func (f *futureCore) done() bool { return f.state != statePending }
+
+// Loop returns the loop the future belongs to (asyncio's get_loop).
+func (f *futureCore) Loop() *Loop { return f.loop }
+
+func (f *futureCore) core() *futureCore { return f }
+
+// Done reports whether the future is finished or cancelled (asyncio's
+// done()).
+func (f *futureCore) Done() bool { return f.state != statePending }
+
+// Cancelled reports whether the future was cancelled (asyncio's
+// cancelled()).
+func (f *futureCore) Cancelled() bool { return f.state == stateCancelled }
+
+// markRetrieved clears the "exception was never retrieved" report.
+func (f *futureCore) markRetrieved() {
+	if f.unretrieved != nil {
+		f.unretrieved.Stop()
+		f.unretrieved = nil
+	}
+}
+
+// makeCancelledError builds the error a cancelled future returns (FUT-8).
+func (f *futureCore) makeCancelledError() error {
+	if err := f.cancelledErr; err != nil {
+		f.cancelledErr = nil
+		return err
+	}
+	return &CancelledError{Msg: f.cancelMsg}
+}
+
+// resultErr is the error half of asyncio's result(): it also marks a
+// stored exception retrieved.
+func (f *futureCore) resultErr() error {
+	switch f.state {
+	case stateCancelled:
+		return f.makeCancelledError()
+	case statePending:
+		return &InvalidStateError{Msg: "Result is not ready."}
+	}
+	f.markRetrieved()
+	return f.err
+}
+
+// Err returns the error Result would return (nil on success), marking a
+// stored exception retrieved.
+func (f *futureCore) Err() error { return f.resultErr() }
+
+// Exception returns the stored error, nil after a success; a
+// *CancelledError if cancelled; an *InvalidStateError if pending
+// (asyncio's exception()). It marks the error retrieved.
+func (f *futureCore) Exception() error {
+	switch f.state {
+	case stateCancelled:
+		return f.makeCancelledError()
+	case statePending:
+		return &InvalidStateError{Msg: "Exception is not set."}
+	}
+	f.markRetrieved()
+	return f.err
+}
+
+// cancel is Future.cancel, or Task.cancel for a task's future.
+func (f *futureCore) cancel(msg string) bool {
+	if f.task != nil {
+		return f.task.cancel(msg)
+	}
+	if f.cancelFn != nil {
+		return f.cancelFn(msg)
+	}
+	return f.cancelPlain(msg)
+}
+
+// cancelPlain is asyncio's Future.cancel (FUT-4).
+func (f *futureCore) cancelPlain(msg string) bool {
+	f.markRetrieved()
+	if f.state != statePending {
+		return false
+	}
+	f.state = stateCancelled
+	f.cancelMsg = msg
+	f.scheduleCallbacks()
+	return true
+}
+
+// finish moves a pending future to FINISHED with err (nil: success; the
+// typed value is stored by the caller) and schedules its callbacks.
+func (f *futureCore) finish(err error) {
+	f.state = stateFinished
+	f.err = err
+	if err != nil {
+		f.watchUnretrieved(err)
+	}
+	f.scheduleCallbacks()
+}
+
+// scheduleCallbacks queues every registered callback with call_soon in
+// registration order (FUT-5): nothing runs inline.
+func (f *futureCore) scheduleCallbacks() {
+	cbs := f.callbacks
+	f.callbacks = nil
+	for _, cb := range cbs {
+		f.loop.queueCallback(cb, f)
+	}
+}
+
+func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
+	if cb.task != nil {
+		l.checkClosed()
+		l.ready.push(readyEntry{task: cb.task, from: from})
+		return
+	}
+	l.callSoonFunc(cb.fn)
+}
+
+func (f *futureCore) addDoneCallback(fn func()) CallbackID {
+	if fn == nil {
+		panic(runtimeErrorf("AddDoneCallback: nil callback"))
+	}
+	f.loop.callbackN++
+	cb := doneCallback{fn: fn, id: f.loop.callbackN}
+	if f.done() {
+		f.loop.queueCallback(cb, f)
+	} else {
+		f.callbacks = append(f.callbacks, cb)
+	}
+	return cb.id
+}
+
+// AddDoneCallback schedules fn with CallSoon when the future is done, at
+// once if it is done already (asyncio's add_done_callback). Callbacks run
+// in registration order and never inline.
+func (f *futureCore) AddDoneCallback(fn func()) CallbackID { return f.addDoneCallback(fn) }
+
+func (f *futureCore) removeDoneCallback(id CallbackID) int {
+	for i, cb := range f.callbacks {
+		if cb.id == id && cb.task == nil {
+			f.callbacks = append(f.callbacks[:i], f.callbacks[i+1:]...)
+			return 1
+		}
+	}
+	return 0
+}
+
+// RemoveDoneCallback removes the registration id and returns the number
+// removed, 0 or 1 (asyncio's remove_done_callback).
+func (f *futureCore) RemoveDoneCallback(id CallbackID) int { return f.removeDoneCallback(id) }
+
+// unretrievedReport is what the cleanup of a failed future needs; it must
+// not reference the future itself.
+type unretrievedReport struct {
+	loop    *Loop
+	message string
+	err     error
+}
+
+// watchUnretrieved arranges for "exception was never retrieved" to be
+// reported if the future becomes unreachable with err unread (FUT-10).
+func (f *futureCore) watchUnretrieved(err error) {
+	msg := "Future exception was never retrieved"
+	if f.task != nil {
+		msg = "Task exception was never retrieved: " + f.task.name
+	}
+	c := runtime.AddCleanup(f, reportUnretrieved, unretrievedReport{loop: f.loop, message: msg, err: err})
+	f.unretrieved = &c
+}
+
+func reportUnretrieved(r unretrievedReport) {
+	ctx := ExceptionContext{Message: r.message, Err: r.err}
+	// The cleanup runs on a runtime goroutine: hand the report to the loop.
+	if _, err := r.loop.CallSoonThreadsafe(func() { r.loop.CallExceptionHandler(ctx) }); err != nil {
+		r.loop.DefaultExceptionHandler(ctx)
+	}
+}
+
+// Future is asyncio.Future: a result that will be set later, by a
+// callback or a task, on one loop. Its methods must be called from the
+// goroutine running the loop.
+type Future[V any] struct {
+	futureCore
+	value V
+}
+
+// NewFuture returns a pending future on owner's loop (asyncio's
+// loop.create_future).
+func NewFuture[V any](owner LoopOwner) *Future[V] {
+	l := owner.Loop()
+	l.checkClosed()
+	return &Future[V]{futureCore: futureCore{loop: l}}
+}
+
+// SetResult finishes the future with v and schedules its callbacks
+// (asyncio's set_result). It returns an *InvalidStateError if the future
+// is already done.
+func (f *Future[V]) SetResult(v V) error {
+	if f.state != statePending {
+		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
+	}
+	f.value = v
+	f.finish(nil)
+	return nil
+}
+
+// SetException finishes the future with err and schedules its callbacks
+// (asyncio's set_exception). It returns an *InvalidStateError if the
+// future is already done, and a *RuntimeError for a nil err or a
+// cancellation (use Cancel).
+func (f *Future[V]) SetException(err error) error {
+	if f.state != statePending {
+		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
+	}
+	if err == nil {
+		return runtimeErrorf("SetException: nil error")
+	}
+	f.finish(err)
+	return nil
+}
+
+// Result returns the value of a finished future; its error if it failed;
+// a *CancelledError if it was cancelled; an *InvalidStateError if it is
+// pending (asyncio's result()).
+func (f *Future[V]) Result() (V, error) {
+	if err := f.resultErr(); err != nil {
+		var zero V
+		return zero, err
+	}
+	return f.value, nil
+}
+
+// Cancel cancels a pending future and schedules its callbacks; msg, if
+// given, is the cancellation message. It returns false if the future was
+// already done (asyncio's cancel()).
+func (f *Future[V]) Cancel(msg ...string) bool { return f.cancel(joinMsg(msg)) }
+
+// Await suspends the running task t until f is done and returns its
+// Result. It does not suspend when f is already done (MODEL-3). If t is
+// cancelled meanwhile, it returns a *CancelledError and f is cancelled too.
+func (f *Future[V]) Await(t *T) (V, error) {
+	if f.state == statePending {
+		if err := t.suspendOn(&f.futureCore); err != nil {
+			var zero V
+			return zero, err
+		}
+	}
+	return f.Result()
+}
+
+func (f *Future[V]) String() string {
+	switch f.state {
+	case stateFinished:
+		if f.err != nil {
+			return fmt.Sprintf("<Future finished exception=%v>", f.err)
+		}
+		return fmt.Sprintf("<Future finished result=%v>", f.value)
+	case stateCancelled:
+		return "<Future cancelled>"
+	}
+	return "<Future pending>"
+}
+
+func joinMsg(msg []string) string {
+	switch len(msg) {
+	case 0:
+		return ""
+	case 1:
+		return msg[0]
+	}
+	s := msg[0]
+	for _, m := range msg[1:] {
+		s += " " + m
+	}
+	return s
+}

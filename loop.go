@@ -1,0 +1,639 @@
+package asyncio
+
+import (
+	"container/heap"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Never is the deadline "no deadline" (asyncio's None) for timeouts.
+const Never time.Duration = math.MaxInt64
+
+const (
+	// maxPollTimeout caps one wait for I/O (LOOP-3: asyncio's
+	// MAXIMUM_SELECT_TIMEOUT of 24 hours).
+	maxPollTimeout = 24 * time.Hour
+	// Lazy timer removal (LOOP-4): rebuild the heap when more than half of
+	// more than 100 scheduled timers are cancelled.
+	minScheduledTimerHandles     = 100
+	minCancelledTimerHandlesFrac = 0.5
+	defaultSlowCallbackDuration  = 100 * time.Millisecond
+)
+
+// Loop is an event loop (asyncio.BaseEventLoop). Each iteration follows
+// asyncio's _run_once: compute the poll timeout, poll for I/O, move due
+// timers to the ready queue, then run exactly the handles that were ready
+// when the iteration started.
+//
+// A Loop is not safe for concurrent use: only the goroutine currently
+// running the loop (the one that called RunForever, or a task of the loop)
+// may call its methods, except CallSoonThreadsafe, which any goroutine may
+// call.
+type Loop struct {
+	ready        readyQueue
+	snapshotLeft int  // handles of the current iteration not yet run
+	inIteration  bool // an iteration's snapshot is being run
+
+	timers          timerHeap
+	cancelledTimers int
+	timerSeq        uint64
+
+	virtual    bool
+	virtualNow time.Duration
+	epoch      time.Time
+
+	running    bool
+	stopping   bool
+	closed     bool
+	deadlocked bool
+	// home receives the baton when RunForever must return; see drive.
+	home chan struct{}
+
+	current   *T   // the task whose step is running, nil in callbacks
+	tasks     []*T // not-done tasks, for AllTasks and Close
+	callbackN CallbackID
+
+	// I/O: the selector is created the first time a file descriptor is
+	// registered, so a loop without I/O never makes a system call.
+	sel      selector
+	fds      map[int]*fdHandlers
+	ioEvents []ioEvent
+
+	// Cross-goroutine scheduling (CallSoonThreadsafe).
+	threadsafeMu      sync.Mutex
+	threadsafePending []*Handle
+	threadsafeFlag    atomic.Bool   // threadsafePending is non-empty
+	sleepMode         int           // guarded by threadsafeMu: how to wake a blocked loop
+	wakeCh            chan struct{} // wakes a loop blocked without a selector
+	sleepTimer        *time.Timer
+	external          atomic.Int64 // work in flight on other goroutines (executors)
+
+	exceptionHandler func(*Loop, ExceptionContext)
+	debug            bool
+	slowCallback     time.Duration
+	holderGoroutine  uint64 // debug mode: goroutine currently running the loop
+	stepStart        time.Time
+
+	closeHooks []func()
+}
+
+const (
+	sleepAwake = iota
+	sleepOnChannel
+	sleepOnSelector
+)
+
+type fdHandlers struct {
+	reader, writer *Handle
+}
+
+// LoopOption configures a new Loop.
+type LoopOption func(*Loop)
+
+// WithVirtualTime makes the loop run on a virtual clock that starts at 0:
+// whenever the loop would block for d with nothing ready and no file
+// descriptor registered, the clock jumps by d at once and no real time
+// passes. When it would block forever with nothing to wait for, RunForever
+// returns ErrDeadlock instead of hanging. With file descriptors registered
+// the loop first polls them without waiting and jumps only when none is
+// ready. This is Trio's MockClock with autojump, for tests.
+func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
+
+// WithDebug sets debug mode (asyncio's loop.set_debug).
+func WithDebug(on bool) LoopOption { return func(l *Loop) { l.debug = on } }
+
+// NewLoop returns a new, not yet running event loop
+// (asyncio.new_event_loop).
+func NewLoop(opts ...LoopOption) *Loop {
+	l := &Loop{
+		epoch:        time.Now(),
+		home:         make(chan struct{}, 1),
+		wakeCh:       make(chan struct{}, 1),
+		slowCallback: defaultSlowCallbackDuration,
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// NewTestLoop returns a loop on virtual time: NewLoop(WithVirtualTime()).
+func NewTestLoop() *Loop { return NewLoop(WithVirtualTime()) }
+
+// Loop returns l itself, so that a *Loop can be passed wherever a
+// LoopOwner is expected (CreateTask, NewFuture).
+func (l *Loop) Loop() *Loop { return l }
+
+// Time returns the loop's clock (asyncio's loop.time()): monotonic, in
+// time.Duration since the loop was created (virtual time starts at 0).
+func (l *Loop) Time() time.Duration {
+	if l.virtual {
+		return l.virtualNow
+	}
+	return time.Since(l.epoch)
+}
+
+// IsRunning reports whether the loop is running (asyncio's is_running).
+func (l *Loop) IsRunning() bool { return l.running }
+
+// IsClosed reports whether Close was called (asyncio's is_closed).
+func (l *Loop) IsClosed() bool { return l.closed }
+
+// SetDebug turns debug mode on or off (asyncio's set_debug): slow
+// callbacks and task steps are reported, and loop methods called from a
+// goroutine that is not running the loop panic.
+func (l *Loop) SetDebug(on bool) { l.debug = on }
+
+// Debug reports whether debug mode is on (asyncio's get_debug).
+func (l *Loop) Debug() bool { return l.debug }
+
+// SetSlowCallbackDuration sets the debug-mode threshold above which a
+// callback or task step is reported as slow (default 100 ms).
+func (l *Loop) SetSlowCallbackDuration(d time.Duration) { l.slowCallback = d }
+
+func (l *Loop) checkClosed() {
+	if l.closed {
+		panic(errLoopClosed())
+	}
+}
+
+// checkThread is asyncio's debug-mode _check_thread (DEBUG-3).
+func (l *Loop) checkThread() {
+	if !l.debug || !l.running {
+		return
+	}
+	if goroutineID() != l.holderGoroutine {
+		panic(runtimeErrorf("Non-thread-safe operation invoked on an event loop other than the current one"))
+	}
+}
+
+// CallSoon schedules fn to run in a later iteration, after everything
+// already scheduled (asyncio's call_soon). Callbacks run in FIFO order. It
+// panics with an error wrapping ErrLoopClosed on a closed loop, and on a
+// nil fn.
+func (l *Loop) CallSoon(fn func()) *Handle {
+	l.checkClosed()
+	if fn == nil {
+		panic(runtimeErrorf("CallSoon: nil callback"))
+	}
+	l.checkThread()
+	h := &Handle{fn: fn, loop: l}
+	l.ready.push(readyEntry{handle: h})
+	return h
+}
+
+// callSoonFunc schedules an internal callback without allocating a Handle.
+func (l *Loop) callSoonFunc(fn func()) {
+	l.checkClosed()
+	l.ready.push(readyEntry{fn: fn})
+}
+
+// scheduleStep queues a step of t (a first step, or the resumption after a
+// bare yield).
+func (l *Loop) scheduleStep(t *T) {
+	l.checkClosed()
+	l.ready.push(readyEntry{task: t})
+}
+
+// CallLater schedules fn to run d from now (asyncio's call_later). A
+// non-positive d runs it in the next iteration.
+func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle {
+	return l.CallAt(l.Time()+d, fn)
+}
+
+// CallAt schedules fn to run at the absolute loop time when (asyncio's
+// call_at). A deadline in the past fires in the next iteration.
+func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
+	l.checkClosed()
+	if fn == nil {
+		panic(runtimeErrorf("CallAt: nil callback"))
+	}
+	l.checkThread()
+	l.timerSeq++
+	t := &TimerHandle{Handle: Handle{fn: fn, loop: l, inHeap: true}, when: when, seq: l.timerSeq}
+	heap.Push(&l.timers, t)
+	return t
+}
+
+// CallSoonThreadsafe schedules fn from any goroutine and wakes the loop if
+// it is blocked waiting (asyncio's call_soon_threadsafe). It is the only
+// Loop method that may be called from a goroutine that is not running the
+// loop. The returned Handle may be cancelled from any goroutine.
+func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
+	if fn == nil {
+		return nil, runtimeErrorf("CallSoonThreadsafe: nil callback")
+	}
+	h := &Handle{fn: fn, loop: l, threadsafe: true}
+	l.threadsafeMu.Lock()
+	if l.closed {
+		l.threadsafeMu.Unlock()
+		return nil, errLoopClosed()
+	}
+	l.threadsafePending = append(l.threadsafePending, h)
+	l.threadsafeFlag.Store(true)
+	mode := l.sleepMode
+	l.sleepMode = sleepAwake // one wakeup is enough
+	l.threadsafeMu.Unlock()
+	switch mode {
+	case sleepOnChannel:
+		select {
+		case l.wakeCh <- struct{}{}:
+		default:
+		}
+	case sleepOnSelector:
+		l.sel.wakeup()
+	}
+	return h, nil
+}
+
+// addExternal counts work in flight on other goroutines that will come
+// back through CallSoonThreadsafe (executor jobs). On virtual time the
+// loop waits for such work instead of reporting a deadlock. Increment
+// before handing the work off; decrement on the loop, in the completion
+// callback.
+func (l *Loop) addExternal(n int64) { l.external.Add(n) }
+
+// drainThreadsafe moves handles scheduled from other goroutines to the
+// ready queue.
+func (l *Loop) drainThreadsafe() {
+	if !l.threadsafeFlag.Load() {
+		return
+	}
+	l.threadsafeMu.Lock()
+	pending := l.threadsafePending
+	l.threadsafePending = nil
+	l.threadsafeFlag.Store(false)
+	l.threadsafeMu.Unlock()
+	for _, h := range pending {
+		l.ready.push(readyEntry{handle: h})
+	}
+}
+
+// Stop asks the loop to stop after the current iteration (asyncio's
+// stop). Called before RunForever, it makes RunForever run exactly one
+// iteration.
+func (l *Loop) Stop() { l.stopping = true }
+
+// RunForever runs the loop until Stop is called (asyncio's run_forever).
+// It returns an error if the loop is closed or already running, and
+// ErrDeadlock on virtual time when the loop would block forever.
+func (l *Loop) RunForever() error {
+	if l.closed {
+		return errLoopClosed()
+	}
+	if l.running {
+		return runtimeErrorf("This event loop is already running")
+	}
+	l.running = true
+	l.inIteration = false
+	if l.debug {
+		l.holderGoroutine = goroutineID()
+	}
+	if !l.drive(nil) {
+		<-l.home
+		if l.debug {
+			l.holderGoroutine = goroutineID()
+		}
+	}
+	l.running = false
+	l.stopping = false
+	if l.deadlocked {
+		l.deadlocked = false
+		return ErrDeadlock
+	}
+	return nil
+}
+
+// RunUntilComplete runs the loop until aw is done (asyncio's
+// run_until_complete) and returns aw's error: nil on success, the error it
+// failed with, or a *CancelledError. Read a result with aw's Result.
+func (l *Loop) RunUntilComplete(aw Awaitable) error {
+	if l.closed {
+		return errLoopClosed()
+	}
+	if l.running {
+		return runtimeErrorf("This event loop is already running")
+	}
+	fc := aw.core()
+	if fc.loop != l {
+		return runtimeErrorf("The future belongs to a different loop than the one specified as the loop argument")
+	}
+	id := fc.addDoneCallback(l.Stop)
+	err := l.RunForever()
+	fc.removeDoneCallback(id)
+	if err != nil {
+		return err
+	}
+	if !fc.done() {
+		return runtimeErrorf("Event loop stopped before Future completed.")
+	}
+	return fc.resultErr()
+}
+
+// drive runs the loop on the calling goroutine, which holds the baton,
+// until control must move. self is the task whose goroutine is calling
+// (nil for the goroutine in RunForever). It returns true when the caller
+// itself goes on: its own step came up, or, for RunForever, the loop
+// stops. It returns false after handing the baton to another goroutine;
+// the caller must then block until the baton comes back (or, for a
+// finished task, exit).
+//
+// This is the "baton" handoff: there is no dedicated loop goroutine, so a
+// task step costs one goroutine switch, and none when a task's own step
+// is next.
+func (l *Loop) drive(self *T) bool {
+	for {
+		if l.snapshotLeft == 0 {
+			if l.inIteration {
+				l.inIteration = false
+				if l.stopping || l.deadlocked {
+					if self == nil {
+						return true
+					}
+					l.home <- struct{}{}
+					return false
+				}
+			}
+			l.runOnceBegin()
+			continue
+		}
+		e := l.ready.pop()
+		l.snapshotLeft--
+		switch {
+		case e.task != nil:
+			if !l.prepareStep(e.task, e.from) {
+				continue
+			}
+			if e.task == self {
+				return true
+			}
+			e.task.switchTo()
+			return false
+		case e.handle != nil:
+			if fn := e.handle.take(); fn != nil {
+				l.runCallback(fn, e.handle)
+			}
+		default:
+			l.runCallback(e.fn, nil)
+		}
+	}
+}
+
+// runOnceBegin does the first half of asyncio's _run_once (LOOP-1): drop
+// cancelled timers, poll for I/O with the right timeout, move due timers to
+// the ready queue, and take the snapshot of handles this iteration runs.
+func (l *Loop) runOnceBegin() {
+	// 1. Lazy removal of cancelled timers (LOOP-4).
+	if n := len(l.timers); n > minScheduledTimerHandles &&
+		float64(l.cancelledTimers)/float64(n) > minCancelledTimerHandlesFrac {
+		l.timers.compact()
+		l.cancelledTimers = 0
+	} else {
+		for len(l.timers) > 0 && l.timers[0].cancelled {
+			heap.Pop(&l.timers)
+			l.cancelledTimers--
+		}
+	}
+
+	// 2. Poll timeout: 0 if anything is ready or a stop is pending, else
+	// until the earliest timer (capped), else forever (-1).
+	l.drainThreadsafe()
+	timeout := time.Duration(-1)
+	if l.ready.len() > 0 || l.stopping {
+		timeout = 0
+	} else if len(l.timers) > 0 {
+		timeout = min(max(l.timers[0].when-l.Time(), 0), maxPollTimeout)
+	}
+
+	// 3. Poll.
+	l.poll(timeout)
+	if l.deadlocked {
+		l.inIteration = true
+		return
+	}
+	l.drainThreadsafe()
+
+	// 4. Due timers, in deadline order. Clock resolution is 1ns, so
+	// "when < now + resolution" is "when <= now".
+	if len(l.timers) > 0 {
+		end := l.Time()
+		for len(l.timers) > 0 {
+			t := l.timers[0]
+			if t.cancelled {
+				heap.Pop(&l.timers)
+				l.cancelledTimers--
+				continue
+			}
+			if t.when > end {
+				break
+			}
+			heap.Pop(&l.timers)
+			l.ready.push(readyEntry{handle: &t.Handle})
+		}
+	}
+
+	// 5. Snapshot: run exactly what is ready now.
+	l.snapshotLeft = l.ready.len()
+	l.inIteration = true
+}
+
+// poll waits for I/O or for the timeout. Without registered file
+// descriptors it makes no system call: it waits on a timer or the wakeup
+// channel directly (or, on virtual time, moves the clock).
+func (l *Loop) poll(timeout time.Duration) {
+	haveFDs := len(l.fds) > 0
+	if haveFDs {
+		if l.virtual && timeout != 0 {
+			if l.pollSelector(0) > 0 {
+				return
+			}
+			if timeout > 0 {
+				l.virtualNow += timeout
+				return
+			}
+		}
+		l.pollSelector(timeout)
+		return
+	}
+	if timeout == 0 {
+		return
+	}
+	if l.virtual {
+		if timeout > 0 {
+			l.virtualNow += timeout
+			return
+		}
+		if l.external.Load() == 0 {
+			l.threadsafeMu.Lock()
+			idle := len(l.threadsafePending) == 0
+			l.threadsafeMu.Unlock()
+			if idle {
+				l.deadlocked = true
+				return
+			}
+		}
+	}
+	// Block on the wakeup channel, with a timer when there is a deadline.
+	l.threadsafeMu.Lock()
+	if len(l.threadsafePending) > 0 {
+		l.threadsafeMu.Unlock()
+		return
+	}
+	l.sleepMode = sleepOnChannel
+	l.threadsafeMu.Unlock()
+	if timeout > 0 && !l.virtual {
+		if l.sleepTimer == nil {
+			l.sleepTimer = time.NewTimer(timeout)
+		} else {
+			l.sleepTimer.Reset(timeout)
+		}
+		select {
+		case <-l.wakeCh:
+			l.sleepTimer.Stop()
+		case <-l.sleepTimer.C:
+		}
+	} else {
+		<-l.wakeCh
+	}
+	l.threadsafeMu.Lock()
+	l.sleepMode = sleepAwake
+	l.threadsafeMu.Unlock()
+}
+
+// pollSelector waits on the selector and queues the handles of ready file
+// descriptors: reader first, then writer (LOOP-1.3). It returns the number
+// of events.
+func (l *Loop) pollSelector(timeout time.Duration) int {
+	if timeout != 0 {
+		l.threadsafeMu.Lock()
+		if len(l.threadsafePending) > 0 {
+			timeout = 0
+		} else {
+			l.sleepMode = sleepOnSelector
+		}
+		l.threadsafeMu.Unlock()
+	}
+	events, err := l.sel.poll(timeout, l.ioEvents[:0])
+	if timeout != 0 {
+		l.threadsafeMu.Lock()
+		l.sleepMode = sleepAwake
+		l.threadsafeMu.Unlock()
+	}
+	l.ioEvents = events
+	if err != nil {
+		l.CallExceptionHandler(ExceptionContext{Message: "selector poll failed", Err: err})
+		return 0
+	}
+	for _, ev := range events {
+		h := l.fds[ev.fd]
+		if h == nil {
+			continue
+		}
+		if ev.readable && h.reader != nil {
+			if h.reader.cancelled {
+				l.RemoveReader(ev.fd)
+			} else {
+				l.ready.push(readyEntry{handle: h.reader})
+			}
+		}
+		if h = l.fds[ev.fd]; h != nil && ev.writable && h.writer != nil {
+			if h.writer.cancelled {
+				l.RemoveWriter(ev.fd)
+			} else {
+				l.ready.push(readyEntry{handle: h.writer})
+			}
+		}
+	}
+	return len(events)
+}
+
+// runCallback runs one callback. A panic becomes a call of the exception
+// handler (LOOP-12); the loop goes on.
+func (l *Loop) runCallback(fn func(), h *Handle) {
+	var start time.Time
+	if l.debug {
+		start = time.Now()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{
+				Message: "Exception in callback " + funcName(fn),
+				Err:     newPanicError(r),
+				Handle:  h,
+			})
+		}
+		if l.debug {
+			if dt := time.Since(start); dt >= l.slowCallback {
+				slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
+			}
+		}
+	}()
+	fn()
+}
+
+// Close closes the loop (asyncio's close): the ready queue and the timers
+// are discarded without running, the selector is closed, and every task
+// still pending is reported to the exception handler ("Task was destroyed
+// but it is pending!") and its goroutine is unwound (its deferred calls
+// run; any await in them returns a CancelledError at once). Close is
+// idempotent and returns an error for a running loop.
+func (l *Loop) Close() error {
+	if l.running {
+		return runtimeErrorf("Cannot close a running event loop")
+	}
+	if l.closed {
+		return nil
+	}
+	for _, t := range append([]*T(nil), l.tasks...) {
+		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t})
+		if t.started && !t.fut.done() {
+			t.kill()
+		}
+	}
+	l.threadsafeMu.Lock()
+	l.closed = true
+	l.threadsafePending = nil
+	l.threadsafeFlag.Store(false)
+	l.threadsafeMu.Unlock()
+	l.ready.clear()
+	l.snapshotLeft = 0
+	for _, t := range l.timers {
+		t.inHeap = false
+	}
+	l.timers = nil
+	l.cancelledTimers = 0
+	l.tasks = nil
+	for _, hook := range l.closeHooks {
+		hook()
+	}
+	l.closeHooks = nil
+	if l.sel != nil {
+		err := l.sel.close()
+		l.sel, l.fds = nil, nil
+		return err
+	}
+	return nil
+}
+
+// onClose registers fn to run when the loop is closed (executor shutdown).
+func (l *Loop) onClose(fn func()) { l.closeHooks = append(l.closeHooks, fn) }
+
+// goroutineID returns the calling goroutine's id (debug mode only: it
+// parses runtime.Stack).
+func goroutineID() uint64 {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	var id uint64
+	for _, c := range buf[len("goroutine "):n] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}

@@ -1,0 +1,108 @@
+package asyncio
+
+// Runner runs coroutine functions on one loop it owns (asyncio.Runner).
+// Use RunWith to run a function on it, and Close when done.
+type Runner struct {
+	loop   *Loop
+	opts   []LoopOption
+	closed bool
+}
+
+// NewRunner returns a Runner whose loop is created, with opts, on first
+// use.
+func NewRunner(opts ...LoopOption) *Runner { return &Runner{opts: opts} }
+
+// Loop returns the runner's loop, creating it if needed
+// (asyncio's Runner.get_loop).
+func (r *Runner) Loop() *Loop {
+	if r.loop == nil {
+		r.loop = NewLoop(r.opts...)
+	}
+	return r.loop
+}
+
+// RunWith runs main as a task on r's loop until it is done and returns its
+// result (asyncio's Runner.run). Other tasks stay as they are until Close.
+func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
+	var zero V
+	if r.closed {
+		return zero, runtimeErrorf("Runner is closed")
+	}
+	l := r.Loop()
+	if l.running {
+		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
+	}
+	task := CreateTask(l, main, opts...)
+	if err := l.RunUntilComplete(task); err != nil {
+		if !task.Done() {
+			return zero, err
+		}
+	}
+	return task.Result()
+}
+
+// Close shuts the runner down (RUN-3): it cancels every task still
+// pending, runs the loop until they have all finished, reports those that
+// ended with an error other than a cancellation ("unhandled exception
+// during asyncio.run() shutdown"), and closes the loop. It is idempotent.
+func (r *Runner) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.loop == nil {
+		return nil
+	}
+	l := r.loop
+	cancelAllTasks(l)
+	return l.Close()
+}
+
+func cancelAllTasks(l *Loop) {
+	pending := AllTasks(l)
+	if len(pending) == 0 {
+		return
+	}
+	for _, t := range pending {
+		t.Cancel()
+	}
+	// Run until every cancelled task is done: a done callback counts them
+	// down and stops the loop at zero.
+	left := len(pending)
+	for _, t := range pending {
+		t.fut.addDoneCallback(func() {
+			left--
+			if left == 0 {
+				l.Stop()
+			}
+		})
+	}
+	for left > 0 {
+		if err := l.RunForever(); err != nil {
+			break // deadlock on virtual time: nothing more can finish
+		}
+	}
+	for _, t := range pending {
+		if t.Done() && !t.Cancelled() {
+			if err := t.fut.Exception(); err != nil {
+				l.CallExceptionHandler(ExceptionContext{
+					Message: "unhandled exception during asyncio.run() shutdown",
+					Err:     err,
+					Task:    t,
+				})
+			}
+		}
+	}
+}
+
+// Run runs main as a task on a new loop until it is done, cancels and
+// drains every task left, closes the loop, and returns main's result or
+// error (asyncio.run).
+func Run[V any](main func(*T) (V, error), opts ...LoopOption) (V, error) {
+	r := NewRunner(opts...)
+	v, err := RunWith(r, main)
+	if cerr := r.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return v, err
+}

@@ -1,0 +1,123 @@
+package asyncio
+
+import "time"
+
+// selector is the loop's view of the operating system's readiness
+// notification: one small interface, one file per backend (epoll on
+// Linux; kqueue and poll can be added behind build tags), as in Redis's
+// ae.c. Interest is level-triggered, so changing it never drops an event.
+type selector interface {
+	// set declares the interest in fd: read, write, both, or neither
+	// (which unregisters it).
+	set(fd int, read, write bool) error
+	// poll waits up to timeout (negative: forever, 0: not at all) and
+	// appends the ready descriptors to events. An interrupted wait returns
+	// no events and no error. Wakeups (see wakeup) are consumed, not
+	// reported.
+	poll(timeout time.Duration, events []ioEvent) ([]ioEvent, error)
+	// wakeup makes a blocked poll return; safe from any goroutine.
+	wakeup()
+	close() error
+}
+
+// ioEvent is one ready file descriptor.
+type ioEvent struct {
+	fd                 int
+	readable, writable bool
+}
+
+func (l *Loop) ensureSelector() error {
+	if l.sel != nil {
+		return nil
+	}
+	s, err := newSelector()
+	if err != nil {
+		return err
+	}
+	l.sel = s
+	l.fds = make(map[int]*fdHandlers)
+	return nil
+}
+
+func (l *Loop) updateInterest(fd int, h *fdHandlers) error {
+	if h.reader == nil && h.writer == nil {
+		delete(l.fds, fd)
+	}
+	return l.sel.set(fd, h.reader != nil, h.writer != nil)
+}
+
+// AddReader calls fn whenever fd is readable (asyncio's add_reader),
+// replacing a previous reader of fd. fd must be non-blocking.
+func (l *Loop) AddReader(fd int, fn func()) error {
+	return l.addIO(fd, fn, true)
+}
+
+// AddWriter calls fn whenever fd is writable (asyncio's add_writer),
+// replacing a previous writer of fd.
+func (l *Loop) AddWriter(fd int, fn func()) error {
+	return l.addIO(fd, fn, false)
+}
+
+func (l *Loop) addIO(fd int, fn func(), reader bool) error {
+	if l.closed {
+		return errLoopClosed()
+	}
+	if fn == nil {
+		return runtimeErrorf("AddReader/AddWriter: nil callback")
+	}
+	l.checkThread()
+	if err := l.ensureSelector(); err != nil {
+		return err
+	}
+	h := l.fds[fd]
+	if h == nil {
+		h = &fdHandlers{}
+	}
+	nh := &Handle{fn: fn, loop: l}
+	old := &h.reader
+	if !reader {
+		old = &h.writer
+	}
+	if *old != nil {
+		(*old).Cancel()
+	}
+	*old = nh
+	l.fds[fd] = h
+	if err := l.updateInterest(fd, h); err != nil {
+		*old = nil
+		if h.reader == nil && h.writer == nil {
+			delete(l.fds, fd)
+		}
+		return err
+	}
+	return nil
+}
+
+// RemoveReader stops watching fd for reading (asyncio's remove_reader)
+// and reports whether a reader was registered.
+func (l *Loop) RemoveReader(fd int) bool { return l.removeIO(fd, true) }
+
+// RemoveWriter stops watching fd for writing (asyncio's remove_writer)
+// and reports whether a writer was registered.
+func (l *Loop) RemoveWriter(fd int) bool { return l.removeIO(fd, false) }
+
+func (l *Loop) removeIO(fd int, reader bool) bool {
+	if l.closed || l.sel == nil {
+		return false
+	}
+	h := l.fds[fd]
+	if h == nil {
+		return false
+	}
+	slot := &h.reader
+	if !reader {
+		slot = &h.writer
+	}
+	if *slot == nil {
+		return false
+	}
+	(*slot).Cancel()
+	*slot = nil
+	_ = l.updateInterest(fd, h)
+	return true
+}

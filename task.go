@@ -1,0 +1,462 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// taskCounter numbers default task names Task-1, Task-2, ... process-wide
+// (TASK-2).
+var taskCounter atomic.Uint64
+
+// taskBody runs a task's function and stores its typed result.
+type taskBody interface {
+	run(t *T) error
+}
+
+// T is the handle of a running task, passed to every coroutine function;
+// it is also the untyped view of the task (an Awaitable). A coroutine
+// awaits with it (fut.Await(t), Sleep(t, d)) and reads its own state
+// (t.Cancelling()). Its methods must be called from the goroutine running
+// the loop, which is always true inside the task's own function.
+type T struct {
+	fut  *futureCore
+	loop *Loop
+	name string
+	body taskBody
+
+	// resume receives the baton when one of the task's steps is due; the
+	// goroutine is started at the first step.
+	resume  chan struct{}
+	started bool
+	killed  bool
+
+	mustCancel         bool
+	cancelMsg          string
+	numCancelRequested int
+	futWaiter          *futureCore
+	stepErr            error // what the current step throws in
+	pendingThrow       error // a RuntimeError for the next step
+	tasksIndex         int   // position in loop.tasks
+}
+
+// Task is asyncio.Task: a coroutine function running as a task of a loop,
+// and the future of its outcome. Create one with CreateTask.
+type Task[V any] struct {
+	Future[V]
+	t  T
+	fn func(*T) (V, error)
+}
+
+// TaskOption configures CreateTask.
+type TaskOption func(*T)
+
+// WithName names the task (asyncio's create_task(name=...)). Without it
+// the task is named Task-N.
+func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
+
+// CreateTask wraps fn in a task on owner's loop and schedules its first
+// step with CallSoon (asyncio's create_task / loop.create_task). owner is
+// the loop itself or the running task. fn runs on its own goroutine, but
+// only while the loop hands it control, so it never runs concurrently with
+// the loop or another task. fn's returned error decides the outcome: nil
+// finishes the task with the value; a cancellation (errors.Is(err,
+// ErrCancelled)) ends it cancelled; anything else fails it. A panic in fn
+// fails the task with a *PanicError.
+func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
+	l := owner.Loop()
+	l.checkClosed()
+	if fn == nil {
+		panic(runtimeErrorf("CreateTask: nil coroutine function"))
+	}
+	tk := &Task[V]{fn: fn}
+	tk.futureCore.loop = l
+	tk.futureCore.task = &tk.t
+	tk.t = T{fut: &tk.futureCore, loop: l, body: tk}
+	for _, o := range opts {
+		o(&tk.t)
+	}
+	if tk.t.name == "" {
+		tk.t.name = "Task-" + strconv.FormatUint(taskCounter.Add(1), 10)
+	}
+	tk.t.tasksIndex = len(l.tasks)
+	l.tasks = append(l.tasks, &tk.t)
+	l.scheduleStep(&tk.t)
+	return tk
+}
+
+func (tk *Task[V]) run(t *T) error {
+	v, err := tk.fn(t)
+	if err == nil {
+		tk.value = v
+	}
+	return err
+}
+
+// T returns the task's untyped handle (the same *T its function receives).
+func (tk *Task[V]) T() *T { return &tk.t }
+
+// Name returns the task's name (asyncio's get_name).
+func (tk *Task[V]) Name() string { return tk.t.name }
+
+// SetName renames the task (asyncio's set_name).
+func (tk *Task[V]) SetName(name string) { tk.t.name = name }
+
+// Cancel requests the task's cancellation (asyncio's Task.cancel); see
+// T.Cancel.
+func (tk *Task[V]) Cancel(msg ...string) bool { return tk.t.cancel(joinMsg(msg)) }
+
+// Cancelling returns the number of pending cancellation requests
+// (asyncio's cancelling()).
+func (tk *Task[V]) Cancelling() int { return tk.t.numCancelRequested }
+
+// Uncancel withdraws one cancellation request (asyncio's uncancel()); see
+// T.Uncancel.
+func (tk *Task[V]) Uncancel() int { return tk.t.Uncancel() }
+
+// SetResult always fails: a task's result comes from its function
+// (asyncio: RuntimeError "Task does not support set_result operation").
+func (tk *Task[V]) SetResult(V) error {
+	return runtimeErrorf("Task does not support set_result operation")
+}
+
+// SetException always fails: a task's outcome comes from its function
+// (asyncio: RuntimeError "Task does not support set_exception operation").
+func (tk *Task[V]) SetException(error) error {
+	return runtimeErrorf("Task does not support set_exception operation")
+}
+
+// Await suspends the running task t until tk is done and returns its
+// result (await task). Awaiting a done task does not suspend.
+func (tk *Task[V]) Await(t *T) (V, error) { return tk.Future.Await(t) }
+
+func (tk *Task[V]) String() string { return tk.t.String() }
+
+// Loop returns the loop the task runs on.
+func (t *T) Loop() *Loop { return t.loop }
+
+// Name returns the task's name (asyncio's get_name).
+func (t *T) Name() string { return t.name }
+
+// SetName renames the task (asyncio's set_name).
+func (t *T) SetName(name string) { t.name = name }
+
+// Done reports whether the task is done.
+func (t *T) Done() bool { return t.fut.done() }
+
+// Cancelled reports whether the task ended cancelled.
+func (t *T) Cancelled() bool { return t.fut.state == stateCancelled }
+
+// Exception is the task's Exception (see Awaitable).
+func (t *T) Exception() error { return t.fut.Exception() }
+
+// Err is the task's Err (see Awaitable).
+func (t *T) Err() error { return t.fut.resultErr() }
+
+// AddDoneCallback schedules fn when the task is done (see Awaitable).
+func (t *T) AddDoneCallback(fn func()) CallbackID { return t.fut.addDoneCallback(fn) }
+
+// RemoveDoneCallback removes a done callback (see Awaitable).
+func (t *T) RemoveDoneCallback(id CallbackID) int { return t.fut.removeDoneCallback(id) }
+
+func (t *T) core() *futureCore { return t.fut }
+
+// Cancel requests the task's cancellation (asyncio's Task.cancel,
+// CANCEL-1): it returns false if the task is done; otherwise it counts the
+// request, cancels the future the task awaits (if any), or arranges for a
+// *CancelledError carrying msg to be returned by the task's next await.
+// It never runs task code.
+func (t *T) Cancel(msg ...string) bool { return t.cancel(joinMsg(msg)) }
+
+// Cancelling returns the number of cancellation requests not withdrawn by
+// Uncancel (asyncio's cancelling()). It is not reset when the task ends.
+func (t *T) Cancelling() int { return t.numCancelRequested }
+
+// Uncancel withdraws one cancellation request and returns the remaining
+// count (asyncio's uncancel(), 3.13 semantics: when the count reaches 0 a
+// cancellation not yet delivered is withdrawn too).
+func (t *T) Uncancel() int {
+	if t.numCancelRequested > 0 {
+		t.numCancelRequested--
+		if t.numCancelRequested == 0 {
+			t.mustCancel = false
+		}
+	}
+	return t.numCancelRequested
+}
+
+// Await suspends t until aw is done and returns aw's error (nil on
+// success): the untyped await, for awaitables of any type.
+func (t *T) Await(aw Awaitable) error {
+	fc := aw.core()
+	if fc.state == statePending {
+		if err := t.suspendOn(fc); err != nil {
+			return err
+		}
+	}
+	return fc.resultErr()
+}
+
+func (t *T) String() string {
+	state := "pending"
+	switch {
+	case t.fut.state == stateCancelled:
+		state = "cancelled"
+	case t.fut.state == stateFinished:
+		state = "finished"
+	case t.numCancelRequested > 0:
+		state = "cancelling"
+	}
+	return fmt.Sprintf("<Task %s name='%s'>", state, t.name)
+}
+
+func (t *T) cancel(msg string) bool {
+	t.fut.markRetrieved()
+	if t.fut.done() {
+		return false
+	}
+	t.numCancelRequested++
+	if t.futWaiter != nil && t.futWaiter.cancel(msg) {
+		return true
+	}
+	t.mustCancel = true
+	t.cancelMsg = msg
+	return true
+}
+
+// checkRunning panics unless t is the task whose step is running: an
+// await from a plain goroutine, a callback, or with another task's handle
+// is a programming error that would corrupt the loop.
+func (t *T) checkRunning() {
+	if t.loop.current != t {
+		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.name))
+	}
+}
+
+// suspendOn makes t wait until f is done (TASK-3 step 5, "yielded a
+// future"). It returns the error thrown into the step that resumes t: the
+// awaited future's error, or a cancellation.
+func (t *T) suspendOn(f *futureCore) error {
+	t.checkRunning()
+	if t.killed {
+		return errKilled
+	}
+	switch {
+	case f.loop != t.loop:
+		t.pendingThrow = runtimeErrorf("Task %s got Future %v attached to a different loop", t, f)
+		t.loop.scheduleStep(t)
+	case f == t.fut:
+		t.pendingThrow = runtimeErrorf("Task cannot await on itself: %s", t)
+		t.loop.scheduleStep(t)
+	default:
+		f.callbacks = append(f.callbacks, doneCallback{task: t})
+		t.futWaiter = f
+		if t.mustCancel && f.cancel(t.cancelMsg) {
+			t.mustCancel = false
+		}
+	}
+	err := t.park()
+	if err == nil && !f.done() {
+		return runtimeErrorf("await wasn't used with future")
+	}
+	return err
+}
+
+// yield is a bare yield (sleep(0)): one more step is queued behind
+// everything already ready.
+func (t *T) yield() error {
+	t.checkRunning()
+	if t.killed {
+		return errKilled
+	}
+	t.loop.scheduleStep(t)
+	return t.park()
+}
+
+var errKilled = &CancelledError{Msg: "event loop closed while the task was pending"}
+
+// park ends the current step: the goroutine runs the loop itself until its
+// own next step comes up, or hands the baton on and blocks.
+func (t *T) park() error {
+	l := t.loop
+	l.endStep(t)
+	if !l.drive(t) {
+		<-t.resume
+		if t.killed {
+			l.current = t
+			runtime.Goexit()
+		}
+		if l.debug {
+			l.holderGoroutine = goroutineID()
+		}
+	}
+	err := t.stepErr
+	t.stepErr = nil
+	return err
+}
+
+// switchTo hands the baton to t, starting its goroutine at its first step.
+func (t *T) switchTo() {
+	if !t.started {
+		t.started = true
+		t.resume = make(chan struct{}, 1)
+		go t.main()
+		return
+	}
+	t.resume <- struct{}{}
+}
+
+// prepareStep does the loop's half of asyncio's Task.__step before the
+// task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
+func (l *Loop) prepareStep(t *T, from *futureCore) bool {
+	if t.fut.done() {
+		return false
+	}
+	var err error
+	if from != nil {
+		err = from.resultErr() // the wakeup reads the result (TASK-4)
+	}
+	if t.pendingThrow != nil {
+		err, t.pendingThrow = t.pendingThrow, nil
+	}
+	if t.mustCancel {
+		if !IsCancelled(err) {
+			err = &CancelledError{Msg: t.cancelMsg}
+		}
+		t.mustCancel = false
+	}
+	t.futWaiter = nil
+	if !t.started && err != nil {
+		// An exception thrown into a coroutine that never started ends it
+		// without running its body (CANCEL-3).
+		t.started = true
+		t.finishStep(err)
+		return false
+	}
+	t.stepErr = err
+	l.current = t
+	if l.debug {
+		l.stepStart = time.Now()
+	}
+	return true
+}
+
+// endStep is called when t's step ends (it parks or finishes).
+func (l *Loop) endStep(t *T) {
+	l.current = nil
+	if l.debug && !l.stepStart.IsZero() {
+		if dt := time.Since(l.stepStart); dt >= l.slowCallback {
+			buf := make([]byte, 8192)
+			buf = buf[:runtime.Stack(buf, false)]
+			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()), slog.String("stack", string(buf)))
+		}
+		l.stepStart = time.Time{}
+	}
+}
+
+// errGoexit fails a task whose goroutine called runtime.Goexit (for
+// example t.FailNow inside a task in a test).
+var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
+
+// main is the task's goroutine.
+func (t *T) main() {
+	l := t.loop
+	if l.debug {
+		l.holderGoroutine = goroutineID()
+	}
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if t.killed {
+			l.current = nil
+			l.home <- struct{}{}
+			return
+		}
+		var err error = errGoexit
+		if r := recover(); r != nil {
+			err = newPanicError(r)
+		}
+		l.endStep(t)
+		t.finishStep(err)
+		l.drive(t)
+	}()
+	err := t.body.run(t)
+	returned = true
+	l.endStep(t)
+	t.finishStep(err)
+	l.drive(t) // a finished task's step never comes up: this hands off
+}
+
+// finishStep records the outcome of the task's function (TASK-3 step 5).
+func (t *T) finishStep(err error) {
+	f := t.fut
+	switch {
+	case err == nil && t.mustCancel:
+		// Cancelled while running, returned without awaiting (CANCEL-2).
+		t.mustCancel = false
+		f.cancelPlain(t.cancelMsg)
+	case err == nil:
+		f.finish(nil)
+	case IsCancelled(err):
+		f.cancelledErr = err
+		f.cancelPlain("")
+	default:
+		f.finish(err)
+	}
+	t.loop.removeTask(t)
+}
+
+// kill unwinds the goroutine of a task still pending when its loop is
+// closed: its deferred calls run, then the goroutine exits.
+func (t *T) kill() {
+	t.killed = true
+	t.resume <- struct{}{}
+	<-t.loop.home
+}
+
+func (l *Loop) removeTask(t *T) {
+	i := t.tasksIndex
+	if i < 0 || i >= len(l.tasks) || l.tasks[i] != t {
+		return
+	}
+	last := len(l.tasks) - 1
+	l.tasks[i] = l.tasks[last]
+	l.tasks[i].tasksIndex = i
+	l.tasks[last] = nil
+	l.tasks = l.tasks[:last]
+	t.tasksIndex = -1
+}
+
+// Sleep suspends the running task t for d (asyncio.sleep). d <= 0 is
+// exactly one bare yield: the task runs again after everything already
+// ready (SLEEP-1). It returns a *CancelledError if t is cancelled
+// meanwhile; the timer is then cancelled too (SLEEP-2).
+func Sleep(t *T, d time.Duration) error {
+	if d <= 0 {
+		return t.yield()
+	}
+	f := &Future[struct{}]{futureCore: futureCore{loop: t.loop}}
+	h := t.loop.CallLater(d, func() {
+		if !f.done() {
+			f.SetResult(struct{}{})
+		}
+	})
+	_, err := f.Await(t)
+	h.Cancel()
+	return err
+}
+
+// CurrentTask returns the task whose step is running on l, or nil inside
+// a plain callback (asyncio.current_task).
+func CurrentTask(l *Loop) *T { return l.current }
+
+// AllTasks returns the tasks of l that are not done, including ones not
+// started yet (asyncio.all_tasks). The order is unspecified.
+func AllTasks(l *Loop) []*T { return append([]*T(nil), l.tasks...) }
