@@ -29,8 +29,8 @@ type fifoStore[V any] struct {
 	head int
 }
 
-func (s *fifoStore[V]) put(v V) { s.buf = append(s.buf, v) }
-func (s *fifoStore[V]) len() int { return len(s.buf) - s.head }
+func (s *fifoStore[V]) put(v V)    { s.buf = append(s.buf, v) }
+func (s *fifoStore[V]) len() int   { return len(s.buf) - s.head }
 func (s *fifoStore[V]) items() []V { return s.buf[s.head:] }
 func (s *fifoStore[V]) get() V {
 	var zero V
