@@ -102,16 +102,14 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // through CallSoonThreadsafe (THREAD-2). Cancelling the Future cancels ctx;
 // a job cancelled before it started is never run. A panic in fn fails only
 // this Future, with a *PanicError. After ShutdownDefaultExecutor the Future
-// fails with *RuntimeError "Executor shutdown has been called"; on a closed
-// loop with "Event loop is closed". It must be called on l's goroutine.
+// fails with *RuntimeError "Executor shutdown has been called". Like
+// CallSoon, it panics with an error wrapping ErrLoopClosed on a closed loop.
+// It must be called on l's goroutine.
 // While the job is in flight a virtual-time loop waits for it instead of
 // reporting ErrDeadlock.
 func RunInExecutor[V any](l *Loop, fn func(ctx context.Context) (V, error)) *Future[V] {
+	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
-	if l.IsClosed() {
-		_ = fut.SetException(errLoopClosed())
-		return fut
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	job := &executorJob{ctx: ctx}
 	job.run = func() {
@@ -255,6 +253,9 @@ func (cf *ConcurrentFuture[V]) Result() (V, error) {
 
 // Wait waits until the future is done (nil) or ctx is done (ctx.Err()).
 func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
+	if cf.Done() {
+		return nil // select would pick at random when both are ready
+	}
 	select {
 	case <-cf.done:
 		return nil
