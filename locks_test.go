@@ -506,18 +506,15 @@ func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = s.Release() // grants B
 		_ = s.Release() // value 1, nobody else to wake yet
-		// C must queue: B is woken but has not run (no barging).
-		c := syncSpawn(tk, "C", func(x *T) error {
-			err := s.Acquire(x)
-			log.add("C: %s", syncErr(err))
-			return err
-		})
-		// Nobody releases again: B's acquire wakes C on its way out.
-		syncWaitAll(tk, b, c)
+		// Main must queue: B is woken but has not run (no barging). Nobody
+		// releases again: B's acquire wakes main on its way out.
+		err := s.Acquire(tk)
+		log.add("main: %s", syncErr(err))
+		syncWaitAll(tk, b)
 		log.add("value=%d", s.value)
 		return nil
 	})
-	syncDiff(t, syncLog{"B: ok", "C: ok", "value=0"}, log)
+	syncDiff(t, syncLog{"B: ok", "main: ok", "value=0"}, log)
 }
 
 func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
@@ -567,18 +564,16 @@ func TestBAR1_IndicesAndDraining(t *testing.T) {
 		log.add("n_waiting=%d", b.NWaiting())
 		i, err := b.Wait(tk) // last arrival: draining, returns without waiting
 		log.add("main: index %d %s, n_waiting while draining=%d", i, syncErr(err), b.NWaiting())
-		// Arriving again while A has not left: blocked until filling again.
-		c := syncSpawn(tk, "C", func(x *T) error {
+		// Arriving again while A has not left: blocked until A leaves and the
+		// barrier fills again; D, which starts meanwhile, arrives first.
+		d := syncSpawn(tk, "D", func(x *T) error {
 			i, err := b.Wait(x)
-			log.add("C: index %d %s", i, syncErr(err))
+			log.add("D: index %d %s", i, syncErr(err))
 			return err
 		})
-		_ = Sleep(tk, 0)
-		_ = Sleep(tk, 0)
-		log.add("n_waiting=%d", b.NWaiting())
 		i, err = b.Wait(tk)
-		log.add("main: index %d %s", i, syncErr(err))
-		syncWaitAll(tk, a, c)
+		log.add("main again: index %d %s", i, syncErr(err))
+		syncWaitAll(tk, a, d)
 		log.add("n_waiting=%d broken=%v", b.NWaiting(), b.Broken())
 		return nil
 	})
@@ -588,9 +583,8 @@ func TestBAR1_IndicesAndDraining(t *testing.T) {
 		"n_waiting=1",
 		"main: index 1 ok, n_waiting while draining=0",
 		"A: index 0 ok",
-		"n_waiting=1",
-		"main: index 1 ok",
-		"C: index 0 ok",
+		"main again: index 1 ok",
+		"D: index 0 ok",
 		"n_waiting=0 broken=false",
 	}, log)
 }

@@ -29,6 +29,15 @@ func (l *lockedLog) get() syncLog {
 	return append(syncLog(nil), l.lines...)
 }
 
+// syncAwaitCtx waits for ctx to be cancelled; the watchdog only turns a
+// missing cancellation into a failed log comparison instead of a hang.
+func syncAwaitCtx(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
 // THREAD-1: a job's completion (CallSoonThreadsafe) wakes a real-clock loop
 // that is blocked with nothing else to do.
 func TestTHREAD1_CompletionWakesBlockedLoop(t *testing.T) {
@@ -142,7 +151,7 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 		defaultExecutor(l).max = 1 // one worker, so the second job must queue
 		first := RunInExecutor(l, func(ctx context.Context) (int, error) {
 			close(started)
-			<-ctx.Done()
+			syncAwaitCtx(ctx)
 			log.add("first: ctx %v", ctx.Err())
 			<-release
 			log.add("first returns")
@@ -210,7 +219,7 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 		w := syncSpawn(tk, "w", func(x *T) error {
 			_, err := ToThread(x, func(ctx context.Context) (int, error) {
 				close(inFn)
-				<-ctx.Done()
+				syncAwaitCtx(ctx)
 				<-fnMayReturn
 				log.add("fn: %v", ctx.Err())
 				close(fnDone)
