@@ -104,9 +104,12 @@ func TaskGroup(t *T, body func(g *Group) error) error {
 	}()
 	if panicked {
 		g.exitPanicking()
+		g.errors = nil
 		panic(panicValue)
 	}
-	return g.exit(bodyErr)
+	err := g.exit(bodyErr)
+	g.errors = nil // as asyncio: the repr of a finished group shows none
+	return err
 }
 
 // Spawn starts fn as a new child task of g (asyncio.TaskGroup.create_task).
