@@ -370,7 +370,7 @@ func TestWAIT3_ReturnWhen(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *recorder) error {
 		for _, when := range []ReturnWhen{FirstCompleted, FirstException, AllCompleted} {
 			c := CreateTask(tk, sleeper(r, "c", time.Second, 0))
-			x := CreateTask(tk, func(ctk *T) (int, error) { Sleep(ctk, time.Hour); return 0, nil })
+			x := CreateTask(tk, func(ctk *T) (int, error) { return 0, Sleep(ctk, time.Hour) })
 			tk.Loop().CallLater(2*time.Second, func() { x.Cancel() }) // a cancellation is no exception
 			f := CreateTask(tk, failer(r, "f", 3*time.Second, errBoom))
 			s := CreateTask(tk, sleeper(r, "s", 4*time.Second, 0))
