@@ -7,19 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// ErrValue is matched (errors.Is) by every *ValueError.
-var ErrValue = errors.New("asyncio: value error")
-
-// ValueError is the analogue of Python's ValueError raised by the
-// synchronization primitives and queues for bad input, e.g.
-// "Semaphore initial value must be >= 0" or "task_done() called too many times".
-// errors.Is(err, ErrValue) is true for it.
-type ValueError struct{ Msg string }
-
-func (e *ValueError) Error() string { return "asyncio: " + e.Msg }
-
-// Is reports whether target is ErrValue.
-func (e *ValueError) Is(target error) bool { return target == ErrValue }
+// ValueError and ErrValue (used below for bad input) are defined in combinators.go.
 
 // ErrBrokenBarrier is matched (errors.Is) by every *BrokenBarrierError.
 var ErrBrokenBarrier = errors.New("asyncio: broken barrier")
