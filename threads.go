@@ -190,6 +190,22 @@ func ShutdownDefaultExecutor(t *T) error {
 	return err
 }
 
+// shutdownDefaultExecutorForRunner is step 3 of Runner.Close (RUN-3): run
+// ShutdownDefaultExecutor on l, which must not be running, until every job
+// already submitted has finished. It does nothing if l never used its
+// executor. (CPython 3.12+ gives up after 300 s with a RuntimeWarning; no
+// timeout here.)
+func shutdownDefaultExecutorForRunner(l *Loop) error {
+	if l.IsClosed() {
+		return nil
+	}
+	if _, ok := loopExecutors.Load(l); !ok {
+		return nil
+	}
+	task := CreateTask(l, func(t *T) (struct{}, error) { return struct{}{}, ShutdownDefaultExecutor(t) })
+	return l.RunUntilComplete(task)
+}
+
 // ConcurrentFuture ports concurrent.futures.Future as returned by
 // run_coroutine_threadsafe: a goroutine-safe handle on a result produced on
 // a loop. All of its methods may be called from any goroutine.

@@ -210,6 +210,36 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 	RunInExecutor(l, func(context.Context) (int, error) { return 0, nil })
 }
 
+// RUN-3 step 3 (for Runner.Close): the helper runs the loop until the jobs
+// still in flight have finished, and is a no-op for an unused executor.
+func TestTHREAD2_ShutdownForRunnerWaitsForJobs(t *testing.T) {
+	l := NewTestLoop()
+	if err := shutdownDefaultExecutorForRunner(l); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loopExecutors.Load(l); ok {
+		t.Error("the no-op shutdown created an executor")
+	}
+	release := make(chan struct{})
+	var fut *Future[string]
+	_ = l.RunUntilComplete(CreateTask(l, func(tk *T) (struct{}, error) {
+		fut = RunInExecutor(l, func(context.Context) (string, error) { <-release; return "done", nil })
+		close(release)
+		return struct{}{}, nil
+	}))
+	if err := shutdownDefaultExecutorForRunner(l); err != nil {
+		t.Fatal(err)
+	}
+	v, err := fut.Result() // delivered before the shutdown returned
+	if v != "done" || err != nil {
+		t.Errorf("job: %q %v", v, err)
+	}
+	_ = l.Close()
+	if _, ok := loopExecutors.Load(l); ok {
+		t.Error("Close left the executor registered")
+	}
+}
+
 // THREAD-3: a task waiting in ToThread can be cancelled: it gets the CE at
 // once, while fn is still running; fn sees ctx cancelled.
 func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
