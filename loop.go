@@ -201,9 +201,14 @@ func (l *Loop) scheduleStep(t *T) {
 }
 
 // CallLater schedules fn to run d from now (asyncio's call_later). A
-// non-positive d runs it in the next iteration.
+// non-positive d runs it in the next iteration; a deadline past Never
+// (CallLater(Never, fn)) saturates at Never instead of wrapping around.
 func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle {
-	return l.CallAt(l.Time()+d, fn)
+	when := l.Time() + d
+	if d > 0 && when < 0 {
+		when = Never
+	}
+	return l.CallAt(when, fn)
 }
 
 // CallAt schedules fn to run at the absolute loop time when (asyncio's
