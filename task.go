@@ -383,14 +383,16 @@ func (t *T) main() {
 		if r := recover(); r != nil {
 			err = newPanicError(r)
 		}
-		l.endStep(t)
 		t.finishStep(err)
+		l.endStep(t)
 		l.drive(t)
 	}()
 	err := t.body.run(t)
 	returned = true
-	l.endStep(t)
+	// Finish first, so that a slow last step is reported with the task's
+	// final state, as asyncio formats the task after its step (DEBUG-2).
 	t.finishStep(err)
+	l.endStep(t)
 	l.drive(t) // a finished task's step never comes up: this hands off
 }
 
