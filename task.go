@@ -375,6 +375,15 @@ func (t *T) main() {
 			return
 		}
 		if t.killed {
+			// A deferred call that panics while Close unwinds the task
+			// must not crash the process: report it (TASK-9).
+			if r := recover(); r != nil {
+				l.CallExceptionHandler(ExceptionContext{
+					Message: "Exception in task " + t.name + " while unwinding at Close",
+					Err:     newPanicError(r),
+					Task:    t,
+				})
+			}
 			l.current = nil
 			l.home <- struct{}{}
 			return
