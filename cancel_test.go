@@ -19,7 +19,7 @@ func ceMsg(err error) string {
 func TestCANCEL1_CancelCountsAndNeverRunsTaskCode(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	never := NewFuture[int](l)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		_, err := never.Await(t)
@@ -31,14 +31,14 @@ func TestCANCEL1_CancelCountsAndNeverRunsTaskCode(t *testing.T) {
 	r.log("cancel again: %v cancelling=%d waiter cancelled=%v", tk.Cancel(), tk.Cancelling(), never.Cancelled())
 	l.RunUntilComplete(tk)
 	r.log("cancel done: %v cancelling=%d", tk.Cancel(), tk.Cancelling())
-	checkLog(t, []string{"cancel: true", "cancel again: true cancelling=2 waiter cancelled=true",
+	checkEvents(t, []string{"cancel: true", "cancel again: true cancelling=2 waiter cancelled=true",
 		`task sees CE("")`, "cancel done: false cancelling=2"}, &r)
 }
 
 func TestCANCEL2_SelfCancelDeliveredAtNextSuspension(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	done := NewFuture[int](l)
 	done.SetResult(1)
 	tk := CreateTask(l, func(t *T) (int, error) {
@@ -55,25 +55,25 @@ func TestCANCEL2_SelfCancelDeliveredAtNextSuspension(t *testing.T) {
 	tk2 := CreateTask(l, func(t *T) (int, error) { t.Cancel("bye"); return 5, nil })
 	err := l.RunUntilComplete(tk2)
 	r.log("returned: %s cancelled=%v", ceMsg(err), tk2.Cancelled())
-	checkLog(t, []string{"await done future: <nil>", `sleep(0): CE("self")`, "cancelled=true",
+	checkEvents(t, []string{"await done future: <nil>", `sleep(0): CE("self")`, "cancelled=true",
 		`returned: CE("bye") cancelled=true`}, &r)
 }
 
 func TestCANCEL3_CancelledBeforeFirstStepNeverRuns(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) { r.log("body ran"); return 1, nil })
 	tk.Cancel("early")
 	err := l.RunUntilComplete(tk)
 	r.log("%s cancelled=%v started goroutine=%v", ceMsg(err), tk.Cancelled(), tk.t.resume != nil)
-	checkLog(t, []string{`CE("early") cancelled=true started goroutine=false`}, &r)
+	checkEvents(t, []string{`CE("early") cancelled=true started goroutine=false`}, &r)
 }
 
 func TestCANCEL4_ResultRaceLosesValue(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		v, err := f.Await(t)
@@ -88,13 +88,13 @@ func TestCANCEL4_ResultRaceLosesValue(t *testing.T) {
 	l.RunUntilComplete(tk)
 	v, _ := f.Result()
 	r.log("task cancelled=%v, future still holds %d", tk.Cancelled(), v)
-	checkLog(t, []string{"cancel after result: true", `task got 0 CE("")`, "task cancelled=true, future still holds 42"}, &r)
+	checkEvents(t, []string{"cancel after result: true", `task got 0 CE("")`, "task cancelled=true, future still holds 42"}, &r)
 }
 
 func TestCANCEL5_ChainCancelsInnerTask(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	inner := CreateTask(l, func(t *T) (string, error) {
 		err := Sleep(t, time.Hour)
 		r.log("inner sees %s, swallows it", ceMsg(err))
@@ -111,14 +111,14 @@ func TestCANCEL5_ChainCancelsInnerTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.log("outer cancelled=%v cancelling=%d; inner cancelling=%d", outer.Cancelled(), outer.Cancelling(), inner.Cancelling())
-	checkLog(t, []string{"cancel outer: true", `inner sees CE("stop"), swallows it`, `outer got "inner value" <nil>`,
+	checkEvents(t, []string{"cancel outer: true", `inner sees CE("stop"), swallows it`, `outer got "inner value" <nil>`,
 		"outer cancelled=false cancelling=1; inner cancelling=1"}, &r)
 }
 
 func TestCANCEL6_Messages(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	leaf := func(name string) func(*T) (int, error) {
 		return func(t *T) (int, error) {
 			err := Sleep(t, time.Hour)
@@ -150,14 +150,14 @@ func TestCANCEL6_Messages(t *testing.T) {
 		return 0, err
 	})
 	l.RunUntilComplete(started)
-	checkLog(t, []string{`nested inner: CE("stop it")`, `nested outer: CE("stop it")`, `fresh: CE("second")`,
+	checkEvents(t, []string{`nested inner: CE("stop it")`, `nested outer: CE("stop it")`, `fresh: CE("second")`,
 		`self twice: CE("two")`}, &r)
 }
 
 func TestCANCEL7_CancellingNeverResetAndUncancelFloors(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		for range 3 {
 			err := Sleep(t, time.Hour)
@@ -174,14 +174,14 @@ func TestCANCEL7_CancellingNeverResetAndUncancelFloors(t *testing.T) {
 	}
 	r.log("done: cancelling=%d", tk.Cancelling())
 	r.log("uncancel: %d %d %d %d", tk.Uncancel(), tk.Uncancel(), tk.Uncancel(), tk.Uncancel())
-	checkLog(t, []string{`caught CE("0") cancelling=1`, `caught CE("1") cancelling=2`, `caught CE("2") cancelling=3`,
+	checkEvents(t, []string{`caught CE("0") cancelling=1`, `caught CE("1") cancelling=2`, `caught CE("2") cancelling=3`,
 		"done: cancelling=3", "uncancel: 2 1 0 0"}, &r)
 }
 
 func TestCANCEL7_UncancelClearsPendingCancel313(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		r.log("body runs")
 		err := Sleep(t, 0)
@@ -204,14 +204,14 @@ func TestCANCEL7_UncancelClearsPendingCancel313(t *testing.T) {
 	r.log("tk2 uncancel: %d", tk2.Uncancel())
 	err := l.RunUntilComplete(tk2)
 	r.log("tk2: %s", ceMsg(err))
-	checkLog(t, []string{"uncancel before first step: 0", "body runs", "sleep: <nil>", "uncancel: 0",
+	checkEvents(t, []string{"uncancel before first step: 0", "body runs", "sleep: <nil>", "uncancel: 0",
 		"sleep after self cancel+uncancel: <nil>", "tk2 uncancel: 1", `tk2: CE("")`}, &r)
 }
 
 func TestCANCEL9_CancelledIffCancellationEndsTheTask(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	own := CreateTask(l, func(t *T) (int, error) { return 0, NewCancelledError("own") })
 	wrapped := CreateTask(l, func(t *T) (int, error) { return 0, fmt.Errorf("wrapped: %w", NewCancelledError("w")) })
 	swallowed := CreateTask(l, func(t *T) (int, error) {
@@ -227,7 +227,7 @@ func TestCANCEL9_CancelledIffCancellationEndsTheTask(t *testing.T) {
 		v, _ := tk.Result()
 		r.log("cancelled=%v err=%s v=%d", tk.Cancelled(), ceMsg(err), v)
 	}
-	checkLog(t, []string{`cancelled=true err=CE("own") v=0`, `cancelled=true err=CE("w") v=0`,
+	checkEvents(t, []string{`cancelled=true err=CE("own") v=0`, `cancelled=true err=CE("w") v=0`,
 		"cancelled=false err=<nil> v=9"}, &r)
 	// The first retrieval returns the task's own error, wrapping included.
 	if err := wrapped.Err(); err == nil {
@@ -238,19 +238,19 @@ func TestCANCEL9_CancelledIffCancellationEndsTheTask(t *testing.T) {
 func TestCANCEL10_AwaitCancelledFuture(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	tk := CreateTask(l, func(t *T) (int, error) { return f.Await(t) })
 	l.CallLater(time.Second, func() { f.Cancel("fut") })
 	err := l.RunUntilComplete(tk)
 	r.log("%s cancelled=%v cancelling=%d", ceMsg(err), tk.Cancelled(), tk.Cancelling())
-	checkLog(t, []string{`CE("fut") cancelled=true cancelling=0`}, &r)
+	checkEvents(t, []string{`CE("fut") cancelled=true cancelling=0`}, &r)
 }
 
 func TestCANCEL11_SecondAwaiterLosesMessage(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	target := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
 	waiter := func(name string) func(*T) (int, error) {
 		return func(t *T) (int, error) {
@@ -265,7 +265,7 @@ func TestCANCEL11_SecondAwaiterLosesMessage(t *testing.T) {
 	target.Cancel("MSG")
 	l.RunUntilComplete(a)
 	l.RunUntilComplete(b)
-	checkLog(t, []string{`first: CE("MSG")`, `second: CE("")`}, &r)
+	checkEvents(t, []string{`first: CE("MSG")`, `second: CE("")`}, &r)
 }
 
 func TestCANCEL12_ErrorKinds(t *testing.T) {

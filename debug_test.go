@@ -60,7 +60,7 @@ func captureSlog(t *testing.T) *slogCapture {
 var durationRE = regexp.MustCompile(`took \d+\.\d{3} seconds`)
 
 func TestDEBUG1_OffByDefault(t *testing.T) {
-	var r recorder
+	var r eventLog
 	l := NewTestLoop()
 	r.log("default: %v", l.Debug())
 	l.SetDebug(true)
@@ -70,13 +70,13 @@ func TestDEBUG1_OffByDefault(t *testing.T) {
 	r.log("WithDebug(true): %v", l.Debug())
 	mustClose(t, l)
 	Run(func(t *T) (int, error) { r.log("Run(WithDebug(true)): %v", t.Loop().Debug()); return 0, nil }, WithDebug(true), WithVirtualTime())
-	checkLog(t, []string{"default: false", "SetDebug(true): true", "WithDebug(true): true", "Run(WithDebug(true)): true"}, &r)
+	checkEvents(t, []string{"default: false", "SetDebug(true): true", "WithDebug(true): true", "Run(WithDebug(true)): true"}, &r)
 }
 
 func TestDEBUG1_SetDebugWhileRunning(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	handlerLog(l, &r)
 	l.CallSoon(func() {
 		l.SetDebug(true)
@@ -84,7 +84,7 @@ func TestDEBUG1_SetDebugWhileRunning(t *testing.T) {
 	})
 	runOne(t, l)
 	runOne(t, l)
-	checkLog(t, []string{"scheduled after SetDebug(true) on the loop's goroutine"}, &r)
+	checkEvents(t, []string{"scheduled after SetDebug(true) on the loop's goroutine"}, &r)
 }
 
 func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
@@ -101,13 +101,13 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 	for _, line := range logs.take() {
 		got = append(got, durationRE.ReplaceAllString(line, "took N.NNN seconds"))
 	}
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"WARN Executing github.com/go-asyncio/asyncio.slowCallback took N.NNN seconds",
 		"WARN Executing <Task pending name='slow'> took N.NNN seconds stack=...",
 		"WARN Executing <Task finished name='slow'> took N.NNN seconds stack=...",
 		// RunUntilComplete's own done callback (it stops the loop).
 		"WARN Executing github.com/go-asyncio/asyncio.(*Loop).Stop-fm took N.NNN seconds",
-	}, &recorder{got})
+	}, &eventLog{got})
 
 	// Above the threshold only; and nothing at all outside debug mode.
 	l.SetSlowCallbackDuration(time.Hour)
@@ -127,7 +127,7 @@ func slowCallback() {}
 func TestDEBUG3_ForeignGoroutineCallSoonPanics(t *testing.T) {
 	l := NewLoop(WithVirtualTime(), WithDebug(true))
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	foreign := func(name string, call func()) string {
 		out := make(chan string)
 		go func() {
@@ -159,7 +159,7 @@ func TestDEBUG3_ForeignGoroutineCallSoonPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	const msg = "asyncio: Non-thread-safe operation invoked on an event loop other than the current one"
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"from a callback: " + msg,
 		"CallSoon: " + msg,
 		"CallLater: " + msg,
@@ -172,7 +172,7 @@ func TestDEBUG3_ForeignGoroutineCallSoonPanics(t *testing.T) {
 func TestDEBUG5_TaskRepr(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	body := func(t *T) (int, error) { return 0, Sleep(t, time.Second) }
 	a := CreateTask(l, body, WithName("a"))
 	b := CreateTask(l, body, WithName("b"))
@@ -183,7 +183,7 @@ func TestDEBUG5_TaskRepr(t *testing.T) {
 	l.RunUntilComplete(a)
 	l.RunUntilComplete(b)
 	r.log("%v %v", a, b.T())
-	checkLog(t, []string{"<Task pending name='a'>", "<Task pending name='a'> <Task cancelling name='b'>",
+	checkEvents(t, []string{"<Task pending name='a'>", "<Task pending name='a'> <Task cancelling name='b'>",
 		"<Task finished name='a'> <Task cancelled name='b'>"}, &r)
 }
 
@@ -191,7 +191,7 @@ func TestEXC1_HandlerAndDefaultHandler(t *testing.T) {
 	logs := captureSlog(t)
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallExceptionHandler(ExceptionContext{Err: errors.New("e1")})
 	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
 		slog.Info("custom: " + c.Message) // one stream keeps the order
@@ -201,7 +201,7 @@ func TestEXC1_HandlerAndDefaultHandler(t *testing.T) {
 	l.SetExceptionHandler(nil)
 	l.CallExceptionHandler(ExceptionContext{Message: "back to default"})
 	r.events = append(r.events, logs.take()...)
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"ERROR Unhandled exception in event loop exception=e1",
 		"INFO custom: original",
 		"ERROR Unhandled error in exception handler exception=asyncio: panic: handler broke stack=...",
@@ -213,7 +213,7 @@ func TestEXC1_HandlerAndDefaultHandler(t *testing.T) {
 func TestEXC2_StandardContexts(t *testing.T) {
 	logs := captureSlog(t)
 	l := NewTestLoop()
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) }, WithName("pending"))
 	runOne(t, l)
 	l.CallSoon(func() { panic("cb") })
@@ -223,7 +223,7 @@ func TestEXC2_StandardContexts(t *testing.T) {
 		line, _, _ = strings.Cut(line, " handle=")
 		r.log("%s", line)
 	}
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"ERROR Exception in callback github.com/go-asyncio/asyncio.TestEXC2_StandardContexts.func2 exception=asyncio: panic: cb stack=...",
 		"ERROR Task was destroyed but it is pending! task=<Task pending name='pending'>",
 	}, &r)
@@ -233,7 +233,7 @@ func TestEXC2_StandardContexts(t *testing.T) {
 func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	fail := func(name string) *Task[int] {
 		return CreateTask(l, func(*T) (int, error) { return 0, errors.New(name) }, WithName(name))
 	}
@@ -245,5 +245,5 @@ func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
 	r.log("unread watched=%v", unread.unretrieved != nil)
 	unread.Exception()
 	runtime.KeepAlive(unread)
-	checkLog(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)
+	checkEvents(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)
 }

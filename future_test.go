@@ -17,7 +17,7 @@ func state(aw Awaitable) string {
 func TestFUT1_TerminalStatesNeverChange(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	r.log("new: %s", state(f))
 	f.SetResult(1)
@@ -28,7 +28,7 @@ func TestFUT1_TerminalStatesNeverChange(t *testing.T) {
 	r.log("set on cancelled: %v, %s", errors.Is(g.SetResult(2), ErrInvalidState), state(g))
 	v, err := f.Result()
 	r.log("result: %d %v", v, err)
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"new: done=false cancelled=false",
 		"finished: done=true cancelled=false",
 		"cancel finished: false, done=true cancelled=false",
@@ -41,7 +41,7 @@ func TestFUT1_TerminalStatesNeverChange(t *testing.T) {
 func TestFUT2_SetTwiceIsInvalidState(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	r.log("first: %v", f.SetResult(1))
 	var ise *InvalidStateError
@@ -51,7 +51,7 @@ func TestFUT2_SetTwiceIsInvalidState(t *testing.T) {
 	r.log("SetException after: %v", errors.As(err, &ise))
 	v, _ := f.Result()
 	r.log("value kept: %d", v)
-	checkLog(t, []string{"first: <nil>", "SetResult again: true true", "SetException after: true", "value kept: 1"}, &r)
+	checkEvents(t, []string{"first: <nil>", "SetResult again: true true", "SetException after: true", "value kept: 1"}, &r)
 	if !strings.Contains(ise.Msg, "FINISHED") {
 		t.Errorf("message %q should name the state", ise.Msg)
 	}
@@ -60,7 +60,7 @@ func TestFUT2_SetTwiceIsInvalidState(t *testing.T) {
 func TestFUT3_ResultAndExceptionByState(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	pending := NewFuture[int](l)
 	_, err := pending.Result()
 	r.log("pending Result: %v", err)
@@ -78,7 +78,7 @@ func TestFUT3_ResultAndExceptionByState(t *testing.T) {
 	c.Cancel("why")
 	_, err = c.Result()
 	r.log("cancelled Result: %v; Exception: %v", err, c.Exception())
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"pending Result: asyncio: invalid state: Result is not ready.",
 		"pending Exception: asyncio: invalid state: Exception is not set.",
 		"failed Result: boom; Exception: boom; Err: boom",
@@ -90,7 +90,7 @@ func TestFUT3_ResultAndExceptionByState(t *testing.T) {
 func TestFUT4_CancelReturnsFalseWhenDoneAndClearsUnretrieved(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	f.AddDoneCallback(func() { r.log("callback: %s", state(f)) })
 	r.log("cancel: %v", f.Cancel("m"))
@@ -103,14 +103,14 @@ func TestFUT4_CancelReturnsFalseWhenDoneAndClearsUnretrieved(t *testing.T) {
 	r.log("watching after: %v", g.unretrieved != nil)
 	_, err := f.Result()
 	r.log("msg: %v", err)
-	checkLog(t, []string{"cancel: true", "again: false", "callback: done=true cancelled=true",
+	checkEvents(t, []string{"cancel: true", "again: false", "callback: done=true cancelled=true",
 		"watching before: true", "cancel failed: false", "watching after: false", "msg: asyncio: cancelled: m"}, &r)
 }
 
 func TestFUT5_DoneCallbacksScheduledInOrderNeverInline(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	for _, name := range []string{"cb1", "cb2", "cb3"} {
 		f.AddDoneCallback(r.logFn(name))
@@ -125,14 +125,14 @@ func TestFUT5_DoneCallbacksScheduledInOrderNeverInline(t *testing.T) {
 	runOne(t, l)
 	r.log("--")
 	runOne(t, l)
-	checkLog(t, []string{"after SetResult", "after late AddDoneCallback", "queued before", "--",
+	checkEvents(t, []string{"after SetResult", "after late AddDoneCallback", "queued before", "--",
 		"cb1", "cb2", "cb3", "late cb"}, &r)
 }
 
 func TestFUT6_RemoveDoneCallback(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	a := f.AddDoneCallback(r.logFn("a"))
 	b := f.AddDoneCallback(r.logFn("b"))
@@ -143,7 +143,7 @@ func TestFUT6_RemoveDoneCallback(t *testing.T) {
 	f.SetResult(1)
 	runOne(t, l)
 	r.log("remove a after done: %d", f.RemoveDoneCallback(a))
-	checkLog(t, []string{"remove b: 1", "remove b again: 0", "ids differ: true", "a", "c", "remove a after done: 0"}, &r)
+	checkEvents(t, []string{"remove b: 1", "remove b again: 0", "ids differ: true", "a", "c", "remove a after done: 0"}, &r)
 }
 
 func TestFUT7_SetExceptionNilRejected(t *testing.T) {
@@ -159,7 +159,7 @@ func TestFUT7_SetExceptionNilRejected(t *testing.T) {
 func TestFUT8_FirstRetrievalKeepsMessage(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	never := NewFuture[int](l)
 	var inner error
 	tk := CreateTask(l, func(t *T) (int, error) {
@@ -182,25 +182,25 @@ func TestFUT8_FirstRetrievalKeepsMessage(t *testing.T) {
 	for i := range 2 {
 		r.log("future %d: %q", i, f.Err().(*CancelledError).Msg)
 	}
-	checkLog(t, []string{`result 0: ""`, `result 1: ""`, `result 2: ""`, `future 0: "m2"`, `future 1: "m2"`}, &r)
+	checkEvents(t, []string{`result 0: ""`, `result 1: ""`, `result 2: ""`, `future 0: "m2"`, `future 1: "m2"`}, &r)
 
 	// The same without RunUntilComplete retrieving first.
 	tk2 := CreateTask(l, func(t *T) (int, error) { _, err := NewFuture[int](t).Await(t); inner = err; return 0, err })
 	runOne(t, l)
 	tk2.Cancel("m1")
 	runOne(t, l)
-	var r2 recorder
+	var r2 eventLog
 	for i := range 3 {
 		_, err := tk2.Result()
 		r2.log("result %d: %q same=%v", i, err.(*CancelledError).Msg, err == inner)
 	}
-	checkLog(t, []string{`result 0: "m1" same=true`, `result 1: "" same=false`, `result 2: "" same=false`}, &r2)
+	checkEvents(t, []string{`result 0: "m1" same=true`, `result 1: "" same=false`, `result 2: "" same=false`}, &r2)
 }
 
 func TestFUT9_AwaitReturnsResultOrError(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	ok := NewFuture[string](l)
 	bad := NewFuture[string](l)
 	boom := errors.New("boom")
@@ -216,13 +216,13 @@ func TestFUT9_AwaitReturnsResultOrError(t *testing.T) {
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{`ok: "x" <nil> at 1s`, `bad: "" true at 2s`}, &r)
+	checkEvents(t, []string{`ok: "x" <nil> at 1s`, `bad: "" true at 2s`}, &r)
 }
 
 func TestFUT10_NeverRetrievedReportedOnCollection(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	ctxs := handlerLog(l, &r)
 	boom := errors.New("dropped failure")
 	func() {
@@ -237,7 +237,7 @@ func TestFUT10_NeverRetrievedReportedOnCollection(t *testing.T) {
 		runtime.GC()
 		runOne(t, l)
 	}
-	checkLog(t, []string{"handler: Task exception was never retrieved: dropped"}, &r)
+	checkEvents(t, []string{"handler: Task exception was never retrieved: dropped"}, &r)
 	if len(*ctxs) == 1 && (*ctxs)[0].Err != boom {
 		t.Errorf("context error = %v, want %v", (*ctxs)[0].Err, boom)
 	}
@@ -246,7 +246,7 @@ func TestFUT10_NeverRetrievedReportedOnCollection(t *testing.T) {
 func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	handlerLog(l, &r)
 	retrieve := []func(f *Future[int]){
 		func(f *Future[int]) { f.Result() },
@@ -270,7 +270,7 @@ func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
 		runtime.GC()
 		runOne(t, l)
 	}
-	checkLog(t, []string{"0 watched=false", "1 watched=false", "2 watched=false", "3 watched=false",
+	checkEvents(t, []string{"0 watched=false", "1 watched=false", "2 watched=false", "3 watched=false",
 		"handler: Future exception was never retrieved"}, &r)
 }
 
@@ -279,7 +279,7 @@ func TestFUT11_FutureOfAnotherLoop(t *testing.T) {
 	defer mustClose(t, l)
 	other := NewTestLoop()
 	defer mustClose(t, other)
-	var r recorder
+	var r eventLog
 	foreign := NewFuture[int](other)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		_, err := foreign.Await(t)
@@ -291,5 +291,5 @@ func TestFUT11_FutureOfAnotherLoop(t *testing.T) {
 	}
 	err := l.RunUntilComplete(foreign)
 	r.log("RunUntilComplete: %v", errors.Is(err, ErrRuntime))
-	checkLog(t, []string{"await: runtime=true attached=true", "RunUntilComplete: true"}, &r)
+	checkEvents(t, []string{"await: runtime=true attached=true", "RunUntilComplete: true"}, &r)
 }

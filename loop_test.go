@@ -12,19 +12,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// recorder is an event log shared by callbacks and task steps. The loop
+// eventLog is an event log shared by callbacks and task steps. The loop
 // runs one of them at a time and hands control over through channels
 // (MODEL-1), so it needs no lock.
-type recorder struct{ events []string }
+type eventLog struct{ events []string }
 
-func (r *recorder) log(format string, args ...any) {
+func (r *eventLog) log(format string, args ...any) {
 	r.events = append(r.events, fmt.Sprintf(format, args...))
 }
 
 // logFn returns a callback that logs name.
-func (r *recorder) logFn(name string) func() { return func() { r.log("%s", name) } }
+func (r *eventLog) logFn(name string) func() { return func() { r.log("%s", name) } }
 
-func checkLog(t *testing.T, want []string, r *recorder) {
+func checkEvents(t *testing.T, want []string, r *eventLog) {
 	t.Helper()
 	if d := cmp.Diff(want, r.events); d != "" {
 		t.Errorf("event log mismatch (-want +got):\n%s", d)
@@ -33,7 +33,7 @@ func checkLog(t *testing.T, want []string, r *recorder) {
 
 // handlerLog installs an exception handler that logs "handler: <message>"
 // and keeps the contexts.
-func handlerLog(l *Loop, r *recorder) *[]ExceptionContext {
+func handlerLog(l *Loop, r *eventLog) *[]ExceptionContext {
 	var ctxs []ExceptionContext
 	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
 		r.log("handler: %s", c.Message)
@@ -118,7 +118,7 @@ func TestMODEL1_OneThingAtATime(t *testing.T) {
 func TestMODEL2_NothingRunsInline(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	f.AddDoneCallback(r.logFn("done callback"))
 	g := NewFuture[int](l)
@@ -135,14 +135,14 @@ func TestMODEL2_NothingRunsInline(t *testing.T) {
 	})
 	runOne(t, l)
 	runOne(t, l)
-	checkLog(t, []string{"after SetResult", "after Cancel", "after CreateTask", "after Task.Cancel",
+	checkEvents(t, []string{"after SetResult", "after Cancel", "after CreateTask", "after Task.Cancel",
 		"done callback", "cancel callback"}, &r)
 }
 
 func TestMODEL3_AwaitDoneFutureDoesNotSuspend(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	done := NewFuture[int](l)
 	done.SetResult(7)
 	a := CreateTask(l, func(t *T) (int, error) {
@@ -158,13 +158,13 @@ func TestMODEL3_AwaitDoneFutureDoesNotSuspend(t *testing.T) {
 	if err := l.RunUntilComplete(a); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"a before", "a after 7", "b"}, &r)
+	checkEvents(t, []string{"a before", "a after 7", "b"}, &r)
 }
 
 func TestLOOP1_TimersAfterReadyHandles(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallAt(0, r.logFn("timer@0"))
 	l.CallSoon(r.logFn("soon1"))
 	l.CallLater(time.Second, func() { r.log("timer@1s now=%v", l.Time()) })
@@ -175,13 +175,13 @@ func TestLOOP1_TimersAfterReadyHandles(t *testing.T) {
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"soon1", "soon2", "timer@0", "--", "timer@1s now=1s"}, &r)
+	checkEvents(t, []string{"soon1", "soon2", "timer@0", "--", "timer@1s now=1s"}, &r)
 }
 
 func TestLOOP2_SnapshotOrder(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallLater(0, r.logFn("T"))
 	l.CallSoon(func() {
 		r.log("A")
@@ -191,13 +191,13 @@ func TestLOOP2_SnapshotOrder(t *testing.T) {
 	runOne(t, l)
 	r.log("--")
 	runOne(t, l)
-	checkLog(t, []string{"A", "C", "T", "--", "B"}, &r)
+	checkEvents(t, []string{"A", "C", "T", "--", "B"}, &r)
 }
 
 func TestLOOP3_PollTimeoutCapped(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallLater(48*time.Hour, func() { r.log("fired at %v", l.Time()) })
 	// One iteration with nothing ready waits at most 24 h: the virtual
 	// clock shows how long the poll waited.
@@ -210,7 +210,7 @@ func TestLOOP3_PollTimeoutCapped(t *testing.T) {
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"after 1st poll: now=24h0m0s ready=0",
 		"after 2nd poll: now=48h0m0s ready=1",
 		"fired at 48h0m0s",
@@ -263,7 +263,7 @@ func TestLOOP4_LazyTimerRemoval(t *testing.T) {
 func TestLOOP5_EqualDeadlinesAllFireTogether(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	seen := map[int]bool{}
 	for i := range 10 {
 		l.CallAt(time.Second, func() { seen[i] = true })
@@ -275,13 +275,13 @@ func TestLOOP5_EqualDeadlinesAllFireTogether(t *testing.T) {
 	}
 	// The order among equal deadlines is unspecified (LOOP-5); only
 	// "all in the same iteration" is asserted.
-	checkLog(t, []string{"next iteration: 10 fired"}, &r)
+	checkEvents(t, []string{"next iteration: 10 fired"}, &r)
 }
 
 func TestLOOP6_CallLaterIsCallAtNowPlusDelay(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallLater(3*time.Second, func() {
 		r.log("at %v", l.Time())
 		h := l.CallLater(2*time.Second, func() { r.log("later at %v", l.Time()) })
@@ -294,13 +294,13 @@ func TestLOOP6_CallLaterIsCallAtNowPlusDelay(t *testing.T) {
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"at 3s", "when=5s", "soon", "past deadline at 3s", "negative delay at 3s", "later at 5s"}, &r)
+	checkEvents(t, []string{"at 3s", "when=5s", "soon", "past deadline at 3s", "negative delay at 3s", "later at 5s"}, &r)
 }
 
 func TestLOOP6_CallLaterNeverDoesNotWrap(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallLater(time.Second, func() {
 		l.CallLater(Never, r.logFn("never timer fired"))
 	})
@@ -308,13 +308,13 @@ func TestLOOP6_CallLaterNeverDoesNotWrap(t *testing.T) {
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"stop at 2s"}, &r)
+	checkEvents(t, []string{"stop at 2s"}, &r)
 }
 
 func TestLOOP7_CallSoonFIFO(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	for i := range 200 { // more than the ready ring's first size
 		l.CallSoon(func() { r.log("%d", i) })
 	}
@@ -323,13 +323,13 @@ func TestLOOP7_CallSoonFIFO(t *testing.T) {
 	for i := range 200 {
 		want = append(want, fmt.Sprint(i))
 	}
-	checkLog(t, want, &r)
+	checkEvents(t, want, &r)
 }
 
 func TestLOOP8_StopFinishesIteration(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallSoon(func() {
 		r.log("A stops")
 		l.Stop()
@@ -341,13 +341,13 @@ func TestLOOP8_StopFinishesIteration(t *testing.T) {
 	}
 	r.log("returned, running=%v", l.IsRunning())
 	runOne(t, l)
-	checkLog(t, []string{"A stops", "C", "returned, running=false", "B"}, &r)
+	checkEvents(t, []string{"A stops", "C", "returned, running=false", "B"}, &r)
 }
 
 func TestLOOP8_StopBeforeRunForever(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallSoon(func() { r.log("A"); l.CallSoon(r.logFn("B")) })
 	l.CallLater(time.Hour, r.logFn("timer"))
 	l.Stop()
@@ -361,7 +361,7 @@ func TestLOOP8_StopBeforeRunForever(t *testing.T) {
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"A", "returned at 0s", "B", "stop at 1s"}, &r)
+	checkEvents(t, []string{"A", "returned at 0s", "B", "stop at 1s"}, &r)
 }
 
 func TestLOOP9_RunUntilComplete(t *testing.T) {
@@ -396,7 +396,7 @@ func TestLOOP9_RunUntilComplete(t *testing.T) {
 func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	l.CallSoon(func() {
 		r.log("RunForever: %v", l.RunForever())
@@ -405,7 +405,7 @@ func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
 		r.log("running=%v", l.IsRunning())
 	})
 	runOne(t, l)
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"RunForever: asyncio: This event loop is already running",
 		"RunUntilComplete: asyncio: This event loop is already running",
 		"Close: asyncio: Cannot close a running event loop",
@@ -416,7 +416,7 @@ func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
 
 func TestLOOP11_Close(t *testing.T) {
 	l := NewTestLoop()
-	var r recorder
+	var r eventLog
 	l.CallSoon(r.logFn("discarded soon"))
 	l.CallLater(time.Second, r.logFn("discarded timer"))
 	if err := l.Close(); err != nil {
@@ -441,7 +441,7 @@ func TestLOOP11_Close(t *testing.T) {
 	isClosed("CallSoonThreadsafe", err)
 	isClosed("RunForever", l.RunForever())
 	isClosed("AddReader", l.AddReader(0, func() {}))
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"closed=true",
 		"CallSoon: closed=true runtime=true",
 		"CallLater: closed=true runtime=true",
@@ -460,7 +460,7 @@ func TestLOOP11_Close(t *testing.T) {
 func TestLOOP12_CallbackPanicGoesToHandler(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	ctxs := handlerLog(l, &r)
 	f := NewFuture[int](l)
 	f.AddDoneCallback(func() { r.log("first done callback panics"); panic("kaboom") })
@@ -471,7 +471,7 @@ func TestLOOP12_CallbackPanicGoesToHandler(t *testing.T) {
 	var h *Handle
 	h = l.CallSoon(func() { panic(errors.New("as error")) })
 	runOne(t, l)
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"first done callback panics",
 		"handler: Exception in callback github.com/go-asyncio/asyncio.TestLOOP12_CallbackPanicGoesToHandler.func1",
 		"second done callback",
@@ -492,7 +492,7 @@ func TestLOOP12_CallbackPanicGoesToHandler(t *testing.T) {
 func TestHANDLE1_CancelSkipsQueuedHandle(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	var b *Handle
 	l.CallSoon(func() { r.log("A cancels B"); b.Cancel(); b.Cancel() })
 	b = l.CallSoon(r.logFn("B"))
@@ -500,13 +500,13 @@ func TestHANDLE1_CancelSkipsQueuedHandle(t *testing.T) {
 	runOne(t, l)
 	c.Cancel() // after it ran: no effect beyond Cancelled
 	r.log("B cancelled=%v C cancelled=%v", b.Cancelled(), c.Cancelled())
-	checkLog(t, []string{"A cancels B", "C", "B cancelled=true C cancelled=true"}, &r)
+	checkEvents(t, []string{"A cancels B", "C", "B cancelled=true C cancelled=true"}, &r)
 }
 
 func TestHANDLE2_TimerWhenAndCancel(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	l.CallLater(time.Second, func() {
 		h := l.CallLater(time.Minute, r.logFn("cancelled timer"))
 		r.log("when=%v", h.When())
@@ -517,13 +517,13 @@ func TestHANDLE2_TimerWhenAndCancel(t *testing.T) {
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"when=1m1s", "cancelled=true count=1"}, &r)
+	checkEvents(t, []string{"when=1m1s", "cancelled=true count=1"}, &r)
 }
 
 func TestHANDLE3_ThreadsafeCancelFromAnotherGoroutine(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	hc := make(chan *Handle)
 	go func() {
 		h, _ := l.CallSoonThreadsafe(r.logFn("cancelled threadsafe"))
@@ -538,7 +538,7 @@ func TestHANDLE3_ThreadsafeCancelFromAnotherGoroutine(t *testing.T) {
 	h2 := <-hc
 	runOne(t, l)
 	r.log("cancelled=%v %v", h.Cancelled(), h2.Cancelled())
-	checkLog(t, []string{"kept threadsafe", "cancelled=true false"}, &r)
+	checkEvents(t, []string{"kept threadsafe", "cancelled=true false"}, &r)
 }
 
 // A foreign goroutine's CallSoonThreadsafe must wake a loop that is blocked
@@ -546,7 +546,7 @@ func TestHANDLE3_ThreadsafeCancelFromAnotherGoroutine(t *testing.T) {
 func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	far := l.CallLater(time.Hour, r.logFn("far timer"))
 	blocked := make(chan struct{})
 	l.CallSoon(func() { close(blocked) })
@@ -564,7 +564,7 @@ func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
 	if l.Time() > time.Minute {
 		t.Errorf("loop woke after %v", l.Time())
 	}
-	checkLog(t, []string{"woken"}, &r)
+	checkEvents(t, []string{"woken"}, &r)
 }
 
 // waitUntilSleeping returns once l is blocked in its poll (white box: the
@@ -584,7 +584,7 @@ func waitUntilSleeping(l *Loop) {
 func TestBadInput_NilCallbacksRejected(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	isRuntime := func(what string, v any) {
 		err, _ := v.(error)
 		r.log("%s: %v", what, errors.Is(err, ErrRuntime))
@@ -598,7 +598,7 @@ func TestBadInput_NilCallbacksRejected(t *testing.T) {
 	isRuntime("CallSoonThreadsafe", err)
 	isRuntime("AddReader", l.AddReader(0, nil))
 	isRuntime("AddWriter", l.AddWriter(1, nil))
-	checkLog(t, []string{"CallSoon: true", "CallLater: true", "CallAt: true", "AddDoneCallback: true",
+	checkEvents(t, []string{"CallSoon: true", "CallLater: true", "CallAt: true", "AddDoneCallback: true",
 		"CreateTask: true", "CallSoonThreadsafe: true", "AddReader: true", "AddWriter: true"}, &r)
 	if len(AllTasks(l)) != 0 || l.ready.len() != 0 || len(l.timers) != 0 {
 		t.Errorf("rejected calls left state behind")
@@ -607,7 +607,7 @@ func TestBadInput_NilCallbacksRejected(t *testing.T) {
 
 func TestDeadlock_VirtualTimeReportsErrDeadlock(t *testing.T) {
 	l := NewTestLoop()
-	var r recorder
+	var r eventLog
 	handlerLog(l, &r)
 	never := NewFuture[int](l)
 	tk := CreateTask(l, func(t *T) (int, error) {
@@ -619,5 +619,5 @@ func TestDeadlock_VirtualTimeReportsErrDeadlock(t *testing.T) {
 	err := l.RunUntilComplete(tk)
 	r.log("err=%v at %v running=%v", errors.Is(err, ErrDeadlock), l.Time(), l.IsRunning())
 	mustClose(t, l)
-	checkLog(t, []string{"err=true at 1s running=false", "handler: Task was destroyed but it is pending!"}, &r)
+	checkEvents(t, []string{"err=true at 1s running=false", "handler: Task was destroyed but it is pending!"}, &r)
 }

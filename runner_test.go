@@ -9,7 +9,7 @@ import (
 )
 
 func TestRUN1_RunReturnsMainResult(t *testing.T) {
-	var r recorder
+	var r eventLog
 	v, err := Run(func(t *T) (string, error) {
 		r.log("main runs on virtual time: %v", t.Loop().virtual)
 		if err := Sleep(t, time.Minute); err != nil {
@@ -19,11 +19,11 @@ func TestRUN1_RunReturnsMainResult(t *testing.T) {
 		return "result", nil
 	}, WithVirtualTime())
 	r.log("Run: %q %v", v, err)
-	checkLog(t, []string{"main runs on virtual time: true", "slept until 1m0s", `Run: "result" <nil>`}, &r)
+	checkEvents(t, []string{"main runs on virtual time: true", "slept until 1m0s", `Run: "result" <nil>`}, &r)
 }
 
 func TestRUN1_RunnerRunInsideItsRunningLoop(t *testing.T) {
-	var r recorder
+	var r eventLog
 	rn := NewRunner(WithVirtualTime())
 	defer rn.Close()
 	_, err := RunWith(rn, func(t *T) (int, error) {
@@ -34,11 +34,11 @@ func TestRUN1_RunnerRunInsideItsRunningLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"nested: runtime=true asyncio: Runner.run() cannot be called from a running event loop"}, &r)
+	checkEvents(t, []string{"nested: runtime=true asyncio: Runner.run() cannot be called from a running event loop"}, &r)
 }
 
 func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
-	var r recorder
+	var r eventLog
 	rn := NewRunner(WithVirtualTime(), WithDebug(true))
 	r.log("loop before first use: %v", rn.loop != nil)
 	var bg *Task[int]
@@ -62,7 +62,7 @@ func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
 	r.log("close again: %v", rn.Close())
 	_, err = RunWith(rn, func(*T) (int, error) { r.log("ran after close"); return 0, nil })
 	r.log("after close: %v loop closed: %v", err, first.IsClosed())
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"loop before first use: false",
 		"same loop: true debug: true",
 		"background finished in a later run at 1s",
@@ -74,7 +74,7 @@ func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
 }
 
 func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
-	var r recorder
+	var r eventLog
 	rn := NewRunner(WithVirtualTime())
 	ctxs := handlerLog(rn.Loop(), &r)
 	RunWith(rn, func(t *T) (int, error) {
@@ -95,7 +95,7 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	})
 	r.log("close: %v", rn.Close())
 	slices.Sort(r.events[:2]) // tasks are cancelled in an unspecified order
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		`polite sees CE("")`,
 		`rude sees CE("")`,
 		"polite cleanup slept: <nil> at 1s",

@@ -49,7 +49,7 @@ func guard(t *testing.T, l *Loop) *TimerHandle {
 func TestSelector_ReaderAndWriter(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	a, b := socketpair(t)
 	g := guard(t, l)
 	if err := l.AddReader(a, func() {
@@ -71,14 +71,14 @@ func TestSelector_ReaderAndWriter(t *testing.T) {
 	}
 	g.Cancel()
 	r.log("fds left: %d", len(l.fds))
-	checkLog(t, []string{"b writable", "RemoveWriter: true false", `a readable: "hello"`,
+	checkEvents(t, []string{"b writable", "RemoveWriter: true false", `a readable: "hello"`,
 		"RemoveReader: true false", "fds left: 0"}, &r)
 }
 
 func TestLOOP1_ReadyThenIOThenTimers(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	a, b := socketpair(t)
 	write(t, b, "x")
 	l.CallLater(0, r.logFn("timer"))
@@ -86,13 +86,13 @@ func TestLOOP1_ReadyThenIOThenTimers(t *testing.T) {
 	l.AddWriter(a, func() { r.log("writer"); l.RemoveWriter(a) })
 	l.AddReader(a, func() { r.log("reader %q", readAll(a)); l.RemoveReader(a) })
 	runOne(t, l)
-	checkLog(t, []string{"ready", "reader \"x\"", "writer", "timer"}, &r)
+	checkEvents(t, []string{"ready", "reader \"x\"", "writer", "timer"}, &r)
 }
 
 func TestSelector_CancelledRegistrationSkipped(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	a, b := socketpair(t)
 	write(t, b, "x")
 	// Both callbacks are queued in one iteration; the reader removes the
@@ -100,13 +100,13 @@ func TestSelector_CancelledRegistrationSkipped(t *testing.T) {
 	l.AddReader(a, func() { r.log("reader"); l.RemoveWriter(a); l.RemoveReader(a) })
 	l.AddWriter(a, r.logFn("writer"))
 	runOne(t, l)
-	checkLog(t, []string{"reader"}, &r)
+	checkEvents(t, []string{"reader"}, &r)
 }
 
 func TestSelector_ChangingInterestKeepsEvent(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	a, b := socketpair(t)
 	g := guard(t, l)
 	l.AddReader(a, r.logFn("replaced reader"))
@@ -124,13 +124,13 @@ func TestSelector_ChangingInterestKeepsEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Cancel()
-	checkLog(t, []string{"RemoveWriter: true", `reader "kept"`}, &r)
+	checkEvents(t, []string{"RemoveWriter: true", `reader "kept"`}, &r)
 }
 
 func TestSelector_LevelTriggeredUntilDrained(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	p := make([]int, 2)
 	if err := unix.Pipe2(p, unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
@@ -155,13 +155,13 @@ func TestSelector_LevelTriggeredUntilDrained(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Cancel()
-	checkLog(t, []string{`read "abc"`, `read "def"`, `read ""`}, &r)
+	checkEvents(t, []string{`read "abc"`, `read "def"`, `read ""`}, &r)
 }
 
 func TestSelector_VirtualTimePollsThenJumps(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	a, b := socketpair(t)
 	l.AddReader(a, func() {
 		r.log("reader %q at %v", readAll(a), l.Time())
@@ -180,7 +180,7 @@ func TestSelector_VirtualTimePollsThenJumps(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("virtual time waited %v for real", d)
 	}
-	checkLog(t, []string{`reader "now" at 0s`, "timer at 1h0m0s", `reader "late" at 1h0m0s`}, &r)
+	checkEvents(t, []string{`reader "now" at 0s`, "timer at 1h0m0s", `reader "late" at 1h0m0s`}, &r)
 }
 
 // THREAD-1 through the selector: the loop blocks in epoll_wait with no
@@ -188,7 +188,7 @@ func TestSelector_VirtualTimePollsThenJumps(t *testing.T) {
 func TestTHREAD1_CallSoonThreadsafeWakesSelector(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	a, _ := socketpair(t)
 	l.AddReader(a, r.logFn("idle reader"))
 	blocked := make(chan struct{})
@@ -203,7 +203,7 @@ func TestTHREAD1_CallSoonThreadsafeWakesSelector(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	checkLog(t, []string{"woken"}, &r)
+	checkEvents(t, []string{"woken"}, &r)
 }
 
 func TestSelector_CloseReleasesSelector(t *testing.T) {

@@ -3,6 +3,7 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func iterations(l *Loop) *int {
 func TestTASK1_FirstStepScheduledWithCallSoon(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	child := func(name string) func(*T) (int, error) {
 		return func(t *T) (int, error) {
 			r.log("%s.step1", name)
@@ -53,7 +54,7 @@ func TestTASK1_FirstStepScheduledWithCallSoon(t *testing.T) {
 	if err := l.RunUntilComplete(main); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"parent created", "t1.step1", "t2.step1", "parent", "t1.step2", "t2.step2"}, &r)
+	checkEvents(t, []string{"parent created", "t1.step1", "t2.step1", "parent", "t1.step2", "t2.step2"}, &r)
 }
 
 func TestTASK2_DefaultNamesShareOneCounter(t *testing.T) {
@@ -84,7 +85,7 @@ func TestTASK2_DefaultNamesShareOneCounter(t *testing.T) {
 func TestTASK3_AwaitItselfThrowsRuntimeError(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		err := t.Await(t)
 		r.log("await self: runtime=%v msg=%v", errors.Is(err, ErrRuntime), strings.Contains(fmt.Sprint(err), "Task cannot await on itself"))
@@ -93,13 +94,13 @@ func TestTASK3_AwaitItselfThrowsRuntimeError(t *testing.T) {
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"await self: runtime=true msg=true"}, &r)
+	checkEvents(t, []string{"await self: runtime=true msg=true"}, &r)
 }
 
 func TestTASK4_WakeupReadsResult(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	inner := CreateTask(l, func(t *T) (string, error) {
 		if err := Sleep(t, time.Second); err != nil {
 			return "", err
@@ -118,13 +119,13 @@ func TestTASK4_WakeupReadsResult(t *testing.T) {
 	if err := l.RunUntilComplete(outer); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{`inner: "inner value" <nil>`, `failing: "" inner failure`, "untyped: <nil>"}, &r)
+	checkEvents(t, []string{`inner: "inner value" <nil>`, `failing: "" inner failure`, "untyped: <nil>"}, &r)
 }
 
 func TestTASK5_IterationCosts(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	n := iterations(l)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		done := NewFuture[int](t)
@@ -148,13 +149,13 @@ func TestTASK5_IterationCosts(t *testing.T) {
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"await done future: 0", "sleep(0): 1", "sleep(-1s): 1", "await future set by call_soon: 2"}, &r)
+	checkEvents(t, []string{"await done future: 0", "sleep(0): 1", "sleep(-1s): 1", "await future set by call_soon: 2"}, &r)
 }
 
 func TestTASK6_WaitersResumeInAwaitOrder(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	f := NewFuture[int](l)
 	target := CreateTask(l, func(t *T) (int, error) { return f.Await(t) }, WithName("target"))
 	target.AddDoneCallback(r.logFn("target done callback"))
@@ -180,7 +181,7 @@ func TestTASK6_WaitersResumeInAwaitOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkLog(t, []string{"queued before the wakeups", "w1 resumed with 5", "w2 resumed with 5", "w3 resumed with 5",
+	checkEvents(t, []string{"queued before the wakeups", "w1 resumed with 5", "w2 resumed with 5", "w3 resumed with 5",
 		"target done callback", "on task resumed with 5"}, &r)
 }
 
@@ -204,7 +205,7 @@ func TestTASK7_TaskRejectsSetResult(t *testing.T) {
 func TestTASK8_CurrentTaskAndAllTasks(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	names := func() string {
 		var s []string
 		for _, tk := range AllTasks(l) {
@@ -229,13 +230,13 @@ func TestTASK8_CurrentTaskAndAllTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.log("after: %s", names())
-	checkLog(t, []string{"before run: main,quick,sleeper current=<nil>", "current is me: true",
+	checkEvents(t, []string{"before run: main,quick,sleeper current=<nil>", "current is me: true",
 		"all: main,sleeper", "in callback: <nil>", "after: sleeper"}, &r)
 }
 
 func TestTASK9_PendingAtCloseReportedAndUnwound(t *testing.T) {
 	l := NewTestLoop()
-	var r recorder
+	var r eventLog
 	ctxs := handlerLog(l, &r)
 	never := NewFuture[int](l)
 	started := CreateTask(l, func(t *T) (int, error) {
@@ -256,7 +257,7 @@ func TestTASK9_PendingAtCloseReportedAndUnwound(t *testing.T) {
 	r.log("tasks: %v", names)
 	r.log("started still pending: %v", !started.Done())
 	slices.Sort(r.events[:2]) // the report order among tasks is unspecified
-	checkLog(t, []string{
+	checkEvents(t, []string{
 		"deferred in started: cancelled=true",
 		"handler: Task was destroyed but it is pending!",
 		"handler: Task was destroyed but it is pending!",
@@ -298,7 +299,7 @@ func panicInTask() { panic("task panic value") }
 func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	handlerLog(l, &r)
 	f := NewFuture[int](l)
 	var saved *T
@@ -323,7 +324,7 @@ func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `asyncio: await with task "victim", which is not the running task (awaiting outside a task, from a callback or from another goroutine?)`
-	checkLog(t, []string{"outside: " + want, "callback: " + want, "other task: " + want}, &r)
+	checkEvents(t, []string{"outside: " + want, "callback: " + want, "other task: " + want}, &r)
 	tk.Cancel()
 	l.RunUntilComplete(tk)
 }
@@ -331,7 +332,7 @@ func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		r.log("a1")
 		Sleep(t, -time.Second)
@@ -342,13 +343,13 @@ func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"a1", "b", "a2 at 0s"}, &r)
+	checkEvents(t, []string{"a1", "b", "a2 at 0s"}, &r)
 }
 
 func TestSLEEP2_CancelledSleepLeavesNoLiveTimer(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
-	var r recorder
+	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		err := Sleep(t, time.Hour)
 		r.log("sleep: %v at %v", err, l.Time())
@@ -365,5 +366,57 @@ func TestSLEEP2_CancelledSleepLeavesNoLiveTimer(t *testing.T) {
 	if err := l.RunUntilComplete(sleeper); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, []string{"sleep: asyncio: cancelled: enough at 1s", "live timers: 1", "normal sleep returned at 2s: <nil>"}, &r)
+	checkEvents(t, []string{"sleep: asyncio: cancelled: enough at 1s", "live timers: 1", "normal sleep returned at 2s: <nil>"}, &r)
+}
+
+func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		_, err := f.Await(t)
+		r.log("task sees %s", ceMsg(err))
+		return 0, err
+	})
+	runOne(t, l)
+	l.CallSoon(func() {
+		f.Cancel("future's own")
+		r.log("task cancel: %v", tk.Cancel("task's")) // the waiter is done: must_cancel
+	})
+	l.RunUntilComplete(tk)
+	checkEvents(t, []string{"task cancel: true", `task sees CE("future's own")`}, &r)
+}
+
+func TestTaskGoexitFailsTask(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		Sleep(t, 0)
+		runtime.Goexit() // what t.FailNow does inside a task
+		return 0, nil
+	})
+	after := CreateTask(l, func(t *T) (int, error) { return 1, Sleep(t, time.Second) })
+	if err := l.RunUntilComplete(tk); !errors.Is(err, errGoexit) {
+		t.Errorf("err = %v, want errGoexit", err)
+	}
+	if err := l.RunUntilComplete(after); err != nil {
+		t.Errorf("the loop must go on: %v", err)
+	}
+}
+
+func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	handlerLog(l, &r)
+	CreateTask(l, func(t *T) (int, error) {
+		defer func() { r.log("outer deferred still runs") }()
+		defer panic("panic in deferred cleanup")
+		return NewFuture[int](t).Await(t)
+	}, WithName("messy"))
+	runOne(t, l)
+	mustClose(t, l)
+	checkEvents(t, []string{"handler: Task was destroyed but it is pending!", "outer deferred still runs",
+		"handler: Exception in task messy while unwinding at Close"}, &r)
+	goleak.VerifyNone(t)
 }
