@@ -297,3 +297,32 @@ func TestCANCEL12_ErrorKinds(t *testing.T) {
 		t.Errorf("failed: %v", failed)
 	}
 }
+
+func TestCANCEL8_CoreNeverUncancels(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	inner := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+	tk := CreateTask(l, func(t *T) (int, error) {
+		awaits := []func() error{
+			func() error { return Sleep(t, time.Hour) },
+			func() error { return Sleep(t, 0) },
+			func() error { _, err := NewFuture[int](t).Await(t); return err },
+			func() error { return t.Await(inner) },
+		}
+		for i, await := range awaits {
+			err := await()
+			r.log("await %d: %s cancelling=%d", i, ceMsg(err), t.Cancelling())
+		}
+		return 0, nil
+	})
+	for range 4 {
+		runOne(t, l)
+		tk.Cancel()
+	}
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{`await 0: CE("") cancelling=1`, `await 1: CE("") cancelling=2`,
+		`await 2: CE("") cancelling=3`, `await 3: CE("") cancelling=4`}, &r)
+}

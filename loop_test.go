@@ -621,3 +621,34 @@ func TestDeadlock_VirtualTimeReportsErrDeadlock(t *testing.T) {
 	mustClose(t, l)
 	checkEvents(t, []string{"err=true at 1s running=false", "handler: Task was destroyed but it is pending!"}, &r)
 }
+
+func TestDeadlock_LoopUsableAfterErrDeadlock(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	f := NewFuture[int](l)
+	tk := CreateTask(l, func(t *T) (int, error) { return f.Await(t) })
+	if err := l.RunUntilComplete(tk); !errors.Is(err, ErrDeadlock) {
+		t.Fatalf("first run: %v, want ErrDeadlock", err)
+	}
+	f.SetResult(4) // from outside, while the loop is not running
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if v, _ := tk.Result(); v != 4 {
+		t.Errorf("result %d, want 4", v)
+	}
+}
+
+func TestHANDLE2_CancelDueTimerInReadyQueue(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	var timer *TimerHandle
+	l.CallSoon(func() { r.log("A cancels the due timer"); timer.Cancel() })
+	timer = l.CallLater(0, r.logFn("timer"))
+	runOne(t, l)
+	// The timer had left the heap: it is skipped and not counted as a
+	// cancelled heap entry (LOOP-4's count stays exact).
+	r.log("heap=%d cancelled count=%d", len(l.timers), l.cancelledTimers)
+	checkEvents(t, []string{"A cancels the due timer", "heap=0 cancelled count=0"}, &r)
+}

@@ -129,3 +129,21 @@ func TestRUN5_MainErrorPropagates(t *testing.T) {
 		t.Errorf("panicking main: %v", err)
 	}
 }
+
+func TestRUN3_StubbornTaskAtCloseOnVirtualTime(t *testing.T) {
+	var r eventLog
+	rn := NewRunner(WithVirtualTime())
+	handlerLog(rn.Loop(), &r)
+	RunWith(rn, func(t *T) (int, error) {
+		CreateTask(t, func(t *T) (int, error) {
+			defer r.log("stubborn unwound")
+			err := Sleep(t, time.Hour)
+			r.log("stubborn ignores %s", ceMsg(err))
+			return NewFuture[int](t).Await(t) // never done: shutdown deadlocks
+		}, WithName("stubborn"))
+		return 0, nil
+	})
+	r.log("close: %v", rn.Close())
+	checkEvents(t, []string{`stubborn ignores CE("")`, "handler: Task was destroyed but it is pending!",
+		"stubborn unwound", "close: <nil>"}, &r)
+}
