@@ -293,3 +293,13 @@ func TestFUT11_FutureOfAnotherLoop(t *testing.T) {
 	r.log("RunUntilComplete: %v", errors.Is(err, ErrRuntime))
 	checkEvents(t, []string{"await: runtime=true attached=true", "RunUntilComplete: true"}, &r)
 }
+
+func TestFUT7_CancelledErrorStoredAsException(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	r.log("SetException(CE): %v", f.SetException(NewCancelledError("as value")))
+	r.log("%s err=%s", state(f), ceMsg(f.Err()))
+	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CE("as value")`}, &r)
+}
