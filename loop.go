@@ -475,7 +475,10 @@ func (l *Loop) poll(timeout time.Duration) {
 		return
 	}
 	if l.virtual {
-		if timeout > 0 {
+		// Work in flight on other goroutines takes no virtual time: wait
+		// for it (it comes back through CallSoonThreadsafe) before
+		// jumping to the next timer.
+		if timeout > 0 && l.external.Load() == 0 {
 			l.virtualNow += timeout
 			return
 		}
