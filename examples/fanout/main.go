@@ -78,7 +78,7 @@ func fanOut(t *asyncio.T, n, limit int, timeout time.Duration) error {
 		return err
 	}
 	fmt.Fprintf(out, "fan-out: %d requests, limit %d (max in flight %d), timeout %v: %d ok, %d timed out, sum %d, took %v\n",
-		n, limit, maxInFlight, timeout, ok, timedOut, sum, (t.Loop().Time()-start).Round(time.Millisecond))
+		n, limit, maxInFlight, timeout, ok, timedOut, sum, (t.Loop().Time() - start).Round(time.Millisecond))
 	return nil
 }
 
