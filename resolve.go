@@ -38,45 +38,31 @@ func WithInterleave(on bool) NetOption {
 // lookupIPAddr is the resolver used by resolveHost; tests may replace it.
 var lookupIPAddr = net.DefaultResolver.LookupIPAddr
 
-// resolveHost returns the addresses of host (asyncio's getaddrinfo in the
-// default executor). IP literals are returned without a lookup, as in
-// asyncio's _ipaddr_info. Names are looked up on a goroutine that reports
-// back through CallSoonThreadsafe; the loop counts it as external work
-// (addExternal), so a virtual-time loop waits for it rather than reporting
-// a deadlock. Cancelling t cancels the lookup's context.
+// resolveHost returns the addresses of host (asyncio's getaddrinfo, run
+// in the default executor). IP literals are returned without a lookup, as
+// in asyncio's _ipaddr_info. Names are looked up with RunInExecutor: the
+// lookup runs on an executor goroutine, its result comes back through
+// CallSoonThreadsafe, and the loop counts it as external work (so a
+// virtual-time loop waits for it instead of reporting a deadlock).
+// Cancelling t cancels the lookup's context.
 func resolveHost(t *T, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
-	l := t.loop
-	f := NewFuture[[]net.IP](l)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	l.addExternal(1)
-	go func() {
+	return ToThread(t, func(ctx context.Context) ([]net.IP, error) {
 		addrs, err := lookupIPAddr(ctx, host)
-		var ips []net.IP
-		for _, a := range addrs {
-			ips = append(ips, a.IP)
+		if err != nil {
+			return nil, err
 		}
-		if err == nil && len(ips) == 0 {
-			err = fmt.Errorf("getaddrinfo() returned empty list for %q", host)
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("getaddrinfo() returned empty list for %q", host)
 		}
-		if _, cerr := l.CallSoonThreadsafe(func() {
-			l.addExternal(-1)
-			if f.Done() {
-				return
-			}
-			if err != nil {
-				f.SetException(err)
-			} else {
-				f.SetResult(ips)
-			}
-		}); cerr != nil {
-			l.addExternal(-1) // the loop is closed; nobody waits any more
+		ips := make([]net.IP, len(addrs))
+		for i, a := range addrs {
+			ips[i] = a.IP
 		}
-	}()
-	return f.Await(t)
+		return ips, nil
+	})
 }
 
 // interleaveFamilies reorders addrs so that the address families
