@@ -489,3 +489,97 @@ func TestFaultWriteAfterClose(t *testing.T) {
 }
 
 var _ = sync.Mutex{}
+
+// CloseClients closes every accepted connection (the peers read EOF) and
+// WaitClosed returns once they are gone; AbortClients does the same
+// without flushing.
+func TestServerCloseAndAbortClients(t *testing.T) {
+	for _, abort := range []bool{false, true} {
+		var log []string
+		runNet(t, func(at *T) error {
+			srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+				_, err := r.Read(t, -1) // until the server closes us
+				return err
+			}, "127.0.0.1", 0)
+			if err != nil {
+				return err
+			}
+			var readers []*StreamReader
+			var writers []*StreamWriter
+			for i := 0; i < 2; i++ {
+				r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+				if err != nil {
+					return err
+				}
+				readers, writers = append(readers, r), append(writers, w)
+			}
+			for len(srv.clients) < 2 {
+				Sleep(at, time.Millisecond)
+			}
+			srv.Close()
+			waited := CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, srv.WaitClosed(t) })
+			Sleep(at, 0)
+			log = append(log, fmt.Sprintf("closed, clients=%d waiting=%v", len(srv.clients), !waited.Done()))
+			if abort {
+				srv.AbortClients()
+			} else {
+				srv.CloseClients()
+			}
+			for i, r := range readers {
+				b, err := r.Read(at, -1)
+				log = append(log, fmt.Sprintf("client %d: %q %v", i, b, err == nil || errors.Is(err, syscall.ECONNRESET)))
+				writers[i].Close()
+			}
+			_, err = waited.Await(at)
+			log = append(log, fmt.Sprintf("wait_closed %v clients=%d", err, len(srv.clients)))
+			return nil
+		})
+		want := []string{"closed, clients=2 waiting=true", `client 0: "" true`, `client 1: "" true`, "wait_closed <nil> clients=0"}
+		if d := cmp.Diff(want, log); d != "" {
+			t.Fatalf("abort=%v: %s", abort, d)
+		}
+	}
+}
+
+// PauseReading removes the read interest; ResumeReading restores it and
+// the data that arrived meanwhile is delivered.
+func TestTransportPauseResumeReading(t *testing.T) {
+	var log []string
+	runNet(t, func(at *T) error {
+		l := at.Loop()
+		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			w.Write([]byte("data"))
+			w.Close()
+			return nil
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		got := NewFuture[struct{}](at)
+		tr, p, err := CreateConnection(at, func() Protocol {
+			p := newLogProtocol(l, "c", &log)
+			p.keep = true
+			p.onData = func(*logProtocol, []byte) { got.SetResult(struct{}{}) }
+			return p
+		}, "127.0.0.1", serverPort(srv))
+		if err != nil {
+			return err
+		}
+		tr.PauseReading()
+		fd := tr.GetExtraInfo("socket").(int)
+		log = append(log, fmt.Sprintf("paused reading=%v watched=%v", tr.IsReading(), l.fds[fd] != nil))
+		tr.ResumeReading()
+		log = append(log, fmt.Sprintf("resumed reading=%v watched=%v", tr.IsReading(), l.fds[fd] != nil))
+		if _, err := got.Await(at); err != nil {
+			return err
+		}
+		tr.Close()
+		p.(*logProtocol).lost.Await(at)
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"c:made", "paused reading=false watched=false", "resumed reading=true watched=true", "c:data data", "c:lost <nil>"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
