@@ -100,7 +100,7 @@ func (c *transportConn) Write(p []byte) (int, error) {
 		}
 		return 0, net.ErrClosed
 	}
-	c.raw.Write(append([]byte(nil), p...))
+	c.raw.Write(p) // sent or copied into the write buffer; never retained
 	return len(p), nil
 }
 
