@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ func main() {
 	flag.Int("size", 64, "W8 message size in bytes")
 	flag.Int("port", 0, "W9 server port on 127.0.0.1")
 	flag.Int("limit", 100, "W9 concurrency limit")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	switch *w {
 	case "echo-server", "fanout-client":
@@ -59,9 +61,23 @@ func main() {
 	if *n <= 0 {
 		*n = defaultN[*w]
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	r, err := fn(*n)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %s: validation failed: %v\n", *w, err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	b, err := json.Marshal(r)
