@@ -33,12 +33,12 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
 	}
 	task := CreateTask(l, main, opts...)
+	// RunUntilComplete already retrieved main's error: return that one, as
+	// a second retrieval of a cancelled task loses its message (FUT-8).
 	if err := l.RunUntilComplete(task); err != nil {
-		if !task.Done() {
-			return zero, err
-		}
+		return zero, err
 	}
-	return task.Result()
+	return task.value, nil
 }
 
 // Close shuts the runner down (RUN-3): it cancels every task still
