@@ -1,0 +1,21 @@
+package main
+
+import "testing"
+
+// Benchmarks over the workloads, for `go test -bench . -benchmem
+// -cpuprofile` on the core's hot paths: one op = one of the workload's n.
+
+func benchWorkload(b *testing.B, w string) {
+	b.ReportAllocs()
+	if _, err := workloads[w](max(b.N, 2)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkW1CallSoon(b *testing.B)  { benchWorkload(b, "W1") }
+func BenchmarkW2Yield(b *testing.B)     { benchWorkload(b, "W2") }
+func BenchmarkW3PingPong(b *testing.B)  { benchWorkload(b, "W3") }
+func BenchmarkW4Spawn(b *testing.B)     { benchWorkload(b, "W4") }
+func BenchmarkW6Cancel(b *testing.B)    { benchWorkload(b, "W6") }
+func BenchmarkW7TaskGroup(b *testing.B) { benchWorkload(b, "W7") }
+func BenchmarkW10Parked(b *testing.B)   { benchWorkload(b, "W10") }
