@@ -163,6 +163,9 @@ func (q *readyQueue) pop() readyEntry {
 	return e
 }
 
+// nextIsTask reports whether the entry pop would return is a task step.
+func (q *readyQueue) nextIsTask() bool { return q.buf[q.head].task != nil }
+
 func (q *readyQueue) grow() {
 	size := 2 * len(q.buf)
 	if size == 0 {

@@ -395,13 +395,49 @@ func (l *Loop) drive(self *T) bool {
 			}
 			e.task.switchTo()
 			return false
-		case e.handle != nil:
-			if fn := e.handle.take(); fn != nil {
+		case l.debug:
+			if e.handle == nil {
+				l.runCallback(e.fn, nil)
+			} else if fn := e.handle.take(); fn != nil {
 				l.runCallback(fn, e.handle)
 			}
 		default:
-			l.runCallback(e.fn, nil)
+			l.runCallbacks(e)
 		}
+	}
+}
+
+// runCallbacks runs the callback entry e and then the callbacks that
+// follow it in the current snapshot, up to the next task step, under one
+// deferred recover instead of one per callback. What runs, in what order,
+// and how a panic is reported (LOOP-12) are exactly as with runCallback:
+// a panic ends the batch after reporting, and drive goes on with the next
+// entry. Debug mode, which times every callback, uses runCallback.
+func (l *Loop) runCallbacks(e readyEntry) {
+	var fn func()
+	var h *Handle
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{
+				Message: "Exception in callback " + funcName(fn),
+				Err:     newPanicError(r),
+				Handle:  h,
+			})
+		}
+	}()
+	for {
+		h, fn = e.handle, e.fn
+		if h != nil {
+			fn = h.take()
+		}
+		if fn != nil {
+			fn()
+		}
+		if l.snapshotLeft == 0 || l.ready.nextIsTask() {
+			return
+		}
+		e = l.ready.pop()
+		l.snapshotLeft--
 	}
 }
 

@@ -8,11 +8,15 @@
 #   REPEATS=3 ONLY='W1|W2|W3|W4|W5|W6|W7|W10' scripts/bench-peers.sh
 #
 # REPEATS, QUICK, ONLY and PROJECT_TIMEOUT are passed through to the driver. The shared directory
-# is ${ASYNCIO_SHARED:-<repo>/../shared}. Needs python3-uvloop (installed here if missing), taskset.
+# is ${ASYNCIO_SHARED:-<repo>/../shared} (in a linked git worktree: beside the main checkout). Needs python3-uvloop (installed here if missing), taskset.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SHARED="${ASYNCIO_SHARED:-$REPO/../shared}"
+if [ -z "${ASYNCIO_SHARED:-}" ] && [ ! -d "$SHARED" ]; then
+  # A linked worktree: look beside the main checkout instead.
+  SHARED="$(cd "$REPO" && cd "$(git rev-parse --git-common-dir)/.." && pwd)/../shared"
+fi
 DRIVER="$SHARED/bench/run-peers.sh"
 [ -x "$DRIVER" ] || [ -f "$DRIVER" ] || { echo "no driver at $DRIVER (set ASYNCIO_SHARED)" >&2; exit 2; }
 export PATH="$PATH:/usr/local/go/bin"

@@ -7,9 +7,13 @@ import "testing"
 
 func benchWorkload(b *testing.B, w string) {
 	b.ReportAllocs()
+	c0 := cpuTime()
 	if _, err := workloads[w](max(b.N, 2)); err != nil {
 		b.Fatal(err)
 	}
+	// Process CPU time (all threads, GC included) per op: steadier than
+	// wall time on a machine shared with other jobs.
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkW1CallSoon(b *testing.B)  { benchWorkload(b, "W1") }
