@@ -294,11 +294,6 @@ func w7(n int) (rec, error) {
 	})
 }
 
-// valueErrorW7f is the ValueError child number n/2 of W7f raises.
-type valueErrorW7f struct{ i int }
-
-func (e *valueErrorW7f) Error() string { return fmt.Sprintf("ValueError(%d)", e.i) }
-
 // childFail is W7f's child: sleep(0); number fail raises ValueError, every
 // other one parks on its own never-done future until cancelled.
 func childFail(fail int) func(i int) func(*asyncio.T) (int, error) {
@@ -308,7 +303,7 @@ func childFail(fail int) func(i int) func(*asyncio.T) (int, error) {
 				return 0, err
 			}
 			if i == fail {
-				return 0, &valueErrorW7f{i}
+				return 0, &asyncio.ValueError{Msg: fmt.Sprint(i)}
 			}
 			_, err := asyncio.NewFuture[struct{}](t).Await(t)
 			return 0, err
