@@ -36,13 +36,16 @@ type T struct {
 	started bool
 	killed  bool
 
-	mustCancel         bool
+	mustCancel bool
+	// The two counters are int32 and sit beside the bools so that T is 128
+	// bytes and a Task[V] with a word-sized V fits the 256-byte size class
+	// (it was 264, rounded up to 288).
+	numCancelRequested int32
+	tasksIndex         int32 // position in loop.tasks
 	cancelMsg          string
-	numCancelRequested int
 	futWaiter          *futureCore
 	stepErr            error // what the current step throws in
 	pendingThrow       error // a RuntimeError for the next step
-	tasksIndex         int   // position in loop.tasks
 }
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
@@ -84,7 +87,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	if tk.t.name == "" {
 		tk.t.name = "Task-" + strconv.FormatUint(taskCounter.Add(1), 10)
 	}
-	tk.t.tasksIndex = len(l.tasks)
+	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
 	l.scheduleStep(&tk.t)
 	return tk
@@ -113,7 +116,7 @@ func (tk *Task[V]) Cancel(msg ...string) bool { return tk.t.cancel(joinMsg(msg))
 
 // Cancelling returns the number of pending cancellation requests
 // (asyncio's cancelling()).
-func (tk *Task[V]) Cancelling() int { return tk.t.numCancelRequested }
+func (tk *Task[V]) Cancelling() int { return int(tk.t.numCancelRequested) }
 
 // Uncancel withdraws one cancellation request (asyncio's uncancel()); see
 // T.Uncancel.
@@ -175,7 +178,7 @@ func (t *T) Cancel(msg ...string) bool { return t.cancel(joinMsg(msg)) }
 
 // Cancelling returns the number of cancellation requests not withdrawn by
 // Uncancel (asyncio's cancelling()). It is not reset when the task ends.
-func (t *T) Cancelling() int { return t.numCancelRequested }
+func (t *T) Cancelling() int { return int(t.numCancelRequested) }
 
 // Uncancel withdraws one cancellation request and returns the remaining
 // count (asyncio's uncancel(), 3.13 semantics: when the count reaches 0 a
@@ -187,7 +190,7 @@ func (t *T) Uncancel() int {
 			t.mustCancel = false
 		}
 	}
-	return t.numCancelRequested
+	return int(t.numCancelRequested)
 }
 
 // Await suspends t until aw is done and returns aw's error (nil on
@@ -422,13 +425,13 @@ func (t *T) kill() {
 }
 
 func (l *Loop) removeTask(t *T) {
-	i := t.tasksIndex
+	i := int(t.tasksIndex)
 	if i < 0 || i >= len(l.tasks) || l.tasks[i] != t {
 		return
 	}
 	last := len(l.tasks) - 1
 	l.tasks[i] = l.tasks[last]
-	l.tasks[i].tasksIndex = i
+	l.tasks[i].tasksIndex = int32(i)
 	l.tasks[last] = nil
 	l.tasks = l.tasks[:last]
 	t.tasksIndex = -1
