@@ -1,7 +1,6 @@
 package asyncio
 
 import (
-	"container/heap"
 	"fmt"
 	"log/slog"
 	"math"
@@ -237,7 +236,7 @@ func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
 	l.checkThread()
 	l.timerSeq++
 	t := &TimerHandle{Handle: Handle{fn: fn, loop: l, inHeap: true}, when: when, seq: l.timerSeq}
-	heap.Push(&l.timers, t)
+	l.timers.push(t)
 	return t
 }
 
@@ -451,8 +450,8 @@ func (l *Loop) runOnceBegin() {
 		l.timers.compact()
 		l.cancelledTimers = 0
 	} else {
-		for len(l.timers) > 0 && l.timers[0].cancelled {
-			heap.Pop(&l.timers)
+		for len(l.timers) > 0 && l.timers.first().cancelled {
+			l.timers.pop()
 			l.cancelledTimers--
 		}
 	}
@@ -480,16 +479,16 @@ func (l *Loop) runOnceBegin() {
 	if len(l.timers) > 0 {
 		end := l.Time()
 		for len(l.timers) > 0 {
-			t := l.timers[0]
+			t := l.timers.first()
 			if t.cancelled {
-				heap.Pop(&l.timers)
+				l.timers.pop()
 				l.cancelledTimers--
 				continue
 			}
 			if t.when > end {
 				break
 			}
-			heap.Pop(&l.timers)
+			l.timers.pop()
 			l.ready.push(readyEntry{handle: &t.Handle})
 		}
 	}
@@ -659,8 +658,8 @@ func (l *Loop) Close() error {
 	l.threadsafeMu.Unlock()
 	l.ready.clear()
 	l.snapshotLeft = 0
-	for _, t := range l.timers {
-		t.inHeap = false
+	for _, s := range l.timers {
+		s.t.inHeap = false
 	}
 	l.timers = nil
 	l.cancelledTimers = 0
