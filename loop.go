@@ -443,7 +443,7 @@ func (l *Loop) runCallbacks(e readyEntry) {
 		if fn != nil {
 			fn()
 		}
-		if l.snapshotLeft == 0 || l.ready.nextIsTask() {
+		if l.snapshotLeft == 0 || l.debug || l.ready.nextIsTask() { // debug may have been turned on by fn
 			return
 		}
 		e = l.ready.pop()
