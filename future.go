@@ -38,14 +38,19 @@ type doneCallback struct {
 
 // futureCore is the untyped state shared by Future[V] and Task[V].
 type futureCore struct {
-	loop      *Loop
-	state     futureState
-	err       error  // the exception of a FINISHED future
-	cancelMsg string // message of a CANCELLED future
-	// cancelledErr is the error a task's function ended with; the first
-	// retrieval returns it, later ones build a fresh CancelledError (FUT-8).
-	cancelledErr error
-	callbacks    []doneCallback
+	loop  *Loop
+	state futureState
+	// errOnce is for a CANCELLED future: see err.
+	errOnce bool
+	// err is the exception of a FINISHED future (nil: success). For a
+	// CANCELLED future it is either, with errOnce, the error a task's
+	// function ended with, which the first retrieval returns and later
+	// ones replace by a fresh CancelledError (FUT-8); or nil or a
+	// *CancelledError carrying the cancel message, copied by every
+	// retrieval. One field serves both states (a future is only ever in
+	// one), which keeps Future[int] at 96 bytes and Task[V] at 224.
+	err       error
+	callbacks []doneCallback
 	// task is set when this is a task's future: Cancel means Task.cancel.
 	task *T
 	// cancelFn, when set, replaces the plain cancel (gather's outer future).
@@ -122,11 +127,15 @@ func (f *futureCore) markRetrieved() {
 
 // makeCancelledError builds the error a cancelled future returns (FUT-8).
 func (f *futureCore) makeCancelledError() error {
-	if err := f.cancelledErr; err != nil {
-		f.cancelledErr = nil
+	if f.errOnce {
+		err := f.err
+		f.err, f.errOnce = nil, false
 		return err
 	}
-	return &CancelledError{Msg: f.cancelMsg}
+	if ce, ok := f.err.(*CancelledError); ok {
+		return &CancelledError{Msg: ce.Msg}
+	}
+	return &CancelledError{}
 }
 
 // resultErr is the error half of asyncio's result(): it also marks a
@@ -178,7 +187,9 @@ func (f *futureCore) cancelPlain(msg string) bool {
 		return false
 	}
 	f.state = stateCancelled
-	f.cancelMsg = msg
+	if msg != "" {
+		f.err = &CancelledError{Msg: msg}
+	}
 	f.scheduleCallbacks()
 	return true
 }

@@ -419,7 +419,7 @@ func (t *T) finishStep(err error) {
 	case err == nil:
 		f.finish(nil)
 	case IsCancelled(err):
-		f.cancelledErr = err
+		f.err, f.errOnce = err, true
 		f.cancelPlain("")
 	default:
 		f.finish(err)
