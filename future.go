@@ -49,7 +49,12 @@ type futureCore struct {
 	// *CancelledError carrying the cancel message, copied by every
 	// retrieval. One field serves both states (a future is only ever in
 	// one), which keeps Future[int] at 96 bytes and Task[V] at 224.
-	err       error
+	err error
+	// waiter is a task awaiting the future that registered while
+	// callbacks was empty, so it is woken before every entry of callbacks
+	// (FUT-5 order). The common case, one task awaiting a future, then
+	// needs no callbacks slice to be allocated.
+	waiter    *T
 	callbacks []doneCallback
 	// task is set when this is a task's future: Cancel means Task.cancel.
 	task *T
@@ -208,6 +213,10 @@ func (f *futureCore) finish(err error) {
 // scheduleCallbacks queues every registered callback with call_soon in
 // registration order (FUT-5): nothing runs inline.
 func (f *futureCore) scheduleCallbacks() {
+	if w := f.waiter; w != nil {
+		f.waiter = nil
+		f.loop.queueCallback(doneCallback{task: w}, f)
+	}
 	cbs := f.callbacks
 	f.callbacks = nil
 	for _, cb := range cbs {

@@ -25,8 +25,7 @@ type taskBody interface {
 // (t.Cancelling()). Its methods must be called from the goroutine running
 // the loop, which is always true inside the task's own function.
 type T struct {
-	fut  *futureCore
-	loop *Loop
+	fut  *futureCore // its loop is the task's loop
 	name string
 	body taskBody
 
@@ -37,9 +36,8 @@ type T struct {
 	killed  bool
 
 	mustCancel bool
-	// The two counters are int32 and sit beside the bools so that T is 128
-	// bytes and a Task[V] with a word-sized V fits the 256-byte size class
-	// (it was 264, rounded up to 288).
+	// The two counters are int32 and sit beside the bools to keep T small:
+	// a Task[V] with a word-sized V fits the 224-byte size class.
 	numCancelRequested int32
 	tasksIndex         int32 // position in loop.tasks
 	cancelMsg          string
@@ -80,7 +78,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	tk := &Task[V]{fn: fn}
 	tk.futureCore.loop = l
 	tk.futureCore.task = &tk.t
-	tk.t = T{fut: &tk.futureCore, loop: l, body: tk}
+	tk.t = T{fut: &tk.futureCore, body: tk}
 	for _, o := range opts {
 		o(&tk.t)
 	}
@@ -141,7 +139,7 @@ func (tk *Task[V]) Await(t *T) (V, error) { return tk.Future.Await(t) }
 func (tk *Task[V]) String() string { return tk.t.String() }
 
 // Loop returns the loop the task runs on.
-func (t *T) Loop() *Loop { return t.loop }
+func (t *T) Loop() *Loop { return t.fut.loop }
 
 // Name returns the task's name (asyncio's get_name).
 func (t *T) Name() string { return t.name }
@@ -236,7 +234,7 @@ func (t *T) cancel(msg string) bool {
 // await from a plain goroutine, a callback, or with another task's handle
 // is a programming error that would corrupt the loop.
 func (t *T) checkRunning() {
-	if t.loop.current != t {
+	if t.fut.loop.current != t {
 		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.name))
 	}
 }
@@ -250,14 +248,18 @@ func (t *T) suspendOn(f *futureCore) error {
 		return errKilled
 	}
 	switch {
-	case f.loop != t.loop:
+	case f.loop != t.fut.loop:
 		t.pendingThrow = runtimeErrorf("Task %s got Future %v attached to a different loop", t, f)
-		t.loop.scheduleStep(t)
+		t.fut.loop.scheduleStep(t)
 	case f == t.fut:
 		t.pendingThrow = runtimeErrorf("Task cannot await on itself: %s", t)
-		t.loop.scheduleStep(t)
+		t.fut.loop.scheduleStep(t)
 	default:
-		f.callbacks = append(f.callbacks, doneCallback{task: t})
+		if f.waiter == nil && len(f.callbacks) == 0 {
+			f.waiter = t
+		} else {
+			f.callbacks = append(f.callbacks, doneCallback{task: t})
+		}
 		t.futWaiter = f
 		if t.mustCancel && f.cancel(t.cancelMsg) {
 			t.mustCancel = false
@@ -277,7 +279,7 @@ func (t *T) yield() error {
 	if t.killed {
 		return errKilled
 	}
-	t.loop.scheduleStep(t)
+	t.fut.loop.scheduleStep(t)
 	return t.park()
 }
 
@@ -286,7 +288,7 @@ var errKilled = &CancelledError{Msg: "event loop closed while the task was pendi
 // park ends the current step: the goroutine runs the loop itself until its
 // own next step comes up, or hands the baton on and blocks.
 func (t *T) park() error {
-	l := t.loop
+	l := t.fut.loop
 	l.endStep(t)
 	if !l.drive(t) {
 		<-t.resume
@@ -368,7 +370,7 @@ var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexi
 
 // main is the task's goroutine.
 func (t *T) main() {
-	l := t.loop
+	l := t.fut.loop
 	if l.debug {
 		l.holderGoroutine = goroutineID()
 	}
@@ -424,7 +426,7 @@ func (t *T) finishStep(err error) {
 	default:
 		f.finish(err)
 	}
-	t.loop.removeTask(t)
+	t.fut.loop.removeTask(t)
 }
 
 // kill unwinds the goroutine of a task still pending when its loop is
@@ -432,7 +434,7 @@ func (t *T) finishStep(err error) {
 func (t *T) kill() {
 	t.killed = true
 	t.resume <- struct{}{}
-	<-t.loop.home
+	<-t.fut.loop.home
 }
 
 func (l *Loop) removeTask(t *T) {
@@ -456,8 +458,8 @@ func Sleep(t *T, d time.Duration) error {
 	if d <= 0 {
 		return t.yield()
 	}
-	f := &Future[struct{}]{futureCore: futureCore{loop: t.loop}}
-	h := t.loop.CallLater(d, func() {
+	f := &Future[struct{}]{futureCore: futureCore{loop: t.fut.loop}}
+	h := t.fut.loop.CallLater(d, func() {
 		if !f.done() {
 			f.SetResult(struct{}{})
 		}
