@@ -279,7 +279,7 @@ type unretrievedReport struct {
 func (f *futureCore) watchUnretrieved(err error) {
 	msg := "Future exception was never retrieved"
 	if f.task != nil {
-		msg = "Task exception was never retrieved: " + f.task.name
+		msg = "Task exception was never retrieved: " + f.task.Name()
 	}
 	c := runtime.AddCleanup(f, reportUnretrieved, unretrievedReport{loop: f.loop, message: msg, err: err})
 	f.unretrieved = &c

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -40,10 +41,14 @@ type T struct {
 	// a Task[V] with a word-sized V fits the 224-byte size class.
 	numCancelRequested int32
 	tasksIndex         int32 // position in loop.tasks
-	cancelMsg          string
-	futWaiter          *futureCore
-	stepErr            error // what the current step throws in
-	pendingThrow       error // a RuntimeError for the next step
+	// nameSeq, when not 0, is the N of the default name "Task-N", which
+	// Name formats on first use: most tasks are never asked their name,
+	// and this field fits in padding while the string costs an allocation.
+	nameSeq      uint32
+	cancelMsg    string
+	futWaiter    *futureCore
+	stepErr      error // what the current step throws in
+	pendingThrow error // a RuntimeError for the next step
 }
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
@@ -83,7 +88,11 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 		o(&tk.t)
 	}
 	if tk.t.name == "" {
-		tk.t.name = "Task-" + strconv.FormatUint(taskCounter.Add(1), 10)
+		if n := taskCounter.Add(1); n <= math.MaxUint32 {
+			tk.t.nameSeq = uint32(n)
+		} else {
+			tk.t.name = "Task-" + strconv.FormatUint(n, 10)
+		}
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
@@ -103,10 +112,10 @@ func (tk *Task[V]) run(t *T) error {
 func (tk *Task[V]) T() *T { return &tk.t }
 
 // Name returns the task's name (asyncio's get_name).
-func (tk *Task[V]) Name() string { return tk.t.name }
+func (tk *Task[V]) Name() string { return tk.t.Name() }
 
 // SetName renames the task (asyncio's set_name).
-func (tk *Task[V]) SetName(name string) { tk.t.name = name }
+func (tk *Task[V]) SetName(name string) { tk.t.SetName(name) }
 
 // Cancel requests the task's cancellation (asyncio's Task.cancel); see
 // T.Cancel.
@@ -142,10 +151,16 @@ func (tk *Task[V]) String() string { return tk.t.String() }
 func (t *T) Loop() *Loop { return t.fut.loop }
 
 // Name returns the task's name (asyncio's get_name).
-func (t *T) Name() string { return t.name }
+func (t *T) Name() string {
+	if t.nameSeq != 0 {
+		t.name = "Task-" + strconv.FormatUint(uint64(t.nameSeq), 10)
+		t.nameSeq = 0
+	}
+	return t.name
+}
 
 // SetName renames the task (asyncio's set_name).
-func (t *T) SetName(name string) { t.name = name }
+func (t *T) SetName(name string) { t.name, t.nameSeq = name, 0 }
 
 // Done reports whether the task is done.
 func (t *T) Done() bool { return t.fut.done() }
@@ -213,7 +228,7 @@ func (t *T) String() string {
 	case t.numCancelRequested > 0:
 		state = "cancelling"
 	}
-	return fmt.Sprintf("<Task %s name='%s'>", state, t.name)
+	return fmt.Sprintf("<Task %s name='%s'>", state, t.Name())
 }
 
 func (t *T) cancel(msg string) bool {
@@ -235,7 +250,7 @@ func (t *T) cancel(msg string) bool {
 // is a programming error that would corrupt the loop.
 func (t *T) checkRunning() {
 	if t.fut.loop.current != t {
-		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.name))
+		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.Name()))
 	}
 }
 
@@ -384,7 +399,7 @@ func (t *T) main() {
 			// must not crash the process: report it (TASK-9).
 			if r := recover(); r != nil {
 				l.CallExceptionHandler(ExceptionContext{
-					Message: "Exception in task " + t.name + " while unwinding at Close",
+					Message: "Exception in task " + t.Name() + " while unwinding at Close",
 					Err:     newPanicError(r),
 					Task:    t,
 				})
