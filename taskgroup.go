@@ -1,0 +1,312 @@
+package asyncio
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ExceptionGroup is asyncio's (Base)ExceptionGroup as raised by a TaskGroup:
+// several errors that happened together. Unwrap returns the members, so
+// errors.Is and errors.As reach every leaf (also through nested groups).
+type ExceptionGroup struct {
+	// Msg is the group's message: "unhandled errors in a TaskGroup".
+	Msg string
+	// Errs are the members: the children's errors in the order their
+	// done handlers ran, then the body's error (TG-7).
+	Errs []error
+}
+
+// Error formats like Python's str(eg), "msg (N sub-exceptions)", followed
+// by the members' messages so that logs show the leaves.
+func (e *ExceptionGroup) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Msg)
+	if len(e.Errs) == 1 {
+		b.WriteString(" (1 sub-exception)")
+	} else {
+		fmt.Fprintf(&b, " (%d sub-exceptions)", len(e.Errs))
+	}
+	for i, err := range e.Errs {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the members (Go 1.20 multi-error form).
+func (e *ExceptionGroup) Unwrap() []error { return e.Errs }
+
+// tgErrorMessage is the message of the ExceptionGroup a TaskGroup raises.
+const tgErrorMessage = "unhandled errors in a TaskGroup"
+
+// Group is an entered asyncio.TaskGroup. It is handed to the body of
+// TaskGroup; use Spawn to start children in it and Cancel to end it early.
+// A Group must only be used from tasks of its loop.
+type Group struct {
+	loop                  *Loop
+	parent                *T
+	entered               bool
+	exiting               bool
+	aborting              bool
+	parentCancelRequested bool
+	// children are the not-yet-handled children in creation order, so that
+	// an abort cancels them in that order.
+	children    []Awaitable
+	errors      []error
+	onCompleted *Future[struct{}]
+}
+
+// TaskGroup runs body in the calling task t with a new task group, then
+// waits for every child started with Spawn (async with asyncio.TaskGroup()
+// as g, 3.13+ semantics; TG-3, TG-4):
+//
+//   - The first child that fails with an error that is not a cancellation
+//     aborts the group: the other children are cancelled (in creation
+//     order) and t is cancelled once, so body's current await returns a
+//     CancelledError. That cancellation is withdrawn (t.Uncancel) on exit.
+//   - If body returns an error, the children are cancelled and awaited.
+//   - The result is nil when nothing failed; the body's CancelledError when
+//     t was cancelled from outside and no child failed; otherwise an
+//     *ExceptionGroup with the children's errors in done-handler order and
+//     the body's non-cancellation error last. If t also has an outside
+//     cancellation pending, it is re-armed so t's next await returns a
+//     CancelledError (3.13).
+//   - A panic in body is asyncio's KeyboardInterrupt case: the children are
+//     cancelled and awaited, their errors go to the exception handler, and
+//     the panic continues with its original value.
+//
+// t must be the running task; otherwise TaskGroup returns the *RuntimeError
+// "TaskGroup <TaskGroup> cannot determine the parent task" without running
+// body.
+func TaskGroup(t *T, body func(g *Group) error) error {
+	g := &Group{loop: t.Loop()}
+	if CurrentTask(g.loop) != t {
+		return &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v cannot determine the parent task", g)}
+	}
+	g.parent = t
+	g.entered = true
+
+	var bodyErr error
+	var panicValue any
+	panicked := true
+	func() {
+		defer func() {
+			if panicked {
+				panicValue = recover()
+			}
+		}()
+		bodyErr = body(g)
+		panicked = false
+	}()
+	if panicked {
+		g.exitPanicking()
+		g.errors = nil
+		panic(panicValue)
+	}
+	err := g.exit(bodyErr)
+	g.errors = nil // as asyncio: the repr of a finished group shows none
+	return err
+}
+
+// Spawn starts fn as a new child task of g (asyncio.TaskGroup.create_task).
+// opts are passed to CreateTask. It fails with a *RuntimeError, without
+// starting fn, if g was never entered ("TaskGroup <TaskGroup> has not been
+// entered"), has finished ("... is finished") or is aborting ("... is
+// shutting down"). Children may be spawned while TaskGroup waits for the
+// others on exit (TG-2).
+func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
+	if !g.entered {
+		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v has not been entered", g)}
+	}
+	if g.exiting && len(g.children) == 0 {
+		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v is finished", g)}
+	}
+	if g.aborting {
+		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v is shutting down", g)}
+	}
+	task := CreateTask(g.loop, fn, opts...)
+	g.children = append(g.children, task)
+	// Always via a done callback, even for a task that is already done, so
+	// an early failure cannot cancel the parent too early (gh-128550).
+	task.AddDoneCallback(func() { g.onTaskDone(task) })
+	return task, nil
+}
+
+// Cancel ends the group early without an error (asyncio.TaskGroup.cancel,
+// Python 3.15): the not-done children are cancelled, and so is the body's
+// task, whose cancellation the group then absorbs, so TaskGroup returns nil
+// unless a child failed. It is idempotent and a no-op once the group has
+// finished.
+func (g *Group) Cancel() {
+	if !g.entered {
+		return
+	}
+	if g.exiting && len(g.children) == 0 {
+		return
+	}
+	if !g.aborting {
+		g.abort()
+		if g.parent != nil && !g.parentCancelRequested {
+			g.parentCancelRequested = true
+			g.parent.Cancel()
+		}
+	}
+}
+
+// String is asyncio's TaskGroup repr: "<TaskGroup tasks=2 errors=1
+// cancelling>", "<TaskGroup entered>", "<TaskGroup>".
+func (g *Group) String() string {
+	var b strings.Builder
+	b.WriteString("<TaskGroup")
+	if n := len(g.children); n > 0 {
+		fmt.Fprintf(&b, " tasks=%d", n)
+	}
+	if n := len(g.errors); n > 0 {
+		fmt.Fprintf(&b, " errors=%d", n)
+	}
+	if g.aborting {
+		b.WriteString(" cancelling")
+	} else if g.entered {
+		b.WriteString(" entered")
+	}
+	b.WriteString(">")
+	return b.String()
+}
+
+// abort is TaskGroup._abort: cancel every not-done child, in creation order.
+func (g *Group) abort() {
+	g.aborting = true
+	for _, c := range append([]Awaitable(nil), g.children...) {
+		if !c.Done() {
+			c.Cancel()
+		}
+	}
+}
+
+// waitChildren is step 4 of __aexit__: wait until no child remains. A
+// cancellation of the parent while not aborting is returned (and aborts);
+// while aborting it is swallowed. pending is the last cancellation seen.
+func (g *Group) waitChildren(propagate error) (newPropagate, pending error) {
+	for len(g.children) > 0 {
+		if g.onCompleted == nil {
+			g.onCompleted = NewFuture[struct{}](g.loop)
+		}
+		if _, err := g.onCompleted.Await(g.parent); err != nil && IsCancelled(err) {
+			pending = err
+			if !g.aborting {
+				propagate = err
+				g.abort()
+			}
+		}
+		g.onCompleted = nil
+	}
+	return propagate, pending
+}
+
+// exit is TaskGroup.__aexit__ (TG-4, 3.13+ with the 3.15 fixes).
+func (g *Group) exit(bodyErr error) error {
+	g.exiting = true
+	var propagate error
+	if IsCancelled(bodyErr) {
+		propagate = bodyErr
+	}
+	if bodyErr != nil && !g.aborting {
+		g.abort()
+	}
+	propagate, pending := g.waitChildren(propagate)
+
+	if g.parentCancelRequested {
+		// The group cancelled its parent: it must take that back.
+		if g.parent.Uncancel() == 0 {
+			propagate = nil
+		} else if propagate == nil {
+			// gh-155433: what is left is someone else's cancellation.
+			propagate = pending
+		}
+	}
+	if propagate != nil && len(g.errors) == 0 {
+		return propagate
+	}
+	errs := g.errors
+	if bodyErr != nil && !IsCancelled(bodyErr) {
+		errs = append(errs, bodyErr)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	if g.parent.Cancelling() > 0 {
+		// An outside cancellation arrived too: keep it armed so the
+		// parent's next await raises it (3.13).
+		g.parent.Uncancel()
+		g.parent.Cancel()
+	}
+	return &ExceptionGroup{Msg: tgErrorMessage, Errs: errs}
+}
+
+// exitPanicking is __aexit__ for a BaseException (KeyboardInterrupt)
+// escaping the body: abort, wait for the children, report their errors
+// (gh-135736) and let the panic continue.
+func (g *Group) exitPanicking() {
+	g.exiting = true
+	if !g.aborting {
+		g.abort()
+	}
+	g.waitChildren(nil)
+	for _, err := range g.errors {
+		g.loop.CallExceptionHandler(ExceptionContext{
+			Message: "TaskGroup task exception was not propagated because the TaskGroup body is being closed with a BaseException",
+			Err:     err,
+			Task:    g.parent,
+		})
+	}
+	// Like asyncio, a base error leaves before the parent is uncancelled.
+}
+
+// onTaskDone is TaskGroup._on_task_done (TG-3).
+func (g *Group) onTaskDone(child Awaitable) {
+	for i, c := range g.children {
+		if c == child {
+			g.children = append(g.children[:i], g.children[i+1:]...)
+			break
+		}
+	}
+	if g.onCompleted != nil && len(g.children) == 0 && !g.onCompleted.Done() {
+		g.onCompleted.SetResult(struct{}{})
+	}
+	if child.Cancelled() {
+		return
+	}
+	err := child.Exception()
+	if err == nil {
+		return
+	}
+	g.errors = append(g.errors, err)
+	if g.parent.Done() {
+		g.loop.CallExceptionHandler(ExceptionContext{
+			Message: fmt.Sprintf("Task %v has errored out but its parent task %v is already completed", child, g.parent),
+			Err:     err,
+			Task:    taskOf(child),
+		})
+		return
+	}
+	if !g.aborting && !g.parentCancelRequested {
+		g.abort()
+		g.parentCancelRequested = true
+		g.parent.Cancel()
+	}
+}
+
+// taskOf returns the untyped task behind a task awaitable, or nil.
+func taskOf(aw Awaitable) *T {
+	switch x := aw.(type) {
+	case *T:
+		return x
+	case interface{ T() *T }:
+		return x.T()
+	}
+	return nil
+}
