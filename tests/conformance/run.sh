@@ -20,6 +20,9 @@ bin="$tmp/conformance-go"
 status=0
 echo "== corpus"
 bash "$check" "$bin" "$shared/conformance/cases" || status=1
+# Extra cases found by random testing (traces from the CPython reference).
+echo "== extra cases (tests/conformance/cases)"
+bash "$check" "$bin" "$repo/tests/conformance/cases" || status=1
 for seed in 1 2 3; do
     echo "== random seed $seed (300 scenarios)"
     bash "$check" --random "$seed" 300 "$bin" || status=1

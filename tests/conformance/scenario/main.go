@@ -109,6 +109,8 @@ type run struct {
 	loop     *asyncio.Loop
 	finished bool
 
+	internal error // first interpreter error (bad op); ends the run, exit 1
+
 	awNames  []string                            // creation order, for nameOf
 	aw       map[string]asyncio.AwaitableOf[any] // awaitable name -> task/future
 	tasks    map[string]asyncio.AwaitableOf[any] // DSL task name -> task
@@ -169,6 +171,9 @@ func (r *run) run() error {
 	r.tasks["main"] = main
 	main.AddDoneCallback(r.loop.Stop)
 	err := r.loop.RunForever()
+	if r.internal != nil {
+		return r.internal
+	}
 	deadlock := false
 	if err != nil {
 		if !errors.Is(err, asyncio.ErrDeadlock) {
@@ -248,12 +253,12 @@ func (r *run) execBlock(f *frame, body []json.RawMessage) (*ret, error) {
 		}
 		var op []json.RawMessage
 		if err := json.Unmarshal(raw, &op); err != nil || len(op) == 0 {
-			return nil, fmt.Errorf("scenario: bad op %s", raw)
+			return nil, r.fail(fmt.Errorf("bad op %s", raw))
 		}
 		name := str(op[0])
 		fn, ok := ops[name]
 		if !ok {
-			return nil, fmt.Errorf("scenario: op %q not supported", name)
+			return nil, r.fail(fmt.Errorf("op %q not supported", name))
 		}
 		sig, err := fn(r, f, op[1:])
 		if err != nil || sig != nil {
@@ -274,6 +279,17 @@ func register(name string, fn opFunc) {
 		panic("duplicate op " + name)
 	}
 	ops[name] = fn
+}
+
+// fail records an interpreter error (not a library outcome): the run stops
+// and the command exits non-zero instead of printing a misleading trace.
+func (r *run) fail(err error) error {
+	if r.internal == nil {
+		r.internal = err
+	}
+	r.finished = true
+	r.loop.Stop()
+	return errRunOver
 }
 
 func (r *run) undefined(f *frame, text string) (*ret, error) {
