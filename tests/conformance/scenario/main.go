@@ -48,9 +48,9 @@ type scenario struct {
 	Main        []json.RawMessage `json:"main"`
 }
 
-// orderedInts is a JSON object name -> int kept in file order (Python dicts
-// preserve it; creation order of primitives does not matter, but keeping it
-// costs nothing).
+// orderedInts is a JSON object name -> int with its names sorted, so that
+// primitives are created in a deterministic order (the order is not
+// observable in a trace).
 type orderedInts struct {
 	names  []string
 	values map[string]int
@@ -103,6 +103,7 @@ type frame struct {
 // canceller is what `cancel_handle` needs from *Handle and *TimerHandle.
 type canceller interface{ Cancel() }
 
+// run is one execution of a scenario (the reference's Run).
 type run struct {
 	sc       *scenario
 	out      *bufio.Writer
