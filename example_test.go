@@ -100,3 +100,25 @@ func ExampleNewTestLoop() {
 	fmt.Println(task.Result())
 	// Output: 24h0m0s <nil>
 }
+
+// A test of a 30-second timeout runs in microseconds on virtual time: the
+// loop jumps straight to the deadline, where the timeout cancels the
+// sleeping body and turns the cancellation into a TimeoutError.
+func ExampleNewTestLoop_timeout() {
+	l := asyncio.NewTestLoop()
+	defer l.Close()
+	realStart := time.Now()
+	task := asyncio.CreateTask(l, func(t *asyncio.T) (string, error) {
+		err := asyncio.Timeout(t, 30*time.Second, func(s *asyncio.TimeoutScope) error {
+			return asyncio.Sleep(t, time.Minute) // too slow
+		})
+		return fmt.Sprintf("at %v: timeout=%v cancelled=%v", t.Loop().Time(),
+			errors.Is(err, asyncio.ErrTimeout), asyncio.IsCancelled(err)), nil
+	})
+	l.RunUntilComplete(task)
+	fmt.Println(task.Result())
+	fmt.Println("real time under a second:", time.Since(realStart) < time.Second)
+	// Output:
+	// at 30s: timeout=true cancelled=false <nil>
+	// real time under a second: true
+}

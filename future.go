@@ -303,8 +303,10 @@ func (f *Future[V]) SetResult(v V) error {
 
 // SetException finishes the future with err and schedules its callbacks
 // (asyncio's set_exception). It returns an *InvalidStateError if the
-// future is already done, and a *RuntimeError for a nil err or a
-// cancellation (use Cancel).
+// future is already done, and a *RuntimeError for a nil err. A
+// *CancelledError is stored as an ordinary error (gather does this,
+// GATHER-3): the future is then done but not Cancelled; use Cancel to
+// cancel it.
 func (f *Future[V]) SetException(err error) error {
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}

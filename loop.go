@@ -147,7 +147,13 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // SetDebug turns debug mode on or off (asyncio's set_debug): slow
 // callbacks and task steps are reported, and loop methods called from a
 // goroutine that is not running the loop panic.
-func (l *Loop) SetDebug(on bool) { l.debug = on }
+func (l *Loop) SetDebug(on bool) {
+	if on && !l.debug && l.running {
+		// Called on the loop's goroutine: it holds the loop from now on.
+		l.holderGoroutine = goroutineID()
+	}
+	l.debug = on
+}
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
 func (l *Loop) Debug() bool { return l.debug }
@@ -201,9 +207,14 @@ func (l *Loop) scheduleStep(t *T) {
 }
 
 // CallLater schedules fn to run d from now (asyncio's call_later). A
-// non-positive d runs it in the next iteration.
+// non-positive d runs it in the next iteration; a deadline past Never
+// (CallLater(Never, fn)) saturates at Never instead of wrapping around.
 func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle {
-	return l.CallAt(l.Time()+d, fn)
+	when := l.Time() + d
+	if d > 0 && when < 0 {
+		when = Never
+	}
+	return l.CallAt(when, fn)
 }
 
 // CallAt schedules fn to run at the absolute loop time when (asyncio's
@@ -464,7 +475,10 @@ func (l *Loop) poll(timeout time.Duration) {
 		return
 	}
 	if l.virtual {
-		if timeout > 0 {
+		// Work in flight on other goroutines takes no virtual time: wait
+		// for it (it comes back through CallSoonThreadsafe) before
+		// jumping to the next timer.
+		if timeout > 0 && l.external.Load() == 0 {
 			l.virtualNow += timeout
 			return
 		}
@@ -567,7 +581,7 @@ func (l *Loop) runCallback(fn func(), h *Handle) {
 				Handle:  h,
 			})
 		}
-		if l.debug {
+		if l.debug && !start.IsZero() { // debug may have been turned on by fn
 			if dt := time.Since(start); dt >= l.slowCallback {
 				slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
 			}

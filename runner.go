@@ -44,7 +44,8 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 // Close shuts the runner down (RUN-3): it cancels every task still
 // pending, runs the loop until they have all finished, reports those that
 // ended with an error other than a cancellation ("unhandled exception
-// during asyncio.run() shutdown"), and closes the loop. It is idempotent.
+// during asyncio.run() shutdown"), shuts the default executor down, and
+// closes the loop. It is idempotent.
 func (r *Runner) Close() error {
 	if r.closed {
 		return nil
@@ -55,7 +56,11 @@ func (r *Runner) Close() error {
 	}
 	l := r.loop
 	cancelAllTasks(l)
-	return l.Close()
+	err := shutdownDefaultExecutorForRunner(l)
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func cancelAllTasks(l *Loop) {

@@ -375,6 +375,15 @@ func (t *T) main() {
 			return
 		}
 		if t.killed {
+			// A deferred call that panics while Close unwinds the task
+			// must not crash the process: report it (TASK-9).
+			if r := recover(); r != nil {
+				l.CallExceptionHandler(ExceptionContext{
+					Message: "Exception in task " + t.name + " while unwinding at Close",
+					Err:     newPanicError(r),
+					Task:    t,
+				})
+			}
 			l.current = nil
 			l.home <- struct{}{}
 			return
@@ -383,14 +392,16 @@ func (t *T) main() {
 		if r := recover(); r != nil {
 			err = newPanicError(r)
 		}
-		l.endStep(t)
 		t.finishStep(err)
+		l.endStep(t)
 		l.drive(t)
 	}()
 	err := t.body.run(t)
 	returned = true
-	l.endStep(t)
+	// Finish first, so that a slow last step is reported with the task's
+	// final state, as asyncio formats the task after its step (DEBUG-2).
 	t.finishStep(err)
+	l.endStep(t)
 	l.drive(t) // a finished task's step never comes up: this hands off
 }
 

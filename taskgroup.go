@@ -53,9 +53,12 @@ type Group struct {
 	exiting               bool
 	aborting              bool
 	parentCancelRequested bool
-	// children are the not-yet-handled children in creation order, so that
-	// an abort cancels them in that order.
-	children    []Awaitable
+	// children holds the children in creation order, so that an abort
+	// cancels them in that order; a handled child is marked removed and
+	// the slice is compacted now and then, so removal is O(1) amortised
+	// even for 100k children.
+	children    []*groupChild
+	live        int // children not yet handled
 	errors      []error
 	onCompleted *Future[struct{}]
 }
@@ -122,17 +125,19 @@ func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V
 	if !g.entered {
 		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v has not been entered", g)}
 	}
-	if g.exiting && len(g.children) == 0 {
+	if g.exiting && g.live == 0 {
 		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v is finished", g)}
 	}
 	if g.aborting {
 		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v is shutting down", g)}
 	}
 	task := CreateTask(g.loop, fn, opts...)
-	g.children = append(g.children, task)
+	child := &groupChild{task: task}
+	g.children = append(g.children, child)
+	g.live++
 	// Always via a done callback, even for a task that is already done, so
 	// an early failure cannot cancel the parent too early (gh-128550).
-	task.AddDoneCallback(func() { g.onTaskDone(task) })
+	task.AddDoneCallback(func() { g.onTaskDone(child) })
 	return task, nil
 }
 
@@ -145,7 +150,7 @@ func (g *Group) Cancel() {
 	if !g.entered {
 		return
 	}
-	if g.exiting && len(g.children) == 0 {
+	if g.exiting && g.live == 0 {
 		return
 	}
 	if !g.aborting {
@@ -162,7 +167,7 @@ func (g *Group) Cancel() {
 func (g *Group) String() string {
 	var b strings.Builder
 	b.WriteString("<TaskGroup")
-	if n := len(g.children); n > 0 {
+	if n := g.live; n > 0 {
 		fmt.Fprintf(&b, " tasks=%d", n)
 	}
 	if n := len(g.errors); n > 0 {
@@ -180,9 +185,10 @@ func (g *Group) String() string {
 // abort is TaskGroup._abort: cancel every not-done child, in creation order.
 func (g *Group) abort() {
 	g.aborting = true
-	for _, c := range append([]Awaitable(nil), g.children...) {
-		if !c.Done() {
-			c.Cancel()
+	// Cancel never runs task code, so the slice cannot change meanwhile.
+	for _, c := range g.children {
+		if !c.removed && !c.task.Done() {
+			c.task.Cancel()
 		}
 	}
 }
@@ -191,7 +197,7 @@ func (g *Group) abort() {
 // cancellation of the parent while not aborting is returned (and aborts);
 // while aborting it is swallowed. pending is the last cancellation seen.
 func (g *Group) waitChildren(propagate error) (newPropagate, pending error) {
-	for len(g.children) > 0 {
+	for g.live > 0 {
 		if g.onCompleted == nil {
 			g.onCompleted = NewFuture[struct{}](g.loop)
 		}
@@ -267,14 +273,10 @@ func (g *Group) exitPanicking() {
 }
 
 // onTaskDone is TaskGroup._on_task_done (TG-3).
-func (g *Group) onTaskDone(child Awaitable) {
-	for i, c := range g.children {
-		if c == child {
-			g.children = append(g.children[:i], g.children[i+1:]...)
-			break
-		}
-	}
-	if g.onCompleted != nil && len(g.children) == 0 && !g.onCompleted.Done() {
+func (g *Group) onTaskDone(c *groupChild) {
+	g.removeChild(c)
+	child := c.task
+	if g.onCompleted != nil && g.live == 0 && !g.onCompleted.Done() {
 		g.onCompleted.SetResult(struct{}{})
 	}
 	if child.Cancelled() {
@@ -309,4 +311,32 @@ func taskOf(aw Awaitable) *T {
 		return x.T()
 	}
 	return nil
+}
+
+// groupChild is one child of a Group.
+type groupChild struct {
+	task    Awaitable
+	removed bool
+}
+
+// removeChild marks c handled and compacts the children when most of them
+// are handled.
+func (g *Group) removeChild(c *groupChild) {
+	c.removed = true
+	g.live--
+	if g.live == 0 {
+		clear(g.children)
+		g.children = g.children[:0]
+		return
+	}
+	if len(g.children) > 64 && g.live < len(g.children)/2 {
+		kept := g.children[:0]
+		for _, x := range g.children {
+			if !x.removed {
+				kept = append(kept, x)
+			}
+		}
+		clear(g.children[len(kept):])
+		g.children = kept
+	}
 }

@@ -86,6 +86,10 @@ type TimeoutScope struct {
 // instead (TMO-6). Any other outcome of body is returned unchanged: the
 // scope never suppresses an error.
 //
+// Unlike Python 3.13 (TMO-7), no TimeoutError is spliced into a different
+// error escaping an expired scope: Go errors have no implicit context chain,
+// so that error is returned as it is (Expired tells what happened).
+//
 // t must be the running task (the scope cancels it); otherwise Timeout
 // returns the *RuntimeError "Timeout should be used inside a task" without
 // running body.

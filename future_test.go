@@ -1,0 +1,305 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// state renders an awaitable's observable state for event logs.
+func state(aw Awaitable) string {
+	return fmt.Sprintf("done=%v cancelled=%v", aw.Done(), aw.Cancelled())
+}
+
+func TestFUT1_TerminalStatesNeverChange(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	r.log("new: %s", state(f))
+	f.SetResult(1)
+	r.log("finished: %s", state(f))
+	r.log("cancel finished: %v, %s", f.Cancel(), state(f))
+	g := NewFuture[int](l)
+	r.log("cancel pending: %v, %s", g.Cancel(), state(g))
+	r.log("set on cancelled: %v, %s", errors.Is(g.SetResult(2), ErrInvalidState), state(g))
+	v, err := f.Result()
+	r.log("result: %d %v", v, err)
+	checkEvents(t, []string{
+		"new: done=false cancelled=false",
+		"finished: done=true cancelled=false",
+		"cancel finished: false, done=true cancelled=false",
+		"cancel pending: true, done=true cancelled=true",
+		"set on cancelled: true, done=true cancelled=true",
+		"result: 1 <nil>",
+	}, &r)
+}
+
+func TestFUT2_SetTwiceIsInvalidState(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	r.log("first: %v", f.SetResult(1))
+	var ise *InvalidStateError
+	err := f.SetResult(2)
+	r.log("SetResult again: %v %v", errors.As(err, &ise), errors.Is(err, ErrInvalidState))
+	err = f.SetException(errors.New("x"))
+	r.log("SetException after: %v", errors.As(err, &ise))
+	v, _ := f.Result()
+	r.log("value kept: %d", v)
+	checkEvents(t, []string{"first: <nil>", "SetResult again: true true", "SetException after: true", "value kept: 1"}, &r)
+	if !strings.Contains(ise.Msg, "FINISHED") {
+		t.Errorf("message %q should name the state", ise.Msg)
+	}
+}
+
+func TestFUT3_ResultAndExceptionByState(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	pending := NewFuture[int](l)
+	_, err := pending.Result()
+	r.log("pending Result: %v", err)
+	r.log("pending Exception: %v", pending.Exception())
+	boom := errors.New("boom")
+	failed := NewFuture[int](l)
+	failed.SetException(boom)
+	_, err = failed.Result()
+	r.log("failed Result: %v; Exception: %v; Err: %v", err, failed.Exception(), failed.Err())
+	ok := NewFuture[string](l)
+	ok.SetResult("v")
+	v, err := ok.Result()
+	r.log("ok Result: %q %v; Exception: %v", v, err, ok.Exception())
+	c := NewFuture[int](l)
+	c.Cancel("why")
+	_, err = c.Result()
+	r.log("cancelled Result: %v; Exception: %v", err, c.Exception())
+	checkEvents(t, []string{
+		"pending Result: asyncio: invalid state: Result is not ready.",
+		"pending Exception: asyncio: invalid state: Exception is not set.",
+		"failed Result: boom; Exception: boom; Err: boom",
+		`ok Result: "v" <nil>; Exception: <nil>`,
+		"cancelled Result: asyncio: cancelled: why; Exception: asyncio: cancelled: why",
+	}, &r)
+}
+
+func TestFUT4_CancelReturnsFalseWhenDoneAndClearsUnretrieved(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	f.AddDoneCallback(func() { r.log("callback: %s", state(f)) })
+	r.log("cancel: %v", f.Cancel("m"))
+	r.log("again: %v", f.Cancel("other"))
+	runOne(t, l)
+	g := NewFuture[int](l)
+	g.SetException(errors.New("unread"))
+	r.log("watching before: %v", g.unretrieved != nil)
+	r.log("cancel failed: %v", g.Cancel())
+	r.log("watching after: %v", g.unretrieved != nil)
+	_, err := f.Result()
+	r.log("msg: %v", err)
+	checkEvents(t, []string{"cancel: true", "again: false", "callback: done=true cancelled=true",
+		"watching before: true", "cancel failed: false", "watching after: false", "msg: asyncio: cancelled: m"}, &r)
+}
+
+func TestFUT5_DoneCallbacksScheduledInOrderNeverInline(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	for _, name := range []string{"cb1", "cb2", "cb3"} {
+		f.AddDoneCallback(r.logFn(name))
+	}
+	l.CallSoon(func() {
+		f.SetResult(1)
+		r.log("after SetResult")
+		f.AddDoneCallback(r.logFn("late cb"))
+		r.log("after late AddDoneCallback")
+	})
+	l.CallSoon(r.logFn("queued before"))
+	runOne(t, l)
+	r.log("--")
+	runOne(t, l)
+	checkEvents(t, []string{"after SetResult", "after late AddDoneCallback", "queued before", "--",
+		"cb1", "cb2", "cb3", "late cb"}, &r)
+}
+
+func TestFUT6_RemoveDoneCallback(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	a := f.AddDoneCallback(r.logFn("a"))
+	b := f.AddDoneCallback(r.logFn("b"))
+	f.AddDoneCallback(r.logFn("c"))
+	r.log("remove b: %d", f.RemoveDoneCallback(b))
+	r.log("remove b again: %d", f.RemoveDoneCallback(b))
+	r.log("ids differ: %v", a != b)
+	f.SetResult(1)
+	runOne(t, l)
+	r.log("remove a after done: %d", f.RemoveDoneCallback(a))
+	checkEvents(t, []string{"remove b: 1", "remove b again: 0", "ids differ: true", "a", "c", "remove a after done: 0"}, &r)
+}
+
+func TestFUT7_SetExceptionNilRejected(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	f := NewFuture[int](l)
+	err := f.SetException(nil)
+	if !errors.Is(err, ErrRuntime) || f.Done() {
+		t.Errorf("SetException(nil) = %v, done=%v; want a RuntimeError and a pending future", err, f.Done())
+	}
+}
+
+func TestFUT8_FirstRetrievalKeepsMessage(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	never := NewFuture[int](l)
+	var inner error
+	tk := CreateTask(l, func(t *T) (int, error) {
+		_, err := never.Await(t)
+		inner = err
+		return 0, err
+	})
+	l.CallSoon(func() { tk.Cancel("m1") })
+	if err := l.RunUntilComplete(tk); err == nil {
+		t.Fatal("want the cancellation")
+	}
+	// RunUntilComplete made the first retrieval and got the task's own error.
+	for i := range 3 {
+		_, err := tk.Result()
+		r.log("result %d: %q", i, err.(*CancelledError).Msg)
+	}
+	// A plain future keeps its message for every retrieval.
+	f := NewFuture[int](l)
+	f.Cancel("m2")
+	for i := range 2 {
+		r.log("future %d: %q", i, f.Err().(*CancelledError).Msg)
+	}
+	checkEvents(t, []string{`result 0: ""`, `result 1: ""`, `result 2: ""`, `future 0: "m2"`, `future 1: "m2"`}, &r)
+
+	// The same without RunUntilComplete retrieving first.
+	tk2 := CreateTask(l, func(t *T) (int, error) { _, err := NewFuture[int](t).Await(t); inner = err; return 0, err })
+	runOne(t, l)
+	tk2.Cancel("m1")
+	runOne(t, l)
+	var r2 eventLog
+	for i := range 3 {
+		_, err := tk2.Result()
+		r2.log("result %d: %q same=%v", i, err.(*CancelledError).Msg, err == inner)
+	}
+	checkEvents(t, []string{`result 0: "m1" same=true`, `result 1: "" same=false`, `result 2: "" same=false`}, &r2)
+}
+
+func TestFUT9_AwaitReturnsResultOrError(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	ok := NewFuture[string](l)
+	bad := NewFuture[string](l)
+	boom := errors.New("boom")
+	tk := CreateTask(l, func(t *T) (int, error) {
+		v, err := ok.Await(t)
+		r.log("ok: %q %v at %v", v, err, l.Time())
+		v, err = bad.Await(t)
+		r.log("bad: %q %v at %v", v, err == boom, l.Time())
+		return 0, nil
+	})
+	l.CallLater(time.Second, func() { ok.SetResult("x") })
+	l.CallLater(2*time.Second, func() { bad.SetException(boom) })
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{`ok: "x" <nil> at 1s`, `bad: "" true at 2s`}, &r)
+}
+
+func TestFUT10_NeverRetrievedReportedOnCollection(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	ctxs := handlerLog(l, &r)
+	boom := errors.New("dropped failure")
+	func() {
+		tk := CreateTask(l, func(*T) (int, error) { return 0, boom }, WithName("dropped"))
+		for !tk.Done() {
+			runOne(t, l)
+		}
+	}()
+	// The report arrives through CallSoonThreadsafe from the cleanup's
+	// goroutine: collect, then run the loop, a bounded number of times.
+	for i := 0; i < 50 && len(*ctxs) == 0; i++ {
+		runtime.GC()
+		runOne(t, l)
+	}
+	checkEvents(t, []string{"handler: Task exception was never retrieved: dropped"}, &r)
+	if len(*ctxs) == 1 && (*ctxs)[0].Err != boom {
+		t.Errorf("context error = %v, want %v", (*ctxs)[0].Err, boom)
+	}
+}
+
+func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	handlerLog(l, &r)
+	retrieve := []func(f *Future[int]){
+		func(f *Future[int]) { f.Result() },
+		func(f *Future[int]) { f.Exception() },
+		func(f *Future[int]) { f.Err() },
+		func(f *Future[int]) { f.Cancel() },
+	}
+	for i, get := range retrieve {
+		func() {
+			f := NewFuture[int](l)
+			f.SetException(fmt.Errorf("failure %d", i))
+			get(f)
+			r.log("%d watched=%v", i, f.unretrieved != nil)
+		}()
+	}
+	func() {
+		f := NewFuture[int](l)
+		f.SetException(errors.New("unread"))
+	}()
+	for i := 0; i < 50 && len(r.events) < 5; i++ {
+		runtime.GC()
+		runOne(t, l)
+	}
+	checkEvents(t, []string{"0 watched=false", "1 watched=false", "2 watched=false", "3 watched=false",
+		"handler: Future exception was never retrieved"}, &r)
+}
+
+func TestFUT11_FutureOfAnotherLoop(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	other := NewTestLoop()
+	defer mustClose(t, other)
+	var r eventLog
+	foreign := NewFuture[int](other)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		_, err := foreign.Await(t)
+		r.log("await: runtime=%v attached=%v", errors.Is(err, ErrRuntime), strings.Contains(fmt.Sprint(err), "attached to a different loop"))
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	err := l.RunUntilComplete(foreign)
+	r.log("RunUntilComplete: %v", errors.Is(err, ErrRuntime))
+	checkEvents(t, []string{"await: runtime=true attached=true", "RunUntilComplete: true"}, &r)
+}
+
+func TestFUT7_CancelledErrorStoredAsException(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	r.log("SetException(CE): %v", f.SetException(NewCancelledError("as value")))
+	r.log("%s err=%s", state(f), ceMsg(f.Err()))
+	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CE("as value")`}, &r)
+}

@@ -1,0 +1,687 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// syncRun runs main as asyncio.Run's main task on a virtual-time loop and
+// fails the test if it errs (ErrDeadlock included: a lost wake-up shows up
+// as a deadlock).
+func syncRun(t *testing.T, main func(tk *T) error) {
+	t.Helper()
+	if _, err := Run(func(tk *T) (struct{}, error) { return struct{}{}, main(tk) }, WithVirtualTime()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// syncSpawn creates a task running fn.
+func syncSpawn(owner LoopOwner, name string, fn func(tk *T) error) *Task[struct{}] {
+	return CreateTask(owner, func(tk *T) (struct{}, error) { return struct{}{}, fn(tk) }, WithName(name))
+}
+
+// syncLog is an ordered event log.
+type syncLog []string
+
+func (l *syncLog) add(format string, a ...any) { *l = append(*l, fmt.Sprintf(format, a...)) }
+
+// syncErr names an error for event logs.
+func syncErr(err error) string {
+	var ce *CancelledError
+	var ve *ValueError
+	var re *RuntimeError
+	var be *BrokenBarrierError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ce):
+		return "CE(" + ce.Msg + ")"
+	case errors.As(err, &be):
+		return "BrokenBarrierError: " + be.Msg
+	case errors.As(err, &ve):
+		return "ValueError: " + ve.Msg
+	case errors.As(err, &re):
+		return "RuntimeError: " + re.Msg
+	case errors.Is(err, ErrQueueShutDown):
+		return "QueueShutDown"
+	case errors.Is(err, ErrQueueFull):
+		return "QueueFull"
+	case errors.Is(err, ErrQueueEmpty):
+		return "QueueEmpty"
+	}
+	return err.Error()
+}
+
+// syncWaitAll awaits every task.
+func syncWaitAll(tk *T, tasks ...*Task[struct{}]) {
+	for _, task := range tasks {
+		_ = tk.Await(task)
+	}
+}
+
+func syncDiff(t *testing.T, want, got syncLog) {
+	t.Helper()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("event log mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestLOCK1_NoOwnerAndReleaseUnlocked(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		lk := NewLock()
+		log.add("release unlocked: %s", syncErr(lk.Release()))
+		log.add("acquire: %s locked=%v", syncErr(lk.Acquire(tk)), lk.Locked())
+		// Another task may release a lock it never acquired.
+		other := syncSpawn(tk, "other", func(c *T) error {
+			log.add("other release: %s", syncErr(lk.Release()))
+			return nil
+		})
+		syncWaitAll(tk, other)
+		log.add("locked=%v", lk.Locked())
+		err := lk.Release()
+		log.add("second release: %s is ErrRuntime=%v", syncErr(err), errors.Is(err, ErrRuntime))
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"release unlocked: RuntimeError: Lock is not acquired.",
+		"acquire: ok locked=true",
+		"other release: ok",
+		"locked=false",
+		"second release: RuntimeError: Lock is not acquired. is ErrRuntime=true",
+	}, log)
+}
+
+func TestLOCK2_AcquireWithoutSuspending(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		lk := NewLock()
+		bg := syncSpawn(tk, "bg", func(c *T) error { log.add("bg runs"); return nil })
+		_ = lk.Acquire(tk) // unlocked, no waiters: no suspension, bg has not run
+		log.add("main acquired")
+		waiter := syncSpawn(tk, "waiter", func(c *T) error {
+			log.add("waiter: %s", syncErr(lk.Acquire(c)))
+			return nil
+		})
+		_ = Sleep(tk, 0) // bg runs, waiter queues
+		waiter.Cancel("stop")
+		_ = lk.Release() // the only waiter is cancelled: nobody to wake
+		// Only a cancelled waiter is queued: it counts as empty (LOCK-2).
+		_ = lk.Acquire(tk)
+		log.add("main re-acquired locked=%v", lk.Locked())
+		syncWaitAll(tk, bg, waiter)
+		return lk.Release()
+	})
+	syncDiff(t, syncLog{
+		"main acquired",
+		"bg runs",
+		"main re-acquired locked=true",
+		"waiter: CE(stop)",
+	}, log)
+}
+
+func TestLOCK3_FIFOHandOffNoBarging(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		lk := NewLock()
+		_ = lk.Acquire(tk)
+		var tasks []*Task[struct{}]
+		for _, name := range []string{"A", "B", "C"} {
+			tasks = append(tasks, syncSpawn(tk, name, func(c *T) error {
+				if err := lk.Acquire(c); err != nil {
+					return err
+				}
+				log.add("%s acquired", name)
+				_ = Sleep(c, 0)
+				return lk.Release()
+			}))
+		}
+		_ = Sleep(tk, 0) // A, B, C queue up
+		_ = lk.Release() // wakes A, but A marks the lock only when it runs
+		log.add("after release locked=%v", lk.Locked())
+		// D sees live waiters and queues behind C: no barging.
+		if err := lk.Acquire(tk); err != nil {
+			return err
+		}
+		log.add("D acquired")
+		syncWaitAll(tk, tasks...)
+		return lk.Release()
+	})
+	syncDiff(t, syncLog{
+		"after release locked=false",
+		"A acquired",
+		"B acquired",
+		"C acquired",
+		"D acquired",
+	}, log)
+}
+
+func TestLOCK4_WokenWaiterCancelledPassesLockOn(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		lk := NewLock()
+		_ = lk.Acquire(tk)
+		mk := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(c *T) error {
+				err := lk.Acquire(c)
+				log.add("%s: %s", name, syncErr(err))
+				if err == nil {
+					return lk.Release()
+				}
+				return err
+			})
+		}
+		a, b := mk("A"), mk("B")
+		_ = Sleep(tk, 0)
+		_ = lk.Release() // A's future is resolved...
+		a.Cancel()       // ...but A gets the CE instead (CANCEL-4) and passes the lock to B
+		syncWaitAll(tk, a, b)
+		log.add("locked=%v waiters=%d", lk.Locked(), lk.waiters.len())
+
+		// A waiter cancelled while still queued is skipped as well.
+		_ = lk.Acquire(tk)
+		c, d := mk("C"), mk("D")
+		_ = Sleep(tk, 0)
+		c.Cancel()
+		_ = Sleep(tk, 0)
+		_ = lk.Release()
+		syncWaitAll(tk, c, d)
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"A: CE()",
+		"B: ok",
+		"locked=false waiters=0",
+		"C: CE()",
+		"D: ok",
+	}, log)
+}
+
+func TestLOCK_BoundToDifferentLoop(t *testing.T) {
+	lk := NewLock()
+	syncRun(t, func(tk *T) error {
+		_ = lk.Acquire(tk)
+		w := syncSpawn(tk, "w", func(c *T) error { return lk.Acquire(c) }) // binds to this loop
+		_ = Sleep(tk, 0)
+		_ = lk.Release()
+		return tk.Await(w)
+	})
+	var got string
+	syncRun(t, func(tk *T) error {
+		// Locked by the first run: this acquire must wait, on another loop.
+		err := lk.Acquire(tk)
+		got = syncErr(err)
+		return nil
+	})
+	if !strings.HasPrefix(got, "RuntimeError: <asyncio.Lock object at 0x") || !strings.HasSuffix(got, "[locked]> is bound to a different event loop") {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestEVENT1_SetWakesAllClearDoesNotUnwake(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		ev := NewEvent()
+		mk := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(c *T) error {
+				err := ev.Wait(c)
+				log.add("%s: %s set=%v", name, syncErr(err), ev.IsSet())
+				return nil
+			})
+		}
+		a, b, c := mk("A"), mk("B"), mk("C")
+		_ = Sleep(tk, 0)
+		c.Cancel("bye") // a cancelled wait removes its future
+		_ = Sleep(tk, 0)
+		log.add("waiters=%d", ev.waiters.len())
+		ev.Set()
+		ev.Set() // no-op
+		ev.Clear()
+		syncWaitAll(tk, a, b, c)
+		ev.Set()
+		bg := syncSpawn(tk, "bg", func(*T) error { log.add("bg"); return nil })
+		log.add("main wait on set event: %s", syncErr(ev.Wait(tk))) // no suspension
+		syncWaitAll(tk, bg)
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"C: CE(bye) set=false",
+		"waiters=2",
+		"A: ok set=false",
+		"B: ok set=false",
+		"main wait on set event: ok",
+		"bg",
+	}, log)
+}
+
+func TestCOND1_LockSharingAndUnacquiredErrors(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		c := NewCondition(nil)
+		log.add("wait: %s", syncErr(c.Wait(tk)))
+		log.add("notify: %s", syncErr(c.Notify(1)))
+		log.add("notify_all: %s", syncErr(c.NotifyAll()))
+		lk := NewLock()
+		c2 := NewCondition(lk)
+		_ = c2.Acquire(tk)
+		log.add("shared lock locked=%v", lk.Locked())
+		log.add("notify locked: %s", syncErr(c2.Notify(1)))
+		_ = lk.Release()
+		log.add("cond locked=%v release: %s", c2.Locked(), syncErr(c2.Release()))
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"wait: RuntimeError: cannot wait on un-acquired lock",
+		"notify: RuntimeError: cannot notify on un-acquired lock",
+		"notify_all: RuntimeError: cannot notify on un-acquired lock",
+		"shared lock locked=true",
+		"notify locked: ok",
+		"cond locked=false release: RuntimeError: Lock is not acquired.",
+	}, log)
+}
+
+func TestCOND2_WaitReleasesAndReacquires(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		c := NewCondition(nil)
+		a := syncSpawn(tk, "A", func(x *T) error {
+			_ = c.Acquire(x)
+			err := c.Wait(x)
+			log.add("A woke: %s locked=%v", syncErr(err), c.Locked())
+			return c.Release()
+		})
+		_ = Sleep(tk, 0)
+		log.add("A waiting, locked=%v", c.Locked())
+		_ = c.Acquire(tk)
+		_ = c.Notify(1)
+		_ = Sleep(tk, 0) // A cannot re-acquire while we hold the lock
+		log.add("main releases")
+		_ = c.Release()
+		syncWaitAll(tk, a)
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"A waiting, locked=false",
+		"main releases",
+		"A woke: ok locked=true",
+	}, log)
+}
+
+// COND-2 (3.13): re-acquisition survives further cancellations and the
+// last CE instance (with its message) is returned with the lock held.
+func TestCOND2_CancelledWaitReacquiresAndKeepsLastCE(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		c := NewCondition(nil)
+		a := syncSpawn(tk, "A", func(x *T) error {
+			_ = c.Acquire(x)
+			err := c.Wait(x)
+			log.add("A: %s locked=%v", syncErr(err), c.Locked())
+			_ = c.Release()
+			return err
+		})
+		_ = Sleep(tk, 0)
+		_ = c.Acquire(tk)
+		a.Cancel("first") // A's wait ends; it queues for the lock we hold
+		_ = Sleep(tk, 0)
+		a.Cancel("second") // A's lock acquire is cancelled; it retries
+		_ = Sleep(tk, 0)
+		log.add("main releases")
+		_ = c.Release()
+		syncWaitAll(tk, a)
+		log.add("A cancelled=%v cancelling=%d", a.Cancelled(), a.Cancelling())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"main releases",
+		"A: CE(second) locked=true",
+		"A cancelled=true cancelling=2",
+	}, log)
+}
+
+// COND-2 (3.13): a waiter that was notified but then fails passes the
+// notification to another waiter.
+func TestCOND2_NotifiedThenCancelledPassesNotification(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		c := NewCondition(nil)
+		mk := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				_ = c.Acquire(x)
+				err := c.Wait(x)
+				log.add("%s: %s", name, syncErr(err))
+				return c.Release()
+			})
+		}
+		a, b := mk("A"), mk("B")
+		_ = Sleep(tk, 0)
+		_ = c.Acquire(tk)
+		_ = c.Notify(1) // A is notified...
+		a.Cancel()      // ...but gets a CE instead, so B must be woken
+		_ = c.Release()
+		syncWaitAll(tk, a, b)
+		return nil
+	})
+	syncDiff(t, syncLog{"A: CE()", "B: ok"}, log)
+}
+
+func TestCOND3_NotifyNInFIFOOrder(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		c := NewCondition(nil)
+		var tasks []*Task[struct{}]
+		for _, name := range []string{"A", "B", "C", "D"} {
+			tasks = append(tasks, syncSpawn(tk, name, func(x *T) error {
+				_ = c.Acquire(x)
+				err := c.Wait(x)
+				log.add("%s: %s", name, syncErr(err))
+				return c.Release()
+			}))
+		}
+		_ = Sleep(tk, 0)
+		_ = c.Acquire(tk)
+		_ = c.Notify(1)
+		_ = c.Notify(1) // skips A, already notified
+		_ = c.Release()
+		_ = Sleep(tk, 0)
+		_ = Sleep(tk, 0)
+		log.add("waiters=%d", c.waiters.len())
+		_ = c.Acquire(tk)
+		_ = c.NotifyAll()
+		_ = c.Release()
+		syncWaitAll(tk, tasks...)
+		return nil
+	})
+	syncDiff(t, syncLog{"A: ok", "B: ok", "waiters=2", "C: ok", "D: ok"}, log)
+}
+
+func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		c := NewCondition(nil)
+		n := 0
+		pred := func() bool { log.add("pred n=%d", n); return n >= 2 }
+		w := syncSpawn(tk, "W", func(x *T) error {
+			_ = c.Acquire(x)
+			err := c.WaitFor(x, pred)
+			log.add("W: %s", syncErr(err))
+			return c.Release()
+		})
+		_ = Sleep(tk, 0)
+		for range 2 {
+			_ = c.Acquire(tk)
+			n++
+			_ = c.NotifyAll()
+			_ = c.Release()
+			_ = Sleep(tk, 0)
+			_ = Sleep(tk, 0)
+		}
+		syncWaitAll(tk, w)
+		_ = c.Acquire(tk)
+		log.add("true at once: %s", syncErr(c.WaitFor(tk, pred)))
+		return c.Release()
+	})
+	syncDiff(t, syncLog{
+		"pred n=0", "pred n=1", "pred n=2", "W: ok",
+		"pred n=2", "true at once: ok",
+	}, log)
+}
+
+func TestSEM1_NegativeValueAndLocked(t *testing.T) {
+	var log syncLog
+	_, err := NewSemaphore(-1)
+	log.add("Semaphore(-1): %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+	_, err = NewBoundedSemaphore(-1)
+	log.add("BoundedSemaphore(-1): %s", syncErr(err))
+	syncRun(t, func(tk *T) error {
+		s, _ := NewSemaphore(1)
+		log.add("value 1 locked=%v", s.Locked())
+		_ = s.Acquire(tk)
+		log.add("value 0 locked=%v", s.Locked())
+		b := syncSpawn(tk, "B", func(x *T) error {
+			err := s.Acquire(x)
+			log.add("B: %s", syncErr(err))
+			return err
+		})
+		_ = Sleep(tk, 0)
+		_ = s.Release() // grants B
+		_ = s.Release() // value 1, but B has not run yet
+		log.add("value %d with B woken but not run: locked=%v", s.value, s.Locked())
+		syncWaitAll(tk, b)
+		log.add("after B ran: value %d locked=%v", s.value, s.Locked())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"Semaphore(-1): ValueError: Semaphore initial value must be >= 0 is ErrValue=true",
+		"BoundedSemaphore(-1): ValueError: Semaphore initial value must be >= 0",
+		"value 1 locked=false",
+		"value 0 locked=true",
+		"value 1 with B woken but not run: locked=true",
+		"B: ok",
+		"after B ran: value 1 locked=false",
+	}, log)
+}
+
+func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		s, _ := NewSemaphore(1)
+		_ = s.Acquire(tk)
+		mk := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				err := s.Acquire(x)
+				log.add("%s: %s", name, syncErr(err))
+				if err != nil {
+					return err
+				}
+				_ = Sleep(x, 0)
+				return s.Release()
+			})
+		}
+		a, b, c := mk("A"), mk("B"), mk("C")
+		_ = Sleep(tk, 0)
+		_ = s.Release() // grants A (value stays 0)
+		a.Cancel()      // A gives its unit back and wakes B
+		syncWaitAll(tk, a, b, c)
+		log.add("value=%d", s.value)
+		return nil
+	})
+	syncDiff(t, syncLog{"A: CE()", "B: ok", "C: ok", "value=1"}, log)
+}
+
+// SEM-2 (3.12+): after any acquire, more waiters are woken while value > 0.
+func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		s, _ := NewSemaphore(0)
+		b := syncSpawn(tk, "B", func(x *T) error {
+			err := s.Acquire(x)
+			log.add("B: %s", syncErr(err))
+			return err
+		})
+		_ = Sleep(tk, 0)
+		_ = s.Release() // grants B
+		_ = s.Release() // value 1, nobody else to wake yet
+		// Main must queue: B is woken but has not run (no barging). Nobody
+		// releases again: B's acquire wakes main on its way out.
+		err := s.Acquire(tk)
+		log.add("main: %s", syncErr(err))
+		syncWaitAll(tk, b)
+		log.add("value=%d", s.value)
+		return nil
+	})
+	syncDiff(t, syncLog{"B: ok", "main: ok", "value=0"}, log)
+}
+
+func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		s, _ := NewSemaphore(1)
+		_ = s.Release()
+		_ = s.Release()
+		log.add("plain value=%d", s.value)
+		for range 3 {
+			_ = s.Acquire(tk)
+		}
+		log.add("three acquires, locked=%v", s.Locked())
+
+		bs, _ := NewBoundedSemaphore(1)
+		err := bs.Release()
+		log.add("bounded release at initial: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+		_ = bs.Acquire(tk)
+		log.add("locked=%v", bs.Locked())
+		log.add("release after acquire: %s", syncErr(bs.Release()))
+		log.add("second release: %s", syncErr(bs.Release()))
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"plain value=3",
+		"three acquires, locked=true",
+		"bounded release at initial: ValueError: BoundedSemaphore released too many times is ErrValue=true",
+		"locked=true",
+		"release after acquire: ok",
+		"second release: ValueError: BoundedSemaphore released too many times",
+	}, log)
+}
+
+func TestBAR1_IndicesAndDraining(t *testing.T) {
+	var log syncLog
+	_, err := NewBarrier(0)
+	log.add("Barrier(0): %s", syncErr(err))
+	syncRun(t, func(tk *T) error {
+		b, _ := NewBarrier(2)
+		log.add("parties=%d", b.Parties())
+		a := syncSpawn(tk, "A", func(x *T) error {
+			i, err := b.Wait(x)
+			log.add("A: index %d %s", i, syncErr(err))
+			return err
+		})
+		_ = Sleep(tk, 0)
+		log.add("n_waiting=%d", b.NWaiting())
+		i, err := b.Wait(tk) // last arrival: draining, returns without waiting
+		log.add("main: index %d %s, n_waiting while draining=%d", i, syncErr(err), b.NWaiting())
+		// Arriving again while A has not left: blocked until A leaves and the
+		// barrier fills again; D, which starts meanwhile, arrives first.
+		d := syncSpawn(tk, "D", func(x *T) error {
+			i, err := b.Wait(x)
+			log.add("D: index %d %s", i, syncErr(err))
+			return err
+		})
+		i, err = b.Wait(tk)
+		log.add("main again: index %d %s", i, syncErr(err))
+		syncWaitAll(tk, a, d)
+		log.add("n_waiting=%d broken=%v", b.NWaiting(), b.Broken())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"Barrier(0): ValueError: parties must be >= 1",
+		"parties=2",
+		"n_waiting=1",
+		"main: index 1 ok, n_waiting while draining=0",
+		"A: index 0 ok",
+		"main again: index 1 ok",
+		"D: index 0 ok",
+		"n_waiting=0 broken=false",
+	}, log)
+}
+
+func TestBAR2_AbortAndReset(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		b, _ := NewBarrier(3)
+		mk := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				_, err := b.Wait(x)
+				log.add("%s: %s", name, syncErr(err))
+				return nil
+			})
+		}
+		a1, a2 := mk("A1"), mk("A2")
+		_ = Sleep(tk, 0)
+		log.add("n_waiting=%d", b.NWaiting())
+		b.Reset()
+		log.add("resetting: n_waiting=%d broken=%v", b.NWaiting(), b.Broken())
+		syncWaitAll(tk, a1, a2)
+		log.add("after reset: %s", b.state)
+
+		c := mk("C")
+		_ = Sleep(tk, 0)
+		b.Abort()
+		log.add("aborted: broken=%v", b.Broken())
+		syncWaitAll(tk, c)
+		_, err := b.Wait(tk)
+		log.add("wait on broken: %s is ErrBrokenBarrier=%v ErrRuntime=%v",
+			syncErr(err), errors.Is(err, ErrBrokenBarrier), errors.Is(err, ErrRuntime))
+		b.Reset()
+		log.add("reset with nobody inside: %s broken=%v", b.state, b.Broken())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"n_waiting=2",
+		"resetting: n_waiting=0 broken=false",
+		"A1: BrokenBarrierError: Abort or reset of barrier",
+		"A2: BrokenBarrierError: Abort or reset of barrier",
+		"after reset: filling",
+		"aborted: broken=true",
+		"C: BrokenBarrierError: Abort or reset of barrier",
+		"wait on broken: BrokenBarrierError: Barrier aborted is ErrBrokenBarrier=true ErrRuntime=true",
+		"reset with nobody inside: filling broken=false",
+	}, log)
+}
+
+func ExampleLock() {
+	_, _ = Run(func(t *T) (struct{}, error) {
+		lock := NewLock()
+		var order []string
+		worker := func(name string) func(*T) (struct{}, error) {
+			return func(t *T) (struct{}, error) {
+				if err := lock.Acquire(t); err != nil {
+					return struct{}{}, err
+				}
+				defer lock.Release()
+				order = append(order, name+" in")
+				_ = Sleep(t, 0) // others queue up meanwhile
+				order = append(order, name+" out")
+				return struct{}{}, nil
+			}
+		}
+		a := CreateTask(t, worker("a"))
+		b := CreateTask(t, worker("b"))
+		_ = t.Await(a)
+		_ = t.Await(b)
+		fmt.Println(order)
+		return struct{}{}, nil
+	})
+	// Output: [a in a out b in b out]
+}
+
+func ExampleSemaphore() {
+	_, _ = Run(func(t *T) (struct{}, error) {
+		sem, _ := NewSemaphore(2) // at most two workers at a time
+		active, peak := 0, 0
+		var tasks []*Task[struct{}]
+		for range 5 {
+			tasks = append(tasks, CreateTask(t, func(t *T) (struct{}, error) {
+				if err := sem.Acquire(t); err != nil {
+					return struct{}{}, err
+				}
+				defer sem.Release()
+				active++
+				peak = max(peak, active)
+				_ = Sleep(t, 0)
+				active--
+				return struct{}{}, nil
+			}))
+		}
+		for _, task := range tasks {
+			_ = t.Await(task)
+		}
+		fmt.Println("peak concurrency:", peak)
+		return struct{}{}, nil
+	}, WithVirtualTime())
+	// Output: peak concurrency: 2
+}

@@ -1,0 +1,654 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// eventLog is an event log shared by callbacks and task steps. The loop
+// runs one of them at a time and hands control over through channels
+// (MODEL-1), so it needs no lock.
+type eventLog struct{ events []string }
+
+func (r *eventLog) log(format string, args ...any) {
+	r.events = append(r.events, fmt.Sprintf(format, args...))
+}
+
+// logFn returns a callback that logs name.
+func (r *eventLog) logFn(name string) func() { return func() { r.log("%s", name) } }
+
+func checkEvents(t *testing.T, want []string, r *eventLog) {
+	t.Helper()
+	if d := cmp.Diff(want, r.events); d != "" {
+		t.Errorf("event log mismatch (-want +got):\n%s", d)
+	}
+}
+
+// handlerLog installs an exception handler that logs "handler: <message>"
+// and keeps the contexts.
+func handlerLog(l *Loop, r *eventLog) *[]ExceptionContext {
+	var ctxs []ExceptionContext
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		r.log("handler: %s", c.Message)
+		ctxs = append(ctxs, c)
+	})
+	return &ctxs
+}
+
+// mustPanic runs f and returns the value it panicked with; it fails the
+// test if f returns normally.
+func mustPanic(t *testing.T, what string, f func()) (v any) {
+	t.Helper()
+	defer func() {
+		v = recover()
+		if v == nil {
+			t.Errorf("%s: no panic", what)
+		}
+	}()
+	f()
+	return nil
+}
+
+func mustClose(t *testing.T, l *Loop) {
+	t.Helper()
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+// runOne runs exactly one iteration with poll timeout 0 (LOOP-8).
+func runOne(t *testing.T, l *Loop) {
+	t.Helper()
+	l.Stop()
+	if err := l.RunForever(); err != nil {
+		t.Fatalf("RunForever: %v", err)
+	}
+}
+
+func TestMODEL1_OneThingAtATime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		loop *Loop
+	}{{"virtual", NewTestLoop()}, {"real", NewLoop()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := tc.loop
+			defer mustClose(t, l)
+			busy, overlaps, steps := false, 0, 0
+			enter := func() {
+				if busy {
+					overlaps++
+				}
+				busy = true
+				steps++
+			}
+			leave := func() { busy = false }
+			var tasks []Awaitable
+			for i := range 5 {
+				tasks = append(tasks, CreateTask(l, func(t *T) (int, error) {
+					for range 20 {
+						enter()
+						l.CallSoon(func() { enter(); leave() })
+						leave()
+						if err := Sleep(t, 0); err != nil {
+							return 0, err
+						}
+					}
+					return i, nil
+				}))
+			}
+			for _, tk := range tasks {
+				if err := l.RunUntilComplete(tk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if overlaps != 0 || steps != 200 {
+				t.Errorf("overlaps=%d steps=%d, want 0 and 200", overlaps, steps)
+			}
+		})
+	}
+}
+
+func TestMODEL2_NothingRunsInline(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	f.AddDoneCallback(r.logFn("done callback"))
+	g := NewFuture[int](l)
+	g.AddDoneCallback(r.logFn("cancel callback"))
+	l.CallSoon(func() {
+		f.SetResult(1)
+		r.log("after SetResult")
+		g.Cancel()
+		r.log("after Cancel")
+		tk := CreateTask(l, func(t *T) (int, error) { r.log("task body"); return 0, nil })
+		r.log("after CreateTask")
+		tk.Cancel()
+		r.log("after Task.Cancel")
+	})
+	runOne(t, l)
+	runOne(t, l)
+	checkEvents(t, []string{"after SetResult", "after Cancel", "after CreateTask", "after Task.Cancel",
+		"done callback", "cancel callback"}, &r)
+}
+
+func TestMODEL3_AwaitDoneFutureDoesNotSuspend(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	done := NewFuture[int](l)
+	done.SetResult(7)
+	a := CreateTask(l, func(t *T) (int, error) {
+		r.log("a before")
+		v, err := done.Await(t)
+		r.log("a after %d", v)
+		return v, err
+	})
+	b := CreateTask(l, func(t *T) (int, error) { r.log("b"); return 0, nil })
+	if err := l.RunUntilComplete(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunUntilComplete(a); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"a before", "a after 7", "b"}, &r)
+}
+
+func TestLOOP1_TimersAfterReadyHandles(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallAt(0, r.logFn("timer@0"))
+	l.CallSoon(r.logFn("soon1"))
+	l.CallLater(time.Second, func() { r.log("timer@1s now=%v", l.Time()) })
+	l.CallSoon(r.logFn("soon2"))
+	runOne(t, l)
+	r.log("--")
+	l.CallLater(2*time.Second, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"soon1", "soon2", "timer@0", "--", "timer@1s now=1s"}, &r)
+}
+
+func TestLOOP2_SnapshotOrder(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallLater(0, r.logFn("T"))
+	l.CallSoon(func() {
+		r.log("A")
+		l.CallSoon(r.logFn("B"))
+	})
+	l.CallSoon(r.logFn("C"))
+	runOne(t, l)
+	r.log("--")
+	runOne(t, l)
+	checkEvents(t, []string{"A", "C", "T", "--", "B"}, &r)
+}
+
+func TestLOOP3_PollTimeoutCapped(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallLater(48*time.Hour, func() { r.log("fired at %v", l.Time()) })
+	// One iteration with nothing ready waits at most 24 h: the virtual
+	// clock shows how long the poll waited.
+	l.runOnceBegin()
+	r.log("after 1st poll: now=%v ready=%d", l.Time(), l.snapshotLeft)
+	l.runOnceBegin()
+	r.log("after 2nd poll: now=%v ready=%d", l.Time(), l.snapshotLeft)
+	l.inIteration = false
+	l.CallSoon(l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"after 1st poll: now=24h0m0s ready=0",
+		"after 2nd poll: now=48h0m0s ready=1",
+		"fired at 48h0m0s",
+	}, &r)
+}
+
+func TestLOOP4_LazyTimerRemoval(t *testing.T) {
+	schedule := func(l *Loop, n int) []*TimerHandle {
+		var hs []*TimerHandle
+		for i := range n {
+			hs = append(hs, l.CallLater(time.Hour+time.Duration(i)*time.Second, func() {}))
+		}
+		return hs
+	}
+	t.Run("101 timers, 51 cancelled: rebuild", func(t *testing.T) {
+		l := NewTestLoop()
+		defer mustClose(t, l)
+		hs := schedule(l, 101)
+		for _, h := range hs[50:] { // the head stays alive
+			h.Cancel()
+		}
+		if got := l.cancelledTimers; got != 51 {
+			t.Errorf("cancelled count = %d, want 51", got)
+		}
+		runOne(t, l)
+		if got, want := []int{len(l.timers), l.cancelledTimers}, []int{50, 0}; !cmp.Equal(got, want) {
+			t.Errorf("timers, cancelled = %v, want %v", got, want)
+		}
+	})
+	t.Run("100 timers, 59 cancelled, head alive: nothing removed", func(t *testing.T) {
+		l := NewTestLoop()
+		defer mustClose(t, l)
+		hs := schedule(l, 100)
+		for _, h := range hs[1:60] {
+			h.Cancel()
+		}
+		runOne(t, l)
+		if got, want := []int{len(l.timers), l.cancelledTimers}, []int{100, 59}; !cmp.Equal(got, want) {
+			t.Errorf("timers, cancelled = %v, want %v", got, want)
+		}
+		// Cancelling the head too pops every cancelled timer off the head.
+		hs[0].Cancel()
+		runOne(t, l)
+		if got, want := []int{len(l.timers), l.cancelledTimers}, []int{40, 0}; !cmp.Equal(got, want) {
+			t.Errorf("after cancelling the head: timers, cancelled = %v, want %v", got, want)
+		}
+	})
+}
+
+func TestLOOP5_EqualDeadlinesAllFireTogether(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	seen := map[int]bool{}
+	for i := range 10 {
+		l.CallAt(time.Second, func() { seen[i] = true })
+	}
+	l.CallAt(time.Second, func() { l.CallSoon(func() { r.log("next iteration: %d fired", len(seen)) }) })
+	l.CallAt(2*time.Second, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	// The order among equal deadlines is unspecified (LOOP-5); only
+	// "all in the same iteration" is asserted.
+	checkEvents(t, []string{"next iteration: 10 fired"}, &r)
+}
+
+func TestLOOP6_CallLaterIsCallAtNowPlusDelay(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallLater(3*time.Second, func() {
+		r.log("at %v", l.Time())
+		h := l.CallLater(2*time.Second, func() { r.log("later at %v", l.Time()) })
+		r.log("when=%v", h.When())
+		l.CallAt(time.Second, func() { r.log("past deadline at %v", l.Time()) })
+		l.CallLater(-time.Second, func() { r.log("negative delay at %v", l.Time()) })
+		l.CallSoon(r.logFn("soon"))
+	})
+	l.CallLater(10*time.Second, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"at 3s", "when=5s", "soon", "past deadline at 3s", "negative delay at 3s", "later at 5s"}, &r)
+}
+
+func TestLOOP6_CallLaterNeverDoesNotWrap(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallLater(time.Second, func() {
+		l.CallLater(Never, r.logFn("never timer fired"))
+	})
+	l.CallLater(2*time.Second, func() { r.log("stop at %v", l.Time()); l.Stop() })
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"stop at 2s"}, &r)
+}
+
+func TestLOOP7_CallSoonFIFO(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	for i := range 200 { // more than the ready ring's first size
+		l.CallSoon(func() { r.log("%d", i) })
+	}
+	runOne(t, l)
+	var want []string
+	for i := range 200 {
+		want = append(want, fmt.Sprint(i))
+	}
+	checkEvents(t, want, &r)
+}
+
+func TestLOOP8_StopFinishesIteration(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallSoon(func() {
+		r.log("A stops")
+		l.Stop()
+		l.CallSoon(r.logFn("B"))
+	})
+	l.CallSoon(r.logFn("C"))
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	r.log("returned, running=%v", l.IsRunning())
+	runOne(t, l)
+	checkEvents(t, []string{"A stops", "C", "returned, running=false", "B"}, &r)
+}
+
+func TestLOOP8_StopBeforeRunForever(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallSoon(func() { r.log("A"); l.CallSoon(r.logFn("B")) })
+	l.CallLater(time.Hour, r.logFn("timer"))
+	l.Stop()
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	// Exactly one iteration with poll timeout 0: no time passed.
+	r.log("returned at %v", l.Time())
+	// The flag was cleared: this run goes on until the 1 s stop.
+	l.CallLater(time.Second, func() { r.log("stop at %v", l.Time()); l.Stop() })
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"A", "returned at 0s", "B", "stop at 1s"}, &r)
+}
+
+func TestLOOP9_RunUntilComplete(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	ok := CreateTask(l, func(t *T) (string, error) {
+		if err := Sleep(t, time.Second); err != nil {
+			return "", err
+		}
+		return "done", nil
+	})
+	if err := l.RunUntilComplete(ok); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ok.Result()
+	boom := errors.New("boom")
+	failing := CreateTask(l, func(t *T) (int, error) { return 0, boom })
+	ferr := l.RunUntilComplete(failing)
+
+	f := NewFuture[int](l)
+	l.CallSoon(l.Stop)
+	serr := l.RunUntilComplete(f)
+	var re *RuntimeError
+	got := []string{v, fmt.Sprint(err), fmt.Sprint(errors.Is(ferr, boom)), fmt.Sprint(errors.As(serr, &re) && re.Msg == "Event loop stopped before Future completed."),
+		l.Time().String()}
+	if d := cmp.Diff([]string{"done", "<nil>", "true", "true", "1s"}, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	f.Cancel()
+}
+
+func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	l.CallSoon(func() {
+		r.log("RunForever: %v", l.RunForever())
+		r.log("RunUntilComplete: %v", l.RunUntilComplete(f))
+		r.log("Close: %v", l.Close())
+		r.log("running=%v", l.IsRunning())
+	})
+	runOne(t, l)
+	checkEvents(t, []string{
+		"RunForever: asyncio: This event loop is already running",
+		"RunUntilComplete: asyncio: This event loop is already running",
+		"Close: asyncio: Cannot close a running event loop",
+		"running=true",
+	}, &r)
+	f.Cancel()
+}
+
+func TestLOOP11_Close(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	l.CallSoon(r.logFn("discarded soon"))
+	l.CallLater(time.Second, r.logFn("discarded timer"))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	r.log("closed=%v", l.IsClosed())
+	isClosed := func(what string, v any) {
+		err, _ := v.(error)
+		r.log("%s: closed=%v runtime=%v", what, errors.Is(err, ErrLoopClosed), errors.Is(err, ErrRuntime))
+	}
+	isClosed("CallSoon", mustPanic(t, "CallSoon", func() { l.CallSoon(func() {}) }))
+	isClosed("CallLater", mustPanic(t, "CallLater", func() { l.CallLater(time.Second, func() {}) }))
+	isClosed("CallAt", mustPanic(t, "CallAt", func() { l.CallAt(time.Second, func() {}) }))
+	isClosed("CreateTask", mustPanic(t, "CreateTask", func() {
+		CreateTask(l, func(*T) (int, error) { r.log("task ran"); return 0, nil })
+	}))
+	isClosed("NewFuture", mustPanic(t, "NewFuture", func() { NewFuture[int](l) }))
+	_, err := l.CallSoonThreadsafe(func() {})
+	isClosed("CallSoonThreadsafe", err)
+	isClosed("RunForever", l.RunForever())
+	isClosed("AddReader", l.AddReader(0, func() {}))
+	checkEvents(t, []string{
+		"closed=true",
+		"CallSoon: closed=true runtime=true",
+		"CallLater: closed=true runtime=true",
+		"CallAt: closed=true runtime=true",
+		"CreateTask: closed=true runtime=true",
+		"NewFuture: closed=true runtime=true",
+		"CallSoonThreadsafe: closed=true runtime=true",
+		"RunForever: closed=true runtime=true",
+		"AddReader: closed=true runtime=true",
+	}, &r)
+	if !strings.Contains(fmt.Sprint(l.RunForever()), "Event loop is closed") {
+		t.Errorf("closed-loop message should say %q", "Event loop is closed")
+	}
+}
+
+func TestLOOP12_CallbackPanicGoesToHandler(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	ctxs := handlerLog(l, &r)
+	f := NewFuture[int](l)
+	f.AddDoneCallback(func() { r.log("first done callback panics"); panic("kaboom") })
+	f.AddDoneCallback(r.logFn("second done callback"))
+	l.CallSoon(func() { f.SetResult(1) })
+	runOne(t, l)
+	runOne(t, l)
+	var h *Handle
+	h = l.CallSoon(func() { panic(errors.New("as error")) })
+	runOne(t, l)
+	checkEvents(t, []string{
+		"first done callback panics",
+		"handler: Exception in callback github.com/go-asyncio/asyncio.TestLOOP12_CallbackPanicGoesToHandler.func1",
+		"second done callback",
+		"handler: Exception in callback github.com/go-asyncio/asyncio.TestLOOP12_CallbackPanicGoesToHandler.func3",
+	}, &r)
+	if len(*ctxs) != 2 {
+		t.Fatalf("got %d handler calls", len(*ctxs))
+	}
+	var pe *PanicError
+	if !errors.As((*ctxs)[0].Err, &pe) || pe.Value != "kaboom" || !strings.Contains(string(pe.Stack), "TestLOOP12") {
+		t.Errorf("first context error = %#v, want *PanicError(kaboom) with the stack", (*ctxs)[0].Err)
+	}
+	if c := (*ctxs)[1]; c.Handle != h || c.Err == nil || c.Err.Error() != "asyncio: panic: as error" {
+		t.Errorf("second context = %+v, want the handle and the panic", c)
+	}
+}
+
+func TestHANDLE1_CancelSkipsQueuedHandle(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	var b *Handle
+	l.CallSoon(func() { r.log("A cancels B"); b.Cancel(); b.Cancel() })
+	b = l.CallSoon(r.logFn("B"))
+	c := l.CallSoon(r.logFn("C"))
+	runOne(t, l)
+	c.Cancel() // after it ran: no effect beyond Cancelled
+	r.log("B cancelled=%v C cancelled=%v", b.Cancelled(), c.Cancelled())
+	checkEvents(t, []string{"A cancels B", "C", "B cancelled=true C cancelled=true"}, &r)
+}
+
+func TestHANDLE2_TimerWhenAndCancel(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.CallLater(time.Second, func() {
+		h := l.CallLater(time.Minute, r.logFn("cancelled timer"))
+		r.log("when=%v", h.When())
+		h.Cancel()
+		r.log("cancelled=%v count=%d", h.Cancelled(), l.cancelledTimers)
+	})
+	l.CallLater(2*time.Minute, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"when=1m1s", "cancelled=true count=1"}, &r)
+}
+
+func TestHANDLE3_ThreadsafeCancelFromAnotherGoroutine(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	hc := make(chan *Handle)
+	go func() {
+		h, _ := l.CallSoonThreadsafe(r.logFn("cancelled threadsafe"))
+		h.Cancel()
+		hc <- h
+	}()
+	h := <-hc
+	go func() {
+		h2, _ := l.CallSoonThreadsafe(r.logFn("kept threadsafe"))
+		hc <- h2
+	}()
+	h2 := <-hc
+	runOne(t, l)
+	r.log("cancelled=%v %v", h.Cancelled(), h2.Cancelled())
+	checkEvents(t, []string{"kept threadsafe", "cancelled=true false"}, &r)
+}
+
+// A foreign goroutine's CallSoonThreadsafe must wake a loop that is blocked
+// waiting for a far-away real timer (THREAD-1).
+func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
+	l := NewLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	far := l.CallLater(time.Hour, r.logFn("far timer"))
+	blocked := make(chan struct{})
+	l.CallSoon(func() { close(blocked) })
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-blocked
+		waitUntilSleeping(l)
+		l.CallSoonThreadsafe(func() { r.log("woken"); l.Stop() })
+	})
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	far.Cancel()
+	if l.Time() > time.Minute {
+		t.Errorf("loop woke after %v", l.Time())
+	}
+	checkEvents(t, []string{"woken"}, &r)
+}
+
+// waitUntilSleeping returns once l is blocked in its poll (white box: the
+// sleep mode is set under the threadsafe mutex right before blocking).
+func waitUntilSleeping(l *Loop) {
+	for {
+		l.threadsafeMu.Lock()
+		mode := l.sleepMode
+		l.threadsafeMu.Unlock()
+		if mode != sleepAwake {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestBadInput_NilCallbacksRejected(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	isRuntime := func(what string, v any) {
+		err, _ := v.(error)
+		r.log("%s: %v", what, errors.Is(err, ErrRuntime))
+	}
+	isRuntime("CallSoon", mustPanic(t, "CallSoon(nil)", func() { l.CallSoon(nil) }))
+	isRuntime("CallLater", mustPanic(t, "CallLater(nil)", func() { l.CallLater(time.Second, nil) }))
+	isRuntime("CallAt", mustPanic(t, "CallAt(nil)", func() { l.CallAt(time.Second, nil) }))
+	isRuntime("AddDoneCallback", mustPanic(t, "AddDoneCallback(nil)", func() { NewFuture[int](l).AddDoneCallback(nil) }))
+	isRuntime("CreateTask", mustPanic(t, "CreateTask(nil)", func() { CreateTask[int](l, nil) }))
+	_, err := l.CallSoonThreadsafe(nil)
+	isRuntime("CallSoonThreadsafe", err)
+	isRuntime("AddReader", l.AddReader(0, nil))
+	isRuntime("AddWriter", l.AddWriter(1, nil))
+	checkEvents(t, []string{"CallSoon: true", "CallLater: true", "CallAt: true", "AddDoneCallback: true",
+		"CreateTask: true", "CallSoonThreadsafe: true", "AddReader: true", "AddWriter: true"}, &r)
+	if len(AllTasks(l)) != 0 || l.ready.len() != 0 || len(l.timers) != 0 {
+		t.Errorf("rejected calls left state behind")
+	}
+}
+
+func TestDeadlock_VirtualTimeReportsErrDeadlock(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	handlerLog(l, &r)
+	never := NewFuture[int](l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		if err := Sleep(t, time.Second); err != nil {
+			return 0, err
+		}
+		return never.Await(t)
+	}, WithName("stuck"))
+	err := l.RunUntilComplete(tk)
+	r.log("err=%v at %v running=%v", errors.Is(err, ErrDeadlock), l.Time(), l.IsRunning())
+	mustClose(t, l)
+	checkEvents(t, []string{"err=true at 1s running=false", "handler: Task was destroyed but it is pending!"}, &r)
+}
+
+func TestDeadlock_LoopUsableAfterErrDeadlock(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	f := NewFuture[int](l)
+	tk := CreateTask(l, func(t *T) (int, error) { return f.Await(t) })
+	if err := l.RunUntilComplete(tk); !errors.Is(err, ErrDeadlock) {
+		t.Fatalf("first run: %v, want ErrDeadlock", err)
+	}
+	f.SetResult(4) // from outside, while the loop is not running
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if v, _ := tk.Result(); v != 4 {
+		t.Errorf("result %d, want 4", v)
+	}
+}
+
+func TestHANDLE2_CancelDueTimerInReadyQueue(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	var timer *TimerHandle
+	l.CallSoon(func() { r.log("A cancels the due timer"); timer.Cancel() })
+	timer = l.CallLater(0, r.logFn("timer"))
+	runOne(t, l)
+	// The timer had left the heap: it is skipped and not counted as a
+	// cancelled heap entry (LOOP-4's count stays exact).
+	r.log("heap=%d cancelled count=%d", len(l.timers), l.cancelledTimers)
+	checkEvents(t, []string{"A cancels the due timer", "heap=0 cancelled count=0"}, &r)
+}

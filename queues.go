@@ -1,0 +1,318 @@
+package asyncio
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+)
+
+// ErrQueueFull ports asyncio.QueueFull: PutNowait on a full queue.
+var ErrQueueFull = errors.New("asyncio: queue full")
+
+// ErrQueueEmpty ports asyncio.QueueEmpty: GetNowait on an empty queue.
+var ErrQueueEmpty = errors.New("asyncio: queue empty")
+
+// ErrQueueShutDown ports asyncio.QueueShutDown (3.13): putting on a shut-down
+// queue, or getting from one that is shut down and empty.
+var ErrQueueShutDown = errors.New("asyncio: queue shut down")
+
+// queueStore is the item container: FIFO, LIFO or heap (Queue._init/_put/_get).
+type queueStore[V any] interface {
+	put(v V)
+	get() V
+	len() int
+	items() []V // in storage order, for the repr
+}
+
+type fifoStore[V any] struct {
+	buf  []V
+	head int
+}
+
+func (s *fifoStore[V]) put(v V)    { s.buf = append(s.buf, v) }
+func (s *fifoStore[V]) len() int   { return len(s.buf) - s.head }
+func (s *fifoStore[V]) items() []V { return s.buf[s.head:] }
+func (s *fifoStore[V]) get() V {
+	var zero V
+	v := s.buf[s.head]
+	s.buf[s.head] = zero // let the GC have it
+	s.head++
+	if s.head == len(s.buf) {
+		s.buf, s.head = s.buf[:0], 0
+	} else if s.head >= 32 && s.head*2 >= len(s.buf) {
+		n := copy(s.buf, s.buf[s.head:])
+		clear(s.buf[n:])
+		s.buf, s.head = s.buf[:n], 0
+	}
+	return v
+}
+
+type lifoStore[V any] struct{ buf []V }
+
+func (s *lifoStore[V]) put(v V)    { s.buf = append(s.buf, v) }
+func (s *lifoStore[V]) len() int   { return len(s.buf) }
+func (s *lifoStore[V]) items() []V { return s.buf }
+func (s *lifoStore[V]) get() V {
+	var zero V
+	n := len(s.buf) - 1
+	v := s.buf[n]
+	s.buf[n] = zero
+	s.buf = s.buf[:n]
+	return v
+}
+
+// heapStore is a binary min-heap ordered by less (heapq).
+type heapStore[V any] struct {
+	buf  []V
+	less func(a, b V) bool
+}
+
+func (s *heapStore[V]) Len() int           { return len(s.buf) }
+func (s *heapStore[V]) Less(i, j int) bool { return s.less(s.buf[i], s.buf[j]) }
+func (s *heapStore[V]) Swap(i, j int)      { s.buf[i], s.buf[j] = s.buf[j], s.buf[i] }
+func (s *heapStore[V]) Push(x any)         { s.buf = append(s.buf, x.(V)) }
+func (s *heapStore[V]) Pop() any {
+	var zero V
+	n := len(s.buf) - 1
+	v := s.buf[n]
+	s.buf[n] = zero
+	s.buf = s.buf[:n]
+	return v
+}
+func (s *heapStore[V]) put(v V)    { heap.Push(s, v) }
+func (s *heapStore[V]) get() V     { return heap.Pop(s).(V) }
+func (s *heapStore[V]) len() int   { return len(s.buf) }
+func (s *heapStore[V]) items() []V { return s.buf }
+
+// Queue ports asyncio.Queue, PriorityQueue and LifoQueue (QUEUE-1..7, with
+// the 3.13 Shutdown). Create it with NewQueue, NewPriorityQueue or
+// NewLifoQueue. It is not goroutine-safe: use it only from tasks and
+// callbacks of one loop (it binds to the loop of the first task that waits).
+type Queue[V any] struct {
+	binding    loopBinding
+	kind       string
+	maxsize    int
+	store      queueStore[V]
+	getters    waiterQueue
+	putters    waiterQueue
+	unfinished int
+	finished   *Event
+	isShutdown bool
+}
+
+func newQueue[V any](kind string, maxsize int, store queueStore[V]) *Queue[V] {
+	q := &Queue[V]{kind: kind, maxsize: maxsize, store: store, finished: NewEvent()}
+	q.finished.Set()
+	return q
+}
+
+// NewQueue returns a FIFO queue (asyncio.Queue(maxsize)); maxsize <= 0 means
+// unbounded.
+func NewQueue[V any](maxsize int) *Queue[V] {
+	return newQueue[V]("Queue", maxsize, &fifoStore[V]{})
+}
+
+// NewPriorityQueue returns a queue that yields the smallest item according
+// to less first (asyncio.PriorityQueue(maxsize), a heap; equal items come out
+// in no particular order). less must not be nil.
+func NewPriorityQueue[V any](maxsize int, less func(a, b V) bool) *Queue[V] {
+	if less == nil {
+		panic("asyncio: NewPriorityQueue with a nil less function")
+	}
+	return newQueue[V]("PriorityQueue", maxsize, &heapStore[V]{less: less})
+}
+
+// NewLifoQueue returns a queue that yields the newest item first
+// (asyncio.LifoQueue(maxsize)).
+func NewLifoQueue[V any](maxsize int) *Queue[V] {
+	return newQueue[V]("LifoQueue", maxsize, &lifoStore[V]{})
+}
+
+// String returns a repr like `<Queue at 0x… maxsize=0 _queue=[1 2] tasks=2>`.
+func (q *Queue[V]) String() string {
+	s := fmt.Sprintf("<%s at %p maxsize=%d", q.kind, q, q.maxsize)
+	if q.store.len() > 0 {
+		s += fmt.Sprintf(" _queue=%v", q.store.items())
+	}
+	if n := q.getters.len(); n > 0 {
+		s += fmt.Sprintf(" _getters[%d]", n)
+	}
+	if n := q.putters.len(); n > 0 {
+		s += fmt.Sprintf(" _putters[%d]", n)
+	}
+	if q.unfinished > 0 {
+		s += fmt.Sprintf(" tasks=%d", q.unfinished)
+	}
+	if q.isShutdown {
+		s += " shutdown"
+	}
+	return s + ">"
+}
+
+// Qsize returns the number of items in the queue.
+func (q *Queue[V]) Qsize() int { return q.store.len() }
+
+// Maxsize returns the maximum number of items (<= 0: unbounded).
+func (q *Queue[V]) Maxsize() int { return q.maxsize }
+
+// Empty reports whether the queue holds no items.
+func (q *Queue[V]) Empty() bool { return q.store.len() == 0 }
+
+// Full reports whether the queue holds maxsize items; always false when
+// unbounded (QUEUE-1).
+func (q *Queue[V]) Full() bool { return q.maxsize > 0 && q.store.len() >= q.maxsize }
+
+// wakeupNext pops waiters from the front until it resolves one that is not
+// done (Queue._wakeup_next).
+func wakeupNext(w *waiterQueue) {
+	for f := w.popFront(); f != nil; f = w.popFront() {
+		if !f.Done() {
+			_ = f.SetResult(struct{}{})
+			return
+		}
+	}
+}
+
+// Put ports Queue.put: while the queue is full it waits for a free slot,
+// re-checking after every wake-up, then calls PutNowait (QUEUE-3). If the
+// queue is (or gets) shut down it returns ErrQueueShutDown (QUEUE-7). A put
+// cancelled after being woken passes the wake-up to the next putter (QUEUE-4).
+func (q *Queue[V]) Put(t *T, v V) error {
+	for q.Full() {
+		if q.isShutdown {
+			return ErrQueueShutDown
+		}
+		if err := q.binding.bind(t.Loop(), q); err != nil {
+			return err
+		}
+		putter := NewFuture[struct{}](t.Loop())
+		elem := q.putters.push(putter)
+		if _, err := putter.Await(t); err != nil {
+			putter.Cancel() // in case it is not done yet
+			q.putters.remove(elem)
+			if !q.Full() && !putter.Cancelled() {
+				// Woken by a get, but we will not use the slot.
+				wakeupNext(&q.putters)
+			}
+			return err
+		}
+	}
+	return q.PutNowait(v)
+}
+
+// PutNowait ports Queue.put_nowait: it stores v, counts one unfinished task
+// and wakes the first live getter (QUEUE-2). It returns ErrQueueShutDown after
+// Shutdown and ErrQueueFull when the queue is full.
+func (q *Queue[V]) PutNowait(v V) error {
+	if q.isShutdown {
+		return ErrQueueShutDown
+	}
+	if q.Full() {
+		return ErrQueueFull
+	}
+	q.store.put(v)
+	q.unfinished++
+	q.finished.Clear()
+	wakeupNext(&q.getters)
+	return nil
+}
+
+// Get ports Queue.get: while the queue is empty it waits for an item,
+// re-checking after every wake-up (so a synchronous GetNowait can take the
+// item first and the woken getter waits again at the back, QUEUE-3), then
+// calls GetNowait. It returns ErrQueueShutDown once the queue is shut down
+// and empty (QUEUE-7). A get cancelled after being woken passes the wake-up
+// to the next getter (QUEUE-4).
+func (q *Queue[V]) Get(t *T) (V, error) {
+	var zero V
+	for q.Empty() {
+		if q.isShutdown {
+			return zero, ErrQueueShutDown
+		}
+		if err := q.binding.bind(t.Loop(), q); err != nil {
+			return zero, err
+		}
+		getter := NewFuture[struct{}](t.Loop())
+		elem := q.getters.push(getter)
+		if _, err := getter.Await(t); err != nil {
+			getter.Cancel() // in case it is not done yet
+			q.getters.remove(elem)
+			if !q.Empty() && !getter.Cancelled() {
+				// Woken by a put, but we will not take the item.
+				wakeupNext(&q.getters)
+			}
+			return zero, err
+		}
+	}
+	return q.GetNowait()
+}
+
+// GetNowait ports Queue.get_nowait: it removes and returns an item and wakes
+// the first live putter (QUEUE-2). On an empty queue it returns
+// ErrQueueShutDown after Shutdown, else ErrQueueEmpty.
+func (q *Queue[V]) GetNowait() (V, error) {
+	if q.Empty() {
+		var zero V
+		if q.isShutdown {
+			return zero, ErrQueueShutDown
+		}
+		return zero, ErrQueueEmpty
+	}
+	v := q.store.get()
+	wakeupNext(&q.putters)
+	return v, nil
+}
+
+// TaskDone ports Queue.task_done: it marks one fetched item as processed and
+// releases Join waiters when none are left unfinished. Calling it more often
+// than items were put returns *ValueError "task_done() called too many times"
+// (QUEUE-5).
+func (q *Queue[V]) TaskDone() error {
+	if q.unfinished <= 0 {
+		return &ValueError{Msg: "task_done() called too many times"}
+	}
+	q.unfinished--
+	if q.unfinished == 0 {
+		q.finished.Set()
+	}
+	return nil
+}
+
+// Join ports Queue.join: it waits until every item put has been marked with
+// TaskDone; it returns at once when nothing is unfinished (QUEUE-5).
+func (q *Queue[V]) Join(t *T) error {
+	if q.unfinished > 0 {
+		return q.finished.Wait(t)
+	}
+	return nil
+}
+
+// Shutdown ports Queue.shutdown (3.13, QUEUE-7): afterwards Put/PutNowait
+// return ErrQueueShutDown, and Get/GetNowait do so once the queue is empty.
+// Blocked putters and getters are woken to re-check. With immediate the
+// queued items are discarded, each one counted as done (never below 0), so
+// Join waiters are released when nothing is left unfinished.
+func (q *Queue[V]) Shutdown(immediate bool) {
+	q.isShutdown = true
+	if immediate {
+		for !q.Empty() {
+			q.store.get()
+			if q.unfinished > 0 {
+				q.unfinished--
+			}
+		}
+		if q.unfinished == 0 {
+			q.finished.Set()
+		}
+	}
+	for f := q.getters.popFront(); f != nil; f = q.getters.popFront() {
+		if !f.Done() {
+			_ = f.SetResult(struct{}{})
+		}
+	}
+	for f := q.putters.popFront(); f != nil; f = q.putters.popFront() {
+		if !f.Done() {
+			_ = f.SetResult(struct{}{})
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		u := NewQueue[int](0)
+		for i := range 1000 {
+			_ = u.PutNowait(i)
+		}
+		log.add("unbounded: qsize=%d full=%v maxsize=%d", u.Qsize(), u.Full(), u.Maxsize())
+		neg := NewQueue[int](-1)
+		_ = neg.PutNowait(1)
+		log.add("maxsize -1 full=%v", neg.Full())
+
+		q := NewQueue[int](2)
+		_, err := q.GetNowait()
+		log.add("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", syncErr(err), errors.Is(err, ErrQueueEmpty), q.Empty())
+		_ = q.PutNowait(1)
+		_ = q.PutNowait(2)
+		err = q.PutNowait(3)
+		log.add("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Qsize())
+		v, err := q.GetNowait()
+		log.add("get_nowait: %d %s", v, syncErr(err))
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"unbounded: qsize=1000 full=false maxsize=0",
+		"maxsize -1 full=false",
+		"get_nowait empty: QueueEmpty is ErrQueueEmpty=true empty=true",
+		"put_nowait full: QueueFull is ErrQueueFull=true full=true qsize=2",
+		"get_nowait: 1 ok",
+	}, log)
+}
+
+func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		q := NewQueue[int](1)
+		getter := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				v, err := q.Get(x)
+				log.add("%s got %d %s", name, v, syncErr(err))
+				return nil
+			})
+		}
+		a, b := getter("A"), getter("B")
+		_ = Sleep(tk, 0)
+		a.Cancel()         // A's future is cancelled: skipped by put_nowait
+		_ = q.PutNowait(7) // wakes B
+		log.add("getters left=%d unfinished=%d", q.getters.len(), q.unfinished)
+		syncWaitAll(tk, a, b)
+
+		// get_nowait wakes the first live putter.
+		_ = q.PutNowait(1)
+		putter := func(name string, v int) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				log.add("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+				return nil
+			})
+		}
+		c, d := putter("C", 2), putter("D", 3)
+		_ = Sleep(tk, 0)
+		c.Cancel()
+		v, _ := q.GetNowait()
+		log.add("main got %d", v)
+		syncWaitAll(tk, c, d)
+		v, _ = q.GetNowait()
+		log.add("main got %d qsize=%d", v, q.Qsize())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"getters left=0 unfinished=1",
+		"A got 0 CE()",
+		"B got 7 ok",
+		"main got 1",
+		"C put 2: CE()",
+		"D put 3: ok",
+		"main got 3 qsize=0",
+	}, log)
+}
+
+// QUEUE-3: a synchronous get_nowait may take the item put for a woken
+// getter, which then waits again at the back.
+func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		q := NewQueue[int](0)
+		getter := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				v, err := q.Get(x)
+				log.add("%s got %d %s", name, v, syncErr(err))
+				return err
+			})
+		}
+		a := getter("A")
+		_ = Sleep(tk, 0)
+		b := getter("B")
+		_ = Sleep(tk, 0)
+		_ = q.PutNowait(1) // wakes A...
+		v, _ := q.GetNowait()
+		log.add("main took %d", v) // ...but main takes the item
+		_ = Sleep(tk, 0)           // A finds the queue empty and queues behind B
+		_ = q.PutNowait(2)
+		_ = q.PutNowait(3)
+		syncWaitAll(tk, a, b)
+
+		// Putters mirror it: a woken putter whose slot was refilled waits again.
+		p := NewQueue[int](1)
+		_ = p.PutNowait(10)
+		putter := func(name string, v int) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				err := p.Put(x, v)
+				log.add("%s put %d %s", name, v, syncErr(err))
+				return err
+			})
+		}
+		c := putter("C", 11)
+		_ = Sleep(tk, 0)
+		d := putter("D", 12)
+		_ = Sleep(tk, 0)
+		v, _ = p.GetNowait() // wakes C
+		_ = p.PutNowait(20)  // main refills the slot first
+		log.add("main swapped %d for 20", v)
+		_ = Sleep(tk, 0) // C finds the queue full again and queues behind D
+		for range 3 {
+			v, _ := p.Get(tk)
+			log.add("main got %d", v)
+			_ = Sleep(tk, 0)
+		}
+		syncWaitAll(tk, c, d)
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"main took 1",
+		"B got 2 ok",
+		"A got 3 ok",
+		"main swapped 10 for 20",
+		"main got 20",
+		"D put 12 ok",
+		"main got 12",
+		"C put 11 ok",
+		"main got 11",
+	}, log)
+}
+
+// QUEUE-4: a getter cancelled after being woken passes the wake-up on.
+func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		q := NewQueue[int](1)
+		getter := func(name string) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				v, err := q.Get(x)
+				log.add("%s got %d %s", name, v, syncErr(err))
+				return nil
+			})
+		}
+		g1, g2 := getter("g1"), getter("g2")
+		_ = Sleep(tk, 0)
+		_ = q.PutNowait(1) // wakes g1
+		g1.Cancel()        // g1 gets CE instead: g2 must get the item
+		syncWaitAll(tk, g1, g2)
+
+		_ = q.PutNowait(2)
+		putter := func(name string, v int) *Task[struct{}] {
+			return syncSpawn(tk, name, func(x *T) error {
+				log.add("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+				return nil
+			})
+		}
+		p1, p2 := putter("p1", 3), putter("p2", 4)
+		_ = Sleep(tk, 0)
+		v, _ := q.GetNowait() // wakes p1
+		log.add("main got %d", v)
+		p1.Cancel() // p2 must get the slot
+		syncWaitAll(tk, p1, p2)
+		v, _ = q.GetNowait()
+		log.add("main got %d getters=%d putters=%d", v, q.getters.len(), q.putters.len())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"g1 got 0 CE()",
+		"g2 got 1 ok",
+		"main got 2",
+		"p1 put 3: CE()",
+		"p2 put 4: ok",
+		"main got 4 getters=0 putters=0",
+	}, log)
+}
+
+func TestQUEUE5_TaskDoneAndJoin(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		q := NewQueue[string](0)
+		err := q.TaskDone()
+		log.add("task_done on fresh queue: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+		log.add("join with nothing unfinished: %s", syncErr(q.Join(tk)))
+		_ = q.PutNowait("a")
+		_ = q.PutNowait("b")
+		joiner := syncSpawn(tk, "joiner", func(x *T) error {
+			err := q.Join(x)
+			log.add("joined at %v: %s", x.Loop().Time(), syncErr(err))
+			return err
+		})
+		worker := syncSpawn(tk, "worker", func(x *T) error {
+			for range 2 {
+				item, err := q.Get(x)
+				if err != nil {
+					return err
+				}
+				_ = Sleep(x, 1e9) // one virtual second of work per item
+				log.add("done %s", item)
+				_ = q.TaskDone()
+			}
+			return nil
+		})
+		syncWaitAll(tk, worker, joiner)
+		log.add("extra task_done: %s", syncErr(q.TaskDone()))
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"task_done on fresh queue: ValueError: task_done() called too many times is ErrValue=true",
+		"join with nothing unfinished: ok",
+		"done a",
+		"done b",
+		"joined at 2s: ok",
+		"extra task_done: ValueError: task_done() called too many times",
+	}, log)
+}
+
+func TestQUEUE6_PriorityAndLifoOrder(t *testing.T) {
+	drain := func(q *Queue[int], puts ...int) []int {
+		for _, v := range puts {
+			_ = q.PutNowait(v)
+		}
+		var out []int
+		for !q.Empty() {
+			v, _ := q.GetNowait()
+			out = append(out, v)
+		}
+		return out
+	}
+	got := fmt.Sprint(
+		drain(NewPriorityQueue(0, func(a, b int) bool { return a < b }), 5, 1, 3),
+		drain(NewLifoQueue[int](0), 5, 1, 3),
+		drain(NewQueue[int](0), 5, 1, 3),
+	)
+	if want := "[1 3 5] [3 1 5] [5 1 3]"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestQUEUE7_Shutdown(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		q := NewQueue[int](1)
+		_ = q.PutNowait(1)
+		putter := syncSpawn(tk, "putter", func(x *T) error {
+			log.add("blocked put: %s", syncErr(q.Put(x, 2)))
+			return nil
+		})
+		_ = Sleep(tk, 0)
+		q.Shutdown(false)
+		err := q.PutNowait(3)
+		log.add("put_nowait after shutdown: %s is ErrQueueShutDown=%v", syncErr(err), errors.Is(err, ErrQueueShutDown))
+		log.add("put after shutdown: %s", syncErr(q.Put(tk, 4)))
+		syncWaitAll(tk, putter)
+		v, err := q.Get(tk) // items left are still delivered
+		log.add("get: %d %s", v, syncErr(err))
+		_, err = q.Get(tk)
+		log.add("get when empty: %s", syncErr(err))
+		_, err = q.GetNowait()
+		log.add("get_nowait when empty: %s", syncErr(err))
+		log.add("task_done: %s, join: %s", syncErr(q.TaskDone()), syncErr(q.Join(tk)))
+
+		// Blocked getters are woken and fail.
+		g := NewQueue[int](0)
+		getter := syncSpawn(tk, "getter", func(x *T) error {
+			_, err := g.Get(x)
+			log.add("blocked get: %s", syncErr(err))
+			return nil
+		})
+		_ = Sleep(tk, 0)
+		g.Shutdown(false)
+		syncWaitAll(tk, getter)
+
+		// immediate: items are dropped and counted done; join is released.
+		im := NewQueue[int](0)
+		for i := range 3 {
+			_ = im.PutNowait(i)
+		}
+		_, _ = im.GetNowait() // one fetched and still unfinished
+		joiner := syncSpawn(tk, "joiner", func(x *T) error {
+			log.add("join: %s", syncErr(im.Join(x)))
+			return nil
+		})
+		_ = Sleep(tk, 0)
+		im.Shutdown(true)
+		log.add("immediate: qsize=%d unfinished=%d", im.Qsize(), im.unfinished)
+		_, err = im.GetNowait()
+		log.add("get_nowait: %s", syncErr(err))
+		_ = im.TaskDone() // the fetched item
+		syncWaitAll(tk, joiner)
+		log.add("task_done again: %s", syncErr(im.TaskDone()))
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"put_nowait after shutdown: QueueShutDown is ErrQueueShutDown=true",
+		"put after shutdown: QueueShutDown",
+		"blocked put: QueueShutDown",
+		"get: 1 ok",
+		"get when empty: QueueShutDown",
+		"get_nowait when empty: QueueShutDown",
+		"task_done: ok, join: ok",
+		"blocked get: QueueShutDown",
+		"immediate: qsize=0 unfinished=1",
+		"get_nowait: QueueShutDown",
+		"join: ok",
+		"task_done again: ValueError: task_done() called too many times",
+	}, log)
+}
+
+func ExampleQueue() {
+	_, _ = Run(func(t *T) (struct{}, error) {
+		q := NewQueue[string](1) // a put waits while the queue is full
+		consumer := CreateTask(t, func(t *T) (struct{}, error) {
+			for {
+				item, err := q.Get(t)
+				if errors.Is(err, ErrQueueShutDown) {
+					fmt.Println("consumer: queue shut down")
+					return struct{}{}, nil
+				}
+				fmt.Println("got", item)
+				_ = q.TaskDone()
+			}
+		})
+		for _, item := range []string{"a", "b", "c"} {
+			if err := q.Put(t, item); err != nil {
+				return struct{}{}, err
+			}
+		}
+		_ = q.Join(t) // every item processed
+		q.Shutdown(false)
+		return struct{}{}, t.Await(consumer)
+	}, WithVirtualTime())
+	// Output:
+	// got a
+	// got b
+	// got c
+	// consumer: queue shut down
+}

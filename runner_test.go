@@ -1,0 +1,149 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestRUN1_RunReturnsMainResult(t *testing.T) {
+	var r eventLog
+	v, err := Run(func(t *T) (string, error) {
+		r.log("main runs on virtual time: %v", t.Loop().virtual)
+		if err := Sleep(t, time.Minute); err != nil {
+			return "", err
+		}
+		r.log("slept until %v", t.Loop().Time())
+		return "result", nil
+	}, WithVirtualTime())
+	r.log("Run: %q %v", v, err)
+	checkEvents(t, []string{"main runs on virtual time: true", "slept until 1m0s", `Run: "result" <nil>`}, &r)
+}
+
+func TestRUN1_RunnerRunInsideItsRunningLoop(t *testing.T) {
+	var r eventLog
+	rn := NewRunner(WithVirtualTime())
+	defer rn.Close()
+	_, err := RunWith(rn, func(t *T) (int, error) {
+		_, err := RunWith(rn, func(*T) (int, error) { r.log("nested main ran"); return 0, nil })
+		r.log("nested: runtime=%v %v", errors.Is(err, ErrRuntime), err)
+		return 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"nested: runtime=true asyncio: Runner.run() cannot be called from a running event loop"}, &r)
+}
+
+func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
+	var r eventLog
+	rn := NewRunner(WithVirtualTime(), WithDebug(true))
+	r.log("loop before first use: %v", rn.loop != nil)
+	var bg *Task[int]
+	var first *Loop
+	RunWith(rn, func(t *T) (int, error) {
+		first = t.Loop()
+		bg = CreateTask(t, func(t *T) (int, error) {
+			Sleep(t, time.Second)
+			r.log("background finished in a later run at %v", t.Loop().Time())
+			return 0, nil
+		}, WithName("bg"))
+		return 0, nil
+	})
+	v, err := RunWith(rn, func(t *T) (int, error) {
+		r.log("same loop: %v debug: %v", t.Loop() == first, t.Loop().Debug())
+		_, err := bg.Await(t)
+		return 2, err
+	}, WithName("second"))
+	r.log("second run: %d %v", v, err)
+	r.log("close: %v", rn.Close())
+	r.log("close again: %v", rn.Close())
+	_, err = RunWith(rn, func(*T) (int, error) { r.log("ran after close"); return 0, nil })
+	r.log("after close: %v loop closed: %v", err, first.IsClosed())
+	checkEvents(t, []string{
+		"loop before first use: false",
+		"same loop: true debug: true",
+		"background finished in a later run at 1s",
+		"second run: 2 <nil>",
+		"close: <nil>",
+		"close again: <nil>",
+		"after close: asyncio: Runner is closed loop closed: true",
+	}, &r)
+}
+
+func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
+	var r eventLog
+	rn := NewRunner(WithVirtualTime())
+	ctxs := handlerLog(rn.Loop(), &r)
+	RunWith(rn, func(t *T) (int, error) {
+		CreateTask(t, func(t *T) (int, error) {
+			err := Sleep(t, time.Hour)
+			r.log("polite sees %s", ceMsg(err))
+			// Cleanup may still await while being cancelled.
+			err = Sleep(t, time.Second)
+			r.log("polite cleanup slept: %v at %v", err, t.Loop().Time())
+			return 0, NewCancelledError("polite")
+		}, WithName("polite"))
+		CreateTask(t, func(t *T) (int, error) {
+			err := Sleep(t, time.Hour)
+			r.log("rude sees %s", ceMsg(err))
+			return 0, fmt.Errorf("cleanup failed")
+		}, WithName("rude"))
+		return 0, nil
+	})
+	r.log("close: %v", rn.Close())
+	slices.Sort(r.events[:2]) // tasks are cancelled in an unspecified order
+	checkEvents(t, []string{
+		`polite sees CE("")`,
+		`rude sees CE("")`,
+		"polite cleanup slept: <nil> at 1s",
+		"handler: unhandled exception during asyncio.run() shutdown",
+		"close: <nil>",
+	}, &r)
+	if len(*ctxs) == 1 && ((*ctxs)[0].Task.Name() != "rude" || (*ctxs)[0].Err.Error() != "cleanup failed") {
+		t.Errorf("context = %+v, want task rude and its error", (*ctxs)[0])
+	}
+	if !rn.Loop().IsClosed() {
+		t.Error("the loop must be closed")
+	}
+}
+
+func TestRUN5_MainErrorPropagates(t *testing.T) {
+	boom := errors.New("main failed")
+	v, err := Run(func(t *T) (int, error) { return 3, boom }, WithVirtualTime())
+	if !errors.Is(err, boom) || v != 0 {
+		t.Errorf("Run = %d, %v; want 0, %v", v, err, boom)
+	}
+	_, err = Run(func(t *T) (int, error) {
+		t.Cancel("from main")
+		return 0, Sleep(t, 0)
+	}, WithVirtualTime())
+	if ceMsg(err) != `CE("from main")` {
+		t.Errorf("cancelled main: %v, want the message kept", err)
+	}
+	_, err = Run(func(t *T) (int, error) { panic("in main") }, WithVirtualTime())
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Value != "in main" {
+		t.Errorf("panicking main: %v", err)
+	}
+}
+
+func TestRUN3_StubbornTaskAtCloseOnVirtualTime(t *testing.T) {
+	var r eventLog
+	rn := NewRunner(WithVirtualTime())
+	handlerLog(rn.Loop(), &r)
+	RunWith(rn, func(t *T) (int, error) {
+		CreateTask(t, func(t *T) (int, error) {
+			defer r.log("stubborn unwound")
+			err := Sleep(t, time.Hour)
+			r.log("stubborn ignores %s", ceMsg(err))
+			return NewFuture[int](t).Await(t) // never done: shutdown deadlocks
+		}, WithName("stubborn"))
+		return 0, nil
+	})
+	r.log("close: %v", rn.Close())
+	checkEvents(t, []string{`stubborn ignores CE("")`, "handler: Task was destroyed but it is pending!",
+		"stubborn unwound", "close: <nil>"}, &r)
+}

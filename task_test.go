@@ -1,0 +1,422 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+// iterations counts loop iterations: a callback that reschedules itself
+// runs once in every iteration, before anything queued after it.
+func iterations(l *Loop) *int {
+	n := new(int)
+	var tick func()
+	tick = func() { *n++; l.CallSoon(tick) }
+	l.CallSoon(tick)
+	return n
+}
+
+func TestTASK1_FirstStepScheduledWithCallSoon(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	child := func(name string) func(*T) (int, error) {
+		return func(t *T) (int, error) {
+			r.log("%s.step1", name)
+			if err := Sleep(t, 0); err != nil {
+				return 0, err
+			}
+			r.log("%s.step2", name)
+			return 0, nil
+		}
+	}
+	main := CreateTask(l, func(t *T) (int, error) {
+		t1 := CreateTask(t, child("t1"))
+		t2 := CreateTask(t, child("t2"))
+		r.log("parent created")
+		if err := Sleep(t, 0); err != nil {
+			return 0, err
+		}
+		r.log("parent")
+		if _, err := t1.Await(t); err != nil {
+			return 0, err
+		}
+		return t2.Await(t)
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"parent created", "t1.step1", "t2.step1", "parent", "t1.step2", "t2.step2"}, &r)
+}
+
+func TestTASK2_DefaultNamesShareOneCounter(t *testing.T) {
+	l1, l2 := NewTestLoop(), NewTestLoop()
+	defer mustClose(t, l1)
+	defer mustClose(t, l2)
+	body := func(*T) (int, error) { return 0, nil }
+	a := CreateTask(l1, body)
+	named := CreateTask(l1, body, WithName("custom"))
+	b := CreateTask(l2, body)
+	n, err := strconv.Atoi(strings.TrimPrefix(a.Name(), "Task-"))
+	if err != nil {
+		t.Fatalf("default name %q", a.Name())
+	}
+	got := []string{named.Name(), b.Name(), named.T().Name()}
+	want := []string{"custom", fmt.Sprintf("Task-%d", n+1), "custom"}
+	named.T().SetName("renamed")
+	got = append(got, named.Name())
+	want = append(want, "renamed")
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+	for _, l := range []*Loop{l1, l2} {
+		runOne(t, l)
+	}
+}
+
+func TestTASK3_AwaitItselfThrowsRuntimeError(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	tk := CreateTask(l, func(t *T) (int, error) {
+		err := t.Await(t)
+		r.log("await self: runtime=%v msg=%v", errors.Is(err, ErrRuntime), strings.Contains(fmt.Sprint(err), "Task cannot await on itself"))
+		return 1, nil
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"await self: runtime=true msg=true"}, &r)
+}
+
+func TestTASK4_WakeupReadsResult(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	inner := CreateTask(l, func(t *T) (string, error) {
+		if err := Sleep(t, time.Second); err != nil {
+			return "", err
+		}
+		return "inner value", nil
+	})
+	failing := CreateTask(l, func(t *T) (string, error) { return "", errors.New("inner failure") })
+	outer := CreateTask(l, func(t *T) (int, error) {
+		v, err := inner.Await(t)
+		r.log("inner: %q %v", v, err)
+		v, err = failing.Await(t)
+		r.log("failing: %q %v", v, err)
+		r.log("untyped: %v", t.Await(inner))
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(outer); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{`inner: "inner value" <nil>`, `failing: "" inner failure`, "untyped: <nil>"}, &r)
+}
+
+func TestTASK5_IterationCosts(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	n := iterations(l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		done := NewFuture[int](t)
+		done.SetResult(1)
+		before := *n
+		done.Await(t)
+		r.log("await done future: %d", *n-before)
+		before = *n
+		Sleep(t, 0)
+		r.log("sleep(0): %d", *n-before)
+		before = *n
+		Sleep(t, -time.Second)
+		r.log("sleep(-1s): %d", *n-before)
+		f := NewFuture[int](t)
+		l.CallSoon(func() { f.SetResult(2) })
+		before = *n
+		f.Await(t)
+		r.log("await future set by call_soon: %d", *n-before)
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"await done future: 0", "sleep(0): 1", "sleep(-1s): 1", "await future set by call_soon: 2"}, &r)
+}
+
+func TestTASK6_WaitersResumeInAwaitOrder(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	target := CreateTask(l, func(t *T) (int, error) { return f.Await(t) }, WithName("target"))
+	target.AddDoneCallback(r.logFn("target done callback"))
+	waiter := func(name string, aw AwaitableOf[int]) func(*T) (int, error) {
+		return func(t *T) (int, error) {
+			v, err := aw.Await(t)
+			r.log("%s resumed with %d", name, v)
+			return v, err
+		}
+	}
+	var tasks []Awaitable
+	for _, name := range []string{"w1", "w2", "w3"} {
+		tasks = append(tasks, CreateTask(l, waiter(name, f)))
+	}
+	tasks = append(tasks, CreateTask(l, waiter("on task", target)))
+	runOne(t, l) // everybody awaits now
+	l.CallSoon(func() {
+		l.CallSoon(r.logFn("queued before the wakeups"))
+		f.SetResult(5)
+	})
+	for _, tk := range tasks {
+		if err := l.RunUntilComplete(tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkEvents(t, []string{"queued before the wakeups", "w1 resumed with 5", "w2 resumed with 5", "w3 resumed with 5",
+		"target done callback", "on task resumed with 5"}, &r)
+}
+
+func TestTASK7_TaskRejectsSetResult(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	tk := CreateTask(l, func(*T) (int, error) { return 1, nil })
+	got := []string{fmt.Sprint(tk.SetResult(2)), fmt.Sprint(tk.SetException(errors.New("x")))}
+	want := []string{"asyncio: Task does not support set_result operation", "asyncio: Task does not support set_exception operation"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := tk.Result(); v != 1 {
+		t.Errorf("result %d", v)
+	}
+}
+
+func TestTASK8_CurrentTaskAndAllTasks(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	names := func() string {
+		var s []string
+		for _, tk := range AllTasks(l) {
+			s = append(s, tk.Name())
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	CreateTask(l, func(*T) (int, error) { return 0, nil }, WithName("quick"))
+	main := CreateTask(l, func(t *T) (int, error) {
+		r.log("current is me: %v", CurrentTask(l) == t)
+		Sleep(t, 0)
+		r.log("all: %s", names())
+		l.CallSoon(func() { r.log("in callback: %v", CurrentTask(l)) })
+		Sleep(t, 0)
+		return 0, nil
+	}, WithName("main"))
+	sleeper := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) }, WithName("sleeper"))
+	defer func() { sleeper.Cancel(); l.RunUntilComplete(sleeper) }()
+	r.log("before run: %s current=%v", names(), CurrentTask(l))
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	r.log("after: %s", names())
+	checkEvents(t, []string{"before run: main,quick,sleeper current=<nil>", "current is me: true",
+		"all: main,sleeper", "in callback: <nil>", "after: sleeper"}, &r)
+}
+
+func TestTASK9_PendingAtCloseReportedAndUnwound(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	ctxs := handlerLog(l, &r)
+	never := NewFuture[int](l)
+	started := CreateTask(l, func(t *T) (int, error) {
+		defer func() {
+			err := Sleep(t, time.Second) // an await while unwinding returns at once
+			r.log("deferred in started: cancelled=%v", IsCancelled(err))
+		}()
+		return never.Await(t)
+	}, WithName("started"))
+	runOne(t, l)
+	CreateTask(l, func(t *T) (int, error) { r.log("never runs"); return 0, nil }, WithName("unstarted"))
+	mustClose(t, l)
+	var names []string
+	for _, c := range *ctxs {
+		names = append(names, c.Task.Name())
+	}
+	slices.Sort(names)
+	r.log("tasks: %v", names)
+	r.log("started still pending: %v", !started.Done())
+	slices.Sort(r.events[:2]) // the report order among tasks is unspecified
+	checkEvents(t, []string{
+		"deferred in started: cancelled=true",
+		"handler: Task was destroyed but it is pending!",
+		"handler: Task was destroyed but it is pending!",
+		"tasks: [started unstarted]",
+		"started still pending: true",
+	}, &r)
+	goleak.VerifyNone(t)
+}
+
+func TestTaskPanicBecomesPanicError(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		Sleep(t, 0)
+		panicInTask()
+		return 0, nil
+	})
+	other := CreateTask(l, func(t *T) (int, error) { Sleep(t, time.Second); return 2, nil })
+	err := l.RunUntilComplete(tk)
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Value != "task panic value" {
+		t.Fatalf("err = %#v, want *PanicError", err)
+	}
+	if !strings.Contains(string(pe.Stack), "panicInTask") {
+		t.Errorf("stack does not show the panic site:\n%s", pe.Stack)
+	}
+	if err := l.RunUntilComplete(other); err != nil {
+		t.Errorf("the loop must go on after a task panic: %v", err)
+	}
+	boom := errors.New("wrapped")
+	tk2 := CreateTask(l, func(*T) (int, error) { panic(boom) })
+	if err := l.RunUntilComplete(tk2); !errors.Is(err, boom) {
+		t.Errorf("panic(err) should unwrap to err, got %v", err)
+	}
+}
+
+func panicInTask() { panic("task panic value") }
+
+func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	handlerLog(l, &r)
+	f := NewFuture[int](l)
+	var saved *T
+	tk := CreateTask(l, func(t *T) (int, error) { saved = t; return f.Await(t) }, WithName("victim"))
+	runOne(t, l)
+	// From the test goroutine, outside the loop.
+	v := mustPanic(t, "Await outside the loop", func() { f.Await(saved) })
+	r.log("outside: %v", v)
+	// From a plain callback.
+	l.CallSoon(func() {
+		v := mustPanic(t, "Await in a callback", func() { Sleep(saved, 0) })
+		r.log("callback: %v", v)
+	})
+	runOne(t, l)
+	// With another task's handle.
+	other := CreateTask(l, func(*T) (int, error) {
+		v := mustPanic(t, "Await with another task's T", func() { f.Await(saved) })
+		r.log("other task: %v", v)
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(other); err != nil {
+		t.Fatal(err)
+	}
+	want := `asyncio: await with task "victim", which is not the running task (awaiting outside a task, from a callback or from another goroutine?)`
+	checkEvents(t, []string{"outside: " + want, "callback: " + want, "other task: " + want}, &r)
+	tk.Cancel()
+	l.RunUntilComplete(tk)
+}
+
+func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	tk := CreateTask(l, func(t *T) (int, error) {
+		r.log("a1")
+		Sleep(t, -time.Second)
+		r.log("a2 at %v", l.Time())
+		return 0, nil
+	})
+	CreateTask(l, func(t *T) (int, error) { r.log("b"); return 0, nil })
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"a1", "b", "a2 at 0s"}, &r)
+}
+
+func TestSLEEP2_CancelledSleepLeavesNoLiveTimer(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	tk := CreateTask(l, func(t *T) (int, error) {
+		err := Sleep(t, time.Hour)
+		r.log("sleep: %v at %v", err, l.Time())
+		return 0, err
+	})
+	sleeper := CreateTask(l, func(t *T) (int, error) {
+		err := Sleep(t, 2*time.Second)
+		r.log("normal sleep returned at %v: %v", l.Time(), err)
+		return 0, err
+	})
+	l.CallLater(time.Second, func() { tk.Cancel("enough") })
+	l.RunUntilComplete(tk)
+	r.log("live timers: %d", len(l.timers)-l.cancelledTimers)
+	if err := l.RunUntilComplete(sleeper); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"sleep: asyncio: cancelled: enough at 1s", "live timers: 1", "normal sleep returned at 2s: <nil>"}, &r)
+}
+
+func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	f := NewFuture[int](l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		_, err := f.Await(t)
+		r.log("task sees %s", ceMsg(err))
+		return 0, err
+	})
+	runOne(t, l)
+	l.CallSoon(func() {
+		f.Cancel("future's own")
+		r.log("task cancel: %v", tk.Cancel("task's")) // the waiter is done: must_cancel
+	})
+	l.RunUntilComplete(tk)
+	checkEvents(t, []string{"task cancel: true", `task sees CE("future's own")`}, &r)
+}
+
+func TestTaskGoexitFailsTask(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	tk := CreateTask(l, func(t *T) (int, error) {
+		Sleep(t, 0)
+		runtime.Goexit() // what t.FailNow does inside a task
+		return 0, nil
+	})
+	after := CreateTask(l, func(t *T) (int, error) { return 1, Sleep(t, time.Second) })
+	if err := l.RunUntilComplete(tk); !errors.Is(err, errGoexit) {
+		t.Errorf("err = %v, want errGoexit", err)
+	}
+	if err := l.RunUntilComplete(after); err != nil {
+		t.Errorf("the loop must go on: %v", err)
+	}
+}
+
+func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	handlerLog(l, &r)
+	CreateTask(l, func(t *T) (int, error) {
+		defer func() { r.log("outer deferred still runs") }()
+		defer panic("panic in deferred cleanup")
+		return NewFuture[int](t).Await(t)
+	}, WithName("messy"))
+	runOne(t, l)
+	mustClose(t, l)
+	checkEvents(t, []string{"handler: Task was destroyed but it is pending!", "outer deferred still runs",
+		"handler: Exception in task messy while unwinding at Close"}, &r)
+	goleak.VerifyNone(t)
+}

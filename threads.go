@@ -1,0 +1,336 @@
+package asyncio
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// DefaultExecutorWorkers returns the size of a loop's default executor,
+// min(32, NumCPU+4), as for CPython's ThreadPoolExecutor().
+func DefaultExecutorWorkers() int { return min(32, runtime.NumCPU()+4) }
+
+// executorJob is one call submitted to an executor.
+type executorJob struct {
+	ctx context.Context
+	run func()
+}
+
+// executor is a loop's default executor (ThreadPoolExecutor): a FIFO of
+// jobs served by at most max worker goroutines. Workers are started on
+// demand and exit as soon as the queue is empty, so an idle executor holds
+// no goroutine and needs no explicit shutdown to avoid leaks.
+type executor struct {
+	mu       sync.Mutex
+	max      int
+	workers  int
+	queue    []*executorJob
+	shutdown bool           // no more submissions (shutdown_default_executor or Close)
+	inflight sync.WaitGroup // submitted jobs not yet finished
+	used     bool           // a job was ever submitted (CPython: executor created)
+}
+
+// loopExecutors maps *Loop to its *executor. The entry is made lazily and
+// removed by the loop's close hook.
+var loopExecutors sync.Map
+
+// defaultExecutor returns l's executor, creating it (and its close hook) on
+// first use. It must be called on l's goroutine.
+func defaultExecutor(l *Loop) *executor {
+	if ex, ok := loopExecutors.Load(l); ok {
+		return ex.(*executor)
+	}
+	ex := &executor{max: DefaultExecutorWorkers()}
+	loopExecutors.Store(l, ex)
+	l.onClose(func() {
+		// LOOP-11: Close shuts the executor down without waiting; queued
+		// and running jobs still run, their results are dropped.
+		ex.mu.Lock()
+		ex.shutdown = true
+		ex.mu.Unlock()
+		loopExecutors.Delete(l)
+	})
+	return ex
+}
+
+func (ex *executor) submit(j *executorJob) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.shutdown {
+		return &RuntimeError{Msg: "Executor shutdown has been called"}
+	}
+	ex.used = true
+	ex.inflight.Add(1)
+	ex.queue = append(ex.queue, j)
+	if ex.workers < ex.max {
+		ex.workers++
+		go ex.work()
+	}
+	return nil
+}
+
+func (ex *executor) work() {
+	for {
+		ex.mu.Lock()
+		if len(ex.queue) == 0 {
+			ex.workers--
+			ex.mu.Unlock()
+			return
+		}
+		j := ex.queue[0]
+		ex.queue[0] = nil
+		ex.queue = ex.queue[1:]
+		ex.mu.Unlock()
+		j.run()
+		ex.inflight.Done()
+	}
+}
+
+// callRecovered runs fn, turning a panic into a *PanicError.
+func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, error)) (v V, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = newPanicError(r)
+		}
+	}()
+	return fn(ctx)
+}
+
+// RunInExecutor ports loop.run_in_executor(None, fn): it runs fn on l's
+// default executor (a pool of at most DefaultExecutorWorkers goroutines,
+// created lazily) and returns a Future on l that receives fn's result
+// through CallSoonThreadsafe (THREAD-2). Cancelling the Future cancels ctx;
+// a job cancelled before it started is never run. A panic in fn fails only
+// this Future, with a *PanicError. After ShutdownDefaultExecutor the Future
+// fails with *RuntimeError "Executor shutdown has been called". Like
+// CallSoon, it panics with an error wrapping ErrLoopClosed on a closed loop.
+// It must be called on l's goroutine.
+// While the job is in flight a virtual-time loop waits for it instead of
+// reporting ErrDeadlock.
+func RunInExecutor[V any](l *Loop, fn func(ctx context.Context) (V, error)) *Future[V] {
+	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
+	fut := NewFuture[V](l)
+	ctx, cancel := context.WithCancel(context.Background())
+	job := &executorJob{ctx: ctx}
+	job.run = func() {
+		defer cancel()
+		var v V
+		var err error
+		if ctx.Err() != nil {
+			// Cancelled before it started: like concurrent.futures, never run.
+			err = NewCancelledError("")
+		} else {
+			v, err = callRecovered(ctx, fn)
+		}
+		// THREAD-5: copy the outcome on the loop, unless the destination was
+		// cancelled meanwhile; a closed loop drops it.
+		_, _ = l.CallSoonThreadsafe(func() {
+			l.addExternal(-1)
+			if fut.Done() {
+				return
+			}
+			if err != nil {
+				_ = fut.SetException(err)
+			} else {
+				_ = fut.SetResult(v)
+			}
+		})
+	}
+	l.addExternal(1)
+	if err := defaultExecutor(l).submit(job); err != nil {
+		l.addExternal(-1)
+		cancel()
+		_ = fut.SetException(err)
+		return fut
+	}
+	fut.AddDoneCallback(func() {
+		if fut.Cancelled() {
+			cancel()
+		}
+	})
+	return fut
+}
+
+// ToThread ports asyncio.to_thread: it runs fn on the default executor of
+// t's loop and waits for its result (THREAD-3). If t is cancelled while
+// waiting, ctx is cancelled and ToThread returns the CancelledError at once,
+// without waiting for fn to return. A panic in fn is returned as a
+// *PanicError.
+func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
+	return RunInExecutor(t.Loop(), fn).Await(t)
+}
+
+// ShutdownDefaultExecutor ports loop.shutdown_default_executor(): later
+// RunInExecutor/ToThread calls on t's loop fail with *RuntimeError
+// "Executor shutdown has been called", and t waits until every job already
+// submitted has finished. It returns at once if the executor was never used.
+// If t is cancelled it returns the CancelledError (the jobs keep running).
+func ShutdownDefaultExecutor(t *T) error {
+	l := t.Loop()
+	ex := defaultExecutor(l)
+	ex.mu.Lock()
+	ex.shutdown = true
+	used := ex.used
+	ex.mu.Unlock()
+	if !used {
+		return nil
+	}
+	fut := NewFuture[struct{}](l)
+	l.addExternal(1)
+	go func() {
+		ex.inflight.Wait()
+		_, _ = l.CallSoonThreadsafe(func() {
+			l.addExternal(-1)
+			if !fut.Done() {
+				_ = fut.SetResult(struct{}{})
+			}
+		})
+	}()
+	_, err := fut.Await(t)
+	return err
+}
+
+// shutdownDefaultExecutorForRunner is step 3 of Runner.Close (RUN-3): run
+// ShutdownDefaultExecutor on l, which must not be running, until every job
+// already submitted has finished. It does nothing if l never used its
+// executor. (CPython 3.12+ gives up after 300 s with a RuntimeWarning; no
+// timeout here.)
+func shutdownDefaultExecutorForRunner(l *Loop) error {
+	if l.IsClosed() {
+		return nil
+	}
+	if _, ok := loopExecutors.Load(l); !ok {
+		return nil
+	}
+	task := CreateTask(l, func(t *T) (struct{}, error) { return struct{}{}, ShutdownDefaultExecutor(t) })
+	return l.RunUntilComplete(task)
+}
+
+// ConcurrentFuture ports concurrent.futures.Future as returned by
+// run_coroutine_threadsafe: a goroutine-safe handle on a result produced on
+// a loop. All of its methods may be called from any goroutine.
+type ConcurrentFuture[V any] struct {
+	loop *Loop
+	done chan struct{}
+
+	mu        sync.Mutex
+	finished  bool
+	cancelled bool
+	value     V
+	err       error
+	task      *Task[V] // set on the loop goroutine once the task exists
+}
+
+func newConcurrentFuture[V any](l *Loop) *ConcurrentFuture[V] {
+	return &ConcurrentFuture[V]{loop: l, done: make(chan struct{})}
+}
+
+// complete stores the outcome unless the future is already done.
+func (cf *ConcurrentFuture[V]) complete(v V, err error, cancelled bool) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	if cf.finished {
+		return
+	}
+	cf.finished, cf.cancelled, cf.value, cf.err = true, cancelled, v, err
+	close(cf.done)
+}
+
+// Done reports whether the future has a result, an error, or was cancelled.
+func (cf *ConcurrentFuture[V]) Done() bool {
+	select {
+	case <-cf.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Cancelled reports whether the future was cancelled (by Cancel, or because
+// the task ended cancelled).
+func (cf *ConcurrentFuture[V]) Cancelled() bool {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	return cf.cancelled
+}
+
+// Result waits until the future is done and returns the task's result or
+// error; a *CancelledError if it was cancelled.
+func (cf *ConcurrentFuture[V]) Result() (V, error) {
+	<-cf.done
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	if cf.cancelled {
+		var zero V
+		return zero, NewCancelledError("")
+	}
+	return cf.value, cf.err
+}
+
+// Wait waits until the future is done (nil) or ctx is done (ctx.Err()).
+func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
+	if cf.Done() {
+		return nil // select would pick at random when both are ready
+	}
+	select {
+	case <-cf.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Cancel ports concurrent.futures.Future.cancel for run_coroutine_threadsafe
+// (THREAD-4, THREAD-5): the future becomes cancelled at once, and the task is
+// cancelled on its loop through CallSoonThreadsafe (it may still run until
+// its next suspension, or swallow the cancellation). It returns false if the
+// future already finished, true if it is (now) cancelled.
+func (cf *ConcurrentFuture[V]) Cancel() bool {
+	cf.mu.Lock()
+	if cf.finished {
+		cancelled := cf.cancelled
+		cf.mu.Unlock()
+		return cancelled
+	}
+	cf.finished, cf.cancelled = true, true
+	close(cf.done)
+	task := cf.task
+	cf.mu.Unlock()
+	if task != nil {
+		_, _ = cf.loop.CallSoonThreadsafe(func() { task.Cancel() })
+	}
+	return true
+}
+
+// RunCoroutineThreadsafe ports asyncio.run_coroutine_threadsafe: from any
+// goroutine it schedules, through CallSoonThreadsafe, the creation of a task
+// running fn on l, and returns a ConcurrentFuture that receives the task's
+// outcome (THREAD-4). If the loop is closed the future fails at once with
+// *RuntimeError "Event loop is closed".
+func RunCoroutineThreadsafe[V any](l *Loop, fn func(*T) (V, error)) *ConcurrentFuture[V] {
+	cf := newConcurrentFuture[V](l)
+	_, err := l.CallSoonThreadsafe(func() {
+		task := CreateTask(l, fn)
+		cf.mu.Lock()
+		cf.task = task
+		alreadyCancelled := cf.cancelled
+		cf.mu.Unlock()
+		if alreadyCancelled {
+			// As _chain_future: the destination was cancelled before the
+			// chain existed, so cancel the source through the source loop.
+			_, _ = l.CallSoonThreadsafe(func() { task.Cancel() })
+		}
+		task.AddDoneCallback(func() {
+			if task.Cancelled() {
+				cf.complete(*new(V), nil, true)
+				return
+			}
+			v, err := task.Result()
+			cf.complete(v, err, false)
+		})
+	})
+	if err != nil {
+		cf.complete(*new(V), err, false)
+	}
+	return cf
+}

@@ -1,0 +1,389 @@
+package asyncio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedLog is an event log written from the loop and from worker goroutines.
+type lockedLog struct {
+	mu    sync.Mutex
+	lines syncLog
+}
+
+func (l *lockedLog) add(format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines.add(format, a...)
+}
+
+func (l *lockedLog) get() syncLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append(syncLog(nil), l.lines...)
+}
+
+// syncAwaitCtx waits for ctx to be cancelled; the watchdog only turns a
+// missing cancellation into a failed log comparison instead of a hang.
+func syncAwaitCtx(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// THREAD-1: a job's completion (CallSoonThreadsafe) wakes a real-clock loop
+// that is blocked with nothing else to do.
+func TestTHREAD1_CompletionWakesBlockedLoop(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		<-started
+		close(release) // the loop is (about to be) blocked in poll by now
+	}()
+	v, err := Run(func(tk *T) (string, error) {
+		return ToThread(tk, func(context.Context) (string, error) {
+			close(started)
+			<-release
+			return "from worker", nil
+		})
+	})
+	if v != "from worker" || err != nil {
+		t.Fatalf("got %q, %v", v, err)
+	}
+}
+
+// THREAD-2: run_in_executor returns a future chained to the job; a panic
+// fails only that call; a virtual-time loop waits for work in flight
+// instead of reporting a deadlock, without moving its clock.
+func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
+	var log syncLog
+	syncRun(t, func(tk *T) error {
+		l := tk.Loop()
+		ok := RunInExecutor(l, func(context.Context) (int, error) { return 42, nil })
+		bad := RunInExecutor(l, func(context.Context) (int, error) { return 0, errors.New("boom") })
+		pan := RunInExecutor(l, func(context.Context) (int, error) { panic("kaboom") })
+		log.add("pending right after submit: %v", !ok.Done())
+		v, err := ok.Await(tk)
+		log.add("ok: %d %s", v, syncErr(err))
+		_, err = bad.Await(tk)
+		log.add("bad: %s", syncErr(err))
+		_, err = pan.Await(tk)
+		var pe *PanicError
+		log.add("panic: %v value=%v", errors.As(err, &pe), pe.Value)
+		log.add("virtual time=%v external=%d", l.Time(), l.external.Load())
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"pending right after submit: true",
+		"ok: 42 ok",
+		"bad: boom",
+		"panic: true value=kaboom",
+		"virtual time=0s external=0",
+	}, log)
+}
+
+// THREAD-2: the default executor runs at most min(32, NumCPU+4) jobs at a
+// time and queues the rest.
+func TestTHREAD2_PoolIsBounded(t *testing.T) {
+	if want := min(32, runtime.NumCPU()+4); DefaultExecutorWorkers() != want {
+		t.Fatalf("DefaultExecutorWorkers() = %d, want %d", DefaultExecutorWorkers(), want)
+	}
+	n := DefaultExecutorWorkers()
+	started, release := make(chan struct{}, n+3), make(chan struct{})
+	var workers, queued int
+	syncRun(t, func(tk *T) error {
+		l := tk.Loop()
+		var futs []*Future[int]
+		for i := range n + 3 {
+			futs = append(futs, RunInExecutor(l, func(context.Context) (int, error) {
+				started <- struct{}{}
+				<-release
+				return i, nil
+			}))
+		}
+		// Observe the pool from a job: once n jobs are running, every worker
+		// is busy and the other 3 wait in the queue.
+		observe := RunInExecutor(l, func(context.Context) (struct{}, error) { return struct{}{}, nil })
+		_ = observe
+		ex := defaultExecutor(l)
+		go func() {
+			for range n {
+				<-started
+			}
+			ex.mu.Lock()
+			workers, queued = ex.workers, len(ex.queue)
+			ex.mu.Unlock()
+			close(release)
+		}()
+		sum := 0
+		for _, f := range futs {
+			v, err := f.Await(tk)
+			if err != nil {
+				return err
+			}
+			sum += v
+		}
+		_, err := observe.Await(tk)
+		if want := (n + 2) * (n + 3) / 2; sum != want {
+			return fmt.Errorf("sum %d, want %d", sum, want)
+		}
+		return err
+	})
+	if workers != n || queued != 4 {
+		t.Errorf("with all workers busy: workers=%d queued=%d, want %d and 4", workers, queued, n)
+	}
+}
+
+// THREAD-2: cancelling the future cancels ctx, and a job cancelled before it
+// started never runs; shutdown waits for jobs in flight and then refuses
+// new ones; a closed loop refuses too.
+func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
+	var log lockedLog
+	started, release := make(chan struct{}), make(chan struct{})
+	syncRun(t, func(tk *T) error {
+		l := tk.Loop()
+		defaultExecutor(l).max = 1 // one worker, so the second job must queue
+		first := RunInExecutor(l, func(ctx context.Context) (int, error) {
+			close(started)
+			syncAwaitCtx(ctx)
+			log.add("first: ctx %v", ctx.Err())
+			<-release
+			log.add("first returns")
+			return 1, nil
+		})
+		second := RunInExecutor(l, func(context.Context) (int, error) {
+			log.add("second ran")
+			return 2, nil
+		})
+		<-started // block the loop briefly: the worker needs nothing from it
+		second.Cancel()
+		first.Cancel() // its done callback cancels ctx
+		_, err := first.Await(tk)
+		log.add("first awaited: %s", syncErr(err))
+		// Runs once main is suspended in ShutdownDefaultExecutor.
+		releaser := syncSpawn(tk, "releaser", func(*T) error {
+			log.add("releasing first")
+			close(release)
+			return nil
+		})
+		err = ShutdownDefaultExecutor(tk)
+		log.add("shutdown: %s, external=%d", syncErr(err), l.external.Load())
+		_, err = RunInExecutor(l, func(context.Context) (int, error) { return 3, nil }).Await(tk)
+		log.add("after shutdown: %s", syncErr(err))
+		return tk.Await(releaser)
+	})
+	// The worker logs "first: ctx canceled" concurrently with the loop's
+	// lines; it must come before "first returns". Check it, then drop it.
+	got := syncLog(nil)
+	sawCtx := false
+	for _, line := range log.get() {
+		switch {
+		case line == "first: ctx context canceled":
+			sawCtx = true
+			continue
+		case line == "first returns" && !sawCtx:
+			t.Errorf("first returned before seeing its ctx cancelled")
+		}
+		got = append(got, line)
+	}
+	syncDiff(t, syncLog{
+		"first awaited: CE()",
+		"releasing first",
+		"first returns",
+		"shutdown: ok, external=0",
+		"after shutdown: RuntimeError: Executor shutdown has been called",
+	}, got)
+
+	l := NewTestLoop()
+	_ = l.Close()
+	defer func() {
+		if err, _ := recover().(error); !errors.Is(err, ErrLoopClosed) {
+			t.Errorf("closed loop: got panic %v, want ErrLoopClosed", err)
+		}
+	}()
+	RunInExecutor(l, func(context.Context) (int, error) { return 0, nil })
+}
+
+// RUN-3 step 3 (for Runner.Close): the helper runs the loop until the jobs
+// still in flight have finished, and is a no-op for an unused executor.
+func TestTHREAD2_ShutdownForRunnerWaitsForJobs(t *testing.T) {
+	l := NewTestLoop()
+	if err := shutdownDefaultExecutorForRunner(l); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loopExecutors.Load(l); ok {
+		t.Error("the no-op shutdown created an executor")
+	}
+	release := make(chan struct{})
+	var fut *Future[string]
+	_ = l.RunUntilComplete(CreateTask(l, func(tk *T) (struct{}, error) {
+		fut = RunInExecutor(l, func(context.Context) (string, error) { <-release; return "done", nil })
+		close(release)
+		return struct{}{}, nil
+	}))
+	if err := shutdownDefaultExecutorForRunner(l); err != nil {
+		t.Fatal(err)
+	}
+	v, err := fut.Result() // delivered before the shutdown returned
+	if v != "done" || err != nil {
+		t.Errorf("job: %q %v", v, err)
+	}
+	_ = l.Close()
+	if _, ok := loopExecutors.Load(l); ok {
+		t.Error("Close left the executor registered")
+	}
+}
+
+// THREAD-3: a task waiting in ToThread can be cancelled: it gets the CE at
+// once, while fn is still running; fn sees ctx cancelled.
+func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
+	var log lockedLog
+	syncRun(t, func(tk *T) error {
+		inFn, fnMayReturn, fnDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		w := syncSpawn(tk, "w", func(x *T) error {
+			_, err := ToThread(x, func(ctx context.Context) (int, error) {
+				close(inFn)
+				syncAwaitCtx(ctx)
+				<-fnMayReturn
+				log.add("fn: %v", ctx.Err())
+				close(fnDone)
+				return 0, nil
+			})
+			log.add("task: %s", syncErr(err))
+			return err
+		})
+		// Wait (off the loop) until fn runs.
+		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-inFn; return struct{}{}, nil })
+		w.Cancel("stop")
+		_ = tk.Await(w)
+		log.add("task done, cancelled=%v", w.Cancelled())
+		close(fnMayReturn)
+		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-fnDone; return struct{}{}, nil })
+		return nil
+	})
+	syncDiff(t, syncLog{
+		"task: CE(stop)",
+		"task done, cancelled=true",
+		"fn: context canceled",
+	}, log.get())
+}
+
+// THREAD-4: run_coroutine_threadsafe from another goroutine: result, error,
+// and cancellation of the task through the concurrent future.
+func TestTHREAD4_RunCoroutineThreadsafe(t *testing.T) {
+	l := NewLoop()
+	loopDone := make(chan error)
+	go func() { loopDone <- l.RunForever() }()
+
+	ok := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
+		_ = Sleep(tk, 0)
+		return "hi from " + tk.Name(), nil
+	})
+	v, err := ok.Result()
+	if err != nil || !strings.HasPrefix(v, "hi from Task-") || !ok.Done() || ok.Cancelled() {
+		t.Errorf("ok: %q %v", v, err)
+	}
+	bad := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 0, errors.New("bad") })
+	if _, err := bad.Result(); err == nil || err.Error() != "bad" {
+		t.Errorf("bad: %v", err)
+	}
+
+	entered, taskErr := make(chan struct{}), make(chan error, 1)
+	slow := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
+		close(entered)
+		err := Sleep(tk, time.Hour)
+		taskErr <- err
+		return 0, err
+	})
+	<-entered
+	if !slow.Cancel() {
+		t.Error("Cancel of a pending future returned false")
+	}
+	if _, err := slow.Result(); !IsCancelled(err) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if err := <-taskErr; !IsCancelled(err) {
+		t.Errorf("task saw %v, want a CancelledError", err)
+	}
+	if !slow.Cancel() || ok.Cancel() {
+		t.Error("Cancel: want true on a cancelled future, false on a finished one")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ok.Wait(ctx); err != nil {
+		t.Errorf("Wait on a done future: %v", err)
+	}
+	neverEnded := make(chan struct{})
+	never := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
+		defer close(neverEnded)
+		return 0, Sleep(tk, time.Hour)
+	})
+	if err := never.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait with a cancelled ctx: %v", err)
+	}
+	never.Cancel() // possibly before the task exists: it is cancelled when created
+	<-neverEnded
+
+	_, _ = l.CallSoonThreadsafe(l.Stop)
+	if err := <-loopDone; err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Close()
+	closed := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 1, nil })
+	if _, err := closed.Result(); !errors.Is(err, ErrLoopClosed) {
+		t.Errorf("closed loop: %v", err)
+	}
+}
+
+// THREAD-5: chaining copies the outcome only into a destination that is not
+// cancelled. A cancelled concurrent future stays cancelled even if the task
+// swallows the cancellation and returns a value.
+func TestTHREAD5_CancelledDestinationIsNotOverwritten(t *testing.T) {
+	l := NewLoop()
+	loopDone := make(chan error)
+	go func() { loopDone <- l.RunForever() }()
+
+	entered, returned := make(chan struct{}), make(chan string, 1)
+	cf := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
+		close(entered)
+		err := Sleep(tk, time.Hour)
+		returned <- syncErr(err)
+		return "swallowed", nil
+	})
+	<-entered
+	cf.Cancel()
+	if got := <-returned; got != "CE()" {
+		t.Errorf("task saw %s", got)
+	}
+	if _, err := cf.Result(); !IsCancelled(err) || !cf.Cancelled() {
+		t.Errorf("concurrent future: %v, want it to stay cancelled", err)
+	}
+
+	_, _ = l.CallSoonThreadsafe(l.Stop)
+	if err := <-loopDone; err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Close()
+}
+
+func ExampleToThread() {
+	sum, err := Run(func(t *T) (int, error) {
+		// A blocking computation runs on the loop's default executor; the
+		// loop keeps running other tasks meanwhile.
+		return ToThread(t, func(ctx context.Context) (int, error) {
+			total := 0
+			for i := 1; i <= 100; i++ {
+				total += i
+			}
+			return total, nil
+		})
+	})
+	fmt.Println(sum, err)
+	// Output: 5050 <nil>
+}
