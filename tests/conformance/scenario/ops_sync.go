@@ -1,5 +1,3 @@
-//go:build conformance_sync
-
 package main
 
 import (
