@@ -71,7 +71,8 @@ func TestConformanceCases(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, self)
-			cmd.Env = append(os.Environ(), childEnv+"="+c)
+			// GORACE: a -race child would otherwise sleep 1 s at exit.
+			cmd.Env = append(os.Environ(), childEnv+"="+c, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
