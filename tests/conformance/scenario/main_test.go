@@ -56,6 +56,12 @@ func TestConformanceCases(t *testing.T) {
 	if len(cases) == 0 {
 		t.Fatalf("no conformance cases in %s: set ASYNCIO_SHARED to the shared directory (holding conformance/cases)", dir)
 	}
+	// Plus our own cases found by random testing (traces from the reference).
+	extra, err := filepath.Glob(filepath.Join("..", "cases", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, extra...)
 	sort.Strings(cases)
 	self, err := os.Executable()
 	if err != nil {
