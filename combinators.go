@@ -256,7 +256,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 // task keeps it only if it ended by returning while a cancellation was
 // pending (CANCEL-2), not if its function returned the CancelledError.
 func cancelledInPlace(c Awaitable) error {
-	return NewCancelledError(c.core().cancelMsg)
+	return NewCancelledError(c.core().cancelMessage())
 }
 
 // lastChildCancelledError is asyncio's fut._make_cancelled_error() on the
@@ -270,7 +270,7 @@ func lastChildCancelledError(c Awaitable) error {
 	if t := taskOf(c); t != nil {
 		return NewCancelledError(t.cancelMsg)
 	}
-	return NewCancelledError(c.core().cancelMsg)
+	return NewCancelledError(c.core().cancelMessage())
 }
 
 // ---------------------------------------------------------------- wait

@@ -143,6 +143,18 @@ func (f *futureCore) makeCancelledError() error {
 	return &CancelledError{}
 }
 
+// cancelMessage is the message a CANCELLED future was cancelled with
+// ("" for any other state, and for a task whose function returned the
+// cancellation): asyncio's fut._cancel_message. It consumes nothing.
+func (f *futureCore) cancelMessage() string {
+	if f.state == stateCancelled && !f.errOnce {
+		if ce, ok := f.err.(*CancelledError); ok {
+			return ce.Msg
+		}
+	}
+	return ""
+}
+
 // resultErr is the error half of asyncio's result(): it also marks a
 // stored exception retrieved.
 func (f *futureCore) resultErr() error {
