@@ -230,12 +230,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 			results[i] = value(c, err)
 		}
 		if cancelRequested {
-			last := args[len(args)-1]
-			if last.Cancelled() {
-				outer.SetException(last.Err())
-			} else {
-				outer.SetException(NewCancelledError(""))
-			}
+			outer.SetException(lastChildCancelledError(args[len(args)-1]))
 			return
 		}
 		outer.SetResult(results)
@@ -256,17 +251,26 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 }
 
 // cancelledInPlace is the CancelledError a return_exceptions gather puts in
-// place of a cancelled child: the future's cancel message, which a task
-// does not keep (asyncio stores none after its coroutine raised).
+// place of a cancelled child: built from the child's stored cancel message
+// (GATHER-4). A plain future keeps the message it was cancelled with; a
+// task keeps it only if it ended by returning while a cancellation was
+// pending (CANCEL-2), not if its function returned the CancelledError.
 func cancelledInPlace(c Awaitable) error {
-	if taskOf(c) != nil {
-		return NewCancelledError("")
+	return NewCancelledError(c.core().cancelMessage())
+}
+
+// lastChildCancelledError is asyncio's fut._make_cancelled_error() on the
+// last child, for a gather whose cancellation was requested (GATHER-5): a
+// cancelled child gives its own error; a task that swallowed the
+// cancellation gives one with the message its Cancel stored.
+func lastChildCancelledError(c Awaitable) error {
+	if c.Cancelled() {
+		return c.Err()
 	}
-	var ce *CancelledError
-	if errors.As(c.Err(), &ce) {
-		return NewCancelledError(ce.Msg)
+	if t := taskOf(c); t != nil {
+		return NewCancelledError(t.cancelMsg)
 	}
-	return NewCancelledError("")
+	return NewCancelledError(c.core().cancelMessage())
 }
 
 // ---------------------------------------------------------------- wait

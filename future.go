@@ -38,14 +38,24 @@ type doneCallback struct {
 
 // futureCore is the untyped state shared by Future[V] and Task[V].
 type futureCore struct {
-	loop      *Loop
-	state     futureState
-	err       error  // the exception of a FINISHED future
-	cancelMsg string // message of a CANCELLED future
-	// cancelledErr is the error a task's function ended with; the first
-	// retrieval returns it, later ones build a fresh CancelledError (FUT-8).
-	cancelledErr error
-	callbacks    []doneCallback
+	loop  *Loop
+	state futureState
+	// errOnce is for a CANCELLED future: see err.
+	errOnce bool
+	// err is the exception of a FINISHED future (nil: success). For a
+	// CANCELLED future it is either, with errOnce, the error a task's
+	// function ended with, which the first retrieval returns and later
+	// ones replace by a fresh CancelledError (FUT-8); or nil or a
+	// *CancelledError carrying the cancel message, copied by every
+	// retrieval. One field serves both states (a future is only ever in
+	// one), which keeps Future[int] at 96 bytes and Task[V] at 224.
+	err error
+	// waiter is a task awaiting the future that registered while
+	// callbacks was empty, so it is woken before every entry of callbacks
+	// (FUT-5 order). The common case, one task awaiting a future, then
+	// needs no callbacks slice to be allocated.
+	waiter    *T
+	callbacks []doneCallback
 	// task is set when this is a task's future: Cancel means Task.cancel.
 	task *T
 	// cancelFn, when set, replaces the plain cancel (gather's outer future).
@@ -122,11 +132,27 @@ func (f *futureCore) markRetrieved() {
 
 // makeCancelledError builds the error a cancelled future returns (FUT-8).
 func (f *futureCore) makeCancelledError() error {
-	if err := f.cancelledErr; err != nil {
-		f.cancelledErr = nil
+	if f.errOnce {
+		err := f.err
+		f.err, f.errOnce = nil, false
 		return err
 	}
-	return &CancelledError{Msg: f.cancelMsg}
+	if ce, ok := f.err.(*CancelledError); ok {
+		return &CancelledError{Msg: ce.Msg}
+	}
+	return &CancelledError{}
+}
+
+// cancelMessage is the message a CANCELLED future was cancelled with
+// ("" for any other state, and for a task whose function returned the
+// cancellation): asyncio's fut._cancel_message. It consumes nothing.
+func (f *futureCore) cancelMessage() string {
+	if f.state == stateCancelled && !f.errOnce {
+		if ce, ok := f.err.(*CancelledError); ok {
+			return ce.Msg
+		}
+	}
+	return ""
 }
 
 // resultErr is the error half of asyncio's result(): it also marks a
@@ -178,7 +204,9 @@ func (f *futureCore) cancelPlain(msg string) bool {
 		return false
 	}
 	f.state = stateCancelled
-	f.cancelMsg = msg
+	if msg != "" {
+		f.err = &CancelledError{Msg: msg}
+	}
 	f.scheduleCallbacks()
 	return true
 }
@@ -197,6 +225,10 @@ func (f *futureCore) finish(err error) {
 // scheduleCallbacks queues every registered callback with call_soon in
 // registration order (FUT-5): nothing runs inline.
 func (f *futureCore) scheduleCallbacks() {
+	if w := f.waiter; w != nil {
+		f.waiter = nil
+		f.loop.queueCallback(doneCallback{task: w}, f)
+	}
 	cbs := f.callbacks
 	f.callbacks = nil
 	for _, cb := range cbs {
@@ -259,7 +291,7 @@ type unretrievedReport struct {
 func (f *futureCore) watchUnretrieved(err error) {
 	msg := "Future exception was never retrieved"
 	if f.task != nil {
-		msg = "Task exception was never retrieved: " + f.task.name
+		msg = "Task exception was never retrieved: " + f.task.Name()
 	}
 	c := runtime.AddCleanup(f, reportUnretrieved, unretrievedReport{loop: f.loop, message: msg, err: err})
 	f.unretrieved = &c

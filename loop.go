@@ -1,7 +1,6 @@
 package asyncio
 
 import (
-	"container/heap"
 	"fmt"
 	"log/slog"
 	"math"
@@ -80,6 +79,8 @@ type Loop struct {
 	stepStart        time.Time
 
 	closeHooks []func()
+
+	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
 
 const (
@@ -188,8 +189,27 @@ func (l *Loop) CallSoon(fn func()) *Handle {
 		panic(runtimeErrorf("CallSoon: nil callback"))
 	}
 	l.checkThread()
-	h := &Handle{fn: fn, loop: l}
+	h := l.newHandle(fn)
 	l.ready.push(readyEntry{handle: h})
+	return h
+}
+
+// handleSlabSize is how many Handles newHandle allocates at once. A slab
+// stays reachable while any of its handles is, so a retained handle keeps
+// handleSlabSize*24 bytes alive; in exchange CallSoon costs one heap
+// allocation per handleSlabSize calls instead of one per call.
+const handleSlabSize = 128
+
+// newHandle returns a fresh Handle for fn, carved from a slab. Handles are
+// never reused: each one is handed out once, so a Handle kept by a caller
+// behaves exactly as if it had been allocated on its own.
+func (l *Loop) newHandle(fn func()) *Handle {
+	if len(l.handleSlab) == 0 {
+		l.handleSlab = make([]Handle, handleSlabSize)
+	}
+	h := &l.handleSlab[0]
+	l.handleSlab = l.handleSlab[1:]
+	h.fn, h.loop = fn, l
 	return h
 }
 
@@ -227,7 +247,7 @@ func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
 	l.checkThread()
 	l.timerSeq++
 	t := &TimerHandle{Handle: Handle{fn: fn, loop: l, inHeap: true}, when: when, seq: l.timerSeq}
-	heap.Push(&l.timers, t)
+	l.timers.push(t)
 	return t
 }
 
@@ -385,13 +405,49 @@ func (l *Loop) drive(self *T) bool {
 			}
 			e.task.switchTo()
 			return false
-		case e.handle != nil:
-			if fn := e.handle.take(); fn != nil {
+		case l.debug:
+			if e.handle == nil {
+				l.runCallback(e.fn, nil)
+			} else if fn := e.handle.take(); fn != nil {
 				l.runCallback(fn, e.handle)
 			}
 		default:
-			l.runCallback(e.fn, nil)
+			l.runCallbacks(e)
 		}
+	}
+}
+
+// runCallbacks runs the callback entry e and then the callbacks that
+// follow it in the current snapshot, up to the next task step, under one
+// deferred recover instead of one per callback. What runs, in what order,
+// and how a panic is reported (LOOP-12) are exactly as with runCallback:
+// a panic ends the batch after reporting, and drive goes on with the next
+// entry. Debug mode, which times every callback, uses runCallback.
+func (l *Loop) runCallbacks(e readyEntry) {
+	var fn func()
+	var h *Handle
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{
+				Message: "Exception in callback " + funcName(fn),
+				Err:     newPanicError(r),
+				Handle:  h,
+			})
+		}
+	}()
+	for {
+		h, fn = e.handle, e.fn
+		if h != nil {
+			fn = h.take()
+		}
+		if fn != nil {
+			fn()
+		}
+		if l.snapshotLeft == 0 || l.debug || l.ready.nextIsTask() { // debug may have been turned on by fn
+			return
+		}
+		e = l.ready.pop()
+		l.snapshotLeft--
 	}
 }
 
@@ -405,8 +461,8 @@ func (l *Loop) runOnceBegin() {
 		l.timers.compact()
 		l.cancelledTimers = 0
 	} else {
-		for len(l.timers) > 0 && l.timers[0].cancelled {
-			heap.Pop(&l.timers)
+		for len(l.timers) > 0 && l.timers.first().cancelled {
+			l.timers.pop()
 			l.cancelledTimers--
 		}
 	}
@@ -434,16 +490,16 @@ func (l *Loop) runOnceBegin() {
 	if len(l.timers) > 0 {
 		end := l.Time()
 		for len(l.timers) > 0 {
-			t := l.timers[0]
+			t := l.timers.first()
 			if t.cancelled {
-				heap.Pop(&l.timers)
+				l.timers.pop()
 				l.cancelledTimers--
 				continue
 			}
 			if t.when > end {
 				break
 			}
-			heap.Pop(&l.timers)
+			l.timers.pop()
 			l.ready.push(readyEntry{handle: &t.Handle})
 		}
 	}
@@ -616,8 +672,8 @@ func (l *Loop) Close() error {
 	l.threadsafeMu.Unlock()
 	l.ready.clear()
 	l.snapshotLeft = 0
-	for _, t := range l.timers {
-		t.inHeap = false
+	for _, s := range l.timers {
+		s.t.inHeap = false
 	}
 	l.timers = nil
 	l.cancelledTimers = 0

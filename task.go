@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -25,8 +26,7 @@ type taskBody interface {
 // (t.Cancelling()). Its methods must be called from the goroutine running
 // the loop, which is always true inside the task's own function.
 type T struct {
-	fut  *futureCore
-	loop *Loop
+	fut  *futureCore // its loop is the task's loop
 	name string
 	body taskBody
 
@@ -36,13 +36,19 @@ type T struct {
 	started bool
 	killed  bool
 
-	mustCancel         bool
-	cancelMsg          string
-	numCancelRequested int
-	futWaiter          *futureCore
-	stepErr            error // what the current step throws in
-	pendingThrow       error // a RuntimeError for the next step
-	tasksIndex         int   // position in loop.tasks
+	mustCancel bool
+	// The two counters are int32 and sit beside the bools to keep T small:
+	// a Task[V] with a word-sized V fits the 224-byte size class.
+	numCancelRequested int32
+	tasksIndex         int32 // position in loop.tasks
+	// nameSeq, when not 0, is the N of the default name "Task-N", which
+	// Name formats on first use: most tasks are never asked their name,
+	// and this field fits in padding while the string costs an allocation.
+	nameSeq      uint32
+	cancelMsg    string
+	futWaiter    *futureCore
+	stepErr      error // what the current step throws in
+	pendingThrow error // a RuntimeError for the next step
 }
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
@@ -77,14 +83,18 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	tk := &Task[V]{fn: fn}
 	tk.futureCore.loop = l
 	tk.futureCore.task = &tk.t
-	tk.t = T{fut: &tk.futureCore, loop: l, body: tk}
+	tk.t = T{fut: &tk.futureCore, body: tk}
 	for _, o := range opts {
 		o(&tk.t)
 	}
 	if tk.t.name == "" {
-		tk.t.name = "Task-" + strconv.FormatUint(taskCounter.Add(1), 10)
+		if n := taskCounter.Add(1); n <= math.MaxUint32 {
+			tk.t.nameSeq = uint32(n)
+		} else {
+			tk.t.name = "Task-" + strconv.FormatUint(n, 10)
+		}
 	}
-	tk.t.tasksIndex = len(l.tasks)
+	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
 	l.scheduleStep(&tk.t)
 	return tk
@@ -102,10 +112,10 @@ func (tk *Task[V]) run(t *T) error {
 func (tk *Task[V]) T() *T { return &tk.t }
 
 // Name returns the task's name (asyncio's get_name).
-func (tk *Task[V]) Name() string { return tk.t.name }
+func (tk *Task[V]) Name() string { return tk.t.Name() }
 
 // SetName renames the task (asyncio's set_name).
-func (tk *Task[V]) SetName(name string) { tk.t.name = name }
+func (tk *Task[V]) SetName(name string) { tk.t.SetName(name) }
 
 // Cancel requests the task's cancellation (asyncio's Task.cancel); see
 // T.Cancel.
@@ -113,7 +123,7 @@ func (tk *Task[V]) Cancel(msg ...string) bool { return tk.t.cancel(joinMsg(msg))
 
 // Cancelling returns the number of pending cancellation requests
 // (asyncio's cancelling()).
-func (tk *Task[V]) Cancelling() int { return tk.t.numCancelRequested }
+func (tk *Task[V]) Cancelling() int { return int(tk.t.numCancelRequested) }
 
 // Uncancel withdraws one cancellation request (asyncio's uncancel()); see
 // T.Uncancel.
@@ -138,13 +148,19 @@ func (tk *Task[V]) Await(t *T) (V, error) { return tk.Future.Await(t) }
 func (tk *Task[V]) String() string { return tk.t.String() }
 
 // Loop returns the loop the task runs on.
-func (t *T) Loop() *Loop { return t.loop }
+func (t *T) Loop() *Loop { return t.fut.loop }
 
 // Name returns the task's name (asyncio's get_name).
-func (t *T) Name() string { return t.name }
+func (t *T) Name() string {
+	if t.nameSeq != 0 {
+		t.name = "Task-" + strconv.FormatUint(uint64(t.nameSeq), 10)
+		t.nameSeq = 0
+	}
+	return t.name
+}
 
 // SetName renames the task (asyncio's set_name).
-func (t *T) SetName(name string) { t.name = name }
+func (t *T) SetName(name string) { t.name, t.nameSeq = name, 0 }
 
 // Done reports whether the task is done.
 func (t *T) Done() bool { return t.fut.done() }
@@ -175,7 +191,7 @@ func (t *T) Cancel(msg ...string) bool { return t.cancel(joinMsg(msg)) }
 
 // Cancelling returns the number of cancellation requests not withdrawn by
 // Uncancel (asyncio's cancelling()). It is not reset when the task ends.
-func (t *T) Cancelling() int { return t.numCancelRequested }
+func (t *T) Cancelling() int { return int(t.numCancelRequested) }
 
 // Uncancel withdraws one cancellation request and returns the remaining
 // count (asyncio's uncancel(), 3.13 semantics: when the count reaches 0 a
@@ -187,7 +203,7 @@ func (t *T) Uncancel() int {
 			t.mustCancel = false
 		}
 	}
-	return t.numCancelRequested
+	return int(t.numCancelRequested)
 }
 
 // Await suspends t until aw is done and returns aw's error (nil on
@@ -212,7 +228,7 @@ func (t *T) String() string {
 	case t.numCancelRequested > 0:
 		state = "cancelling"
 	}
-	return fmt.Sprintf("<Task %s name='%s'>", state, t.name)
+	return fmt.Sprintf("<Task %s name='%s'>", state, t.Name())
 }
 
 func (t *T) cancel(msg string) bool {
@@ -233,8 +249,8 @@ func (t *T) cancel(msg string) bool {
 // await from a plain goroutine, a callback, or with another task's handle
 // is a programming error that would corrupt the loop.
 func (t *T) checkRunning() {
-	if t.loop.current != t {
-		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.name))
+	if t.fut.loop.current != t {
+		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.Name()))
 	}
 }
 
@@ -247,14 +263,18 @@ func (t *T) suspendOn(f *futureCore) error {
 		return errKilled
 	}
 	switch {
-	case f.loop != t.loop:
+	case f.loop != t.fut.loop:
 		t.pendingThrow = runtimeErrorf("Task %s got Future %v attached to a different loop", t, f)
-		t.loop.scheduleStep(t)
+		t.fut.loop.scheduleStep(t)
 	case f == t.fut:
 		t.pendingThrow = runtimeErrorf("Task cannot await on itself: %s", t)
-		t.loop.scheduleStep(t)
+		t.fut.loop.scheduleStep(t)
 	default:
-		f.callbacks = append(f.callbacks, doneCallback{task: t})
+		if f.waiter == nil && len(f.callbacks) == 0 {
+			f.waiter = t
+		} else {
+			f.callbacks = append(f.callbacks, doneCallback{task: t})
+		}
 		t.futWaiter = f
 		if t.mustCancel && f.cancel(t.cancelMsg) {
 			t.mustCancel = false
@@ -274,7 +294,7 @@ func (t *T) yield() error {
 	if t.killed {
 		return errKilled
 	}
-	t.loop.scheduleStep(t)
+	t.fut.loop.scheduleStep(t)
 	return t.park()
 }
 
@@ -283,7 +303,7 @@ var errKilled = &CancelledError{Msg: "event loop closed while the task was pendi
 // park ends the current step: the goroutine runs the loop itself until its
 // own next step comes up, or hands the baton on and blocks.
 func (t *T) park() error {
-	l := t.loop
+	l := t.fut.loop
 	l.endStep(t)
 	if !l.drive(t) {
 		<-t.resume
@@ -365,7 +385,7 @@ var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexi
 
 // main is the task's goroutine.
 func (t *T) main() {
-	l := t.loop
+	l := t.fut.loop
 	if l.debug {
 		l.holderGoroutine = goroutineID()
 	}
@@ -379,7 +399,7 @@ func (t *T) main() {
 			// must not crash the process: report it (TASK-9).
 			if r := recover(); r != nil {
 				l.CallExceptionHandler(ExceptionContext{
-					Message: "Exception in task " + t.name + " while unwinding at Close",
+					Message: "Exception in task " + t.Name() + " while unwinding at Close",
 					Err:     newPanicError(r),
 					Task:    t,
 				})
@@ -416,12 +436,12 @@ func (t *T) finishStep(err error) {
 	case err == nil:
 		f.finish(nil)
 	case IsCancelled(err):
-		f.cancelledErr = err
+		f.err, f.errOnce = err, true
 		f.cancelPlain("")
 	default:
 		f.finish(err)
 	}
-	t.loop.removeTask(t)
+	t.fut.loop.removeTask(t)
 }
 
 // kill unwinds the goroutine of a task still pending when its loop is
@@ -429,17 +449,17 @@ func (t *T) finishStep(err error) {
 func (t *T) kill() {
 	t.killed = true
 	t.resume <- struct{}{}
-	<-t.loop.home
+	<-t.fut.loop.home
 }
 
 func (l *Loop) removeTask(t *T) {
-	i := t.tasksIndex
+	i := int(t.tasksIndex)
 	if i < 0 || i >= len(l.tasks) || l.tasks[i] != t {
 		return
 	}
 	last := len(l.tasks) - 1
 	l.tasks[i] = l.tasks[last]
-	l.tasks[i].tasksIndex = i
+	l.tasks[i].tasksIndex = int32(i)
 	l.tasks[last] = nil
 	l.tasks = l.tasks[:last]
 	t.tasksIndex = -1
@@ -453,8 +473,8 @@ func Sleep(t *T, d time.Duration) error {
 	if d <= 0 {
 		return t.yield()
 	}
-	f := &Future[struct{}]{futureCore: futureCore{loop: t.loop}}
-	h := t.loop.CallLater(d, func() {
+	f := &Future[struct{}]{futureCore: futureCore{loop: t.fut.loop}}
+	h := t.fut.loop.CallLater(d, func() {
 		if !f.done() {
 			f.SetResult(struct{}{})
 		}

@@ -1,0 +1,25 @@
+package main
+
+import "testing"
+
+// Benchmarks over the workloads, for `go test -bench . -benchmem
+// -cpuprofile` on the core's hot paths: one op = one of the workload's n.
+
+func benchWorkload(b *testing.B, w string) {
+	b.ReportAllocs()
+	c0 := cpuTime()
+	if _, err := workloads[w](max(b.N, 2)); err != nil {
+		b.Fatal(err)
+	}
+	// Process CPU time (all threads, GC included) per op: steadier than
+	// wall time on a machine shared with other jobs.
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkW1CallSoon(b *testing.B)  { benchWorkload(b, "W1") }
+func BenchmarkW2Yield(b *testing.B)     { benchWorkload(b, "W2") }
+func BenchmarkW3PingPong(b *testing.B)  { benchWorkload(b, "W3") }
+func BenchmarkW4Spawn(b *testing.B)     { benchWorkload(b, "W4") }
+func BenchmarkW6Cancel(b *testing.B)    { benchWorkload(b, "W6") }
+func BenchmarkW7TaskGroup(b *testing.B) { benchWorkload(b, "W7") }
+func BenchmarkW10Parked(b *testing.B)   { benchWorkload(b, "W10") }

@@ -1,0 +1,164 @@
+// Command bench runs the peer workloads W1–W10 of ../shared/bench/WORKLOADS.md
+// with go-asyncio, so that the shared driver (run-peers.sh, PROJECT_BIN)
+// can put its numbers in one table beside asyncio, uvloop and raw Go.
+//
+//	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N]
+//	bench -w echo-server -variant streams|protocol -size S   (W8: not implemented yet)
+//	bench -w fanout-client -port P -n N -limit 100           (W9: not implemented yet)
+//
+// Each in-process run prints one JSON line in the peers' schema with
+// "impl":"go-asyncio" and exits 0; a failed validation exits 1.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// defaultN is the N of WORKLOADS.md ("N used (nothing reduced)").
+var defaultN = map[string]int{
+	"W1": 1_000_000, "W2": 1_000_000, "W3": 500_000, "W4": 100_000, "W5": 200_000,
+	"W6": 100_000, "W7": 100_000, "W7f": 100_000, "W10": 100_000,
+}
+
+// rec is one JSON line.
+type rec map[string]any
+
+// workloads maps -w to the workload; each returns its record or an error
+// when its own validation fails.
+var workloads = map[string]func(n int) (rec, error){
+	"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6,
+	"W7": w7, "W7f": w7f, "W10": w10,
+}
+
+func main() {
+	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client")
+	n := flag.Int("n", 0, "operation count (0: the N of WORKLOADS.md)")
+	flag.String("variant", "", "W8 server variant: streams|protocol")
+	flag.Int("size", 64, "W8 message size in bytes")
+	flag.Int("port", 0, "W9 server port on 127.0.0.1")
+	flag.Int("limit", 100, "W9 concurrency limit")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Parse()
+	switch *w {
+	case "echo-server", "fanout-client":
+		fmt.Fprintf(os.Stderr, "bench: -w %s (W8/W9) is not implemented yet: it needs the networking layer\n", *w)
+		os.Exit(2)
+	}
+	fn, ok := workloads[*w]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bench: unknown workload -w %q\n", *w)
+		os.Exit(2)
+	}
+	if *n <= 0 {
+		*n = defaultN[*w]
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
+	r, err := fn(*n)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s: validation failed: %v\n", *w, err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Println(string(b))
+}
+
+// record builds the common fields of the peers' schema.
+func record(workload, variant string, n int, elapsed time.Duration, extra rec) rec {
+	r := rec{
+		"impl":        "go-asyncio",
+		"workload":    workload,
+		"variant":     variant,
+		"n":           n,
+		"ns_per_op":   round1(float64(elapsed.Nanoseconds()) / float64(n)),
+		"ops_per_s":   round1(float64(n) / elapsed.Seconds()),
+		"rss_mb":      round2(float64(rssBytes()) / (1 << 20)),
+		"peak_rss_mb": round2(float64(peakRSSBytes()) / (1 << 20)),
+		"wall_s":      round4(elapsed.Seconds()),
+		"gomaxprocs":  runtime.GOMAXPROCS(0),
+		"go":          runtime.Version(),
+	}
+	for k, v := range extra {
+		r[k] = v
+	}
+	return r
+}
+
+func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+func round4(f float64) float64 { return float64(int64(f*10000+0.5)) / 10000 }
+
+var pageSize = int64(os.Getpagesize())
+
+// rssBytes is the current resident set size (/proc/self/statm).
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	p, _ := strconv.ParseInt(f[1], 10, 64)
+	return p * pageSize
+}
+
+// peakRSSBytes is VmHWM (/proc/self/status).
+func peakRSSBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				return 0
+			}
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// memStats returns the runtime's stack-in-use and heap-in-use bytes after a GC.
+func memStats() (stack, heap uint64) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.StackInuse, m.HeapInuse
+}
+
+// cpuTime is the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

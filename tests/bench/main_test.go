@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// TestWorkloads runs every in-process workload with a small N and checks
+// its record against the contract of WORKLOADS.md (the fields the shared
+// driver's check_project.py and summarize.py read).
+func TestWorkloads(t *testing.T) {
+	extras := map[string][]string{
+		"W4":  {"peak_rss_mb", "rss_base_mb"},
+		"W5":  {"cpu_ns_per_op", "wall_minus_floor_ns_per_op", "schedule_cancel_ns_per_op", "fired"},
+		"W6":  {"setup_ns_per_op", "cancelled"},
+		"W7f": {"cancelled"},
+		"W10": {"bytes_per_task", "stack_bytes_per_task", "heap_bytes_per_task"},
+	}
+	for _, w := range []string{"W1", "W2", "W3", "W4", "W5", "W6", "W7", "W7f", "W10"} {
+		t.Run(w, func(t *testing.T) {
+			const n = 2000
+			r, err := workloads[w](n)
+			if err != nil {
+				t.Fatalf("validation failed: %v", err)
+			}
+			// Round-trip through JSON, as the driver reads it.
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got["impl"] != "go-asyncio" || got["workload"] != w || got["n"] != float64(n) {
+				t.Errorf("record %s: impl/workload/n = %v/%v/%v, want go-asyncio/%s/%d", b, got["impl"], got["workload"], got["n"], w, n)
+			}
+			for _, k := range []string{"ns_per_op", "ops_per_s"} {
+				if v, ok := got[k].(float64); !ok || v <= 0 {
+					t.Errorf("record %s: %s = %v, want > 0", b, k, got[k])
+				}
+			}
+			for _, k := range extras[w] {
+				if _, ok := got[k]; !ok {
+					t.Errorf("record %s: extra %q missing", b, k)
+				}
+			}
+			switch w {
+			case "W5":
+				if got["fired"] != float64(n-n/2) {
+					t.Errorf("W5 fired %v, want %d", got["fired"], n-n/2)
+				}
+			case "W6":
+				if got["cancelled"] != float64(n) {
+					t.Errorf("W6 cancelled %v, want %d", got["cancelled"], n)
+				}
+			case "W7f":
+				if got["cancelled"] != float64(n-1) {
+					t.Errorf("W7f cancelled %v, want %d", got["cancelled"], n-1)
+				}
+			}
+		})
+	}
+}
+
+// TestValidationFails checks that the validation really rejects a wrong
+// outcome: W7f's check of the exception group.
+func TestValidationFails(t *testing.T) {
+	if err := checkOneValueError(nil); err == nil {
+		t.Error("checkOneValueError(nil) = nil, want an error")
+	}
+}
+
+// TestCLI checks the command-line contract: one JSON line and exit 0 for
+// an in-process workload, exit 2 with a message for W8/W9 and unknown -w.
+func TestCLI(t *testing.T) {
+	bin := t.TempDir() + "/bench"
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-w", "W3", "-n", "1000").Output()
+	if err != nil {
+		t.Fatalf("bench -w W3: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "{") {
+		t.Errorf("bench -w W3 printed %q, want one JSON line", out)
+	}
+	for _, args := range [][]string{
+		{"-w", "echo-server", "-variant", "streams", "-size", "64"},
+		{"-w", "fanout-client", "-port", "1", "-n", "10", "-limit", "100"},
+		{"-w", "nope"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Stderr = nil
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 {
+			t.Errorf("bench %v: %v, want exit status 2", args, err)
+		}
+	}
+}
