@@ -106,7 +106,7 @@ func CreateDatagramEndpoint(t *T, factory func() DatagramProtocol, local, remote
 	}
 	p := factory()
 	tr := &datagramTransport{
-		flowControl: flowControl{loop: t.loop, high: defaultHighWater, low: defaultHighWater / 4},
+		flowControl: flowControl{loop: t.Loop(), high: defaultHighWater, low: defaultHighWater / 4},
 		fd:          fd,
 		protocol:    p,
 		extra:       map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")},
@@ -115,7 +115,7 @@ func CreateDatagramEndpoint(t *T, factory func() DatagramProtocol, local, remote
 		tr.remote = peerAddr(fd, "udp")
 		tr.extra["peername"] = tr.remote
 	}
-	l := t.loop
+	l := t.Loop()
 	waiter := NewFuture[struct{}](l)
 	l.CallSoon(func() { p.ConnectionMade(tr) })
 	l.CallSoon(func() {

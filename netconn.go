@@ -58,7 +58,7 @@ func registerTask(t *T) {
 func NewConn(t *T, fd int, network string) *Conn {
 	registerTask(t)
 	return &Conn{
-		loop:    t.loop,
+		loop:    t.Loop(),
 		fd:      fd,
 		network: network,
 		laddr:   localAddr(fd, network),
@@ -115,7 +115,7 @@ func (c *Conn) Use(t *T) *Conn {
 // known task of c's loop.
 func (c *Conn) callerTask() *T {
 	if v, ok := taskGoroutines.Load(goroutineID()); ok {
-		if t := v.(*T); t.loop == c.loop {
+		if t := v.(*T); t.Loop() == c.loop {
 			return t
 		}
 	}

@@ -158,7 +158,7 @@ func joinConnectErrors(errs []error) error {
 // index (-1 if all failed), the error of each failed attempt, and a
 // cancellation of t itself (all attempts are then cancelled and awaited).
 func staggeredRace[V any](t *T, n int, delay time.Duration, attempt func(t *T, i int) (V, error), discard func(V)) (V, int, []error, error) {
-	l := t.loop
+	l := t.Loop()
 	var zero V
 	tasks := make([]*Task[V], 0, n)
 	errs := make([]error, n)

@@ -324,7 +324,7 @@ func CreateServer(t *T, factory func() Protocol, host string, port int, opts ...
 			return nil, err
 		}
 	}
-	s := newServer(t.loop, "tcp", factory, o)
+	s := newServer(t.Loop(), "tcp", factory, o)
 	seen := map[string]bool{}
 	for _, ip := range ips {
 		if seen[ip.String()] {
@@ -364,7 +364,7 @@ func CreateUnixServer(t *T, factory func() Protocol, path string, opts ...NetOpt
 	if err != nil {
 		return nil, err
 	}
-	s := newServer(t.loop, "unix", factory, o)
+	s := newServer(t.Loop(), "unix", factory, o)
 	s.unixPath = path
 	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}}}
 	return s.startAfterCreate(t)

@@ -20,7 +20,7 @@ import (
 
 // waitIO suspends t until fd is readable (write false) or writable.
 func waitIO(t *T, fd int, write bool) error {
-	l := t.loop
+	l := t.Loop()
 	f := NewFuture[struct{}](l)
 	add, remove := l.AddReader, l.RemoveReader
 	if write {

@@ -503,12 +503,12 @@ func openStream(t *T, o *netOptions, connect func(factory func() Protocol) (Tran
 	if err != nil {
 		return nil, nil, err
 	}
-	p := newStreamProtocol(t.loop, r, nil)
+	p := newStreamProtocol(t.Loop(), r, nil)
 	tr, _, err := connect(func() Protocol { return p })
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, &StreamWriter{loop: t.loop, transport: tr, protocol: p, reader: r}, nil
+	return r, &StreamWriter{loop: t.Loop(), transport: tr, protocol: p, reader: r}, nil
 }
 
 // OpenConnection connects to host:port and returns a (reader, writer)
@@ -546,7 +546,7 @@ func streamFactory(l *Loop, o *netOptions, cb func(*T, *StreamReader, *StreamWri
 // client_connected_cb" and the connection is closed; if it is cancelled
 // the connection is closed too (STREAM-11).
 func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...NetOption) (*Server, error) {
-	f, err := streamFactory(t.loop, buildOptions(opts), cb)
+	f, err := streamFactory(t.Loop(), buildOptions(opts), cb)
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +556,7 @@ func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, ho
 // StartUnixServer is StartServer on the Unix socket path
 // (asyncio.start_unix_server).
 func StartUnixServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, path string, opts ...NetOption) (*Server, error) {
-	f, err := streamFactory(t.loop, buildOptions(opts), cb)
+	f, err := streamFactory(t.Loop(), buildOptions(opts), cb)
 	if err != nil {
 		return nil, err
 	}

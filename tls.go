@@ -168,7 +168,7 @@ func tlsHandshake(t *T, tc *transportConn, conn *tls.Conn, timeout time.Duration
 	tc.reader = t
 	var timer *TimerHandle
 	if timeout > 0 {
-		timer = t.loop.CallLater(timeout, func() {
+		timer = t.Loop().CallLater(timeout, func() {
 			tc.failErr = ErrTLSHandshakeTimeout
 			tc.wake()
 		})
@@ -215,9 +215,9 @@ func startTLSOn(t *T, raw *socketTransport, app Protocol, cfg *tls.Config, serve
 }
 
 func newTLSTransportClient(t *T, fd int, network string, app Protocol, o *netOptions, serverHostname string) (*tlsTransport, error) {
-	waiter := NewFuture[struct{}](t.loop)
+	waiter := NewFuture[struct{}](t.Loop())
 	tc0 := &transportConn{}
-	raw := newSocketTransport(t.loop, fd, network, tc0, nil, waiter)
+	raw := newSocketTransport(t.Loop(), fd, network, tc0, nil, waiter)
 	tc0.raw = raw
 	if _, err := waiter.Await(t); err != nil {
 		raw.Abort()
@@ -253,7 +253,7 @@ func (tr *tlsTransport) readLoop(t *T) {
 	buf := make([]byte, 64*1024)
 	for {
 		for tr.readPaused && !tr.tc.lost {
-			tr.resume = NewFuture[struct{}](t.loop)
+			tr.resume = NewFuture[struct{}](t.Loop())
 			_, err := tr.resume.Await(t)
 			tr.resume = nil
 			if err != nil {
@@ -265,7 +265,7 @@ func (tr *tlsTransport) readLoop(t *T) {
 		if n > 0 {
 			data := append([]byte(nil), buf[:n]...)
 			if perr := callProtocol(func() { tr.app.DataReceived(data) }); perr != nil {
-				t.loop.CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
 				tr.fatalErr = perr
 				tr.raw.Abort()
 				break
@@ -279,7 +279,7 @@ func (tr *tlsTransport) readLoop(t *T) {
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			keepOpen := false
 			if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
-				t.loop.CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
 			}
 			if !keepOpen {
 				tr.Close()

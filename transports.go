@@ -493,7 +493,7 @@ func dialOne(t *T, family int, sa unix.Sockaddr) (int, error) {
 // connected fd in a transport (TLS if opts ask for it) and waits until the
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
 func makeConnection(t *T, fd int, network string, factory func() Protocol, o *netOptions, serverHostname string) (Transport, Protocol, error) {
-	l := t.loop
+	l := t.Loop()
 	p := factory()
 	waiter := NewFuture[struct{}](l)
 	if o.tls != nil {
