@@ -35,6 +35,11 @@ func WithInterleave(on bool) NetOption {
 	}
 }
 
+// WithBacklog sets the listen backlog of CreateServer/StartServer (asyncio's
+// backlog=, default 100); it also bounds how many connections one
+// readiness event accepts, as in asyncio.
+func WithBacklog(n int) NetOption { return func(o *netOptions) { o.backlog = max(n, 1) } }
+
 // lookupIPAddr is the resolver used by resolveHost; tests may replace it.
 var lookupIPAddr = net.DefaultResolver.LookupIPAddr
 

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// W8 and W9 of WORKLOADS.md: the networking workloads.
+
+// echoProtocol is W8's protocol variant: data_received writes the data
+// back to the transport.
+type echoProtocol struct{ tr asyncio.Transport }
+
+func (p *echoProtocol) ConnectionMade(tr asyncio.Transport) { p.tr = tr }
+func (p *echoProtocol) DataReceived(data []byte)            { p.tr.Write(data) }
+func (p *echoProtocol) EOFReceived() bool                   { return false }
+func (p *echoProtocol) ConnectionLost(error)                {}
+
+// echoStreams is W8's streams variant: readexactly(S), write, drain,
+// until EOF.
+func echoStreams(size int) func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+	return func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+		defer w.Close()
+		for {
+			data, err := r.ReadExactly(t, size)
+			if err != nil {
+				return nil // IncompleteReadError at EOF, or a connection error
+			}
+			w.Write(data)
+			if err := w.Drain(t); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// echoServer runs the W8 server on 127.0.0.1 (ephemeral port): it prints
+// "PORT <n>" to out, then serves until stop is closed.
+func echoServer(variant string, size int, out io.Writer, stop <-chan struct{}) error {
+	if variant != "streams" && variant != "protocol" {
+		return fmt.Errorf("unknown -variant %q (streams|protocol)", variant)
+	}
+	if size <= 0 {
+		return fmt.Errorf("bad -size %d", size)
+	}
+	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		var srv *asyncio.Server
+		var err error
+		if variant == "streams" {
+			srv, err = asyncio.StartServer(t, echoStreams(size), "127.0.0.1", 0, asyncio.WithBacklog(1024))
+		} else {
+			srv, err = asyncio.CreateServer(t, func() asyncio.Protocol { return &echoProtocol{} }, "127.0.0.1", 0, asyncio.WithBacklog(1024))
+		}
+		if err != nil {
+			return struct{}{}, err
+		}
+		fmt.Fprintf(out, "PORT %d\n", srv.Addr().(*net.TCPAddr).Port)
+		// The stop signal arrives on another goroutine: hand it to the loop.
+		l := t.Loop()
+		stopped := asyncio.NewFuture[struct{}](t)
+		go func() {
+			<-stop
+			l.CallSoonThreadsafe(func() { stopped.SetResult(struct{}{}) })
+		}()
+		_, err = stopped.Await(t)
+		srv.Close()
+		srv.AbortClients()
+		return struct{}{}, errors.Join(err, srv.WaitClosed(t))
+	})
+	return err
+}
+
+const w9Request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+// fanoutClient is the W9 client: n GETs to 127.0.0.1:port, a new
+// connection per request, at most limit at once (a Semaphore), all n tasks
+// created up front and then awaited (gather).
+func fanoutClient(port, n, limit int) (rec, error) {
+	if port <= 0 || n <= 0 || limit <= 0 {
+		return nil, fmt.Errorf("need -port, -n and -limit > 0")
+	}
+	var elapsed time.Duration
+	ok, failed := 0, 0
+	var firstErr error
+	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		sem, err := asyncio.NewSemaphore(limit)
+		if err != nil {
+			return struct{}{}, err
+		}
+		fetch := func(t *asyncio.T) (bool, error) {
+			if err := sem.Acquire(t); err != nil {
+				return false, err
+			}
+			defer sem.Release()
+			r, w, err := asyncio.OpenConnection(t, "127.0.0.1", port)
+			if err != nil {
+				return false, err
+			}
+			w.Write([]byte(w9Request))
+			body, err := r.Read(t, -1) // until EOF: the server closes
+			w.Close()
+			if werr := w.WaitClosed(t); err == nil {
+				err = werr
+			}
+			if err != nil {
+				return false, err
+			}
+			return bytes.HasPrefix(body, []byte("HTTP/1.1 200 ")) && bytes.HasSuffix(body, []byte("Hello, world!")), nil
+		}
+		start := time.Now()
+		tasks := make([]*asyncio.Task[bool], n)
+		for i := range tasks {
+			tasks[i] = asyncio.CreateTask(t, fetch)
+		}
+		for _, tk := range tasks {
+			good, err := tk.Await(t)
+			switch {
+			case good:
+				ok++
+			case err != nil && firstErr == nil:
+				firstErr = err
+			}
+		}
+		elapsed = time.Since(start)
+		failed = n - ok
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	extra := rec{"ok": ok, "failed": failed, "limit": limit}
+	if firstErr != nil {
+		extra["first_error"] = firstErr.Error()
+	}
+	return record("W9", "", n, elapsed, extra), nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// startEcho runs echoServer on a goroutine and returns its port and a
+// stop function that waits for it to return.
+func startEcho(t *testing.T, variant string, size int) (int, func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- echoServer(variant, size, pw, stop)
+		pw.Close()
+	}()
+	var port int
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if _, serr := fmt.Sscanf(line, "PORT %d", &port); err != nil || serr != nil {
+		t.Fatalf("server printed %q: %v %v", line, err, serr)
+	}
+	go io.Copy(io.Discard, pr)
+	return port, func() {
+		close(stop)
+		if err := <-errc; err != nil {
+			t.Errorf("echoServer: %v", err)
+		}
+	}
+}
+
+// W8: both server variants echo S-byte messages on several connections.
+func TestW8EchoServer(t *testing.T) {
+	for _, variant := range []string{"streams", "protocol"} {
+		const size = 64
+		port, stop := startEcho(t, variant, size)
+		var wg sync.WaitGroup
+		for c := 0; c < 4; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer conn.Close()
+				msg := []byte(strings.Repeat(fmt.Sprint(c), size))
+				buf := make([]byte, size)
+				for i := 0; i < 50; i++ {
+					if _, err := conn.Write(msg); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != string(msg) {
+						t.Errorf("%s: round trip %d: %q %v", variant, i, buf, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		stop()
+	}
+}
+
+// W9: the fan-out client against a stdlib HTTP/1.1 server like rawgo's.
+func TestW9FanoutClient(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nConnection: close\r\n\r\nHello, world!")
+			}()
+		}
+	}()
+	r, err := fanoutClient(ln.Addr().(*net.TCPAddr).Port, 300, 20)
+	ln.Close()
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r["ok"] != 300 || r["failed"] != 0 || r["workload"] != "W9" {
+		t.Fatalf("record %v", r)
+	}
+}
