@@ -3,8 +3,8 @@
 // can put its numbers in one table beside asyncio, uvloop and raw Go.
 //
 //	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N]
-//	bench -w echo-server -variant streams|protocol -size S   (W8: not implemented yet)
-//	bench -w fanout-client -port P -n N -limit 100           (W9: not implemented yet)
+//	bench -w echo-server -variant streams|protocol -size S   (W8: prints PORT n, serves until SIGTERM)
+//	bench -w fanout-client -port P -n N -limit 100           (W9)
 //
 // Each in-process run prints one JSON line in the peers' schema with
 // "impl":"go-asyncio" and exits 0; a failed validation exits 1.
@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -42,16 +43,28 @@ var workloads = map[string]func(n int) (rec, error){
 func main() {
 	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client")
 	n := flag.Int("n", 0, "operation count (0: the N of WORKLOADS.md)")
-	flag.String("variant", "", "W8 server variant: streams|protocol")
-	flag.Int("size", 64, "W8 message size in bytes")
-	flag.Int("port", 0, "W9 server port on 127.0.0.1")
-	flag.Int("limit", 100, "W9 concurrency limit")
+	variant := flag.String("variant", "", "W8 server variant: streams|protocol")
+	size := flag.Int("size", 64, "W8 message size in bytes")
+	port := flag.Int("port", 0, "W9 server port on 127.0.0.1")
+	limit := flag.Int("limit", 100, "W9 concurrency limit")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	switch *w {
-	case "echo-server", "fanout-client":
-		fmt.Fprintf(os.Stderr, "bench: -w %s (W8/W9) is not implemented yet: it needs the networking layer\n", *w)
-		os.Exit(2)
+	case "echo-server": // W8: serve until SIGTERM
+		stop := make(chan struct{})
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		go func() { <-sig; close(stop) }()
+		if err := echoServer(*variant, *size, os.Stdout, stop); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: echo-server: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	case "fanout-client": // W9
+		if *n <= 0 {
+			*n = 10_000
+		}
+		workloads["fanout-client"] = func(n int) (rec, error) { return fanoutClient(*port, n, *limit) }
 	}
 	fn, ok := workloads[*w]
 	if !ok {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -80,7 +82,8 @@ func TestValidationFails(t *testing.T) {
 }
 
 // TestCLI checks the command-line contract: one JSON line and exit 0 for
-// an in-process workload, exit 2 with a message for W8/W9 and unknown -w.
+// an in-process workload and for W9; for W8 "PORT n", then exit 0 on
+// SIGTERM; exit 2 for an unknown -w.
 func TestCLI(t *testing.T) {
 	bin := t.TempDir() + "/bench"
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -94,17 +97,33 @@ func TestCLI(t *testing.T) {
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "{") {
 		t.Errorf("bench -w W3 printed %q, want one JSON line", out)
 	}
-	for _, args := range [][]string{
-		{"-w", "echo-server", "-variant", "streams", "-size", "64"},
-		{"-w", "fanout-client", "-port", "1", "-n", "10", "-limit", "100"},
-		{"-w", "nope"},
-	} {
-		cmd := exec.Command(bin, args...)
-		cmd.Stderr = nil
-		err := cmd.Run()
-		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != 2 {
-			t.Errorf("bench %v: %v, want exit status 2", args, err)
-		}
+	// W9 against a port nobody listens on: every request fails, and the
+	// record says so.
+	out, err = exec.Command(bin, "-w", "fanout-client", "-port", "1", "-n", "10", "-limit", "100").Output()
+	var w9 map[string]any
+	if err != nil || json.Unmarshal(out, &w9) != nil || w9["workload"] != "W9" || w9["failed"] != float64(10) {
+		t.Errorf("bench -w fanout-client: %v, printed %q", err, out)
+	}
+	// W8: PORT line, then a clean exit on SIGTERM.
+	srv := exec.Command(bin, "-w", "echo-server", "-variant", "streams", "-size", "64")
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if !strings.HasPrefix(line, "PORT ") {
+		t.Errorf("echo-server printed %q (%v), want PORT n", line, err)
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Errorf("echo-server after SIGTERM: %v, want exit status 0", err)
+	}
+	cmd := exec.Command(bin, "-w", "nope")
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("bench -w nope: %v, want exit status 2", err)
 	}
 }
