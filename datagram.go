@@ -59,7 +59,6 @@ type datagramTransport struct {
 	bufferSize int
 	closing    bool
 	connLost   int
-	readBuf    []byte
 	fdClosed   bool
 }
 
@@ -155,16 +154,15 @@ func (tr *datagramTransport) readReady() {
 	if tr.connLost > 0 {
 		return
 	}
-	if tr.readBuf == nil {
-		tr.readBuf = make([]byte, 64*1024)
-	}
-	n, from, err := unix.Recvfrom(tr.fd, tr.readBuf, 0)
+	bp := readBufPool.Get().(*[]byte)
+	defer readBufPool.Put(bp)
+	n, from, err := unix.Recvfrom(tr.fd, *bp, 0)
 	switch {
 	case err == unix.EINTR || isWouldBlock(err):
 	case err != nil:
 		tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", err))
 	default:
-		data := append([]byte(nil), tr.readBuf[:n]...)
+		data := append([]byte(nil), (*bp)[:n]...)
 		addr := sockaddrToAddr(from, "udp")
 		if addr == nil {
 			addr = tr.remote

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -154,6 +155,11 @@ func (fc *flowControl) callSafely(msg string, fn func()) {
 	fn()
 }
 
+// readBufPool holds the buffers transports read into: the data is copied
+// out at once (the protocol may keep it), so a buffer per connection would
+// only add garbage on short-lived connections.
+var readBufPool = sync.Pool{New: func() any { b := make([]byte, 64*1024); return &b }}
+
 // socketTransport is asyncio's _SelectorSocketTransport over a
 // non-blocking stream socket (TCP or Unix).
 type socketTransport struct {
@@ -164,7 +170,6 @@ type socketTransport struct {
 	extra    map[string]any
 
 	wbuf              []byte // unsent data; write interest exists iff non-empty
-	readBuf           []byte
 	closing           bool
 	eof               bool // WriteEOF was called
 	readingPaused     bool
@@ -267,10 +272,13 @@ func (tr *socketTransport) readReady() {
 	if tr.connLost > 0 {
 		return
 	}
-	if tr.readBuf == nil {
-		tr.readBuf = make([]byte, 64*1024)
+	bp := readBufPool.Get().(*[]byte)
+	n, err := unix.Read(tr.fd, *bp)
+	var data []byte
+	if n > 0 {
+		data = append([]byte(nil), (*bp)[:n]...)
 	}
-	n, err := unix.Read(tr.fd, tr.readBuf)
+	readBufPool.Put(bp)
 	if err == unix.EINTR || isWouldBlock(err) {
 		return
 	}
@@ -282,7 +290,6 @@ func (tr *socketTransport) readReady() {
 		tr.readEOF()
 		return
 	}
-	data := append([]byte(nil), tr.readBuf[:n]...)
 	if perr := callProtocol(func() { tr.protocol.DataReceived(data) }); perr != nil {
 		tr.fatalError(perr, "Fatal error: protocol.data_received() call failed.")
 	}
