@@ -58,6 +58,7 @@ func newServer(l *Loop, network string, factory func() Protocol, o *netOptions) 
 	}
 }
 
+// String describes the server by its listening addresses.
 func (s *Server) String() string {
 	return fmt.Sprintf("<Server sockets=%v>", s.Addrs())
 }

@@ -49,6 +49,19 @@ func main() {
 	limit := flag.Int("limit", 100, "W9 concurrency limit")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	switch *w {
 	case "echo-server": // W8: serve until SIGTERM
 		stop := make(chan struct{})
@@ -73,19 +86,6 @@ func main() {
 	}
 	if *n <= 0 {
 		*n = defaultN[*w]
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			os.Exit(2)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-			os.Exit(2)
-		}
-		defer f.Close()
-		defer pprof.StopCPUProfile()
 	}
 	r, err := fn(*n)
 	if err != nil {
