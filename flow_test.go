@@ -196,3 +196,24 @@ func TestResolveCancelled(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+// FeedData copies: the caller may reuse its slice (asyncio's bytes are
+// immutable); data handed out by a read is the caller's to keep.
+func TestSTREAM2_FeedDataCopies(t *testing.T) {
+	var got []string
+	runVirtual(t, func(at *T) error {
+		r := newReader(t, at, 100)
+		buf := []byte("abc")
+		r.FeedData(buf)
+		copy(buf, "xyz")
+		r.FeedData(buf)
+		b, _ := r.Read(at, 3)
+		b2, _ := r.Read(at, 3)
+		copy(b, "!!!")
+		got = append(got, string(b), string(b2))
+		return nil
+	})
+	if d := cmp.Diff([]string{"!!!", "xyz"}, got); d != "" {
+		t.Fatal(d)
+	}
+}

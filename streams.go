@@ -134,7 +134,23 @@ func (r *StreamReader) FeedData(data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	r.buf = append(r.buf, data...)
+	r.feed(append([]byte(nil), data...))
+}
+
+// feed appends data, which the reader may keep (the transports pass
+// fresh slices): into an empty buffer it is adopted without a copy.
+func (r *StreamReader) feed(data []byte) {
+	if r.eof {
+		panic("feed_data after feed_eof")
+	}
+	if len(data) == 0 {
+		return
+	}
+	if len(r.buf) == 0 {
+		r.buf = data
+	} else {
+		r.buf = append(r.buf, data...)
+	}
 	r.wakeupWaiter()
 	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
 		r.transport.PauseReading()
@@ -161,10 +177,12 @@ func (r *StreamReader) waitForData(t *T, name string) error {
 }
 
 func (r *StreamReader) take(n int) []byte {
-	data := append([]byte(nil), r.buf[:n]...)
-	r.buf = r.buf[n:]
-	if len(r.buf) == 0 {
-		r.buf = nil
+	var data []byte
+	if n == len(r.buf) {
+		data, r.buf = r.buf, nil // the whole buffer: hand it over, no copy
+	} else {
+		data = append([]byte(nil), r.buf[:n]...)
+		r.buf = r.buf[n:]
 	}
 	r.maybeResumeTransport()
 	return data
@@ -345,7 +363,7 @@ func (p *streamProtocol) replaceTransport(tr Transport) {
 	p.reader.setTransport(tr)
 }
 
-func (p *streamProtocol) DataReceived(data []byte) { p.reader.FeedData(data) }
+func (p *streamProtocol) DataReceived(data []byte) { p.reader.feed(data) }
 
 func (p *streamProtocol) EOFReceived() bool {
 	p.reader.FeedEOF()
