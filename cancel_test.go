@@ -66,7 +66,7 @@ func TestCANCEL3_CancelledBeforeFirstStepNeverRuns(t *testing.T) {
 	tk := CreateTask(l, func(t *T) (int, error) { r.log("body ran"); return 1, nil })
 	tk.Cancel("early")
 	err := l.RunUntilComplete(tk)
-	r.log("%s cancelled=%v started goroutine=%v", ceMsg(err), tk.Cancelled(), tk.t.resume != nil)
+	r.log("%s cancelled=%v started goroutine=%v", ceMsg(err), tk.Cancelled(), tk.t.sw.created())
 	checkEvents(t, []string{`CE("early") cancelled=true started goroutine=false`}, &r)
 }
 

@@ -209,6 +209,9 @@ func (q *readyQueue) pop() readyEntry {
 	return e
 }
 
+// peek returns the entry pop would return, leaving it in place.
+func (q *readyQueue) peek() *readyEntry { return &q.buf[q.head] }
+
 // nextIsTask reports whether the entry pop would return is a task step.
 func (q *readyQueue) nextIsTask() bool { return q.buf[q.head].task != nil }
 

@@ -50,8 +50,6 @@ type Loop struct {
 	stopping   bool
 	closed     bool
 	deadlocked bool
-	// home receives the baton when RunForever must return; see drive.
-	home chan struct{}
 
 	current   *T   // the task whose step is running, nil in callbacks
 	tasks     []*T // not-done tasks, for AllTasks and Close
@@ -113,7 +111,6 @@ func WithDebug(on bool) LoopOption { return func(l *Loop) { l.debug = on } }
 func NewLoop(opts ...LoopOption) *Loop {
 	l := &Loop{
 		epoch:        time.Now(),
-		home:         make(chan struct{}, 1),
 		wakeCh:       make(chan struct{}, 1),
 		slowCallback: defaultSlowCallbackDuration,
 	}
@@ -325,14 +322,12 @@ func (l *Loop) RunForever() error {
 	if l.debug {
 		l.holderGoroutine = goroutineID()
 	}
-	if !l.drive(nil) {
-		<-l.home
-		if l.debug {
-			l.holderGoroutine = goroutineID()
-		}
-	}
-	l.running = false
-	l.stopping = false
+	// Deferred: a runtime.Goexit in a task ends this goroutine too.
+	defer func() {
+		l.running = false
+		l.stopping = false
+	}()
+	l.drive(nil)
 	if l.deadlocked {
 		l.deadlocked = false
 		return ErrDeadlock
@@ -366,54 +361,71 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	return fc.resultErr()
 }
 
-// drive runs the loop on the calling goroutine, which holds the baton,
-// until control must move. self is the task whose goroutine is calling
-// (nil for the goroutine in RunForever). It returns true when the caller
-// itself goes on: its own step came up, or, for RunForever, the loop
-// stops. It returns false after handing the baton to another goroutine;
-// the caller must then block until the baton comes back (or, for a
-// finished task, exit).
+// drive runs the loop. With self == nil it is the goroutine in
+// RunForever: it runs iterations, callbacks and task steps (resuming each
+// task's goroutine, which gives control back when its step ends) until the
+// loop stops, then returns true.
 //
-// This is the "baton" handoff: there is no dedicated loop goroutine, so a
-// task step costs one goroutine switch, and none when a task's own step
-// is next.
+// With self == a task that just ended a step, it runs the loop on the
+// task's own goroutine for as long as what comes next is a callback, a new
+// iteration, or self's own next step: in that last case it returns true
+// and the task goes on without any goroutine switch (a Sleep(t, 0) loop
+// never switches). It returns false, leaving the entry in place, when
+// another task's step comes up or the loop must stop: the task then gives
+// control back to the goroutine in RunForever, which carries on from
+// exactly that point. Only that goroutine resumes tasks, so resumes never
+// nest.
 func (l *Loop) drive(self *T) bool {
 	for {
 		if l.snapshotLeft == 0 {
 			if l.inIteration {
-				l.inIteration = false
 				if l.stopping || l.deadlocked {
-					if self == nil {
-						return true
+					if self != nil {
+						return false
 					}
-					l.home <- struct{}{}
-					return false
+					l.inIteration = false
+					return true
 				}
+				l.inIteration = false
 			}
 			l.runOnceBegin()
 			continue
 		}
-		e := l.ready.pop()
-		l.snapshotLeft--
-		switch {
-		case e.task != nil:
-			if !l.prepareStep(e.task, e.from) {
+		e := l.ready.peek()
+		if e.task != nil {
+			task := e.task
+			if self != nil && task != self {
+				return false
+			}
+			from := e.from
+			l.ready.pop()
+			l.snapshotLeft--
+			if !l.prepareStep(task, from) {
 				continue
 			}
-			if e.task == self {
+			if task == self {
 				return true
 			}
-			e.task.switchTo()
-			return false
-		case l.debug:
+			task.started = true
+			task.resume()
+			if l.debug {
+				l.holderGoroutine = goroutineID()
+			}
+			continue
+		}
+		if l.debug {
+			e := l.ready.pop()
+			l.snapshotLeft--
 			if e.handle == nil {
 				l.runCallback(e.fn, nil)
 			} else if fn := e.handle.take(); fn != nil {
 				l.runCallback(fn, e.handle)
 			}
-		default:
-			l.runCallbacks(e)
+			continue
 		}
+		cb := l.ready.pop()
+		l.snapshotLeft--
+		l.runCallbacks(cb)
 	}
 }
 

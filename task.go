@@ -30,9 +30,9 @@ type T struct {
 	name string
 	body taskBody
 
-	// resume receives the baton when one of the task's steps is due; the
-	// goroutine is started at the first step.
-	resume  chan struct{}
+	// sw resumes the task's goroutine for a step and gives control back
+	// when the step ends; the goroutine is started at the first step.
+	sw      taskSwitch
 	started bool
 	killed  bool
 
@@ -300,16 +300,17 @@ func (t *T) yield() error {
 
 var errKilled = &CancelledError{Msg: "event loop closed while the task was pending"}
 
-// park ends the current step: the goroutine runs the loop itself until its
-// own next step comes up, or hands the baton on and blocks.
+// park ends the current step. The task first runs the loop itself, as
+// long as what comes next is callbacks or its own next step (then it goes
+// on with no switch at all); when another task's step comes up, it gives
+// control back to the goroutine in RunForever and waits to be resumed.
 func (t *T) park() error {
 	l := t.fut.loop
 	l.endStep(t)
 	if !l.drive(t) {
-		<-t.resume
-		if t.killed {
+		if !t.suspend() {
 			l.current = t
-			runtime.Goexit()
+			panic(killSignal{})
 		}
 		if l.debug {
 			l.holderGoroutine = goroutineID()
@@ -320,16 +321,8 @@ func (t *T) park() error {
 	return err
 }
 
-// switchTo hands the baton to t, starting its goroutine at its first step.
-func (t *T) switchTo() {
-	if !t.started {
-		t.started = true
-		t.resume = make(chan struct{}, 1)
-		go t.main()
-		return
-	}
-	t.resume <- struct{}{}
-}
+// killSignal unwinds a task's goroutine when its loop is closed.
+type killSignal struct{}
 
 // prepareStep does the loop's half of asyncio's Task.__step before the
 // task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
@@ -380,10 +373,12 @@ func (l *Loop) endStep(t *T) {
 }
 
 // errGoexit fails a task whose goroutine called runtime.Goexit (for
-// example t.FailNow inside a task in a test).
+// example t.FailNow inside a task in a test). The Goexit then also ends
+// the goroutine running the loop, as iter.Pull propagates it.
 var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
 
-// main is the task's goroutine.
+// main is the body of the task's goroutine. When it returns, control goes
+// back to the goroutine that resumed the task.
 func (t *T) main() {
 	l := t.fut.loop
 	if l.debug {
@@ -394,10 +389,11 @@ func (t *T) main() {
 		if returned {
 			return
 		}
+		r := recover()
 		if t.killed {
 			// A deferred call that panics while Close unwinds the task
 			// must not crash the process: report it (TASK-9).
-			if r := recover(); r != nil {
+			if _, ok := r.(killSignal); !ok && r != nil {
 				l.CallExceptionHandler(ExceptionContext{
 					Message: "Exception in task " + t.Name() + " while unwinding at Close",
 					Err:     newPanicError(r),
@@ -405,16 +401,14 @@ func (t *T) main() {
 				})
 			}
 			l.current = nil
-			l.home <- struct{}{}
 			return
 		}
 		var err error = errGoexit
-		if r := recover(); r != nil {
+		if r != nil {
 			err = newPanicError(r)
 		}
 		t.finishStep(err)
 		l.endStep(t)
-		l.drive(t)
 	}()
 	err := t.body.run(t)
 	returned = true
@@ -422,7 +416,6 @@ func (t *T) main() {
 	// final state, as asyncio formats the task after its step (DEBUG-2).
 	t.finishStep(err)
 	l.endStep(t)
-	l.drive(t) // a finished task's step never comes up: this hands off
 }
 
 // finishStep records the outcome of the task's function (TASK-3 step 5).
@@ -442,14 +435,6 @@ func (t *T) finishStep(err error) {
 		f.finish(err)
 	}
 	t.fut.loop.removeTask(t)
-}
-
-// kill unwinds the goroutine of a task still pending when its loop is
-// closed: its deferred calls run, then the goroutine exits.
-func (t *T) kill() {
-	t.killed = true
-	t.resume <- struct{}{}
-	<-t.fut.loop.home
 }
 
 func (l *Loop) removeTask(t *T) {

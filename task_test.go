@@ -388,20 +388,34 @@ func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
 	checkEvents(t, []string{"task cancel: true", `task sees CE("future's own")`}, &r)
 }
 
-func TestTaskGoexitFailsTask(t *testing.T) {
+// A runtime.Goexit in a task (what t.FailNow does) fails the task and, as
+// iter.Pull propagates it, also ends the goroutine running the loop — in a
+// test, that fails the test, which is what FailNow means. The loop is left
+// not running, so it can be closed.
+func TestTaskGoexitFailsTaskAndEndsLoopGoroutine(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		Sleep(t, 0)
-		runtime.Goexit() // what t.FailNow does inside a task
+		runtime.Goexit()
 		return 0, nil
 	})
-	after := CreateTask(l, func(t *T) (int, error) { return 1, Sleep(t, time.Second) })
-	if err := l.RunUntilComplete(tk); !errors.Is(err, errGoexit) {
-		t.Errorf("err = %v, want errGoexit", err)
+	returned := false
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		l.RunUntilComplete(tk)
+		returned = true
+	}()
+	<-exited
+	if returned {
+		t.Error("RunUntilComplete returned; want the Goexit to end the loop's goroutine")
 	}
-	if err := l.RunUntilComplete(after); err != nil {
-		t.Errorf("the loop must go on: %v", err)
+	if err := tk.Err(); !errors.Is(err, errGoexit) {
+		t.Errorf("task error = %v, want errGoexit", err)
+	}
+	if l.IsRunning() {
+		t.Error("loop still marked running")
 	}
 }
 
