@@ -1,51 +1,83 @@
-// Command fanout is the shape of a fan-out client, with simulated latency
-// (each "request" sleeps for a latency drawn from a fixed table):
+// Command fanout is a real-socket fan-out HTTP/1.1 client on one
+// event loop. A small HTTP server runs on the same loop (asyncio streams);
+// the client talks to it over asyncio.DialConn with net/http's own
+// Request.Write and http.ReadResponse (no hand-written HTTP parsing):
 //
-//  1. many requests at once, at most -limit in flight (a Semaphore), all in
-//     one TaskGroup;
-//  2. a per-request timeout: slow requests fail with a TimeoutError and the
-//     others still complete;
-//  3. "first success, cancel the rest": the same request sent to several
-//     replicas; the first answer wins and the losers are cancelled.
-//
-// Each behaviour is printed. -virtual runs it on the loop's virtual clock.
+//  1. fan-out: n GETs at once, at most -limit in flight (a Semaphore),
+//     each under a per-request timeout (WaitForFunc): slow requests time
+//     out alone, the others complete;
+//  2. first success: the same GET sent to three replicas (one refuses
+//     connections, one is slow, one is fast); the first answer wins and
+//     the other attempt is cancelled.
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
 
-var out io.Writer = os.Stdout
-
-// latency is the simulated service time of request i: 10.5 to 99.5 ms
-// (the half millisecond keeps it off any whole-millisecond timeout).
-func latency(i int) time.Duration {
-	return time.Duration(10+(i*37)%90)*time.Millisecond + 500*time.Microsecond
+// serve starts an HTTP server on 127.0.0.1 whose every response takes
+// delay(path) to come.
+func serve(t *asyncio.T, delay func(path string) time.Duration) (*asyncio.Server, error) {
+	return asyncio.StartServer(t, func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+		defer w.Close()
+		head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
+		if err != nil {
+			return nil // the client went away
+		}
+		path := strings.Fields(string(head))[1]
+		if err := asyncio.Sleep(t, delay(path)); err != nil {
+			return err
+		}
+		body := "response to " + path
+		w.Write([]byte("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: " +
+			strconv.Itoa(len(body)) + "\r\n\r\n" + body))
+		return w.Drain(t)
+	}, "127.0.0.1", 0)
 }
 
-// request simulates one request: it takes latency(i) and returns i*i.
-func request(t *asyncio.T, i int) (int, error) {
-	if err := asyncio.Sleep(t, latency(i)); err != nil {
-		return 0, err
+// get performs one GET over a loop socket. Cancelling t (a timeout, a
+// lost race) interrupts it wherever it waits; the connection is closed.
+func get(t *asyncio.T, addr, path string) (string, error) {
+	conn, err := asyncio.DialConn(t, "tcp", addr)
+	if err != nil {
+		return "", err
 	}
-	return i * i, nil
+	defer conn.Close()
+	req, err := http.NewRequest("GET", "http://"+addr+path, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := req.Write(conn); err != nil {
+		return "", err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
 
-// fanOut sends n requests, at most limit at a time, each under timeout.
-func fanOut(t *asyncio.T, n, limit int, timeout time.Duration) error {
+// fanOut sends n GETs to addr, at most limit at a time, each under
+// timeout. Request i is slow when i%5 == 0.
+func fanOut(t *asyncio.T, out io.Writer, addr string, n, limit int, timeout time.Duration) error {
 	sem, err := asyncio.NewSemaphore(limit)
 	if err != nil {
 		return err
 	}
-	inFlight, maxInFlight, ok, timedOut, sum := 0, 0, 0, 0, 0
-	start := t.Loop().Time()
+	inFlight, maxInFlight, ok, timedOut := 0, 0, 0, 0
 	err = asyncio.TaskGroup(t, func(g *asyncio.Group) error {
 		for i := range n {
 			_, err := asyncio.Spawn(g, func(t *asyncio.T) (struct{}, error) {
@@ -56,16 +88,19 @@ func fanOut(t *asyncio.T, n, limit int, timeout time.Duration) error {
 				inFlight++
 				maxInFlight = max(maxInFlight, inFlight)
 				defer func() { inFlight-- }()
-				v, err := asyncio.WaitForFunc(t, timeout, func(t *asyncio.T) (int, error) { return request(t, i) })
+				body, err := asyncio.WaitForFunc(t, timeout, func(t *asyncio.T) (string, error) {
+					return get(t, addr, fmt.Sprintf("/item/%d", i))
+				})
 				switch {
 				case errors.Is(err, asyncio.ErrTimeout):
-					timedOut++ // a slow request fails alone; the group goes on
+					timedOut++
 					return struct{}{}, nil
 				case err != nil:
 					return struct{}{}, err
+				case body != fmt.Sprintf("response to /item/%d", i):
+					return struct{}{}, fmt.Errorf("bad body %q", body)
 				}
 				ok++
-				sum += v
 				return struct{}{}, nil
 			})
 			if err != nil {
@@ -77,36 +112,34 @@ func fanOut(t *asyncio.T, n, limit int, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "fan-out: %d requests, limit %d (max in flight %d), timeout %v: %d ok, %d timed out, sum %d, took %v\n",
-		n, limit, maxInFlight, timeout, ok, timedOut, sum, (t.Loop().Time() - start).Round(time.Millisecond))
+	fmt.Fprintf(out, "fan-out: %d requests, %d ok, %d timed out, in flight <= %d: %v\n",
+		n, ok, timedOut, limit, maxInFlight <= limit)
 	return nil
 }
 
-// firstSuccess sends request i to every replica (replica r adds r*40ms of
-// latency and replica 0 is down) and returns the first success, cancelling
-// the others.
-func firstSuccess(t *asyncio.T, i, replicas int) error {
+// firstSuccess sends GET /x to every replica address and keeps the first
+// answer; the other attempts are cancelled.
+func firstSuccess(t *asyncio.T, out io.Writer, replicas []string) error {
 	winner := asyncio.NewFuture[string](t)
-	var cancelled []string
-	start := t.Loop().Time()
+	var log []string
 	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
-		for r := range replicas {
-			name := fmt.Sprintf("replica-%d", r)
+		for r, addr := range replicas {
 			_, err := asyncio.Spawn(g, func(t *asyncio.T) (struct{}, error) {
-				err := asyncio.Sleep(t, latency(i)+time.Duration(r)*40*time.Millisecond)
-				if asyncio.IsCancelled(err) {
-					cancelled = append(cancelled, name)
+				body, err := get(t, addr, "/x")
+				switch {
+				case asyncio.IsCancelled(err):
+					log = append(log, fmt.Sprintf("replica %d cancelled", r))
 					return struct{}{}, err
-				}
-				if r == 0 {
-					return struct{}{}, nil // down: no answer, not an error for the race
+				case err != nil:
+					log = append(log, fmt.Sprintf("replica %d failed", r))
+					return struct{}{}, nil // a failed replica does not end the race
 				}
 				if !winner.Done() {
-					winner.SetResult(name)
-					g.Cancel() // first success: end the group, cancelling the losers
+					winner.SetResult(fmt.Sprintf("replica %d: %s", r, body))
+					g.Cancel()
 				}
 				return struct{}{}, nil
-			}, asyncio.WithName(name))
+			})
 			if err != nil {
 				return err
 			}
@@ -117,32 +150,56 @@ func firstSuccess(t *asyncio.T, i, replicas int) error {
 		return err
 	}
 	w, err := winner.Result()
-	fmt.Fprintf(out, "first success of %d replicas: %s won after %v; cancelled: %v\n",
-		replicas, w, t.Loop().Time()-start, cancelled)
+	fmt.Fprintf(out, "first success: %s; %s\n", w, strings.Join(log, ", "))
 	return err
 }
 
-func run(n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
+func run(out io.Writer, n, limit int, timeout time.Duration) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		if err := fanOut(t, n, limit, timeout); err != nil {
+		slow := 3 * timeout
+		srv, err := serve(t, func(path string) time.Duration {
+			if i, _ := strconv.Atoi(strings.TrimPrefix(path, "/item/")); i%5 == 0 {
+				return slow
+			}
+			return time.Millisecond
+		})
+		if err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, firstSuccess(t, 3, 4)
-	}, opts...)
+		defer srv.Close()
+		if err := fanOut(t, out, srv.Addr().String(), n, limit, timeout); err != nil {
+			return struct{}{}, err
+		}
+
+		// Replica 0 refuses connections, 1 answers after 3x the timeout, 2
+		// at once.
+		refused, err := asyncio.CreateServer(t, nil, "127.0.0.1", 0)
+		if err != nil {
+			return struct{}{}, err
+		}
+		refusedAddr := refused.Addr().String()
+		refused.Close()
+		slowSrv, err := serve(t, func(string) time.Duration { return slow })
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer slowSrv.Close()
+		fastSrv, err := serve(t, func(string) time.Duration { return 0 })
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer fastSrv.Close()
+		return struct{}{}, firstSuccess(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
+	})
 	return err
 }
 
 func main() {
-	n := flag.Int("n", 200, "number of requests")
-	limit := flag.Int("limit", 20, "maximum requests in flight")
-	timeout := flag.Duration("timeout", 80*time.Millisecond, "per-request timeout")
-	virtual := flag.Bool("virtual", false, "run on the loop's virtual clock")
+	n := flag.Int("n", 50, "number of requests")
+	limit := flag.Int("limit", 10, "maximum requests in flight")
+	timeout := flag.Duration("timeout", 100*time.Millisecond, "per-request timeout")
 	flag.Parse()
-	var opts []asyncio.LoopOption
-	if *virtual {
-		opts = append(opts, asyncio.WithVirtualTime())
-	}
-	if err := run(*n, *limit, *timeout, opts...); err != nil {
+	if err := run(os.Stdout, *n, *limit, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
