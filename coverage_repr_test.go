@@ -138,6 +138,11 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		add(q)
 		q.Shutdown(false)
 		add(q)
+		full := NewQueue[int](1)
+		full.PutNowait(1)
+		spawn(func(t *T) error { return full.Put(t, 2) })
+		yield()
+		add(full)
 		return nil
 	})
 	want := []string{
@@ -174,6 +179,7 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		"<Queue at ADDR maxsize=1 _queue=[8] tasks=2>",
 		"<Queue at ADDR maxsize=1 _queue=[9] tasks=3>",
 		"<Queue at ADDR maxsize=1 _queue=[9] tasks=3 shutdown>",
+		"<Queue at ADDR maxsize=1 _queue=[1] _putters[1] tasks=1>",
 	}
 	if d := cmp.Diff(want, out); d != "" {
 		t.Fatal(d)
