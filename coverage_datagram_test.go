@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -131,7 +132,7 @@ func TestDatagramSendToQueuesWhenNotWritable(t *testing.T) {
 		tr.SendTo([]byte(fmt.Sprintf("d%03d", direct+2)), nil) // already paused
 		log = append(log, fmt.Sprintf("size=%d", tr.GetWriteBufferSize()))
 		got := drainPeer(t, peer)
-		if _, err := p.resumed.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, p.resumed); err != nil {
 			return err
 		}
 		got = append(got, drainPeer(t, peer)...)
@@ -141,7 +142,7 @@ func TestDatagramSendToQueuesWhenNotWritable(t *testing.T) {
 		log = append(log, "peer got every datagram in order")
 		p.lost = NewFuture[struct{}](at.Loop())
 		tr.Close()
-		_, err := p.lost.Await(at)
+		_, err := WaitFor(at, 10*time.Second, p.lost)
 		return err
 	})
 	want := []string{"queued size=12", "pause size=24", "size=36", "resume size=0", "peer got every datagram in order", "lost <nil>"}
@@ -200,7 +201,7 @@ func TestDatagramCloseFlushesQueueFirst(t *testing.T) {
 		}
 		log = append(log, fmt.Sprintf("lost yet=%v", p.lost.Done()))
 		got := drainPeer(t, peer)
-		if _, err := p.lost.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, p.lost); err != nil {
 			return err
 		}
 		got = append(got, drainPeer(t, peer)...)
@@ -229,7 +230,7 @@ func TestDatagramAbortDropsQueue(t *testing.T) {
 		log = append(log, fmt.Sprintf("closing=%v size=%d lost=%v", tr.IsClosing(), tr.GetWriteBufferSize(), p.lost.Done()))
 		tr.Abort()
 		tr.Close()
-		if _, err := p.lost.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, p.lost); err != nil {
 			return err
 		}
 		for i := range logThresholdForConnLostWrites + 1 {
@@ -270,7 +271,7 @@ func TestDatagramAbortUDP(t *testing.T) {
 		ctr.Abort()
 		log = append(log, fmt.Sprintf("closing=%v", ctr.IsClosing()))
 		ctr.Abort()
-		if _, err := client.lost.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, client.lost); err != nil {
 			return err
 		}
 		ctr.SendTo([]byte("after abort"), nil)
@@ -285,8 +286,8 @@ func TestDatagramAbortUDP(t *testing.T) {
 		}
 		otr.Close()
 		str.Close()
-		other.lost.Await(at)
-		server.lost.Await(at)
+		WaitFor(at, 10*time.Second, other.lost)
+		WaitFor(at, 10*time.Second, server.lost)
 		return nil
 	})
 	want := []string{"closing=true", "client lost <nil>", "server got marker", "other lost <nil>", "server lost <nil>"}

@@ -101,14 +101,14 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 		unix.SetsockoptInt(tr.GetExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
 		tr.WriteLines(bytes.Repeat([]byte("x"), size/2), bytes.Repeat([]byte("y"), size/2))
 		clientLog = append(clientLog, fmt.Sprintf("client:buffered=%v", tr.GetWriteBufferSize() > 32*1024))
-		if _, err := client.resumed.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, client.resumed); err != nil {
 			return err
 		}
 		clientLog = append(clientLog, fmt.Sprintf("client:buffer after resume=%v", tr.GetWriteBufferSize() <= 8*1024))
-		if _, err := client.lost.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, client.lost); err != nil {
 			return err
 		}
-		if _, err := server.lost.Await(at); err != nil {
+		if _, err := WaitFor(at, 10*time.Second, server.lost); err != nil {
 			return err
 		}
 		srv.Close()
@@ -180,8 +180,8 @@ func TestTLSTransportPauseReading(t *testing.T) {
 		log = append(log, "received "+got)
 		tr.Close()
 		log = append(log, fmt.Sprintf("reading after Close=%v", tr.IsReading()))
-		client.lost.Await(at)
-		server.lost.Await(at)
+		WaitFor(at, 10*time.Second, client.lost)
+		WaitFor(at, 10*time.Second, server.lost)
 		srv.Close()
 		return srv.WaitClosed(at)
 	})
@@ -248,6 +248,102 @@ func TestStreamWriterWriteLines(t *testing.T) {
 		return nil
 	})
 	want := []string{`tcp "abc\n"`, `tcp "d\n"`, `tls "abc\n"`, `tls "d\n"`}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// The TLS handshake is bounded by WithTLSHandshakeTimeout, default 60 s
+// (asyncio's ssl_handshake_timeout / SSL_HANDSHAKE_TIMEOUT): against a
+// server that never answers, the connect fails with
+// ErrTLSHandshakeTimeout exactly then (virtual clock).
+func TestTLSHandshakeTimeout(t *testing.T) {
+	_, clientCfg := testTLSConfigs(t)
+	var log []string
+	runVirtual(t, func(at *T) error {
+		release := NewFuture[struct{}](at.Loop())
+		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			release.Await(t) // a plain TCP server that never answers
+			w.Close()
+			return nil
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		for _, opts := range [][]NetOption{
+			{WithTLS(clientCfg), WithTLSHandshakeTimeout(2 * time.Second)},
+			{WithTLS(clientCfg)},
+		} {
+			start := at.Loop().Time()
+			_, _, err := OpenConnection(at, "127.0.0.1", serverPort(srv), opts...)
+			log = append(log, fmt.Sprintf("timeout=%v after %v", errors.Is(err, ErrTLSHandshakeTimeout), at.Loop().Time()-start))
+		}
+		release.SetResult(struct{}{})
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"timeout=true after 2s", "timeout=true after 1m0s"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// SetProtocol switches the protocol that receives the following data and
+// GetProtocol returns it (asyncio's set_protocol/get_protocol), on a plain
+// and on a TLS transport.
+func TestTransportSetProtocol(t *testing.T) {
+	serverCfg, clientCfg := testTLSConfigs(t)
+	var log []string
+	runNet(t, func(at *T) error {
+		l := at.Loop()
+		for _, c := range []struct {
+			name         string
+			server, dial []NetOption
+		}{{"tcp", nil, nil}, {"tls", []NetOption{WithTLS(serverCfg)}, []NetOption{WithTLS(clientCfg)}}} {
+			srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+				defer w.Close()
+				for {
+					line, err := r.ReadLine(t)
+					if err != nil || len(line) == 0 {
+						return err
+					}
+					w.Write(append([]byte("echo "), line...))
+				}
+			}, "127.0.0.1", 0, c.server...)
+			if err != nil {
+				return err
+			}
+			var got *Future[struct{}]
+			onData := func(p *logProtocol, d []byte) { got.SetResult(struct{}{}) }
+			first := newLogProtocol(l, c.name+" first", &log)
+			first.onData = onData
+			second := newLogProtocol(l, c.name+" second", &log)
+			second.onData = onData
+			tr, _, err := CreateConnection(at, func() Protocol { return first }, "127.0.0.1", serverPort(srv), c.dial...)
+			if err != nil {
+				return err
+			}
+			got = NewFuture[struct{}](l)
+			tr.Write([]byte("1\n"))
+			got.Await(at)
+			tr.SetProtocol(second)
+			log = append(log, fmt.Sprintf("%s GetProtocol is second: %v", c.name, tr.GetProtocol() == Protocol(second)))
+			got = NewFuture[struct{}](l)
+			tr.Write([]byte("2\n"))
+			got.Await(at)
+			tr.Close()
+			WaitFor(at, 10*time.Second, second.lost)
+			srv.Close()
+			if err := srv.WaitClosed(at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	want := []string{
+		"tcp first:made", "tcp first:data echo 1\n", "tcp GetProtocol is second: true", "tcp second:data echo 2\n", "tcp second:lost <nil>",
+		"tls first:made", "tls first:data echo 1\n", "tls GetProtocol is second: true", "tls second:data echo 2\n", "tls second:lost <nil>",
+	}
 	if d := cmp.Diff(want, log); d != "" {
 		t.Fatal(d)
 	}
