@@ -143,6 +143,12 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		spawn(func(t *T) error { return full.Put(t, 2) })
 		yield()
 		add(full)
+		lifo := NewLifoQueue[int](2)
+		lifo.PutNowait(5)
+		add(lifo)
+		prio := NewPriorityQueue[int](0, func(a, b int) bool { return a < b })
+		prio.PutNowait(6)
+		add(prio)
 		return nil
 	})
 	want := []string{
@@ -180,6 +186,8 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		"<Queue at ADDR maxsize=1 _queue=[9] tasks=3>",
 		"<Queue at ADDR maxsize=1 _queue=[9] tasks=3 shutdown>",
 		"<Queue at ADDR maxsize=1 _queue=[1] _putters[1] tasks=1>",
+		"<LifoQueue at ADDR maxsize=2 _queue=[5] tasks=1>",
+		"<PriorityQueue at ADDR maxsize=0 _queue=[6] tasks=1>",
 	}
 	if d := cmp.Diff(want, out); d != "" {
 		t.Fatal(d)
