@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,6 +137,46 @@ func TestConnSetWriteDeadlineWakesBlockedWrite(t *testing.T) {
 		return srv.WaitClosed(at)
 	})
 	want := []string{"deadline=true partial=true waited about an hour=true", "read ends by the close, not a deadline: true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A connection reset by the peer surfaces as net.Conn errors do: Read
+// and then Write fail with a *net.OpError ("read"/"write") wrapping the
+// errno, and the Conn stays usable for Close.
+func TestConnResetByPeerErrors(t *testing.T) {
+	var log []string
+	runNet(t, func(at *T) error {
+		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			// Linger 0: closing sends a reset instead of a FIN.
+			unix.SetsockoptLinger(w.GetExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+			w.Transport().Abort()
+			return nil
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		c, err := DialConn(at, "tcp", srv.Addr().String())
+		if err != nil {
+			return err
+		}
+		describeOp := func(err error) string {
+			var oe *net.OpError
+			if !errors.As(err, &oe) {
+				return fmt.Sprintf("not an OpError: %v", err)
+			}
+			return fmt.Sprintf("op=%s net=%s reset=%v", oe.Op, oe.Net, errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE))
+		}
+		_, err = c.Read(make([]byte, 10))
+		log = append(log, "read: "+describeOp(err))
+		_, err = c.Write([]byte("x"))
+		log = append(log, "write: "+describeOp(err))
+		log = append(log, fmt.Sprintf("close: %v", c.Close()))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"read: op=read net=tcp reset=true", "write: op=write net=tcp reset=true", "close: <nil>"}
 	if d := cmp.Diff(want, log); d != "" {
 		t.Fatal(d)
 	}

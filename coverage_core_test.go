@@ -144,3 +144,32 @@ func TestRUN3_CloseUnusedAndTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The default exception handler logs the message ("Unhandled exception in
+// event loop" when empty, as asyncio's default_exception_handler) with
+// the error and the task, future and handle concerned.
+func TestEXC1_DefaultHandlerLogsTaskFutureHandle(t *testing.T) {
+	logs := captureSlog(t)
+	l := NewTestLoop()
+	defer l.Close()
+	tk := CreateTask(l, func(t *T) (int, error) { return 0, nil }, WithName("worker"))
+	f := NewFuture[int](l)
+	h := l.CallSoon(exceptionContextCallback)
+	taskRepr := tk.T().String() // still pending
+	l.DefaultExceptionHandler(ExceptionContext{Err: errors.New("boom"), Task: tk.T(), Future: f, Handle: h})
+	l.DefaultExceptionHandler(ExceptionContext{Message: "custom"})
+	h.Cancel()
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"ERROR Unhandled exception in event loop exception=boom task=" + taskRepr +
+			" future=<Future pending> handle=github.com/go-asyncio/asyncio.exceptionContextCallback",
+		"ERROR custom",
+	}
+	if d := cmp.Diff(want, logs.take()); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func exceptionContextCallback() {}
