@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# scaling.sh: the scaling curves of issue 6 (item 4). Builds tests/bench and runs
+#   bench -w scale-tasks  -n 1000|10000|100000|1000000   (parked tasks)
+#   bench -w scale-timers -n 1000|10000|100000|1000000   (pending timers)
+#   bench -w scale-conns  -n 10|100|1000|10000           (open loopback TCP connections)
+# one size per process, REPEATS times (sizes interleaved), and writes the medians to
+# docs/scaling.md (a table per dimension, date, machine, command), the raw JSON lines to
+# docs/scaling.jsonl and the plot to docs/scaling.png (gnuplot; installed if missing).
+#
+#   scripts/scaling.sh              # REPEATS=3, about 1-2 minutes on 2 cores, ~3.5 GB RSS at 1M tasks
+#   REPEATS=1 scripts/scaling.sh    # quicker, noisier
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPEATS="${REPEATS:-3}"
+DOCS="$REPO/docs"
+export PATH="$PATH:/usr/local/go/bin"
+
+if ! command -v gnuplot >/dev/null; then
+  echo "== installing gnuplot-nox" >&2
+  apt-get update && apt-get install -y gnuplot-nox
+fi
+
+TMP="$(mktemp -d /tmp/go-asyncio-scaling.XXXXXX)"
+trap 'rm -rf "$TMP"' EXIT
+BIN="$TMP/gobench"
+echo "== building $BIN from $REPO/tests/bench" >&2
+( cd "$REPO" && go build -o "$BIN" ./tests/bench )
+
+RAW="$TMP/scaling.jsonl"
+: >"$RAW"
+declare -A SIZES=(
+  [scale-tasks]="1000 10000 100000 1000000"
+  [scale-timers]="1000 10000 100000 1000000"
+  [scale-conns]="10 100 1000 10000"
+)
+START=$(date -u '+%Y-%m-%d %H:%M UTC')
+T0=$SECONDS
+for w in scale-tasks scale-timers scale-conns; do
+  for r in $(seq "$REPEATS"); do
+    for n in ${SIZES[$w]}; do
+      echo "== $w -n $n (repeat $r/$REPEATS)" >&2
+      # A failed validation stops the script (set -e); a size above the descriptor limit
+      # prints a note and a line with "skipped".
+      timeout 300 "$BIN" -w "$w" -n "$n" | tee -a "$RAW" >&2
+    done
+  done
+done
+ELAPSED=$((SECONDS - T0))
+
+MACHINE="$(nproc) vCPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, Linux $(uname -r), $(go version | awk '{print $3}'), RLIMIT_NOFILE hard $(ulimit -Hn)"
+mkdir -p "$DOCS"
+cp "$RAW" "$DOCS/scaling.jsonl"
+/usr/bin/python3 - "$RAW" "$DOCS/scaling.md" "$TMP" "$START" "$MACHINE" "$REPEATS" "$ELAPSED" <<'EOF'
+import json, statistics, sys
+raw, md_path, tmp, start, machine, repeats, elapsed = sys.argv[1:]
+rows = {}
+for line in open(raw):
+    line = line.strip()
+    if line.startswith("{"):
+        r = json.loads(line)
+        rows.setdefault((r["workload"], r["n"]), []).append(r)
+
+def med(w, n, k):
+    vals = [r[k] for r in rows.get((w, n), []) if k in r]
+    return statistics.median(vals) if vals else None
+
+def skipped(w, n):
+    for r in rows.get((w, n), []):
+        if "skipped" in r:
+            return r["skipped"]
+    return None
+
+def fmt(v, scale=1.0, digits=0):
+    if v is None:
+        return "–"
+    v = v / scale
+    return f"{v:,.{digits}f}"
+
+tables = {
+    "scale-tasks": ("Parked tasks",
+        "N tasks are created, each awaiting its own never-done future, then one `Sleep(t,0)` of the "
+        "main task parks them all. With all N parked: 200,000 `Sleep(t,0)` rounds of the main task, "
+        "then 10,000 (at most N) wakeups of tasks spread over the set (resolve its future, it finishes, "
+        "the main task awaiting it resumes).",
+        [("spawn+park ns/task", "spawn_park_ns_per_task", 1, 0),
+         ("CPU ns/task", "spawn_park_cpu_ns_per_task", 1, 0),
+         ("GC cycles in spawn", "spawn_gc_cycles", 1, 0),
+         ("bytes/task (RSS)", "bytes_per_task", 1, 0),
+         ("stack B/task", "stack_bytes_per_task", 1, 0),
+         ("heap B/task", "heap_bytes_per_task", 1, 0),
+         ("Sleep(t,0) ns", "sleep0_ns", 1, 1),
+         ("wakeup ns", "wakeup_ns", 1, 0),
+         ("peak RSS MB", "peak_rss_mb", 1, 0)]),
+    "scale-timers": ("Pending timers",
+        "Pass 1: N `CallLater` with deadlines spread over the next 1 ms in random order (W5's splitmix64), "
+        "the loop held until all are due, then the time for the loop to fire all N. Pass 2: N timers "
+        "an hour away, `Cancel` on each, then one loop iteration that purges them (LOOP-4: rebuilt "
+        "when more than half are cancelled).",
+        [("CallLater ns", "schedule_ns_per_timer", 1, 0),
+         ("CallLater ns (1 h away)", "schedule_far_ns_per_timer", 1, 0),
+         ("fire ns/timer", "fire_ns_per_timer", 1, 0),
+         ("Cancel ns", "cancel_ns_per_timer", 1, 1),
+         ("purge ns/timer", "purge_ns_per_timer", 1, 1),
+         ("heap B/timer", "heap_bytes_per_timer", 1, 0),
+         ("peak RSS MB", "peak_rss_mb", 1, 0)]),
+    "scale-conns": ("Open connections",
+        "N loopback TCP connections to one go-asyncio loop (echo server, protocol variant, 64 B "
+        "requests); the clients are plain Go sockets in a child process, so each process needs N "
+        "descriptors. With all N open: 2,000 sequential round trips, each on a different connection "
+        "(the other N-1 idle), then max(2, 50,000/N) back-to-back requests on every connection at once. "
+        "Server CPU is the loop process's user+system time per request over both phases.",
+        [("connect µs/conn", "connect_ns_per_conn", 1000, 1),
+         ("RTT median µs", "rtt_ns_median", 1000, 1),
+         ("RTT p99 µs", "rtt_ns_p99", 1000, 1),
+         ("concurrent ns/req", "concurrent_ns_per_req", 1, 0),
+         ("concurrent req/s", "concurrent_req_per_s", 1000, 0),
+         ("server CPU ns/req", "server_cpu_ns_per_req", 1, 0),
+         ("server peak RSS MB", "peak_rss_mb", 1, 0)]),
+}
+sizes = {"scale-tasks": [1000, 10000, 100000, 1000000], "scale-timers": [1000, 10000, 100000, 1000000],
+         "scale-conns": [10, 100, 1000, 10000]}
+
+out = ["# Scaling curves", "",
+       f"How the cost per operation grows with the number of parked tasks, pending timers and open "
+       f"connections (issue 6, item 4). Median of {repeats} runs per size, one process per run, sizes "
+       f"interleaved. Machine: {machine}; shared with other benchmark jobs, so expect noise.",
+       f"Date: {start}; the run took {elapsed} s. Reproduce with:", "",
+       "```sh", f"REPEATS={repeats} scripts/scaling.sh", "```", "",
+       "Raw JSON lines (every run): [scaling.jsonl](scaling.jsonl). Plot: ![scaling curves](scaling.png)", ""]
+for w, (title, desc, cols) in tables.items():
+    out += [f"## {title} (`bench -w {w}`)", "", desc, ""]
+    out.append("| N | " + " | ".join(c[0] for c in cols) + " |")
+    out.append("|---:|" + "---:|" * len(cols))
+    for n in sizes[w]:
+        note = skipped(w, n)
+        if note:
+            out.append(f"| {n:,} | " + note + " |" + " |" * (len(cols) - 1))
+            continue
+        if (w, n) not in rows:
+            out.append(f"| {n:,} | not run |" + " |" * (len(cols) - 1))
+            continue
+        out.append(f"| {n:,} | " + " | ".join(fmt(med(w, n, k), s, d) for _, k, s, d in cols) + " |")
+    out.append("")
+open(md_path, "w").write("\n".join(out))
+
+# gnuplot data: one file per dimension, columns N then the plotted metrics (medians).
+plots = {
+    "scale-tasks": ["spawn_park_ns_per_task", "wakeup_ns", "sleep0_ns", "bytes_per_task"],
+    "scale-timers": ["schedule_ns_per_timer", "fire_ns_per_timer", "cancel_ns_per_timer", "purge_ns_per_timer"],
+    "scale-conns": ["rtt_ns_median", "concurrent_ns_per_req", "server_cpu_ns_per_req"],
+}
+for w, keys in plots.items():
+    with open(f"{tmp}/{w}.dat", "w") as f:
+        for n in sizes[w]:
+            if (w, n) in rows and not skipped(w, n):
+                f.write(" ".join([str(n)] + [str(med(w, n, k) if med(w, n, k) is not None else "NaN") for k in keys]) + "\n")
+EOF
+
+gnuplot <<EOF
+set terminal pngcairo size 1500,520 font "Sans,10"
+set output "$DOCS/scaling.png"
+set multiplot layout 1,3 title "go-asyncio scaling curves ($START, median of $REPEATS; $(nproc) vCPUs)"
+set logscale x 10
+set logscale y 10
+set grid xtics ytics mytics
+set key top left box opaque
+set format x "10^{%L}"
+set ylabel "ns per operation (log)"
+set title "(a) N parked tasks"
+set xlabel "parked tasks"
+set xrange [500:2000000]
+set y2label "bytes per task"
+set y2range [0:8000]
+set y2tics
+set ytics nomirror
+plot "$TMP/scale-tasks.dat" u 1:2 w lp lw 2 pt 7 t "spawn+park ns/task", \
+     "" u 1:3 w lp lw 2 pt 5 t "wakeup ns", \
+     "" u 1:4 w lp lw 2 pt 9 t "Sleep(t,0) round ns", \
+     "" u 1:5 axes x1y2 w lp lw 2 dt 2 pt 4 t "bytes/task (right axis)"
+unset y2label
+unset y2tics
+set ytics mirror
+set title "(b) N pending timers"
+set xlabel "pending timers"
+plot "$TMP/scale-timers.dat" u 1:2 w lp lw 2 pt 7 t "CallLater ns", \
+     "" u 1:3 w lp lw 2 pt 5 t "fire ns/timer", \
+     "" u 1:4 w lp lw 2 pt 9 t "Cancel ns", \
+     "" u 1:5 w lp lw 2 pt 11 t "purge ns/timer"
+set title "(c) N open loopback TCP connections"
+set xlabel "open connections"
+set xrange [5:20000]
+plot "$TMP/scale-conns.dat" u 1:2 w lp lw 2 pt 7 t "echo RTT median ns (1 active)", \
+     "" u 1:3 w lp lw 2 pt 5 t "ns/req, all N active", \
+     "" u 1:4 w lp lw 2 pt 9 t "loop CPU ns/req"
+unset multiplot
+EOF
+echo "== wrote $DOCS/scaling.md, $DOCS/scaling.jsonl, $DOCS/scaling.png (${ELAPSED}s of runs)" >&2
