@@ -407,29 +407,47 @@ func driveConnsClient(exe string, port, n int, echoed *atomic.Int64) (rec, error
 	if err != nil || !strings.HasPrefix(line, "OPEN") {
 		return fail(fmt.Errorf("client: %q, %v (want OPEN)", line, err))
 	}
-	c0, e0 := cpuTime(), echoed.Load()
-	if _, err := io.WriteString(stdin, "GO\n"); err != nil {
-		return fail(err)
-	}
-	line, err = out.ReadString('\n')
-	c1, e1 := cpuTime(), echoed.Load()
-	if err != nil {
-		return fail(fmt.Errorf("client result: %v", err))
-	}
+	// Three measured phases (one request in flight over 10 hot
+	// connections, over all n; all connections at once), each started by
+	// "GO" and ended by the client's JSON line, so the loop's CPU time is
+	// sampled around each phase alone.
 	r := rec{}
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		return fail(fmt.Errorf("client result %q: %v", line, err))
+	var reqs [3]int64
+	for phase, prefix := range []string{"hot_rtt_", "rtt_", ""} {
+		u0, s0 := userSysTime()
+		e0 := echoed.Load()
+		if _, err := io.WriteString(stdin, "GO\n"); err != nil {
+			return fail(err)
+		}
+		line, err = out.ReadString('\n')
+		u1, s1 := userSysTime()
+		e1 := echoed.Load()
+		if err != nil {
+			return fail(fmt.Errorf("client result: %v", err))
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return fail(fmt.Errorf("client result %q: %v", line, err))
+		}
+		reqs[phase] = (e1 - e0) / scaleConnsMsg
+		r[prefix+"server_cpu_ns_per_req"] = round1(float64(u1+s1-u0-s0) / float64(reqs[phase]))
+		r[prefix+"server_sys_ns_per_req"] = round1(float64(s1-s0) / float64(reqs[phase]))
 	}
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("client: %v", err)
 	}
-	reqs := (e1 - e0) / scaleConnsMsg
-	if want, ok := r["requests"].(float64); !ok || int64(want) != reqs {
-		return nil, fmt.Errorf("loop echoed %d requests, client counted %v", reqs, r["requests"])
+	if got := reqs[0] + reqs[1] + reqs[2]; r["requests"] != float64(got) || reqs[0] != scaleConnsRTTs || reqs[1] != scaleConnsRTTs {
+		return nil, fmt.Errorf("loop echoed %v requests, client counted %v", reqs, r["requests"])
 	}
-	r["server_cpu_ns_per_req"] = round1(float64(c1-c0) / float64(reqs))
 	return r, nil
+}
+
+// userSysTime is the process's user and system CPU time: on loopback the
+// kernel's TCP work for both ends of a send is charged to the sender.
+func userSysTime() (user, sys time.Duration) {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // scaleClientEnv carries "port n" to a test binary re-executed as the client.
@@ -437,7 +455,8 @@ const scaleClientEnv = "GO_ASYNCIO_SCALE_CONNS_CLIENT"
 
 // Client side of the connection curve.
 const (
-	scaleConnsRTTs     = 2_000  // sequential round trips, rotating over the connections
+	scaleConnsRTTs     = 2_000  // sequential round trips per latency phase
+	scaleConnsHot      = 10     // connections of the hot latency phase
 	scaleConnsRequests = 50_000 // concurrent requests in the throughput phase (at least 2 per connection)
 	scaleConnsDialers  = 32
 )
@@ -507,24 +526,52 @@ func scaleConnsClient(port, n int) error {
 	}
 	connect := time.Since(t0)
 	fmt.Println("OPEN")
-	if line, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil || line != "GO\n" {
-		return fmt.Errorf("waiting for GO: %q, %v", line, err)
+	stdin := bufio.NewReader(os.Stdin)
+	waitGo := func() error {
+		if line, err := stdin.ReadString('\n'); err != nil || line != "GO\n" {
+			return fmt.Errorf("waiting for GO: %q, %v", line, err)
+		}
+		return nil
+	}
+	if err := waitGo(); err != nil {
+		return err
 	}
 
-	// Latency: one request in flight, the other n-1 connections idle.
+	// Latency: one request in flight, the other connections idle. First
+	// rotating over scaleConnsHot connections (their state stays in cache:
+	// does the loop slow down with n idle connections open?), then over
+	// all n, a different one each time (7919 is prime): every request
+	// touches a cold connection.
 	buf := make([]byte, scaleConnsMsg)
-	rtts := make([]time.Duration, scaleConnsRTTs)
-	t1 := time.Now()
-	for k := range rtts {
-		c := conns[k*7919%n] // a different connection each time (7919 is prime)
-		s := time.Now()
-		if err := roundTrip(c, buf); err != nil {
+	for _, phase := range []struct {
+		prefix string
+		span   int
+	}{{"hot_", min(n, scaleConnsHot)}, {"", n}} {
+		rtts := make([]time.Duration, scaleConnsRTTs)
+		t1 := time.Now()
+		for k := range rtts {
+			c := conns[k*7919%phase.span]
+			s := time.Now()
+			if err := roundTrip(c, buf); err != nil {
+				return err
+			}
+			rtts[k] = time.Since(s)
+		}
+		rttWall := time.Since(t1)
+		slices.Sort(rtts)
+		b, err := json.Marshal(rec{
+			phase.prefix + "rtt_ns_median": round1(float64(rtts[len(rtts)/2].Nanoseconds())),
+			phase.prefix + "rtt_ns_p99":    round1(float64(rtts[len(rtts)*99/100].Nanoseconds())),
+			phase.prefix + "rtt_ns_mean":   perOp(rttWall, len(rtts)),
+		})
+		if err != nil {
 			return err
 		}
-		rtts[k] = time.Since(s)
+		fmt.Println(string(b))
+		if err := waitGo(); err != nil {
+			return err
+		}
 	}
-	rttWall := time.Since(t1)
-	slices.Sort(rtts)
 
 	// Throughput: every connection does per requests back to back, all
 	// connections at once.
@@ -553,13 +600,10 @@ func scaleConnsClient(port, n int) error {
 	total := n * per
 	b, err := json.Marshal(rec{
 		"connect_ns_per_conn":   perOp(connect, n),
-		"rtt_ns_median":         round1(float64(rtts[len(rtts)/2].Nanoseconds())),
-		"rtt_ns_p99":            round1(float64(rtts[len(rtts)*99/100].Nanoseconds())),
-		"rtt_ns_mean":           perOp(rttWall, len(rtts)),
 		"concurrent_ns_per_req": perOp(conc, total),
 		"concurrent_req_per_s":  round1(float64(total) / conc.Seconds()),
 		"concurrent_per_conn":   per,
-		"requests":              len(rtts) + total,
+		"requests":              2*scaleConnsRTTs + total,
 		"msg_bytes":             scaleConnsMsg,
 	})
 	if err != nil {

@@ -17,7 +17,7 @@ func TestScaleModes(t *testing.T) {
 		"scale-timers": {"schedule_ns_per_timer", "schedule_far_ns_per_timer", "fire_ns_per_timer",
 			"cancel_ns_per_timer", "purge_ns_per_timer"},
 		"scale-conns": {"connect_ns_per_conn", "rtt_ns_median", "rtt_ns_p99", "concurrent_ns_per_req",
-			"server_cpu_ns_per_req"},
+			"server_cpu_ns_per_req", "rtt_server_cpu_ns_per_req", "hot_rtt_ns_median", "hot_rtt_server_cpu_ns_per_req"},
 	}
 	for _, w := range []string{"scale-tasks", "scale-timers", "scale-conns"} {
 		t.Run(w, func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestScaleModes(t *testing.T) {
 					t.Errorf("fired = %v, want %d", got["fired"], n)
 				}
 			case "scale-conns":
-				want := scaleConnsRTTs + n*max(2, scaleConnsRequests/n)
+				want := 2*scaleConnsRTTs + n*max(2, scaleConnsRequests/n)
 				if got["requests"] != float64(want) {
 					t.Errorf("requests = %v, want %d", got["requests"], want)
 				}
