@@ -222,83 +222,100 @@ const scaleTimerSpreadUs = 1_000
 
 // scaleTimers: with n pending timers, the cost per timer of CallLater,
 // of firing (the loop pops every due timer and runs it) and of Cancel plus
-// the loop's purge of the cancelled timers (LOOP-4).
+// the loop's purge of the cancelled timers (LOOP-4). The cycle repeats
+// max(3, 300,000/n) times and each metric is the median over the cycles,
+// so a small n is not one preemption away from a wrong figure; the first
+// cycle also pays for growing the heap and faulting in fresh memory.
 func scaleTimers(n int) (rec, error) {
 	return asyncio.Run(func(t *asyncio.T) (rec, error) {
 		l := t.Loop()
 		delays := splitmix64DelaysUs(n, w5Seed, scaleTimerSpreadUs)
 		hs := make([]*asyncio.TimerHandle, n)
-
-		// Pass 1: schedule n timers within the next millisecond, let every
-		// deadline pass with the loop held (the task keeps control), then
-		// time the loop firing all n.
-		fired := 0
-		done := asyncio.NewFuture[int](l)
-		cb := func() {
-			fired++
-			if fired == n {
-				done.SetResult(fired)
+		cycles := max(3, 300_000/n)
+		var sched, schedFar, fire, cancel, purge []float64
+		var heapBytes float64
+		for c := range cycles {
+			// Pass 1: schedule n timers within the next millisecond, let
+			// every deadline pass with the loop held (the task keeps
+			// control), then time the loop firing all n.
+			fired := 0
+			done := asyncio.NewFuture[int](l)
+			cb := func() {
+				fired++
+				if fired == n {
+					done.SetResult(fired)
+				}
 			}
-		}
-		_, hp0 := memStats()
-		t0 := time.Now()
-		for i, d := range delays {
-			hs[i] = l.CallLater(time.Duration(d)*time.Microsecond, cb)
-		}
-		sched := time.Since(t0)
-		_, hp1 := memStats()
-		time.Sleep(scaleTimerSpreadUs*time.Microsecond + time.Millisecond) // holds the loop on purpose: all deadlines pass
-		t1 := time.Now()
-		if _, err := done.Await(t); err != nil {
-			return nil, err
-		}
-		fire := time.Since(t1)
-		if fired != n {
-			return nil, fmt.Errorf("%d timers fired, want %d", fired, n)
-		}
-
-		// Pass 2: n timers an hour away; cancel them all, then one loop
-		// iteration purges them (more than half of the heap is cancelled).
-		late := 0
-		lateCb := func() { late++ }
-		// Workaround for a core bug: timerHeap.compact (handle.go) panics
-		// with "index out of range [0] with length 0" when every timer of a
-		// heap of more than 100 is cancelled ((0-2)/4 truncates to 0, so it
-		// calls down(0) on an empty heap). One live timer keeps the heap
-		// non-empty; it is cancelled after the purge.
-		sentinel := l.CallLater(2*time.Hour, lateCb)
-		t2 := time.Now()
-		for i, d := range delays {
-			hs[i] = l.CallLater(time.Hour+time.Duration(d)*time.Microsecond, lateCb)
-		}
-		schedFar := time.Since(t2)
-		t3 := time.Now()
-		for _, h := range hs {
-			h.Cancel()
-		}
-		cancel := time.Since(t3)
-		t4 := time.Now()
-		if err := asyncio.Sleep(t, 0); err != nil {
-			return nil, err
-		}
-		purge := time.Since(t4)
-		sentinel.Cancel()
-		for _, h := range hs {
-			if !h.Cancelled() {
-				return nil, errors.New("a cancelled timer reports Cancelled() == false")
+			var hp0 uint64
+			if c == 0 {
+				_, hp0 = memStats()
 			}
-		}
-		if late != 0 {
-			return nil, fmt.Errorf("%d cancelled timers fired", late)
+			t0 := time.Now()
+			for i, d := range delays {
+				hs[i] = l.CallLater(time.Duration(d)*time.Microsecond, cb)
+			}
+			sched = append(sched, perOp(time.Since(t0), n))
+			if c == 0 {
+				_, hp1 := memStats()
+				heapBytes = round1(float64(int64(hp1)-int64(hp0)) / float64(n))
+			}
+			time.Sleep(scaleTimerSpreadUs*time.Microsecond + time.Millisecond) // holds the loop on purpose: all deadlines pass
+			t1 := time.Now()
+			if _, err := done.Await(t); err != nil {
+				return nil, err
+			}
+			fire = append(fire, perOp(time.Since(t1), n))
+			if fired != n {
+				return nil, fmt.Errorf("%d timers fired, want %d", fired, n)
+			}
+
+			// Pass 2: n timers an hour away; cancel them all, then one
+			// loop iteration purges them (more than half of the heap is
+			// cancelled).
+			late := 0
+			lateCb := func() { late++ }
+			// Workaround for a core bug: timerHeap.compact (handle.go)
+			// panics with "index out of range [0] with length 0" when
+			// every timer of a heap of more than 100 is cancelled
+			// ((0-2)/4 truncates to 0, so it calls down(0) on an empty
+			// heap). One live timer keeps the heap non-empty; it is
+			// cancelled after the purge.
+			sentinel := l.CallLater(2*time.Hour, lateCb)
+			t2 := time.Now()
+			for i, d := range delays {
+				hs[i] = l.CallLater(time.Hour+time.Duration(d)*time.Microsecond, lateCb)
+			}
+			schedFar = append(schedFar, perOp(time.Since(t2), n))
+			t3 := time.Now()
+			for _, h := range hs {
+				h.Cancel()
+			}
+			cancel = append(cancel, perOp(time.Since(t3), n))
+			t4 := time.Now()
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return nil, err
+			}
+			purge = append(purge, perOp(time.Since(t4), n))
+			sentinel.Cancel()
+			for _, h := range hs {
+				if !h.Cancelled() {
+					return nil, errors.New("a cancelled timer reports Cancelled() == false")
+				}
+			}
+			if late != 0 {
+				return nil, fmt.Errorf("%d cancelled timers fired", late)
+			}
 		}
 		return scaleRecord("scale-timers", n, rec{
-			"schedule_ns_per_timer":     perOp(sched, n),
-			"schedule_far_ns_per_timer": perOp(schedFar, n),
-			"fire_ns_per_timer":         perOp(fire, n),
-			"cancel_ns_per_timer":       perOp(cancel, n),
-			"purge_ns_per_timer":        perOp(purge, n),
-			"heap_bytes_per_timer":      round1(float64(int64(hp1)-int64(hp0)) / float64(n)),
-			"fired":                     fired,
+			"schedule_ns_per_timer":       median(sched),
+			"schedule_first_ns_per_timer": sched[0],
+			"schedule_far_ns_per_timer":   median(schedFar),
+			"fire_ns_per_timer":           median(fire),
+			"cancel_ns_per_timer":         median(cancel),
+			"purge_ns_per_timer":          median(purge),
+			"heap_bytes_per_timer":        heapBytes,
+			"cycles":                      cycles,
+			"fired":                       n,
 		}), nil
 	})
 }
