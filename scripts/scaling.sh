@@ -36,6 +36,11 @@ declare -A SIZES=(
 )
 START=$(date -u '+%Y-%m-%d %H:%M UTC')
 T0=$SECONDS
+if [ -n "${FROM_JSONL:-}" ]; then
+  # Regenerate the docs from the raw lines of an earlier run (no benchmark runs).
+  cp "$FROM_JSONL" "$RAW"
+  START="${START_DATE:?FROM_JSONL needs START_DATE, the date of that run}"
+else
 for w in scale-tasks scale-timers scale-conns; do
   reps=$REPEATS
   # The connection curve is cheap and the noisiest (kernel time, vCPU wakeups): twice the repeats.
@@ -49,6 +54,7 @@ for w in scale-tasks scale-timers scale-conns; do
     done
   done
 done
+fi
 ELAPSED=$((SECONDS - T0))
 
 MACHINE="$(nproc) vCPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, Linux $(uname -r), $(go version | awk '{print $3}'), RLIMIT_NOFILE hard $(ulimit -Hn)"
@@ -62,6 +68,8 @@ for line in open(raw):
     line = line.strip()
     if line.startswith("{"):
         r = json.loads(line)
+        if r.get("server_cpu_ns_per_req"):
+            r["server_kernel_pct"] = 100 * r["server_sys_ns_per_req"] / r["server_cpu_ns_per_req"]
         rows.setdefault((r["workload"], r["n"]), []).append(r)
 
 def med(w, n, k):
@@ -72,11 +80,26 @@ def best(w, n, k):
     vals = [r[k] for r in rows.get((w, n), []) if k in r]
     return min(vals) if vals else None
 
+def skipped(w, n):
+    for r in rows.get((w, n), []):
+        if "skipped" in r:
+            return r["skipped"]
+    return None
+
+def fmt(v, scale=1.0, digits=0):
+    if v is None:
+        return "–"
+    v = v / scale
+    return f"{v:,.{digits}f}"
+
 def cell(w, n, k, scale, digits):
     # Times are the best run (the machine is shared: a run that another job disturbed is slower, never
     # faster); "med:key" takes the median of the runs instead (memory, GC cycles).
     if k.startswith("med:"):
         return fmt(med(w, n, k[4:]), scale, digits)
+    if k.startswith("max:"):
+        vals = [r[k[4:]] for r in rows.get((w, n), []) if k[4:] in r]
+        return fmt(max(vals) if vals else None, scale, digits)
     return fmt(best(w, n, k), scale, digits)
 
 tables = {
@@ -117,7 +140,7 @@ tables = {
         "The single-request phases are bimodal (~7 or ~60 µs per round trip) depending on whether "
         "another job holds a vCPU; twice the repeats: this curve is the noisiest. Loop CPU is the server process's user+system "
         "time per request in each phase (getrusage); on loopback the kernel's TCP work for both ends of "
-        "a send is charged to the sender. \"of which kernel\" is the system part (tick-sampled split, "
+        "a send is charged to the sender. The kernel share is the system part of it (a tick-sampled split, "
         "approximate).",
         [("connect µs/conn", "connect_ns_per_conn", 1000, 1),
          ("RTT µs, 10 hot conns", "hot_rtt_ns_median", 1000, 1),
@@ -125,9 +148,9 @@ tables = {
          ("RTT µs, all N (cold)", "rtt_ns_median", 1000, 1),
          ("loop CPU ns/req, cold", "rtt_server_cpu_ns_per_req", 1, 0),
          ("ns/req, all active", "concurrent_ns_per_req", 1, 0),
-         ("k req/s, all active", "concurrent_req_per_s", 1000, 0),
+         ("k req/s, all active", "max:concurrent_req_per_s", 1000, 0),
          ("loop CPU ns/req, all active", "server_cpu_ns_per_req", 1, 0),
-         ("of which kernel", "server_sys_ns_per_req", 1, 0),
+         ("kernel % of it (median)", "med:server_kernel_pct", 1, 0),
          ("server peak RSS MB", "med:peak_rss_mb", 1, 0)]),
 }
 sizes = {"scale-tasks": [1000, 10000, 100000, 1000000], "scale-timers": [1000, 10000, 100000, 1000000],
@@ -199,13 +222,13 @@ for w, keys in plots.items():
 EOF
 
 gnuplot <<EOF
-set terminal pngcairo size 1500,600 font "Sans,10"
+set terminal pngcairo size 1500,680 font "Sans,10"
 set output "$DOCS/scaling.png"
 set multiplot layout 1,3 title "go-asyncio scaling curves ($START, best of $REPEATS runs; $(nproc) vCPUs, shared)"
 set logscale x 10
 set logscale y 10
 set grid xtics ytics mytics
-set key below vertical maxrows 3
+set key below vertical maxrows 5 spacing 1.1
 set format x "10^{%L}"
 set ylabel "ns per operation (log)"
 set title "(a) N parked tasks"
@@ -233,7 +256,7 @@ plot "$TMP/scale-timers.dat" u 1:2 w lp lw 2 pt 7 t "CallLater ns", \
 set title "(c) N open loopback TCP connections"
 set xlabel "open connections"
 set xrange [5:20000]
-set yrange [1000:200000]
+set yrange [1000:100000]
 plot "$TMP/scale-conns.dat" u 1:2 w lp lw 2 pt 7 t "RTT ns, 1 active, 10 hot conns", \
      "" u 1:3 w lp lw 2 pt 6 t "RTT ns, 1 active, all N (cold)", \
      "" u 1:4 w lp lw 2 pt 4 dt 2 t "loop CPU ns/req, cold", \
