@@ -162,7 +162,7 @@ out = ["# Scaling curves", "",
        f"({2 * int(repeats)} for connections). Times are the best run, memory the median run: the machine "
        f"({machine}) was shared with another benchmark job, which only ever makes a run slower. "
        f"Every run is in scaling.jsonl.",
-       f"Date: {start}; the run took {elapsed} s. Reproduce with:", "",
+       "", f"Date: {start}; the run took {elapsed} s. Reproduce with:", "",
        "```sh", f"REPEATS={repeats} scripts/scaling.sh", "```", "",
        "Raw JSON lines (every run): [scaling.jsonl](scaling.jsonl). Plot: ![scaling curves](scaling.png)", ""]
 for w, (title, desc, cols) in tables.items():

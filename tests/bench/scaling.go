@@ -271,16 +271,9 @@ func scaleTimers(n int) (rec, error) {
 
 			// Pass 2: n timers an hour away; cancel them all, then one
 			// loop iteration purges them (more than half of the heap is
-			// cancelled).
+			// cancelled: the rebuild of LOOP-4, which empties the heap).
 			late := 0
 			lateCb := func() { late++ }
-			// Workaround for a core bug: timerHeap.compact (handle.go)
-			// panics with "index out of range [0] with length 0" when
-			// every timer of a heap of more than 100 is cancelled
-			// ((0-2)/4 truncates to 0, so it calls down(0) on an empty
-			// heap). One live timer keeps the heap non-empty; it is
-			// cancelled after the purge.
-			sentinel := l.CallLater(2*time.Hour, lateCb)
 			t2 := time.Now()
 			for i, d := range delays {
 				hs[i] = l.CallLater(time.Hour+time.Duration(d)*time.Microsecond, lateCb)
@@ -296,7 +289,6 @@ func scaleTimers(n int) (rec, error) {
 				return nil, err
 			}
 			purge = append(purge, perOp(time.Since(t4), n))
-			sentinel.Cancel()
 			for _, h := range hs {
 				if !h.Cancelled() {
 					return nil, errors.New("a cancelled timer reports Cancelled() == false")
