@@ -168,7 +168,9 @@ func (h *timerHeap) compact() {
 	}
 	clear((*h)[len(live):])
 	*h = live
-	for i := (len(live) - 2) / 4; i >= 0; i-- {
+	// Heapify from the last parent down; an empty or one-element heap has
+	// none ((0-2)/4 truncates to 0 in Go, so the guard is needed).
+	for i := (len(live) - 2) / 4; len(live) > 1 && i >= 0; i-- {
 		live.down(i)
 	}
 }

@@ -652,3 +652,23 @@ func TestHANDLE2_CancelDueTimerInReadyQueue(t *testing.T) {
 	r.log("heap=%d cancelled count=%d", len(l.timers), l.cancelledTimers)
 	checkEvents(t, []string{"A cancels the due timer", "heap=0 cancelled count=0"}, &r)
 }
+
+// LOOP-4 with every timer cancelled: the rebuild must leave an empty heap,
+// not fail (found by the scaling benchmark: compact panicked on it).
+func TestLOOP4_CompactAllCancelled(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	for _, n := range []int{101, 102, 1000} {
+		hs := make([]*TimerHandle, n)
+		for i := range hs {
+			hs[i] = l.CallLater(time.Hour+time.Duration(i), func() { t.Error("a cancelled timer ran") })
+		}
+		for _, h := range hs {
+			h.Cancel()
+		}
+		runOne(t, l)
+		if len(l.timers) != 0 || l.cancelledTimers != 0 {
+			t.Errorf("n=%d: %d timers left, cancelled count %d; want 0, 0", n, len(l.timers), l.cancelledTimers)
+		}
+	}
+}

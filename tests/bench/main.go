@@ -5,6 +5,7 @@
 //	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N]
 //	bench -w echo-server -variant streams|protocol -size S   (W8: prints PORT n, serves until SIGTERM)
 //	bench -w fanout-client -port P -n N -limit 100           (W9)
+//	bench -w scale-tasks|scale-timers|scale-conns [-n N]      (scaling curves: one line per size)
 //
 // Each in-process run prints one JSON line in the peers' schema with
 // "impl":"go-asyncio" and exits 0; a failed validation exits 1.
@@ -41,7 +42,7 @@ var workloads = map[string]func(n int) (rec, error){
 }
 
 func main() {
-	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client")
+	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client, scale-tasks, scale-timers, scale-conns")
 	n := flag.Int("n", 0, "operation count (0: the N of WORKLOADS.md)")
 	variant := flag.String("variant", "", "W8 server variant: streams|protocol")
 	size := flag.Int("size", 64, "W8 message size in bytes")
@@ -70,6 +71,19 @@ func main() {
 		go func() { <-sig; close(stop) }()
 		if err := echoServer(*variant, *size, os.Stdout, stop); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: echo-server: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	case "scale-tasks", "scale-timers", "scale-conns":
+		if err := runScale(*w, *n, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", *w, err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		return
+	case "scale-conns-client": // the child of scale-conns
+		if err := scaleConnsClient(*port, *n); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: scale-conns-client: %v\n", err)
 			os.Exit(1)
 		}
 		return

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -12,6 +14,19 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Re-executed by scaleConns as its client child (scale-conns-client).
+	if arg := os.Getenv(scaleClientEnv); arg != "" {
+		var port, n int
+		if _, err := fmt.Sscan(arg, &port, &n); err != nil {
+			fmt.Fprintf(os.Stderr, "%s=%q: %v\n", scaleClientEnv, arg, err)
+			os.Exit(2)
+		}
+		if err := scaleConnsClient(port, n); err != nil {
+			fmt.Fprintf(os.Stderr, "scale-conns-client: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }
 
