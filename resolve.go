@@ -126,11 +126,12 @@ func connectAny(t *T, ips []net.IP, port int, delay time.Duration) (int, error) 
 		}
 		return -1, joinConnectErrors(errs)
 	}
-	fd, _, errs, err := staggeredRace(t, len(ips), delay, attempt, func(fd int) { unix.Close(fd) })
+	fd, winner, errs, err := staggeredRace(t, len(ips), delay, attempt, func(fd int) { unix.Close(fd) })
 	if err != nil {
 		return -1, err
 	}
-	if fd < 0 {
+	if winner < 0 {
+		// No attempt succeeded: fd is the zero value, not a socket.
 		return -1, joinConnectErrors(errs)
 	}
 	return fd, nil
