@@ -72,7 +72,10 @@ func NewConn(t *T, fd int, network string) *Conn {
 // CreateConnection, and returns a Conn (asyncio has no equivalent; it is
 // net.Dial for the loop).
 func DialConn(t *T, network, address string, opts ...NetOption) (*Conn, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	var fd int
 	switch network {
 	case "unix":

@@ -315,7 +315,10 @@ func listenOn(family int, sa unix.Sockaddr, o *netOptions) (int, error) {
 // resolved and every address is listened on. Port 0 picks a free port
 // (read it with Addr). WithTLS serves TLS.
 func CreateServer(t *T, factory func() Protocol, host string, port int, opts ...NetOption) (*Server, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	var ips []net.IP
 	if host == "" {
 		ips = []net.IP{net.IPv4zero}
@@ -357,7 +360,10 @@ func (s *Server) startAfterCreate(t *T) (*Server, error) {
 // loop.create_unix_server). A stale socket file at path is removed first;
 // Close removes the file.
 func CreateUnixServer(t *T, factory func() Protocol, path string, opts ...NetOption) (*Server, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		os.Remove(path)
 	}

@@ -533,7 +533,10 @@ func openStream(t *T, o *netOptions, connect func(factory func() Protocol) (Tran
 // pair (asyncio.open_connection). Options: WithTLS, WithStreamLimit,
 // WithHappyEyeballsDelay, WithInterleave.
 func OpenConnection(t *T, host string, port int, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	return openStream(t, o, func(f func() Protocol) (Transport, Protocol, error) {
 		return CreateConnection(t, f, host, port, opts...)
 	})
@@ -542,7 +545,10 @@ func OpenConnection(t *T, host string, port int, opts ...NetOption) (*StreamRead
 // OpenUnixConnection connects to the Unix socket path
 // (asyncio.open_unix_connection).
 func OpenUnixConnection(t *T, path string, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	return openStream(t, o, func(f func() Protocol) (Transport, Protocol, error) {
 		return CreateUnixConnection(t, f, path, opts...)
 	})
@@ -564,7 +570,11 @@ func streamFactory(l *Loop, o *netOptions, cb func(*T, *StreamReader, *StreamWri
 // client_connected_cb" and the connection is closed; if it is cancelled
 // the connection is closed too (STREAM-11).
 func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...NetOption) (*Server, error) {
-	f, err := streamFactory(t.Loop(), buildOptions(opts), cb)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := streamFactory(t.Loop(), o, cb)
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +584,11 @@ func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, ho
 // StartUnixServer is StartServer on the Unix socket path
 // (asyncio.start_unix_server).
 func StartUnixServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, path string, opts ...NetOption) (*Server, error) {
-	f, err := streamFactory(t.Loop(), buildOptions(opts), cb)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	f, err := streamFactory(t.Loop(), o, cb)
 	if err != nil {
 		return nil, err
 	}

@@ -40,13 +40,10 @@ func WithTLS(cfg *tls.Config) NetOption {
 }
 
 // WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
-// ssl_handshake_timeout, default 60 s). Use after WithTLS.
+// ssl_handshake_timeout, default 60 s). Without WithTLS the call fails with
+// a *ValueError, as asyncio does.
 func WithTLSHandshakeTimeout(d time.Duration) NetOption {
-	return func(o *netOptions) {
-		if o.tls != nil {
-			o.tls.handshakeTimeout = d
-		}
-	}
+	return func(o *netOptions) { o.tlsHandshakeTimeout = d }
 }
 
 // transportConn adapts a raw socket transport to net.Conn for crypto/tls;

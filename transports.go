@@ -525,7 +525,10 @@ func makeConnection(t *T, fd int, network string, factory func() Protocol, o *ne
 // 250 ms (WithHappyEyeballsDelay) or as soon as the previous one fails, and
 // the first to connect wins. WithTLS wraps the connection in TLS.
 func CreateConnection(t *T, factory func() Protocol, host string, port int, opts ...NetOption) (Transport, Protocol, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	ips, err := resolveHost(t, host)
 	if err != nil {
 		return nil, nil, err
@@ -543,7 +546,10 @@ func CreateConnection(t *T, factory func() Protocol, host string, port int, opts
 // CreateUnixConnection connects to the Unix stream socket at path
 // (asyncio's loop.create_unix_connection).
 func CreateUnixConnection(t *T, factory func() Protocol, path string, opts ...NetOption) (Transport, Protocol, error) {
-	o := buildOptions(opts)
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	fd, err := dialOne(t, unix.AF_UNIX, &unix.SockaddrUnix{Name: path})
 	if err != nil {
 		return nil, nil, err
@@ -562,6 +568,9 @@ type netOptions struct {
 	limit              int
 	backlog            int
 	reuseAddr          bool
+	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
+	// given), applied once all options are known, so order does not matter.
+	tlsHandshakeTimeout time.Duration
 }
 
 // interleaves is asyncio's rule: interleave defaults to 1 when
@@ -573,12 +582,18 @@ func (o *netOptions) interleaves() bool {
 	return o.interleave > 0
 }
 
-func buildOptions(opts []NetOption) *netOptions {
+func buildOptions(opts []NetOption) (*netOptions, error) {
 	o := &netOptions{happyEyeballsDelay: defaultHappyEyeballsDelay, interleave: -1, limit: DefaultStreamLimit, backlog: 100, reuseAddr: true}
 	for _, f := range opts {
 		f(o)
 	}
-	return o
+	if o.tlsHandshakeTimeout != 0 {
+		if o.tls == nil {
+			return nil, &ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
+		}
+		o.tls.handshakeTimeout = o.tlsHandshakeTimeout
+	}
+	return o, nil
 }
 
 // addrString formats host:port for messages.

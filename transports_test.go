@@ -61,7 +61,8 @@ func closedPort(t *testing.T) int {
 func TestSockPrimitivesEcho(t *testing.T) {
 	var got string
 	runNet(t, func(at *T) error {
-		lfd, err := listenOn(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}, buildOptions(nil))
+		o, _ := buildOptions(nil)
+		lfd, err := listenOn(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}, o)
 		if err != nil {
 			return err
 		}

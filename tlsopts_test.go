@@ -1,0 +1,40 @@
+package asyncio
+
+import (
+	"crypto/tls"
+	"errors"
+	"testing"
+	"time"
+)
+
+// WithTLSHandshakeTimeout applies whatever the option order, and without
+// WithTLS it is an error (asyncio: ValueError "ssl_handshake_timeout is
+// only meaningful with ssl").
+func TestTLSHandshakeTimeoutOption(t *testing.T) {
+	cfg := &tls.Config{}
+	for _, tc := range []struct {
+		name string
+		opts []NetOption
+		want time.Duration
+	}{
+		{"after WithTLS", []NetOption{WithTLS(cfg), WithTLSHandshakeTimeout(time.Second)}, time.Second},
+		{"before WithTLS", []NetOption{WithTLSHandshakeTimeout(2 * time.Second), WithTLS(cfg)}, 2 * time.Second},
+		{"default", []NetOption{WithTLS(cfg)}, defaultTLSHandshakeTimeout},
+	} {
+		o, err := buildOptions(tc.opts)
+		if err != nil || o.tls.handshakeTimeout != tc.want {
+			t.Errorf("%s: timeout %v, err %v; want %v", tc.name, o.tls.handshakeTimeout, err, tc.want)
+		}
+	}
+	_, err := buildOptions([]NetOption{WithTLSHandshakeTimeout(time.Second)})
+	var ve *ValueError
+	if !errors.As(err, &ve) || ve.Msg != "ssl_handshake_timeout is only meaningful with ssl" {
+		t.Errorf("without WithTLS: err = %v, want the ValueError", err)
+	}
+	runNet(t, func(at *T) error {
+		if _, _, err := OpenConnection(at, "127.0.0.1", 1, WithTLSHandshakeTimeout(time.Second)); !errors.Is(err, ErrValue) {
+			t.Errorf("OpenConnection: err = %v, want a ValueError", err)
+		}
+		return nil
+	})
+}
