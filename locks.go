@@ -100,7 +100,7 @@ func (lk *Lock) String() string {
 	if lk.locked {
 		state = "locked"
 	}
-	return fmt.Sprintf("<asyncio.Lock object at %p [%s%s]>", lk, state, waitersSuffix(lk.waiters.len()))
+	return fmt.Sprintf("<asyncio.locks.Lock object at %p [%s%s]>", lk, state, waitersSuffix(lk.waiters.len()))
 }
 
 // Locked reports whether the lock is held (Lock.locked).
@@ -182,7 +182,7 @@ func (ev *Event) String() string {
 	if ev.value {
 		state = "set"
 	}
-	return fmt.Sprintf("<asyncio.Event object at %p [%s%s]>", ev, state, waitersSuffix(ev.waiters.len()))
+	return fmt.Sprintf("<asyncio.locks.Event object at %p [%s%s]>", ev, state, waitersSuffix(ev.waiters.len()))
 }
 
 // IsSet reports the flag (Event.is_set).
@@ -246,7 +246,7 @@ func (c *Condition) String() string {
 	if c.lock.Locked() {
 		state = "locked"
 	}
-	return fmt.Sprintf("<asyncio.Condition object at %p [%s%s]>", c, state, waitersSuffix(c.waiters.len()))
+	return fmt.Sprintf("<asyncio.locks.Condition object at %p [%s%s]>", c, state, waitersSuffix(c.waiters.len()))
 }
 
 // Acquire acquires the underlying lock (Lock.Acquire).
@@ -367,7 +367,7 @@ func (s *Semaphore) String() string {
 	if !s.Locked() {
 		state = fmt.Sprintf("unlocked, value:%d", s.value)
 	}
-	return fmt.Sprintf("<asyncio.%s object at %p [%s%s]>", s.name, s, state, waitersSuffix(s.waiters.len()))
+	return fmt.Sprintf("<asyncio.locks.%s object at %p [%s%s]>", s.name, s, state, waitersSuffix(s.waiters.len()))
 }
 
 // Locked reports whether Acquire would have to wait: the value is 0 or some
@@ -506,7 +506,7 @@ func (b *Barrier) String() string {
 	if !b.Broken() {
 		extra += fmt.Sprintf(", waiters:%d/%d", b.NWaiting(), b.parties)
 	}
-	return fmt.Sprintf("<asyncio.Barrier object at %p [%s]>", b, extra)
+	return fmt.Sprintf("<asyncio.locks.Barrier object at %p [%s]>", b, extra)
 }
 
 // Wait ports Barrier.wait: it returns the arrival index 0…parties-1 once

@@ -217,7 +217,7 @@ func TestLOCK_BoundToDifferentLoop(t *testing.T) {
 		got = syncErr(err)
 		return nil
 	})
-	if !strings.HasPrefix(got, "RuntimeError: <asyncio.Lock object at 0x") || !strings.HasSuffix(got, "[locked]> is bound to a different event loop") {
+	if !strings.HasPrefix(got, "RuntimeError: <asyncio.locks.Lock object at 0x") || !strings.HasSuffix(got, "[locked]> is bound to a different event loop") {
 		t.Errorf("got %q", got)
 	}
 }

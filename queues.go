@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrQueueFull ports asyncio.QueueFull: PutNowait on a full queue.
@@ -132,7 +133,7 @@ func NewLifoQueue[V any](maxsize int) *Queue[V] {
 func (q *Queue[V]) String() string {
 	s := fmt.Sprintf("<%s at %p maxsize=%d", q.kind, q, q.maxsize)
 	if q.store.len() > 0 {
-		s += fmt.Sprintf(" _queue=%v", q.store.items())
+		s += " _queue=" + pyList(q.store.items())
 	}
 	if n := q.getters.len(); n > 0 {
 		s += fmt.Sprintf(" _getters[%d]", n)
@@ -315,4 +316,18 @@ func (q *Queue[V]) Shutdown(immediate bool) {
 			_ = f.SetResult(struct{}{})
 		}
 	}
+}
+
+// pyList formats items as Python prints a list: [1, 2, 3].
+func pyList[V any](items []V) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, it)
+	}
+	b.WriteByte(']')
+	return b.String()
 }
