@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -71,8 +72,13 @@ func newSelector() (selector, error) {
 
 // tryWait polls without blocking; it reports whether the wait is over
 // (events or an error), for RawConn.Read.
+// It is a raw system call, like rawRead: with timeout 0 it cannot block.
 func (s *epollSelector) tryWait(uintptr) bool {
-	s.n, s.err = unix.EpollWait(s.epfd, s.buf, 0)
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(s.epfd), uintptr(unsafe.Pointer(&s.buf[0])), uintptr(len(s.buf)), 0, 0, 0)
+	s.n, s.err = int(n), nil
+	if e != 0 {
+		s.n, s.err = 0, e
+	}
 	return s.n != 0 || s.err != nil
 }
 
