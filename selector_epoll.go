@@ -3,18 +3,37 @@
 package asyncio
 
 import (
+	"errors"
+	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // epollSelector is the Linux backend: level-triggered epoll plus an
 // eventfd for wakeups from other goroutines.
+//
+// A wait that may block does not block in epoll_wait itself: a goroutine
+// blocked in a system call keeps its P, and with GOMAXPROCS=1 the runtime's
+// sysmon retakes that P after 20 µs (a futex wake and context switches on
+// every wait, and the P comes back through the scheduler). The epoll fd is
+// instead registered with the runtime's own poller (an epoll fd is
+// readable while events are ready), and a blocking wait parks the
+// goroutine there, as the net package does, leaving the P idle.
 type epollSelector struct {
 	epfd       int
 	eventfd    int
 	registered map[int]uint32 // fd -> current event mask
 	buf        []unix.EpollEvent
+
+	file        *os.File        // owns epfd, registered with the runtime poller
+	raw         syscall.RawConn // file's, for waits that may block
+	deadlineSet bool            // file has a read deadline
+	n           int             // result of the last waitNow
+	err         error
+	waitNow     func(uintptr) bool // s.tryWait, bound once
 }
 
 func newSelector() (selector, error) {
@@ -33,7 +52,62 @@ func newSelector() (selector, error) {
 		unix.Close(efd)
 		return nil, err
 	}
-	return &epollSelector{epfd: epfd, eventfd: efd, registered: map[int]uint32{}, buf: make([]unix.EpollEvent, 128)}, nil
+	// Non-blocking, so that os.NewFile registers it with the runtime poller.
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		unix.Close(efd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(epfd), "epoll")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		unix.Close(efd)
+		return nil, err
+	}
+	s := &epollSelector{epfd: epfd, eventfd: efd, registered: map[int]uint32{}, buf: make([]unix.EpollEvent, 128), file: f, raw: raw}
+	s.waitNow = s.tryWait
+	return s, nil
+}
+
+// tryWait polls without blocking; it reports whether the wait is over
+// (events or an error), for RawConn.Read.
+// It is a raw system call, like rawRead: with timeout 0 it cannot block.
+func (s *epollSelector) tryWait(uintptr) bool {
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(s.epfd), uintptr(unsafe.Pointer(&s.buf[0])), uintptr(len(s.buf)), 0, 0, 0)
+	s.n, s.err = int(n), nil
+	if e != 0 {
+		s.n, s.err = 0, e
+	}
+	return s.n != 0 || s.err != nil
+}
+
+// wait fills s.n/s.err: at once for timeout 0, else parked on the runtime
+// poller until an event, the timeout (negative: none), or a wakeup.
+func (s *epollSelector) wait(timeout time.Duration) {
+	if timeout == 0 {
+		s.tryWait(0)
+		return
+	}
+	if timeout > 0 {
+		s.file.SetReadDeadline(time.Now().Add(timeout))
+		s.deadlineSet = true
+	} else if s.deadlineSet {
+		s.file.SetReadDeadline(time.Time{})
+		s.deadlineSet = false
+	}
+	s.n, s.err = 0, nil
+	if err := s.raw.Read(s.waitNow); err != nil {
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			s.err = err
+			return
+		}
+		// Timed out. A deadline already past fails before the first
+		// try: poll once anyway, so every poll reports what is ready.
+		if s.n == 0 && s.err == nil {
+			s.tryWait(0)
+		}
+	}
 }
 
 func (s *epollSelector) set(fd int, read, write bool) error {
@@ -65,12 +139,8 @@ func (s *epollSelector) set(fd int, read, write bool) error {
 }
 
 func (s *epollSelector) poll(timeout time.Duration, events []ioEvent) ([]ioEvent, error) {
-	ms := -1
-	if timeout >= 0 {
-		// Round up, as asyncio does, so a timer is never polled for early.
-		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
-	}
-	n, err := unix.EpollWait(s.epfd, s.buf, ms)
+	s.wait(timeout)
+	n, err := s.n, s.err
 	if err == unix.EINTR {
 		return events, nil
 	}
@@ -103,5 +173,5 @@ func (s *epollSelector) wakeup() {
 
 func (s *epollSelector) close() error {
 	unix.Close(s.eventfd)
-	return unix.Close(s.epfd)
+	return s.file.Close()
 }

@@ -273,7 +273,7 @@ func (tr *socketTransport) readReady() {
 		return
 	}
 	bp := readBufPool.Get().(*[]byte)
-	n, err := unix.Read(tr.fd, *bp)
+	n, err := rawRead(tr.fd, *bp)
 	var data []byte
 	if n > 0 {
 		data = append([]byte(nil), (*bp)[:n]...)
@@ -336,7 +336,7 @@ func (tr *socketTransport) Write(data []byte) error {
 		return nil
 	}
 	if len(tr.wbuf) == 0 {
-		n, err := sendNoSignal(tr.fd, data)
+		n, err := rawSend(tr.fd, data)
 		switch {
 		case err == nil:
 			data = data[n:]
@@ -372,7 +372,7 @@ func (tr *socketTransport) writeReady() {
 		tr.loop.RemoveWriter(tr.fd)
 		return
 	}
-	n, err := sendNoSignal(tr.fd, tr.wbuf)
+	n, err := rawSend(tr.fd, tr.wbuf)
 	if isWouldBlock(err) {
 		return
 	}
