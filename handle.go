@@ -3,7 +3,6 @@ package asyncio
 import (
 	"reflect"
 	"runtime"
-	"sync"
 	"time"
 )
 
@@ -246,4 +245,3 @@ func funcName(fn func()) string {
 	return "<func>"
 }
 
-var _ sync.Locker = (*sync.Mutex)(nil)
