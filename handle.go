@@ -244,4 +244,3 @@ func funcName(fn func()) string {
 	}
 	return "<func>"
 }
-
