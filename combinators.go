@@ -17,6 +17,7 @@ type ValueError struct {
 	Msg string
 }
 
+// Error implements the error interface.
 func (e *ValueError) Error() string { return "asyncio: " + e.Msg }
 
 // Is reports that every ValueError matches ErrValue.

@@ -36,6 +36,7 @@ type CancelledError struct {
 // NewCancelledError returns a CancelledError carrying msg.
 func NewCancelledError(msg string) *CancelledError { return &CancelledError{Msg: msg} }
 
+// Error implements the error interface.
 func (e *CancelledError) Error() string {
 	if e.Msg == "" {
 		return "asyncio: cancelled"
@@ -56,6 +57,7 @@ type InvalidStateError struct {
 	Msg string
 }
 
+// Error implements the error interface.
 func (e *InvalidStateError) Error() string { return "asyncio: invalid state: " + e.Msg }
 
 // Is reports that every InvalidStateError matches ErrInvalidState.
@@ -69,6 +71,7 @@ type RuntimeError struct {
 	Err error
 }
 
+// Error implements the error interface.
 func (e *RuntimeError) Error() string { return "asyncio: " + e.Msg }
 
 // Is reports that every RuntimeError matches ErrRuntime.
@@ -97,6 +100,7 @@ type PanicError struct {
 
 func newPanicError(v any) *PanicError { return &PanicError{Value: v, Stack: debug.Stack()} }
 
+// Error implements the error interface.
 func (e *PanicError) Error() string { return fmt.Sprintf("asyncio: panic: %v", e.Value) }
 
 // Unwrap returns the panic value when it is an error, so errors.Is/As see

@@ -379,6 +379,7 @@ func (f *Future[V]) Await(t *T) (V, error) {
 	return f.Result()
 }
 
+// String returns the asyncio-style repr, for logs and debugging.
 func (f *Future[V]) String() string {
 	switch f.state {
 	case stateFinished:

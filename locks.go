@@ -17,6 +17,7 @@ var ErrBrokenBarrier = errors.New("asyncio: broken barrier")
 // RuntimeError subclass) it matches both ErrBrokenBarrier and ErrRuntime.
 type BrokenBarrierError struct{ Msg string }
 
+// Error implements the error interface.
 func (e *BrokenBarrierError) Error() string { return "asyncio: " + e.Msg }
 
 // Is reports whether target is ErrBrokenBarrier or ErrRuntime.

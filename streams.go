@@ -25,6 +25,7 @@ type IncompleteReadError struct {
 	Expected int
 }
 
+// Error implements the error interface.
 func (e *IncompleteReadError) Error() string {
 	exp := "undefined"
 	if e.Expected >= 0 {
@@ -44,6 +45,7 @@ type LimitOverrunError struct {
 	Consumed int
 }
 
+// Error implements the error interface.
 func (e *LimitOverrunError) Error() string { return e.Msg }
 
 // lineLimitError is ReadLine's ValueError carrying the LimitOverrunError

@@ -145,6 +145,7 @@ func (tk *Task[V]) SetException(error) error {
 // result (await task). Awaiting a done task does not suspend.
 func (tk *Task[V]) Await(t *T) (V, error) { return tk.Future.Await(t) }
 
+// String returns the asyncio-style repr, for logs and debugging.
 func (tk *Task[V]) String() string { return tk.t.String() }
 
 // Loop returns the loop the task runs on.
@@ -218,6 +219,7 @@ func (t *T) Await(aw Awaitable) error {
 	return fc.resultErr()
 }
 
+// String returns the asyncio-style repr, for logs and debugging.
 func (t *T) String() string {
 	state := "pending"
 	switch {
