@@ -199,6 +199,7 @@ func (f *futureCore) cancel(msg string) bool {
 
 // cancelPlain is asyncio's Future.cancel (FUT-4).
 func (f *futureCore) cancelPlain(msg string) bool {
+	f.loop.checkThread() // before any change: a misuse corrupts nothing
 	f.markRetrieved()
 	if f.state != statePending {
 		return false
@@ -238,7 +239,11 @@ func (f *futureCore) scheduleCallbacks() {
 
 func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 	if cb.task != nil {
+		// Like every internal scheduling path, the debug-mode thread check
+		// of call_soon applies: completing a future from a foreign
+		// goroutine is caught here, as asyncio catches it (DEBUG-3).
 		l.checkClosed()
+		l.checkThread()
 		l.ready.push(readyEntry{task: cb.task, from: from})
 		return
 	}
@@ -325,6 +330,7 @@ func NewFuture[V any](owner LoopOwner) *Future[V] {
 // (asyncio's set_result). It returns an *InvalidStateError if the future
 // is already done.
 func (f *Future[V]) SetResult(v V) error {
+	f.loop.checkThread() // debug mode, before any change (DEBUG-3)
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}
@@ -340,6 +346,7 @@ func (f *Future[V]) SetResult(v V) error {
 // GATHER-3): the future is then done but not Cancelled; use Cancel to
 // cancel it.
 func (f *Future[V]) SetException(err error) error {
+	f.loop.checkThread() // debug mode, before any change (DEBUG-3)
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}

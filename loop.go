@@ -213,6 +213,7 @@ func (l *Loop) newHandle(fn func()) *Handle {
 // callSoonFunc schedules an internal callback without allocating a Handle.
 func (l *Loop) callSoonFunc(fn func()) {
 	l.checkClosed()
+	l.checkThread()
 	l.ready.push(readyEntry{fn: fn})
 }
 
@@ -220,6 +221,7 @@ func (l *Loop) callSoonFunc(fn func()) {
 // bare yield).
 func (l *Loop) scheduleStep(t *T) {
 	l.checkClosed()
+	l.checkThread()
 	l.ready.push(readyEntry{task: t})
 }
 

@@ -234,6 +234,7 @@ func (t *T) String() string {
 }
 
 func (t *T) cancel(msg string) bool {
+	t.fut.loop.checkThread() // debug mode, before any change (DEBUG-3)
 	t.fut.markRetrieved()
 	if t.fut.done() {
 		return false
