@@ -442,11 +442,7 @@ func (l *Loop) runCallbacks(e readyEntry) {
 	var h *Handle
 	defer func() {
 		if r := recover(); r != nil {
-			l.CallExceptionHandler(ExceptionContext{
-				Message: "Exception in callback " + funcName(fn),
-				Err:     newPanicError(r),
-				Handle:  h,
-			})
+			l.reportCallbackPanic(r, fn, h)
 		}
 	}()
 	for {
@@ -645,11 +641,7 @@ func (l *Loop) runCallback(fn func(), h *Handle) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			l.CallExceptionHandler(ExceptionContext{
-				Message: "Exception in callback " + funcName(fn),
-				Err:     newPanicError(r),
-				Handle:  h,
-			})
+			l.reportCallbackPanic(r, fn, h)
 		}
 		if l.debug && !start.IsZero() { // debug may have been turned on by fn
 			if dt := time.Since(start); dt >= l.slowCallback {
@@ -720,4 +712,14 @@ func goroutineID() uint64 {
 		id = id*10 + uint64(c-'0')
 	}
 	return id
+}
+
+// reportCallbackPanic sends a panic that escaped a callback to the
+// exception handler (LOOP-12).
+func (l *Loop) reportCallbackPanic(r any, fn func(), h *Handle) {
+	l.CallExceptionHandler(ExceptionContext{
+		Message: "Exception in callback " + funcName(fn),
+		Err:     newPanicError(r),
+		Handle:  h,
+	})
 }
