@@ -239,11 +239,10 @@ func (f *futureCore) scheduleCallbacks() {
 
 func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 	if cb.task != nil {
-		// Like every internal scheduling path, the debug-mode thread check
-		// of call_soon applies: completing a future from a foreign
-		// goroutine is caught here, as asyncio catches it (DEBUG-3).
+		// No goroutine check here: every way in (SetResult, SetException,
+		// cancel, a task finishing on the loop) has checked already,
+		// before changing any state (DEBUG-3).
 		l.checkClosed()
-		l.checkThread()
 		l.ready.push(readyEntry{task: cb.task, from: from})
 		return
 	}
