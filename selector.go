@@ -121,3 +121,14 @@ func (l *Loop) removeIO(fd int, reader bool) bool {
 	_ = l.updateInterest(fd, h)
 	return true
 }
+
+// Watching reports whether fd is registered for reading and for writing
+// (Redis ae's aeGetFileEvents): tests and diagnostics use it to see what
+// the loop waits on.
+func (l *Loop) Watching(fd int) (reading, writing bool) {
+	h := l.fds[fd]
+	if h == nil {
+		return false, false
+	}
+	return h.reader != nil, h.writer != nil
+}

@@ -89,3 +89,11 @@ func failer(r *recorder, name string, d time.Duration, err error) func(*T) (int,
 		return 0, err
 	}
 }
+
+// runVirtual runs main as the main task of a fresh loop on virtual time.
+func runVirtual(t *testing.T, main func(t *T) error) {
+	t.Helper()
+	if _, err := Run(func(at *T) (struct{}, error) { return struct{}{}, main(at) }, WithVirtualTime()); err != nil {
+		t.Fatal(err)
+	}
+}

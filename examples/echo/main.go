@@ -20,6 +20,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net"
 	"os"
@@ -28,7 +29,7 @@ import (
 )
 
 // handle serves one connection: each line comes back upper-cased.
-func handle(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+func handle(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 	defer w.Close()
 	for {
 		line, err := r.ReadLine(t)
@@ -46,12 +47,12 @@ func handle(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) erro
 // prints each echo to out.
 func run(out io.Writer, msgs []string) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		server, err := asyncio.StartServer(t, handle, "127.0.0.1", 0)
+		server, err := aio.StartServer(t, handle, "127.0.0.1", 0)
 		if err != nil {
 			return struct{}{}, err
 		}
 		addr := server.Addr().(*net.TCPAddr)
-		r, w, err := asyncio.OpenConnection(t, "127.0.0.1", addr.Port)
+		r, w, err := aio.OpenConnection(t, "127.0.0.1", addr.Port)
 		if err != nil {
 			return struct{}{}, err
 		}

@@ -1,6 +1,6 @@
 // Command fanout is a real-socket fan-out HTTP/1.1 client on one
 // event loop. A small HTTP server runs on the same loop (asyncio streams);
-// the client talks to it over asyncio.DialConn with net/http's own
+// the client talks to it over aio.DialConn with net/http's own
 // Request.Write and http.ReadResponse (no hand-written HTTP parsing):
 //
 //  1. fan-out: n GETs at once, at most -limit in flight (a Semaphore),
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net/http"
 	"os"
@@ -28,8 +29,8 @@ import (
 
 // serve starts an HTTP server on 127.0.0.1 whose every response takes
 // delay(path) to come.
-func serve(t *asyncio.T, delay func(path string) time.Duration) (*asyncio.Server, error) {
-	return asyncio.StartServer(t, func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+func serve(t *asyncio.T, delay func(path string) time.Duration) (*aio.Server, error) {
+	return aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 		defer w.Close()
 		head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
 		if err != nil {
@@ -49,7 +50,7 @@ func serve(t *asyncio.T, delay func(path string) time.Duration) (*asyncio.Server
 // get performs one GET over a loop socket. Cancelling t (a timeout, a
 // lost race) interrupts it wherever it waits; the connection is closed.
 func get(t *asyncio.T, addr, path string) (string, error) {
-	conn, err := asyncio.DialConn(t, "tcp", addr)
+	conn, err := aio.DialConn(t, "tcp", addr)
 	if err != nil {
 		return "", err
 	}
@@ -173,7 +174,7 @@ func run(out io.Writer, n, limit int, timeout time.Duration) error {
 
 		// Replica 0 refuses connections, 1 answers after 3x the timeout, 2
 		// at once.
-		refused, err := asyncio.CreateServer(t, nil, "127.0.0.1", 0)
+		refused, err := aio.CreateServer(t, nil, "127.0.0.1", 0)
 		if err != nil {
 			return struct{}{}, err
 		}

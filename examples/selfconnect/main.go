@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"os"
 
@@ -17,7 +18,7 @@ import (
 // listen opens a non-blocking listening socket on 127.0.0.1 and returns
 // it with its port.
 func listen() (int, int, error) {
-	fd, err := asyncio.NewSocket(unix.AF_INET, unix.SOCK_STREAM)
+	fd, err := aio.NewSocket(unix.AF_INET, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, 0, err
 	}
@@ -39,19 +40,19 @@ func listen() (int, int, error) {
 
 // echoOnce accepts one connection and echoes what it reads until EOF.
 func echoOnce(t *asyncio.T, lfd int, out io.Writer) (struct{}, error) {
-	cfd, _, err := asyncio.SockAccept(t, lfd)
+	cfd, _, err := aio.SockAccept(t, lfd)
 	if err != nil {
 		return struct{}{}, err
 	}
 	defer unix.Close(cfd)
 	fmt.Fprintln(out, "server: accepted")
 	for {
-		b, err := asyncio.SockRecv(t, cfd, 4096)
+		b, err := aio.SockRecv(t, cfd, 4096)
 		if err != nil || len(b) == 0 {
 			fmt.Fprintln(out, "server: peer closed")
 			return struct{}{}, err
 		}
-		if err := asyncio.SockSendall(t, cfd, b); err != nil {
+		if err := aio.SockSendall(t, cfd, b); err != nil {
 			return struct{}{}, err
 		}
 	}
@@ -66,23 +67,23 @@ func run(out io.Writer, msg string) error {
 		defer unix.Close(lfd)
 		server := asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) { return echoOnce(t, lfd, out) })
 
-		fd, err := asyncio.NewSocket(unix.AF_INET, unix.SOCK_STREAM)
+		fd, err := aio.NewSocket(unix.AF_INET, unix.SOCK_STREAM)
 		if err != nil {
 			return struct{}{}, err
 		}
 		defer unix.Close(fd)
 		// connect() returns EINPROGRESS; the accept runs on the same loop
 		// while this task waits for writability, then SO_ERROR is 0.
-		if err := asyncio.SockConnect(t, fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port}); err != nil {
+		if err := aio.SockConnect(t, fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port}); err != nil {
 			return struct{}{}, err
 		}
 		fmt.Fprintln(out, "client: connected")
-		if err := asyncio.SockSendall(t, fd, []byte(msg)); err != nil {
+		if err := aio.SockSendall(t, fd, []byte(msg)); err != nil {
 			return struct{}{}, err
 		}
 		got := make([]byte, 0, len(msg))
 		for len(got) < len(msg) {
-			b, err := asyncio.SockRecv(t, fd, len(msg)-len(got))
+			b, err := aio.SockRecv(t, fd, len(msg)-len(got))
 			if err != nil {
 				return struct{}{}, err
 			}

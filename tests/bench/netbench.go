@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net"
 	"time"
@@ -15,17 +16,17 @@ import (
 
 // echoProtocol is W8's protocol variant: data_received writes the data
 // back to the transport.
-type echoProtocol struct{ tr asyncio.Transport }
+type echoProtocol struct{ tr aio.Transport }
 
-func (p *echoProtocol) ConnectionMade(tr asyncio.Transport) { p.tr = tr }
-func (p *echoProtocol) DataReceived(data []byte)            { p.tr.Write(data) }
-func (p *echoProtocol) EOFReceived() bool                   { return false }
-func (p *echoProtocol) ConnectionLost(error)                {}
+func (p *echoProtocol) ConnectionMade(tr aio.Transport) { p.tr = tr }
+func (p *echoProtocol) DataReceived(data []byte)        { p.tr.Write(data) }
+func (p *echoProtocol) EOFReceived() bool               { return false }
+func (p *echoProtocol) ConnectionLost(error)            {}
 
 // echoStreams is W8's streams variant: readexactly(S), write, drain,
 // until EOF.
-func echoStreams(size int) func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
-	return func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+func echoStreams(size int) func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+	return func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 		defer w.Close()
 		for {
 			data, err := r.ReadExactly(t, size)
@@ -50,12 +51,12 @@ func echoServer(variant string, size int, out io.Writer, stop <-chan struct{}) e
 		return fmt.Errorf("bad -size %d", size)
 	}
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		var srv *asyncio.Server
+		var srv *aio.Server
 		var err error
 		if variant == "streams" {
-			srv, err = asyncio.StartServer(t, echoStreams(size), "127.0.0.1", 0, asyncio.WithBacklog(1024))
+			srv, err = aio.StartServer(t, echoStreams(size), "127.0.0.1", 0, aio.WithBacklog(1024))
 		} else {
-			srv, err = asyncio.CreateServer(t, func() asyncio.Protocol { return &echoProtocol{} }, "127.0.0.1", 0, asyncio.WithBacklog(1024))
+			srv, err = aio.CreateServer(t, func() aio.Protocol { return &echoProtocol{} }, "127.0.0.1", 0, aio.WithBacklog(1024))
 		}
 		if err != nil {
 			return struct{}{}, err
@@ -98,7 +99,7 @@ func fanoutClient(port, n, limit int) (rec, error) {
 				return false, err
 			}
 			defer sem.Release()
-			r, w, err := asyncio.OpenConnection(t, "127.0.0.1", port)
+			r, w, err := aio.OpenConnection(t, "127.0.0.1", port)
 			if err != nil {
 				return false, err
 			}

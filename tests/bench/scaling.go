@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net"
 	"os"
@@ -337,11 +338,11 @@ const nofileSlack = 64
 // countingEcho is the echo server of the connection curve: W8's protocol
 // variant, counting the bytes it echoes.
 type countingEcho struct {
-	tr     asyncio.Transport
+	tr     aio.Transport
 	echoed *atomic.Int64
 }
 
-func (p *countingEcho) ConnectionMade(tr asyncio.Transport) { p.tr = tr }
+func (p *countingEcho) ConnectionMade(tr aio.Transport) { p.tr = tr }
 func (p *countingEcho) DataReceived(data []byte) {
 	p.echoed.Add(int64(len(data)))
 	p.tr.Write(data)
@@ -372,8 +373,8 @@ func scaleConns(n int) (rec, error) {
 	}
 	var echoed atomic.Int64
 	return asyncio.Run(func(t *asyncio.T) (rec, error) {
-		srv, err := asyncio.CreateServer(t, func() asyncio.Protocol { return &countingEcho{echoed: &echoed} },
-			"127.0.0.1", 0, asyncio.WithBacklog(4096))
+		srv, err := aio.CreateServer(t, func() aio.Protocol { return &countingEcho{echoed: &echoed} },
+			"127.0.0.1", 0, aio.WithBacklog(4096))
 		if err != nil {
 			return nil, err
 		}

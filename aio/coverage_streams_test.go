@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"syscall"
 	"testing"
 	"time"
@@ -17,9 +18,9 @@ import (
 // connection; a Drain after the loss fails at once (STREAM-9).
 func TestSTREAM9_ConnectionLostWakesPendingDrain(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		reset := NewFuture[struct{}](at.Loop())
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		reset := asyncio.NewFuture[struct{}](at.Loop())
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			// Never reads; on request, aborts with unread data, which
 			// makes the kernel send a reset.
 			if _, err := reset.Await(t); err != nil {
@@ -38,8 +39,8 @@ func TestSTREAM9_ConnectionLostWakesPendingDrain(t *testing.T) {
 			}
 			unix.SetsockoptInt(w.GetExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
 			w.Write(make([]byte, 8<<20))
-			drain := CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, w.Drain(t) })
-			if err := Sleep(at, 0); err != nil {
+			drain := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) { return struct{}{}, w.Drain(t) })
+			if err := asyncio.Sleep(at, 0); err != nil {
 				return err
 			}
 			log = append(log, fmt.Sprintf("%s: drain pending=%v", how, !drain.Done()))
@@ -48,7 +49,7 @@ func TestSTREAM9_ConnectionLostWakesPendingDrain(t *testing.T) {
 			} else {
 				reset.SetResult(struct{}{})
 			}
-			_, err = WaitFor(at, 10*time.Second, drain)
+			_, err = asyncio.WaitFor(at, 10*time.Second, drain)
 			switch {
 			case err == nil:
 				log = append(log, how+": drain returned nil")

@@ -1,7 +1,8 @@
-package asyncio
+package aio
 
 import (
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"log/slog"
 	"net"
 	"os"
@@ -66,9 +67,9 @@ type datagramTransport struct {
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
 // remote if not nil (at least one is required). It returns once the
 // protocol's ConnectionMade has run.
-func CreateDatagramEndpoint(t *T, factory func() DatagramProtocol, local, remote *net.UDPAddr) (DatagramTransport, DatagramProtocol, error) {
+func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr) (DatagramTransport, DatagramProtocol, error) {
 	if local == nil && remote == nil {
-		return nil, nil, &ValueError{Msg: "unexpected address family"}
+		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
 	}
 	family := unix.AF_INET
 	for _, a := range []*net.UDPAddr{local, remote} {
@@ -115,7 +116,7 @@ func CreateDatagramEndpoint(t *T, factory func() DatagramProtocol, local, remote
 		tr.extra["peername"] = tr.remote
 	}
 	l := t.Loop()
-	waiter := NewFuture[struct{}](l)
+	waiter := asyncio.NewFuture[struct{}](l)
 	l.CallSoon(func() { p.ConnectionMade(tr) })
 	l.CallSoon(func() {
 		if !tr.closing {
@@ -168,7 +169,7 @@ func (tr *datagramTransport) readReady() {
 			addr = tr.remote
 		}
 		if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, addr) }); perr != nil {
-			tr.loop.CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.datagram_received() call failed.", Err: perr})
+			tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.datagram_received() call failed.", Err: perr})
 			tr.forceClose(perr)
 		}
 	}
@@ -186,14 +187,14 @@ func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 	var sa unix.Sockaddr
 	if tr.remote != nil {
 		if addr != nil && addr.String() != tr.remote.String() {
-			return &ValueError{Msg: fmt.Sprintf("Invalid address: must be None or %v", tr.remote)}
+			return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: must be None or %v", tr.remote)}
 		}
 	} else {
 		if addr == nil {
-			return &ValueError{Msg: "Invalid address: must not be None for an unconnected endpoint"}
+			return &asyncio.ValueError{Msg: "Invalid address: must not be None for an unconnected endpoint"}
 		}
 		if sa, _ = addrToSockaddr(addr); sa == nil {
-			return &ValueError{Msg: fmt.Sprintf("Invalid address: %v", addr)}
+			return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: %v", addr)}
 		}
 	}
 	if tr.connLost > 0 || tr.fdClosed {
@@ -265,7 +266,7 @@ func (tr *datagramTransport) Abort() { tr.forceClose(nil) }
 
 func (tr *datagramTransport) fatalError(err error) {
 	if !isOSError(err) {
-		tr.loop.CallExceptionHandler(ExceptionContext{Message: "Fatal error on datagram transport", Err: err})
+		tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on datagram transport", Err: err})
 	}
 	tr.forceClose(err)
 }

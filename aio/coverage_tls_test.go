@@ -1,10 +1,11 @@
-package asyncio
+package aio
 
 import (
 	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"testing"
 	"time"
@@ -21,8 +22,8 @@ type tlsProto struct {
 	tr      Transport
 	onMade  func(p *tlsProto)
 	onData  func(p *tlsProto, d []byte)
-	resumed *Future[struct{}]
-	lost    *Future[struct{}]
+	resumed *asyncio.Future[struct{}]
+	lost    *asyncio.Future[struct{}]
 }
 
 func (p *tlsProto) add(s string) { *p.log = append(*p.log, p.name+":"+s) }
@@ -64,9 +65,9 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	const size = 1 << 20
 	var clientLog, serverLog []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		server := &tlsProto{name: "server", log: &serverLog, lost: NewFuture[struct{}](l)}
+		server := &tlsProto{name: "server", log: &serverLog, lost: asyncio.NewFuture[struct{}](l)}
 		got := 0
 		server.onData = func(p *tlsProto, d []byte) {
 			got += len(d)
@@ -81,12 +82,12 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		client := &tlsProto{name: "client", log: &clientLog, resumed: NewFuture[struct{}](l), lost: NewFuture[struct{}](l)}
+		client := &tlsProto{name: "client", log: &clientLog, resumed: asyncio.NewFuture[struct{}](l), lost: asyncio.NewFuture[struct{}](l)}
 		tr, _, err := CreateConnection(at, func() Protocol { return client }, "127.0.0.1", serverPort(srv), WithTLS(clientCfg))
 		if err != nil {
 			return err
 		}
-		var re *RuntimeError
+		var re *asyncio.RuntimeError
 		if err := tr.WriteEOF(); !errors.As(err, &re) || re.Msg != "SSL transport does not support write_eof()" {
 			return fmt.Errorf("WriteEOF over TLS: %v", err)
 		}
@@ -101,14 +102,14 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 		unix.SetsockoptInt(tr.GetExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
 		tr.WriteLines(bytes.Repeat([]byte("x"), size/2), bytes.Repeat([]byte("y"), size/2))
 		clientLog = append(clientLog, fmt.Sprintf("client:buffered=%v", tr.GetWriteBufferSize() > 32*1024))
-		if _, err := WaitFor(at, 10*time.Second, client.resumed); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, client.resumed); err != nil {
 			return err
 		}
 		clientLog = append(clientLog, fmt.Sprintf("client:buffer after resume=%v", tr.GetWriteBufferSize() <= 8*1024))
-		if _, err := WaitFor(at, 10*time.Second, client.lost); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, client.lost); err != nil {
 			return err
 		}
-		if _, err := WaitFor(at, 10*time.Second, server.lost); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, server.lost); err != nil {
 			return err
 		}
 		srv.Close()
@@ -138,9 +139,9 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 func TestTLSTransportPauseReading(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		server := &tlsProto{name: "server", log: &log, lost: NewFuture[struct{}](l)}
+		server := &tlsProto{name: "server", log: &log, lost: asyncio.NewFuture[struct{}](l)}
 		server.onData = func(p *tlsProto, d []byte) {
 			if string(d) == "go" {
 				p.tr.Write([]byte("hello"))
@@ -150,8 +151,8 @@ func TestTLSTransportPauseReading(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		received := NewFuture[string](l)
-		client := &tlsProto{name: "client", log: &log, lost: NewFuture[struct{}](l)}
+		received := asyncio.NewFuture[string](l)
+		client := &tlsProto{name: "client", log: &log, lost: asyncio.NewFuture[struct{}](l)}
 		client.onData = func(p *tlsProto, d []byte) { received.SetResult(string(d)) }
 		tr, _, err := CreateConnection(at, func() Protocol { return client }, "127.0.0.1", serverPort(srv), WithTLS(clientCfg))
 		if err != nil {
@@ -166,7 +167,7 @@ func TestTLSTransportPauseReading(t *testing.T) {
 		log = append(log, fmt.Sprintf("reading=%v", tr.IsReading()))
 		tr.Write([]byte("go"))
 		// Ample time for "hello" to come back over loopback.
-		if err := Sleep(at, 50*time.Millisecond); err != nil {
+		if err := asyncio.Sleep(at, 50*time.Millisecond); err != nil {
 			return err
 		}
 		log = append(log, fmt.Sprintf("received while paused=%v", received.Done()))
@@ -180,8 +181,8 @@ func TestTLSTransportPauseReading(t *testing.T) {
 		log = append(log, "received "+got)
 		tr.Close()
 		log = append(log, fmt.Sprintf("reading after Close=%v", tr.IsReading()))
-		WaitFor(at, 10*time.Second, client.lost)
-		WaitFor(at, 10*time.Second, server.lost)
+		asyncio.WaitFor(at, 10*time.Second, client.lost)
+		asyncio.WaitFor(at, 10*time.Second, server.lost)
 		srv.Close()
 		return srv.WaitClosed(at)
 	})
@@ -206,13 +207,13 @@ func TestTLSTransportPauseReading(t *testing.T) {
 func TestStreamWriterWriteLines(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		for _, c := range []struct {
 			name         string
 			server, dial []NetOption
 		}{{"tcp", nil, nil}, {"tls", []NetOption{WithTLS(serverCfg)}, []NetOption{WithTLS(clientCfg)}}} {
-			done := NewFuture[struct{}](at.Loop())
-			srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			done := asyncio.NewFuture[struct{}](at.Loop())
+			srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 				defer done.SetResult(struct{}{})
 				defer w.Close()
 				for {
@@ -260,9 +261,9 @@ func TestStreamWriterWriteLines(t *testing.T) {
 func TestTLSHandshakeTimeout(t *testing.T) {
 	_, clientCfg := testTLSConfigs(t)
 	var log []string
-	runVirtual(t, func(at *T) error {
-		release := NewFuture[struct{}](at.Loop())
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runVirtual(t, func(at *asyncio.T) error {
+		release := asyncio.NewFuture[struct{}](at.Loop())
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			release.Await(t) // a plain TCP server that never answers
 			w.Close()
 			return nil
@@ -294,13 +295,13 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 func TestTransportSetProtocol(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
 		for _, c := range []struct {
 			name         string
 			server, dial []NetOption
 		}{{"tcp", nil, nil}, {"tls", []NetOption{WithTLS(serverCfg)}, []NetOption{WithTLS(clientCfg)}}} {
-			srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+			srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 				defer w.Close()
 				for {
 					line, err := r.ReadLine(t)
@@ -313,7 +314,7 @@ func TestTransportSetProtocol(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			var got *Future[struct{}]
+			var got *asyncio.Future[struct{}]
 			onData := func(p *logProtocol, d []byte) { got.SetResult(struct{}{}) }
 			first := newLogProtocol(l, c.name+" first", &log)
 			first.onData = onData
@@ -323,16 +324,16 @@ func TestTransportSetProtocol(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			got = NewFuture[struct{}](l)
+			got = asyncio.NewFuture[struct{}](l)
 			tr.Write([]byte("1\n"))
 			got.Await(at)
 			tr.SetProtocol(second)
 			log = append(log, fmt.Sprintf("%s GetProtocol is second: %v", c.name, tr.GetProtocol() == Protocol(second)))
-			got = NewFuture[struct{}](l)
+			got = asyncio.NewFuture[struct{}](l)
 			tr.Write([]byte("2\n"))
 			got.Await(at)
 			tr.Close()
-			WaitFor(at, 10*time.Second, second.lost)
+			asyncio.WaitFor(at, 10*time.Second, second.lost)
 			srv.Close()
 			if err := srv.WaitClosed(at); err != nil {
 				return err

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"io"
 	"net"
 	"os"
@@ -21,9 +22,9 @@ import (
 // the reply still arrives, and the addresses are the socket's.
 func TestConnSetDeadlineCloseWriteAndAddrs(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		peerName := NewFuture[string](at.Loop())
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		peerName := asyncio.NewFuture[string](at.Loop())
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			peerName.SetResult(w.GetExtraInfo("peername").(net.Addr).String())
 			data, err := r.Read(t, -1) // until EOF
 			if err != nil {
@@ -101,9 +102,9 @@ func TestConnSetDeadlineCloseWriteAndAddrs(t *testing.T) {
 // SetWriteDeadline does not affect reads.
 func TestConnSetWriteDeadlineWakesBlockedWrite(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
-		release := NewFuture[struct{}](at.Loop())
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runVirtual(t, func(at *asyncio.T) error {
+		release := asyncio.NewFuture[struct{}](at.Loop())
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			release.Await(t) // never reads until released
 			w.Close()
 			return nil
@@ -147,8 +148,8 @@ func TestConnSetWriteDeadlineWakesBlockedWrite(t *testing.T) {
 // errno, and the Conn stays usable for Close.
 func TestConnResetByPeerErrors(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			// Linger 0: closing sends a reset instead of a FIN.
 			unix.SetsockoptLinger(w.GetExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 			w.Transport().Abort()

@@ -1,6 +1,7 @@
-package asyncio
+package aio
 
 import (
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"os"
 	"syscall"
@@ -20,9 +21,9 @@ import (
 // fd is never left with a stale callback.
 
 // waitIO suspends t until fd is readable (write false) or writable.
-func waitIO(t *T, fd int, write bool) error {
+func waitIO(t *asyncio.T, fd int, write bool) error {
 	l := t.Loop()
-	f := NewFuture[struct{}](l)
+	f := asyncio.NewFuture[struct{}](l)
 	add, remove := l.AddReader, l.RemoveReader
 	if write {
 		add, remove = l.AddWriter, l.RemoveWriter
@@ -60,7 +61,7 @@ func NewSocket(family, typ int) (int, error) {
 // t until data or EOF is available (asyncio's loop.sock_recv). It returns
 // an empty slice at EOF. If t is cancelled while waiting, the read
 // interest is removed and the cancellation returned; no data is consumed.
-func SockRecv(t *T, fd int, n int) ([]byte, error) {
+func SockRecv(t *asyncio.T, fd int, n int) ([]byte, error) {
 	buf := make([]byte, n)
 	k, err := SockRecvInto(t, fd, buf)
 	return buf[:k], err
@@ -68,7 +69,7 @@ func SockRecv(t *T, fd int, n int) ([]byte, error) {
 
 // SockRecvInto reads into buf (asyncio's loop.sock_recv_into) and returns
 // the number of bytes read, 0 at EOF. Cancellation as for SockRecv.
-func SockRecvInto(t *T, fd int, buf []byte) (int, error) {
+func SockRecvInto(t *asyncio.T, fd int, buf []byte) (int, error) {
 	for {
 		k, err := unix.Read(fd, buf)
 		switch {
@@ -143,7 +144,7 @@ func rawSend(fd int, p []byte) (int, error) {
 // loop.sock_sendall). If t is cancelled while waiting, the write interest
 // is removed and the cancellation returned; a prefix of data may have been
 // sent, as in asyncio.
-func SockSendall(t *T, fd int, data []byte) error {
+func SockSendall(t *asyncio.T, fd int, data []byte) error {
 	for len(data) > 0 {
 		n, err := sendNoSignal(fd, data)
 		switch {
@@ -165,7 +166,7 @@ func SockSendall(t *T, fd int, data []byte) error {
 // the socket is writable, then reads SO_ERROR, returning e.g. an error
 // matching syscall.ECONNREFUSED. If t is cancelled while waiting, the
 // write interest is removed; the caller should close fd.
-func SockConnect(t *T, fd int, sa unix.Sockaddr) error {
+func SockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
 	var err error
 	for {
 		err = unix.Connect(fd, sa)
@@ -201,7 +202,7 @@ func SockConnect(t *T, fd int, sa unix.Sockaddr) error {
 // SockAccept accepts a connection on the non-blocking listening socket fd
 // (asyncio's loop.sock_accept), suspending t until one arrives. The new fd
 // is non-blocking and close-on-exec.
-func SockAccept(t *T, fd int) (int, unix.Sockaddr, error) {
+func SockAccept(t *asyncio.T, fd int) (int, unix.Sockaddr, error) {
 	for {
 		nfd, sa, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch {

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"log/slog"
 	"net"
 	"os"
@@ -104,7 +105,7 @@ func computeWriteLimits(high, low int) (int, int, error) {
 		low = high / 4
 	}
 	if !(high >= low && low >= 0) {
-		return 0, 0, &ValueError{Msg: fmt.Sprintf("high (%d) must be >= low (%d) must be >= 0", high, low)}
+		return 0, 0, &asyncio.ValueError{Msg: fmt.Sprintf("high (%d) must be >= low (%d) must be >= 0", high, low)}
 	}
 	return high, low, nil
 }
@@ -121,7 +122,7 @@ func isOSError(err error) bool {
 // water marks and the protocol's paused state (asyncio's
 // _FlowControlMixin).
 type flowControl struct {
-	loop           *Loop
+	loop           *asyncio.Loop
 	high, low      int
 	protocolPaused bool
 }
@@ -149,7 +150,7 @@ func (fc *flowControl) maybeResume(size int, p any) {
 func (fc *flowControl) callSafely(msg string, fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			fc.loop.CallExceptionHandler(ExceptionContext{Message: msg, Err: newPanicError(r)})
+			fc.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: newPanicError(r)})
 		}
 	}()
 	fn()
@@ -183,7 +184,7 @@ var _ Transport = (*socketTransport)(nil)
 // newSocketTransport wraps the connected non-blocking socket fd. As in
 // asyncio, ConnectionMade, the registration of the reader and the waiter
 // are scheduled with CallSoon, in that order.
-func newSocketTransport(l *Loop, fd int, network string, p Protocol, server *Server, waiter *Future[struct{}]) *socketTransport {
+func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, server *Server, waiter *asyncio.Future[struct{}]) *socketTransport {
 	tr := &socketTransport{
 		flowControl:       flowControl{loop: l, high: defaultHighWater, low: defaultHighWater / 4},
 		fd:                fd,
@@ -423,7 +424,7 @@ func (tr *socketTransport) Abort() { tr.forceClose(nil) }
 
 func (tr *socketTransport) fatalError(err error, msg string) {
 	if !isOSError(err) {
-		tr.loop.CallExceptionHandler(ExceptionContext{Message: msg, Err: err})
+		tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err})
 	}
 	tr.forceClose(err)
 }
@@ -484,7 +485,7 @@ func (tr *socketTransport) String() string {
 
 // dialOne connects a new non-blocking stream socket to sa; on failure the
 // socket is closed.
-func dialOne(t *T, family int, sa unix.Sockaddr) (int, error) {
+func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 	fd, err := NewSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
@@ -499,10 +500,10 @@ func dialOne(t *T, family int, sa unix.Sockaddr) (int, error) {
 // makeConnection is asyncio's _create_connection_transport: it wraps the
 // connected fd in a transport (TLS if opts ask for it) and waits until the
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
-func makeConnection(t *T, fd int, network string, factory func() Protocol, o *netOptions, serverHostname string) (Transport, Protocol, error) {
+func makeConnection(t *asyncio.T, fd int, network string, factory func() Protocol, o *netOptions, serverHostname string) (Transport, Protocol, error) {
 	l := t.Loop()
 	p := factory()
-	waiter := NewFuture[struct{}](l)
+	waiter := asyncio.NewFuture[struct{}](l)
 	if o.tls != nil {
 		tr, err := newTLSTransportClient(t, fd, network, p, o, serverHostname)
 		if err != nil {
@@ -524,7 +525,7 @@ func makeConnection(t *T, fd int, network string, factory func() Protocol, o *ne
 // they are tried with happy eyeballs (RFC 8305): a new attempt starts every
 // 250 ms (WithHappyEyeballsDelay) or as soon as the previous one fails, and
 // the first to connect wins. WithTLS wraps the connection in TLS.
-func CreateConnection(t *T, factory func() Protocol, host string, port int, opts ...NetOption) (Transport, Protocol, error) {
+func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...NetOption) (Transport, Protocol, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
@@ -545,7 +546,7 @@ func CreateConnection(t *T, factory func() Protocol, host string, port int, opts
 
 // CreateUnixConnection connects to the Unix stream socket at path
 // (asyncio's loop.create_unix_connection).
-func CreateUnixConnection(t *T, factory func() Protocol, path string, opts ...NetOption) (Transport, Protocol, error) {
+func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...NetOption) (Transport, Protocol, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
@@ -589,7 +590,7 @@ func buildOptions(opts []NetOption) (*netOptions, error) {
 	}
 	if o.tlsHandshakeTimeout != 0 {
 		if o.tls == nil {
-			return nil, &ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
+			return nil, &asyncio.ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
 		}
 		o.tls.handshakeTimeout = o.tlsHandshakeTimeout
 	}

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"crypto/tls"
 	"errors"
+	"github.com/go-asyncio/asyncio"
 	"io"
 	"net"
 	"os"
@@ -55,8 +56,8 @@ type transportConn struct {
 	lost    bool
 	lostErr error
 	failErr error // reads fail with it (handshake timeout)
-	waiter  *Future[struct{}]
-	reader  *T // the task whose Read may suspend
+	waiter  *asyncio.Future[struct{}]
+	reader  *asyncio.T // the task whose Read may suspend
 	owner   *tlsTransport
 }
 
@@ -69,7 +70,7 @@ func (c *transportConn) wake() {
 func (c *transportConn) Read(p []byte) (int, error) {
 	for len(c.in) == 0 && !c.eof && !c.lost && c.failErr == nil {
 		l := c.raw.loop
-		c.waiter = NewFuture[struct{}](l)
+		c.waiter = asyncio.NewFuture[struct{}](l)
 		_, err := c.waiter.Await(c.reader)
 		c.waiter = nil
 		if err != nil {
@@ -150,7 +151,7 @@ type tlsTransport struct {
 	app        Protocol
 	closing    bool
 	readPaused bool
-	resume     *Future[struct{}]
+	resume     *asyncio.Future[struct{}]
 	readerDone bool
 	delivered  bool
 	fatalErr   error
@@ -161,9 +162,9 @@ var _ Transport = (*tlsTransport)(nil)
 
 // handshake runs the TLS handshake in t over a raw transport whose
 // protocol is tc, bounded by timeout.
-func tlsHandshake(t *T, tc *transportConn, conn *tls.Conn, timeout time.Duration) error {
+func tlsHandshake(t *asyncio.T, tc *transportConn, conn *tls.Conn, timeout time.Duration) error {
 	tc.reader = t
-	var timer *TimerHandle
+	var timer *asyncio.TimerHandle
 	if timeout > 0 {
 		timer = t.Loop().CallLater(timeout, func() {
 			tc.failErr = ErrTLSHandshakeTimeout
@@ -183,7 +184,7 @@ func tlsHandshake(t *T, tc *transportConn, conn *tls.Conn, timeout time.Duration
 // startTLSOn upgrades raw to TLS in t: it makes a transportConn raw's
 // protocol, runs the handshake, then gives app the TLS transport
 // (ConnectionMade) and starts the reader task.
-func startTLSOn(t *T, raw *socketTransport, app Protocol, cfg *tls.Config, serverSide bool, serverHostname string, timeout time.Duration, callMade bool) (*tlsTransport, error) {
+func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Config, serverSide bool, serverHostname string, timeout time.Duration, callMade bool) (*tlsTransport, error) {
 	tc := &transportConn{raw: raw}
 	raw.SetProtocol(tc)
 	var conn *tls.Conn
@@ -211,8 +212,8 @@ func startTLSOn(t *T, raw *socketTransport, app Protocol, cfg *tls.Config, serve
 	return tr, nil
 }
 
-func newTLSTransportClient(t *T, fd int, network string, app Protocol, o *netOptions, serverHostname string) (*tlsTransport, error) {
-	waiter := NewFuture[struct{}](t.Loop())
+func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o *netOptions, serverHostname string) (*tlsTransport, error) {
+	waiter := asyncio.NewFuture[struct{}](t.Loop())
 	tc0 := &transportConn{}
 	raw := newSocketTransport(t.Loop(), fd, network, tc0, nil, waiter)
 	tc0.raw = raw
@@ -224,15 +225,15 @@ func newTLSTransportClient(t *T, fd int, network string, app Protocol, o *netOpt
 	if err != nil {
 		return nil, err
 	}
-	CreateTask(t, func(rt *T) (struct{}, error) { tr.readLoop(rt); return struct{}{}, nil })
+	asyncio.CreateTask(t, func(rt *asyncio.T) (struct{}, error) { tr.readLoop(rt); return struct{}{}, nil })
 	return tr, nil
 }
 
-func newTLSTransportServer(l *Loop, fd int, network string, app Protocol, s *Server) {
+func newTLSTransportServer(l *asyncio.Loop, fd int, network string, app Protocol, s *Server) {
 	tc0 := &transportConn{}
 	raw := newSocketTransport(l, fd, network, tc0, s, nil)
 	tc0.raw = raw
-	CreateTask(l, func(t *T) (struct{}, error) {
+	asyncio.CreateTask(l, func(t *asyncio.T) (struct{}, error) {
 		tr, err := startTLSOn(t, raw, app, s.opts.tls.cfg, true, "", s.opts.tls.handshakeTimeout, true)
 		if err != nil {
 			return struct{}{}, nil // the handshake failed: the connection is aborted
@@ -245,12 +246,12 @@ func newTLSTransportServer(l *Loop, fd int, network string, app Protocol, s *Ser
 // readLoop runs in the transport's reader task: it decrypts and delivers
 // data to the application until EOF or the connection is lost, then
 // arranges ConnectionLost.
-func (tr *tlsTransport) readLoop(t *T) {
+func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	tr.tc.reader = t
 	buf := make([]byte, 64*1024)
 	for {
 		for tr.readPaused && !tr.tc.lost {
-			tr.resume = NewFuture[struct{}](t.Loop())
+			tr.resume = asyncio.NewFuture[struct{}](t.Loop())
 			_, err := tr.resume.Await(t)
 			tr.resume = nil
 			if err != nil {
@@ -262,7 +263,7 @@ func (tr *tlsTransport) readLoop(t *T) {
 		if n > 0 {
 			data := append([]byte(nil), buf[:n]...)
 			if perr := callProtocol(func() { tr.app.DataReceived(data) }); perr != nil {
-				t.Loop().CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
 				tr.fatalErr = perr
 				tr.raw.Abort()
 				break
@@ -272,11 +273,11 @@ func (tr *tlsTransport) readLoop(t *T) {
 			continue
 		}
 		switch {
-		case IsCancelled(err) || tr.tc.lost:
+		case asyncio.IsCancelled(err) || tr.tc.lost:
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			keepOpen := false
 			if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
-				t.Loop().CallExceptionHandler(ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
 			}
 			if !keepOpen {
 				tr.Close()
@@ -403,7 +404,7 @@ func (tr *tlsTransport) GetWriteBufferLimits() (int, int) { return tr.raw.GetWri
 // loop.start_tls): it returns the new transport, over which p (already
 // connected) now talks; the old transport must not be used any more.
 // serverSide selects the server handshake.
-func StartTLS(t *T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string) (Transport, error) {
+func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string) (Transport, error) {
 	raw, ok := tr.(*socketTransport)
 	if !ok {
 		return nil, runtimeErrorf("StartTLS: transport %T is not a plain socket transport", tr)
@@ -415,6 +416,6 @@ func StartTLS(t *T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, 
 	if err != nil {
 		return nil, err
 	}
-	CreateTask(t, func(rt *T) (struct{}, error) { ntr.readLoop(rt); return struct{}{}, nil })
+	asyncio.CreateTask(t, func(rt *asyncio.T) (struct{}, error) { ntr.readLoop(rt); return struct{}{}, nil })
 	return ntr, nil
 }

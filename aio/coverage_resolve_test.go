@@ -1,9 +1,10 @@
-package asyncio
+package aio
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"regexp"
 	"testing"
@@ -49,7 +50,7 @@ func attemptOrder(err error) string {
 func TestResolveInterleaveOrdersSequentialAttempts(t *testing.T) {
 	fakeResolver(t, "127.0.0.2", "127.0.0.3", "::1")
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		// A listener on 127.0.0.1 only reserves the port; the three
 		// addresses tried have no listener on it.
 		fd, err := NewSocket(unix.AF_INET, unix.SOCK_STREAM)
@@ -88,8 +89,8 @@ func TestResolveInterleaveOrdersSequentialAttempts(t *testing.T) {
 func TestResolveInterleaveWithHappyEyeballs(t *testing.T) {
 	fakeResolver(t, "127.0.0.2", "127.0.0.3", "::1")
 	var log []string
-	runVirtual(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "::1", 0)
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "::1", 0)
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ func TestResolveInterleaveWithHappyEyeballs(t *testing.T) {
 // blackHole listens on ip:port with a full accept queue, so that a new
 // connect to it never completes (the kernel drops its SYN). It returns
 // a cleanup.
-func blackHole(t *testing.T, at *T, ip [4]byte, port int) func() {
+func blackHole(t *testing.T, at *asyncio.T, ip [4]byte, port int) func() {
 	t.Helper()
 	ln, err := NewSocket(unix.AF_INET, unix.SOCK_STREAM)
 	if err != nil {
@@ -158,8 +159,8 @@ func blackHole(t *testing.T, at *T, ip [4]byte, port int) func() {
 func TestResolveHappyEyeballsDelayStartsNextAttempt(t *testing.T) {
 	fakeResolver(t, "127.0.0.2", "127.0.0.1")
 	var log []string
-	runVirtual(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "127.0.0.1", 0)
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "127.0.0.1", 0)
 		if err != nil {
 			return err
 		}
@@ -177,14 +178,14 @@ func TestResolveHappyEyeballsDelayStartsNextAttempt(t *testing.T) {
 		}
 		// Sequential: the black hole is waited on with no second attempt.
 		start := at.Loop().Time()
-		_, err = WaitForFunc(at, 5*time.Second, func(t *T) (struct{}, error) {
+		_, err = asyncio.WaitForFunc(at, 5*time.Second, func(t *asyncio.T) (struct{}, error) {
 			_, w, err := OpenConnection(t, "two.test", port, WithHappyEyeballsDelay(0))
 			if err == nil {
 				w.Close()
 			}
 			return struct{}{}, err
 		})
-		log = append(log, fmt.Sprintf("sequential: timeout=%v after %v", errors.Is(err, ErrTimeout), at.Loop().Time()-start))
+		log = append(log, fmt.Sprintf("sequential: timeout=%v after %v", errors.Is(err, asyncio.ErrTimeout), at.Loop().Time()-start))
 		srv.Close()
 		return srv.WaitClosed(at)
 	})
@@ -207,7 +208,7 @@ func TestServerWithBacklogBoundsAcceptsPerEvent(t *testing.T) {
 	perIteration := func(opts ...NetOption) []int {
 		var counts []int
 		var serverLog []string
-		runNet(t, func(at *T) error {
+		runNet(t, func(at *asyncio.T) error {
 			l := at.Loop()
 			srv, err := CreateServer(at, func() Protocol { return newLogProtocol(at.Loop(), "server", &serverLog) }, "127.0.0.1", 0, opts...)
 			if err != nil {
@@ -233,7 +234,7 @@ func TestServerWithBacklogBoundsAcceptsPerEvent(t *testing.T) {
 				}
 			}
 			accepted := 0
-			all := NewFuture[struct{}](l)
+			all := asyncio.NewFuture[struct{}](l)
 			accept := srv.accept
 			srv.accept = func(fd int) (int, unix.Sockaddr, error) {
 				nfd, sa, err := accept(fd)

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"sync"
 	"syscall"
@@ -19,12 +20,12 @@ type logProtocol struct {
 	log    *[]string
 	tr     Transport
 	keep   bool // EOFReceived result
-	lost   *Future[error]
+	lost   *asyncio.Future[error]
 	onData func(p *logProtocol, data []byte)
 }
 
-func newLogProtocol(l *Loop, name string, log *[]string) *logProtocol {
-	return &logProtocol{name: name, log: log, lost: NewFuture[error](l)}
+func newLogProtocol(l *asyncio.Loop, name string, log *[]string) *logProtocol {
+	return &logProtocol{name: name, log: log, lost: asyncio.NewFuture[error](l)}
 }
 
 func (p *logProtocol) add(s string) { *p.log = append(*p.log, p.name+":"+s) }
@@ -60,7 +61,7 @@ func closedPort(t *testing.T) int {
 
 func TestSockPrimitivesEcho(t *testing.T) {
 	var got string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		o, _ := buildOptions(nil)
 		lfd, err := listenOn(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}, o)
 		if err != nil {
@@ -68,7 +69,7 @@ func TestSockPrimitivesEcho(t *testing.T) {
 		}
 		defer unix.Close(lfd)
 		port := localAddr(lfd, "tcp").(*net.TCPAddr).Port
-		server := CreateTask(at, func(t *T) (struct{}, error) {
+		server := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
 			cfd, _, err := SockAccept(t, lfd)
 			if err != nil {
 				return struct{}{}, err
@@ -108,7 +109,7 @@ func TestSockPrimitivesEcho(t *testing.T) {
 // and the fd can be read again afterwards.
 func TestSockRecvCancelRemovesInterest(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -116,12 +117,12 @@ func TestSockRecvCancelRemovesInterest(t *testing.T) {
 		defer unix.Close(fds[0])
 		defer unix.Close(fds[1])
 		l := at.Loop()
-		rd := CreateTask(at, func(t *T) ([]byte, error) { return SockRecv(t, fds[0], 10) })
-		Sleep(at, 0)
-		log = append(log, fmt.Sprintf("registered=%v", l.fds[fds[0]] != nil && l.fds[fds[0]].reader != nil))
+		rd := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return SockRecv(t, fds[0], 10) })
+		asyncio.Sleep(at, 0)
+		log = append(log, fmt.Sprintf("registered=%v", watchingRead(l, fds[0])))
 		rd.Cancel()
 		_, err = rd.Await(at)
-		log = append(log, fmt.Sprintf("cancelled=%v registered=%v", IsCancelled(err), l.fds[fds[0]] != nil))
+		log = append(log, fmt.Sprintf("cancelled=%v registered=%v", asyncio.IsCancelled(err), watchingAny(l, fds[0])))
 		unix.Write(fds[1], []byte("hi"))
 		b, err := SockRecv(at, fds[0], 10)
 		log = append(log, fmt.Sprintf("%q %v", b, err))
@@ -136,7 +137,7 @@ func TestSockRecvCancelRemovesInterest(t *testing.T) {
 func TestFaultConnectionRefused(t *testing.T) {
 	port := closedPort(t)
 	var errs []error
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		_, _, err := OpenConnection(at, "127.0.0.1", port)
 		errs = append(errs, err)
 		_, _, err = CreateConnection(at, func() Protocol { return nil }, "127.0.0.1", port)
@@ -164,7 +165,7 @@ func (p *resetOnAccept) ConnectionMade(tr Transport) {
 
 func TestFaultResetByPeer(t *testing.T) {
 	var readErr, closedErr error
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		var log []string
 		srv, err := CreateServer(at, func() Protocol { return &resetOnAccept{*newLogProtocol(at.Loop(), "s", &log)} }, "127.0.0.1", 0)
 		if err != nil {
@@ -188,8 +189,8 @@ func TestFaultResetByPeer(t *testing.T) {
 // RST and the next send fails with EPIPE; Drain and WaitClosed report it.
 func TestFaultBrokenPipe(t *testing.T) {
 	var lostErr, drainErr error
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			w.Close()
 			return nil
 		}, "127.0.0.1", 0)
@@ -206,7 +207,7 @@ func TestFaultBrokenPipe(t *testing.T) {
 		}
 		for i := 0; i < 1000 && !w.protocol.connectionLost; i++ {
 			w.Write([]byte("x"))
-			if err := Sleep(at, time.Millisecond); err != nil {
+			if err := asyncio.Sleep(at, time.Millisecond); err != nil {
 				return err
 			}
 		}
@@ -226,8 +227,8 @@ func TestFaultBrokenPipe(t *testing.T) {
 // server, keeping its side open, still answers.
 func TestFaultPeerHalfClose(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			all, err := r.Read(t, -1)
 			if err != nil {
 				return err
@@ -274,12 +275,12 @@ func TestFaultAcceptEMFILEBacksOff(t *testing.T) {
 	var log []string
 	var handlerMsgs []string
 	const delay = 30 * time.Millisecond
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		l.SetExceptionHandler(func(_ *Loop, ctx ExceptionContext) {
+		l.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
 			handlerMsgs = append(handlerMsgs, ctx.Message+": "+ctx.Err.Error())
 		})
-		accepted := NewFuture[struct{}](at)
+		accepted := asyncio.NewFuture[struct{}](at)
 		srv, err := CreateServer(at, func() Protocol {
 			if !accepted.Done() {
 				accepted.SetResult(struct{}{})
@@ -311,7 +312,7 @@ func TestFaultAcceptEMFILEBacksOff(t *testing.T) {
 			}
 			return nfd, sa, err
 		}
-		client := CreateTask(at, func(t *T) (Transport, error) {
+		client := asyncio.CreateTask(at, func(t *asyncio.T) (Transport, error) {
 			tr, _, err := CreateConnection(t, func() Protocol { return newLogProtocol(l, "c", new([]string)) }, "127.0.0.1", serverPort(srv))
 			return tr, err
 		})
@@ -321,9 +322,9 @@ func TestFaultAcceptEMFILEBacksOff(t *testing.T) {
 		}
 		// While backing off, the listening socket is not watched.
 		for len(log) == 0 {
-			Sleep(at, 0)
+			asyncio.Sleep(at, 0)
 		}
-		log = append(log, fmt.Sprintf("watched=%v", l.fds[lfd] != nil))
+		log = append(log, fmt.Sprintf("watched=%v", watchingAny(l, lfd)))
 		if _, err := accepted.Await(at); err != nil {
 			return err
 		}
@@ -353,10 +354,10 @@ func TestFaultSlowReaderFlowControl(t *testing.T) {
 	const total = 8 << 20
 	var maxBuf, blocked int
 	var received int
-	runNet(t, func(at *T) error {
-		startReading := NewFuture[struct{}](at)
-		done := NewFuture[int](at)
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		startReading := asyncio.NewFuture[struct{}](at)
+		done := asyncio.NewFuture[int](at)
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			if _, err := startReading.Await(t); err != nil {
 				return err
 			}
@@ -411,7 +412,7 @@ func TestFaultSlowReaderFlowControl(t *testing.T) {
 
 func TestFaultCloseTransportTwice(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		srv, err := CreateServer(at, func() Protocol { return newLogProtocol(at.Loop(), "s", new([]string)) }, "127.0.0.1", 0)
 		if err != nil {
 			return err
@@ -429,7 +430,7 @@ func TestFaultCloseTransportTwice(t *testing.T) {
 		}
 		tr.Close()
 		for i := 0; i < 3; i++ {
-			Sleep(at, 0) // a second ConnectionLost would show up here
+			asyncio.Sleep(at, 0) // a second ConnectionLost would show up here
 		}
 		srv.Close()
 		srv.CloseClients()
@@ -445,9 +446,9 @@ func TestFaultCloseTransportTwice(t *testing.T) {
 // silently, as in asyncio; nothing reaches the peer.
 func TestFaultWriteAfterClose(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		peerLost := NewFuture[error](at)
+		peerLost := asyncio.NewFuture[error](at)
 		srv, err := CreateServer(at, func() Protocol {
 			p := newLogProtocol(l, "s", &log)
 			p.lost = peerLost
@@ -497,8 +498,8 @@ var _ = sync.Mutex{}
 func TestServerCloseAndAbortClients(t *testing.T) {
 	for _, abort := range []bool{false, true} {
 		var log []string
-		runNet(t, func(at *T) error {
-			srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+		runNet(t, func(at *asyncio.T) error {
+			srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 				_, err := r.Read(t, -1) // until the server closes us
 				return err
 			}, "127.0.0.1", 0)
@@ -515,11 +516,11 @@ func TestServerCloseAndAbortClients(t *testing.T) {
 				readers, writers = append(readers, r), append(writers, w)
 			}
 			for len(srv.clients) < 2 {
-				Sleep(at, time.Millisecond)
+				asyncio.Sleep(at, time.Millisecond)
 			}
 			srv.Close()
-			waited := CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, srv.WaitClosed(t) })
-			Sleep(at, 0)
+			waited := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) { return struct{}{}, srv.WaitClosed(t) })
+			asyncio.Sleep(at, 0)
 			log = append(log, fmt.Sprintf("closed, clients=%d waiting=%v", len(srv.clients), !waited.Done()))
 			if abort {
 				srv.AbortClients()
@@ -546,9 +547,9 @@ func TestServerCloseAndAbortClients(t *testing.T) {
 // the data that arrived meanwhile is delivered.
 func TestTransportPauseResumeReading(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			w.Write([]byte("data"))
 			w.Close()
 			return nil
@@ -556,7 +557,7 @@ func TestTransportPauseResumeReading(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		got := NewFuture[struct{}](at)
+		got := asyncio.NewFuture[struct{}](at)
 		tr, p, err := CreateConnection(at, func() Protocol {
 			p := newLogProtocol(l, "c", &log)
 			p.keep = true
@@ -568,9 +569,9 @@ func TestTransportPauseResumeReading(t *testing.T) {
 		}
 		tr.PauseReading()
 		fd := tr.GetExtraInfo("socket").(int)
-		log = append(log, fmt.Sprintf("paused reading=%v watched=%v", tr.IsReading(), l.fds[fd] != nil))
+		log = append(log, fmt.Sprintf("paused reading=%v watched=%v", tr.IsReading(), watchingAny(l, fd)))
 		tr.ResumeReading()
-		log = append(log, fmt.Sprintf("resumed reading=%v watched=%v", tr.IsReading(), l.fds[fd] != nil))
+		log = append(log, fmt.Sprintf("resumed reading=%v watched=%v", tr.IsReading(), watchingAny(l, fd)))
 		if _, err := got.Await(at); err != nil {
 			return err
 		}
@@ -584,3 +585,7 @@ func TestTransportPauseResumeReading(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+func watchingRead(l *asyncio.Loop, fd int) bool { r, _ := l.Watching(fd); return r }
+
+func watchingAny(l *asyncio.Loop, fd int) bool { r, w := l.Watching(fd); return r || w }

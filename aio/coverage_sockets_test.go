@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"os"
 	"syscall"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // *os.SyscallError "accept".
 func TestSockAcceptWaitsAndFails(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		ln, err := NewSocket(unix.AF_INET, unix.SOCK_STREAM)
 		if err != nil {
 			return err
@@ -30,13 +31,13 @@ func TestSockAcceptWaitsAndFails(t *testing.T) {
 		if err := unix.Listen(ln, 1); err != nil {
 			return err
 		}
-		accepted := CreateTask(at, func(t *T) (int, error) {
+		accepted := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
 			log = append(log, "accepting")
 			nfd, _, err := SockAccept(t, ln)
 			log = append(log, "accepted")
 			return nfd, err
 		})
-		Sleep(at, 0)
+		asyncio.Sleep(at, 0)
 		cl, err := NewSocket(unix.AF_INET, unix.SOCK_STREAM)
 		if err != nil {
 			return err
@@ -68,7 +69,7 @@ func TestSockAcceptWaitsAndFails(t *testing.T) {
 // makes it fail with an *os.SyscallError "send" (EPIPE, no SIGPIPE).
 func TestSockSendallWaitsAndFails(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -76,7 +77,7 @@ func TestSockSendallWaitsAndFails(t *testing.T) {
 		defer unix.Close(fds[0])
 		unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
 		const size = 1 << 20
-		reader := CreateTask(at, func(t *T) (int, error) {
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
 			total := 0
 			for total < size {
 				b, err := SockRecv(t, fds[1], 64<<10)
@@ -89,7 +90,7 @@ func TestSockSendallWaitsAndFails(t *testing.T) {
 		})
 		err = SockSendall(at, fds[0], make([]byte, size))
 		log = append(log, fmt.Sprintf("sendall: %v, reader still running: %v", err, !reader.Done()))
-		n, err := WaitFor(at, time.Minute, reader)
+		n, err := asyncio.WaitFor(at, time.Minute, reader)
 		log = append(log, fmt.Sprintf("reader got %d %v", n, err))
 		unix.Close(fds[1])
 		err = SockSendall(at, fds[0], []byte("x"))

@@ -1,9 +1,10 @@
-package asyncio
+package aio
 
 import (
 	"bytes"
 	"crypto/tls"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"io"
 	"syscall"
 )
@@ -51,7 +52,7 @@ func (e *LimitOverrunError) Error() string { return e.Msg }
 // lineLimitError is ReadLine's ValueError carrying the LimitOverrunError
 // it came from (STREAM-7).
 type lineLimitError struct {
-	ValueError
+	asyncio.ValueError
 	overrun *LimitOverrunError
 }
 
@@ -63,11 +64,11 @@ var errConnectionLost = fmt.Errorf("Connection lost: %w", syscall.ECONNRESET)
 // StreamReader is asyncio.StreamReader: a buffer fed by a protocol and
 // read by one task at a time. Its methods must be called on the loop.
 type StreamReader struct {
-	loop      *Loop
+	loop      *asyncio.Loop
 	limit     int
 	buf       []byte
 	eof       bool
-	waiter    *Future[struct{}]
+	waiter    *asyncio.Future[struct{}]
 	exception error
 	transport Transport
 	paused    bool
@@ -76,9 +77,9 @@ type StreamReader struct {
 // NewStreamReader returns a reader with the given limit (asyncio's
 // StreamReader(limit=...)); limit <= 0 is a *ValueError "Limit cannot be
 // <= 0" (STREAM-1).
-func NewStreamReader(owner LoopOwner, limit int) (*StreamReader, error) {
+func NewStreamReader(owner asyncio.LoopOwner, limit int) (*StreamReader, error) {
 	if limit <= 0 {
-		return nil, &ValueError{Msg: "Limit cannot be <= 0"}
+		return nil, &asyncio.ValueError{Msg: "Limit cannot be <= 0"}
 	}
 	return &StreamReader{loop: owner.Loop(), limit: limit}, nil
 }
@@ -161,7 +162,7 @@ func (r *StreamReader) feed(data []byte) {
 }
 
 // waitForData is asyncio's _wait_for_data (STREAM-3).
-func (r *StreamReader) waitForData(t *T, name string) error {
+func (r *StreamReader) waitForData(t *asyncio.T, name string) error {
 	if r.waiter != nil {
 		return runtimeErrorf("%s() called while another coroutine is already waiting for incoming data", name)
 	}
@@ -169,7 +170,7 @@ func (r *StreamReader) waitForData(t *T, name string) error {
 		r.paused = false
 		r.transport.ResumeReading()
 	}
-	w := NewFuture[struct{}](r.loop)
+	w := asyncio.NewFuture[struct{}](r.loop)
 	r.waiter = w
 	_, err := w.Await(t)
 	if r.waiter == w {
@@ -194,7 +195,7 @@ func (r *StreamReader) take(n int) []byte {
 // an empty slice; n < 0 reads until EOF; n > 0 waits for at least one
 // byte or EOF. At EOF with an empty buffer it returns an empty slice and
 // no error.
-func (r *StreamReader) Read(t *T, n int) ([]byte, error) {
+func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
 	if r.exception != nil {
 		return nil, r.exception
 	}
@@ -226,9 +227,9 @@ func (r *StreamReader) Read(t *T, n int) ([]byte, error) {
 // At EOF first it returns an *IncompleteReadError with the buffered bytes
 // and clears the buffer. If t is cancelled while waiting, nothing is
 // consumed: the bytes already received stay in the buffer.
-func (r *StreamReader) ReadExactly(t *T, n int) ([]byte, error) {
+func (r *StreamReader) ReadExactly(t *asyncio.T, n int) ([]byte, error) {
 	if n < 0 {
-		return nil, &ValueError{Msg: "readexactly size can not be less than zero"}
+		return nil, &asyncio.ValueError{Msg: "readexactly size can not be less than zero"}
 	}
 	if r.exception != nil {
 		return nil, r.exception
@@ -254,10 +255,10 @@ func (r *StreamReader) ReadExactly(t *T, n int) ([]byte, error) {
 // the separator is not within the limit (the data stays buffered); an
 // *IncompleteReadError (Expected -1) with the whole buffer, which is
 // cleared, at EOF first.
-func (r *StreamReader) ReadUntil(t *T, sep []byte) ([]byte, error) {
+func (r *StreamReader) ReadUntil(t *asyncio.T, sep []byte) ([]byte, error) {
 	seplen := len(sep)
 	if seplen == 0 {
-		return nil, &ValueError{Msg: "Separator should be at least one-byte string"}
+		return nil, &asyncio.ValueError{Msg: "Separator should be at least one-byte string"}
 	}
 	if r.exception != nil {
 		return nil, r.exception
@@ -296,7 +297,7 @@ func (r *StreamReader) ReadUntil(t *T, sep []byte) ([]byte, error) {
 // than the limit is dropped from the buffer (through its "\n" if that is
 // buffered, else the whole buffer) and a *ValueError is returned that
 // also unwraps to the *LimitOverrunError; the stream stays usable.
-func (r *StreamReader) ReadLine(t *T) ([]byte, error) {
+func (r *StreamReader) ReadLine(t *asyncio.T) ([]byte, error) {
 	line, err := r.ReadUntil(t, []byte{'\n'})
 	switch e := err.(type) {
 	case nil:
@@ -310,7 +311,7 @@ func (r *StreamReader) ReadLine(t *T) ([]byte, error) {
 			r.buf = nil
 		}
 		r.maybeResumeTransport()
-		return nil, &lineLimitError{ValueError: ValueError{Msg: e.Msg}, overrun: e}
+		return nil, &lineLimitError{ValueError: asyncio.ValueError{Msg: e.Msg}, overrun: e}
 	}
 	return nil, err
 }
@@ -319,21 +320,21 @@ func (r *StreamReader) ReadLine(t *T) ([]byte, error) {
 // FlowControlMixin: it feeds the reader, tracks write pause state for
 // Drain, and on a server runs the client-connected callback as a task.
 type streamProtocol struct {
-	loop        *Loop
+	loop        *asyncio.Loop
 	reader      *StreamReader
 	transport   Transport
 	overTLS     bool
-	onConnected func(t *T, r *StreamReader, w *StreamWriter) error
-	task        *Task[struct{}]
-	closed      *Future[struct{}]
+	onConnected func(t *asyncio.T, r *StreamReader, w *StreamWriter) error
+	task        *asyncio.Task[struct{}]
+	closed      *asyncio.Future[struct{}]
 
 	paused         bool
-	drainWaiters   []*Future[struct{}]
+	drainWaiters   []*asyncio.Future[struct{}]
 	connectionLost bool
 }
 
-func newStreamProtocol(l *Loop, r *StreamReader, cb func(*T, *StreamReader, *StreamWriter) error) *streamProtocol {
-	return &streamProtocol{loop: l, reader: r, onConnected: cb, closed: NewFuture[struct{}](l)}
+func newStreamProtocol(l *asyncio.Loop, r *StreamReader, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) *streamProtocol {
+	return &streamProtocol{loop: l, reader: r, onConnected: cb, closed: asyncio.NewFuture[struct{}](l)}
 }
 
 func (p *streamProtocol) ConnectionMade(tr Transport) {
@@ -346,14 +347,14 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 	w := &StreamWriter{transport: tr, protocol: p, reader: p.reader, loop: p.loop}
 	r := p.reader
 	cb := p.onConnected
-	p.task = CreateTask(p.loop, func(t *T) (struct{}, error) { return struct{}{}, cb(t, r, w) })
+	p.task = asyncio.CreateTask(p.loop, func(t *asyncio.T) (struct{}, error) { return struct{}{}, cb(t, r, w) })
 	p.task.AddDoneCallback(func() {
 		if p.task.Cancelled() {
 			tr.Close()
 			return
 		}
 		if err := p.task.Exception(); err != nil {
-			p.loop.CallExceptionHandler(ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T()})
+			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T()})
 			tr.Close()
 		}
 	})
@@ -384,7 +385,7 @@ func (p *streamProtocol) ConnectionLost(err error) {
 			p.closed.SetResult(struct{}{})
 		} else {
 			p.closed.SetException(err)
-			p.closed.markRetrieved() // WaitClosed is optional
+			_ = p.closed.Err() // WaitClosed is optional: mark the error retrieved
 		}
 	}
 	// FlowControlMixin.connection_lost: wake Drain.
@@ -420,14 +421,14 @@ func (p *streamProtocol) ResumeWriting() {
 }
 
 // drainHelper is FlowControlMixin._drain_helper (STREAM-9).
-func (p *streamProtocol) drainHelper(t *T) error {
+func (p *streamProtocol) drainHelper(t *asyncio.T) error {
 	if p.connectionLost {
 		return errConnectionLost
 	}
 	if !p.paused {
 		return nil
 	}
-	w := NewFuture[struct{}](p.loop)
+	w := asyncio.NewFuture[struct{}](p.loop)
 	p.drainWaiters = append(p.drainWaiters, w)
 	_, err := w.Await(t)
 	for i, x := range p.drainWaiters {
@@ -442,7 +443,7 @@ func (p *streamProtocol) drainHelper(t *T) error {
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
 // connection. Its methods must be called on the loop.
 type StreamWriter struct {
-	loop      *Loop
+	loop      *asyncio.Loop
 	transport Transport
 	protocol  *streamProtocol
 	reader    *StreamReader
@@ -476,7 +477,7 @@ func (w *StreamWriter) GetExtraInfo(name string) any { return w.transport.GetExt
 
 // WaitClosed waits until the connection is lost and returns the error it
 // was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
-func (w *StreamWriter) WaitClosed(t *T) error {
+func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
 	_, err := w.protocol.closed.Await(t)
 	return err
 }
@@ -486,14 +487,14 @@ func (w *StreamWriter) WaitClosed(t *T) error {
 // returned first; a closing transport gets one yield so ConnectionLost can
 // run; a lost connection returns an error matching syscall.ECONNRESET
 // ("Connection lost") or the error the connection was lost with.
-func (w *StreamWriter) Drain(t *T) error {
+func (w *StreamWriter) Drain(t *asyncio.T) error {
 	if w.reader != nil {
 		if err := w.reader.Exception(); err != nil {
 			return err
 		}
 	}
 	if w.transport.IsClosing() {
-		if err := Sleep(t, 0); err != nil {
+		if err := asyncio.Sleep(t, 0); err != nil {
 			return err
 		}
 	}
@@ -504,7 +505,7 @@ func (w *StreamWriter) Drain(t *T) error {
 // StreamWriter.start_tls): a writer of a StartServer connection does the
 // server handshake, others the client handshake. Data already buffered
 // in the reader stays there.
-func (w *StreamWriter) StartTLS(t *T, cfg *tls.Config, serverHostname string) error {
+func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string) error {
 	serverSide := w.protocol.onConnected != nil
 	if err := w.Drain(t); err != nil {
 		return err
@@ -518,7 +519,7 @@ func (w *StreamWriter) StartTLS(t *T, cfg *tls.Config, serverHostname string) er
 	return nil
 }
 
-func openStream(t *T, o *netOptions, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
+func openStream(t *asyncio.T, o *netOptions, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
 	r, err := NewStreamReader(t, o.limit)
 	if err != nil {
 		return nil, nil, err
@@ -534,7 +535,7 @@ func openStream(t *T, o *netOptions, connect func(factory func() Protocol) (Tran
 // OpenConnection connects to host:port and returns a (reader, writer)
 // pair (asyncio.open_connection). Options: WithTLS, WithStreamLimit,
 // WithHappyEyeballsDelay, WithInterleave.
-func OpenConnection(t *T, host string, port int, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
+func OpenConnection(t *asyncio.T, host string, port int, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
@@ -546,7 +547,7 @@ func OpenConnection(t *T, host string, port int, opts ...NetOption) (*StreamRead
 
 // OpenUnixConnection connects to the Unix socket path
 // (asyncio.open_unix_connection).
-func OpenUnixConnection(t *T, path string, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
+func OpenUnixConnection(t *asyncio.T, path string, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
@@ -556,9 +557,9 @@ func OpenUnixConnection(t *T, path string, opts ...NetOption) (*StreamReader, *S
 	})
 }
 
-func streamFactory(l *Loop, o *netOptions, cb func(*T, *StreamReader, *StreamWriter) error) (func() Protocol, error) {
+func streamFactory(l *asyncio.Loop, o *netOptions, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (func() Protocol, error) {
 	if o.limit <= 0 {
-		return nil, &ValueError{Msg: "Limit cannot be <= 0"}
+		return nil, &asyncio.ValueError{Msg: "Limit cannot be <= 0"}
 	}
 	return func() Protocol {
 		r, _ := NewStreamReader(l, o.limit)
@@ -571,7 +572,7 @@ func streamFactory(l *Loop, o *netOptions, cb func(*T, *StreamReader, *StreamWri
 // fails, the exception handler gets "Unhandled exception in
 // client_connected_cb" and the connection is closed; if it is cancelled
 // the connection is closed too (STREAM-11).
-func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...NetOption) (*Server, error) {
+func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...NetOption) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
@@ -585,7 +586,7 @@ func StartServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, ho
 
 // StartUnixServer is StartServer on the Unix socket path
 // (asyncio.start_unix_server).
-func StartUnixServer(t *T, cb func(t *T, r *StreamReader, w *StreamWriter) error, path string, opts ...NetOption) (*Server, error) {
+func StartUnixServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, path string, opts ...NetOption) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"testing"
 	"time"
@@ -16,8 +17,8 @@ import (
 type dgFlow struct {
 	log     *[]string
 	tr      DatagramTransport
-	resumed *Future[struct{}]
-	lost    *Future[struct{}]
+	resumed *asyncio.Future[struct{}]
+	lost    *asyncio.Future[struct{}]
 }
 
 func (p *dgFlow) ConnectionMade(tr DatagramTransport) { p.tr = tr }
@@ -48,7 +49,7 @@ func (p *dgFlow) ResumeWriting() {
 // receive queue is full, so the transport's "socket not writable now"
 // path (asyncio's sendto appending to _buffer and add_writer) is reached
 // deterministically.
-func newDatagramPair(t *testing.T, l *Loop, p *dgFlow) (*datagramTransport, int) {
+func newDatagramPair(t *testing.T, l *asyncio.Loop, p *dgFlow) (*datagramTransport, int) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -114,8 +115,8 @@ func seq(from, to int) []string {
 // _SelectorDatagramTransport.sendto/_sendto_ready, STREAM-8 limits).
 func TestDatagramSendToQueuesWhenNotWritable(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
-		p := &dgFlow{log: &log, resumed: NewFuture[struct{}](at.Loop())}
+	runVirtual(t, func(at *asyncio.T) error {
+		p := &dgFlow{log: &log, resumed: asyncio.NewFuture[struct{}](at.Loop())}
 		tr, peer := newDatagramPair(t, at.Loop(), p)
 		if low, high := tr.GetWriteBufferLimits(); low != 16384 || high != 65536 {
 			return fmt.Errorf("default limits low=%d high=%d, want asyncio's 16384/65536", low, high)
@@ -132,7 +133,7 @@ func TestDatagramSendToQueuesWhenNotWritable(t *testing.T) {
 		tr.SendTo([]byte(fmt.Sprintf("d%03d", direct+2)), nil) // already paused
 		log = append(log, fmt.Sprintf("size=%d", tr.GetWriteBufferSize()))
 		got := drainPeer(t, peer)
-		if _, err := WaitFor(at, 10*time.Second, p.resumed); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, p.resumed); err != nil {
 			return err
 		}
 		got = append(got, drainPeer(t, peer)...)
@@ -140,9 +141,9 @@ func TestDatagramSendToQueuesWhenNotWritable(t *testing.T) {
 			return fmt.Errorf("datagrams at the peer (-want +got):\n%s", d)
 		}
 		log = append(log, "peer got every datagram in order")
-		p.lost = NewFuture[struct{}](at.Loop())
+		p.lost = asyncio.NewFuture[struct{}](at.Loop())
 		tr.Close()
-		_, err := WaitFor(at, 10*time.Second, p.lost)
+		_, err := asyncio.WaitFor(at, 10*time.Second, p.lost)
 		return err
 	})
 	want := []string{"queued size=12", "pause size=24", "size=36", "resume size=0", "peer got every datagram in order", "lost <nil>"}
@@ -156,13 +157,13 @@ func TestDatagramSendToQueuesWhenNotWritable(t *testing.T) {
 // limits are a ValueError.
 func TestDatagramSetWriteBufferLimitsPausesAtOnce(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		p := &dgFlow{log: &log}
 		tr, _ := newDatagramPair(t, at.Loop(), p)
 		fillUntilQueued(t, tr)
 		log = append(log, fmt.Sprintf("queued size=%d", tr.GetWriteBufferSize()))
 		err := tr.SetWriteBufferLimits(1, 2)
-		var ve *ValueError
+		var ve *asyncio.ValueError
 		log = append(log, fmt.Sprintf("bad limits: %v %v", errors.As(err, &ve), ve.Msg))
 		if err := tr.SetWriteBufferLimits(4, -1); err != nil {
 			return err
@@ -189,19 +190,19 @@ func TestDatagramSetWriteBufferLimitsPausesAtOnce(t *testing.T) {
 // _call_connection_lost to _sendto_ready when _buffer is not empty).
 func TestDatagramCloseFlushesQueueFirst(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
-		p := &dgFlow{log: &log, lost: NewFuture[struct{}](at.Loop())}
+	runVirtual(t, func(at *asyncio.T) error {
+		p := &dgFlow{log: &log, lost: asyncio.NewFuture[struct{}](at.Loop())}
 		tr, peer := newDatagramPair(t, at.Loop(), p)
 		direct := fillUntilQueued(t, tr)
 		tr.Close()
 		tr.Close() // idempotent
 		log = append(log, fmt.Sprintf("closing=%v size=%d", tr.IsClosing(), tr.GetWriteBufferSize()))
 		for range 3 {
-			Sleep(at, 0)
+			asyncio.Sleep(at, 0)
 		}
 		log = append(log, fmt.Sprintf("lost yet=%v", p.lost.Done()))
 		got := drainPeer(t, peer)
-		if _, err := WaitFor(at, 10*time.Second, p.lost); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, p.lost); err != nil {
 			return err
 		}
 		got = append(got, drainPeer(t, peer)...)
@@ -222,15 +223,15 @@ func TestDatagramCloseFlushesQueueFirst(t *testing.T) {
 // of sendto).
 func TestDatagramAbortDropsQueue(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
-		p := &dgFlow{log: &log, lost: NewFuture[struct{}](at.Loop())}
+	runVirtual(t, func(at *asyncio.T) error {
+		p := &dgFlow{log: &log, lost: asyncio.NewFuture[struct{}](at.Loop())}
 		tr, peer := newDatagramPair(t, at.Loop(), p)
 		direct := fillUntilQueued(t, tr)
 		tr.Abort()
 		log = append(log, fmt.Sprintf("closing=%v size=%d lost=%v", tr.IsClosing(), tr.GetWriteBufferSize(), p.lost.Done()))
 		tr.Abort()
 		tr.Close()
-		if _, err := WaitFor(at, 10*time.Second, p.lost); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, p.lost); err != nil {
 			return err
 		}
 		for i := range logThresholdForConnLostWrites + 1 {
@@ -238,7 +239,7 @@ func TestDatagramAbortDropsQueue(t *testing.T) {
 				return err
 			}
 		}
-		Sleep(at, 0)
+		asyncio.Sleep(at, 0)
 		got := drainPeer(t, peer)
 		if d := cmp.Diff(seq(0, direct), got); d != "" {
 			return fmt.Errorf("datagrams at the peer (-want +got):\n%s", d)
@@ -255,15 +256,15 @@ func TestDatagramAbortDropsQueue(t *testing.T) {
 // closed, and a datagram sent afterwards never reaches the server.
 func TestDatagramAbortUDP(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		server := &udpLog{name: "server", log: &log, got: NewFuture[struct{}](l), lost: NewFuture[struct{}](l)}
+		server := &udpLog{name: "server", log: &log, got: asyncio.NewFuture[struct{}](l), lost: asyncio.NewFuture[struct{}](l)}
 		str, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return server }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
 		if err != nil {
 			return err
 		}
 		addr := str.GetExtraInfo("sockname").(*net.UDPAddr)
-		client := &udpLog{name: "client", log: &log, lost: NewFuture[struct{}](l)}
+		client := &udpLog{name: "client", log: &log, lost: asyncio.NewFuture[struct{}](l)}
 		ctr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return client }, nil, addr)
 		if err != nil {
 			return err
@@ -271,11 +272,11 @@ func TestDatagramAbortUDP(t *testing.T) {
 		ctr.Abort()
 		log = append(log, fmt.Sprintf("closing=%v", ctr.IsClosing()))
 		ctr.Abort()
-		if _, err := WaitFor(at, 10*time.Second, client.lost); err != nil {
+		if _, err := asyncio.WaitFor(at, 10*time.Second, client.lost); err != nil {
 			return err
 		}
 		ctr.SendTo([]byte("after abort"), nil)
-		other := &udpLog{name: "other", log: &log, lost: NewFuture[struct{}](l)}
+		other := &udpLog{name: "other", log: &log, lost: asyncio.NewFuture[struct{}](l)}
 		otr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return other }, nil, addr)
 		if err != nil {
 			return err
@@ -286,8 +287,8 @@ func TestDatagramAbortUDP(t *testing.T) {
 		}
 		otr.Close()
 		str.Close()
-		WaitFor(at, 10*time.Second, other.lost)
-		WaitFor(at, 10*time.Second, server.lost)
+		asyncio.WaitFor(at, 10*time.Second, other.lost)
+		asyncio.WaitFor(at, 10*time.Second, server.lost)
 		return nil
 	})
 	want := []string{"closing=true", "client lost <nil>", "server got marker", "other lost <nil>", "server lost <nil>"}

@@ -1,6 +1,7 @@
-package asyncio
+package aio
 
 import (
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // them; it used to return fd 0 (stdin) and no error.
 func TestHappyEyeballsAllRefusedReturnsError(t *testing.T) {
 	fakeResolver(t, "127.0.0.2", "127.0.0.3")
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		port := closedPort(t)
 		fd, err := connectAny(at, resolveMust(at), port, defaultHappyEyeballsDelay)
 		if err == nil || fd >= 0 {
@@ -20,7 +21,7 @@ func TestHappyEyeballsAllRefusedReturnsError(t *testing.T) {
 	})
 }
 
-func resolveMust(at *T) []net.IP {
+func resolveMust(at *asyncio.T) []net.IP {
 	ips, _ := resolveHost(at, "x.test")
 	return ips
 }

@@ -1,9 +1,10 @@
-package asyncio
+package aio
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"syscall"
 	"testing"
@@ -25,7 +26,7 @@ func (f *fakeTransport) ResumeReading() { *f.log = append(*f.log, "resume") }
 // the limit resumes it.
 func TestSTREAM2_ReaderPausesTransport(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 10)
 		r.setTransport(&fakeTransport{log: &log})
 		r.FeedData(make([]byte, 20))
@@ -48,8 +49,8 @@ func TestSTREAM2_ReaderPausesTransport(t *testing.T) {
 // so ConnectionLost runs, then reports "Connection lost".
 func TestSTREAM9_DrainAfterClose(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			_, err := r.Read(t, -1)
 			w.Close()
 			return err
@@ -81,8 +82,8 @@ func TestSTREAM9_DrainAfterClose(t *testing.T) {
 func TestDatagramErrorReceivedRefused(t *testing.T) {
 	port := closedUDPPort(t)
 	var log []string
-	runNet(t, func(at *T) error {
-		p := &udpErr{log: &log, got: NewFuture[struct{}](at), lost: NewFuture[struct{}](at)}
+	runNet(t, func(at *asyncio.T) error {
+		p := &udpErr{log: &log, got: asyncio.NewFuture[struct{}](at), lost: asyncio.NewFuture[struct{}](at)}
 		tr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return p }, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 		if err != nil {
 			return err
@@ -104,7 +105,7 @@ func TestDatagramErrorReceivedRefused(t *testing.T) {
 
 type udpErr struct {
 	log       *[]string
-	got, lost *Future[struct{}]
+	got, lost *asyncio.Future[struct{}]
 }
 
 func (p *udpErr) ConnectionMade(DatagramTransport)      {}
@@ -135,8 +136,8 @@ func closedUDPPort(t *testing.T) int {
 // suspended in the first task with net.ErrClosed.
 func TestConnCloseWakesPendingRead(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			_, err := r.Read(t, -1)
 			w.Close()
 			return err
@@ -148,11 +149,11 @@ func TestConnCloseWakesPendingRead(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		reader := CreateTask(at, func(t *T) (int, error) {
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
 			c.Use(t)
 			return c.Read(make([]byte, 10))
 		})
-		Sleep(at, 0)
+		asyncio.Sleep(at, 0)
 		log = append(log, fmt.Sprintf("close: %v", c.Close()))
 		_, err = reader.Await(at)
 		log = append(log, fmt.Sprintf("read: closed=%v", errors.Is(err, net.ErrClosed)))
@@ -176,17 +177,17 @@ func TestResolveCancelled(t *testing.T) {
 	}
 	defer func() { lookupIPAddr = old }()
 	var log []string
-	runVirtual(t, func(at *T) error {
-		res := CreateTask(at, func(t *T) ([]net.IP, error) { return resolveHost(t, "slow.test") })
-		Sleep(at, 0)
+	runVirtual(t, func(at *asyncio.T) error {
+		res := asyncio.CreateTask(at, func(t *asyncio.T) ([]net.IP, error) { return resolveHost(t, "slow.test") })
+		asyncio.Sleep(at, 0)
 		res.Cancel()
 		_, err := res.Await(at)
-		log = append(log, fmt.Sprintf("cancelled=%v", IsCancelled(err)))
+		log = append(log, fmt.Sprintf("cancelled=%v", asyncio.IsCancelled(err)))
 		// The lookup (or, if it had not started, the executor's skip of it)
 		// still reports back; the loop waits for it.
 		// The lookup's completion still comes back; the loop waits for it.
-		for at.Loop().external.Load() != 0 {
-			Sleep(at, time.Millisecond)
+		for at.Loop().Stats().External != 0 {
+			asyncio.Sleep(at, time.Millisecond)
 		}
 		log = append(log, "external=0")
 		return nil
@@ -201,7 +202,7 @@ func TestResolveCancelled(t *testing.T) {
 // immutable); data handed out by a read is the caller's to keep.
 func TestSTREAM2_FeedDataCopies(t *testing.T) {
 	var got []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 100)
 		buf := []byte("abc")
 		r.FeedData(buf)

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"crypto/tls"
 	"errors"
+	"github.com/go-asyncio/asyncio"
 	"testing"
 	"time"
 )
@@ -27,12 +28,12 @@ func TestTLSHandshakeTimeoutOption(t *testing.T) {
 		}
 	}
 	_, err := buildOptions([]NetOption{WithTLSHandshakeTimeout(time.Second)})
-	var ve *ValueError
+	var ve *asyncio.ValueError
 	if !errors.As(err, &ve) || ve.Msg != "ssl_handshake_timeout is only meaningful with ssl" {
 		t.Errorf("without WithTLS: err = %v, want the ValueError", err)
 	}
-	runNet(t, func(at *T) error {
-		if _, _, err := OpenConnection(at, "127.0.0.1", 1, WithTLSHandshakeTimeout(time.Second)); !errors.Is(err, ErrValue) {
+	runNet(t, func(at *asyncio.T) error {
+		if _, _, err := OpenConnection(at, "127.0.0.1", 1, WithTLSHandshakeTimeout(time.Second)); !errors.Is(err, asyncio.ErrValue) {
 			t.Errorf("OpenConnection: err = %v, want a ValueError", err)
 		}
 		return nil

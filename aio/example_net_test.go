@@ -1,9 +1,10 @@
-package asyncio_test
+package aio_test
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"net"
 	"net/http"
 
@@ -14,7 +15,7 @@ import (
 // asyncio.open_connection).
 func ExampleOpenConnection() {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		server, err := asyncio.StartServer(t, func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+		server, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			line, err := r.ReadLine(t)
 			w.Write(append([]byte("echo: "), line...))
 			w.Close()
@@ -23,7 +24,7 @@ func ExampleOpenConnection() {
 		if err != nil {
 			return struct{}{}, err
 		}
-		r, w, err := asyncio.OpenConnection(t, "127.0.0.1", server.Addr().(*net.TCPAddr).Port)
+		r, w, err := aio.OpenConnection(t, "127.0.0.1", server.Addr().(*net.TCPAddr).Port)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -44,7 +45,7 @@ func ExampleOpenConnection() {
 // suspend only the calling task.
 func ExampleDialConn() {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		server, err := asyncio.StartServer(t, func(t *asyncio.T, r *asyncio.StreamReader, w *asyncio.StreamWriter) error {
+		server, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			if _, err := r.ReadUntil(t, []byte("\r\n\r\n")); err != nil {
 				return err
 			}
@@ -55,7 +56,7 @@ func ExampleDialConn() {
 		if err != nil {
 			return struct{}{}, err
 		}
-		conn, err := asyncio.DialConn(t, "tcp", server.Addr().String())
+		conn, err := aio.DialConn(t, "tcp", server.Addr().String())
 		if err != nil {
 			return struct{}{}, err
 		}

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"bytes"
 	"errors"
+	"github.com/go-asyncio/asyncio"
 	"io"
 	"net"
 	"testing"
@@ -11,9 +12,9 @@ import (
 )
 
 // runNet runs main as a task on a real-clock loop and closes it.
-func runNet(t *testing.T, main func(t *T) error) {
+func runNet(t *testing.T, main func(t *asyncio.T) error) {
 	t.Helper()
-	if _, err := Run(func(at *T) (struct{}, error) { return struct{}{}, main(at) }); err != nil {
+	if _, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) { return struct{}{}, main(at) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -22,8 +23,8 @@ func serverPort(s *Server) int { return s.Addr().(*net.TCPAddr).Port }
 
 func TestStreamEcho(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			defer w.Close()
 			for {
 				line, err := r.ReadLine(t)

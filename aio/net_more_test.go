@@ -1,4 +1,4 @@
-package asyncio
+package aio
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"io"
 	"math/big"
 	"net"
@@ -26,8 +27,8 @@ import (
 func TestUnixStreamEcho(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "echo.sock")
 	var got string
-	runNet(t, func(at *T) error {
-		srv, err := StartUnixServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartUnixServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			line, err := r.ReadLine(t)
 			if err != nil {
 				return err
@@ -60,8 +61,8 @@ type udpLog struct {
 	log  *[]string
 	tr   DatagramTransport
 	echo bool
-	got  *Future[struct{}]
-	lost *Future[struct{}]
+	got  *asyncio.Future[struct{}]
+	lost *asyncio.Future[struct{}]
 }
 
 func (p *udpLog) ConnectionMade(tr DatagramTransport) { p.tr = tr }
@@ -81,20 +82,20 @@ func (p *udpLog) ConnectionLost(err error) {
 
 func TestDatagramEcho(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		server := &udpLog{name: "server", log: &log, echo: true, lost: NewFuture[struct{}](l)}
+		server := &udpLog{name: "server", log: &log, echo: true, lost: asyncio.NewFuture[struct{}](l)}
 		str, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return server }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
 		if err != nil {
 			return err
 		}
 		addr := str.GetExtraInfo("sockname").(*net.UDPAddr)
-		client := &udpLog{name: "client", log: &log, got: NewFuture[struct{}](l), lost: NewFuture[struct{}](l)}
+		client := &udpLog{name: "client", log: &log, got: asyncio.NewFuture[struct{}](l), lost: asyncio.NewFuture[struct{}](l)}
 		ctr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return client }, nil, addr)
 		if err != nil {
 			return err
 		}
-		if err := ctr.SendTo([]byte("x"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}); !errors.Is(err, ErrValue) {
+		if err := ctr.SendTo([]byte("x"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}); !errors.Is(err, asyncio.ErrValue) {
 			return fmt.Errorf("wrong address accepted: %v", err)
 		}
 		ctr.SendTo([]byte("ping"), nil)
@@ -145,8 +146,8 @@ func testTLSConfigs(t *testing.T) (*tls.Config, *tls.Config) {
 func TestTLSStreamsEcho(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			for {
 				line, err := r.ReadLine(t)
 				if err != nil || len(line) == 0 {
@@ -193,8 +194,8 @@ func TestTLSStreamsEcho(t *testing.T) {
 func TestTLSBadCertificateFailsConnect(t *testing.T) {
 	serverCfg, _ := testTLSConfigs(t)
 	var got error
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error { return nil }, "127.0.0.1", 0, WithTLS(serverCfg))
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error { return nil }, "127.0.0.1", 0, WithTLS(serverCfg))
 		if err != nil {
 			return err
 		}
@@ -213,8 +214,8 @@ func TestTLSBadCertificateFailsConnect(t *testing.T) {
 func TestStreamWriterStartTLS(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			if line, err := r.ReadLine(t); err != nil || string(line) != "STARTTLS\n" {
 				return fmt.Errorf("server got %q %v", line, err)
 			}
@@ -259,8 +260,8 @@ func TestStreamWriterStartTLS(t *testing.T) {
 }
 
 // httpServer answers each request line block with a fixed response.
-func httpServer(at *T) (*Server, error) {
-	return StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+func httpServer(at *asyncio.T) (*Server, error) {
+	return StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 		defer w.Close()
 		for {
 			head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
@@ -281,7 +282,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return len(p), f(p) }
 // net/http and bufio run unchanged over Conn inside a task.
 func TestConnHTTPReadResponseInTask(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		srv, err := httpServer(at)
 		if err != nil {
 			return err
@@ -318,7 +319,7 @@ func TestConnHTTPReadResponseInTask(t *testing.T) {
 // os.ErrDeadlineExceeded, and the Conn stays usable.
 func TestConnReadDeadline(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		srv, err := httpServer(at)
 		if err != nil {
 			return err
@@ -353,7 +354,7 @@ func TestConnReadDeadline(t *testing.T) {
 // thread-safe path while the loop keeps serving.
 func TestConnFromForeignGoroutine(t *testing.T) {
 	var status, body string
-	runNet(t, func(at *T) error {
+	runNet(t, func(at *asyncio.T) error {
 		srv, err := httpServer(at)
 		if err != nil {
 			return err
@@ -363,7 +364,7 @@ func TestConnFromForeignGoroutine(t *testing.T) {
 			return err
 		}
 		l := at.Loop()
-		done := NewFuture[error](at)
+		done := asyncio.NewFuture[error](at)
 		go func() {
 			err := func() error {
 				if _, err := fmt.Fprintf(c, "GET /foreign HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
@@ -393,11 +394,11 @@ func TestConnFromForeignGoroutine(t *testing.T) {
 func TestSTREAM11_ClientConnectedCallbackFailure(t *testing.T) {
 	var msgs []string
 	var eof bool
-	runNet(t, func(at *T) error {
-		at.Loop().SetExceptionHandler(func(_ *Loop, ctx ExceptionContext) {
+	runNet(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
 			msgs = append(msgs, ctx.Message+": "+ctx.Err.Error())
 		})
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			return errors.New("handler failed")
 		}, "127.0.0.1", 0)
 		if err != nil {
@@ -425,17 +426,17 @@ func TestSTREAM11_ClientConnectedCallbackFailure(t *testing.T) {
 // waiting for its connections (asyncio's serve_forever).
 func TestServerServeForeverCancel(t *testing.T) {
 	var log []string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "127.0.0.1", 0)
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "127.0.0.1", 0)
 		if err != nil {
 			return err
 		}
-		serve := CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, srv.ServeForever(t) })
-		Sleep(at, 0)
+		serve := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) { return struct{}{}, srv.ServeForever(t) })
+		asyncio.Sleep(at, 0)
 		log = append(log, fmt.Sprint(srv.ServeForever(at)))
 		serve.Cancel()
 		_, err = serve.Await(at)
-		log = append(log, fmt.Sprintf("cancelled=%v serving=%v sockets=%d", IsCancelled(err), srv.IsServing(), len(srv.Sockets())))
+		log = append(log, fmt.Sprintf("cancelled=%v serving=%v sockets=%d", asyncio.IsCancelled(err), srv.IsServing(), len(srv.Sockets())))
 		log = append(log, fmt.Sprint(srv.ServeForever(at) != nil))
 		return srv.WaitClosed(at)
 	})
@@ -459,7 +460,7 @@ func TestResolveOnGoroutineVirtualTime(t *testing.T) {
 	}
 	defer func() { lookupIPAddr = old }()
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		go close(release)
 		ips, err := resolveHost(at, "two.test")
 		log = append(log, fmt.Sprint(ips, err))
@@ -493,9 +494,9 @@ func TestInterleaveFamilies(t *testing.T) {
 func TestHappyEyeballsStaggeredRace(t *testing.T) {
 	var log []string
 	var winner, value int
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		l := at.Loop()
-		attempt := func(t *T, i int) (int, error) {
+		attempt := func(t *asyncio.T, i int) (int, error) {
 			log = append(log, fmt.Sprintf("%v start %d", l.Time(), i))
 			var d time.Duration
 			var fail bool
@@ -509,7 +510,7 @@ func TestHappyEyeballsStaggeredRace(t *testing.T) {
 			case 3:
 				d = 250 * time.Millisecond
 			}
-			if err := Sleep(t, d); err != nil {
+			if err := asyncio.Sleep(t, d); err != nil {
 				log = append(log, fmt.Sprintf("%v cancel %d", l.Time(), i))
 				return 0, err
 			}
@@ -547,10 +548,10 @@ func TestHappyEyeballsStaggeredRace(t *testing.T) {
 func TestHappyEyeballsAllFail(t *testing.T) {
 	var errs []error
 	var winner int
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		var err error
-		_, winner, errs, err = staggeredRace(at, 3, time.Second, func(t *T, i int) (int, error) {
-			Sleep(t, time.Duration(i+1)*time.Millisecond)
+		_, winner, errs, err = staggeredRace(at, 3, time.Second, func(t *asyncio.T, i int) (int, error) {
+			asyncio.Sleep(t, time.Duration(i+1)*time.Millisecond)
 			return 0, fmt.Errorf("e%d", i)
 		}, func(int) {})
 		return err
@@ -569,8 +570,8 @@ func TestCreateConnectionHappyEyeballsRealSockets(t *testing.T) {
 	}
 	defer func() { lookupIPAddr = old }()
 	var peer string
-	runNet(t, func(at *T) error {
-		srv, err := StartServer(at, func(t *T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "127.0.0.1", 0)
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }, "127.0.0.1", 0)
 		if err != nil {
 			return err
 		}

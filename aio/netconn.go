@@ -1,6 +1,8 @@
-package asyncio
+package aio
 
 import (
+	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/gid"
 	"io"
 	"net"
 	"os"
@@ -23,7 +25,7 @@ import (
 // caller blocks on a channel; the loop must be running. Calls from plain
 // loop callbacks are not supported (they would block the loop).
 type Conn struct {
-	loop         *Loop
+	loop         *asyncio.Loop
 	fd           int
 	network      string
 	laddr, raddr net.Addr
@@ -34,8 +36,8 @@ type Conn struct {
 // connDir is one direction's deadline and pending wait.
 type connDir struct {
 	deadline time.Time
-	waiter   *Future[struct{}]
-	timer    *TimerHandle
+	waiter   *asyncio.Future[struct{}]
+	timer    *asyncio.TimerHandle
 	write    bool
 }
 
@@ -44,18 +46,20 @@ type connDir struct {
 var taskGoroutines sync.Map // uint64 -> *T
 
 // registerTask records the calling goroutine as t's; t must be running.
-func registerTask(t *T) {
-	t.checkRunning()
-	gid := goroutineID()
-	if _, loaded := taskGoroutines.LoadOrStore(gid, t); !loaded {
-		t.AddDoneCallback(func() { taskGoroutines.Delete(gid) })
+func registerTask(t *asyncio.T) {
+	if asyncio.CurrentTask(t.Loop()) != t {
+		panic(runtimeErrorf("task %q is not the running task (a Conn is used from a task's own goroutine)", t.Name()))
+	}
+	id := gid.Current()
+	if _, loaded := taskGoroutines.LoadOrStore(id, t); !loaded {
+		t.AddDoneCallback(func() { taskGoroutines.Delete(id) })
 	}
 }
 
 // NewConn wraps the connected non-blocking socket fd (network "tcp" or
 // "unix"); t is the running task, which may use the Conn at once. The
 // Conn owns fd from now on.
-func NewConn(t *T, fd int, network string) *Conn {
+func NewConn(t *asyncio.T, fd int, network string) *Conn {
 	registerTask(t)
 	return &Conn{
 		loop:    t.Loop(),
@@ -71,7 +75,7 @@ func NewConn(t *T, fd int, network string) *Conn {
 // "unix") on t's loop, with the same resolution and happy eyeballs as
 // CreateConnection, and returns a Conn (asyncio has no equivalent; it is
 // net.Dial for the loop).
-func DialConn(t *T, network, address string, opts ...NetOption) (*Conn, error) {
+func DialConn(t *asyncio.T, network, address string, opts ...NetOption) (*Conn, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
@@ -109,16 +113,16 @@ func DialConn(t *T, network, address string, opts ...NetOption) (*Conn, error) {
 
 // Use declares that task t (a task of c's loop) will call c's methods,
 // and returns c. The task that created c need not call it.
-func (c *Conn) Use(t *T) *Conn {
+func (c *Conn) Use(t *asyncio.T) *Conn {
 	registerTask(t)
 	return c
 }
 
 // callerTask returns the task whose goroutine is calling, if it is a
 // known task of c's loop.
-func (c *Conn) callerTask() *T {
-	if v, ok := taskGoroutines.Load(goroutineID()); ok {
-		if t := v.(*T); t.Loop() == c.loop {
+func (c *Conn) callerTask() *asyncio.T {
+	if v, ok := taskGoroutines.Load(gid.Current()); ok {
+		if t := v.(*asyncio.T); t.Loop() == c.loop {
 			return t
 		}
 	}
@@ -127,14 +131,14 @@ func (c *Conn) callerTask() *T {
 
 // run runs fn in the calling task, or, for a foreign goroutine, in a new
 // task of c's loop while the caller waits.
-func (c *Conn) run(fn func(t *T)) error {
+func (c *Conn) run(fn func(t *asyncio.T)) error {
 	if t := c.callerTask(); t != nil {
 		fn(t)
 		return nil
 	}
 	done := make(chan struct{})
 	_, err := c.loop.CallSoonThreadsafe(func() {
-		CreateTask(c.loop, func(t *T) (struct{}, error) {
+		asyncio.CreateTask(c.loop, func(t *asyncio.T) (struct{}, error) {
 			defer close(done) // also when the loop is closed under the task
 			fn(t)
 			return struct{}{}, nil
@@ -156,9 +160,9 @@ func (c *Conn) opError(op string, err error) error {
 
 // wait suspends t until fd is ready in direction d, the deadline passes
 // (os.ErrDeadlineExceeded) or the Conn is closed (net.ErrClosed).
-func (c *Conn) wait(t *T, d *connDir) error {
+func (c *Conn) wait(t *asyncio.T, d *connDir) error {
 	l := c.loop
-	f := NewFuture[struct{}](l)
+	f := asyncio.NewFuture[struct{}](l)
 	add, remove := l.AddReader, l.RemoveReader
 	if d.write {
 		add, remove = l.AddWriter, l.RemoveWriter
@@ -215,13 +219,13 @@ func (d *connDir) expired() bool { return !d.deadline.IsZero() && !time.Now().Be
 // or the read deadline.
 func (c *Conn) Read(p []byte) (n int, err error) {
 	err = net.ErrClosed
-	if rerr := c.run(func(t *T) { n, err = c.read(t, p) }); rerr != nil {
+	if rerr := c.run(func(t *asyncio.T) { n, err = c.read(t, p) }); rerr != nil {
 		return 0, c.opError("read", rerr)
 	}
 	return n, c.opError("read", err)
 }
 
-func (c *Conn) read(t *T, p []byte) (int, error) {
+func (c *Conn) read(t *asyncio.T, p []byte) (int, error) {
 	for {
 		if c.closed {
 			return 0, net.ErrClosed
@@ -251,13 +255,13 @@ func (c *Conn) read(t *T, p []byte) (int, error) {
 // buffer is full, until the write deadline.
 func (c *Conn) Write(p []byte) (n int, err error) {
 	err = net.ErrClosed
-	if rerr := c.run(func(t *T) { n, err = c.write(t, p) }); rerr != nil {
+	if rerr := c.run(func(t *asyncio.T) { n, err = c.write(t, p) }); rerr != nil {
 		return 0, c.opError("write", rerr)
 	}
 	return n, c.opError("write", err)
 }
 
-func (c *Conn) write(t *T, p []byte) (int, error) {
+func (c *Conn) write(t *asyncio.T, p []byte) (int, error) {
 	total := 0
 	for {
 		if c.closed {
@@ -287,7 +291,7 @@ func (c *Conn) write(t *T, p []byte) (int, error) {
 // net.ErrClosed. Closing twice returns net.ErrClosed.
 func (c *Conn) Close() error {
 	var err error
-	if rerr := c.run(func(*T) { err = c.close() }); rerr != nil {
+	if rerr := c.run(func(*asyncio.T) { err = c.close() }); rerr != nil {
 		return rerr
 	}
 	return err
@@ -311,7 +315,7 @@ func (c *Conn) close() error {
 // CloseWrite shuts down the write side (net.TCPConn.CloseWrite).
 func (c *Conn) CloseWrite() error {
 	var err error
-	if rerr := c.run(func(*T) {
+	if rerr := c.run(func(*asyncio.T) {
 		if c.closed {
 			err = net.ErrClosed
 			return
@@ -331,19 +335,19 @@ func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
 
 // SetDeadline sets both deadlines; see SetReadDeadline.
 func (c *Conn) SetDeadline(tm time.Time) error {
-	return c.run(func(*T) { c.setDeadline(&c.rd, tm); c.setDeadline(&c.wr, tm) })
+	return c.run(func(*asyncio.T) { c.setDeadline(&c.rd, tm); c.setDeadline(&c.wr, tm) })
 }
 
 // SetReadDeadline sets the read deadline (zero: none). A pending Read is
 // woken with os.ErrDeadlineExceeded when it passes; the deadline is a
 // loop timer.
 func (c *Conn) SetReadDeadline(tm time.Time) error {
-	return c.run(func(*T) { c.setDeadline(&c.rd, tm) })
+	return c.run(func(*asyncio.T) { c.setDeadline(&c.rd, tm) })
 }
 
 // SetWriteDeadline sets the write deadline; see SetReadDeadline.
 func (c *Conn) SetWriteDeadline(tm time.Time) error {
-	return c.run(func(*T) { c.setDeadline(&c.wr, tm) })
+	return c.run(func(*asyncio.T) { c.setDeadline(&c.wr, tm) })
 }
 
 func (c *Conn) setDeadline(d *connDir, tm time.Time) {

@@ -1,9 +1,10 @@
-package asyncio
+package aio
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"time"
 
@@ -50,11 +51,11 @@ var lookupIPAddr = net.DefaultResolver.LookupIPAddr
 // CallSoonThreadsafe, and the loop counts it as external work (so a
 // virtual-time loop waits for it instead of reporting a deadlock).
 // Cancelling t cancels the lookup's context.
-func resolveHost(t *T, host string) ([]net.IP, error) {
+func resolveHost(t *asyncio.T, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
-	return ToThread(t, func(ctx context.Context) ([]net.IP, error) {
+	return asyncio.ToThread(t, func(ctx context.Context) ([]net.IP, error) {
 		addrs, err := lookupIPAddr(ctx, host)
 		if err != nil {
 			return nil, err
@@ -103,11 +104,11 @@ func interleaveFamilies(addrs []net.IP) []net.IP {
 
 // connectAny connects to one of ips:port: one after the other when delay
 // <= 0 or there is one address, else with staggered, racing attempts.
-func connectAny(t *T, ips []net.IP, port int, delay time.Duration) (int, error) {
-	attempt := func(t *T, i int) (int, error) {
+func connectAny(t *asyncio.T, ips []net.IP, port int, delay time.Duration) (int, error) {
+	attempt := func(t *asyncio.T, i int) (int, error) {
 		sa, family := sockaddrFor(ips[i], port)
 		fd, err := dialOne(t, family, sa)
-		if err != nil && !IsCancelled(err) {
+		if err != nil && !asyncio.IsCancelled(err) {
 			err = fmt.Errorf("connect to %s: %w", addrString(ips[i].String(), port), err)
 		}
 		return fd, err
@@ -119,7 +120,7 @@ func connectAny(t *T, ips []net.IP, port int, delay time.Duration) (int, error) 
 			if err == nil {
 				return fd, nil
 			}
-			if IsCancelled(err) {
+			if asyncio.IsCancelled(err) {
 				return -1, err
 			}
 			errs = append(errs, err)
@@ -163,13 +164,13 @@ func joinConnectErrors(errs []error) error {
 // succeeds anyway is handed to discard. It returns the winner's value and
 // index (-1 if all failed), the error of each failed attempt, and a
 // cancellation of t itself (all attempts are then cancelled and awaited).
-func staggeredRace[V any](t *T, n int, delay time.Duration, attempt func(t *T, i int) (V, error), discard func(V)) (V, int, []error, error) {
+func staggeredRace[V any](t *asyncio.T, n int, delay time.Duration, attempt func(t *asyncio.T, i int) (V, error), discard func(V)) (V, int, []error, error) {
 	l := t.Loop()
 	var zero V
-	tasks := make([]*Task[V], 0, n)
+	tasks := make([]*asyncio.Task[V], 0, n)
 	errs := make([]error, n)
 	failed := make([]bool, n)
-	var wake *Future[struct{}]
+	var wake *asyncio.Future[struct{}]
 	signal := func() {
 		if wake != nil && !wake.Done() {
 			wake.SetResult(struct{}{})
@@ -178,7 +179,7 @@ func staggeredRace[V any](t *T, n int, delay time.Duration, attempt func(t *T, i
 	var lastStart time.Duration
 	start := func() {
 		i := len(tasks)
-		tk := CreateTask(t, func(ct *T) (V, error) { return attempt(ct, i) })
+		tk := asyncio.CreateTask(t, func(ct *asyncio.T) (V, error) { return attempt(ct, i) })
 		tk.AddDoneCallback(signal)
 		tasks = append(tasks, tk)
 		lastStart = l.Time()
@@ -199,7 +200,7 @@ func staggeredRace[V any](t *T, n int, delay time.Duration, attempt func(t *T, i
 			for !tk.Done() {
 				// Awaiting a task we cancelled; a second cancellation of t
 				// does not stop the cleanup.
-				w := NewFuture[struct{}](l)
+				w := asyncio.NewFuture[struct{}](l)
 				tk.AddDoneCallback(func() {
 					if !w.Done() {
 						w.SetResult(struct{}{})
@@ -248,8 +249,8 @@ func staggeredRace[V any](t *T, n int, delay time.Duration, attempt func(t *T, i
 			}
 			return zero, -1, out, nil
 		}
-		wake = NewFuture[struct{}](l)
-		var timer *TimerHandle
+		wake = asyncio.NewFuture[struct{}](l)
+		var timer *asyncio.TimerHandle
 		if len(tasks) < n {
 			timer = l.CallAt(lastStart+delay, signal)
 		}

@@ -1,8 +1,9 @@
-package asyncio
+package aio
 
 import (
 	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"io"
 	"testing"
 
@@ -10,14 +11,14 @@ import (
 )
 
 // runVirtual runs main as a task on a virtual-time loop.
-func runVirtual(t *testing.T, main func(t *T) error) {
+func runVirtual(t *testing.T, main func(t *asyncio.T) error) {
 	t.Helper()
-	if _, err := Run(func(at *T) (struct{}, error) { return struct{}{}, main(at) }, WithVirtualTime()); err != nil {
+	if _, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) { return struct{}{}, main(at) }, asyncio.WithVirtualTime()); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func newReader(t *testing.T, owner LoopOwner, limit int) *StreamReader {
+func newReader(t *testing.T, owner asyncio.LoopOwner, limit int) *StreamReader {
 	t.Helper()
 	r, err := NewStreamReader(owner, limit)
 	if err != nil {
@@ -27,10 +28,10 @@ func newReader(t *testing.T, owner LoopOwner, limit int) *StreamReader {
 }
 
 func TestSTREAM1_LimitValidation(t *testing.T) {
-	l := NewTestLoop()
+	l := asyncio.NewTestLoop()
 	defer l.Close()
 	_, err := NewStreamReader(l, 0)
-	var ve *ValueError
+	var ve *asyncio.ValueError
 	if !errors.As(err, &ve) || ve.Msg != "Limit cannot be <= 0" {
 		t.Fatalf("NewStreamReader(0) = %v", err)
 	}
@@ -41,10 +42,10 @@ func TestSTREAM1_LimitValidation(t *testing.T) {
 
 func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
 	var got error
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 100)
-		first := CreateTask(at, func(t *T) ([]byte, error) { return r.Read(t, 10) })
-		Sleep(at, 0)
+		first := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 10) })
+		asyncio.Sleep(at, 0)
 		_, got = r.ReadLine(at)
 		r.FeedData([]byte("x"))
 		_, err := first.Await(at)
@@ -57,15 +58,15 @@ func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
 
 func TestSTREAM4_ReadSemantics(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 4)
 		b, _ := r.Read(at, 0)
 		log = append(log, fmt.Sprintf("n=0:%q", b))
 		r.FeedData([]byte("abcdef"))
 		b, _ = r.Read(at, 2)
 		log = append(log, fmt.Sprintf("n=2:%q", b))
-		waiter := CreateTask(at, func(t *T) ([]byte, error) { return r.Read(t, 100) })
-		Sleep(at, 0)
+		waiter := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 100) })
+		asyncio.Sleep(at, 0)
 		b, _ = waiter.Await(at)
 		log = append(log, fmt.Sprintf("n=100:%q", b))
 		r.FeedData([]byte("0123456789"))
@@ -84,7 +85,7 @@ func TestSTREAM4_ReadSemantics(t *testing.T) {
 
 func TestSTREAM5_ReadExactlyIncomplete(t *testing.T) {
 	var got error
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 100)
 		r.FeedData([]byte("abc"))
 		r.FeedEOF()
@@ -92,7 +93,7 @@ func TestSTREAM5_ReadExactlyIncomplete(t *testing.T) {
 		if !r.AtEOF() {
 			return errors.New("buffer not cleared")
 		}
-		if _, err := r.ReadExactly(at, -1); !errors.Is(err, ErrValue) {
+		if _, err := r.ReadExactly(at, -1); !errors.Is(err, asyncio.ErrValue) {
 			return fmt.Errorf("n<0: %v", err)
 		}
 		return nil
@@ -107,15 +108,15 @@ func TestSTREAM5_ReadExactlyIncomplete(t *testing.T) {
 // A cancelled ReadExactly loses nothing: what it saw stays buffered.
 func TestSTREAM5_CancelledReadExactlyKeepsBytes(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 100)
-		reader := CreateTask(at, func(t *T) ([]byte, error) { return r.ReadExactly(t, 10) })
-		Sleep(at, 0)
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.ReadExactly(t, 10) })
+		asyncio.Sleep(at, 0)
 		r.FeedData([]byte("abc"))
-		Sleep(at, 0) // the reader wakes, sees 3 < 10 bytes, waits again
+		asyncio.Sleep(at, 0) // the reader wakes, sees 3 < 10 bytes, waits again
 		reader.Cancel()
 		_, err := reader.Await(at)
-		log = append(log, fmt.Sprintf("cancelled=%v buffered=%q", IsCancelled(err), r.buf))
+		log = append(log, fmt.Sprintf("cancelled=%v buffered=%q", asyncio.IsCancelled(err), r.buf))
 		r.FeedData([]byte("defghij"))
 		b, err := r.ReadExactly(at, 10)
 		log = append(log, fmt.Sprintf("%q %v", b, err))
@@ -129,7 +130,7 @@ func TestSTREAM5_CancelledReadExactlyKeepsBytes(t *testing.T) {
 
 func TestSTREAM6_ReadUntilLimits(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 10)
 		_, err := r.ReadUntil(at, nil)
 		log = append(log, err.Error())
@@ -167,12 +168,12 @@ func TestSTREAM6_ReadUntilLimits(t *testing.T) {
 // An oversized line is dropped and reported; the stream stays usable.
 func TestSTREAM7_OversizedLineStreamStaysUsable(t *testing.T) {
 	var log []string
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 10)
 		r.FeedData([]byte("this line is too long\nnext\n"))
 		_, err := r.ReadLine(at)
 		var lo *LimitOverrunError
-		log = append(log, fmt.Sprintf("%v value=%v overrun=%v", err, errors.Is(err, ErrValue), errors.As(err, &lo)))
+		log = append(log, fmt.Sprintf("%v value=%v overrun=%v", err, errors.Is(err, asyncio.ErrValue), errors.As(err, &lo)))
 		line, err := r.ReadLine(at)
 		log = append(log, fmt.Sprintf("%q %v", line, err))
 		r.FeedData([]byte("0123456789abcdef")) // no newline buffered: all dropped
@@ -204,10 +205,10 @@ func TestSTREAM7_OversizedLineStreamStaysUsable(t *testing.T) {
 func TestSTREAM3_StoredExceptionRaisedByNextRead(t *testing.T) {
 	boom := errors.New("boom")
 	var got []error
-	runVirtual(t, func(at *T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		r := newReader(t, at, 10)
-		waiting := CreateTask(at, func(t *T) ([]byte, error) { return r.Read(t, 1) })
-		Sleep(at, 0)
+		waiting := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 1) })
+		asyncio.Sleep(at, 0)
 		r.SetException(boom)
 		_, err := waiting.Await(at)
 		got = append(got, err)

@@ -1,7 +1,8 @@
-package asyncio
+package aio
 
 import (
 	"fmt"
+	"github.com/go-asyncio/asyncio"
 	"net"
 	"os"
 	"time"
@@ -19,7 +20,7 @@ const acceptRetryDelay = time.Second
 // accepted is gone (3.12+ semantics). Its methods must be called on the
 // loop.
 type Server struct {
-	loop      *Loop
+	loop      *asyncio.Loop
 	factory   func() Protocol
 	network   string
 	opts      *netOptions
@@ -28,10 +29,10 @@ type Server struct {
 
 	clients     map[*socketTransport]Transport // raw transport -> what the protocol sees
 	activeCount int
-	waiters     []*Future[struct{}]
+	waiters     []*asyncio.Future[struct{}]
 	woken       bool // asyncio's _waiters is None
 	serving     bool
-	foreverFut  *Future[struct{}]
+	foreverFut  *asyncio.Future[struct{}]
 
 	// accept and retryDelay are hooks for tests (EMFILE injection).
 	accept     func(fd int) (int, unix.Sockaddr, error)
@@ -44,7 +45,7 @@ type listener struct {
 	closed bool
 }
 
-func newServer(l *Loop, network string, factory func() Protocol, o *netOptions) *Server {
+func newServer(l *asyncio.Loop, network string, factory func() Protocol, o *netOptions) *Server {
 	return &Server{
 		loop:    l,
 		factory: factory,
@@ -64,7 +65,7 @@ func (s *Server) String() string {
 }
 
 // Loop returns the server's loop (asyncio's get_loop).
-func (s *Server) Loop() *Loop { return s.loop }
+func (s *Server) Loop() *asyncio.Loop { return s.loop }
 
 // Sockets returns the listening file descriptors, nil once closed
 // (asyncio's sockets).
@@ -115,7 +116,7 @@ func (s *Server) watch(ln *listener) {
 		return
 	}
 	if err := s.loop.AddReader(ln.fd, func() { s.acceptReady(ln) }); err != nil {
-		s.loop.CallExceptionHandler(ExceptionContext{Message: "cannot watch the listening socket", Err: err})
+		s.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "cannot watch the listening socket", Err: err})
 	}
 }
 
@@ -133,7 +134,7 @@ func (s *Server) acceptReady(ln *listener) {
 		case unix.EAGAIN, unix.EINTR, unix.ECONNABORTED:
 			return // as asyncio: the accept queue is empty (or try later)
 		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
-			s.loop.CallExceptionHandler(ExceptionContext{
+			s.loop.CallExceptionHandler(asyncio.ExceptionContext{
 				Message: "socket.accept() out of system resource",
 				Err:     os.NewSyscallError("accept", err),
 			})
@@ -145,7 +146,7 @@ func (s *Server) acceptReady(ln *listener) {
 			})
 			return
 		default:
-			s.loop.CallExceptionHandler(ExceptionContext{
+			s.loop.CallExceptionHandler(asyncio.ExceptionContext{
 				Message: "Error on accepting a connection",
 				Err:     os.NewSyscallError("accept", err),
 			})
@@ -158,7 +159,7 @@ func (s *Server) acceptConnection(nfd int) {
 	var p Protocol
 	if err := callProtocol(func() { p = s.factory() }); err != nil {
 		unix.Close(nfd)
-		s.loop.CallExceptionHandler(ExceptionContext{Message: "Error on transport creation for incoming connection", Err: err})
+		s.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Error on transport creation for incoming connection", Err: err})
 		return
 	}
 	if s.opts.tls != nil {
@@ -249,11 +250,11 @@ func (s *Server) snapshotClients() []Transport {
 // WaitClosed suspends t until the server is closed and all its
 // connections are gone (asyncio's wait_closed). It returns at once if
 // that already happened.
-func (s *Server) WaitClosed(t *T) error {
+func (s *Server) WaitClosed(t *asyncio.T) error {
 	if s.woken {
 		return nil
 	}
-	w := NewFuture[struct{}](s.loop)
+	w := asyncio.NewFuture[struct{}](s.loop)
 	s.waiters = append(s.waiters, w)
 	_, err := w.Await(t)
 	return err
@@ -262,7 +263,7 @@ func (s *Server) WaitClosed(t *T) error {
 // ServeForever accepts connections until t is cancelled or the server is
 // closed (asyncio's serve_forever); then the server is closed and its
 // connections awaited, and the cancellation is returned.
-func (s *Server) ServeForever(t *T) error {
+func (s *Server) ServeForever(t *asyncio.T) error {
 	if s.foreverFut != nil {
 		return runtimeErrorf("server %v is already being awaited on serve_forever()", s)
 	}
@@ -270,10 +271,10 @@ func (s *Server) ServeForever(t *T) error {
 		return runtimeErrorf("server %v is closed", s)
 	}
 	s.StartServing()
-	fut := NewFuture[struct{}](s.loop)
+	fut := asyncio.NewFuture[struct{}](s.loop)
 	s.foreverFut = fut
 	_, err := fut.Await(t)
-	if IsCancelled(err) {
+	if asyncio.IsCancelled(err) {
 		s.Close()
 		if werr := s.WaitClosed(t); werr != nil {
 			err = werr
@@ -314,7 +315,7 @@ func listenOn(family int, sa unix.Sockaddr, o *netOptions) (int, error) {
 // (asyncio's loop.create_server). host "" listens on 0.0.0.0; a name is
 // resolved and every address is listened on. Port 0 picks a free port
 // (read it with Addr). WithTLS serves TLS.
-func CreateServer(t *T, factory func() Protocol, host string, port int, opts ...NetOption) (*Server, error) {
+func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...NetOption) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
@@ -346,10 +347,10 @@ func CreateServer(t *T, factory func() Protocol, host string, port int, opts ...
 	return s.startAfterCreate(t)
 }
 
-func (s *Server) startAfterCreate(t *T) (*Server, error) {
+func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 	s.StartServing()
 	// As asyncio does: one iteration so that the readers are in place.
-	if err := Sleep(t, 0); err != nil {
+	if err := asyncio.Sleep(t, 0); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -359,7 +360,7 @@ func (s *Server) startAfterCreate(t *T) (*Server, error) {
 // CreateUnixServer listens on the Unix stream socket path (asyncio's
 // loop.create_unix_server). A stale socket file at path is removed first;
 // Close removes the file.
-func CreateUnixServer(t *T, factory func() Protocol, path string, opts ...NetOption) (*Server, error) {
+func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...NetOption) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
