@@ -1,9 +1,11 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // Sentinel errors. Every error this package returns for one of these
@@ -111,3 +113,111 @@ func (e *PanicError) Unwrap() error {
 	}
 	return nil
 }
+
+// ErrTimeout matches every *TimeoutError: errors.Is(err, ErrTimeout) is the
+// Go spelling of "except TimeoutError" (asyncio.TimeoutError, which is the
+// builtin TimeoutError).
+var ErrTimeout = errors.New("asyncio: timeout")
+
+// TimeoutError is asyncio's TimeoutError: what Timeout, TimeoutAt, WaitFor
+// and AsCompleted return when their deadline passes.
+//
+// It matches ErrTimeout and context.DeadlineExceeded, but deliberately NOT
+// ErrCancelled: asyncio raises TimeoutError *from* the CancelledError, and a
+// caller testing IsCancelled must not mistake a timeout for a cancellation
+// of its own task. The converted cancellation is kept in Cause instead of
+// the Unwrap chain.
+type TimeoutError struct {
+	// Cause is the *CancelledError the timeout converted (Python's
+	// __cause__), or nil.
+	Cause error
+}
+
+// Error returns "asyncio: timeout".
+func (e *TimeoutError) Error() string { return ErrTimeout.Error() }
+
+// Is reports that a TimeoutError matches ErrTimeout and
+// context.DeadlineExceeded.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true, so a *TimeoutError satisfies the net.Error-style
+// interface{ Timeout() bool } checks.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// ErrBrokenBarrier is matched (errors.Is) by every *BrokenBarrierError.
+var ErrBrokenBarrier = errors.New("asyncio: broken barrier")
+
+// BrokenBarrierError ports asyncio.BrokenBarrierError, raised by Barrier.Wait
+// when the barrier is aborted or reset. Like its Python counterpart (a
+// RuntimeError subclass) it matches both ErrBrokenBarrier and ErrRuntime.
+type BrokenBarrierError struct{ Msg string }
+
+// Error implements the error interface.
+func (e *BrokenBarrierError) Error() string { return "asyncio: " + e.Msg }
+
+// Is reports whether target is ErrBrokenBarrier or ErrRuntime.
+func (e *BrokenBarrierError) Is(target error) bool {
+	return target == ErrBrokenBarrier || target == ErrRuntime
+}
+
+// ErrValue matches every *ValueError.
+var ErrValue = errors.New("asyncio: value error")
+
+// ValueError is the analogue of the ValueError asyncio raises for a bad
+// argument (an empty Wait, an unknown ReturnWhen). Msg is asyncio's message.
+type ValueError struct {
+	Msg string
+}
+
+// Error implements the error interface.
+func (e *ValueError) Error() string { return "asyncio: " + e.Msg }
+
+// Is reports that every ValueError matches ErrValue.
+func (e *ValueError) Is(target error) bool { return target == ErrValue }
+
+// ExceptionGroup is asyncio's (Base)ExceptionGroup as raised by a TaskGroup:
+// several errors that happened together. Unwrap returns the members, so
+// errors.Is and errors.As reach every leaf (also through nested groups).
+type ExceptionGroup struct {
+	// Msg is the group's message: "unhandled errors in a TaskGroup".
+	Msg string
+	// Errs are the members: the children's errors in the order their
+	// done handlers ran, then the body's error (TG-7).
+	Errs []error
+}
+
+// Error formats like Python's str(eg), "msg (N sub-exceptions)", followed
+// by the members' messages so that logs show the leaves.
+func (e *ExceptionGroup) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Msg)
+	if len(e.Errs) == 1 {
+		b.WriteString(" (1 sub-exception)")
+	} else {
+		fmt.Fprintf(&b, " (%d sub-exceptions)", len(e.Errs))
+	}
+	for i, err := range e.Errs {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the members (Go 1.20 multi-error form).
+func (e *ExceptionGroup) Unwrap() []error { return e.Errs }
+
+// ErrQueueFull ports asyncio.QueueFull: PutNowait on a full queue.
+var ErrQueueFull = errors.New("asyncio: queue full")
+
+// ErrQueueEmpty ports asyncio.QueueEmpty: GetNowait on an empty queue.
+var ErrQueueEmpty = errors.New("asyncio: queue empty")
+
+// ErrQueueShutDown ports asyncio.QueueShutDown (3.13): putting on a shut-down
+// queue, or getting from one that is shut down and empty.
+var ErrQueueShutDown = errors.New("asyncio: queue shut down")

@@ -130,31 +130,6 @@ func (f *futureCore) markRetrieved() {
 	}
 }
 
-// makeCancelledError builds the error a cancelled future returns (FUT-8).
-func (f *futureCore) makeCancelledError() error {
-	if f.errOnce {
-		err := f.err
-		f.err, f.errOnce = nil, false
-		return err
-	}
-	if ce, ok := f.err.(*CancelledError); ok {
-		return &CancelledError{Msg: ce.Msg}
-	}
-	return &CancelledError{}
-}
-
-// cancelMessage is the message a CANCELLED future was cancelled with
-// ("" for any other state, and for a task whose function returned the
-// cancellation): asyncio's fut._cancel_message. It consumes nothing.
-func (f *futureCore) cancelMessage() string {
-	if f.state == stateCancelled && !f.errOnce {
-		if ce, ok := f.err.(*CancelledError); ok {
-			return ce.Msg
-		}
-	}
-	return ""
-}
-
 // resultErr is the error half of asyncio's result(): it also marks a
 // stored exception retrieved.
 func (f *futureCore) resultErr() error {
@@ -184,32 +159,6 @@ func (f *futureCore) Exception() error {
 	}
 	f.markRetrieved()
 	return f.err
-}
-
-// cancel is Future.cancel, or Task.cancel for a task's future.
-func (f *futureCore) cancel(msg string) bool {
-	if f.task != nil {
-		return f.task.cancel(msg)
-	}
-	if f.cancelFn != nil {
-		return f.cancelFn(msg)
-	}
-	return f.cancelPlain(msg)
-}
-
-// cancelPlain is asyncio's Future.cancel (FUT-4).
-func (f *futureCore) cancelPlain(msg string) bool {
-	f.loop.checkThread() // before any change: a misuse corrupts nothing
-	f.markRetrieved()
-	if f.state != statePending {
-		return false
-	}
-	f.state = stateCancelled
-	if msg != "" {
-		f.err = &CancelledError{Msg: msg}
-	}
-	f.scheduleCallbacks()
-	return true
 }
 
 // finish moves a pending future to FINISHED with err (nil: success; the
@@ -397,18 +346,4 @@ func (f *Future[V]) String() string {
 		return "<Future cancelled>"
 	}
 	return "<Future pending>"
-}
-
-func joinMsg(msg []string) string {
-	switch len(msg) {
-	case 0:
-		return ""
-	case 1:
-		return msg[0]
-	}
-	s := msg[0]
-	for _, m := range msg[1:] {
-		s += " " + m
-	}
-	return s
 }

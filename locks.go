@@ -2,28 +2,11 @@ package asyncio
 
 import (
 	"container/list"
-	"errors"
 	"fmt"
 	"sync/atomic"
 )
 
 // ValueError and ErrValue (used below for bad input) are defined in combinators.go.
-
-// ErrBrokenBarrier is matched (errors.Is) by every *BrokenBarrierError.
-var ErrBrokenBarrier = errors.New("asyncio: broken barrier")
-
-// BrokenBarrierError ports asyncio.BrokenBarrierError, raised by Barrier.Wait
-// when the barrier is aborted or reset. Like its Python counterpart (a
-// RuntimeError subclass) it matches both ErrBrokenBarrier and ErrRuntime.
-type BrokenBarrierError struct{ Msg string }
-
-// Error implements the error interface.
-func (e *BrokenBarrierError) Error() string { return "asyncio: " + e.Msg }
-
-// Is reports whether target is ErrBrokenBarrier or ErrRuntime.
-func (e *BrokenBarrierError) Is(target error) bool {
-	return target == ErrBrokenBarrier || target == ErrRuntime
-}
 
 // loopBinding ports mixins._LoopBoundMixin: a primitive binds to the loop of
 // the first task that has to create a future, and refuses every other loop.

@@ -91,21 +91,6 @@ type fdHandlers struct {
 	reader, writer *Handle
 }
 
-// LoopOption configures a new Loop.
-type LoopOption func(*Loop)
-
-// WithVirtualTime makes the loop run on a virtual clock that starts at 0:
-// whenever the loop would block for d with nothing ready and no file
-// descriptor registered, the clock jumps by d at once and no real time
-// passes. When it would block forever with nothing to wait for, RunForever
-// returns ErrDeadlock instead of hanging. With file descriptors registered
-// the loop first polls them without waiting and jumps only when none is
-// ready. This is Trio's MockClock with autojump, for tests.
-func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
-
-// WithDebug sets debug mode (asyncio's loop.set_debug).
-func WithDebug(on bool) LoopOption { return func(l *Loop) { l.debug = on } }
-
 // NewLoop returns a new, not yet running event loop
 // (asyncio.new_event_loop).
 func NewLoop(opts ...LoopOption) *Loop {
@@ -248,60 +233,6 @@ func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
 	t := &TimerHandle{Handle: Handle{fn: fn, loop: l, inHeap: true}, when: when, seq: l.timerSeq}
 	l.timers.push(t)
 	return t
-}
-
-// CallSoonThreadsafe schedules fn from any goroutine and wakes the loop if
-// it is blocked waiting (asyncio's call_soon_threadsafe). It is the only
-// Loop method that may be called from a goroutine that is not running the
-// loop. The returned Handle may be cancelled from any goroutine.
-func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
-	if fn == nil {
-		return nil, runtimeErrorf("CallSoonThreadsafe: nil callback")
-	}
-	h := &Handle{fn: fn, loop: l, threadsafe: true}
-	l.threadsafeMu.Lock()
-	if l.closed {
-		l.threadsafeMu.Unlock()
-		return nil, errLoopClosed()
-	}
-	l.threadsafePending = append(l.threadsafePending, h)
-	l.threadsafeFlag.Store(true)
-	mode := l.sleepMode
-	l.sleepMode = sleepAwake // one wakeup is enough
-	l.threadsafeMu.Unlock()
-	switch mode {
-	case sleepOnChannel:
-		select {
-		case l.wakeCh <- struct{}{}:
-		default:
-		}
-	case sleepOnSelector:
-		l.sel.wakeup()
-	}
-	return h, nil
-}
-
-// addExternal counts work in flight on other goroutines that will come
-// back through CallSoonThreadsafe (executor jobs). On virtual time the
-// loop waits for such work instead of reporting a deadlock. Increment
-// before handing the work off; decrement on the loop, in the completion
-// callback.
-func (l *Loop) addExternal(n int64) { l.external.Add(n) }
-
-// drainThreadsafe moves handles scheduled from other goroutines to the
-// ready queue.
-func (l *Loop) drainThreadsafe() {
-	if !l.threadsafeFlag.Load() {
-		return
-	}
-	l.threadsafeMu.Lock()
-	pending := l.threadsafePending
-	l.threadsafePending = nil
-	l.threadsafeFlag.Store(false)
-	l.threadsafeMu.Unlock()
-	for _, h := range pending {
-		l.ready.push(readyEntry{handle: h})
-	}
 }
 
 // Stop asks the loop to stop after the current iteration (asyncio's

@@ -2,20 +2,9 @@ package asyncio
 
 import (
 	"container/heap"
-	"errors"
 	"fmt"
 	"strings"
 )
-
-// ErrQueueFull ports asyncio.QueueFull: PutNowait on a full queue.
-var ErrQueueFull = errors.New("asyncio: queue full")
-
-// ErrQueueEmpty ports asyncio.QueueEmpty: GetNowait on an empty queue.
-var ErrQueueEmpty = errors.New("asyncio: queue empty")
-
-// ErrQueueShutDown ports asyncio.QueueShutDown (3.13): putting on a shut-down
-// queue, or getting from one that is shut down and empty.
-var ErrQueueShutDown = errors.New("asyncio: queue shut down")
 
 // queueStore is the item container: FIFO, LIFO or heap (Queue._init/_put/_get).
 type queueStore[V any] interface {

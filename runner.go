@@ -63,43 +63,6 @@ func (r *Runner) Close() error {
 	return err
 }
 
-func cancelAllTasks(l *Loop) {
-	pending := AllTasks(l)
-	if len(pending) == 0 {
-		return
-	}
-	for _, t := range pending {
-		t.Cancel()
-	}
-	// Run until every cancelled task is done: a done callback counts them
-	// down and stops the loop at zero.
-	left := len(pending)
-	for _, t := range pending {
-		t.fut.addDoneCallback(func() {
-			left--
-			if left == 0 {
-				l.Stop()
-			}
-		})
-	}
-	for left > 0 {
-		if err := l.RunForever(); err != nil {
-			break // deadlock on virtual time: nothing more can finish
-		}
-	}
-	for _, t := range pending {
-		if t.Done() && !t.Cancelled() {
-			if err := t.fut.Exception(); err != nil {
-				l.CallExceptionHandler(ExceptionContext{
-					Message: "unhandled exception during asyncio.run() shutdown",
-					Err:     err,
-					Task:    t,
-				})
-			}
-		}
-	}
-}
-
 // Run runs main as a task on a new loop until it is done, cancels and
 // drains every task left, closes the loop, and returns main's result or
 // error (asyncio.run).

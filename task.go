@@ -1,11 +1,8 @@
 package asyncio
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"math"
-	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -59,13 +56,6 @@ type Task[V any] struct {
 	fn func(*T) (V, error)
 }
 
-// TaskOption configures CreateTask.
-type TaskOption func(*T)
-
-// WithName names the task (asyncio's create_task(name=...)). Without it
-// the task is named Task-N.
-func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
-
 // CreateTask wraps fn in a task on owner's loop and schedules its first
 // step with CallSoon (asyncio's create_task / loop.create_task). owner is
 // the loop itself or the running task. fn runs on its own goroutine, but
@@ -116,18 +106,6 @@ func (tk *Task[V]) Name() string { return tk.t.Name() }
 
 // SetName renames the task (asyncio's set_name).
 func (tk *Task[V]) SetName(name string) { tk.t.SetName(name) }
-
-// Cancel requests the task's cancellation (asyncio's Task.cancel); see
-// T.Cancel.
-func (tk *Task[V]) Cancel(msg ...string) bool { return tk.t.cancel(joinMsg(msg)) }
-
-// Cancelling returns the number of pending cancellation requests
-// (asyncio's cancelling()).
-func (tk *Task[V]) Cancelling() int { return int(tk.t.numCancelRequested) }
-
-// Uncancel withdraws one cancellation request (asyncio's uncancel()); see
-// T.Uncancel.
-func (tk *Task[V]) Uncancel() int { return tk.t.Uncancel() }
 
 // SetResult always fails: a task's result comes from its function
 // (asyncio: RuntimeError "Task does not support set_result operation").
@@ -183,30 +161,6 @@ func (t *T) RemoveDoneCallback(id CallbackID) int { return t.fut.removeDoneCallb
 
 func (t *T) core() *futureCore { return t.fut }
 
-// Cancel requests the task's cancellation (asyncio's Task.cancel,
-// CANCEL-1): it returns false if the task is done; otherwise it counts the
-// request, cancels the future the task awaits (if any), or arranges for a
-// *CancelledError carrying msg to be returned by the task's next await.
-// It never runs task code.
-func (t *T) Cancel(msg ...string) bool { return t.cancel(joinMsg(msg)) }
-
-// Cancelling returns the number of cancellation requests not withdrawn by
-// Uncancel (asyncio's cancelling()). It is not reset when the task ends.
-func (t *T) Cancelling() int { return int(t.numCancelRequested) }
-
-// Uncancel withdraws one cancellation request and returns the remaining
-// count (asyncio's uncancel(), 3.13 semantics: when the count reaches 0 a
-// cancellation not yet delivered is withdrawn too).
-func (t *T) Uncancel() int {
-	if t.numCancelRequested > 0 {
-		t.numCancelRequested--
-		if t.numCancelRequested == 0 {
-			t.mustCancel = false
-		}
-	}
-	return int(t.numCancelRequested)
-}
-
 // Await suspends t until aw is done and returns aw's error (nil on
 // success): the untyped await, for awaitables of any type.
 func (t *T) Await(aw Awaitable) error {
@@ -231,21 +185,6 @@ func (t *T) String() string {
 		state = "cancelling"
 	}
 	return fmt.Sprintf("<Task %s name='%s'>", state, t.Name())
-}
-
-func (t *T) cancel(msg string) bool {
-	t.fut.loop.checkThread() // debug mode, before any change (DEBUG-3)
-	t.fut.markRetrieved()
-	if t.fut.done() {
-		return false
-	}
-	t.numCancelRequested++
-	if t.futWaiter != nil && t.futWaiter.cancel(msg) {
-		return true
-	}
-	t.mustCancel = true
-	t.cancelMsg = msg
-	return true
 }
 
 // checkRunning panics unless t is the task whose step is running: an
@@ -299,126 +238,6 @@ func (t *T) yield() error {
 	}
 	t.fut.loop.scheduleStep(t)
 	return t.park()
-}
-
-var errKilled = &CancelledError{Msg: "event loop closed while the task was pending"}
-
-// park ends the current step. The task first runs the loop itself, as
-// long as what comes next is callbacks or its own next step (then it goes
-// on with no switch at all); when another task's step comes up, it gives
-// control back to the goroutine in RunForever and waits to be resumed.
-func (t *T) park() error {
-	l := t.fut.loop
-	l.endStep(t)
-	if !l.drive(t) {
-		if !t.suspend() {
-			l.current = t
-			panic(killSignal{})
-		}
-		if l.debug {
-			l.holderGoroutine = goroutineID()
-		}
-	}
-	err := t.stepErr
-	t.stepErr = nil
-	return err
-}
-
-// killSignal unwinds a task's goroutine when its loop is closed.
-type killSignal struct{}
-
-// prepareStep does the loop's half of asyncio's Task.__step before the
-// task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
-func (l *Loop) prepareStep(t *T, from *futureCore) bool {
-	if t.fut.done() {
-		return false
-	}
-	var err error
-	if from != nil {
-		err = from.resultErr() // the wakeup reads the result (TASK-4)
-	}
-	if t.pendingThrow != nil {
-		err, t.pendingThrow = t.pendingThrow, nil
-	}
-	if t.mustCancel {
-		if !IsCancelled(err) {
-			err = &CancelledError{Msg: t.cancelMsg}
-		}
-		t.mustCancel = false
-	}
-	t.futWaiter = nil
-	if !t.started && err != nil {
-		// An exception thrown into a coroutine that never started ends it
-		// without running its body (CANCEL-3).
-		t.started = true
-		t.finishStep(err)
-		return false
-	}
-	t.stepErr = err
-	l.current = t
-	if l.debug {
-		l.stepStart = time.Now()
-	}
-	return true
-}
-
-// endStep is called when t's step ends (it parks or finishes).
-func (l *Loop) endStep(t *T) {
-	l.current = nil
-	if l.debug && !l.stepStart.IsZero() {
-		if dt := time.Since(l.stepStart); dt >= l.slowCallback {
-			buf := make([]byte, 8192)
-			buf = buf[:runtime.Stack(buf, false)]
-			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()), slog.String("stack", string(buf)))
-		}
-		l.stepStart = time.Time{}
-	}
-}
-
-// errGoexit fails a task whose goroutine called runtime.Goexit (for
-// example t.FailNow inside a task in a test). The Goexit then also ends
-// the goroutine running the loop, as iter.Pull propagates it.
-var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
-
-// main is the body of the task's goroutine. When it returns, control goes
-// back to the goroutine that resumed the task.
-func (t *T) main() {
-	l := t.fut.loop
-	if l.debug {
-		l.holderGoroutine = goroutineID()
-	}
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		r := recover()
-		if t.killed {
-			// A deferred call that panics while Close unwinds the task
-			// must not crash the process: report it (TASK-9).
-			if _, ok := r.(killSignal); !ok && r != nil {
-				l.CallExceptionHandler(ExceptionContext{
-					Message: "Exception in task " + t.Name() + " while unwinding at Close",
-					Err:     newPanicError(r),
-					Task:    t,
-				})
-			}
-			l.current = nil
-			return
-		}
-		var err error = errGoexit
-		if r != nil {
-			err = newPanicError(r)
-		}
-		t.finishStep(err)
-		l.endStep(t)
-	}()
-	err := t.body.run(t)
-	returned = true
-	// Finish first, so that a slow last step is reported with the task's
-	// final state, as asyncio formats the task after its step (DEBUG-2).
-	t.finishStep(err)
-	l.endStep(t)
 }
 
 // finishStep records the outcome of the task's function (TASK-3 step 5).

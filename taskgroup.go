@@ -5,41 +5,6 @@ import (
 	"strings"
 )
 
-// ExceptionGroup is asyncio's (Base)ExceptionGroup as raised by a TaskGroup:
-// several errors that happened together. Unwrap returns the members, so
-// errors.Is and errors.As reach every leaf (also through nested groups).
-type ExceptionGroup struct {
-	// Msg is the group's message: "unhandled errors in a TaskGroup".
-	Msg string
-	// Errs are the members: the children's errors in the order their
-	// done handlers ran, then the body's error (TG-7).
-	Errs []error
-}
-
-// Error formats like Python's str(eg), "msg (N sub-exceptions)", followed
-// by the members' messages so that logs show the leaves.
-func (e *ExceptionGroup) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Msg)
-	if len(e.Errs) == 1 {
-		b.WriteString(" (1 sub-exception)")
-	} else {
-		fmt.Fprintf(&b, " (%d sub-exceptions)", len(e.Errs))
-	}
-	for i, err := range e.Errs {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(err.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the members (Go 1.20 multi-error form).
-func (e *ExceptionGroup) Unwrap() []error { return e.Errs }
-
 // tgErrorMessage is the message of the ExceptionGroup a TaskGroup raises.
 const tgErrorMessage = "unhandled errors in a TaskGroup"
 

@@ -1,44 +1,10 @@
 package asyncio
 
 import (
-	"context"
-	"errors"
 	"math"
 	"strconv"
 	"time"
 )
-
-// ErrTimeout matches every *TimeoutError: errors.Is(err, ErrTimeout) is the
-// Go spelling of "except TimeoutError" (asyncio.TimeoutError, which is the
-// builtin TimeoutError).
-var ErrTimeout = errors.New("asyncio: timeout")
-
-// TimeoutError is asyncio's TimeoutError: what Timeout, TimeoutAt, WaitFor
-// and AsCompleted return when their deadline passes.
-//
-// It matches ErrTimeout and context.DeadlineExceeded, but deliberately NOT
-// ErrCancelled: asyncio raises TimeoutError *from* the CancelledError, and a
-// caller testing IsCancelled must not mistake a timeout for a cancellation
-// of its own task. The converted cancellation is kept in Cause instead of
-// the Unwrap chain.
-type TimeoutError struct {
-	// Cause is the *CancelledError the timeout converted (Python's
-	// __cause__), or nil.
-	Cause error
-}
-
-// Error returns "asyncio: timeout".
-func (e *TimeoutError) Error() string { return ErrTimeout.Error() }
-
-// Is reports that a TimeoutError matches ErrTimeout and
-// context.DeadlineExceeded.
-func (e *TimeoutError) Is(target error) bool {
-	return target == ErrTimeout || target == context.DeadlineExceeded
-}
-
-// Timeout reports true, so a *TimeoutError satisfies the net.Error-style
-// interface{ Timeout() bool } checks.
-func (e *TimeoutError) Timeout() bool { return true }
 
 // timeoutState mirrors asyncio.timeouts._State; the names are the repr
 // words of TMO-2.
@@ -287,20 +253,4 @@ func waitForExpired[V any](t *T, aw AwaitableOf[V]) (V, error) {
 		return v, &TimeoutError{Cause: err}
 	}
 	return v, err
-}
-
-// cancelAndWait is asyncio.tasks._cancel_and_wait: cancel aw and wait until
-// it is done, without being woken by its outcome (only a cancellation of t
-// itself is returned).
-func cancelAndWait(t *T, aw Awaitable) error {
-	waiter := NewFuture[struct{}](t.Loop())
-	id := aw.AddDoneCallback(func() {
-		if !waiter.Done() {
-			waiter.SetResult(struct{}{})
-		}
-	})
-	defer aw.RemoveDoneCallback(id)
-	aw.Cancel()
-	_, err := waiter.Await(t)
-	return err
 }

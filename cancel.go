@@ -1,0 +1,172 @@
+package asyncio
+
+// Cancel requests the task's cancellation (asyncio's Task.cancel); see
+// T.Cancel.
+func (tk *Task[V]) Cancel(msg ...string) bool { return tk.t.cancel(joinMsg(msg)) }
+
+// Cancelling returns the number of pending cancellation requests
+// (asyncio's cancelling()).
+func (tk *Task[V]) Cancelling() int { return int(tk.t.numCancelRequested) }
+
+// Uncancel withdraws one cancellation request (asyncio's uncancel()); see
+// T.Uncancel.
+func (tk *Task[V]) Uncancel() int { return tk.t.Uncancel() }
+
+// Cancel requests the task's cancellation (asyncio's Task.cancel,
+// CANCEL-1): it returns false if the task is done; otherwise it counts the
+// request, cancels the future the task awaits (if any), or arranges for a
+// *CancelledError carrying msg to be returned by the task's next await.
+// It never runs task code.
+func (t *T) Cancel(msg ...string) bool { return t.cancel(joinMsg(msg)) }
+
+// Cancelling returns the number of cancellation requests not withdrawn by
+// Uncancel (asyncio's cancelling()). It is not reset when the task ends.
+func (t *T) Cancelling() int { return int(t.numCancelRequested) }
+
+// Uncancel withdraws one cancellation request and returns the remaining
+// count (asyncio's uncancel(), 3.13 semantics: when the count reaches 0 a
+// cancellation not yet delivered is withdrawn too).
+func (t *T) Uncancel() int {
+	if t.numCancelRequested > 0 {
+		t.numCancelRequested--
+		if t.numCancelRequested == 0 {
+			t.mustCancel = false
+		}
+	}
+	return int(t.numCancelRequested)
+}
+
+func (t *T) cancel(msg string) bool {
+	t.fut.loop.checkThread() // debug mode, before any change (DEBUG-3)
+	t.fut.markRetrieved()
+	if t.fut.done() {
+		return false
+	}
+	t.numCancelRequested++
+	if t.futWaiter != nil && t.futWaiter.cancel(msg) {
+		return true
+	}
+	t.mustCancel = true
+	t.cancelMsg = msg
+	return true
+}
+
+var errKilled = &CancelledError{Msg: "event loop closed while the task was pending"}
+
+// cancelAndWait is asyncio.tasks._cancel_and_wait: cancel aw and wait until
+// it is done, without being woken by its outcome (only a cancellation of t
+// itself is returned).
+func cancelAndWait(t *T, aw Awaitable) error {
+	waiter := NewFuture[struct{}](t.Loop())
+	id := aw.AddDoneCallback(func() {
+		if !waiter.Done() {
+			waiter.SetResult(struct{}{})
+		}
+	})
+	defer aw.RemoveDoneCallback(id)
+	aw.Cancel()
+	_, err := waiter.Await(t)
+	return err
+}
+
+// makeCancelledError builds the error a cancelled future returns (FUT-8).
+func (f *futureCore) makeCancelledError() error {
+	if f.errOnce {
+		err := f.err
+		f.err, f.errOnce = nil, false
+		return err
+	}
+	if ce, ok := f.err.(*CancelledError); ok {
+		return &CancelledError{Msg: ce.Msg}
+	}
+	return &CancelledError{}
+}
+
+// cancelMessage is the message a CANCELLED future was cancelled with
+// ("" for any other state, and for a task whose function returned the
+// cancellation): asyncio's fut._cancel_message. It consumes nothing.
+func (f *futureCore) cancelMessage() string {
+	if f.state == stateCancelled && !f.errOnce {
+		if ce, ok := f.err.(*CancelledError); ok {
+			return ce.Msg
+		}
+	}
+	return ""
+}
+
+// cancel is Future.cancel, or Task.cancel for a task's future.
+func (f *futureCore) cancel(msg string) bool {
+	if f.task != nil {
+		return f.task.cancel(msg)
+	}
+	if f.cancelFn != nil {
+		return f.cancelFn(msg)
+	}
+	return f.cancelPlain(msg)
+}
+
+// cancelPlain is asyncio's Future.cancel (FUT-4).
+func (f *futureCore) cancelPlain(msg string) bool {
+	f.loop.checkThread() // before any change: a misuse corrupts nothing
+	f.markRetrieved()
+	if f.state != statePending {
+		return false
+	}
+	f.state = stateCancelled
+	if msg != "" {
+		f.err = &CancelledError{Msg: msg}
+	}
+	f.scheduleCallbacks()
+	return true
+}
+
+func joinMsg(msg []string) string {
+	switch len(msg) {
+	case 0:
+		return ""
+	case 1:
+		return msg[0]
+	}
+	s := msg[0]
+	for _, m := range msg[1:] {
+		s += " " + m
+	}
+	return s
+}
+
+func cancelAllTasks(l *Loop) {
+	pending := AllTasks(l)
+	if len(pending) == 0 {
+		return
+	}
+	for _, t := range pending {
+		t.Cancel()
+	}
+	// Run until every cancelled task is done: a done callback counts them
+	// down and stops the loop at zero.
+	left := len(pending)
+	for _, t := range pending {
+		t.fut.addDoneCallback(func() {
+			left--
+			if left == 0 {
+				l.Stop()
+			}
+		})
+	}
+	for left > 0 {
+		if err := l.RunForever(); err != nil {
+			break // deadlock on virtual time: nothing more can finish
+		}
+	}
+	for _, t := range pending {
+		if t.Done() && !t.Cancelled() {
+			if err := t.fut.Exception(); err != nil {
+				l.CallExceptionHandler(ExceptionContext{
+					Message: "unhandled exception during asyncio.run() shutdown",
+					Err:     err,
+					Task:    t,
+				})
+			}
+		}
+	}
+}
