@@ -35,8 +35,7 @@ const (
 // call.
 type Loop struct {
 	ready        readyQueue
-	snapshotLeft int  // handles of the current iteration not yet run
-	inIteration  bool // an iteration's snapshot is being run
+	snapshotLeft int // entries of the current iteration's snapshot not yet run
 
 	timers          timerHeap
 	cancelledTimers int
@@ -151,6 +150,14 @@ func (l *Loop) checkClosed() {
 	}
 }
 
+// noteHolder records, in debug mode, that the calling goroutine now runs
+// the loop, for checkThread.
+func (l *Loop) noteHolder() {
+	if l.debug {
+		l.holderGoroutine = goroutineID()
+	}
+}
+
 // checkThread is asyncio's debug-mode _check_thread (DEBUG-3).
 func (l *Loop) checkThread() {
 	if !l.debug || !l.running {
@@ -251,16 +258,17 @@ func (l *Loop) RunForever() error {
 		return runtimeErrorf("This event loop is already running")
 	}
 	l.running = true
-	l.inIteration = false
-	if l.debug {
-		l.holderGoroutine = goroutineID()
-	}
+	l.noteHolder()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.running = false
 		l.stopping = false
 	}()
-	l.drive(nil)
+	// At least one iteration, even when Stop was called before.
+	if l.snapshotLeft == 0 {
+		l.startIteration()
+	}
+	l.runReady(nil)
 	if l.deadlocked {
 		l.deadlocked = false
 		return ErrDeadlock
@@ -294,160 +302,194 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	return fc.resultErr()
 }
 
-// drive runs the loop. With self == nil it is the goroutine in
-// RunForever: it runs iterations, callbacks and task steps (resuming each
-// task's goroutine, which gives control back when its step ends) until the
-// loop stops, then returns true.
+// # The iteration
 //
-// With self == a task that just ended a step, it runs the loop on the
-// task's own goroutine for as long as what comes next is a callback, a new
-// iteration, or self's own next step: in that last case it returns true
-// and the task goes on without any goroutine switch (a Sleep(t, 0) loop
-// never switches). It returns false, leaving the entry in place, when
-// another task's step comes up or the loop must stop: the task then gives
-// control back to the goroutine in RunForever, which carries on from
-// exactly that point. Only that goroutine resumes tasks, so resumes never
-// nest.
-func (l *Loop) drive(self *T) bool {
+// One iteration is asyncio's _run_once, in two halves: startIteration (drop
+// cancelled timers, poll for I/O with the right timeout, move due timers to
+// the ready queue, take the snapshot) and runReady (run exactly the entries
+// of the snapshot, in FIFO order). Entries queued while the snapshot runs
+// wait for the next iteration.
+//
+// # Who runs it
+//
+// Two kinds of goroutine run the loop, one at a time. The driver is the
+// goroutine in RunForever. A task's goroutine runs the loop too, between
+// its own steps: when its step ends (an await), it carries on with the
+// callbacks and iterations that come next, and when its own next step comes
+// up it simply returns into the task: a task that only yields, or awaits
+// what its own callbacks complete, never switches goroutines. When another
+// task's step comes up, or the loop must stop, it hands control back to the
+// driver, which resumes that task. Only the driver resumes tasks, so
+// resumes never nest. The snapshot being run is loop state (snapshotLeft),
+// so whichever goroutine holds the loop carries on exactly where the other
+// left off.
+
+// nextUp is what runReady stopped at.
+type nextUp uint8
+
+const (
+	// upStop: the last iteration is over and the loop must stop (Stop was
+	// called, or a loop on virtual time would block forever).
+	upStop nextUp = iota
+	// upOwnStep: the calling task's own next step is due; it goes on
+	// without a goroutine switch.
+	upOwnStep
+	// upOtherStep: another task's step is due. Only the driver resumes
+	// tasks, so the calling task gives control back to it.
+	upOtherStep
+)
+
+// runReady runs the loop on the calling goroutine: the rest of the current
+// snapshot, then iteration after iteration. Called by the driver (self ==
+// nil), it resumes every task whose step comes up and returns upStop when
+// the loop must stop. Called by task self as its step ends, it returns at
+// the first task step it meets (upOwnStep if it is self's, upOtherStep,
+// leaving the entry queued, if not) or upStop.
+func (l *Loop) runReady(self *T) nextUp {
 	for {
 		if l.snapshotLeft == 0 {
-			if l.inIteration {
-				if l.stopping || l.deadlocked {
-					if self != nil {
-						return false
-					}
-					l.inIteration = false
-					return true
-				}
-				l.inIteration = false
+			// asyncio's run_forever: "_run_once(); if stopping: break".
+			if l.stopping || l.deadlocked {
+				return upStop
 			}
-			l.runOnceBegin()
+			l.startIteration()
 			continue
 		}
 		e := l.ready.peek()
-		if e.task != nil {
-			task := e.task
-			if self != nil && task != self {
-				return false
-			}
-			from := e.from
-			l.ready.pop()
-			l.snapshotLeft--
-			if !l.prepareStep(task, from) {
-				continue
-			}
-			if task == self {
-				return true
-			}
-			task.started = true
-			task.resume()
-			if l.debug {
-				l.holderGoroutine = goroutineID()
-			}
+		if e.task == nil {
+			l.runCallbacks()
 			continue
 		}
-		if l.debug {
-			e := l.ready.pop()
-			l.snapshotLeft--
-			if e.handle == nil {
-				l.runCallback(e.fn, nil)
-			} else if fn := e.handle.take(); fn != nil {
-				l.runCallback(fn, e.handle)
-			}
-			continue
+		task := e.task
+		if self != nil && task != self {
+			return upOtherStep
 		}
-		cb := l.ready.pop()
+		from := e.from
+		l.ready.pop()
 		l.snapshotLeft--
-		l.runCallbacks(cb)
+		if !l.beginStep(task, from) {
+			continue
+		}
+		if task == self {
+			return upOwnStep
+		}
+		task.started = true
+		task.resume() // the driver: run task's step on its goroutine
+		l.noteHolder()
 	}
 }
 
-// runCallbacks runs the callback entry e and then the callbacks that
-// follow it in the current snapshot, up to the next task step, under one
-// deferred recover instead of one per callback. What runs, in what order,
-// and how a panic is reported (LOOP-12) are exactly as with runCallback:
-// a panic ends the batch after reporting, and drive goes on with the next
-// entry. Debug mode, which times every callback, uses runCallback.
-func (l *Loop) runCallbacks(e readyEntry) {
-	var fn func()
-	var h *Handle
-	defer func() {
-		if r := recover(); r != nil {
-			l.reportCallbackPanic(r, fn, h)
-		}
-	}()
-	for {
-		h, fn = e.handle, e.fn
-		if h != nil {
-			fn = h.take()
-		}
-		if fn != nil {
-			fn()
-		}
-		if l.snapshotLeft == 0 || l.debug || l.ready.nextIsTask() { // debug may have been turned on by fn
-			return
-		}
-		e = l.ready.pop()
-		l.snapshotLeft--
+// startIteration is the first half of asyncio's _run_once: drop cancelled
+// timers, poll for I/O with the right timeout, move due timers to the ready
+// queue, and take the snapshot of entries this iteration runs.
+func (l *Loop) startIteration() {
+	l.dropCancelledTimers()
+	l.drainThreadsafe()
+	l.poll(l.pollTimeout())
+	if l.deadlocked {
+		return
 	}
+	l.drainThreadsafe()
+	l.queueDueTimers()
+	l.snapshotLeft = l.ready.len()
 }
 
-// runOnceBegin does the first half of asyncio's _run_once (LOOP-1): drop
-// cancelled timers, poll for I/O with the right timeout, move due timers to
-// the ready queue, and take the snapshot of handles this iteration runs.
-func (l *Loop) runOnceBegin() {
-	// 1. Lazy removal of cancelled timers (LOOP-4).
+// dropCancelledTimers removes cancelled timers lazily (LOOP-4): the whole
+// heap is rebuilt when more than half of more than 100 timers are
+// cancelled, otherwise only cancelled timers at its head are popped.
+func (l *Loop) dropCancelledTimers() {
 	if n := len(l.timers); n > minScheduledTimerHandles &&
 		float64(l.cancelledTimers)/float64(n) > minCancelledTimerHandlesFrac {
 		l.timers.compact()
 		l.cancelledTimers = 0
-	} else {
-		for len(l.timers) > 0 && l.timers.first().cancelled {
-			l.timers.pop()
-			l.cancelledTimers--
-		}
-	}
-
-	// 2. Poll timeout: 0 if anything is ready or a stop is pending, else
-	// until the earliest timer (capped), else forever (-1).
-	l.drainThreadsafe()
-	timeout := time.Duration(-1)
-	if l.ready.len() > 0 || l.stopping {
-		timeout = 0
-	} else if len(l.timers) > 0 {
-		timeout = min(max(l.timers[0].when-l.Time(), 0), maxPollTimeout)
-	}
-
-	// 3. Poll.
-	l.poll(timeout)
-	if l.deadlocked {
-		l.inIteration = true
 		return
 	}
-	l.drainThreadsafe()
-
-	// 4. Due timers, in deadline order. Clock resolution is 1ns, so
-	// "when < now + resolution" is "when <= now".
-	if len(l.timers) > 0 {
-		end := l.Time()
-		for len(l.timers) > 0 {
-			t := l.timers.first()
-			if t.cancelled {
-				l.timers.pop()
-				l.cancelledTimers--
-				continue
-			}
-			if t.when > end {
-				break
-			}
-			l.timers.pop()
-			l.ready.push(readyEntry{handle: &t.Handle})
-		}
+	for len(l.timers) > 0 && l.timers.first().cancelled {
+		l.timers.pop()
+		l.cancelledTimers--
 	}
+}
 
-	// 5. Snapshot: run exactly what is ready now.
-	l.snapshotLeft = l.ready.len()
-	l.inIteration = true
+// pollTimeout is how long this iteration may wait for I/O: 0 if anything
+// is ready or a stop is pending, else until the earliest timer (capped at
+// 24 hours, LOOP-3), else forever (-1).
+func (l *Loop) pollTimeout() time.Duration {
+	switch {
+	case l.ready.len() > 0 || l.stopping:
+		return 0
+	case len(l.timers) > 0:
+		return min(max(l.timers[0].when-l.Time(), 0), maxPollTimeout)
+	}
+	return -1
+}
+
+// queueDueTimers moves the timers whose deadline has passed to the ready
+// queue, in deadline order. Clock resolution is 1ns, so asyncio's "when <
+// now + resolution" is "when <= now".
+func (l *Loop) queueDueTimers() {
+	if len(l.timers) == 0 {
+		return
+	}
+	end := l.Time()
+	for len(l.timers) > 0 {
+		t := l.timers.first()
+		if t.cancelled {
+			l.timers.pop()
+			l.cancelledTimers--
+			continue
+		}
+		if t.when > end {
+			break
+		}
+		l.timers.pop()
+		l.ready.push(readyEntry{handle: &t.Handle})
+	}
+}
+
+// runCallbacks runs the callbacks at the head of the ready queue, up to the
+// next task step or the end of the snapshot, under one deferred recover
+// instead of one per callback. A panic is reported to the exception handler
+// (LOOP-12) and ends the batch; runReady goes on with the next entry. In
+// debug mode each callback is timed (asyncio's slow_callback_duration).
+func (l *Loop) runCallbacks() {
+	var fn func()
+	var h *Handle
+	var start time.Time
+	defer func() {
+		if r := recover(); r != nil {
+			l.reportCallbackPanic(r, fn, h)
+			l.reportIfSlow(fn, start)
+		}
+	}()
+	for l.snapshotLeft > 0 && !l.ready.nextIsTask() {
+		e := l.ready.pop()
+		l.snapshotLeft--
+		h, fn = e.handle, e.fn
+		if h != nil {
+			if fn = h.take(); fn == nil {
+				continue // cancelled
+			}
+		}
+		if !l.debug {
+			fn()
+			continue
+		}
+		start = time.Now()
+		fn()
+		l.reportIfSlow(fn, start)
+		start = time.Time{}
+	}
+}
+
+// reportIfSlow warns about a callback that ran for slowCallback or longer
+// (debug mode; start is zero when the callback was not timed).
+func (l *Loop) reportIfSlow(fn func(), start time.Time) {
+	if start.IsZero() {
+		return
+	}
+	if dt := time.Since(start); dt >= l.slowCallback {
+		slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
+	}
 }
 
 // poll waits for I/O or for the timeout. Without registered file
@@ -561,26 +603,6 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 		}
 	}
 	return len(events)
-}
-
-// runCallback runs one callback. A panic becomes a call of the exception
-// handler (LOOP-12); the loop goes on.
-func (l *Loop) runCallback(fn func(), h *Handle) {
-	var start time.Time
-	if l.debug {
-		start = time.Now()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			l.reportCallbackPanic(r, fn, h)
-		}
-		if l.debug && !start.IsZero() { // debug may have been turned on by fn
-			if dt := time.Since(start); dt >= l.slowCallback {
-				slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
-			}
-		}
-	}()
-	fn()
 }
 
 // Close closes the loop (asyncio's close): the ready queue and the timers

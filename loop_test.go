@@ -201,11 +201,10 @@ func TestLOOP3_PollTimeoutCapped(t *testing.T) {
 	l.CallLater(48*time.Hour, func() { r.log("fired at %v", l.Time()) })
 	// One iteration with nothing ready waits at most 24 h: the virtual
 	// clock shows how long the poll waited.
-	l.runOnceBegin()
+	l.startIteration()
 	r.log("after 1st poll: now=%v ready=%d", l.Time(), l.snapshotLeft)
-	l.runOnceBegin()
+	l.startIteration()
 	r.log("after 2nd poll: now=%v ready=%d", l.Time(), l.snapshotLeft)
-	l.inIteration = false
 	l.CallSoon(l.Stop)
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
