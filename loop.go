@@ -383,14 +383,24 @@ func (l *Loop) runReady(self *T) nextUp {
 // timers, poll for I/O with the right timeout, move due timers to the ready
 // queue, and take the snapshot of entries this iteration runs.
 func (l *Loop) startIteration() {
-	l.dropCancelledTimers()
+	// The len checks keep the calls off the path of a loop without timers
+	// (a Sleep(t, 0) loop is this function and little else).
+	if len(l.timers) > 0 {
+		l.dropCancelledTimers()
+	}
 	l.drainThreadsafe()
-	l.poll(l.pollTimeout())
+	timeout := time.Duration(0)
+	if l.ready.len() == 0 && !l.stopping {
+		timeout = l.idleTimeout()
+	}
+	l.poll(timeout)
 	if l.deadlocked {
 		return
 	}
 	l.drainThreadsafe()
-	l.queueDueTimers()
+	if len(l.timers) > 0 {
+		l.queueDueTimers()
+	}
 	l.snapshotLeft = l.ready.len()
 }
 
@@ -410,14 +420,11 @@ func (l *Loop) dropCancelledTimers() {
 	}
 }
 
-// pollTimeout is how long this iteration may wait for I/O: 0 if anything
-// is ready or a stop is pending, else until the earliest timer (capped at
-// 24 hours, LOOP-3), else forever (-1).
-func (l *Loop) pollTimeout() time.Duration {
-	switch {
-	case l.ready.len() > 0 || l.stopping:
-		return 0
-	case len(l.timers) > 0:
+// idleTimeout is how long an iteration with nothing ready may wait for
+// I/O (a pending stop or a ready entry makes it 0): until the earliest
+// timer, capped at 24 hours (LOOP-3), else forever (-1).
+func (l *Loop) idleTimeout() time.Duration {
+	if len(l.timers) > 0 {
 		return min(max(l.timers[0].when-l.Time(), 0), maxPollTimeout)
 	}
 	return -1
@@ -427,9 +434,6 @@ func (l *Loop) pollTimeout() time.Duration {
 // queue, in deadline order. Clock resolution is 1ns, so asyncio's "when <
 // now + resolution" is "when <= now".
 func (l *Loop) queueDueTimers() {
-	if len(l.timers) == 0 {
-		return
-	}
 	end := l.Time()
 	for len(l.timers) > 0 {
 		t := l.timers.first()

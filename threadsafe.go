@@ -175,9 +175,12 @@ func (l *Loop) addExternal(n int64) { l.external.Add(n) }
 // drainThreadsafe moves handles scheduled from other goroutines to the
 // ready queue.
 func (l *Loop) drainThreadsafe() {
-	if !l.threadsafeFlag.Load() {
-		return
+	if l.threadsafeFlag.Load() { // inlined: most iterations have nothing to drain
+		l.moveThreadsafe()
 	}
+}
+
+func (l *Loop) moveThreadsafe() {
 	l.threadsafeMu.Lock()
 	pending := l.threadsafePending
 	l.threadsafePending = nil
