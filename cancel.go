@@ -160,7 +160,7 @@ func cancelAllTasks(l *Loop) {
 	}
 	for _, t := range pending {
 		if t.Done() && !t.Cancelled() {
-			if err := t.fut.Exception(); err != nil {
+			if err := t.fut.Err(); err != nil {
 				l.CallExceptionHandler(ExceptionContext{
 					Message: "unhandled exception during asyncio.run() shutdown",
 					Err:     err,

@@ -39,7 +39,7 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 			return 0, boom
 		})
 		var aw Awaitable = failing.T()
-		log = append(log, "pending Exception: "+describe(aw.Exception()), "pending Err: "+describe(aw.Err()))
+		log = append(log, "pending Exception: "+describe(aw.Err()), "pending Err: "+describe(aw.Err()))
 		first := aw.AddDoneCallback(func() { log = append(log, "first callback") })
 		aw.AddDoneCallback(func() { log = append(log, "second callback") })
 		log = append(log, fmt.Sprintf("removed %d then %d", aw.RemoveDoneCallback(first), aw.RemoveDoneCallback(first)))
@@ -47,18 +47,18 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 			return fmt.Errorf("await: %v", err)
 		}
 		Sleep(at, 0) // the done callbacks run before this task resumes again
-		log = append(log, "Exception: "+describe(aw.Exception()), "Err: "+describe(aw.Err()))
+		log = append(log, "Exception: "+describe(aw.Err()), "Err: "+describe(aw.Err()))
 
 		cancelled := CreateTask(at, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
 		Sleep(at, 0)
 		cancelled.T().Cancel("stop")
 		log = append(log, "cancelled Await: "+describe(at.Await(cancelled.T())))
-		log = append(log, "cancelled Exception: "+describe(cancelled.T().Exception()), "cancelled Err: "+describe(cancelled.T().Err()))
+		log = append(log, "cancelled Exception: "+describe(cancelled.T().Err()), "cancelled Err: "+describe(cancelled.T().Err()))
 		return nil
 	})
 	want := []string{
 		`pending Exception: *asyncio.InvalidStateError "Exception is not set."`,
-		`pending Err: *asyncio.InvalidStateError "Result is not ready."`,
+		`pending Err: *asyncio.InvalidStateError "Exception is not set."`,
 		"removed 1 then 0",
 		"second callback",
 		"Exception: *errors.errorString boom",
@@ -85,7 +85,7 @@ func TestFUT_StringByState(t *testing.T) {
 	ok.SetResult(42)
 	failed := NewFuture[int](l)
 	failed.SetException(errors.New("bad"))
-	failed.Exception() // retrieved: no "never retrieved" report
+	failed.Err() // retrieved: no "never retrieved" report
 	cancelled := NewFuture[int](l)
 	cancelled.Cancel()
 	got := []string{pending.String(), ok.String(), failed.String(), cancelled.String()}

@@ -248,7 +248,7 @@ func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
 	r.log("awaited watched=%v", awaited.unretrieved != nil)
 	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.unretrieved != nil)
 	r.log("unread watched=%v", unread.unretrieved != nil)
-	unread.Exception()
+	unread.Err()
 	runtime.KeepAlive(unread)
 	checkEvents(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)
 }

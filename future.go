@@ -75,11 +75,9 @@ type Awaitable interface {
 	// Cancel requests cancellation (Future.cancel / Task.cancel); see the
 	// concrete types for the contract.
 	Cancel(msg ...string) bool
-	// Exception returns the stored error (nil after a success), a
+	// Err returns the stored error (nil after a success), a
 	// *CancelledError if cancelled, or an *InvalidStateError if pending
 	// (asyncio's exception()). It marks the error retrieved.
-	Exception() error
-	// Err returns the error Result would return: nil on success.
 	Err() error
 	// AddDoneCallback schedules fn with CallSoon when the awaitable is done
 	// (at once if it is done already). fn never runs inline.
@@ -143,14 +141,10 @@ func (f *futureCore) resultErr() error {
 	return f.err
 }
 
-// Err returns the error Result would return (nil on success), marking a
-// stored exception retrieved.
-func (f *futureCore) Err() error { return f.resultErr() }
-
-// Exception returns the stored error, nil after a success; a
-// *CancelledError if cancelled; an *InvalidStateError if pending
-// (asyncio's exception()). It marks the error retrieved.
-func (f *futureCore) Exception() error {
+// Err returns the stored error, nil after a success; a *CancelledError if
+// cancelled; an *InvalidStateError if pending (asyncio's exception()). It
+// marks the error retrieved.
+func (f *futureCore) Err() error {
 	switch f.state {
 	case stateCancelled:
 		return f.makeCancelledError()

@@ -64,20 +64,20 @@ func TestFUT3_ResultAndExceptionByState(t *testing.T) {
 	pending := NewFuture[int](l)
 	_, err := pending.Result()
 	r.log("pending Result: %v", err)
-	r.log("pending Exception: %v", pending.Exception())
+	r.log("pending Exception: %v", pending.Err())
 	boom := errors.New("boom")
 	failed := NewFuture[int](l)
 	failed.SetException(boom)
 	_, err = failed.Result()
-	r.log("failed Result: %v; Exception: %v; Err: %v", err, failed.Exception(), failed.Err())
+	r.log("failed Result: %v; Exception: %v; Err: %v", err, failed.Err(), failed.Err())
 	ok := NewFuture[string](l)
 	ok.SetResult("v")
 	v, err := ok.Result()
-	r.log("ok Result: %q %v; Exception: %v", v, err, ok.Exception())
+	r.log("ok Result: %q %v; Exception: %v", v, err, ok.Err())
 	c := NewFuture[int](l)
 	c.Cancel("why")
 	_, err = c.Result()
-	r.log("cancelled Result: %v; Exception: %v", err, c.Exception())
+	r.log("cancelled Result: %v; Exception: %v", err, c.Err())
 	checkEvents(t, []string{
 		"pending Result: asyncio: invalid state: Result is not ready.",
 		"pending Exception: asyncio: invalid state: Exception is not set.",
@@ -250,7 +250,7 @@ func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
 	handlerLog(l, &r)
 	retrieve := []func(f *Future[int]){
 		func(f *Future[int]) { f.Result() },
-		func(f *Future[int]) { f.Exception() },
+		func(f *Future[int]) { f.Err() },
 		func(f *Future[int]) { f.Err() },
 		func(f *Future[int]) { f.Cancel() },
 	}

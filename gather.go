@@ -140,7 +140,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 		nFinished++
 		if outer.Done() {
 			if !c.Cancelled() {
-				c.Exception() // mark retrieved
+				c.Err() // mark retrieved
 			}
 			return
 		}
@@ -149,7 +149,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 				outer.SetException(c.Err())
 				return
 			}
-			if err := c.Exception(); err != nil {
+			if err := c.Err(); err != nil {
 				outer.SetException(err)
 				return
 			}
@@ -163,7 +163,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 			if c.Cancelled() {
 				err = cancelledInPlace(c)
 			} else {
-				err = c.Exception()
+				err = c.Err()
 			}
 			results[i] = value(c, err)
 		}

@@ -15,7 +15,7 @@ func Shield[V any](aw AwaitableOf[V]) AwaitableOf[V] {
 	innerID := aw.AddDoneCallback(func() {
 		if outer.Cancelled() {
 			if !aw.Cancelled() {
-				aw.Exception() // mark retrieved
+				aw.Err() // mark retrieved
 			}
 			return
 		}
@@ -23,7 +23,7 @@ func Shield[V any](aw AwaitableOf[V]) AwaitableOf[V] {
 			outer.Cancel()
 			return
 		}
-		if err := aw.Exception(); err != nil {
+		if err := aw.Err(); err != nil {
 			outer.SetException(err)
 			return
 		}

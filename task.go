@@ -147,11 +147,8 @@ func (t *T) Done() bool { return t.fut.done() }
 // Cancelled reports whether the task ended cancelled.
 func (t *T) Cancelled() bool { return t.fut.state == stateCancelled }
 
-// Exception is the task's Exception (see Awaitable).
-func (t *T) Exception() error { return t.fut.Exception() }
-
 // Err is the task's Err (see Awaitable).
-func (t *T) Err() error { return t.fut.resultErr() }
+func (t *T) Err() error { return t.fut.Err() }
 
 // AddDoneCallback schedules fn when the task is done (see Awaitable).
 func (t *T) AddDoneCallback(fn func()) CallbackID { return t.fut.addDoneCallback(fn) }

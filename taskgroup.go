@@ -247,7 +247,7 @@ func (g *Group) onTaskDone(c *groupChild) {
 	if child.Cancelled() {
 		return
 	}
-	err := child.Exception()
+	err := child.Err()
 	if err == nil {
 		return
 	}

@@ -56,7 +56,7 @@ func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, 
 		ids[i] = f.AddDoneCallback(func() {
 			counter--
 			if counter <= 0 || when == FirstCompleted ||
-				when == FirstException && !f.Cancelled() && f.Exception() != nil {
+				when == FirstException && !f.Cancelled() && f.Err() != nil {
 				if timer != nil {
 					timer.Cancel()
 				}

@@ -84,8 +84,8 @@ func NewStreamReader(owner asyncio.LoopOwner, limit int) (*StreamReader, error) 
 	return &StreamReader{loop: owner.Loop(), limit: limit}, nil
 }
 
-// Exception returns the stored error, if any (asyncio's exception()).
-func (r *StreamReader) Exception() error { return r.exception }
+// Err returns the stored error, if any (asyncio's exception()).
+func (r *StreamReader) Err() error { return r.exception }
 
 // SetException stores err; the next read returns it, and a waiting read
 // is woken with it (asyncio's set_exception).
@@ -353,7 +353,7 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 			tr.Close()
 			return
 		}
-		if err := p.task.Exception(); err != nil {
+		if err := p.task.Err(); err != nil {
 			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T()})
 			tr.Close()
 		}
@@ -489,7 +489,7 @@ func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
 // ("Connection lost") or the error the connection was lost with.
 func (w *StreamWriter) Drain(t *asyncio.T) error {
 	if w.reader != nil {
-		if err := w.reader.Exception(); err != nil {
+		if err := w.reader.Err(); err != nil {
 			return err
 		}
 	}

@@ -181,7 +181,7 @@ func opStatus(r *run, f *frame, a []json.RawMessage) (*ret, error) {
 	case x.Cancelled():
 		s = "cancelled"
 	default:
-		if e := x.Exception(); e != nil {
+		if e := x.Err(); e != nil {
 			s = "error(" + spec(e) + ")"
 		} else {
 			v, _ := x.Result()
