@@ -212,8 +212,8 @@ func TestCANCEL9_CancelledIffCancellationEndsTheTask(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
 	var r eventLog
-	own := CreateTask(l, func(t *T) (int, error) { return 0, NewCancelledError("own") })
-	wrapped := CreateTask(l, func(t *T) (int, error) { return 0, fmt.Errorf("wrapped: %w", NewCancelledError("w")) })
+	own := CreateTask(l, func(t *T) (int, error) { return 0, &CancelledError{Msg: "own"} })
+	wrapped := CreateTask(l, func(t *T) (int, error) { return 0, fmt.Errorf("wrapped: %w", &CancelledError{Msg: "w"}) })
 	swallowed := CreateTask(l, func(t *T) (int, error) {
 		if err := Sleep(t, time.Hour); err != nil {
 			return 9, nil
@@ -269,7 +269,7 @@ func TestCANCEL11_SecondAwaiterLosesMessage(t *testing.T) {
 }
 
 func TestCANCEL12_ErrorKinds(t *testing.T) {
-	ce := NewCancelledError("m")
+	ce := &CancelledError{Msg: "m"}
 	checks := []struct {
 		name string
 		ok   bool

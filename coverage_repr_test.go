@@ -63,7 +63,7 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		yield()
 		add(ev)
 
-		sem, _ := NewSemaphore(2)
+		sem := NewSemaphore(2)
 		add(sem)
 		sem.Acquire(at)
 		add(sem)
@@ -75,7 +75,7 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		sem.Release()
 		yield()
 		add(sem)
-		bs, _ := NewBoundedSemaphore(1)
+		bs := NewBoundedSemaphore(1)
 		add(bs)
 
 		c := NewCondition(nil)
@@ -100,7 +100,7 @@ func TestREPR_LocksAndQueuesMatchAsyncio(t *testing.T) {
 		yield()
 		add(c)
 
-		b, _ := NewBarrier(3)
+		b := NewBarrier(3)
 		add(b)
 		var waiters []Awaitable
 		for range 2 {

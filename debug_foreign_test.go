@@ -14,7 +14,8 @@ import (
 // mode it is not checked.
 func TestDEBUG3_ForeignGoroutineCompletingFuturePanics(t *testing.T) {
 	for _, debug := range []bool{true, false} {
-		l := NewLoop(WithVirtualTime(), WithDebug(debug))
+		l := NewLoop(WithVirtualTime())
+		l.SetDebug(debug)
 		fut := NewFuture[int](l)
 		var got []string
 		try := func(name string, call func()) {

@@ -71,11 +71,11 @@ func TestDEBUG1_OffByDefault(t *testing.T) {
 	l.SetDebug(true)
 	r.log("SetDebug(true): %v", l.Debug())
 	mustClose(t, l)
-	l = NewLoop(WithDebug(true), WithVirtualTime())
-	r.log("WithDebug(true): %v", l.Debug())
+	l = NewLoop(WithDebug(), WithVirtualTime())
+	r.log("WithDebug(): %v", l.Debug())
 	mustClose(t, l)
-	Run(func(t *T) (int, error) { r.log("Run(WithDebug(true)): %v", t.Loop().Debug()); return 0, nil }, WithDebug(true), WithVirtualTime())
-	checkEvents(t, []string{"default: false", "SetDebug(true): true", "WithDebug(true): true", "Run(WithDebug(true)): true"}, &r)
+	Run(func(t *T) (int, error) { r.log("Run(WithDebug()): %v", t.Loop().Debug()); return 0, nil }, WithDebug(), WithVirtualTime())
+	checkEvents(t, []string{"default: false", "SetDebug(true): true", "WithDebug(): true", "Run(WithDebug()): true"}, &r)
 }
 
 func TestDEBUG1_SetDebugWhileRunning(t *testing.T) {
@@ -94,7 +94,7 @@ func TestDEBUG1_SetDebugWhileRunning(t *testing.T) {
 
 func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 	logs := captureSlog(t)
-	l := NewLoop(WithVirtualTime(), WithDebug(true))
+	l := NewLoop(WithVirtualTime(), WithDebug())
 	defer mustClose(t, l)
 	l.SetSlowCallbackDuration(0) // every callback and step is "slow"
 	l.CallSoon(slowCallback)
@@ -130,7 +130,7 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 func slowCallback() {}
 
 func TestDEBUG3_ForeignGoroutineCallSoonPanics(t *testing.T) {
-	l := NewLoop(WithVirtualTime(), WithDebug(true))
+	l := NewLoop(WithVirtualTime(), WithDebug())
 	defer mustClose(t, l)
 	var r eventLog
 	foreign := func(name string, call func()) string {
@@ -245,9 +245,9 @@ func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
 	awaited, cancelled, unread := fail("awaited"), fail("cancelled"), fail("unread")
 	awaiter := CreateTask(l, func(t *T) (int, error) { awaited.Await(t); return 0, nil })
 	l.RunUntilComplete(awaiter)
-	r.log("awaited watched=%v", awaited.unretrieved != nil)
-	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.unretrieved != nil)
-	r.log("unread watched=%v", unread.unretrieved != nil)
+	r.log("awaited watched=%v", awaited.f.unretrieved != nil)
+	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.f.unretrieved != nil)
+	r.log("unread watched=%v", unread.f.unretrieved != nil)
 	unread.Err()
 	runtime.KeepAlive(unread)
 	checkEvents(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)

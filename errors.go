@@ -35,9 +35,6 @@ type CancelledError struct {
 	Msg string
 }
 
-// NewCancelledError returns a CancelledError carrying msg.
-func NewCancelledError(msg string) *CancelledError { return &CancelledError{Msg: msg} }
-
 // Error implements the error interface.
 func (e *CancelledError) Error() string {
 	if e.Msg == "" {

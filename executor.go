@@ -6,9 +6,9 @@ import (
 	"sync"
 )
 
-// DefaultExecutorWorkers returns the size of a loop's default executor,
+// defaultExecutorWorkers is the size of a loop's default executor,
 // min(32, NumCPU+4), as for CPython's ThreadPoolExecutor().
-func DefaultExecutorWorkers() int { return min(32, runtime.NumCPU()+4) }
+func defaultExecutorWorkers() int { return min(32, runtime.NumCPU()+4) }
 
 // executorJob is one call submitted to an executor.
 type executorJob struct {
@@ -30,25 +30,21 @@ type executor struct {
 	used     bool           // a job was ever submitted (CPython: executor created)
 }
 
-// loopExecutors maps *Loop to its *executor. The entry is made lazily and
-// removed by the loop's close hook.
-var loopExecutors sync.Map
-
 // defaultExecutor returns l's executor, creating it (and its close hook) on
 // first use. It must be called on l's goroutine.
 func defaultExecutor(l *Loop) *executor {
-	if ex, ok := loopExecutors.Load(l); ok {
-		return ex.(*executor)
+	if l.executor != nil {
+		return l.executor
 	}
-	ex := &executor{max: DefaultExecutorWorkers()}
-	loopExecutors.Store(l, ex)
+	ex := &executor{max: defaultExecutorWorkers()}
+	l.executor = ex
 	l.onClose(func() {
 		// LOOP-11: Close shuts the executor down without waiting; queued
 		// and running jobs still run, their results are dropped.
 		ex.mu.Lock()
 		ex.shutdown = true
 		ex.mu.Unlock()
-		loopExecutors.Delete(l)
+		l.executor = nil
 	})
 	return ex
 }
@@ -97,7 +93,7 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 }
 
 // RunInExecutor ports loop.run_in_executor(None, fn): it runs fn on l's
-// default executor (a pool of at most DefaultExecutorWorkers goroutines,
+// default executor (a pool of at most defaultExecutorWorkers goroutines,
 // created lazily) and returns a Future on l that receives fn's result
 // through CallSoonThreadsafe (THREAD-2). Cancelling the Future cancels ctx;
 // a job cancelled before it started is never run. A panic in fn fails only
@@ -107,7 +103,8 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // It must be called on l's goroutine.
 // While the job is in flight a virtual-time loop waits for it instead of
 // reporting ErrDeadlock.
-func RunInExecutor[V any](l *Loop, fn func(ctx context.Context) (V, error)) *Future[V] {
+func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
+	l := owner.ownerLoop()
 	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -118,7 +115,7 @@ func RunInExecutor[V any](l *Loop, fn func(ctx context.Context) (V, error)) *Fut
 		var err error
 		if ctx.Err() != nil {
 			// Cancelled before it started: like concurrent.futures, never run.
-			err = NewCancelledError("")
+			err = &CancelledError{Msg: ""}
 		} else {
 			v, err = callRecovered(ctx, fn)
 		}
@@ -199,7 +196,7 @@ func shutdownDefaultExecutorForRunner(l *Loop) error {
 	if l.IsClosed() {
 		return nil
 	}
-	if _, ok := loopExecutors.Load(l); !ok {
+	if l.executor == nil {
 		return nil
 	}
 	task := CreateTask(l, func(t *T) (struct{}, error) { return struct{}{}, ShutdownDefaultExecutor(t) })

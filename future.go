@@ -88,6 +88,7 @@ type Awaitable interface {
 	// Loop returns the loop the awaitable belongs to.
 	Loop() *Loop
 	core() *futureCore
+	valueAny() any // the value of a successful awaitable, untyped (GatherAny)
 }
 
 // AwaitableOf is the typed view of *Future[V] and *Task[V].
@@ -100,10 +101,18 @@ type AwaitableOf[V any] interface {
 	Await(t *T) (V, error)
 }
 
-// LoopOwner is anything that belongs to a loop: *Loop itself and *T.
+// LoopOwner says which loop an API works on: a *Loop, or the running
+// task's *T (its loop). Functions that only need a loop (CreateTask,
+// NewFuture, Gather, RunInExecutor, CurrentTask, AllTasks, ...) take a
+// LoopOwner; functions that suspend take the running task *T. The interface
+// is sealed.
 type LoopOwner interface {
-	Loop() *Loop
+	ownerLoop() *Loop
 }
+
+// LoopOf returns owner's loop, for code built on this package that takes
+// a LoopOwner itself (package aio's NewStreamReader, a user's combinator).
+func LoopOf(owner LoopOwner) *Loop { return owner.ownerLoop() }
 
 func (f *futureCore) done() bool { return f.state != statePending }
 
@@ -263,7 +272,7 @@ type Future[V any] struct {
 // NewFuture returns a pending future on owner's loop (asyncio's
 // loop.create_future).
 func NewFuture[V any](owner LoopOwner) *Future[V] {
-	l := owner.Loop()
+	l := owner.ownerLoop()
 	l.checkClosed()
 	return &Future[V]{futureCore: futureCore{loop: l}}
 }
@@ -298,6 +307,8 @@ func (f *Future[V]) SetException(err error) error {
 	f.finish(err)
 	return nil
 }
+
+func (f *Future[V]) valueAny() any { return f.value }
 
 // Result returns the value of a finished future; its error if it failed;
 // a *CancelledError if it was cancelled; an *InvalidStateError if it is

@@ -299,7 +299,7 @@ func TestFUT7_CancelledErrorStoredAsException(t *testing.T) {
 	defer mustClose(t, l)
 	var r eventLog
 	f := NewFuture[int](l)
-	r.log("SetException(CE): %v", f.SetException(NewCancelledError("as value")))
+	r.log("SetException(CE): %v", f.SetException(&CancelledError{Msg: "as value"}))
 	r.log("%s err=%s", state(f), ceMsg(f.Err()))
 	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CE("as value")`}, &r)
 }

@@ -1,7 +1,5 @@
 package asyncio
 
-import "reflect"
-
 // Outcome is one child's outcome in a return_exceptions gather: Value on
 // success, else Err (the child's error, or a *CancelledError).
 type Outcome[V any] struct {
@@ -85,21 +83,16 @@ func untypedOf[V any](aws []AwaitableOf[V]) []Awaitable {
 	return out
 }
 
-// resultAny calls aw's Result method, whatever its value type.
-func resultAny(aw Awaitable) any {
-	m := reflect.ValueOf(aw).MethodByName("Result")
-	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 2 {
-		return nil
-	}
-	return m.Call(nil)[0].Interface()
-}
+// resultAny returns the value of aw, which finished successfully, whatever
+// its value type.
+func resultAny(aw Awaitable) any { return aw.valueAny() }
 
 // gather is asyncio.gather over already-created awaitables. value builds one
 // result element from a finished child and, with returnExceptions, its
 // error (nil on success).
 func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, value func(c Awaitable, err error) R) *Future[[]R] {
 	if len(args) == 0 {
-		f := NewFuture[[]R](owner.Loop())
+		f := NewFuture[[]R](owner)
 		f.SetResult([]R{})
 		return f
 	}
@@ -194,7 +187,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 // task keeps it only if it ended by returning while a cancellation was
 // pending (CANCEL-2), not if its function returned the CancelledError.
 func cancelledInPlace(c Awaitable) error {
-	return NewCancelledError(c.core().cancelMessage())
+	return &CancelledError{Msg: c.core().cancelMessage()}
 }
 
 // lastChildCancelledError is asyncio's fut._make_cancelled_error() on the
@@ -206,7 +199,7 @@ func lastChildCancelledError(c Awaitable) error {
 		return c.Err()
 	}
 	if t := taskOf(c); t != nil {
-		return NewCancelledError(t.cancelMsg)
+		return &CancelledError{Msg: t.cancelMsg}
 	}
-	return NewCancelledError(c.core().cancelMessage())
+	return &CancelledError{Msg: c.core().cancelMessage()}
 }

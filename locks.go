@@ -3,6 +3,7 @@ package asyncio
 import (
 	"container/list"
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -78,7 +79,7 @@ type Lock struct {
 // the first task that has to wait on it.
 func NewLock() *Lock { return &Lock{} }
 
-// String returns a repr like `<asyncio.Lock object at 0x… [locked, waiters:1]>`.
+// String returns a repr like `<asyncio.locks.Lock object at 0x… [locked, waiters:1]>`.
 func (lk *Lock) String() string {
 	state := "unlocked"
 	if lk.locked {
@@ -160,7 +161,7 @@ type Event struct {
 // NewEvent returns a cleared Event (asyncio.Event()).
 func NewEvent() *Event { return &Event{} }
 
-// String returns a repr like `<asyncio.Event object at 0x… [unset, waiters:2]>`.
+// String returns a repr like `<asyncio.locks.Event object at 0x… [unset, waiters:2]>`.
 func (ev *Event) String() string {
 	state := "unset"
 	if ev.value {
@@ -224,7 +225,7 @@ func NewCondition(lock *Lock) *Condition {
 	return &Condition{lock: lock}
 }
 
-// String returns a repr like `<asyncio.Condition object at 0x… [locked, waiters:1]>`.
+// String returns a repr like `<asyncio.locks.Condition object at 0x… [locked, waiters:1]>`.
 func (c *Condition) String() string {
 	state := "unlocked"
 	if c.lock.Locked() {
@@ -336,16 +337,17 @@ type Semaphore struct {
 }
 
 // NewSemaphore returns a Semaphore with the given initial value
-// (asyncio.Semaphore(value)); a negative value returns *ValueError
+// (asyncio.Semaphore(value)). A negative value is a programming error: it
+// panics with *ValueError
 // "Semaphore initial value must be >= 0".
-func NewSemaphore(value int) (*Semaphore, error) {
+func NewSemaphore(value int) *Semaphore {
 	if value < 0 {
-		return nil, &ValueError{Msg: "Semaphore initial value must be >= 0"}
+		panic(&ValueError{Msg: "Semaphore initial value must be >= 0"})
 	}
-	return &Semaphore{name: "Semaphore", value: value}, nil
+	return &Semaphore{name: "Semaphore", value: value}
 }
 
-// String returns a repr like `<asyncio.Semaphore object at 0x… [unlocked, value:2]>`.
+// String returns a repr like `<asyncio.locks.Semaphore object at 0x… [unlocked, value:2]>`.
 func (s *Semaphore) String() string {
 	state := "locked"
 	if !s.Locked() {
@@ -397,8 +399,13 @@ func (s *Semaphore) Acquire(t *T) error {
 
 // Release ports Semaphore.release: it increments the value and wakes the
 // first waiter that is not done, decrementing on its behalf. A plain
-// Semaphore may go above its initial value (SEM-3). It always returns nil.
+// Semaphore may go above its initial value (SEM-3). It returns a
+// *ValueError, changing nothing, only when the value would overflow an int
+// (Python's integers have no such limit).
 func (s *Semaphore) Release() error {
+	if s.value == math.MaxInt {
+		return &ValueError{Msg: "Semaphore value would overflow"}
+	}
 	s.value++
 	s.wakeUpNext()
 	return nil
@@ -426,15 +433,15 @@ type BoundedSemaphore struct {
 }
 
 // NewBoundedSemaphore returns a BoundedSemaphore (asyncio.BoundedSemaphore(value));
-// a negative value returns *ValueError "Semaphore initial value must be >= 0".
-func NewBoundedSemaphore(value int) (*BoundedSemaphore, error) {
+// a negative value panics with *ValueError "Semaphore initial value must be >= 0".
+func NewBoundedSemaphore(value int) *BoundedSemaphore {
 	if value < 0 {
-		return nil, &ValueError{Msg: "Semaphore initial value must be >= 0"}
+		panic(&ValueError{Msg: "Semaphore initial value must be >= 0"})
 	}
-	return &BoundedSemaphore{sem: Semaphore{name: "BoundedSemaphore", value: value}, boundValue: value}, nil
+	return &BoundedSemaphore{sem: Semaphore{name: "BoundedSemaphore", value: value}, boundValue: value}
 }
 
-// String returns a repr like `<asyncio.BoundedSemaphore object at 0x… [locked]>`.
+// String returns a repr like `<asyncio.locks.BoundedSemaphore object at 0x… [locked]>`.
 func (b *BoundedSemaphore) String() string { return b.sem.String() }
 
 // Locked reports whether Acquire would have to wait (Semaphore.Locked).
@@ -476,19 +483,19 @@ type Barrier struct {
 }
 
 // NewBarrier returns a Barrier for parties tasks (asyncio.Barrier(parties));
-// parties < 1 returns *ValueError "parties must be >= 1".
-func NewBarrier(parties int) (*Barrier, error) {
+// parties < 1 panics with *ValueError "parties must be >= 1".
+func NewBarrier(parties int) *Barrier {
 	if parties < 1 {
-		return nil, &ValueError{Msg: "parties must be >= 1"}
+		panic(&ValueError{Msg: "parties must be >= 1"})
 	}
-	return &Barrier{cond: NewCondition(nil), parties: parties}, nil
+	return &Barrier{cond: NewCondition(nil), parties: parties}
 }
 
-// String returns a repr like `<asyncio.Barrier object at 0x… [filling, waiters:1/3]>`.
+// String returns a repr like `<asyncio.locks.Barrier object at 0x… [filling, waiters:1/3]>`.
 func (b *Barrier) String() string {
 	extra := b.state.String()
 	if !b.Broken() {
-		extra += fmt.Sprintf(", waiters:%d/%d", b.NWaiting(), b.parties)
+		extra += fmt.Sprintf(", waiters:%d/%d", b.Waiting(), b.parties)
 	}
 	return fmt.Sprintf("<asyncio.locks.Barrier object at %p [%s]>", b, extra)
 }
@@ -584,8 +591,9 @@ func (b *Barrier) Abort() {
 // Parties returns the number of tasks needed to trip the barrier.
 func (b *Barrier) Parties() int { return b.parties }
 
-// NWaiting returns the number of tasks waiting while filling, else 0.
-func (b *Barrier) NWaiting() int {
+// Waiting returns the number of tasks waiting while filling, else 0
+// (asyncio's n_waiting).
+func (b *Barrier) Waiting() int {
 	if b.state == barrierFilling {
 		return b.count
 	}

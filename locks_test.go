@@ -3,6 +3,7 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -433,12 +434,12 @@ func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
 
 func TestSEM1_NegativeValueAndLocked(t *testing.T) {
 	var log syncLog
-	_, err := NewSemaphore(-1)
+	err := panicOf(func() { NewSemaphore(-1) })
 	log.add("Semaphore(-1): %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
-	_, err = NewBoundedSemaphore(-1)
+	err = panicOf(func() { NewBoundedSemaphore(-1) })
 	log.add("BoundedSemaphore(-1): %s", syncErr(err))
 	syncRun(t, func(tk *T) error {
-		s, _ := NewSemaphore(1)
+		s := NewSemaphore(1)
 		log.add("value 1 locked=%v", s.Locked())
 		_ = s.Acquire(tk)
 		log.add("value 0 locked=%v", s.Locked())
@@ -469,7 +470,7 @@ func TestSEM1_NegativeValueAndLocked(t *testing.T) {
 func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
 	var log syncLog
 	syncRun(t, func(tk *T) error {
-		s, _ := NewSemaphore(1)
+		s := NewSemaphore(1)
 		_ = s.Acquire(tk)
 		mk := func(name string) *Task[struct{}] {
 			return syncSpawn(tk, name, func(x *T) error {
@@ -497,7 +498,7 @@ func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
 func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
 	var log syncLog
 	syncRun(t, func(tk *T) error {
-		s, _ := NewSemaphore(0)
+		s := NewSemaphore(0)
 		b := syncSpawn(tk, "B", func(x *T) error {
 			err := s.Acquire(x)
 			log.add("B: %s", syncErr(err))
@@ -520,7 +521,7 @@ func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
 func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
 	var log syncLog
 	syncRun(t, func(tk *T) error {
-		s, _ := NewSemaphore(1)
+		s := NewSemaphore(1)
 		_ = s.Release()
 		_ = s.Release()
 		log.add("plain value=%d", s.value)
@@ -529,7 +530,7 @@ func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
 		}
 		log.add("three acquires, locked=%v", s.Locked())
 
-		bs, _ := NewBoundedSemaphore(1)
+		bs := NewBoundedSemaphore(1)
 		err := bs.Release()
 		log.add("bounded release at initial: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
 		_ = bs.Acquire(tk)
@@ -550,10 +551,9 @@ func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
 
 func TestBAR1_IndicesAndDraining(t *testing.T) {
 	var log syncLog
-	_, err := NewBarrier(0)
-	log.add("Barrier(0): %s", syncErr(err))
+	log.add("Barrier(0): %s", syncErr(panicOf(func() { NewBarrier(0) })))
 	syncRun(t, func(tk *T) error {
-		b, _ := NewBarrier(2)
+		b := NewBarrier(2)
 		log.add("parties=%d", b.Parties())
 		a := syncSpawn(tk, "A", func(x *T) error {
 			i, err := b.Wait(x)
@@ -561,9 +561,9 @@ func TestBAR1_IndicesAndDraining(t *testing.T) {
 			return err
 		})
 		_ = Sleep(tk, 0)
-		log.add("n_waiting=%d", b.NWaiting())
+		log.add("n_waiting=%d", b.Waiting())
 		i, err := b.Wait(tk) // last arrival: draining, returns without waiting
-		log.add("main: index %d %s, n_waiting while draining=%d", i, syncErr(err), b.NWaiting())
+		log.add("main: index %d %s, n_waiting while draining=%d", i, syncErr(err), b.Waiting())
 		// Arriving again while A has not left: blocked until A leaves and the
 		// barrier fills again; D, which starts meanwhile, arrives first.
 		d := syncSpawn(tk, "D", func(x *T) error {
@@ -574,7 +574,7 @@ func TestBAR1_IndicesAndDraining(t *testing.T) {
 		i, err = b.Wait(tk)
 		log.add("main again: index %d %s", i, syncErr(err))
 		syncWaitAll(tk, a, d)
-		log.add("n_waiting=%d broken=%v", b.NWaiting(), b.Broken())
+		log.add("n_waiting=%d broken=%v", b.Waiting(), b.Broken())
 		return nil
 	})
 	syncDiff(t, syncLog{
@@ -592,7 +592,7 @@ func TestBAR1_IndicesAndDraining(t *testing.T) {
 func TestBAR2_AbortAndReset(t *testing.T) {
 	var log syncLog
 	syncRun(t, func(tk *T) error {
-		b, _ := NewBarrier(3)
+		b := NewBarrier(3)
 		mk := func(name string) *Task[struct{}] {
 			return syncSpawn(tk, name, func(x *T) error {
 				_, err := b.Wait(x)
@@ -602,9 +602,9 @@ func TestBAR2_AbortAndReset(t *testing.T) {
 		}
 		a1, a2 := mk("A1"), mk("A2")
 		_ = Sleep(tk, 0)
-		log.add("n_waiting=%d", b.NWaiting())
+		log.add("n_waiting=%d", b.Waiting())
 		b.Reset()
-		log.add("resetting: n_waiting=%d broken=%v", b.NWaiting(), b.Broken())
+		log.add("resetting: n_waiting=%d broken=%v", b.Waiting(), b.Broken())
 		syncWaitAll(tk, a1, a2)
 		log.add("after reset: %s", b.state)
 
@@ -661,7 +661,7 @@ func ExampleLock() {
 
 func ExampleSemaphore() {
 	_, _ = Run(func(t *T) (struct{}, error) {
-		sem, _ := NewSemaphore(2) // at most two workers at a time
+		sem := NewSemaphore(2) // at most two workers at a time
 		active, peak := 0, 0
 		var tasks []*Task[struct{}]
 		for range 5 {
@@ -684,4 +684,23 @@ func ExampleSemaphore() {
 		return struct{}{}, nil
 	}, WithVirtualTime())
 	// Output: peak concurrency: 2
+}
+
+// panicOf returns the error fn panics with (nil if it returns).
+func panicOf(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = r.(error)
+		}
+	}()
+	fn()
+	return nil
+}
+
+func TestSEM_ReleaseAtMaxIntFailsWithoutWrapping(t *testing.T) {
+	s := NewSemaphore(math.MaxInt)
+	err := s.Release()
+	if !errors.Is(err, ErrValue) || s.value != math.MaxInt {
+		t.Fatalf("Release at MaxInt: err=%v value=%d", err, s.value)
+	}
 }

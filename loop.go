@@ -76,6 +76,7 @@ type Loop struct {
 	stepStart        time.Time
 
 	closeHooks []func()
+	executor   *executor // the default executor, created on first use
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
@@ -107,9 +108,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 // NewTestLoop returns a loop on virtual time: NewLoop(WithVirtualTime()).
 func NewTestLoop() *Loop { return NewLoop(WithVirtualTime()) }
 
-// Loop returns l itself, so that a *Loop can be passed wherever a
-// LoopOwner is expected (CreateTask, NewFuture).
-func (l *Loop) Loop() *Loop { return l }
+func (l *Loop) ownerLoop() *Loop { return l }
 
 // Time returns the loop's clock (asyncio's loop.time()): monotonic, in
 // time.Duration since the loop was created (virtual time starts at 0).

@@ -19,5 +19,5 @@ type LoopOption func(*Loop)
 // ready. This is Trio's MockClock with autojump, for tests.
 func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
 
-// WithDebug sets debug mode (asyncio's loop.set_debug).
-func WithDebug(on bool) LoopOption { return func(l *Loop) { l.debug = on } }
+// WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).
+func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }

@@ -107,7 +107,7 @@ func NewQueue[V any](maxsize int) *Queue[V] {
 // in no particular order). less must not be nil.
 func NewPriorityQueue[V any](maxsize int, less func(a, b V) bool) *Queue[V] {
 	if less == nil {
-		panic("asyncio: NewPriorityQueue with a nil less function")
+		panic(&ValueError{Msg: "NewPriorityQueue: nil less function"})
 	}
 	return newQueue[V]("PriorityQueue", maxsize, &heapStore[V]{less: less})
 }
@@ -139,11 +139,11 @@ func (q *Queue[V]) String() string {
 	return s + ">"
 }
 
-// Qsize returns the number of items in the queue.
-func (q *Queue[V]) Qsize() int { return q.store.len() }
+// Len returns the number of items in the queue (asyncio's qsize()).
+func (q *Queue[V]) Len() int { return q.store.len() }
 
-// Maxsize returns the maximum number of items (<= 0: unbounded).
-func (q *Queue[V]) Maxsize() int { return q.maxsize }
+// Cap returns the maximum number of items, maxsize (<= 0: unbounded).
+func (q *Queue[V]) Cap() int { return q.maxsize }
 
 // Empty reports whether the queue holds no items.
 func (q *Queue[V]) Empty() bool { return q.store.len() == 0 }

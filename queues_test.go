@@ -13,7 +13,7 @@ func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
 		for i := range 1000 {
 			_ = u.PutNowait(i)
 		}
-		log.add("unbounded: qsize=%d full=%v maxsize=%d", u.Qsize(), u.Full(), u.Maxsize())
+		log.add("unbounded: qsize=%d full=%v maxsize=%d", u.Len(), u.Full(), u.Cap())
 		neg := NewQueue[int](-1)
 		_ = neg.PutNowait(1)
 		log.add("maxsize -1 full=%v", neg.Full())
@@ -24,7 +24,7 @@ func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
 		_ = q.PutNowait(1)
 		_ = q.PutNowait(2)
 		err = q.PutNowait(3)
-		log.add("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Qsize())
+		log.add("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
 		v, err := q.GetNowait()
 		log.add("get_nowait: %d %s", v, syncErr(err))
 		return nil
@@ -71,7 +71,7 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		log.add("main got %d", v)
 		syncWaitAll(tk, c, d)
 		v, _ = q.GetNowait()
-		log.add("main got %d qsize=%d", v, q.Qsize())
+		log.add("main got %d qsize=%d", v, q.Len())
 		return nil
 	})
 	syncDiff(t, syncLog{
@@ -302,7 +302,7 @@ func TestQUEUE7_Shutdown(t *testing.T) {
 		})
 		_ = Sleep(tk, 0)
 		im.Shutdown(true)
-		log.add("immediate: qsize=%d unfinished=%d", im.Qsize(), im.unfinished)
+		log.add("immediate: qsize=%d unfinished=%d", im.Len(), im.unfinished)
 		_, err = im.GetNowait()
 		log.add("get_nowait: %s", syncErr(err))
 		_ = im.TaskDone() // the fetched item

@@ -38,7 +38,7 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 	if err := l.RunUntilComplete(task); err != nil {
 		return zero, err
 	}
-	return task.value, nil
+	return task.f.value, nil
 }
 
 // Close shuts the runner down (RUN-3): it cancels every task still

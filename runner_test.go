@@ -39,7 +39,7 @@ func TestRUN1_RunnerRunInsideItsRunningLoop(t *testing.T) {
 
 func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
 	var r eventLog
-	rn := NewRunner(WithVirtualTime(), WithDebug(true))
+	rn := NewRunner(WithVirtualTime(), WithDebug())
 	r.log("loop before first use: %v", rn.loop != nil)
 	var bg *Task[int]
 	var first *Loop
@@ -84,7 +84,7 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 			// Cleanup may still await while being cancelled.
 			err = Sleep(t, time.Second)
 			r.log("polite cleanup slept: %v at %v", err, t.Loop().Time())
-			return 0, NewCancelledError("polite")
+			return 0, &CancelledError{Msg: "polite"}
 		}, WithName("polite"))
 		CreateTask(t, func(t *T) (int, error) {
 			err := Sleep(t, time.Hour)

@@ -15,6 +15,7 @@ var taskCounter atomic.Uint64
 // taskBody runs a task's function and stores its typed result.
 type taskBody interface {
 	run(t *T) error
+	valueAny() any
 }
 
 // T is the handle of a running task, passed to every coroutine function;
@@ -49,9 +50,11 @@ type T struct {
 }
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
-// and the future of its outcome. Create one with CreateTask.
+// and the future of its outcome. Create one with CreateTask. Unlike a
+// Future, its outcome can only come from its function: it has no
+// SetResult or SetException.
 type Task[V any] struct {
-	Future[V]
+	f  Future[V] // the outcome; f.task is &t
 	t  T
 	fn func(*T) (V, error)
 }
@@ -65,15 +68,15 @@ type Task[V any] struct {
 // ErrCancelled)) ends it cancelled; anything else fails it. A panic in fn
 // fails the task with a *PanicError.
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
-	l := owner.Loop()
+	l := owner.ownerLoop()
 	l.checkClosed()
 	if fn == nil {
 		panic(runtimeErrorf("CreateTask: nil coroutine function"))
 	}
 	tk := &Task[V]{fn: fn}
-	tk.futureCore.loop = l
-	tk.futureCore.task = &tk.t
-	tk.t = T{fut: &tk.futureCore, body: tk}
+	tk.f.loop = l
+	tk.f.task = &tk.t
+	tk.t = T{fut: &tk.f.futureCore, body: tk}
 	for _, o := range opts {
 		o(&tk.t)
 	}
@@ -93,7 +96,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 func (tk *Task[V]) run(t *T) error {
 	v, err := tk.fn(t)
 	if err == nil {
-		tk.value = v
+		tk.f.value = v
 	}
 	return err
 }
@@ -107,27 +110,44 @@ func (tk *Task[V]) Name() string { return tk.t.Name() }
 // SetName renames the task (asyncio's set_name).
 func (tk *Task[V]) SetName(name string) { tk.t.SetName(name) }
 
-// SetResult always fails: a task's result comes from its function
-// (asyncio: RuntimeError "Task does not support set_result operation").
-func (tk *Task[V]) SetResult(V) error {
-	return runtimeErrorf("Task does not support set_result operation")
-}
-
-// SetException always fails: a task's outcome comes from its function
-// (asyncio: RuntimeError "Task does not support set_exception operation").
-func (tk *Task[V]) SetException(error) error {
-	return runtimeErrorf("Task does not support set_exception operation")
-}
-
 // Await suspends the running task t until tk is done and returns its
 // result (await task). Awaiting a done task does not suspend.
-func (tk *Task[V]) Await(t *T) (V, error) { return tk.Future.Await(t) }
+func (tk *Task[V]) Await(t *T) (V, error) { return tk.f.Await(t) }
+
+// Result returns the task's value, or its error as Err does.
+func (tk *Task[V]) Result() (V, error) { return tk.f.Result() }
+
+// Err returns the task's error (see Awaitable).
+func (tk *Task[V]) Err() error { return tk.f.Err() }
+
+// Done reports whether the task is done.
+func (tk *Task[V]) Done() bool { return tk.f.Done() }
+
+// Cancelled reports whether the task ended cancelled.
+func (tk *Task[V]) Cancelled() bool { return tk.f.Cancelled() }
+
+// AddDoneCallback schedules fn when the task is done (see Awaitable).
+func (tk *Task[V]) AddDoneCallback(fn func()) CallbackID { return tk.f.AddDoneCallback(fn) }
+
+// RemoveDoneCallback removes a done callback (see Awaitable).
+func (tk *Task[V]) RemoveDoneCallback(id CallbackID) int { return tk.f.RemoveDoneCallback(id) }
+
+// Loop returns the loop the task runs on.
+func (tk *Task[V]) Loop() *Loop { return tk.f.loop }
+
+func (tk *Task[V]) core() *futureCore { return &tk.f.futureCore }
+
+func (tk *Task[V]) valueAny() any { return tk.f.value }
 
 // String returns the asyncio-style repr, for logs and debugging.
 func (tk *Task[V]) String() string { return tk.t.String() }
 
 // Loop returns the loop the task runs on.
 func (t *T) Loop() *Loop { return t.fut.loop }
+
+func (t *T) ownerLoop() *Loop { return t.fut.loop }
+
+func (t *T) valueAny() any { return t.body.valueAny() }
 
 // Name returns the task's name (asyncio's get_name).
 func (t *T) Name() string {
@@ -216,10 +236,10 @@ func Sleep(t *T, d time.Duration) error {
 	return err
 }
 
-// CurrentTask returns the task whose step is running on l, or nil inside
+// CurrentTask returns the task whose step is running on owner's loop, or nil inside
 // a plain callback (asyncio.current_task).
-func CurrentTask(l *Loop) *T { return l.current }
+func CurrentTask(owner LoopOwner) *T { return owner.ownerLoop().current }
 
-// AllTasks returns the tasks of l that are not done, including ones not
+// AllTasks returns the tasks of owner's loop that are not done, including ones not
 // started yet (asyncio.all_tasks). The order is unspecified.
-func AllTasks(l *Loop) []*T { return append([]*T(nil), l.tasks...) }
+func AllTasks(owner LoopOwner) []*T { return append([]*T(nil), owner.ownerLoop().tasks...) }

@@ -91,10 +91,10 @@ func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
 // THREAD-2: the default executor runs at most min(32, NumCPU+4) jobs at a
 // time and queues the rest.
 func TestTHREAD2_PoolIsBounded(t *testing.T) {
-	if want := min(32, runtime.NumCPU()+4); DefaultExecutorWorkers() != want {
-		t.Fatalf("DefaultExecutorWorkers() = %d, want %d", DefaultExecutorWorkers(), want)
+	if want := min(32, runtime.NumCPU()+4); defaultExecutorWorkers() != want {
+		t.Fatalf("defaultExecutorWorkers() = %d, want %d", defaultExecutorWorkers(), want)
 	}
-	n := DefaultExecutorWorkers()
+	n := defaultExecutorWorkers()
 	started, release := make(chan struct{}, n+3), make(chan struct{})
 	var workers, queued int
 	syncRun(t, func(tk *T) error {
@@ -217,7 +217,7 @@ func TestTHREAD2_ShutdownForRunnerWaitsForJobs(t *testing.T) {
 	if err := shutdownDefaultExecutorForRunner(l); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := loopExecutors.Load(l); ok {
+	if l.executor != nil {
 		t.Error("the no-op shutdown created an executor")
 	}
 	release := make(chan struct{})
@@ -235,7 +235,7 @@ func TestTHREAD2_ShutdownForRunnerWaitsForJobs(t *testing.T) {
 		t.Errorf("job: %q %v", v, err)
 	}
 	_ = l.Close()
-	if _, ok := loopExecutors.Load(l); ok {
+	if l.executor != nil {
 		t.Error("Close left the executor registered")
 	}
 }

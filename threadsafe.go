@@ -61,7 +61,7 @@ func (cf *ConcurrentFuture[V]) Result() (V, error) {
 	defer cf.mu.Unlock()
 	if cf.cancelled {
 		var zero V
-		return zero, NewCancelledError("")
+		return zero, &CancelledError{Msg: ""}
 	}
 	return cf.value, cf.err
 }
@@ -106,7 +106,8 @@ func (cf *ConcurrentFuture[V]) Cancel() bool {
 // running fn on l, and returns a ConcurrentFuture that receives the task's
 // outcome (THREAD-4). If the loop is closed the future fails at once with
 // *RuntimeError "Event loop is closed".
-func RunCoroutineThreadsafe[V any](l *Loop, fn func(*T) (V, error)) *ConcurrentFuture[V] {
+func RunCoroutineThreadsafe[V any](owner LoopOwner, fn func(*T) (V, error)) *ConcurrentFuture[V] {
+	l := owner.ownerLoop()
 	cf := newConcurrentFuture[V](l)
 	_, err := l.CallSoonThreadsafe(func() {
 		task := CreateTask(l, fn)

@@ -517,7 +517,7 @@ func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
 }
 
 func TestTimeoutError_Matching(t *testing.T) {
-	err := error(&TimeoutError{Cause: NewCancelledError("x")})
+	err := error(&TimeoutError{Cause: &CancelledError{Msg: "x"}})
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || IsCancelled(err) {
 		t.Error("TimeoutError matching")
 	}

@@ -81,7 +81,7 @@ func NewStreamReader(owner asyncio.LoopOwner, limit int) (*StreamReader, error) 
 	if limit <= 0 {
 		return nil, &asyncio.ValueError{Msg: "Limit cannot be <= 0"}
 	}
-	return &StreamReader{loop: owner.Loop(), limit: limit}, nil
+	return &StreamReader{loop: asyncio.LoopOf(owner), limit: limit}, nil
 }
 
 // Err returns the stored error, if any (asyncio's exception()).

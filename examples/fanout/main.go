@@ -74,12 +74,9 @@ func get(t *asyncio.T, addr, path string) (string, error) {
 // fanOut sends n GETs to addr, at most limit at a time, each under
 // timeout. Request i is slow when i%5 == 0.
 func fanOut(t *asyncio.T, out io.Writer, addr string, n, limit int, timeout time.Duration) error {
-	sem, err := asyncio.NewSemaphore(limit)
-	if err != nil {
-		return err
-	}
+	sem := asyncio.NewSemaphore(limit)
 	inFlight, maxInFlight, ok, timedOut := 0, 0, 0, 0
-	err = asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
 		for i := range n {
 			_, err := asyncio.Spawn(g, func(t *asyncio.T) (struct{}, error) {
 				if err := sem.Acquire(t); err != nil {

@@ -40,13 +40,10 @@ func request(t *asyncio.T, i int) (int, error) {
 
 // fanOut sends n requests, at most limit at a time, each under timeout.
 func fanOut(t *asyncio.T, n, limit int, timeout time.Duration) error {
-	sem, err := asyncio.NewSemaphore(limit)
-	if err != nil {
-		return err
-	}
+	sem := asyncio.NewSemaphore(limit)
 	inFlight, maxInFlight, ok, timedOut, sum := 0, 0, 0, 0, 0
 	start := t.Loop().Time()
-	err = asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
 		for i := range n {
 			_, err := asyncio.Spawn(g, func(t *asyncio.T) (struct{}, error) {
 				if err := sem.Acquire(t); err != nil {

@@ -90,10 +90,7 @@ func fanoutClient(port, n, limit int) (rec, error) {
 	ok, failed := 0, 0
 	var firstErr error
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		sem, err := asyncio.NewSemaphore(limit)
-		if err != nil {
-			return struct{}{}, err
-		}
+		sem := asyncio.NewSemaphore(limit)
 		fetch := func(t *asyncio.T) (bool, error) {
 			if err := sem.Acquire(t); err != nil {
 				return false, err

@@ -19,11 +19,7 @@ func init() {
 			r.prims[n] = asyncio.NewLock()
 		}
 		for _, n := range r.sc.Semaphores.names {
-			s, err := asyncio.NewSemaphore(r.sc.Semaphores.values[n])
-			if err != nil {
-				panic(err) // scenarios are valid: value >= 0
-			}
-			r.prims[n] = s
+			r.prims[n] = asyncio.NewSemaphore(r.sc.Semaphores.values[n])
 		}
 		for _, n := range r.sc.Queues.names {
 			r.prims[n] = asyncio.NewQueue[any](r.sc.Queues.values[n])

@@ -178,7 +178,7 @@ func makeErr(name string) error {
 	case "timeout":
 		return newTimeoutError()
 	case "cancelled":
-		return asyncio.NewCancelledError("")
+		return &asyncio.CancelledError{}
 	case "runtime":
 		return &asyncio.RuntimeError{}
 	case "value":
