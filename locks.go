@@ -58,6 +58,37 @@ func (w *waiterQueue) each(fn func(*Future[struct{}]) bool) {
 	}
 }
 
+// wakeNext wakes the first waiter that is not done yet (Queue._wakeup_next),
+// removing it and
+// the done ones before it.
+func (w *waiterQueue) wakeNext() {
+	for f := w.popFront(); f != nil; f = w.popFront() {
+		if !f.Done() {
+			_ = f.SetResult(struct{}{})
+			return
+		}
+	}
+}
+
+// await parks t on a new waiter at the back of w until the waiter is woken.
+// If the wait fails (a cancellation), the waiter leaves the queue; if it
+// had been woken already and canUse reports that the turn it was woken
+// for is still there, the turn passes to the next waiter, so no wakeup is
+// lost (QUEUE-4).
+func (w *waiterQueue) await(t *T, canUse func() bool) error {
+	f := NewFuture[struct{}](t.Loop())
+	elem := w.push(f)
+	if _, err := f.Await(t); err != nil {
+		f.Cancel() // in case it is not done yet
+		w.remove(elem)
+		if canUse() && !f.Cancelled() {
+			w.wakeNext()
+		}
+		return err
+	}
+	return nil
+}
+
 func waitersSuffix(n int) string {
 	if n == 0 {
 		return ""

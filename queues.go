@@ -152,17 +152,6 @@ func (q *Queue[V]) Empty() bool { return q.store.len() == 0 }
 // unbounded (QUEUE-1).
 func (q *Queue[V]) Full() bool { return q.maxsize > 0 && q.store.len() >= q.maxsize }
 
-// wakeupNext pops waiters from the front until it resolves one that is not
-// done (Queue._wakeup_next).
-func wakeupNext(w *waiterQueue) {
-	for f := w.popFront(); f != nil; f = w.popFront() {
-		if !f.Done() {
-			_ = f.SetResult(struct{}{})
-			return
-		}
-	}
-}
-
 // Put ports Queue.put: while the queue is full it waits for a free slot,
 // re-checking after every wake-up, then calls PutNowait (QUEUE-3). If the
 // queue is (or gets) shut down it returns ErrQueueShutDown (QUEUE-7). A put
@@ -175,15 +164,7 @@ func (q *Queue[V]) Put(t *T, v V) error {
 		if err := q.binding.bind(t.Loop(), q); err != nil {
 			return err
 		}
-		putter := NewFuture[struct{}](t.Loop())
-		elem := q.putters.push(putter)
-		if _, err := putter.Await(t); err != nil {
-			putter.Cancel() // in case it is not done yet
-			q.putters.remove(elem)
-			if !q.Full() && !putter.Cancelled() {
-				// Woken by a get, but we will not use the slot.
-				wakeupNext(&q.putters)
-			}
+		if err := q.putters.await(t, func() bool { return !q.Full() }); err != nil {
 			return err
 		}
 	}
@@ -203,7 +184,7 @@ func (q *Queue[V]) PutNowait(v V) error {
 	q.store.put(v)
 	q.unfinished++
 	q.finished.Clear()
-	wakeupNext(&q.getters)
+	q.getters.wakeNext()
 	return nil
 }
 
@@ -222,15 +203,7 @@ func (q *Queue[V]) Get(t *T) (V, error) {
 		if err := q.binding.bind(t.Loop(), q); err != nil {
 			return zero, err
 		}
-		getter := NewFuture[struct{}](t.Loop())
-		elem := q.getters.push(getter)
-		if _, err := getter.Await(t); err != nil {
-			getter.Cancel() // in case it is not done yet
-			q.getters.remove(elem)
-			if !q.Empty() && !getter.Cancelled() {
-				// Woken by a put, but we will not take the item.
-				wakeupNext(&q.getters)
-			}
+		if err := q.getters.await(t, func() bool { return !q.Empty() }); err != nil {
 			return zero, err
 		}
 	}
@@ -249,7 +222,7 @@ func (q *Queue[V]) GetNowait() (V, error) {
 		return zero, ErrQueueEmpty
 	}
 	v := q.store.get()
-	wakeupNext(&q.putters)
+	q.putters.wakeNext()
 	return v, nil
 }
 
