@@ -59,8 +59,7 @@ func (w *waiterQueue) each(fn func(*Future[struct{}]) bool) {
 }
 
 // wakeNext wakes the first waiter that is not done yet (Queue._wakeup_next),
-// removing it and
-// the done ones before it.
+// removing it and the done ones before it.
 func (w *waiterQueue) wakeNext() {
 	for f := w.popFront(); f != nil; f = w.popFront() {
 		if !f.Done() {
