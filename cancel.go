@@ -1,5 +1,21 @@
 package asyncio
 
+// Cancellation, all of its paths (asyncio's Task.cancel/uncancel and
+// Future.cancel). A request (T.cancel) is counted, then either cancels the
+// future the task is suspended on, which wakes the task with that future's
+// CancelledError, or, when the task is running or about to run, sets
+// mustCancel: the delivery then happens where the task next yields control
+// (beginStep throws a CancelledError into the step; suspendOn cancels the
+// future it is about to wait on; finishStep ends a task that returns
+// without awaiting as cancelled, CANCEL-2). A task cancelled before its
+// first step never runs its function (beginStep, CANCEL-3). Uncancel
+// withdraws requests (3.13: the last one withdraws a pending delivery).
+// The message a CancelledError carries is handed out once, then a fresh
+// error without it (makeCancelledError, FUT-8). Structured code cancels
+// through these paths only: TaskGroup (taskgroup.go), Timeout and WaitFor
+// (timeout.go, cancelAndWait here), Gather (gather.go), and the Runner's
+// shutdown (cancelAllTasks here).
+
 // Cancel requests the task's cancellation (asyncio's Task.cancel); see
 // T.Cancel.
 func (tk *Task[V]) Cancel(msg ...string) bool { return tk.t.cancel(joinMsg(msg)) }
