@@ -1,20 +1,10 @@
 package asyncio
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 )
-
-// ceMsg renders an error for logs: CE(msg) for a cancellation.
-func ceMsg(err error) string {
-	var ce *CancelledError
-	if errors.As(err, &ce) {
-		return fmt.Sprintf("CE(%q)", ce.Msg)
-	}
-	return fmt.Sprint(err)
-}
 
 func TestCANCEL1_CancelCountsAndNeverRunsTaskCode(t *testing.T) {
 	l := NewTestLoop()
@@ -266,36 +256,6 @@ func TestCANCEL11_SecondAwaiterLosesMessage(t *testing.T) {
 	l.RunUntilComplete(a)
 	l.RunUntilComplete(b)
 	checkEvents(t, []string{`first: CE("MSG")`, `second: CE("")`}, &r)
-}
-
-func TestCANCEL12_ErrorKinds(t *testing.T) {
-	ce := &CancelledError{Msg: "m"}
-	checks := []struct {
-		name string
-		ok   bool
-	}{
-		{"CE is ErrCancelled", errors.Is(ce, ErrCancelled)},
-		{"wrapped CE is ErrCancelled", errors.Is(fmt.Errorf("x: %w", ce), ErrCancelled)},
-		{"IsCancelled wrapped", IsCancelled(fmt.Errorf("x: %w", ce))},
-		{"IsCancelled(nil) false", !IsCancelled(nil)},
-		{"IsCancelled(other) false", !IsCancelled(errors.New("x"))},
-		{"InvalidState", errors.Is(&InvalidStateError{Msg: "x"}, ErrInvalidState)},
-		{"Runtime", errors.Is(&RuntimeError{Msg: "x"}, ErrRuntime)},
-		{"closed is runtime", errors.Is(errLoopClosed(), ErrRuntime)},
-		{"closed is ErrLoopClosed", errors.Is(errLoopClosed(), ErrLoopClosed)},
-		{"CE is not runtime", !errors.Is(ce, ErrRuntime)},
-		{"panic(err) unwraps", errors.Is(&PanicError{Value: ErrDeadlock}, ErrDeadlock)},
-		{"panic(string) does not unwrap", errors.Unwrap(&PanicError{Value: "s"}) == nil},
-	}
-	var failed []string
-	for _, c := range checks {
-		if !c.ok {
-			failed = append(failed, c.name)
-		}
-	}
-	if len(failed) > 0 {
-		t.Errorf("failed: %v", failed)
-	}
 }
 
 func TestCANCEL8_CoreNeverUncancels(t *testing.T) {

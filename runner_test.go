@@ -110,6 +110,31 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	}
 }
 
+// Runner.Close is idempotent and needs no loop when the runner never ran
+// anything (asyncio's Runner.close on an uninitialised runner).
+func TestRUN3_CloseUnusedAndTwice(t *testing.T) {
+	r := NewRunner(WithVirtualTime())
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r.loop != nil {
+		t.Fatal("closing an unused runner created a loop")
+	}
+	r = NewRunner(WithVirtualTime())
+	if _, err := RunWith(r, func(t *T) (int, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil || !r.loop.IsClosed() {
+		t.Fatalf("close: %v closed=%v", err, r.loop.IsClosed())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRUN5_MainErrorPropagates(t *testing.T) {
 	boom := errors.New("main failed")
 	v, err := Run(func(t *T) (int, error) { return 3, boom }, WithVirtualTime())

@@ -3,15 +3,8 @@ package asyncio
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-)
-
-var (
-	errBoom = errors.New("boom")
-	errKey  = errors.New("key")
-	errMy   = errors.New("my")
 )
 
 // TG-1: the parent must be the running task.
@@ -547,14 +540,4 @@ func TestTG8_GroupCancelKeepsForeignCancellation(t *testing.T) {
 		"2s tg: asyncio: cancelled: ext",
 		"2s w: asyncio: cancelled: ext",
 	})
-}
-
-func TestTG_ExceptionGroupError(t *testing.T) {
-	eg := &ExceptionGroup{Msg: tgErrorMessage, Errs: []error{errBoom, errKey}}
-	if got := eg.Error(); got != "unhandled errors in a TaskGroup (2 sub-exceptions): boom; key" {
-		t.Errorf("Error() = %q", got)
-	}
-	if !strings.HasPrefix((&ExceptionGroup{Msg: "m", Errs: []error{errBoom}}).Error(), "m (1 sub-exception)") {
-		t.Error("singular form")
-	}
 }

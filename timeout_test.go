@@ -1,29 +1,10 @@
 package asyncio
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 )
-
-// describeTE summarises a timeout error: matches and cause.
-func describeTE(err error) string {
-	var te *TimeoutError
-	if !errors.As(err, &te) {
-		return "not a TimeoutError: " + errMsg(err)
-	}
-	return "TE is(ErrTimeout)=" + boolStr(errors.Is(err, ErrTimeout)) +
-		" is(DeadlineExceeded)=" + boolStr(errors.Is(err, context.DeadlineExceeded)) +
-		" cancelled=" + boolStr(IsCancelled(err)) + " cause=" + errMsg(te.Cause)
-}
-
-func boolStr(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
-}
 
 // TMO-1: the deadline is now+d when Timeout is called; Never is no deadline.
 func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
@@ -514,17 +495,4 @@ func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
 		"2s inner done",
 		"2s inner: 5 <nil>",
 	})
-}
-
-func TestTimeoutError_Matching(t *testing.T) {
-	err := error(&TimeoutError{Cause: &CancelledError{Msg: "x"}})
-	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || IsCancelled(err) {
-		t.Error("TimeoutError matching")
-	}
-	if te, ok := err.(interface{ Timeout() bool }); !ok || !te.Timeout() {
-		t.Error("Timeout() method")
-	}
-	if err.Error() != "asyncio: timeout" {
-		t.Error(err.Error())
-	}
 }

@@ -5,29 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lockedLog is an event log written from the loop and from worker goroutines.
-type lockedLog struct {
-	mu    sync.Mutex
-	lines syncLog
-}
-
-func (l *lockedLog) add(format string, a ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines.add(format, a...)
-}
-
-func (l *lockedLog) get() syncLog {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append(syncLog(nil), l.lines...)
-}
 
 // syncAwaitCtx waits for ctx to be cancelled; the watchdog only turns a
 // missing cancellation into a failed log comparison instead of a hang.
@@ -86,6 +66,31 @@ func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
 		"panic: true value=kaboom",
 		"virtual time=0s external=0",
 	}, log)
+}
+
+// Work on the executor takes no virtual time: the clock must not jump to
+// an unrelated timer while a job is in flight.
+func TestVirtualTimeWaitsForExecutorWork(t *testing.T) {
+	l := NewTestLoop()
+	defer l.Close()
+	release := make(chan struct{})
+	sleeper := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+	job := CreateTask(l, func(t *T) (time.Duration, error) {
+		l.CallSoon(func() { close(release) }) // the job may finish once the loop has had a chance to block
+		_, err := ToThread(t, func(ctx context.Context) (int, error) {
+			<-release
+			return 1, nil
+		})
+		return t.Loop().Time(), err
+	})
+	if err := l.RunUntilComplete(job); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := job.Result(); at != 0 {
+		t.Errorf("executor job finished at virtual time %v, want 0 (the clock jumped while it ran)", at)
+	}
+	sleeper.Cancel()
+	l.RunUntilComplete(sleeper)
 }
 
 // THREAD-2: the default executor runs at most min(32, NumCPU+4) jobs at a
@@ -272,104 +277,6 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 		"task done, cancelled=true",
 		"fn: context canceled",
 	}, log.get())
-}
-
-// THREAD-4: run_coroutine_threadsafe from another goroutine: result, error,
-// and cancellation of the task through the concurrent future.
-func TestTHREAD4_RunCoroutineThreadsafe(t *testing.T) {
-	l := NewLoop()
-	loopDone := make(chan error)
-	go func() { loopDone <- l.RunForever() }()
-
-	ok := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
-		_ = Sleep(tk, 0)
-		return "hi from " + tk.Name(), nil
-	})
-	v, err := ok.Result()
-	if err != nil || !strings.HasPrefix(v, "hi from Task-") || !ok.Done() || ok.Cancelled() {
-		t.Errorf("ok: %q %v", v, err)
-	}
-	bad := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 0, errors.New("bad") })
-	if _, err := bad.Result(); err == nil || err.Error() != "bad" {
-		t.Errorf("bad: %v", err)
-	}
-
-	entered, taskErr := make(chan struct{}), make(chan error, 1)
-	slow := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
-		close(entered)
-		err := Sleep(tk, time.Hour)
-		taskErr <- err
-		return 0, err
-	})
-	<-entered
-	if !slow.Cancel() {
-		t.Error("Cancel of a pending future returned false")
-	}
-	if _, err := slow.Result(); !IsCancelled(err) {
-		t.Errorf("cancelled: %v", err)
-	}
-	if err := <-taskErr; !IsCancelled(err) {
-		t.Errorf("task saw %v, want a CancelledError", err)
-	}
-	if !slow.Cancel() || ok.Cancel() {
-		t.Error("Cancel: want true on a cancelled future, false on a finished one")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := ok.Wait(ctx); err != nil {
-		t.Errorf("Wait on a done future: %v", err)
-	}
-	neverEnded := make(chan struct{})
-	never := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
-		defer close(neverEnded)
-		return 0, Sleep(tk, time.Hour)
-	})
-	if err := never.Wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("Wait with a cancelled ctx: %v", err)
-	}
-	never.Cancel() // possibly before the task exists: it is cancelled when created
-	<-neverEnded
-
-	_, _ = l.CallSoonThreadsafe(l.Stop)
-	if err := <-loopDone; err != nil {
-		t.Fatal(err)
-	}
-	_ = l.Close()
-	closed := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 1, nil })
-	if _, err := closed.Result(); !errors.Is(err, ErrLoopClosed) {
-		t.Errorf("closed loop: %v", err)
-	}
-}
-
-// THREAD-5: chaining copies the outcome only into a destination that is not
-// cancelled. A cancelled concurrent future stays cancelled even if the task
-// swallows the cancellation and returns a value.
-func TestTHREAD5_CancelledDestinationIsNotOverwritten(t *testing.T) {
-	l := NewLoop()
-	loopDone := make(chan error)
-	go func() { loopDone <- l.RunForever() }()
-
-	entered, returned := make(chan struct{}), make(chan string, 1)
-	cf := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
-		close(entered)
-		err := Sleep(tk, time.Hour)
-		returned <- syncErr(err)
-		return "swallowed", nil
-	})
-	<-entered
-	cf.Cancel()
-	if got := <-returned; got != "CE()" {
-		t.Errorf("task saw %s", got)
-	}
-	if _, err := cf.Result(); !IsCancelled(err) || !cf.Cancelled() {
-		t.Errorf("concurrent future: %v, want it to stay cancelled", err)
-	}
-
-	_, _ = l.CallSoonThreadsafe(l.Stop)
-	if err := <-loopDone; err != nil {
-		t.Fatal(err)
-	}
-	_ = l.Close()
 }
 
 func ExampleToThread() {
