@@ -278,19 +278,3 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 		"fn: context canceled",
 	}, log.get())
 }
-
-func ExampleToThread() {
-	sum, err := Run(func(t *T) (int, error) {
-		// A blocking computation runs on the loop's default executor; the
-		// loop keeps running other tasks meanwhile.
-		return ToThread(t, func(ctx context.Context) (int, error) {
-			total := 0
-			for i := 1; i <= 100; i++ {
-				total += i
-			}
-			return total, nil
-		})
-	})
-	fmt.Println(sum, err)
-	// Output: 5050 <nil>
-}
