@@ -58,7 +58,7 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 		"WARN Executing <Task finished name='slow'> took N.NNN seconds stack=...",
 		// RunUntilComplete's own done callback (it stops the loop).
 		"WARN Executing github.com/go-asyncio/asyncio.(*Loop).Stop-fm took N.NNN seconds",
-	}, &eventLog{got})
+	}, &eventLog{events: got})
 
 	// Above the threshold only; and nothing at all outside debug mode.
 	l.SetSlowCallbackDuration(time.Hour)

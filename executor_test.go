@@ -42,30 +42,30 @@ func TestTHREAD1_CompletionWakesBlockedLoop(t *testing.T) {
 // fails only that call; a virtual-time loop waits for work in flight
 // instead of reporting a deadlock, without moving its clock.
 func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		l := tk.Loop()
 		ok := RunInExecutor(l, func(context.Context) (int, error) { return 42, nil })
 		bad := RunInExecutor(l, func(context.Context) (int, error) { return 0, errors.New("boom") })
 		pan := RunInExecutor(l, func(context.Context) (int, error) { panic("kaboom") })
-		log.add("pending right after submit: %v", !ok.Done())
+		r.log("pending right after submit: %v", !ok.Done())
 		v, err := ok.Await(tk)
-		log.add("ok: %d %s", v, syncErr(err))
+		r.log("ok: %d %s", v, syncErr(err))
 		_, err = bad.Await(tk)
-		log.add("bad: %s", syncErr(err))
+		r.log("bad: %s", syncErr(err))
 		_, err = pan.Await(tk)
 		var pe *PanicError
-		log.add("panic: %v value=%v", errors.As(err, &pe), pe.Value)
-		log.add("virtual time=%v external=%d", l.Time(), l.external.Load())
+		r.log("panic: %v value=%v", errors.As(err, &pe), pe.Value)
+		r.log("virtual time=%v external=%d", l.Time(), l.external.Load())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"pending right after submit: true",
 		"ok: 42 ok",
 		"bad: boom",
 		"panic: true value=kaboom",
 		"virtual time=0s external=0",
-	}, log)
+	}, &r)
 }
 
 // Work on the executor takes no virtual time: the clock must not jump to
@@ -102,7 +102,7 @@ func TestTHREAD2_PoolIsBounded(t *testing.T) {
 	n := defaultExecutorWorkers()
 	started, release := make(chan struct{}, n+3), make(chan struct{})
 	var workers, queued int
-	syncRun(t, func(tk *T) error {
+	runVirtual(t, func(tk *T) error {
 		l := tk.Loop()
 		var futs []*Future[int]
 		for i := range n + 3 {
@@ -149,45 +149,45 @@ func TestTHREAD2_PoolIsBounded(t *testing.T) {
 // started never runs; shutdown waits for jobs in flight and then refuses
 // new ones; a closed loop refuses too.
 func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
-	var log lockedLog
+	var r eventLog
 	started, release := make(chan struct{}), make(chan struct{})
-	syncRun(t, func(tk *T) error {
+	runVirtual(t, func(tk *T) error {
 		l := tk.Loop()
 		defaultExecutor(l).max = 1 // one worker, so the second job must queue
 		first := RunInExecutor(l, func(ctx context.Context) (int, error) {
 			close(started)
 			syncAwaitCtx(ctx)
-			log.add("first: ctx %v", ctx.Err())
+			r.log("first: ctx %v", ctx.Err())
 			<-release
-			log.add("first returns")
+			r.log("first returns")
 			return 1, nil
 		})
 		second := RunInExecutor(l, func(context.Context) (int, error) {
-			log.add("second ran")
+			r.log("second ran")
 			return 2, nil
 		})
 		<-started // block the loop briefly: the worker needs nothing from it
 		second.Cancel()
 		first.Cancel() // its done callback cancels ctx
 		_, err := first.Await(tk)
-		log.add("first awaited: %s", syncErr(err))
+		r.log("first awaited: %s", syncErr(err))
 		// Runs once main is suspended in ShutdownDefaultExecutor.
-		releaser := syncSpawn(tk, "releaser", func(*T) error {
-			log.add("releasing first")
+		releaser := startTask(tk, "releaser", func(*T) error {
+			r.log("releasing first")
 			close(release)
 			return nil
 		})
 		err = ShutdownDefaultExecutor(tk)
-		log.add("shutdown: %s, external=%d", syncErr(err), l.external.Load())
+		r.log("shutdown: %s, external=%d", syncErr(err), l.external.Load())
 		_, err = RunInExecutor(l, func(context.Context) (int, error) { return 3, nil }).Await(tk)
-		log.add("after shutdown: %s", syncErr(err))
+		r.log("after shutdown: %s", syncErr(err))
 		return tk.Await(releaser)
 	})
 	// The worker logs "first: ctx canceled" concurrently with the loop's
 	// lines; it must come before "first returns". Check it, then drop it.
-	got := syncLog(nil)
+	var got []string
 	sawCtx := false
-	for _, line := range log.get() {
+	for _, line := range r.snapshot() {
 		switch {
 		case line == "first: ctx context canceled":
 			sawCtx = true
@@ -197,13 +197,13 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 		}
 		got = append(got, line)
 	}
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"first awaited: CE()",
 		"releasing first",
 		"first returns",
 		"shutdown: ok, external=0",
 		"after shutdown: RuntimeError: Executor shutdown has been called",
-	}, got)
+	}, &eventLog{events: got})
 
 	l := NewTestLoop()
 	_ = l.Close()
@@ -248,33 +248,33 @@ func TestTHREAD2_ShutdownForRunnerWaitsForJobs(t *testing.T) {
 // THREAD-3: a task waiting in ToThread can be cancelled: it gets the CE at
 // once, while fn is still running; fn sees ctx cancelled.
 func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
-	var log lockedLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		inFn, fnMayReturn, fnDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-		w := syncSpawn(tk, "w", func(x *T) error {
+		w := startTask(tk, "w", func(x *T) error {
 			_, err := ToThread(x, func(ctx context.Context) (int, error) {
 				close(inFn)
 				syncAwaitCtx(ctx)
 				<-fnMayReturn
-				log.add("fn: %v", ctx.Err())
+				r.log("fn: %v", ctx.Err())
 				close(fnDone)
 				return 0, nil
 			})
-			log.add("task: %s", syncErr(err))
+			r.log("task: %s", syncErr(err))
 			return err
 		})
 		// Wait (off the loop) until fn runs.
 		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-inFn; return struct{}{}, nil })
 		w.Cancel("stop")
 		_ = tk.Await(w)
-		log.add("task done, cancelled=%v", w.Cancelled())
+		r.log("task done, cancelled=%v", w.Cancelled())
 		close(fnMayReturn)
 		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-fnDone; return struct{}{}, nil })
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"task: CE(stop)",
 		"task done, cancelled=true",
 		"fn: context canceled",
-	}, log.get())
+	}, &r)
 }

@@ -9,7 +9,7 @@ import (
 
 // GATHER-1: results in argument order; duplicates share one child.
 func TestGATHER1_PositionalAndDuplicates(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		a := CreateTask(tk, sleeper(r, "a", 2*time.Second, 1))
 		b := CreateTask(tk, sleeper(r, "b", time.Second, 2))
 		dup := CreateTask(tk, sleeper(r, "dup", 3*time.Second, 3))
@@ -24,12 +24,12 @@ func TestGATHER1_PositionalAndDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s a start", "0s b start", "0s dup start",
 		"1s b done", "2s a done", "3s dup done",
 		"3s [1 3 2 3 3] <nil>",
 		`3s ["x" "y"] <nil>`,
-	})
+	}, r)
 }
 
 // GATHER-2: no awaitables -> done with an empty result; mixed loops panic.
@@ -54,7 +54,7 @@ func TestGATHER2_EmptyAndMixedLoops(t *testing.T) {
 // GATHER-3: the first failure fails the gather at once; the others keep
 // running; a cancelled child is an *error* of the gather.
 func TestGATHER3_FirstErrorAndCancelledChild(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		slow := CreateTask(tk, sleeper(r, "slow", 3*time.Second, 1))
 		bad := CreateTask(tk, failer(r, "bad", time.Second, errBoom))
 		bad2 := CreateTask(tk, failer(r, "bad2", 2*time.Second, errKey))
@@ -75,7 +75,7 @@ func TestGATHER3_FirstErrorAndCancelledChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s slow start", "0s bad start", "0s bad2 start",
 		"1s bad fails",
 		"1s gather: boom",
@@ -83,13 +83,13 @@ func TestGATHER3_FirstErrorAndCancelledChild(t *testing.T) {
 		"3s slow done",
 		"6s slow cancelled=false bad2 unretrieved=false",
 		`6s gather: asyncio: cancelled: child msg="child" cancelled=false other cancelled=false`,
-	})
+	}, r)
 }
 
 // GATHER-4: return_exceptions: errors in place; a cancelled future keeps
 // its message, a cancelled task gives CancelledError("").
 func TestGATHER4_Outcomes(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		ok := CreateTask(tk, sleeper(r, "ok", 2*time.Second, 1))
 		bad := CreateTask(tk, failer(r, "bad", time.Second, errBoom))
 		task := CreateTask(tk, sleeper(r, "task", time.Hour, 0))
@@ -114,7 +114,7 @@ func TestGATHER4_Outcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s ok start", "0s bad start", "0s task start",
 		"1s task: asyncio: cancelled: tmsg", // the CallLater timer was armed first
 		"1s bad fails",
@@ -126,13 +126,13 @@ func TestGATHER4_Outcomes(t *testing.T) {
 		`2s 3: CE("fmsg")`,
 		"2s any: [1 1 s] <nil>",
 		"2s any outcomes: [{<nil> boom} {1 <nil>}] <nil>",
-	})
+	}, r)
 }
 
 // GATHER-5: outer.Cancel cancels the children; the gather then fails with
 // a CancelledError (also with return_exceptions) but is not Cancelled().
 func TestGATHER5_OuterCancel(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		for _, outcomes := range []bool{false, true} {
 			a := CreateTask(tk, sleeper(r, "a", time.Hour, 0))
 			b := CreateTask(tk, func(ctk *T) (int, error) {
@@ -158,7 +158,7 @@ func TestGATHER5_OuterCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s a start",
 		"0s cancel=true",
 		"0s a: asyncio: cancelled: gc",
@@ -169,12 +169,12 @@ func TestGATHER5_OuterCancel(t *testing.T) {
 		"0s cancel=true",
 		"0s a: asyncio: cancelled: gc",
 		"1s outcomes=true: asyncio: cancelled: gc cancelled=false cancel again=false",
-	})
+	}, r)
 }
 
 // GATHER-6: cancelling the task awaiting a gather cancels every child.
 func TestGATHER6_CancelAwaitingTask(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		a := CreateTask(tk, sleeper(r, "a", time.Hour, 0))
 		b := CreateTask(tk, sleeper(r, "b", time.Hour, 0))
 		w := CreateTask(tk, func(wt *T) (int, error) {
@@ -190,12 +190,12 @@ func TestGATHER6_CancelAwaitingTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s a start", "0s b start",
 		"1s a: asyncio: cancelled: stop",
 		"1s b: asyncio: cancelled: stop",
 		"1s w: asyncio: cancelled: stop",
-	})
+	}, r)
 }
 
 // GATHER-7 (3.12): a gather of done children is done on return.

@@ -1,5 +1,8 @@
 package asyncio
 
+// The harness shared by the package's tests: one event recorder, one way
+// to run a test's main task, one error describer, and a few small helpers.
+
 import (
 	"context"
 	"errors"
@@ -15,110 +18,43 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// recorder is an event log stamped with the virtual clock.
-type recorder struct {
-	l  *Loop
-	ev []string
-}
+// ---- the event recorder
 
-func (r *recorder) log(format string, args ...any) {
-	r.ev = append(r.ev, r.l.Time().String()+" "+fmt.Sprintf(format, args...))
+// eventLog is the event recorder of every test: tests log what happens and
+// compare the whole log with checkEvents. It is safe for concurrent use
+// (executor jobs and foreign goroutines log too). With clock set, each
+// line starts with the loop's time ("1.5s inner done"); the zero value
+// logs bare lines.
+type eventLog struct {
+	mu     sync.Mutex
+	clock  *Loop
+	events []string
 }
-
-// runMain runs main as task "main" on a fresh virtual-time loop until it is
-// done, logs exception-handler calls, closes the loop and returns the log
-// and main's error.
-func runMain(t *testing.T, main func(tk *T, r *recorder) error) (*recorder, error) {
-	t.Helper()
-	l := NewTestLoop()
-	r := &recorder{l: l}
-	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
-		r.log("handler: %s: %v", c.Message, c.Err)
-	})
-	task := CreateTask(l, func(tk *T) (struct{}, error) { return struct{}{}, main(tk, r) }, WithName("main"))
-	if err := l.RunUntilComplete(task); err != nil && !task.Done() {
-		t.Fatalf("RunUntilComplete: %v", err)
-	}
-	err := task.Err()
-	if cerr := l.Close(); cerr != nil {
-		t.Fatalf("Close: %v", cerr)
-	}
-	return r, err
-}
-
-func checkLog(t *testing.T, r *recorder, want []string) {
-	t.Helper()
-	if diff := cmp.Diff(want, r.ev); diff != "" {
-		t.Errorf("event log mismatch (-want +got):\n%s", diff)
-	}
-}
-
-// errMsg returns err's message, "<nil>" for nil.
-func errMsg(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	return err.Error()
-}
-
-// rtMsg returns the Msg of a *RuntimeError, or a description of err.
-func rtMsg(err error) string {
-	var re *RuntimeError
-	if errors.As(err, &re) {
-		return re.Msg
-	}
-	return "not a RuntimeError: " + errMsg(err)
-}
-
-// sleeper is a child that logs its start and outcome around Sleep(d).
-func sleeper(r *recorder, name string, d time.Duration, result int) func(*T) (int, error) {
-	return func(tk *T) (int, error) {
-		r.log("%s start", name)
-		if err := Sleep(tk, d); err != nil {
-			r.log("%s: %v", name, err)
-			return 0, err
-		}
-		r.log("%s done", name)
-		return result, nil
-	}
-}
-
-// failer is a child that fails with err after d.
-func failer(r *recorder, name string, d time.Duration, err error) func(*T) (int, error) {
-	return func(tk *T) (int, error) {
-		r.log("%s start", name)
-		if e := Sleep(tk, d); e != nil {
-			r.log("%s: %v", name, e)
-			return 0, e
-		}
-		r.log("%s fails", name)
-		return 0, err
-	}
-}
-
-// runVirtual runs main as the main task of a fresh loop on virtual time.
-func runVirtual(t *testing.T, main func(t *T) error) {
-	t.Helper()
-	if _, err := Run(func(at *T) (struct{}, error) { return struct{}{}, main(at) }, WithVirtualTime()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// eventLog is an event log shared by callbacks and task steps. The loop
-// runs one of them at a time and hands control over through channels
-// (MODEL-1), so it needs no lock.
-type eventLog struct{ events []string }
 
 func (r *eventLog) log(format string, args ...any) {
-	r.events = append(r.events, fmt.Sprintf(format, args...))
+	line := fmt.Sprintf(format, args...)
+	if r.clock != nil {
+		line = r.clock.Time().String() + " " + line
+	}
+	r.mu.Lock()
+	r.events = append(r.events, line)
+	r.mu.Unlock()
 }
 
 // logFn returns a callback that logs name.
 func (r *eventLog) logFn(name string) func() { return func() { r.log("%s", name) } }
 
+// snapshot returns a copy of the lines logged so far.
+func (r *eventLog) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
+}
+
+// checkEvents fails the test unless r holds exactly the lines of want.
 func checkEvents(t *testing.T, want []string, r *eventLog) {
 	t.Helper()
-	if d := cmp.Diff(want, r.events); d != "" {
+	if d := cmp.Diff(want, r.snapshot()); d != "" {
 		t.Errorf("event log mismatch (-want +got):\n%s", d)
 	}
 }
@@ -134,20 +70,78 @@ func handlerLog(l *Loop, r *eventLog) *[]ExceptionContext {
 	return &ctxs
 }
 
-// mustPanic runs f and returns the value it panicked with; it fails the
-// test if f returns normally.
-func mustPanic(t *testing.T, what string, f func()) (v any) {
+// ---- running a test's tasks
+
+// runMain runs main as task "main" on a fresh virtual-time loop until it is
+// done, logs exception-handler calls, closes the loop and returns the log
+// and main's error.
+func runMain(t *testing.T, main func(tk *T, r *eventLog) error) (*eventLog, error) {
 	t.Helper()
-	defer func() {
-		v = recover()
-		if v == nil {
-			t.Errorf("%s: no panic", what)
-		}
-	}()
-	f()
-	return nil
+	l := NewTestLoop()
+	r := &eventLog{clock: l}
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		r.log("handler: %s: %v", c.Message, c.Err)
+	})
+	task := CreateTask(l, func(tk *T) (struct{}, error) { return struct{}{}, main(tk, r) }, WithName("main"))
+	if err := l.RunUntilComplete(task); err != nil && !task.Done() {
+		t.Fatalf("RunUntilComplete: %v", err)
+	}
+	err := task.Err()
+	if cerr := l.Close(); cerr != nil {
+		t.Fatalf("Close: %v", cerr)
+	}
+	return r, err
 }
 
+// runVirtual runs main as asyncio.Run's main task on a virtual-time loop
+// and fails the test if it errs (ErrDeadlock included: a lost wake-up
+// shows up as a deadlock).
+func runVirtual(t *testing.T, main func(tk *T) error) {
+	t.Helper()
+	if _, err := Run(func(tk *T) (struct{}, error) { return struct{}{}, main(tk) }, WithVirtualTime()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// startTask creates a task named name running fn.
+func startTask(owner LoopOwner, name string, fn func(tk *T) error) *Task[struct{}] {
+	return CreateTask(owner, func(tk *T) (struct{}, error) { return struct{}{}, fn(tk) }, WithName(name))
+}
+
+// awaitAll awaits every task.
+func awaitAll(tk *T, tasks ...*Task[struct{}]) {
+	for _, task := range tasks {
+		_ = tk.Await(task)
+	}
+}
+
+// sleeper is a child that logs its start and outcome around Sleep(d).
+func sleeper(r *eventLog, name string, d time.Duration, result int) func(*T) (int, error) {
+	return func(tk *T) (int, error) {
+		r.log("%s start", name)
+		if err := Sleep(tk, d); err != nil {
+			r.log("%s: %v", name, err)
+			return 0, err
+		}
+		r.log("%s done", name)
+		return result, nil
+	}
+}
+
+// failer is a child that fails with err after d.
+func failer(r *eventLog, name string, d time.Duration, err error) func(*T) (int, error) {
+	return func(tk *T) (int, error) {
+		r.log("%s start", name)
+		if e := Sleep(tk, d); e != nil {
+			r.log("%s: %v", name, e)
+			return 0, e
+		}
+		r.log("%s fails", name)
+		return 0, err
+	}
+}
+
+// mustClose closes l and fails the test if Close errs.
 func mustClose(t *testing.T, l *Loop) {
 	t.Helper()
 	if err := l.Close(); err != nil {
@@ -178,25 +172,24 @@ func waitUntilSleeping(l *Loop) {
 	}
 }
 
-// syncRun runs main as asyncio.Run's main task on a virtual-time loop and
-// fails the test if it errs (ErrDeadlock included: a lost wake-up shows up
-// as a deadlock).
-func syncRun(t *testing.T, main func(tk *T) error) {
-	t.Helper()
-	if _, err := Run(func(tk *T) (struct{}, error) { return struct{}{}, main(tk) }, WithVirtualTime()); err != nil {
-		t.Fatalf("Run: %v", err)
+// ---- describing errors (to be unified)
+
+// errMsg returns err's message, "<nil>" for nil.
+func errMsg(err error) string {
+	if err == nil {
+		return "<nil>"
 	}
+	return err.Error()
 }
 
-// syncSpawn creates a task running fn.
-func syncSpawn(owner LoopOwner, name string, fn func(tk *T) error) *Task[struct{}] {
-	return CreateTask(owner, func(tk *T) (struct{}, error) { return struct{}{}, fn(tk) }, WithName(name))
+// rtMsg returns the Msg of a *RuntimeError, or a description of err.
+func rtMsg(err error) string {
+	var re *RuntimeError
+	if errors.As(err, &re) {
+		return re.Msg
+	}
+	return "not a RuntimeError: " + errMsg(err)
 }
-
-// syncLog is an ordered event log.
-type syncLog []string
-
-func (l *syncLog) add(format string, a ...any) { *l = append(*l, fmt.Sprintf(format, a...)) }
 
 // syncErr names an error for event logs.
 func syncErr(err error) string {
@@ -225,49 +218,6 @@ func syncErr(err error) string {
 	return err.Error()
 }
 
-// syncWaitAll awaits every task.
-func syncWaitAll(tk *T, tasks ...*Task[struct{}]) {
-	for _, task := range tasks {
-		_ = tk.Await(task)
-	}
-}
-
-func syncDiff(t *testing.T, want, got syncLog) {
-	t.Helper()
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("event log mismatch (-want +got):\n%s", d)
-	}
-}
-
-// panicOf returns the error fn panics with (nil if it returns).
-func panicOf(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = r.(error)
-		}
-	}()
-	fn()
-	return nil
-}
-
-// lockedLog is an event log written from the loop and from worker goroutines.
-type lockedLog struct {
-	mu    sync.Mutex
-	lines syncLog
-}
-
-func (l *lockedLog) add(format string, a ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines.add(format, a...)
-}
-
-func (l *lockedLog) get() syncLog {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append(syncLog(nil), l.lines...)
-}
-
 // describe renders an error for event logs: its concrete type and its
 // message (Msg for the package's own errors).
 func describe(err error) string {
@@ -282,6 +232,62 @@ func describe(err error) string {
 		return fmt.Sprintf("%T %q", err, ce.Msg)
 	}
 	return fmt.Sprintf("%T %v", err, err)
+}
+
+// ceMsg renders an error for logs: CE(msg) for a cancellation.
+func ceMsg(err error) string {
+	var ce *CancelledError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("CE(%q)", ce.Msg)
+	}
+	return fmt.Sprint(err)
+}
+
+// describeTE summarises a timeout error: matches and cause.
+func describeTE(err error) string {
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		return "not a TimeoutError: " + errMsg(err)
+	}
+	return "TE is(ErrTimeout)=" + boolStr(errors.Is(err, ErrTimeout)) +
+		" is(DeadlineExceeded)=" + boolStr(errors.Is(err, context.DeadlineExceeded)) +
+		" cancelled=" + boolStr(IsCancelled(err)) + " cause=" + errMsg(te.Cause)
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// ---- other helpers
+
+// Errors children fail with.
+var (
+	errBoom = errors.New("boom")
+	errKey  = errors.New("key")
+	errMy   = errors.New("my")
+)
+
+func fut2(l LoopOwner, v string) *Future[string] {
+	f := NewFuture[string](l)
+	f.SetResult(v)
+	return f
+}
+
+// mustPanic runs f and returns the value it panicked with; it fails the
+// test if f returns normally.
+func mustPanic(t *testing.T, what string, f func()) (v any) {
+	t.Helper()
+	defer func() {
+		v = recover()
+		if v == nil {
+			t.Errorf("%s: no panic", what)
+		}
+	}()
+	f()
+	return nil
 }
 
 var reprAddr = regexp.MustCompile(` at 0x[0-9a-f]+`)
@@ -342,43 +348,4 @@ func captureSlog(t *testing.T) *slogCapture {
 	slog.SetDefault(slog.New(h))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	return h
-}
-
-// ceMsg renders an error for logs: CE(msg) for a cancellation.
-func ceMsg(err error) string {
-	var ce *CancelledError
-	if errors.As(err, &ce) {
-		return fmt.Sprintf("CE(%q)", ce.Msg)
-	}
-	return fmt.Sprint(err)
-}
-
-// describeTE summarises a timeout error: matches and cause.
-func describeTE(err error) string {
-	var te *TimeoutError
-	if !errors.As(err, &te) {
-		return "not a TimeoutError: " + errMsg(err)
-	}
-	return "TE is(ErrTimeout)=" + boolStr(errors.Is(err, ErrTimeout)) +
-		" is(DeadlineExceeded)=" + boolStr(errors.Is(err, context.DeadlineExceeded)) +
-		" cancelled=" + boolStr(IsCancelled(err)) + " cause=" + errMsg(te.Cause)
-}
-
-func boolStr(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
-}
-
-var (
-	errBoom = errors.New("boom")
-	errKey  = errors.New("key")
-	errMy   = errors.New("my")
-)
-
-func fut2(l LoopOwner, v string) *Future[string] {
-	f := NewFuture[string](l)
-	f.SetResult(v)
-	return f
 }

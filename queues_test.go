@@ -9,45 +9,45 @@ import (
 )
 
 func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		u := NewQueue[int](0)
 		for i := range 1000 {
 			_ = u.PutNowait(i)
 		}
-		log.add("unbounded: qsize=%d full=%v maxsize=%d", u.Len(), u.Full(), u.Cap())
+		r.log("unbounded: qsize=%d full=%v maxsize=%d", u.Len(), u.Full(), u.Cap())
 		neg := NewQueue[int](-1)
 		_ = neg.PutNowait(1)
-		log.add("maxsize -1 full=%v", neg.Full())
+		r.log("maxsize -1 full=%v", neg.Full())
 
 		q := NewQueue[int](2)
 		_, err := q.GetNowait()
-		log.add("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", syncErr(err), errors.Is(err, ErrQueueEmpty), q.Empty())
+		r.log("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", syncErr(err), errors.Is(err, ErrQueueEmpty), q.Empty())
 		_ = q.PutNowait(1)
 		_ = q.PutNowait(2)
 		err = q.PutNowait(3)
-		log.add("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
+		r.log("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
 		v, err := q.GetNowait()
-		log.add("get_nowait: %d %s", v, syncErr(err))
+		r.log("get_nowait: %d %s", v, syncErr(err))
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"unbounded: qsize=1000 full=false maxsize=0",
 		"maxsize -1 full=false",
 		"get_nowait empty: QueueEmpty is ErrQueueEmpty=true empty=true",
 		"put_nowait full: QueueFull is ErrQueueFull=true full=true qsize=2",
 		"get_nowait: 1 ok",
-	}, log)
+	}, &r)
 }
 
 func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](1)
 		getter := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				log.add("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, syncErr(err))
 				return nil
 			})
 		}
@@ -55,14 +55,14 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		_ = Sleep(tk, 0)
 		a.Cancel()         // A's future is cancelled: skipped by put_nowait
 		_ = q.PutNowait(7) // wakes B
-		log.add("getters left=%d unfinished=%d", q.getters.len(), q.unfinished)
-		syncWaitAll(tk, a, b)
+		r.log("getters left=%d unfinished=%d", q.getters.len(), q.unfinished)
+		awaitAll(tk, a, b)
 
 		// get_nowait wakes the first live putter.
 		_ = q.PutNowait(1)
 		putter := func(name string, v int) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
-				log.add("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+			return startTask(tk, name, func(x *T) error {
+				r.log("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
 				return nil
 			})
 		}
@@ -70,13 +70,13 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		_ = Sleep(tk, 0)
 		c.Cancel()
 		v, _ := q.GetNowait()
-		log.add("main got %d", v)
-		syncWaitAll(tk, c, d)
+		r.log("main got %d", v)
+		awaitAll(tk, c, d)
 		v, _ = q.GetNowait()
-		log.add("main got %d qsize=%d", v, q.Len())
+		r.log("main got %d qsize=%d", v, q.Len())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"getters left=0 unfinished=1",
 		"A got 0 CE()",
 		"B got 7 ok",
@@ -84,19 +84,19 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		"C put 2: CE()",
 		"D put 3: ok",
 		"main got 3 qsize=0",
-	}, log)
+	}, &r)
 }
 
 // QUEUE-3: a synchronous get_nowait may take the item put for a woken
 // getter, which then waits again at the back.
 func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](0)
 		getter := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				log.add("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, syncErr(err))
 				return err
 			})
 		}
@@ -106,19 +106,19 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = q.PutNowait(1) // wakes A...
 		v, _ := q.GetNowait()
-		log.add("main took %d", v) // ...but main takes the item
-		_ = Sleep(tk, 0)           // A finds the queue empty and queues behind B
+		r.log("main took %d", v) // ...but main takes the item
+		_ = Sleep(tk, 0)         // A finds the queue empty and queues behind B
 		_ = q.PutNowait(2)
 		_ = q.PutNowait(3)
-		syncWaitAll(tk, a, b)
+		awaitAll(tk, a, b)
 
 		// Putters mirror it: a woken putter whose slot was refilled waits again.
 		p := NewQueue[int](1)
 		_ = p.PutNowait(10)
 		putter := func(name string, v int) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				err := p.Put(x, v)
-				log.add("%s put %d %s", name, v, syncErr(err))
+				r.log("%s put %d %s", name, v, syncErr(err))
 				return err
 			})
 		}
@@ -128,17 +128,17 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		_ = Sleep(tk, 0)
 		v, _ = p.GetNowait() // wakes C
 		_ = p.PutNowait(20)  // main refills the slot first
-		log.add("main swapped %d for 20", v)
+		r.log("main swapped %d for 20", v)
 		_ = Sleep(tk, 0) // C finds the queue full again and queues behind D
 		for range 3 {
 			v, _ := p.Get(tk)
-			log.add("main got %d", v)
+			r.log("main got %d", v)
 			_ = Sleep(tk, 0)
 		}
-		syncWaitAll(tk, c, d)
+		awaitAll(tk, c, d)
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"main took 1",
 		"B got 2 ok",
 		"A got 3 ok",
@@ -148,18 +148,18 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		"main got 12",
 		"C put 11 ok",
 		"main got 11",
-	}, log)
+	}, &r)
 }
 
 // QUEUE-4: a getter cancelled after being woken passes the wake-up on.
 func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](1)
 		getter := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				log.add("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, syncErr(err))
 				return nil
 			})
 		}
@@ -167,73 +167,73 @@ func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = q.PutNowait(1) // wakes g1
 		g1.Cancel()        // g1 gets CE instead: g2 must get the item
-		syncWaitAll(tk, g1, g2)
+		awaitAll(tk, g1, g2)
 
 		_ = q.PutNowait(2)
 		putter := func(name string, v int) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
-				log.add("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+			return startTask(tk, name, func(x *T) error {
+				r.log("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
 				return nil
 			})
 		}
 		p1, p2 := putter("p1", 3), putter("p2", 4)
 		_ = Sleep(tk, 0)
 		v, _ := q.GetNowait() // wakes p1
-		log.add("main got %d", v)
+		r.log("main got %d", v)
 		p1.Cancel() // p2 must get the slot
-		syncWaitAll(tk, p1, p2)
+		awaitAll(tk, p1, p2)
 		v, _ = q.GetNowait()
-		log.add("main got %d getters=%d putters=%d", v, q.getters.len(), q.putters.len())
+		r.log("main got %d getters=%d putters=%d", v, q.getters.len(), q.putters.len())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"g1 got 0 CE()",
 		"g2 got 1 ok",
 		"main got 2",
 		"p1 put 3: CE()",
 		"p2 put 4: ok",
 		"main got 4 getters=0 putters=0",
-	}, log)
+	}, &r)
 }
 
 func TestQUEUE5_TaskDoneAndJoin(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[string](0)
 		err := q.TaskDone()
-		log.add("task_done on fresh queue: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
-		log.add("join with nothing unfinished: %s", syncErr(q.Join(tk)))
+		r.log("task_done on fresh queue: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+		r.log("join with nothing unfinished: %s", syncErr(q.Join(tk)))
 		_ = q.PutNowait("a")
 		_ = q.PutNowait("b")
-		joiner := syncSpawn(tk, "joiner", func(x *T) error {
+		joiner := startTask(tk, "joiner", func(x *T) error {
 			err := q.Join(x)
-			log.add("joined at %v: %s", x.Loop().Time(), syncErr(err))
+			r.log("joined at %v: %s", x.Loop().Time(), syncErr(err))
 			return err
 		})
-		worker := syncSpawn(tk, "worker", func(x *T) error {
+		worker := startTask(tk, "worker", func(x *T) error {
 			for range 2 {
 				item, err := q.Get(x)
 				if err != nil {
 					return err
 				}
 				_ = Sleep(x, 1e9) // one virtual second of work per item
-				log.add("done %s", item)
+				r.log("done %s", item)
 				_ = q.TaskDone()
 			}
 			return nil
 		})
-		syncWaitAll(tk, worker, joiner)
-		log.add("extra task_done: %s", syncErr(q.TaskDone()))
+		awaitAll(tk, worker, joiner)
+		r.log("extra task_done: %s", syncErr(q.TaskDone()))
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"task_done on fresh queue: ValueError: task_done() called too many times is ErrValue=true",
 		"join with nothing unfinished: ok",
 		"done a",
 		"done b",
 		"joined at 2s: ok",
 		"extra task_done: ValueError: task_done() called too many times",
-	}, log)
+	}, &r)
 }
 
 func TestQUEUE6_PriorityAndLifoOrder(t *testing.T) {
@@ -259,38 +259,38 @@ func TestQUEUE6_PriorityAndLifoOrder(t *testing.T) {
 }
 
 func TestQUEUE7_Shutdown(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](1)
 		_ = q.PutNowait(1)
-		putter := syncSpawn(tk, "putter", func(x *T) error {
-			log.add("blocked put: %s", syncErr(q.Put(x, 2)))
+		putter := startTask(tk, "putter", func(x *T) error {
+			r.log("blocked put: %s", syncErr(q.Put(x, 2)))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		q.Shutdown(false)
 		err := q.PutNowait(3)
-		log.add("put_nowait after shutdown: %s is ErrQueueShutDown=%v", syncErr(err), errors.Is(err, ErrQueueShutDown))
-		log.add("put after shutdown: %s", syncErr(q.Put(tk, 4)))
-		syncWaitAll(tk, putter)
+		r.log("put_nowait after shutdown: %s is ErrQueueShutDown=%v", syncErr(err), errors.Is(err, ErrQueueShutDown))
+		r.log("put after shutdown: %s", syncErr(q.Put(tk, 4)))
+		awaitAll(tk, putter)
 		v, err := q.Get(tk) // items left are still delivered
-		log.add("get: %d %s", v, syncErr(err))
+		r.log("get: %d %s", v, syncErr(err))
 		_, err = q.Get(tk)
-		log.add("get when empty: %s", syncErr(err))
+		r.log("get when empty: %s", syncErr(err))
 		_, err = q.GetNowait()
-		log.add("get_nowait when empty: %s", syncErr(err))
-		log.add("task_done: %s, join: %s", syncErr(q.TaskDone()), syncErr(q.Join(tk)))
+		r.log("get_nowait when empty: %s", syncErr(err))
+		r.log("task_done: %s, join: %s", syncErr(q.TaskDone()), syncErr(q.Join(tk)))
 
 		// Blocked getters are woken and fail.
 		g := NewQueue[int](0)
-		getter := syncSpawn(tk, "getter", func(x *T) error {
+		getter := startTask(tk, "getter", func(x *T) error {
 			_, err := g.Get(x)
-			log.add("blocked get: %s", syncErr(err))
+			r.log("blocked get: %s", syncErr(err))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		g.Shutdown(false)
-		syncWaitAll(tk, getter)
+		awaitAll(tk, getter)
 
 		// immediate: items are dropped and counted done; join is released.
 		im := NewQueue[int](0)
@@ -298,21 +298,21 @@ func TestQUEUE7_Shutdown(t *testing.T) {
 			_ = im.PutNowait(i)
 		}
 		_, _ = im.GetNowait() // one fetched and still unfinished
-		joiner := syncSpawn(tk, "joiner", func(x *T) error {
-			log.add("join: %s", syncErr(im.Join(x)))
+		joiner := startTask(tk, "joiner", func(x *T) error {
+			r.log("join: %s", syncErr(im.Join(x)))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		im.Shutdown(true)
-		log.add("immediate: qsize=%d unfinished=%d", im.Len(), im.unfinished)
+		r.log("immediate: qsize=%d unfinished=%d", im.Len(), im.unfinished)
 		_, err = im.GetNowait()
-		log.add("get_nowait: %s", syncErr(err))
+		r.log("get_nowait: %s", syncErr(err))
 		_ = im.TaskDone() // the fetched item
-		syncWaitAll(tk, joiner)
-		log.add("task_done again: %s", syncErr(im.TaskDone()))
+		awaitAll(tk, joiner)
+		r.log("task_done again: %s", syncErr(im.TaskDone()))
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"put_nowait after shutdown: QueueShutDown is ErrQueueShutDown=true",
 		"put after shutdown: QueueShutDown",
 		"blocked put: QueueShutDown",
@@ -325,7 +325,7 @@ func TestQUEUE7_Shutdown(t *testing.T) {
 		"get_nowait: QueueShutDown",
 		"join: ok",
 		"task_done again: ValueError: task_done() called too many times",
-	}, log)
+	}, &r)
 }
 
 // A queue's String() follows asyncio's __repr__ (queues.py: `<Queue at

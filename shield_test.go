@@ -22,7 +22,7 @@ func TestSHIELD1_DoneReturnsInner(t *testing.T) {
 
 // SHIELD-2: the inner outcome is copied; inner cancelled -> outer cancelled.
 func TestSHIELD2_CopiesOutcome(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		ok := CreateTask(tk, sleeper(r, "ok", time.Second, 3))
 		v, err := Shield[int](ok).Await(tk)
 		r.log("ok: %v %v", v, err)
@@ -41,17 +41,17 @@ func TestSHIELD2_CopiesOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s ok start", "1s ok done", "1s ok: 3 <nil>",
 		"1s bad start", "2s bad fails", "2s bad: boom",
 		"2s victim start", "3s victim: asyncio: cancelled: x", "3s victim: asyncio: cancelled outer cancelled=true",
-	})
+	}, r)
 }
 
 // SHIELD-3: cancelling the outer (directly or through the awaiting task)
 // leaves the inner running.
 func TestSHIELD3_OuterCancelLeavesInner(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		inner := CreateTask(tk, sleeper(r, "inner", 2*time.Second, 7))
 		outer := Shield[int](inner)
 		r.log("outer.Cancel=%v", outer.Cancel())
@@ -70,13 +70,13 @@ func TestSHIELD3_OuterCancelLeavesInner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s outer.Cancel=true",
 		"0s inner start",
 		"1s w: 0 asyncio: cancelled",
 		"2s inner done",
 		"2s inner: 7 <nil> cancelled=false",
-	})
+	}, r)
 }
 
 // SHIELD-4 (3.13): when the outer finishes first the copying callback is

@@ -16,7 +16,7 @@ func names(aws []Awaitable, byAw map[Awaitable]string) []string {
 
 // WAIT-1: argument errors.
 func TestWAIT1_ArgumentErrors(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		_, _, err := Wait(tk, nil, Never, AllCompleted)
 		var ve *ValueError
 		errors.As(err, &ve)
@@ -29,15 +29,15 @@ func TestWAIT1_ArgumentErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		`0s "Set of Tasks/Futures is empty." is=true`,
 		`0s "Invalid return_when value: ReturnWhen(7)"`,
-	})
+	}, r)
 }
 
 // WAIT-2, WAIT-3: de-duplication and the three return conditions.
 func TestWAIT3_ReturnWhen(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		for _, when := range []ReturnWhen{FirstCompleted, FirstException, AllCompleted} {
 			c := CreateTask(tk, sleeper(r, "c", time.Second, 0))
 			x := CreateTask(tk, func(ctk *T) (int, error) { return 0, Sleep(ctk, time.Hour) })
@@ -54,7 +54,7 @@ func TestWAIT3_ReturnWhen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s c start", "0s f start", "0s s start",
 		"1s c done",
 		"1s FIRST_COMPLETED: done=[c] pending=[s x f] err=<nil>",
@@ -70,12 +70,12 @@ func TestWAIT3_ReturnWhen(t *testing.T) {
 		"11s f fails",
 		"12s s done",
 		"12s ALL_COMPLETED: done=[s c x f] pending=[] err=<nil>",
-	})
+	}, r)
 }
 
 // WAIT-4: on timeout the split is returned, nothing raised or cancelled.
 func TestWAIT4_Timeout(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		a := CreateTask(tk, sleeper(r, "a", time.Second, 0))
 		b := CreateTask(tk, sleeper(r, "b", time.Hour, 0))
 		done, pending, err := Wait(tk, []Awaitable{a, b}, 2*time.Second, AllCompleted)
@@ -87,17 +87,17 @@ func TestWAIT4_Timeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s a start", "0s b start", "1s a done",
 		"2s done=1 pending=1 err=<nil> b cancelled=0",
 		"2s b: asyncio: cancelled",
-	})
+	}, r)
 }
 
 // WAIT-5: Wait always suspends (2 iterations for done futures), computes
 // the split on wake-up, and its cancellation leaves the futures alone.
 func TestWAIT5_SuspendsAndSplitsOnWake(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		l := tk.Loop()
 		n := 0
 		var tick func()
@@ -132,17 +132,17 @@ func TestWAIT5_SuspendsAndSplitsOnWake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s iterations=2",
 		"1s first completed: 2 done",
 		"2s w: asyncio: cancelled c cancelled=false",
-	})
+	}, r)
 }
 
 // ASC-1: inputs are watched and the timer started when AsCompleted is
 // called, not when iteration starts; duplicates are dropped.
 func TestASC1_StartsAtCall(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		a := CreateTask(tk, sleeper(r, "a", 500*time.Millisecond, 1))
 		b := CreateTask(tk, sleeper(r, "b", time.Hour, 2))
 		seq := AsCompleted(tk, []Awaitable{a, b, a}, 1500*time.Millisecond)
@@ -163,19 +163,19 @@ func TestASC1_StartsAtCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s a start", "0s b start",
 		"500ms a done",
 		"1s got a=true err=<nil>",
 		"1.5s got a=false err=TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=<nil>",
 		"1.5s b cancelled=false",
 		"1.5s b: asyncio: cancelled",
-	})
+	}, r)
 }
 
 // ASC-2: the original awaitables in completion order.
 func TestASC2_CompletionOrder(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		a := CreateTask(tk, sleeper(r, "a", 3*time.Second, 1))
 		b := CreateTask(tk, sleeper(r, "b", time.Second, 2))
 		c := CreateTask(tk, failer(r, "c", 2*time.Second, errBoom))
@@ -188,18 +188,18 @@ func TestASC2_CompletionOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s a start", "0s b start", "0s c start",
 		"1s b done", "1s 2 <nil> (<nil>)",
 		"2s c fails", "2s 0 boom (<nil>)",
 		"3s a done", "3s 1 <nil> (<nil>)",
-	})
+	}, r)
 }
 
 // ASC-4: exactly one item per distinct input; breaking out early is fine;
 // a cancellation of the iterating task ends the sequence with it.
 func TestASC4_CountsAndCancellation(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		fs := []Awaitable{fut2(tk, "x"), fut2(tk, "y")}
 		fs = append(fs, fs[0])
 		n := 0
@@ -227,9 +227,9 @@ func TestASC4_CountsAndCancellation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s items=2",
 		"1s w got asyncio: cancelled",
 		"1s p cancelled=false",
-	})
+	}, r)
 }
