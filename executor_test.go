@@ -50,9 +50,9 @@ func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
 		pan := RunInExecutor(l, func(context.Context) (int, error) { panic("kaboom") })
 		r.log("pending right after submit: %v", !ok.Done())
 		v, err := ok.Await(tk)
-		r.log("ok: %d %s", v, syncErr(err))
+		r.log("ok: %d %s", v, describe(err))
 		_, err = bad.Await(tk)
-		r.log("bad: %s", syncErr(err))
+		r.log("bad: %s", describe(err))
 		_, err = pan.Await(tk)
 		var pe *PanicError
 		r.log("panic: %v value=%v", errors.As(err, &pe), pe.Value)
@@ -61,8 +61,8 @@ func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
 	})
 	checkEvents(t, []string{
 		"pending right after submit: true",
-		"ok: 42 ok",
-		"bad: boom",
+		"ok: 42 <nil>",
+		`bad: *errors.errorString("boom")`,
 		"panic: true value=kaboom",
 		"virtual time=0s external=0",
 	}, &r)
@@ -170,7 +170,7 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 		second.Cancel()
 		first.Cancel() // its done callback cancels ctx
 		_, err := first.Await(tk)
-		r.log("first awaited: %s", syncErr(err))
+		r.log("first awaited: %s", describe(err))
 		// Runs once main is suspended in ShutdownDefaultExecutor.
 		releaser := startTask(tk, "releaser", func(*T) error {
 			r.log("releasing first")
@@ -178,9 +178,9 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 			return nil
 		})
 		err = ShutdownDefaultExecutor(tk)
-		r.log("shutdown: %s, external=%d", syncErr(err), l.external.Load())
+		r.log("shutdown: %s, external=%d", describe(err), l.external.Load())
 		_, err = RunInExecutor(l, func(context.Context) (int, error) { return 3, nil }).Await(tk)
-		r.log("after shutdown: %s", syncErr(err))
+		r.log("after shutdown: %s", describe(err))
 		return tk.Await(releaser)
 	})
 	// The worker logs "first: ctx canceled" concurrently with the loop's
@@ -198,11 +198,11 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 		got = append(got, line)
 	}
 	checkEvents(t, []string{
-		"first awaited: CE()",
+		`first awaited: CancelledError("")`,
 		"releasing first",
 		"first returns",
-		"shutdown: ok, external=0",
-		"after shutdown: RuntimeError: Executor shutdown has been called",
+		"shutdown: <nil>, external=0",
+		`after shutdown: RuntimeError("Executor shutdown has been called")`,
 	}, &eventLog{events: got})
 
 	l := NewTestLoop()
@@ -260,7 +260,7 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 				close(fnDone)
 				return 0, nil
 			})
-			r.log("task: %s", syncErr(err))
+			r.log("task: %s", describe(err))
 			return err
 		})
 		// Wait (off the loop) until fn runs.
@@ -273,7 +273,7 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 		return nil
 	})
 	checkEvents(t, []string{
-		"task: CE(stop)",
+		`task: CancelledError("stop")`,
 		"task done, cancelled=true",
 		"fn: context canceled",
 	}, &r)

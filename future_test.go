@@ -352,8 +352,8 @@ func TestFUT7_CancelledErrorStoredAsException(t *testing.T) {
 	var r eventLog
 	f := NewFuture[int](l)
 	r.log("SetException(CE): %v", f.SetException(&CancelledError{Msg: "as value"}))
-	r.log("%s err=%s", state(f), ceMsg(f.Err()))
-	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CE("as value")`}, &r)
+	r.log("%s err=%s", state(f), describe(f.Err()))
+	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CancelledError("as value")`}, &r)
 }
 
 // Future's repr in each state (asyncio's `<Future pending>`,

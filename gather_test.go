@@ -100,12 +100,12 @@ func TestGATHER4_Outcomes(t *testing.T) {
 		for i, o := range out {
 			var ce *CancelledError
 			if errors.As(o.Err, &ce) {
-				r.log("%d: CE(%q)", i, ce.Msg)
+				r.log("%d: %s", i, describe(o.Err))
 			} else {
 				r.log("%d: %v %v", i, o.Value, o.Err)
 			}
 		}
-		mixed, err := GatherAny(tk, ok, Shield[int](ok), fut2(tk, "s")).Await(tk)
+		mixed, err := GatherAny(tk, ok, Shield[int](ok), doneFuture(tk, "s")).Await(tk)
 		r.log("any: %v %v", mixed, err)
 		mo, err := GatherAnyOutcomes(tk, bad, ok).Await(tk)
 		r.log("any outcomes: %v %v", mo, err)
@@ -122,8 +122,8 @@ func TestGATHER4_Outcomes(t *testing.T) {
 		"2s err=<nil>",
 		"2s 0: 1 <nil>",
 		"2s 1: 0 boom",
-		`2s 2: CE("")`,
-		`2s 3: CE("fmsg")`,
+		`2s 2: CancelledError("")`,
+		`2s 3: CancelledError("fmsg")`,
 		"2s any: [1 1 s] <nil>",
 		"2s any outcomes: [{<nil> boom} {1 <nil>}] <nil>",
 	}, r)

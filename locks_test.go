@@ -14,25 +14,25 @@ func TestLOCK1_NoOwnerAndReleaseUnlocked(t *testing.T) {
 	var r eventLog
 	runVirtual(t, func(tk *T) error {
 		lk := NewLock()
-		r.log("release unlocked: %s", syncErr(lk.Release()))
-		r.log("acquire: %s locked=%v", syncErr(lk.Acquire(tk)), lk.Locked())
+		r.log("release unlocked: %s", describe(lk.Release()))
+		r.log("acquire: %s locked=%v", describe(lk.Acquire(tk)), lk.Locked())
 		// Another task may release a lock it never acquired.
 		other := startTask(tk, "other", func(c *T) error {
-			r.log("other release: %s", syncErr(lk.Release()))
+			r.log("other release: %s", describe(lk.Release()))
 			return nil
 		})
 		awaitAll(tk, other)
 		r.log("locked=%v", lk.Locked())
 		err := lk.Release()
-		r.log("second release: %s is ErrRuntime=%v", syncErr(err), errors.Is(err, ErrRuntime))
+		r.log("second release: %s is ErrRuntime=%v", describe(err), errors.Is(err, ErrRuntime))
 		return nil
 	})
 	checkEvents(t, []string{
-		"release unlocked: RuntimeError: Lock is not acquired.",
-		"acquire: ok locked=true",
-		"other release: ok",
+		`release unlocked: RuntimeError("Lock is not acquired.")`,
+		"acquire: <nil> locked=true",
+		"other release: <nil>",
 		"locked=false",
-		"second release: RuntimeError: Lock is not acquired. is ErrRuntime=true",
+		`second release: RuntimeError("Lock is not acquired.") is ErrRuntime=true`,
 	}, &r)
 }
 
@@ -44,7 +44,7 @@ func TestLOCK2_AcquireWithoutSuspending(t *testing.T) {
 		_ = lk.Acquire(tk) // unlocked, no waiters: no suspension, bg has not run
 		r.log("main acquired")
 		waiter := startTask(tk, "waiter", func(c *T) error {
-			r.log("waiter: %s", syncErr(lk.Acquire(c)))
+			r.log("waiter: %s", describe(lk.Acquire(c)))
 			return nil
 		})
 		_ = Sleep(tk, 0) // bg runs, waiter queues
@@ -60,7 +60,7 @@ func TestLOCK2_AcquireWithoutSuspending(t *testing.T) {
 		"main acquired",
 		"bg runs",
 		"main re-acquired locked=true",
-		"waiter: CE(stop)",
+		`waiter: CancelledError("stop")`,
 	}, &r)
 }
 
@@ -108,7 +108,7 @@ func TestLOCK4_WokenWaiterCancelledPassesLockOn(t *testing.T) {
 		mk := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(c *T) error {
 				err := lk.Acquire(c)
-				r.log("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				if err == nil {
 					return lk.Release()
 				}
@@ -133,11 +133,11 @@ func TestLOCK4_WokenWaiterCancelledPassesLockOn(t *testing.T) {
 		return nil
 	})
 	checkEvents(t, []string{
-		"A: CE()",
-		"B: ok",
+		`A: CancelledError("")`,
+		"B: <nil>",
 		"locked=false waiters=0",
-		"C: CE()",
-		"D: ok",
+		`C: CancelledError("")`,
+		"D: <nil>",
 	}, &r)
 }
 
@@ -154,10 +154,10 @@ func TestLOCK_BoundToDifferentLoop(t *testing.T) {
 	runVirtual(t, func(tk *T) error {
 		// Locked by the first run: this acquire must wait, on another loop.
 		err := lk.Acquire(tk)
-		got = syncErr(err)
+		got = describe(err)
 		return nil
 	})
-	if !strings.HasPrefix(got, "RuntimeError: <asyncio.locks.Lock object at 0x") || !strings.HasSuffix(got, "[locked]> is bound to a different event loop") {
+	if !strings.HasPrefix(got, `RuntimeError("<asyncio.locks.Lock object at 0x`) || !strings.HasSuffix(got, `[locked]> is bound to a different event loop")`) {
 		t.Errorf("got %q", got)
 	}
 }
@@ -169,7 +169,7 @@ func TestEVENT1_SetWakesAllClearDoesNotUnwake(t *testing.T) {
 		mk := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(c *T) error {
 				err := ev.Wait(c)
-				r.log("%s: %s set=%v", name, syncErr(err), ev.IsSet())
+				r.log("%s: %s set=%v", name, describe(err), ev.IsSet())
 				return nil
 			})
 		}
@@ -184,16 +184,16 @@ func TestEVENT1_SetWakesAllClearDoesNotUnwake(t *testing.T) {
 		awaitAll(tk, a, b, c)
 		ev.Set()
 		bg := startTask(tk, "bg", func(*T) error { r.log("bg"); return nil })
-		r.log("main wait on set event: %s", syncErr(ev.Wait(tk))) // no suspension
+		r.log("main wait on set event: %s", describe(ev.Wait(tk))) // no suspension
 		awaitAll(tk, bg)
 		return nil
 	})
 	checkEvents(t, []string{
-		"C: CE(bye) set=false",
+		`C: CancelledError("bye") set=false`,
 		"waiters=2",
-		"A: ok set=false",
-		"B: ok set=false",
-		"main wait on set event: ok",
+		"A: <nil> set=false",
+		"B: <nil> set=false",
+		"main wait on set event: <nil>",
 		"bg",
 	}, &r)
 }
@@ -202,25 +202,25 @@ func TestCOND1_LockSharingAndUnacquiredErrors(t *testing.T) {
 	var r eventLog
 	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
-		r.log("wait: %s", syncErr(c.Wait(tk)))
-		r.log("notify: %s", syncErr(c.Notify(1)))
-		r.log("notify_all: %s", syncErr(c.NotifyAll()))
+		r.log("wait: %s", describe(c.Wait(tk)))
+		r.log("notify: %s", describe(c.Notify(1)))
+		r.log("notify_all: %s", describe(c.NotifyAll()))
 		lk := NewLock()
 		c2 := NewCondition(lk)
 		_ = c2.Acquire(tk)
 		r.log("shared lock locked=%v", lk.Locked())
-		r.log("notify locked: %s", syncErr(c2.Notify(1)))
+		r.log("notify locked: %s", describe(c2.Notify(1)))
 		_ = lk.Release()
-		r.log("cond locked=%v release: %s", c2.Locked(), syncErr(c2.Release()))
+		r.log("cond locked=%v release: %s", c2.Locked(), describe(c2.Release()))
 		return nil
 	})
 	checkEvents(t, []string{
-		"wait: RuntimeError: cannot wait on un-acquired lock",
-		"notify: RuntimeError: cannot notify on un-acquired lock",
-		"notify_all: RuntimeError: cannot notify on un-acquired lock",
+		`wait: RuntimeError("cannot wait on un-acquired lock")`,
+		`notify: RuntimeError("cannot notify on un-acquired lock")`,
+		`notify_all: RuntimeError("cannot notify on un-acquired lock")`,
 		"shared lock locked=true",
-		"notify locked: ok",
-		"cond locked=false release: RuntimeError: Lock is not acquired.",
+		"notify locked: <nil>",
+		`cond locked=false release: RuntimeError("Lock is not acquired.")`,
 	}, &r)
 }
 
@@ -231,7 +231,7 @@ func TestCOND2_WaitReleasesAndReacquires(t *testing.T) {
 		a := startTask(tk, "A", func(x *T) error {
 			_ = c.Acquire(x)
 			err := c.Wait(x)
-			r.log("A woke: %s locked=%v", syncErr(err), c.Locked())
+			r.log("A woke: %s locked=%v", describe(err), c.Locked())
 			return c.Release()
 		})
 		_ = Sleep(tk, 0)
@@ -247,7 +247,7 @@ func TestCOND2_WaitReleasesAndReacquires(t *testing.T) {
 	checkEvents(t, []string{
 		"A waiting, locked=false",
 		"main releases",
-		"A woke: ok locked=true",
+		"A woke: <nil> locked=true",
 	}, &r)
 }
 
@@ -260,7 +260,7 @@ func TestCOND2_CancelledWaitReacquiresAndKeepsLastCE(t *testing.T) {
 		a := startTask(tk, "A", func(x *T) error {
 			_ = c.Acquire(x)
 			err := c.Wait(x)
-			r.log("A: %s locked=%v", syncErr(err), c.Locked())
+			r.log("A: %s locked=%v", describe(err), c.Locked())
 			_ = c.Release()
 			return err
 		})
@@ -278,7 +278,7 @@ func TestCOND2_CancelledWaitReacquiresAndKeepsLastCE(t *testing.T) {
 	})
 	checkEvents(t, []string{
 		"main releases",
-		"A: CE(second) locked=true",
+		`A: CancelledError("second") locked=true`,
 		"A cancelled=true cancelling=2",
 	}, &r)
 }
@@ -293,7 +293,7 @@ func TestCOND2_NotifiedThenCancelledPassesNotification(t *testing.T) {
 			return startTask(tk, name, func(x *T) error {
 				_ = c.Acquire(x)
 				err := c.Wait(x)
-				r.log("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				return c.Release()
 			})
 		}
@@ -306,7 +306,7 @@ func TestCOND2_NotifiedThenCancelledPassesNotification(t *testing.T) {
 		awaitAll(tk, a, b)
 		return nil
 	})
-	checkEvents(t, []string{"A: CE()", "B: ok"}, &r)
+	checkEvents(t, []string{`A: CancelledError("")`, "B: <nil>"}, &r)
 }
 
 func TestCOND3_NotifyNInFIFOOrder(t *testing.T) {
@@ -318,7 +318,7 @@ func TestCOND3_NotifyNInFIFOOrder(t *testing.T) {
 			tasks = append(tasks, startTask(tk, name, func(x *T) error {
 				_ = c.Acquire(x)
 				err := c.Wait(x)
-				r.log("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				return c.Release()
 			}))
 		}
@@ -336,7 +336,7 @@ func TestCOND3_NotifyNInFIFOOrder(t *testing.T) {
 		awaitAll(tk, tasks...)
 		return nil
 	})
-	checkEvents(t, []string{"A: ok", "B: ok", "waiters=2", "C: ok", "D: ok"}, &r)
+	checkEvents(t, []string{"A: <nil>", "B: <nil>", "waiters=2", "C: <nil>", "D: <nil>"}, &r)
 }
 
 func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
@@ -348,7 +348,7 @@ func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
 		w := startTask(tk, "W", func(x *T) error {
 			_ = c.Acquire(x)
 			err := c.WaitFor(x, pred)
-			r.log("W: %s", syncErr(err))
+			r.log("W: %s", describe(err))
 			return c.Release()
 		})
 		_ = Sleep(tk, 0)
@@ -362,21 +362,21 @@ func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
 		}
 		awaitAll(tk, w)
 		_ = c.Acquire(tk)
-		r.log("true at once: %s", syncErr(c.WaitFor(tk, pred)))
+		r.log("true at once: %s", describe(c.WaitFor(tk, pred)))
 		return c.Release()
 	})
 	checkEvents(t, []string{
-		"pred n=0", "pred n=1", "pred n=2", "W: ok",
-		"pred n=2", "true at once: ok",
+		"pred n=0", "pred n=1", "pred n=2", "W: <nil>",
+		"pred n=2", "true at once: <nil>",
 	}, &r)
 }
 
 func TestSEM1_NegativeValueAndLocked(t *testing.T) {
 	var r eventLog
 	err, _ := mustPanic(t, "NewSemaphore(-1)", func() { NewSemaphore(-1) }).(error)
-	r.log("Semaphore(-1): %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+	r.log("Semaphore(-1): %s is ErrValue=%v", describe(err), errors.Is(err, ErrValue))
 	err, _ = mustPanic(t, "NewBoundedSemaphore(-1)", func() { NewBoundedSemaphore(-1) }).(error)
-	r.log("BoundedSemaphore(-1): %s", syncErr(err))
+	r.log("BoundedSemaphore(-1): %s", describe(err))
 	runVirtual(t, func(tk *T) error {
 		s := NewSemaphore(1)
 		r.log("value 1 locked=%v", s.Locked())
@@ -384,7 +384,7 @@ func TestSEM1_NegativeValueAndLocked(t *testing.T) {
 		r.log("value 0 locked=%v", s.Locked())
 		b := startTask(tk, "B", func(x *T) error {
 			err := s.Acquire(x)
-			r.log("B: %s", syncErr(err))
+			r.log("B: %s", describe(err))
 			return err
 		})
 		_ = Sleep(tk, 0)
@@ -396,12 +396,12 @@ func TestSEM1_NegativeValueAndLocked(t *testing.T) {
 		return nil
 	})
 	checkEvents(t, []string{
-		"Semaphore(-1): ValueError: Semaphore initial value must be >= 0 is ErrValue=true",
-		"BoundedSemaphore(-1): ValueError: Semaphore initial value must be >= 0",
+		`Semaphore(-1): ValueError("Semaphore initial value must be >= 0") is ErrValue=true`,
+		`BoundedSemaphore(-1): ValueError("Semaphore initial value must be >= 0")`,
 		"value 1 locked=false",
 		"value 0 locked=true",
 		"value 1 with B woken but not run: locked=true",
-		"B: ok",
+		"B: <nil>",
 		"after B ran: value 1 locked=false",
 	}, &r)
 }
@@ -414,7 +414,7 @@ func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
 		mk := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
 				err := s.Acquire(x)
-				r.log("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				if err != nil {
 					return err
 				}
@@ -430,7 +430,7 @@ func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
 		r.log("value=%d", s.value)
 		return nil
 	})
-	checkEvents(t, []string{"A: CE()", "B: ok", "C: ok", "value=1"}, &r)
+	checkEvents(t, []string{`A: CancelledError("")`, "B: <nil>", "C: <nil>", "value=1"}, &r)
 }
 
 // SEM-2 (3.12+): after any acquire, more waiters are woken while value > 0.
@@ -440,7 +440,7 @@ func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
 		s := NewSemaphore(0)
 		b := startTask(tk, "B", func(x *T) error {
 			err := s.Acquire(x)
-			r.log("B: %s", syncErr(err))
+			r.log("B: %s", describe(err))
 			return err
 		})
 		_ = Sleep(tk, 0)
@@ -449,12 +449,12 @@ func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
 		// Main must queue: B is woken but has not run (no barging). Nobody
 		// releases again: B's acquire wakes main on its way out.
 		err := s.Acquire(tk)
-		r.log("main: %s", syncErr(err))
+		r.log("main: %s", describe(err))
 		awaitAll(tk, b)
 		r.log("value=%d", s.value)
 		return nil
 	})
-	checkEvents(t, []string{"B: ok", "main: ok", "value=0"}, &r)
+	checkEvents(t, []string{"B: <nil>", "main: <nil>", "value=0"}, &r)
 }
 
 func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
@@ -471,60 +471,60 @@ func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
 
 		bs := NewBoundedSemaphore(1)
 		err := bs.Release()
-		r.log("bounded release at initial: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+		r.log("bounded release at initial: %s is ErrValue=%v", describe(err), errors.Is(err, ErrValue))
 		_ = bs.Acquire(tk)
 		r.log("locked=%v", bs.Locked())
-		r.log("release after acquire: %s", syncErr(bs.Release()))
-		r.log("second release: %s", syncErr(bs.Release()))
+		r.log("release after acquire: %s", describe(bs.Release()))
+		r.log("second release: %s", describe(bs.Release()))
 		return nil
 	})
 	checkEvents(t, []string{
 		"plain value=3",
 		"three acquires, locked=true",
-		"bounded release at initial: ValueError: BoundedSemaphore released too many times is ErrValue=true",
+		`bounded release at initial: ValueError("BoundedSemaphore released too many times") is ErrValue=true`,
 		"locked=true",
-		"release after acquire: ok",
-		"second release: ValueError: BoundedSemaphore released too many times",
+		"release after acquire: <nil>",
+		`second release: ValueError("BoundedSemaphore released too many times")`,
 	}, &r)
 }
 
 func TestBAR1_IndicesAndDraining(t *testing.T) {
 	var r eventLog
 	err, _ := mustPanic(t, "NewBarrier(0)", func() { NewBarrier(0) }).(error)
-	r.log("Barrier(0): %s", syncErr(err))
+	r.log("Barrier(0): %s", describe(err))
 	runVirtual(t, func(tk *T) error {
 		b := NewBarrier(2)
 		r.log("parties=%d", b.Parties())
 		a := startTask(tk, "A", func(x *T) error {
 			i, err := b.Wait(x)
-			r.log("A: index %d %s", i, syncErr(err))
+			r.log("A: index %d %s", i, describe(err))
 			return err
 		})
 		_ = Sleep(tk, 0)
 		r.log("n_waiting=%d", b.Waiting())
 		i, err := b.Wait(tk) // last arrival: draining, returns without waiting
-		r.log("main: index %d %s, n_waiting while draining=%d", i, syncErr(err), b.Waiting())
+		r.log("main: index %d %s, n_waiting while draining=%d", i, describe(err), b.Waiting())
 		// Arriving again while A has not left: blocked until A leaves and the
 		// barrier fills again; D, which starts meanwhile, arrives first.
 		d := startTask(tk, "D", func(x *T) error {
 			i, err := b.Wait(x)
-			r.log("D: index %d %s", i, syncErr(err))
+			r.log("D: index %d %s", i, describe(err))
 			return err
 		})
 		i, err = b.Wait(tk)
-		r.log("main again: index %d %s", i, syncErr(err))
+		r.log("main again: index %d %s", i, describe(err))
 		awaitAll(tk, a, d)
 		r.log("n_waiting=%d broken=%v", b.Waiting(), b.Broken())
 		return nil
 	})
 	checkEvents(t, []string{
-		"Barrier(0): ValueError: parties must be >= 1",
+		`Barrier(0): ValueError("parties must be >= 1")`,
 		"parties=2",
 		"n_waiting=1",
-		"main: index 1 ok, n_waiting while draining=0",
-		"A: index 0 ok",
-		"main again: index 1 ok",
-		"D: index 0 ok",
+		"main: index 1 <nil>, n_waiting while draining=0",
+		"A: index 0 <nil>",
+		"main again: index 1 <nil>",
+		"D: index 0 <nil>",
 		"n_waiting=0 broken=false",
 	}, &r)
 }
@@ -536,7 +536,7 @@ func TestBAR2_AbortAndReset(t *testing.T) {
 		mk := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
 				_, err := b.Wait(x)
-				r.log("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				return nil
 			})
 		}
@@ -555,7 +555,7 @@ func TestBAR2_AbortAndReset(t *testing.T) {
 		awaitAll(tk, c)
 		_, err := b.Wait(tk)
 		r.log("wait on broken: %s is ErrBrokenBarrier=%v ErrRuntime=%v",
-			syncErr(err), errors.Is(err, ErrBrokenBarrier), errors.Is(err, ErrRuntime))
+			describe(err), errors.Is(err, ErrBrokenBarrier), errors.Is(err, ErrRuntime))
 		b.Reset()
 		r.log("reset with nobody inside: %s broken=%v", b.state, b.Broken())
 		return nil
@@ -563,12 +563,12 @@ func TestBAR2_AbortAndReset(t *testing.T) {
 	checkEvents(t, []string{
 		"n_waiting=2",
 		"resetting: n_waiting=0 broken=false",
-		"A1: BrokenBarrierError: Abort or reset of barrier",
-		"A2: BrokenBarrierError: Abort or reset of barrier",
+		`A1: BrokenBarrierError("Abort or reset of barrier")`,
+		`A2: BrokenBarrierError("Abort or reset of barrier")`,
 		"after reset: filling",
 		"aborted: broken=true",
-		"C: BrokenBarrierError: Abort or reset of barrier",
-		"wait on broken: BrokenBarrierError: Barrier aborted is ErrBrokenBarrier=true ErrRuntime=true",
+		`C: BrokenBarrierError("Abort or reset of barrier")`,
+		`wait on broken: BrokenBarrierError("Barrier aborted") is ErrBrokenBarrier=true ErrRuntime=true`,
 		"reset with nobody inside: filling broken=false",
 	}, &r)
 }

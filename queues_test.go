@@ -22,13 +22,13 @@ func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
 
 		q := NewQueue[int](2)
 		_, err := q.GetNowait()
-		r.log("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", syncErr(err), errors.Is(err, ErrQueueEmpty), q.Empty())
+		r.log("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", describe(err), errors.Is(err, ErrQueueEmpty), q.Empty())
 		_ = q.PutNowait(1)
 		_ = q.PutNowait(2)
 		err = q.PutNowait(3)
-		r.log("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
+		r.log("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", describe(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
 		v, err := q.GetNowait()
-		r.log("get_nowait: %d %s", v, syncErr(err))
+		r.log("get_nowait: %d %s", v, describe(err))
 		return nil
 	})
 	checkEvents(t, []string{
@@ -36,7 +36,7 @@ func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
 		"maxsize -1 full=false",
 		"get_nowait empty: QueueEmpty is ErrQueueEmpty=true empty=true",
 		"put_nowait full: QueueFull is ErrQueueFull=true full=true qsize=2",
-		"get_nowait: 1 ok",
+		"get_nowait: 1 <nil>",
 	}, &r)
 }
 
@@ -47,7 +47,7 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		getter := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				r.log("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, describe(err))
 				return nil
 			})
 		}
@@ -62,7 +62,7 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		_ = q.PutNowait(1)
 		putter := func(name string, v int) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
-				r.log("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+				r.log("%s put %d: %s", name, v, describe(q.Put(x, v)))
 				return nil
 			})
 		}
@@ -78,11 +78,11 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 	})
 	checkEvents(t, []string{
 		"getters left=0 unfinished=1",
-		"A got 0 CE()",
-		"B got 7 ok",
+		`A got 0 CancelledError("")`,
+		"B got 7 <nil>",
 		"main got 1",
-		"C put 2: CE()",
-		"D put 3: ok",
+		`C put 2: CancelledError("")`,
+		"D put 3: <nil>",
 		"main got 3 qsize=0",
 	}, &r)
 }
@@ -96,7 +96,7 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		getter := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				r.log("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, describe(err))
 				return err
 			})
 		}
@@ -118,7 +118,7 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		putter := func(name string, v int) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
 				err := p.Put(x, v)
-				r.log("%s put %d %s", name, v, syncErr(err))
+				r.log("%s put %d %s", name, v, describe(err))
 				return err
 			})
 		}
@@ -140,13 +140,13 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 	})
 	checkEvents(t, []string{
 		"main took 1",
-		"B got 2 ok",
-		"A got 3 ok",
+		"B got 2 <nil>",
+		"A got 3 <nil>",
 		"main swapped 10 for 20",
 		"main got 20",
-		"D put 12 ok",
+		"D put 12 <nil>",
 		"main got 12",
-		"C put 11 ok",
+		"C put 11 <nil>",
 		"main got 11",
 	}, &r)
 }
@@ -159,7 +159,7 @@ func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
 		getter := func(name string) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				r.log("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, describe(err))
 				return nil
 			})
 		}
@@ -172,7 +172,7 @@ func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
 		_ = q.PutNowait(2)
 		putter := func(name string, v int) *Task[struct{}] {
 			return startTask(tk, name, func(x *T) error {
-				r.log("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+				r.log("%s put %d: %s", name, v, describe(q.Put(x, v)))
 				return nil
 			})
 		}
@@ -187,11 +187,11 @@ func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
 		return nil
 	})
 	checkEvents(t, []string{
-		"g1 got 0 CE()",
-		"g2 got 1 ok",
+		`g1 got 0 CancelledError("")`,
+		"g2 got 1 <nil>",
 		"main got 2",
-		"p1 put 3: CE()",
-		"p2 put 4: ok",
+		`p1 put 3: CancelledError("")`,
+		"p2 put 4: <nil>",
 		"main got 4 getters=0 putters=0",
 	}, &r)
 }
@@ -201,13 +201,13 @@ func TestQUEUE5_TaskDoneAndJoin(t *testing.T) {
 	runVirtual(t, func(tk *T) error {
 		q := NewQueue[string](0)
 		err := q.TaskDone()
-		r.log("task_done on fresh queue: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
-		r.log("join with nothing unfinished: %s", syncErr(q.Join(tk)))
+		r.log("task_done on fresh queue: %s is ErrValue=%v", describe(err), errors.Is(err, ErrValue))
+		r.log("join with nothing unfinished: %s", describe(q.Join(tk)))
 		_ = q.PutNowait("a")
 		_ = q.PutNowait("b")
 		joiner := startTask(tk, "joiner", func(x *T) error {
 			err := q.Join(x)
-			r.log("joined at %v: %s", x.Loop().Time(), syncErr(err))
+			r.log("joined at %v: %s", x.Loop().Time(), describe(err))
 			return err
 		})
 		worker := startTask(tk, "worker", func(x *T) error {
@@ -223,16 +223,16 @@ func TestQUEUE5_TaskDoneAndJoin(t *testing.T) {
 			return nil
 		})
 		awaitAll(tk, worker, joiner)
-		r.log("extra task_done: %s", syncErr(q.TaskDone()))
+		r.log("extra task_done: %s", describe(q.TaskDone()))
 		return nil
 	})
 	checkEvents(t, []string{
-		"task_done on fresh queue: ValueError: task_done() called too many times is ErrValue=true",
-		"join with nothing unfinished: ok",
+		`task_done on fresh queue: ValueError("task_done() called too many times") is ErrValue=true`,
+		"join with nothing unfinished: <nil>",
 		"done a",
 		"done b",
-		"joined at 2s: ok",
-		"extra task_done: ValueError: task_done() called too many times",
+		"joined at 2s: <nil>",
+		`extra task_done: ValueError("task_done() called too many times")`,
 	}, &r)
 }
 
@@ -264,28 +264,28 @@ func TestQUEUE7_Shutdown(t *testing.T) {
 		q := NewQueue[int](1)
 		_ = q.PutNowait(1)
 		putter := startTask(tk, "putter", func(x *T) error {
-			r.log("blocked put: %s", syncErr(q.Put(x, 2)))
+			r.log("blocked put: %s", describe(q.Put(x, 2)))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		q.Shutdown(false)
 		err := q.PutNowait(3)
-		r.log("put_nowait after shutdown: %s is ErrQueueShutDown=%v", syncErr(err), errors.Is(err, ErrQueueShutDown))
-		r.log("put after shutdown: %s", syncErr(q.Put(tk, 4)))
+		r.log("put_nowait after shutdown: %s is ErrQueueShutDown=%v", describe(err), errors.Is(err, ErrQueueShutDown))
+		r.log("put after shutdown: %s", describe(q.Put(tk, 4)))
 		awaitAll(tk, putter)
 		v, err := q.Get(tk) // items left are still delivered
-		r.log("get: %d %s", v, syncErr(err))
+		r.log("get: %d %s", v, describe(err))
 		_, err = q.Get(tk)
-		r.log("get when empty: %s", syncErr(err))
+		r.log("get when empty: %s", describe(err))
 		_, err = q.GetNowait()
-		r.log("get_nowait when empty: %s", syncErr(err))
-		r.log("task_done: %s, join: %s", syncErr(q.TaskDone()), syncErr(q.Join(tk)))
+		r.log("get_nowait when empty: %s", describe(err))
+		r.log("task_done: %s, join: %s", describe(q.TaskDone()), describe(q.Join(tk)))
 
 		// Blocked getters are woken and fail.
 		g := NewQueue[int](0)
 		getter := startTask(tk, "getter", func(x *T) error {
 			_, err := g.Get(x)
-			r.log("blocked get: %s", syncErr(err))
+			r.log("blocked get: %s", describe(err))
 			return nil
 		})
 		_ = Sleep(tk, 0)
@@ -299,32 +299,32 @@ func TestQUEUE7_Shutdown(t *testing.T) {
 		}
 		_, _ = im.GetNowait() // one fetched and still unfinished
 		joiner := startTask(tk, "joiner", func(x *T) error {
-			r.log("join: %s", syncErr(im.Join(x)))
+			r.log("join: %s", describe(im.Join(x)))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		im.Shutdown(true)
 		r.log("immediate: qsize=%d unfinished=%d", im.Len(), im.unfinished)
 		_, err = im.GetNowait()
-		r.log("get_nowait: %s", syncErr(err))
+		r.log("get_nowait: %s", describe(err))
 		_ = im.TaskDone() // the fetched item
 		awaitAll(tk, joiner)
-		r.log("task_done again: %s", syncErr(im.TaskDone()))
+		r.log("task_done again: %s", describe(im.TaskDone()))
 		return nil
 	})
 	checkEvents(t, []string{
 		"put_nowait after shutdown: QueueShutDown is ErrQueueShutDown=true",
 		"put after shutdown: QueueShutDown",
 		"blocked put: QueueShutDown",
-		"get: 1 ok",
+		"get: 1 <nil>",
 		"get when empty: QueueShutDown",
 		"get_nowait when empty: QueueShutDown",
-		"task_done: ok, join: ok",
+		"task_done: <nil>, join: <nil>",
 		"blocked get: QueueShutDown",
 		"immediate: qsize=0 unfinished=1",
 		"get_nowait: QueueShutDown",
-		"join: ok",
-		"task_done again: ValueError: task_done() called too many times",
+		"join: <nil>",
+		`task_done again: ValueError("task_done() called too many times")`,
 	}, &r)
 }
 

@@ -349,7 +349,7 @@ func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
 	f := NewFuture[int](l)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		_, err := f.Await(t)
-		r.log("task sees %s", ceMsg(err))
+		r.log("task sees %s", describe(err))
 		return 0, err
 	})
 	runOne(t, l)
@@ -358,7 +358,7 @@ func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
 		r.log("task cancel: %v", tk.Cancel("task's")) // the waiter is done: must_cancel
 	})
 	l.RunUntilComplete(tk)
-	checkEvents(t, []string{"task cancel: true", `task sees CE("future's own")`}, &r)
+	checkEvents(t, []string{"task cancel: true", `task sees CancelledError("future's own")`}, &r)
 }
 
 func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
@@ -409,17 +409,17 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 		return nil
 	})
 	want := []string{
-		`pending Exception: *asyncio.InvalidStateError "Exception is not set."`,
-		`pending Err: *asyncio.InvalidStateError "Exception is not set."`,
+		`pending Exception: InvalidStateError("Exception is not set.")`,
+		`pending Err: InvalidStateError("Exception is not set.")`,
 		"removed 1 then 0",
 		"second callback",
-		"Exception: *errors.errorString boom",
-		"Err: *errors.errorString boom",
+		`Exception: *errors.errorString("boom")`,
+		`Err: *errors.errorString("boom")`,
 		// FUT-8: the first retrieval gets the original CE with its
 		// message, later ones a fresh CE without (a task stores none).
-		`cancelled Await: *asyncio.CancelledError "stop"`,
-		`cancelled Exception: *asyncio.CancelledError ""`,
-		`cancelled Err: *asyncio.CancelledError ""`,
+		`cancelled Await: CancelledError("stop")`,
+		`cancelled Exception: CancelledError("")`,
+		`cancelled Err: CancelledError("")`,
 	}
 	if d := cmp.Diff(want, log); d != "" {
 		t.Fatal(d)

@@ -15,14 +15,14 @@ func TestTG1_ParentMustBeCurrentTask(t *testing.T) {
 			r.log("body ran")
 			return nil
 		})
-		r.log("%s", rtMsg(err))
+		r.log("%s", describe(err))
 		_, err = other.Await(tk)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, []string{"0s TaskGroup <TaskGroup> cannot determine the parent task"}, r)
+	checkEvents(t, []string{`0s RuntimeError("TaskGroup <TaskGroup> cannot determine the parent task")`}, r)
 }
 
 // TG-2: Spawn before entry, after exit, while aborting; allowed while exit waits.
@@ -30,7 +30,7 @@ func TestTG2_SpawnStates(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		var zero Group
 		_, err := Spawn(&zero, sleeper(r, "never", 0, 0))
-		r.log("%s", rtMsg(err))
+		r.log("%s", describe(err))
 
 		var saved *Group
 		err = TaskGroup(tk, func(g *Group) error {
@@ -40,25 +40,25 @@ func TestTG2_SpawnStates(t *testing.T) {
 				r.log("body: %v", err)
 			}
 			_, err := Spawn(g, sleeper(r, "late", 0, 0))
-			r.log("%s", rtMsg(err))
+			r.log("%s", describe(err))
 			return nil
 		})
 		r.log("tg: %v", err)
 		_, err = Spawn(saved, sleeper(r, "after", 0, 0))
-		r.log("%s", rtMsg(err))
+		r.log("%s", describe(err))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkEvents(t, []string{
-		"0s TaskGroup <TaskGroup> has not been entered",
+		`0s RuntimeError("TaskGroup <TaskGroup> has not been entered")`,
 		"0s f start",
 		"1s f fails",
 		"1s body: asyncio: cancelled",
-		"1s TaskGroup <TaskGroup errors=1 cancelling> is shutting down",
+		`1s RuntimeError("TaskGroup <TaskGroup errors=1 cancelling> is shutting down")`,
 		"1s tg: unhandled errors in a TaskGroup (1 sub-exception): boom",
-		"1s TaskGroup <TaskGroup cancelling> is finished",
+		`1s RuntimeError("TaskGroup <TaskGroup cancelling> is finished")`,
 	}, r)
 }
 

@@ -114,12 +114,12 @@ func TestTHREAD5_CancelledDestinationIsNotOverwritten(t *testing.T) {
 	cf := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
 		close(entered)
 		err := Sleep(tk, time.Hour)
-		returned <- syncErr(err)
+		returned <- describe(err)
 		return "swallowed", nil
 	})
 	<-entered
 	cf.Cancel()
-	if got := <-returned; got != "CE()" {
+	if got := <-returned; got != `CancelledError("")` {
 		t.Errorf("task saw %s", got)
 	}
 	if _, err := cf.Result(); !IsCancelled(err) || !cf.Cancelled() {

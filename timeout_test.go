@@ -22,7 +22,7 @@ func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
 		err = TimeoutAt(tk, 2*time.Hour, func(s *TimeoutScope) error {
 			return Sleep(tk, 2*time.Hour)
 		})
-		r.log("at: %s", describeTE(err))
+		r.log("at: %s", timeoutTraits(err))
 		return nil
 	})
 	if err != nil {
@@ -32,7 +32,7 @@ func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
 		"500ms when=1.5s",
 		"500ms when=Never:true",
 		"1h0m0.5s never: <nil>",
-		"2h0m0s at: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+		`2h0m0s at: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 	}, r)
 }
 
@@ -83,9 +83,9 @@ func TestTMO3_EnterErrors(t *testing.T) {
 			r.log("body ran")
 			return nil
 		})
-		r.log("%s", rtMsg(err))
+		r.log("%s", describe(err))
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
-			r.log("%s", rtMsg(s.enter(tk)))
+			r.log("%s", describe(s.enter(tk)))
 			return nil
 		})
 		_, err = other.Await(tk)
@@ -95,8 +95,8 @@ func TestTMO3_EnterErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEvents(t, []string{
-		"0s Timeout should be used inside a task",
-		"0s Timeout has already been entered",
+		`0s RuntimeError("Timeout should be used inside a task")`,
+		`0s RuntimeError("Timeout has already been entered")`,
 	}, r)
 }
 
@@ -110,7 +110,7 @@ func TestTMO4_CancelWithoutMessage(t *testing.T) {
 			r.log("inside: %q cancelling=%d", ce.Msg, tk.Cancelling())
 			return err
 		})
-		r.log("%s", describeTE(err))
+		r.log("%s", timeoutTraits(err))
 		return nil
 	})
 	if err != nil {
@@ -118,7 +118,7 @@ func TestTMO4_CancelWithoutMessage(t *testing.T) {
 	}
 	checkEvents(t, []string{
 		`1s inside: "" cancelling=1`,
-		"1s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+		`1s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 	}, r)
 }
 
@@ -137,18 +137,18 @@ func TestTMO5_Reschedule(t *testing.T) {
 			r.log("survived the old deadline")
 			s.Reschedule(0) // in the past: fires in the next iteration
 			err := Sleep(tk, time.Hour)
-			r.log("inside: %s", rtMsg(s.Reschedule(time.Hour)))
+			r.log("inside: %s", describe(s.Reschedule(time.Hour)))
 			return err
 		})
-		r.log("%s", describeTE(err))
-		r.log("%s", rtMsg(saved.Reschedule(time.Hour)))
+		r.log("%s", timeoutTraits(err))
+		r.log("%s", describe(saved.Reschedule(time.Hour)))
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
 			r.log("to Never: %v", s.Reschedule(Never))
 			return Sleep(tk, 2*time.Second)
 		})
-		r.log("%s", rtMsg(saved.Reschedule(time.Hour)))
-		r.log("%s", rtMsg((&TimeoutScope{}).Reschedule(time.Hour)))
+		r.log("%s", describe(saved.Reschedule(time.Hour)))
+		r.log("%s", describe((&TimeoutScope{}).Reschedule(time.Hour)))
 		return nil
 	})
 	if err != nil {
@@ -158,12 +158,12 @@ func TestTMO5_Reschedule(t *testing.T) {
 		"500ms reschedule: <nil>",
 		"500ms when=3s",
 		"2.5s survived the old deadline",
-		"2.5s inside: Cannot change state of expiring Timeout",
-		"2.5s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
-		"2.5s Cannot change state of expired Timeout",
+		`2.5s inside: RuntimeError("Cannot change state of expiring Timeout")`,
+		`2.5s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
+		`2.5s RuntimeError("Cannot change state of expired Timeout")`,
 		"2.5s to Never: <nil>",
-		"4.5s Cannot change state of finished Timeout",
-		"4.5s Timeout has not been entered",
+		`4.5s RuntimeError("Cannot change state of finished Timeout")`,
+		`4.5s RuntimeError("Timeout has not been entered")`,
 	}, r)
 }
 
@@ -224,9 +224,9 @@ func TestTMO8_Scenarios(t *testing.T) {
 		{"a_expiry", func(tk *T, r *eventLog) error {
 			var s0 *TimeoutScope
 			err := Timeout(tk, time.Second, func(s *TimeoutScope) error { s0 = s; return Sleep(tk, time.Hour) })
-			r.log("%s expired=%v cancelling=%d", describeTE(err), s0.Expired(), tk.Cancelling())
+			r.log("%s expired=%v cancelling=%d", timeoutTraits(err), s0.Expired(), tk.Cancelling())
 			return nil
-		}, []string{"1s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled expired=true cancelling=0"}},
+		}, []string{`1s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false expired=true cancelling=0`}},
 		{"b_zero_no_await", func(tk *T, r *eventLog) error {
 			for _, d := range []time.Duration{0, -time.Second} {
 				var s0 *TimeoutScope
@@ -238,21 +238,21 @@ func TestTMO8_Scenarios(t *testing.T) {
 		}, []string{"0s <nil> expired=false <Timeout [finished]>", "0s <nil> expired=false <Timeout [finished]>", "0s sleep: <nil>"}},
 		{"c_zero_sleep0", func(tk *T, r *eventLog) error {
 			err := Timeout(tk, 0, func(*TimeoutScope) error { return Sleep(tk, 0) })
-			r.log("%s", describeTE(err))
+			r.log("%s", timeoutTraits(err))
 			return nil
-		}, []string{"0s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled"}},
+		}, []string{`0s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`}},
 		{"d_inner_first", func(tk *T, r *eventLog) error {
 			var outer0 *TimeoutScope
 			err := Timeout(tk, 2*time.Second, func(outer *TimeoutScope) error {
 				outer0 = outer
 				err := Timeout(tk, time.Second, func(*TimeoutScope) error { return Sleep(tk, time.Hour) })
-				r.log("inner: %s", describeTE(err))
+				r.log("inner: %s", timeoutTraits(err))
 				return nil
 			})
 			r.log("outer: %v expired=%v", err, outer0.Expired())
 			return nil
 		}, []string{
-			"1s inner: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+			`1s inner: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 			"1s outer: <nil> expired=false",
 		}},
 		{"e_outer_first", func(tk *T, r *eventLog) error {
@@ -262,11 +262,11 @@ func TestTMO8_Scenarios(t *testing.T) {
 				r.log("inner: %v expired=%v", err, inner0.Expired())
 				return err
 			})
-			r.log("outer: %s", describeTE(err))
+			r.log("outer: %s", timeoutTraits(err))
 			return nil
 		}, []string{
 			"1s inner: asyncio: cancelled expired=false",
-			"1s outer: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+			`1s outer: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 		}},
 		{"f_same_deadline", func(tk *T, r *eventLog) error {
 			var o, i *TimeoutScope
@@ -281,12 +281,12 @@ func TestTMO8_Scenarios(t *testing.T) {
 				r.log("inner: %v", err)
 				return err
 			})
-			r.log("outer: %s; expired %v %v", describeTE(err), i.Expired(), o.Expired())
+			r.log("outer: %s; expired %v %v", timeoutTraits(err), i.Expired(), o.Expired())
 			return nil
 		}, []string{
 			"1s count=2",
 			"1s inner: asyncio: cancelled",
-			"1s outer: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled; expired true true",
+			`1s outer: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false; expired true true`,
 		}},
 		{"g_external_same_iteration", func(tk *T, r *eventLog) error {
 			w := CreateTask(tk, func(wt *T) (int, error) {
@@ -320,12 +320,12 @@ func TestTMO8_Scenarios(t *testing.T) {
 			err := Sleep(tk, 0)
 			r.log("caught %v count=%d", err, tk.Cancelling())
 			err = Timeout(tk, time.Second, func(*TimeoutScope) error { return Sleep(tk, time.Hour) })
-			r.log("%s count=%d", describeTE(err), tk.Cancelling())
+			r.log("%s count=%d", timeoutTraits(err), tk.Cancelling())
 			tk.Uncancel()
 			return nil
 		}, []string{
 			"0s caught asyncio: cancelled count=1",
-			"1s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled count=1",
+			`1s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false count=1`,
 		}},
 	}
 	for _, sc := range scenarios {
@@ -349,11 +349,11 @@ func TestWAITFOR1_NonPositiveTimeout(t *testing.T) {
 
 		pending := NewFuture[int](tk)
 		_, err = WaitFor[int](tk, -time.Second, pending)
-		r.log("pending: %s; cancelled=%v", describeTE(err), pending.Cancelled())
+		r.log("pending: %s; cancelled=%v", timeoutTraits(err), pending.Cancelled())
 
 		ran := false
 		_, err = WaitForFunc(tk, 0, func(*T) (int, error) { ran = true; return 1, nil })
-		r.log("func: %s; ran=%v", describeTE(err), ran)
+		r.log("func: %s; ran=%v", timeoutTraits(err), ran)
 
 		stubborn := CreateTask(tk, func(ctk *T) (int, error) {
 			Sleep(ctk, time.Hour)
@@ -375,8 +375,8 @@ func TestWAITFOR1_NonPositiveTimeout(t *testing.T) {
 	}
 	checkEvents(t, []string{
 		"0s done: 7 <nil>",
-		"0s pending: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled; cancelled=true",
-		"0s func: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled; ran=false",
+		`0s pending: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false; cancelled=true`,
+		`0s func: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false; ran=false`,
 		"1s swallowed: 42 <nil>",
 		"1h0m1s never: 5 <nil>",
 	}, r)
@@ -407,7 +407,7 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 			return 0, err
 		})
 		_, err := WaitFor[int](tk, time.Second, slow)
-		r.log("task: %s", describeTE(err))
+		r.log("task: %s", timeoutTraits(err))
 
 		swallow := CreateTask(tk, func(ctk *T) (int, error) {
 			Sleep(ctk, time.Hour)
@@ -428,7 +428,7 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 	}
 	checkEvents(t, []string{
 		"1s inner: asyncio: cancelled",
-		"2s task: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+		`2s task: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 		"3s swallow: 9 <nil>",
 		"4s other error: key",
 	}, r)
@@ -481,7 +481,7 @@ func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		inner := CreateTask(tk, sleeper(r, "inner", 2*time.Second, 5))
 		_, err := WaitFor(tk, time.Second, Shield[int](inner))
-		r.log("wait_for: %s", describeTE(err))
+		r.log("wait_for: %s", timeoutTraits(err))
 		v, err := inner.Await(tk)
 		r.log("inner: %v %v", v, err)
 		return nil
@@ -491,7 +491,7 @@ func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
 	}
 	checkEvents(t, []string{
 		"0s inner start",
-		"1s wait_for: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+		`1s wait_for: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 		"2s inner done",
 		"2s inner: 5 <nil>",
 	}, r)

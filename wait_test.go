@@ -152,7 +152,7 @@ func TestASC1_StartsAtCall(t *testing.T) {
 				if err == nil {
 					return "<nil>"
 				}
-				return describeTE(err)
+				return timeoutTraits(err)
 			}())
 		}
 		r.log("b cancelled=%v", b.Cancelling() > 0)
@@ -167,7 +167,7 @@ func TestASC1_StartsAtCall(t *testing.T) {
 		"0s a start", "0s b start",
 		"500ms a done",
 		"1s got a=true err=<nil>",
-		"1.5s got a=false err=TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=<nil>",
+		"1.5s got a=false err=TimeoutError(cause=<nil>) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false",
 		"1.5s b cancelled=false",
 		"1.5s b: asyncio: cancelled",
 	}, r)
@@ -200,7 +200,7 @@ func TestASC2_CompletionOrder(t *testing.T) {
 // a cancellation of the iterating task ends the sequence with it.
 func TestASC4_CountsAndCancellation(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
-		fs := []Awaitable{fut2(tk, "x"), fut2(tk, "y")}
+		fs := []Awaitable{doneFuture(tk, "x"), doneFuture(tk, "y")}
 		fs = append(fs, fs[0])
 		n := 0
 		for range AsCompleted(tk, fs, Never) {
