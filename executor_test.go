@@ -19,17 +19,13 @@ func syncAwaitCtx(ctx context.Context) {
 }
 
 // THREAD-1: a job's completion (CallSoonThreadsafe) wakes a real-clock loop
-// that is blocked with nothing else to do.
+// that is blocked with nothing else to do. The job returns only once the
+// loop is asleep in its poll, so the wake-up is what ends the wait.
 func TestTHREAD1_CompletionWakesBlockedLoop(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		<-started
-		close(release) // the loop is (about to be) blocked in poll by now
-	}()
 	v, err := Run(func(tk *T) (string, error) {
+		l := tk.Loop()
 		return ToThread(tk, func(context.Context) (string, error) {
-			close(started)
-			<-release
+			waitUntilSleeping(l) // no timer and no other work: it blocks for good
 			return "from worker", nil
 		})
 	})
@@ -69,16 +65,16 @@ func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
 }
 
 // Work on the executor takes no virtual time: the clock must not jump to
-// an unrelated timer while a job is in flight.
+// an unrelated timer while a job is in flight. The job returns only once
+// the loop is asleep waiting for it, so the loop has had its chance to
+// jump.
 func TestVirtualTimeWaitsForExecutorWork(t *testing.T) {
 	l := NewTestLoop()
 	defer l.Close()
-	release := make(chan struct{})
 	sleeper := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
 	job := CreateTask(l, func(t *T) (time.Duration, error) {
-		l.CallSoon(func() { close(release) }) // the job may finish once the loop has had a chance to block
 		_, err := ToThread(t, func(ctx context.Context) (int, error) {
-			<-release
+			waitUntilSleeping(l)
 			return 1, nil
 		})
 		return t.Loop().Time(), err
