@@ -217,8 +217,11 @@ func TestCANCEL9_CancelledIffCancellationEndsTheTask(t *testing.T) {
 		v, _ := tk.Result()
 		r.log("cancelled=%v err=%s v=%d", tk.Cancelled(), describe(err), v)
 	}
-	checkEvents(t, []string{`cancelled=true err=CancelledError("own") v=0`, `cancelled=true err=*fmt.wrapError("wrapped: asyncio: cancelled: w") wrapping CancelledError("w") v=0`,
-		"cancelled=false err=<nil> v=9"}, &r)
+	checkEvents(t, []string{
+		`cancelled=true err=CancelledError("own") v=0`,
+		`cancelled=true err=*fmt.wrapError("wrapped: asyncio: cancelled: w") wrapping CancelledError("w") v=0`,
+		"cancelled=false err=<nil> v=9",
+	}, &r)
 	// The first retrieval returns the task's own error, wrapping included.
 	if err := wrapped.Err(); err == nil {
 		t.Error("a cancelled task must keep reporting a cancellation")
