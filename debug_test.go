@@ -1,66 +1,12 @@
 package asyncio
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// slogCapture is a slog.Handler that keeps "LEVEL message key=value ..."
-// lines (stack attributes shortened to "stack=...").
-type slogCapture struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (h *slogCapture) Enabled(context.Context, slog.Level) bool { return true }
-func (h *slogCapture) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *slogCapture) WithGroup(string) slog.Handler            { return h }
-func (h *slogCapture) Handle(_ context.Context, rec slog.Record) error {
-	if strings.Contains(rec.Message, "exception was never retrieved") {
-		// Reports about failed tasks of earlier tests, made whenever the
-		// GC collects them (FUT-10): not this test's business.
-		return nil
-	}
-	s := rec.Level.String() + " " + rec.Message
-	rec.Attrs(func(a slog.Attr) bool {
-		if a.Key == "stack" {
-			s += " stack=..."
-		} else {
-			s += " " + a.Key + "=" + a.Value.String()
-		}
-		return true
-	})
-	h.mu.Lock()
-	h.lines = append(h.lines, s)
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *slogCapture) take() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	lines := h.lines
-	h.lines = nil
-	return lines
-}
-
-// captureSlog routes the default slog logger to a capture until the test
-// ends.
-func captureSlog(t *testing.T) *slogCapture {
-	old := slog.Default()
-	h := &slogCapture{}
-	slog.SetDefault(slog.New(h))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return h
-}
 
 var durationRE = regexp.MustCompile(`took \d+\.\d{3} seconds`)
 
@@ -112,7 +58,7 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 		"WARN Executing <Task finished name='slow'> took N.NNN seconds stack=...",
 		// RunUntilComplete's own done callback (it stops the loop).
 		"WARN Executing github.com/go-asyncio/asyncio.(*Loop).Stop-fm took N.NNN seconds",
-	}, &eventLog{got})
+	}, &eventLog{events: got})
 
 	// Above the threshold only; and nothing at all outside debug mode.
 	l.SetSlowCallbackDuration(time.Hour)
@@ -174,6 +120,73 @@ func TestDEBUG3_ForeignGoroutineCallSoonPanics(t *testing.T) {
 	}, &r)
 }
 
+// DEBUG-3 / THREAD-6: in debug mode, completing a future or cancelling a
+// task from a goroutine that is not running the loop panics (asyncio's
+// debug-mode call_soon raises there), and before anything changes: the
+// future stays pending and can still be completed properly. Outside debug
+// mode it is not checked.
+func TestDEBUG3_ForeignGoroutineCompletingFuturePanics(t *testing.T) {
+	for _, debug := range []bool{true, false} {
+		l := NewLoop(WithVirtualTime())
+		l.SetDebug(debug)
+		fut := NewFuture[int](l)
+		var got []string
+		try := func(name string, call func()) {
+			out := make(chan string)
+			go func() {
+				defer func() { out <- fmt.Sprint(recover()) }()
+				call()
+			}()
+			got = append(got, name+": "+<-out)
+		}
+		waiter := CreateTask(l, func(t *T) (int, error) { return fut.Await(t) })
+		sleeper := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+		main := CreateTask(l, func(t *T) (int, error) {
+			Sleep(t, 0) // the others park
+			if debug {
+				try("SetResult", func() { fut.SetResult(1) })
+				try("Task.Cancel", func() { sleeper.Cancel() })
+			}
+			if !fut.Done() && sleeper.Cancelling() == 0 {
+				got = append(got, "untouched")
+			}
+			fut.SetResult(2)
+			sleeper.Cancel()
+			return 0, nil
+		})
+		if err := l.RunUntilComplete(main); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := waiter.Result(); !waiter.Done() {
+			l.RunUntilComplete(waiter)
+			v, err = waiter.Result()
+			if v != 2 || err != nil {
+				t.Errorf("debug=%v: waiter got %d, %v; want 2, nil", debug, v, err)
+			}
+		} else if v != 2 || err != nil {
+			t.Errorf("debug=%v: waiter got %d, %v; want 2, nil", debug, v, err)
+		}
+		l.RunUntilComplete(sleeper)
+		mustClose(t, l)
+		if !debug {
+			continue
+		}
+		if len(got) == 3 && got[2] == "untouched" {
+			got = got[:2]
+		} else {
+			t.Errorf("debug mode: the future or the task was changed by the failed foreign call: %q", got)
+		}
+		for _, g := range got {
+			if !strings.Contains(g, "Non-thread-safe operation invoked on an event loop other than the current one") {
+				t.Errorf("debug mode: %s; want the non-thread-safe panic", g)
+			}
+		}
+		if len(got) != 2 {
+			t.Errorf("got %d results, want 2", len(got))
+		}
+	}
+}
+
 func TestDEBUG5_TaskRepr(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
@@ -190,65 +203,4 @@ func TestDEBUG5_TaskRepr(t *testing.T) {
 	r.log("%v %v", a, b.T())
 	checkEvents(t, []string{"<Task pending name='a'>", "<Task pending name='a'> <Task cancelling name='b'>",
 		"<Task finished name='a'> <Task cancelled name='b'>"}, &r)
-}
-
-func TestEXC1_HandlerAndDefaultHandler(t *testing.T) {
-	logs := captureSlog(t)
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	l.CallExceptionHandler(ExceptionContext{Err: errors.New("e1")})
-	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
-		slog.Info("custom: " + c.Message) // one stream keeps the order
-		panic("handler broke")
-	})
-	l.CallExceptionHandler(ExceptionContext{Message: "original", Err: errors.New("e2")})
-	l.SetExceptionHandler(nil)
-	l.CallExceptionHandler(ExceptionContext{Message: "back to default"})
-	r.events = append(r.events, logs.take()...)
-	checkEvents(t, []string{
-		"ERROR Unhandled exception in event loop exception=e1",
-		"INFO custom: original",
-		"ERROR Unhandled error in exception handler exception=asyncio: panic: handler broke stack=...",
-		"ERROR original exception=e2",
-		"ERROR back to default",
-	}, &r)
-}
-
-func TestEXC2_StandardContexts(t *testing.T) {
-	logs := captureSlog(t)
-	l := NewTestLoop()
-	var r eventLog
-	tk := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) }, WithName("pending"))
-	runOne(t, l)
-	l.CallSoon(func() { panic("cb") })
-	runOne(t, l)
-	mustClose(t, l)
-	for _, line := range logs.take() {
-		line, _, _ = strings.Cut(line, " handle=")
-		r.log("%s", line)
-	}
-	checkEvents(t, []string{
-		"ERROR Exception in callback github.com/go-asyncio/asyncio.TestEXC2_StandardContexts.func2 exception=asyncio: panic: cb stack=...",
-		"ERROR Task was destroyed but it is pending! task=<Task pending name='pending'>",
-	}, &r)
-	_ = tk
-}
-
-func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	fail := func(name string) *Task[int] {
-		return CreateTask(l, func(*T) (int, error) { return 0, errors.New(name) }, WithName(name))
-	}
-	awaited, cancelled, unread := fail("awaited"), fail("cancelled"), fail("unread")
-	awaiter := CreateTask(l, func(t *T) (int, error) { awaited.Await(t); return 0, nil })
-	l.RunUntilComplete(awaiter)
-	r.log("awaited watched=%v", awaited.f.unretrieved != nil)
-	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.f.unretrieved != nil)
-	r.log("unread watched=%v", unread.f.unretrieved != nil)
-	unread.Err()
-	runtime.KeepAlive(unread)
-	checkEvents(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)
 }

@@ -1,6 +1,7 @@
 package asyncio_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -121,4 +122,259 @@ func ExampleNewTestLoop_timeout() {
 	// Output:
 	// at 30s: timeout=true cancelled=false <nil>
 	// real time under a second: true
+}
+
+// TaskGroup is "async with asyncio.TaskGroup() as g": the first child
+// failure cancels its siblings and the body, and TaskGroup returns every
+// failure in an *ExceptionGroup once all children are done.
+func ExampleTaskGroup() {
+	errDisk := errors.New("disk full")
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+			asyncio.Spawn(g, func(t *asyncio.T) (int, error) {
+				if err := asyncio.Sleep(t, time.Hour); err != nil {
+					fmt.Println("slow child:", err)
+					return 0, err
+				}
+				return 1, nil
+			})
+			asyncio.Spawn(g, func(t *asyncio.T) (int, error) {
+				asyncio.Sleep(t, time.Second)
+				return 0, errDisk
+			})
+			return asyncio.Sleep(t, time.Hour) // the body is cancelled too
+		})
+		var eg *asyncio.ExceptionGroup
+		fmt.Println(errors.As(err, &eg), errors.Is(err, errDisk), len(eg.Errs))
+		fmt.Println(err)
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// slow child: asyncio: cancelled
+	// true true 1
+	// unhandled errors in a TaskGroup (1 sub-exception): disk full
+}
+
+// Timeout is "async with asyncio.timeout(d)": the deadline cancels the task,
+// and the scope turns that cancellation into a *TimeoutError.
+func ExampleTimeout() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		err := asyncio.Timeout(t, time.Second, func(s *asyncio.TimeoutScope) error {
+			fmt.Println(s)
+			return asyncio.Sleep(t, time.Hour)
+		})
+		fmt.Println(t.Loop().Time(), err, errors.Is(err, asyncio.ErrTimeout), asyncio.IsCancelled(err))
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// <Timeout [active] when=1.0>
+	// 1s asyncio: timeout true false
+}
+
+// WaitFor is asyncio.wait_for: await with a timeout; on expiry the awaited
+// task is cancelled and awaited before the *TimeoutError is returned.
+func ExampleWaitFor() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		fast := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) {
+			return "fast", asyncio.Sleep(t, time.Second)
+		})
+		slow := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) {
+			return "slow", asyncio.Sleep(t, time.Hour)
+		})
+		fmt.Println(asyncio.WaitFor(t, 2*time.Second, fast))
+		_, err := asyncio.WaitFor(t, 2*time.Second, slow)
+		fmt.Println(err, slow.Cancelled())
+		v, err := asyncio.WaitForFunc(t, time.Second, func(t *asyncio.T) (int, error) {
+			return 42, nil // runs inside the calling task
+		})
+		fmt.Println(v, err)
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// fast <nil>
+	// asyncio: timeout true
+	// 42 <nil>
+}
+
+// Gather is asyncio.gather: results in argument order, whatever the
+// completion order; GatherOutcomes is return_exceptions=True.
+func ExampleGather() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		after := func(d time.Duration, v int) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) { return v, asyncio.Sleep(t, d) }
+		}
+		vs, err := asyncio.GatherFuncs(t, after(3*time.Second, 1), after(time.Second, 2), after(2*time.Second, 3)).Await(t)
+		fmt.Println(vs, err)
+
+		bad := asyncio.CreateTask(t, func(*asyncio.T) (int, error) { return 0, errors.New("bad") })
+		good := asyncio.CreateTask(t, after(0, 7))
+		outs, _ := asyncio.GatherOutcomes[int](t, bad, good).Await(t)
+		fmt.Println(outs)
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// [1 2 3] <nil>
+	// [{0 bad} {7 <nil>}]
+}
+
+// Shield is asyncio.shield: cancelling the waiter does not cancel the
+// shielded task.
+func ExampleShield() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		save := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) {
+			return "saved", asyncio.Sleep(t, 2*time.Second)
+		})
+		_, err := asyncio.WaitFor(t, time.Second, asyncio.Shield[string](save))
+		fmt.Println(err)
+		fmt.Println(save.Await(t))
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// asyncio: timeout
+	// saved <nil>
+}
+
+// Wait is asyncio.wait: it splits the awaitables into done and pending,
+// and never cancels anything.
+func ExampleWait() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		a := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) { return 1, asyncio.Sleep(t, time.Second) })
+		b := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) { return 2, asyncio.Sleep(t, time.Hour) })
+		done, pending, err := asyncio.Wait(t, []asyncio.Awaitable{a, b}, asyncio.Never, asyncio.FirstCompleted)
+		fmt.Println(len(done), len(pending), done[0] == asyncio.Awaitable(a), err)
+		b.Cancel()
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output: 1 1 true <nil>
+}
+
+// AsCompleted is "async for f in asyncio.as_completed(aws, timeout=...)":
+// the awaitables in completion order, then a *TimeoutError if the timeout
+// passes first.
+func ExampleAsCompleted() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		after := func(d time.Duration, v string) *asyncio.Task[string] {
+			return asyncio.CreateTask(t, func(t *asyncio.T) (string, error) { return v, asyncio.Sleep(t, d) })
+		}
+		aws := []asyncio.AwaitableOf[string]{after(3*time.Second, "c"), after(time.Second, "a"), after(time.Hour, "never")}
+		for aw, err := range asyncio.AsCompletedOf(t, aws, 5*time.Second) {
+			if err != nil {
+				fmt.Println(t.Loop().Time(), err)
+				break
+			}
+			v, _ := aw.Result()
+			fmt.Println(t.Loop().Time(), v)
+		}
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// 1s a
+	// 3s c
+	// 5s asyncio: timeout
+}
+
+// Lock is asyncio.Lock: one holder at a time, waiters served in FIFO
+// order.
+func ExampleLock() {
+	_, _ = asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		lock := asyncio.NewLock()
+		var order []string
+		worker := func(name string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				if err := lock.Acquire(t); err != nil {
+					return struct{}{}, err
+				}
+				defer lock.Release()
+				order = append(order, name+" in")
+				_ = asyncio.Sleep(t, 0) // others queue up meanwhile
+				order = append(order, name+" out")
+				return struct{}{}, nil
+			}
+		}
+		a := asyncio.CreateTask(t, worker("a"))
+		b := asyncio.CreateTask(t, worker("b"))
+		_ = t.Await(a)
+		_ = t.Await(b)
+		fmt.Println(order)
+		return struct{}{}, nil
+	})
+	// Output: [a in a out b in b out]
+}
+
+// Semaphore is asyncio.Semaphore: at most n holders at a time.
+func ExampleSemaphore() {
+	_, _ = asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		sem := asyncio.NewSemaphore(2) // at most two workers at a time
+		active, peak := 0, 0
+		var tasks []*asyncio.Task[struct{}]
+		for range 5 {
+			tasks = append(tasks, asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) {
+				if err := sem.Acquire(t); err != nil {
+					return struct{}{}, err
+				}
+				defer sem.Release()
+				active++
+				peak = max(peak, active)
+				_ = asyncio.Sleep(t, 0)
+				active--
+				return struct{}{}, nil
+			}))
+		}
+		for _, task := range tasks {
+			_ = t.Await(task)
+		}
+		fmt.Println("peak concurrency:", peak)
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output: peak concurrency: 2
+}
+
+// Queue is asyncio.Queue: Join waits until every item got is marked done,
+// and Shutdown wakes a blocked Get with ErrQueueShutDown.
+func ExampleQueue() {
+	_, _ = asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		q := asyncio.NewQueue[string](1) // a put waits while the queue is full
+		consumer := asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) {
+			for {
+				item, err := q.Get(t)
+				if errors.Is(err, asyncio.ErrQueueShutDown) {
+					fmt.Println("consumer: queue shut down")
+					return struct{}{}, nil
+				}
+				fmt.Println("got", item)
+				_ = q.TaskDone()
+			}
+		})
+		for _, item := range []string{"a", "b", "c"} {
+			if err := q.Put(t, item); err != nil {
+				return struct{}{}, err
+			}
+		}
+		_ = q.Join(t) // every item processed
+		q.Shutdown(false)
+		return struct{}{}, t.Await(consumer)
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// got a
+	// got b
+	// got c
+	// consumer: queue shut down
+}
+
+// ToThread is asyncio.to_thread: fn runs on the loop's default executor
+// while the loop goes on.
+func ExampleToThread() {
+	sum, err := asyncio.Run(func(t *asyncio.T) (int, error) {
+		// A blocking computation runs on the loop's default executor; the
+		// loop keeps running other tasks meanwhile.
+		return asyncio.ToThread(t, func(ctx context.Context) (int, error) {
+			total := 0
+			for i := 1; i <= 100; i++ {
+				total += i
+			}
+			return total, nil
+		})
+	})
+	fmt.Println(sum, err)
+	// Output: 5050 <nil>
 }

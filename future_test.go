@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // state renders an awaitable's observable state for event logs.
@@ -127,6 +129,38 @@ func TestFUT5_DoneCallbacksScheduledInOrderNeverInline(t *testing.T) {
 	runOne(t, l)
 	checkEvents(t, []string{"after SetResult", "after late AddDoneCallback", "queued before", "--",
 		"cb1", "cb2", "cb3", "late cb"}, &r)
+}
+
+// TestFUT5_TaskWakeupsAndCallbacksInRegistrationOrder mixes tasks awaiting
+// a future with plain done callbacks, in both orders: when the future
+// completes, the wakeups and callbacks are scheduled exactly in
+// registration order, whether the first registration is a task (which the
+// core keeps outside the callbacks slice) or a callback.
+func TestFUT5_TaskWakeupsAndCallbacksInRegistrationOrder(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	awaiter := func(name string, f *Future[int]) func(*T) (int, error) {
+		return func(t *T) (int, error) {
+			v, err := f.Await(t)
+			r.log("%s woke: %d %v", name, v, err)
+			return v, err
+		}
+	}
+	f := NewFuture[int](l) // task first: A, cb1, B, cb2
+	g := NewFuture[int](l) // callback first: cb3, C, D
+	CreateTask(l, awaiter("A", f))
+	l.CallSoon(func() { f.AddDoneCallback(r.logFn("cb1")) })
+	CreateTask(l, awaiter("B", f))
+	l.CallSoon(func() { f.AddDoneCallback(r.logFn("cb2")) })
+	l.CallSoon(func() { g.AddDoneCallback(r.logFn("cb3")) })
+	CreateTask(l, awaiter("C", g))
+	CreateTask(l, awaiter("D", g))
+	l.CallSoon(func() { f.SetResult(1) })
+	l.CallSoon(func() { g.SetResult(2) })
+	runOne(t, l) // every registration, then both results
+	runOne(t, l) // the wakeups and callbacks
+	checkEvents(t, []string{"A woke: 1 <nil>", "cb1", "B woke: 1 <nil>", "cb2", "cb3", "C woke: 2 <nil>", "D woke: 2 <nil>"}, &r)
 }
 
 func TestFUT6_RemoveDoneCallback(t *testing.T) {
@@ -274,6 +308,24 @@ func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
 		"handler: Future exception was never retrieved"}, &r)
 }
 
+func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	fail := func(name string) *Task[int] {
+		return CreateTask(l, func(*T) (int, error) { return 0, errors.New(name) }, WithName(name))
+	}
+	awaited, cancelled, unread := fail("awaited"), fail("cancelled"), fail("unread")
+	awaiter := CreateTask(l, func(t *T) (int, error) { awaited.Await(t); return 0, nil })
+	l.RunUntilComplete(awaiter)
+	r.log("awaited watched=%v", awaited.f.unretrieved != nil)
+	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.f.unretrieved != nil)
+	r.log("unread watched=%v", unread.f.unretrieved != nil)
+	unread.Err()
+	runtime.KeepAlive(unread)
+	checkEvents(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)
+}
+
 func TestFUT11_FutureOfAnotherLoop(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
@@ -300,6 +352,27 @@ func TestFUT7_CancelledErrorStoredAsException(t *testing.T) {
 	var r eventLog
 	f := NewFuture[int](l)
 	r.log("SetException(CE): %v", f.SetException(&CancelledError{Msg: "as value"}))
-	r.log("%s err=%s", state(f), ceMsg(f.Err()))
-	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CE("as value")`}, &r)
+	r.log("%s err=%s", state(f), describe(f.Err()))
+	checkEvents(t, []string{"SetException(CE): <nil>", `done=true cancelled=false err=CancelledError("as value")`}, &r)
+}
+
+// Future's repr in each state (asyncio's `<Future pending>`,
+// `<Future finished result=…>`, `<Future finished exception=…>`,
+// `<Future cancelled>`).
+func TestFUT_StringByState(t *testing.T) {
+	l := NewTestLoop()
+	defer l.Close()
+	pending := NewFuture[int](l)
+	ok := NewFuture[int](l)
+	ok.SetResult(42)
+	failed := NewFuture[int](l)
+	failed.SetException(errors.New("bad"))
+	failed.Err() // retrieved: no "never retrieved" report
+	cancelled := NewFuture[int](l)
+	cancelled.Cancel()
+	got := []string{pending.String(), ok.String(), failed.String(), cancelled.String()}
+	want := []string{"<Future pending>", "<Future finished result=42>", "<Future finished exception=bad>", "<Future cancelled>"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatal(d)
+	}
 }

@@ -10,102 +10,41 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// syncRun runs main as asyncio.Run's main task on a virtual-time loop and
-// fails the test if it errs (ErrDeadlock included: a lost wake-up shows up
-// as a deadlock).
-func syncRun(t *testing.T, main func(tk *T) error) {
-	t.Helper()
-	if _, err := Run(func(tk *T) (struct{}, error) { return struct{}{}, main(tk) }, WithVirtualTime()); err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-}
-
-// syncSpawn creates a task running fn.
-func syncSpawn(owner LoopOwner, name string, fn func(tk *T) error) *Task[struct{}] {
-	return CreateTask(owner, func(tk *T) (struct{}, error) { return struct{}{}, fn(tk) }, WithName(name))
-}
-
-// syncLog is an ordered event log.
-type syncLog []string
-
-func (l *syncLog) add(format string, a ...any) { *l = append(*l, fmt.Sprintf(format, a...)) }
-
-// syncErr names an error for event logs.
-func syncErr(err error) string {
-	var ce *CancelledError
-	var ve *ValueError
-	var re *RuntimeError
-	var be *BrokenBarrierError
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.As(err, &ce):
-		return "CE(" + ce.Msg + ")"
-	case errors.As(err, &be):
-		return "BrokenBarrierError: " + be.Msg
-	case errors.As(err, &ve):
-		return "ValueError: " + ve.Msg
-	case errors.As(err, &re):
-		return "RuntimeError: " + re.Msg
-	case errors.Is(err, ErrQueueShutDown):
-		return "QueueShutDown"
-	case errors.Is(err, ErrQueueFull):
-		return "QueueFull"
-	case errors.Is(err, ErrQueueEmpty):
-		return "QueueEmpty"
-	}
-	return err.Error()
-}
-
-// syncWaitAll awaits every task.
-func syncWaitAll(tk *T, tasks ...*Task[struct{}]) {
-	for _, task := range tasks {
-		_ = tk.Await(task)
-	}
-}
-
-func syncDiff(t *testing.T, want, got syncLog) {
-	t.Helper()
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("event log mismatch (-want +got):\n%s", d)
-	}
-}
-
 func TestLOCK1_NoOwnerAndReleaseUnlocked(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		lk := NewLock()
-		log.add("release unlocked: %s", syncErr(lk.Release()))
-		log.add("acquire: %s locked=%v", syncErr(lk.Acquire(tk)), lk.Locked())
+		r.log("release unlocked: %s", describe(lk.Release()))
+		r.log("acquire: %s locked=%v", describe(lk.Acquire(tk)), lk.Locked())
 		// Another task may release a lock it never acquired.
-		other := syncSpawn(tk, "other", func(c *T) error {
-			log.add("other release: %s", syncErr(lk.Release()))
+		other := startTask(tk, "other", func(c *T) error {
+			r.log("other release: %s", describe(lk.Release()))
 			return nil
 		})
-		syncWaitAll(tk, other)
-		log.add("locked=%v", lk.Locked())
+		awaitAll(tk, other)
+		r.log("locked=%v", lk.Locked())
 		err := lk.Release()
-		log.add("second release: %s is ErrRuntime=%v", syncErr(err), errors.Is(err, ErrRuntime))
+		r.log("second release: %s is ErrRuntime=%v", describe(err), errors.Is(err, ErrRuntime))
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"release unlocked: RuntimeError: Lock is not acquired.",
-		"acquire: ok locked=true",
-		"other release: ok",
+	checkEvents(t, []string{
+		`release unlocked: RuntimeError("Lock is not acquired.")`,
+		"acquire: <nil> locked=true",
+		"other release: <nil>",
 		"locked=false",
-		"second release: RuntimeError: Lock is not acquired. is ErrRuntime=true",
-	}, log)
+		`second release: RuntimeError("Lock is not acquired.") is ErrRuntime=true`,
+	}, &r)
 }
 
 func TestLOCK2_AcquireWithoutSuspending(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		lk := NewLock()
-		bg := syncSpawn(tk, "bg", func(c *T) error { log.add("bg runs"); return nil })
+		bg := startTask(tk, "bg", func(c *T) error { r.log("bg runs"); return nil })
 		_ = lk.Acquire(tk) // unlocked, no waiters: no suspension, bg has not run
-		log.add("main acquired")
-		waiter := syncSpawn(tk, "waiter", func(c *T) error {
-			log.add("waiter: %s", syncErr(lk.Acquire(c)))
+		r.log("main acquired")
+		waiter := startTask(tk, "waiter", func(c *T) error {
+			r.log("waiter: %s", describe(lk.Acquire(c)))
 			return nil
 		})
 		_ = Sleep(tk, 0) // bg runs, waiter queues
@@ -113,63 +52,63 @@ func TestLOCK2_AcquireWithoutSuspending(t *testing.T) {
 		_ = lk.Release() // the only waiter is cancelled: nobody to wake
 		// Only a cancelled waiter is queued: it counts as empty (LOCK-2).
 		_ = lk.Acquire(tk)
-		log.add("main re-acquired locked=%v", lk.Locked())
-		syncWaitAll(tk, bg, waiter)
+		r.log("main re-acquired locked=%v", lk.Locked())
+		awaitAll(tk, bg, waiter)
 		return lk.Release()
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"main acquired",
 		"bg runs",
 		"main re-acquired locked=true",
-		"waiter: CE(stop)",
-	}, log)
+		`waiter: CancelledError("stop")`,
+	}, &r)
 }
 
 func TestLOCK3_FIFOHandOffNoBarging(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		lk := NewLock()
 		_ = lk.Acquire(tk)
 		var tasks []*Task[struct{}]
 		for _, name := range []string{"A", "B", "C"} {
-			tasks = append(tasks, syncSpawn(tk, name, func(c *T) error {
+			tasks = append(tasks, startTask(tk, name, func(c *T) error {
 				if err := lk.Acquire(c); err != nil {
 					return err
 				}
-				log.add("%s acquired", name)
+				r.log("%s acquired", name)
 				_ = Sleep(c, 0)
 				return lk.Release()
 			}))
 		}
 		_ = Sleep(tk, 0) // A, B, C queue up
 		_ = lk.Release() // wakes A, but A marks the lock only when it runs
-		log.add("after release locked=%v", lk.Locked())
+		r.log("after release locked=%v", lk.Locked())
 		// D sees live waiters and queues behind C: no barging.
 		if err := lk.Acquire(tk); err != nil {
 			return err
 		}
-		log.add("D acquired")
-		syncWaitAll(tk, tasks...)
+		r.log("D acquired")
+		awaitAll(tk, tasks...)
 		return lk.Release()
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"after release locked=false",
 		"A acquired",
 		"B acquired",
 		"C acquired",
 		"D acquired",
-	}, log)
+	}, &r)
 }
 
 func TestLOCK4_WokenWaiterCancelledPassesLockOn(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		lk := NewLock()
 		_ = lk.Acquire(tk)
 		mk := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(c *T) error {
+			return startTask(tk, name, func(c *T) error {
 				err := lk.Acquire(c)
-				log.add("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				if err == nil {
 					return lk.Release()
 				}
@@ -180,8 +119,8 @@ func TestLOCK4_WokenWaiterCancelledPassesLockOn(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = lk.Release() // A's future is resolved...
 		a.Cancel()       // ...but A gets the CE instead (CANCEL-4) and passes the lock to B
-		syncWaitAll(tk, a, b)
-		log.add("locked=%v waiters=%d", lk.Locked(), lk.waiters.len())
+		awaitAll(tk, a, b)
+		r.log("locked=%v waiters=%d", lk.Locked(), lk.waiters.len())
 
 		// A waiter cancelled while still queued is skipped as well.
 		_ = lk.Acquire(tk)
@@ -190,47 +129,47 @@ func TestLOCK4_WokenWaiterCancelledPassesLockOn(t *testing.T) {
 		c.Cancel()
 		_ = Sleep(tk, 0)
 		_ = lk.Release()
-		syncWaitAll(tk, c, d)
+		awaitAll(tk, c, d)
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"A: CE()",
-		"B: ok",
+	checkEvents(t, []string{
+		`A: CancelledError("")`,
+		"B: <nil>",
 		"locked=false waiters=0",
-		"C: CE()",
-		"D: ok",
-	}, log)
+		`C: CancelledError("")`,
+		"D: <nil>",
+	}, &r)
 }
 
 func TestLOCK_BoundToDifferentLoop(t *testing.T) {
 	lk := NewLock()
-	syncRun(t, func(tk *T) error {
+	runVirtual(t, func(tk *T) error {
 		_ = lk.Acquire(tk)
-		w := syncSpawn(tk, "w", func(c *T) error { return lk.Acquire(c) }) // binds to this loop
+		w := startTask(tk, "w", func(c *T) error { return lk.Acquire(c) }) // binds to this loop
 		_ = Sleep(tk, 0)
 		_ = lk.Release()
 		return tk.Await(w)
 	})
 	var got string
-	syncRun(t, func(tk *T) error {
+	runVirtual(t, func(tk *T) error {
 		// Locked by the first run: this acquire must wait, on another loop.
 		err := lk.Acquire(tk)
-		got = syncErr(err)
+		got = describe(err)
 		return nil
 	})
-	if !strings.HasPrefix(got, "RuntimeError: <asyncio.locks.Lock object at 0x") || !strings.HasSuffix(got, "[locked]> is bound to a different event loop") {
+	if !strings.HasPrefix(got, `RuntimeError("<asyncio.locks.Lock object at 0x`) || !strings.HasSuffix(got, `[locked]> is bound to a different event loop")`) {
 		t.Errorf("got %q", got)
 	}
 }
 
 func TestEVENT1_SetWakesAllClearDoesNotUnwake(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		ev := NewEvent()
 		mk := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(c *T) error {
+			return startTask(tk, name, func(c *T) error {
 				err := ev.Wait(c)
-				log.add("%s: %s set=%v", name, syncErr(err), ev.IsSet())
+				r.log("%s: %s set=%v", name, describe(err), ev.IsSet())
 				return nil
 			})
 		}
@@ -238,90 +177,90 @@ func TestEVENT1_SetWakesAllClearDoesNotUnwake(t *testing.T) {
 		_ = Sleep(tk, 0)
 		c.Cancel("bye") // a cancelled wait removes its future
 		_ = Sleep(tk, 0)
-		log.add("waiters=%d", ev.waiters.len())
+		r.log("waiters=%d", ev.waiters.len())
 		ev.Set()
 		ev.Set() // no-op
 		ev.Clear()
-		syncWaitAll(tk, a, b, c)
+		awaitAll(tk, a, b, c)
 		ev.Set()
-		bg := syncSpawn(tk, "bg", func(*T) error { log.add("bg"); return nil })
-		log.add("main wait on set event: %s", syncErr(ev.Wait(tk))) // no suspension
-		syncWaitAll(tk, bg)
+		bg := startTask(tk, "bg", func(*T) error { r.log("bg"); return nil })
+		r.log("main wait on set event: %s", describe(ev.Wait(tk))) // no suspension
+		awaitAll(tk, bg)
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"C: CE(bye) set=false",
+	checkEvents(t, []string{
+		`C: CancelledError("bye") set=false`,
 		"waiters=2",
-		"A: ok set=false",
-		"B: ok set=false",
-		"main wait on set event: ok",
+		"A: <nil> set=false",
+		"B: <nil> set=false",
+		"main wait on set event: <nil>",
 		"bg",
-	}, log)
+	}, &r)
 }
 
 func TestCOND1_LockSharingAndUnacquiredErrors(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
-		log.add("wait: %s", syncErr(c.Wait(tk)))
-		log.add("notify: %s", syncErr(c.Notify(1)))
-		log.add("notify_all: %s", syncErr(c.NotifyAll()))
+		r.log("wait: %s", describe(c.Wait(tk)))
+		r.log("notify: %s", describe(c.Notify(1)))
+		r.log("notify_all: %s", describe(c.NotifyAll()))
 		lk := NewLock()
 		c2 := NewCondition(lk)
 		_ = c2.Acquire(tk)
-		log.add("shared lock locked=%v", lk.Locked())
-		log.add("notify locked: %s", syncErr(c2.Notify(1)))
+		r.log("shared lock locked=%v", lk.Locked())
+		r.log("notify locked: %s", describe(c2.Notify(1)))
 		_ = lk.Release()
-		log.add("cond locked=%v release: %s", c2.Locked(), syncErr(c2.Release()))
+		r.log("cond locked=%v release: %s", c2.Locked(), describe(c2.Release()))
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"wait: RuntimeError: cannot wait on un-acquired lock",
-		"notify: RuntimeError: cannot notify on un-acquired lock",
-		"notify_all: RuntimeError: cannot notify on un-acquired lock",
+	checkEvents(t, []string{
+		`wait: RuntimeError("cannot wait on un-acquired lock")`,
+		`notify: RuntimeError("cannot notify on un-acquired lock")`,
+		`notify_all: RuntimeError("cannot notify on un-acquired lock")`,
 		"shared lock locked=true",
-		"notify locked: ok",
-		"cond locked=false release: RuntimeError: Lock is not acquired.",
-	}, log)
+		"notify locked: <nil>",
+		`cond locked=false release: RuntimeError("Lock is not acquired.")`,
+	}, &r)
 }
 
 func TestCOND2_WaitReleasesAndReacquires(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
-		a := syncSpawn(tk, "A", func(x *T) error {
+		a := startTask(tk, "A", func(x *T) error {
 			_ = c.Acquire(x)
 			err := c.Wait(x)
-			log.add("A woke: %s locked=%v", syncErr(err), c.Locked())
+			r.log("A woke: %s locked=%v", describe(err), c.Locked())
 			return c.Release()
 		})
 		_ = Sleep(tk, 0)
-		log.add("A waiting, locked=%v", c.Locked())
+		r.log("A waiting, locked=%v", c.Locked())
 		_ = c.Acquire(tk)
 		_ = c.Notify(1)
 		_ = Sleep(tk, 0) // A cannot re-acquire while we hold the lock
-		log.add("main releases")
+		r.log("main releases")
 		_ = c.Release()
-		syncWaitAll(tk, a)
+		awaitAll(tk, a)
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"A waiting, locked=false",
 		"main releases",
-		"A woke: ok locked=true",
-	}, log)
+		"A woke: <nil> locked=true",
+	}, &r)
 }
 
 // COND-2 (3.13): re-acquisition survives further cancellations and the
 // last CE instance (with its message) is returned with the lock held.
 func TestCOND2_CancelledWaitReacquiresAndKeepsLastCE(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
-		a := syncSpawn(tk, "A", func(x *T) error {
+		a := startTask(tk, "A", func(x *T) error {
 			_ = c.Acquire(x)
 			err := c.Wait(x)
-			log.add("A: %s locked=%v", syncErr(err), c.Locked())
+			r.log("A: %s locked=%v", describe(err), c.Locked())
 			_ = c.Release()
 			return err
 		})
@@ -331,30 +270,30 @@ func TestCOND2_CancelledWaitReacquiresAndKeepsLastCE(t *testing.T) {
 		_ = Sleep(tk, 0)
 		a.Cancel("second") // A's lock acquire is cancelled; it retries
 		_ = Sleep(tk, 0)
-		log.add("main releases")
+		r.log("main releases")
 		_ = c.Release()
-		syncWaitAll(tk, a)
-		log.add("A cancelled=%v cancelling=%d", a.Cancelled(), a.Cancelling())
+		awaitAll(tk, a)
+		r.log("A cancelled=%v cancelling=%d", a.Cancelled(), a.Cancelling())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"main releases",
-		"A: CE(second) locked=true",
+		`A: CancelledError("second") locked=true`,
 		"A cancelled=true cancelling=2",
-	}, log)
+	}, &r)
 }
 
 // COND-2 (3.13): a waiter that was notified but then fails passes the
 // notification to another waiter.
 func TestCOND2_NotifiedThenCancelledPassesNotification(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
 		mk := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				_ = c.Acquire(x)
 				err := c.Wait(x)
-				log.add("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				return c.Release()
 			})
 		}
@@ -364,22 +303,22 @@ func TestCOND2_NotifiedThenCancelledPassesNotification(t *testing.T) {
 		_ = c.Notify(1) // A is notified...
 		a.Cancel()      // ...but gets a CE instead, so B must be woken
 		_ = c.Release()
-		syncWaitAll(tk, a, b)
+		awaitAll(tk, a, b)
 		return nil
 	})
-	syncDiff(t, syncLog{"A: CE()", "B: ok"}, log)
+	checkEvents(t, []string{`A: CancelledError("")`, "B: <nil>"}, &r)
 }
 
 func TestCOND3_NotifyNInFIFOOrder(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
 		var tasks []*Task[struct{}]
 		for _, name := range []string{"A", "B", "C", "D"} {
-			tasks = append(tasks, syncSpawn(tk, name, func(x *T) error {
+			tasks = append(tasks, startTask(tk, name, func(x *T) error {
 				_ = c.Acquire(x)
 				err := c.Wait(x)
-				log.add("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				return c.Release()
 			}))
 		}
@@ -390,26 +329,26 @@ func TestCOND3_NotifyNInFIFOOrder(t *testing.T) {
 		_ = c.Release()
 		_ = Sleep(tk, 0)
 		_ = Sleep(tk, 0)
-		log.add("waiters=%d", c.waiters.len())
+		r.log("waiters=%d", c.waiters.len())
 		_ = c.Acquire(tk)
 		_ = c.NotifyAll()
 		_ = c.Release()
-		syncWaitAll(tk, tasks...)
+		awaitAll(tk, tasks...)
 		return nil
 	})
-	syncDiff(t, syncLog{"A: ok", "B: ok", "waiters=2", "C: ok", "D: ok"}, log)
+	checkEvents(t, []string{"A: <nil>", "B: <nil>", "waiters=2", "C: <nil>", "D: <nil>"}, &r)
 }
 
 func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		c := NewCondition(nil)
 		n := 0
-		pred := func() bool { log.add("pred n=%d", n); return n >= 2 }
-		w := syncSpawn(tk, "W", func(x *T) error {
+		pred := func() bool { r.log("pred n=%d", n); return n >= 2 }
+		w := startTask(tk, "W", func(x *T) error {
 			_ = c.Acquire(x)
 			err := c.WaitFor(x, pred)
-			log.add("W: %s", syncErr(err))
+			r.log("W: %s", describe(err))
 			return c.Release()
 		})
 		_ = Sleep(tk, 0)
@@ -421,61 +360,61 @@ func TestCOND4_WaitForChecksFirstAndLoops(t *testing.T) {
 			_ = Sleep(tk, 0)
 			_ = Sleep(tk, 0)
 		}
-		syncWaitAll(tk, w)
+		awaitAll(tk, w)
 		_ = c.Acquire(tk)
-		log.add("true at once: %s", syncErr(c.WaitFor(tk, pred)))
+		r.log("true at once: %s", describe(c.WaitFor(tk, pred)))
 		return c.Release()
 	})
-	syncDiff(t, syncLog{
-		"pred n=0", "pred n=1", "pred n=2", "W: ok",
-		"pred n=2", "true at once: ok",
-	}, log)
+	checkEvents(t, []string{
+		"pred n=0", "pred n=1", "pred n=2", "W: <nil>",
+		"pred n=2", "true at once: <nil>",
+	}, &r)
 }
 
 func TestSEM1_NegativeValueAndLocked(t *testing.T) {
-	var log syncLog
-	err := panicOf(func() { NewSemaphore(-1) })
-	log.add("Semaphore(-1): %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
-	err = panicOf(func() { NewBoundedSemaphore(-1) })
-	log.add("BoundedSemaphore(-1): %s", syncErr(err))
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	err, _ := mustPanic(t, "NewSemaphore(-1)", func() { NewSemaphore(-1) }).(error)
+	r.log("Semaphore(-1): %s is ErrValue=%v", describe(err), errors.Is(err, ErrValue))
+	err, _ = mustPanic(t, "NewBoundedSemaphore(-1)", func() { NewBoundedSemaphore(-1) }).(error)
+	r.log("BoundedSemaphore(-1): %s", describe(err))
+	runVirtual(t, func(tk *T) error {
 		s := NewSemaphore(1)
-		log.add("value 1 locked=%v", s.Locked())
+		r.log("value 1 locked=%v", s.Locked())
 		_ = s.Acquire(tk)
-		log.add("value 0 locked=%v", s.Locked())
-		b := syncSpawn(tk, "B", func(x *T) error {
+		r.log("value 0 locked=%v", s.Locked())
+		b := startTask(tk, "B", func(x *T) error {
 			err := s.Acquire(x)
-			log.add("B: %s", syncErr(err))
+			r.log("B: %s", describe(err))
 			return err
 		})
 		_ = Sleep(tk, 0)
 		_ = s.Release() // grants B
 		_ = s.Release() // value 1, but B has not run yet
-		log.add("value %d with B woken but not run: locked=%v", s.value, s.Locked())
-		syncWaitAll(tk, b)
-		log.add("after B ran: value %d locked=%v", s.value, s.Locked())
+		r.log("value %d with B woken but not run: locked=%v", s.value, s.Locked())
+		awaitAll(tk, b)
+		r.log("after B ran: value %d locked=%v", s.value, s.Locked())
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"Semaphore(-1): ValueError: Semaphore initial value must be >= 0 is ErrValue=true",
-		"BoundedSemaphore(-1): ValueError: Semaphore initial value must be >= 0",
+	checkEvents(t, []string{
+		`Semaphore(-1): ValueError("Semaphore initial value must be >= 0") is ErrValue=true`,
+		`BoundedSemaphore(-1): ValueError("Semaphore initial value must be >= 0")`,
 		"value 1 locked=false",
 		"value 0 locked=true",
 		"value 1 with B woken but not run: locked=true",
-		"B: ok",
+		"B: <nil>",
 		"after B ran: value 1 locked=false",
-	}, log)
+	}, &r)
 }
 
 func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		s := NewSemaphore(1)
 		_ = s.Acquire(tk)
 		mk := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				err := s.Acquire(x)
-				log.add("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				if err != nil {
 					return err
 				}
@@ -487,21 +426,21 @@ func TestSEM2_FIFOAndCancelledGrantIsPassedOn(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = s.Release() // grants A (value stays 0)
 		a.Cancel()      // A gives its unit back and wakes B
-		syncWaitAll(tk, a, b, c)
-		log.add("value=%d", s.value)
+		awaitAll(tk, a, b, c)
+		r.log("value=%d", s.value)
 		return nil
 	})
-	syncDiff(t, syncLog{"A: CE()", "B: ok", "C: ok", "value=1"}, log)
+	checkEvents(t, []string{`A: CancelledError("")`, "B: <nil>", "C: <nil>", "value=1"}, &r)
 }
 
 // SEM-2 (3.12+): after any acquire, more waiters are woken while value > 0.
 func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		s := NewSemaphore(0)
-		b := syncSpawn(tk, "B", func(x *T) error {
+		b := startTask(tk, "B", func(x *T) error {
 			err := s.Acquire(x)
-			log.add("B: %s", syncErr(err))
+			r.log("B: %s", describe(err))
 			return err
 		})
 		_ = Sleep(tk, 0)
@@ -510,191 +449,128 @@ func TestSEM2_WakesAsManyAsValueAllows(t *testing.T) {
 		// Main must queue: B is woken but has not run (no barging). Nobody
 		// releases again: B's acquire wakes main on its way out.
 		err := s.Acquire(tk)
-		log.add("main: %s", syncErr(err))
-		syncWaitAll(tk, b)
-		log.add("value=%d", s.value)
+		r.log("main: %s", describe(err))
+		awaitAll(tk, b)
+		r.log("value=%d", s.value)
 		return nil
 	})
-	syncDiff(t, syncLog{"B: ok", "main: ok", "value=0"}, log)
+	checkEvents(t, []string{"B: <nil>", "main: <nil>", "value=0"}, &r)
 }
 
 func TestSEM3_UnboundedAndBoundedRelease(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		s := NewSemaphore(1)
 		_ = s.Release()
 		_ = s.Release()
-		log.add("plain value=%d", s.value)
+		r.log("plain value=%d", s.value)
 		for range 3 {
 			_ = s.Acquire(tk)
 		}
-		log.add("three acquires, locked=%v", s.Locked())
+		r.log("three acquires, locked=%v", s.Locked())
 
 		bs := NewBoundedSemaphore(1)
 		err := bs.Release()
-		log.add("bounded release at initial: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
+		r.log("bounded release at initial: %s is ErrValue=%v", describe(err), errors.Is(err, ErrValue))
 		_ = bs.Acquire(tk)
-		log.add("locked=%v", bs.Locked())
-		log.add("release after acquire: %s", syncErr(bs.Release()))
-		log.add("second release: %s", syncErr(bs.Release()))
+		r.log("locked=%v", bs.Locked())
+		r.log("release after acquire: %s", describe(bs.Release()))
+		r.log("second release: %s", describe(bs.Release()))
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"plain value=3",
 		"three acquires, locked=true",
-		"bounded release at initial: ValueError: BoundedSemaphore released too many times is ErrValue=true",
+		`bounded release at initial: ValueError("BoundedSemaphore released too many times") is ErrValue=true`,
 		"locked=true",
-		"release after acquire: ok",
-		"second release: ValueError: BoundedSemaphore released too many times",
-	}, log)
+		"release after acquire: <nil>",
+		`second release: ValueError("BoundedSemaphore released too many times")`,
+	}, &r)
 }
 
 func TestBAR1_IndicesAndDraining(t *testing.T) {
-	var log syncLog
-	log.add("Barrier(0): %s", syncErr(panicOf(func() { NewBarrier(0) })))
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	err, _ := mustPanic(t, "NewBarrier(0)", func() { NewBarrier(0) }).(error)
+	r.log("Barrier(0): %s", describe(err))
+	runVirtual(t, func(tk *T) error {
 		b := NewBarrier(2)
-		log.add("parties=%d", b.Parties())
-		a := syncSpawn(tk, "A", func(x *T) error {
+		r.log("parties=%d", b.Parties())
+		a := startTask(tk, "A", func(x *T) error {
 			i, err := b.Wait(x)
-			log.add("A: index %d %s", i, syncErr(err))
+			r.log("A: index %d %s", i, describe(err))
 			return err
 		})
 		_ = Sleep(tk, 0)
-		log.add("n_waiting=%d", b.Waiting())
+		r.log("n_waiting=%d", b.Waiting())
 		i, err := b.Wait(tk) // last arrival: draining, returns without waiting
-		log.add("main: index %d %s, n_waiting while draining=%d", i, syncErr(err), b.Waiting())
+		r.log("main: index %d %s, n_waiting while draining=%d", i, describe(err), b.Waiting())
 		// Arriving again while A has not left: blocked until A leaves and the
 		// barrier fills again; D, which starts meanwhile, arrives first.
-		d := syncSpawn(tk, "D", func(x *T) error {
+		d := startTask(tk, "D", func(x *T) error {
 			i, err := b.Wait(x)
-			log.add("D: index %d %s", i, syncErr(err))
+			r.log("D: index %d %s", i, describe(err))
 			return err
 		})
 		i, err = b.Wait(tk)
-		log.add("main again: index %d %s", i, syncErr(err))
-		syncWaitAll(tk, a, d)
-		log.add("n_waiting=%d broken=%v", b.Waiting(), b.Broken())
+		r.log("main again: index %d %s", i, describe(err))
+		awaitAll(tk, a, d)
+		r.log("n_waiting=%d broken=%v", b.Waiting(), b.Broken())
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"Barrier(0): ValueError: parties must be >= 1",
+	checkEvents(t, []string{
+		`Barrier(0): ValueError("parties must be >= 1")`,
 		"parties=2",
 		"n_waiting=1",
-		"main: index 1 ok, n_waiting while draining=0",
-		"A: index 0 ok",
-		"main again: index 1 ok",
-		"D: index 0 ok",
+		"main: index 1 <nil>, n_waiting while draining=0",
+		"A: index 0 <nil>",
+		"main again: index 1 <nil>",
+		"D: index 0 <nil>",
 		"n_waiting=0 broken=false",
-	}, log)
+	}, &r)
 }
 
 func TestBAR2_AbortAndReset(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		b := NewBarrier(3)
 		mk := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				_, err := b.Wait(x)
-				log.add("%s: %s", name, syncErr(err))
+				r.log("%s: %s", name, describe(err))
 				return nil
 			})
 		}
 		a1, a2 := mk("A1"), mk("A2")
 		_ = Sleep(tk, 0)
-		log.add("n_waiting=%d", b.Waiting())
+		r.log("n_waiting=%d", b.Waiting())
 		b.Reset()
-		log.add("resetting: n_waiting=%d broken=%v", b.Waiting(), b.Broken())
-		syncWaitAll(tk, a1, a2)
-		log.add("after reset: %s", b.state)
+		r.log("resetting: n_waiting=%d broken=%v", b.Waiting(), b.Broken())
+		awaitAll(tk, a1, a2)
+		r.log("after reset: %s", b.state)
 
 		c := mk("C")
 		_ = Sleep(tk, 0)
 		b.Abort()
-		log.add("aborted: broken=%v", b.Broken())
-		syncWaitAll(tk, c)
+		r.log("aborted: broken=%v", b.Broken())
+		awaitAll(tk, c)
 		_, err := b.Wait(tk)
-		log.add("wait on broken: %s is ErrBrokenBarrier=%v ErrRuntime=%v",
-			syncErr(err), errors.Is(err, ErrBrokenBarrier), errors.Is(err, ErrRuntime))
+		r.log("wait on broken: %s is ErrBrokenBarrier=%v ErrRuntime=%v",
+			describe(err), errors.Is(err, ErrBrokenBarrier), errors.Is(err, ErrRuntime))
 		b.Reset()
-		log.add("reset with nobody inside: %s broken=%v", b.state, b.Broken())
+		r.log("reset with nobody inside: %s broken=%v", b.state, b.Broken())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"n_waiting=2",
 		"resetting: n_waiting=0 broken=false",
-		"A1: BrokenBarrierError: Abort or reset of barrier",
-		"A2: BrokenBarrierError: Abort or reset of barrier",
+		`A1: BrokenBarrierError("Abort or reset of barrier")`,
+		`A2: BrokenBarrierError("Abort or reset of barrier")`,
 		"after reset: filling",
 		"aborted: broken=true",
-		"C: BrokenBarrierError: Abort or reset of barrier",
-		"wait on broken: BrokenBarrierError: Barrier aborted is ErrBrokenBarrier=true ErrRuntime=true",
+		`C: BrokenBarrierError("Abort or reset of barrier")`,
+		`wait on broken: BrokenBarrierError("Barrier aborted") is ErrBrokenBarrier=true ErrRuntime=true`,
 		"reset with nobody inside: filling broken=false",
-	}, log)
-}
-
-func ExampleLock() {
-	_, _ = Run(func(t *T) (struct{}, error) {
-		lock := NewLock()
-		var order []string
-		worker := func(name string) func(*T) (struct{}, error) {
-			return func(t *T) (struct{}, error) {
-				if err := lock.Acquire(t); err != nil {
-					return struct{}{}, err
-				}
-				defer lock.Release()
-				order = append(order, name+" in")
-				_ = Sleep(t, 0) // others queue up meanwhile
-				order = append(order, name+" out")
-				return struct{}{}, nil
-			}
-		}
-		a := CreateTask(t, worker("a"))
-		b := CreateTask(t, worker("b"))
-		_ = t.Await(a)
-		_ = t.Await(b)
-		fmt.Println(order)
-		return struct{}{}, nil
-	})
-	// Output: [a in a out b in b out]
-}
-
-func ExampleSemaphore() {
-	_, _ = Run(func(t *T) (struct{}, error) {
-		sem := NewSemaphore(2) // at most two workers at a time
-		active, peak := 0, 0
-		var tasks []*Task[struct{}]
-		for range 5 {
-			tasks = append(tasks, CreateTask(t, func(t *T) (struct{}, error) {
-				if err := sem.Acquire(t); err != nil {
-					return struct{}{}, err
-				}
-				defer sem.Release()
-				active++
-				peak = max(peak, active)
-				_ = Sleep(t, 0)
-				active--
-				return struct{}{}, nil
-			}))
-		}
-		for _, task := range tasks {
-			_ = t.Await(task)
-		}
-		fmt.Println("peak concurrency:", peak)
-		return struct{}{}, nil
-	}, WithVirtualTime())
-	// Output: peak concurrency: 2
-}
-
-// panicOf returns the error fn panics with (nil if it returns).
-func panicOf(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = r.(error)
-		}
-	}()
-	fn()
-	return nil
+	}, &r)
 }
 
 func TestSEM_ReleaseAtMaxIntFailsWithoutWrapping(t *testing.T) {
@@ -702,5 +578,137 @@ func TestSEM_ReleaseAtMaxIntFailsWithoutWrapping(t *testing.T) {
 	err := s.Release()
 	if !errors.Is(err, ErrValue) || s.value != math.MaxInt {
 		t.Fatalf("Release at MaxInt: err=%v value=%d", err, s.value)
+	}
+}
+
+// The String() of every synchronisation primitive follows asyncio's
+// __repr__ (locks.py: `<… object at 0x… [locked|unlocked|set|unset
+// (, value:N)(, waiters:N)]>`, Barrier `[state(, waiters:n/parties)]`).
+// The expected lines are CPython 3.11's output for the same sequence of
+// operations (waiters counted as asyncio counts them: a woken waiter stays
+// in _waiters until it runs).
+func TestREPR_LocksMatchAsyncio(t *testing.T) {
+	var out []string
+	add := func(s fmt.Stringer) { out = append(out, repr(s)) }
+	runVirtual(t, func(at *T) error {
+		yield := func() { Sleep(at, 0) }
+		spawn := func(fn func(t *T) error) {
+			CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, fn(t) })
+		}
+
+		lk := NewLock()
+		add(lk)
+		lk.Acquire(at)
+		add(lk)
+		for range 2 {
+			spawn(lk.Acquire)
+		}
+		yield()
+		add(lk)
+		lk.Release()
+		add(lk)
+		yield()
+		add(lk)
+		lk.Release()
+		yield()
+		lk.Release()
+		add(lk)
+
+		ev := NewEvent()
+		add(ev)
+		for range 2 {
+			spawn(ev.Wait)
+		}
+		yield()
+		add(ev)
+		ev.Set()
+		add(ev)
+		yield()
+		add(ev)
+
+		sem := NewSemaphore(2)
+		add(sem)
+		sem.Acquire(at)
+		add(sem)
+		sem.Acquire(at)
+		add(sem)
+		spawn(sem.Acquire)
+		yield()
+		add(sem)
+		sem.Release()
+		yield()
+		add(sem)
+		bs := NewBoundedSemaphore(1)
+		add(bs)
+
+		c := NewCondition(nil)
+		add(c)
+		c.Acquire(at)
+		add(c)
+		spawn(func(t *T) error {
+			if err := c.Acquire(t); err != nil {
+				return err
+			}
+			defer c.Release()
+			return c.Wait(t)
+		})
+		c.Release()
+		yield()
+		add(c)
+		c.Acquire(at)
+		c.Notify(1)
+		add(c)
+		c.Release()
+		yield()
+		yield()
+		add(c)
+
+		b := NewBarrier(3)
+		add(b)
+		var waiters []Awaitable
+		for range 2 {
+			waiters = append(waiters, CreateTask(at, func(t *T) (int, error) { return b.Wait(t) }))
+		}
+		yield()
+		add(b)
+		b.Abort()
+		add(b)
+		for _, w := range waiters {
+			at.Await(w)
+		}
+		b.Reset()
+		add(b)
+
+		return nil
+	})
+	want := []string{
+		"<asyncio.locks.Lock object at ADDR [unlocked]>",
+		"<asyncio.locks.Lock object at ADDR [locked]>",
+		"<asyncio.locks.Lock object at ADDR [locked, waiters:2]>",
+		"<asyncio.locks.Lock object at ADDR [unlocked, waiters:2]>",
+		"<asyncio.locks.Lock object at ADDR [locked, waiters:1]>",
+		"<asyncio.locks.Lock object at ADDR [unlocked]>",
+		"<asyncio.locks.Event object at ADDR [unset]>",
+		"<asyncio.locks.Event object at ADDR [unset, waiters:2]>",
+		"<asyncio.locks.Event object at ADDR [set, waiters:2]>",
+		"<asyncio.locks.Event object at ADDR [set]>",
+		"<asyncio.locks.Semaphore object at ADDR [unlocked, value:2]>",
+		"<asyncio.locks.Semaphore object at ADDR [unlocked, value:1]>",
+		"<asyncio.locks.Semaphore object at ADDR [locked]>",
+		"<asyncio.locks.Semaphore object at ADDR [locked, waiters:1]>",
+		"<asyncio.locks.Semaphore object at ADDR [locked]>",
+		"<asyncio.locks.BoundedSemaphore object at ADDR [unlocked, value:1]>",
+		"<asyncio.locks.Condition object at ADDR [unlocked]>",
+		"<asyncio.locks.Condition object at ADDR [locked]>",
+		"<asyncio.locks.Condition object at ADDR [unlocked, waiters:1]>",
+		"<asyncio.locks.Condition object at ADDR [locked, waiters:1]>",
+		"<asyncio.locks.Condition object at ADDR [unlocked]>",
+		"<asyncio.locks.Barrier object at ADDR [filling, waiters:0/3]>",
+		"<asyncio.locks.Barrier object at ADDR [filling, waiters:2/3]>",
+		"<asyncio.locks.Barrier object at ADDR [broken]>",
+		"<asyncio.locks.Barrier object at ADDR [filling, waiters:0/3]>",
+	}
+	if d := cmp.Diff(want, out); d != "" {
+		t.Fatal(d)
 	}
 }

@@ -3,74 +3,12 @@ package asyncio
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// eventLog is an event log shared by callbacks and task steps. The loop
-// runs one of them at a time and hands control over through channels
-// (MODEL-1), so it needs no lock.
-type eventLog struct{ events []string }
-
-func (r *eventLog) log(format string, args ...any) {
-	r.events = append(r.events, fmt.Sprintf(format, args...))
-}
-
-// logFn returns a callback that logs name.
-func (r *eventLog) logFn(name string) func() { return func() { r.log("%s", name) } }
-
-func checkEvents(t *testing.T, want []string, r *eventLog) {
-	t.Helper()
-	if d := cmp.Diff(want, r.events); d != "" {
-		t.Errorf("event log mismatch (-want +got):\n%s", d)
-	}
-}
-
-// handlerLog installs an exception handler that logs "handler: <message>"
-// and keeps the contexts.
-func handlerLog(l *Loop, r *eventLog) *[]ExceptionContext {
-	var ctxs []ExceptionContext
-	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
-		r.log("handler: %s", c.Message)
-		ctxs = append(ctxs, c)
-	})
-	return &ctxs
-}
-
-// mustPanic runs f and returns the value it panicked with; it fails the
-// test if f returns normally.
-func mustPanic(t *testing.T, what string, f func()) (v any) {
-	t.Helper()
-	defer func() {
-		v = recover()
-		if v == nil {
-			t.Errorf("%s: no panic", what)
-		}
-	}()
-	f()
-	return nil
-}
-
-func mustClose(t *testing.T, l *Loop) {
-	t.Helper()
-	if err := l.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-}
-
-// runOne runs exactly one iteration with poll timeout 0 (LOOP-8).
-func runOne(t *testing.T, l *Loop) {
-	t.Helper()
-	l.Stop()
-	if err := l.RunForever(); err != nil {
-		t.Fatalf("RunForever: %v", err)
-	}
-}
 
 func TestMODEL1_OneThingAtATime(t *testing.T) {
 	for _, tc := range []struct {
@@ -413,6 +351,31 @@ func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
 	f.Cancel()
 }
 
+// RunUntilComplete refuses a loop that is already running (LOOP-10) and
+// a closed loop (LOOP-11), without touching the awaitable.
+func TestLOOP10_LOOP11_RunUntilCompleteRefusals(t *testing.T) {
+	l := NewTestLoop()
+	var nested error
+	f := NewFuture[int](l)
+	l.CallSoon(func() {
+		nested = l.RunUntilComplete(f)
+		f.SetResult(1)
+	})
+	if err := l.RunUntilComplete(f); err != nil {
+		t.Fatal(err)
+	}
+	var re *RuntimeError
+	if !errors.As(nested, &re) || re.Msg != "This event loop is already running" {
+		t.Fatalf("nested RunUntilComplete: %v", nested)
+	}
+	l.Close()
+	g := NewFuture[int](NewTestLoop())
+	defer g.Loop().Close()
+	if err := l.RunUntilComplete(g); !errors.Is(err, ErrLoopClosed) || g.Done() {
+		t.Fatalf("RunUntilComplete on a closed loop: %v, done=%v", err, g.Done())
+	}
+}
+
 func TestLOOP11_Close(t *testing.T) {
 	l := NewTestLoop()
 	var r eventLog
@@ -488,98 +451,6 @@ func TestLOOP12_CallbackPanicGoesToHandler(t *testing.T) {
 	}
 }
 
-func TestHANDLE1_CancelSkipsQueuedHandle(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	var b *Handle
-	l.CallSoon(func() { r.log("A cancels B"); b.Cancel(); b.Cancel() })
-	b = l.CallSoon(r.logFn("B"))
-	c := l.CallSoon(r.logFn("C"))
-	runOne(t, l)
-	c.Cancel() // after it ran: no effect beyond Cancelled
-	r.log("B cancelled=%v C cancelled=%v", b.Cancelled(), c.Cancelled())
-	checkEvents(t, []string{"A cancels B", "C", "B cancelled=true C cancelled=true"}, &r)
-}
-
-func TestHANDLE2_TimerWhenAndCancel(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	l.CallLater(time.Second, func() {
-		h := l.CallLater(time.Minute, r.logFn("cancelled timer"))
-		r.log("when=%v", h.When())
-		h.Cancel()
-		r.log("cancelled=%v count=%d", h.Cancelled(), l.cancelledTimers)
-	})
-	l.CallLater(2*time.Minute, l.Stop)
-	if err := l.RunForever(); err != nil {
-		t.Fatal(err)
-	}
-	checkEvents(t, []string{"when=1m1s", "cancelled=true count=1"}, &r)
-}
-
-func TestHANDLE3_ThreadsafeCancelFromAnotherGoroutine(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	hc := make(chan *Handle)
-	go func() {
-		h, _ := l.CallSoonThreadsafe(r.logFn("cancelled threadsafe"))
-		h.Cancel()
-		hc <- h
-	}()
-	h := <-hc
-	go func() {
-		h2, _ := l.CallSoonThreadsafe(r.logFn("kept threadsafe"))
-		hc <- h2
-	}()
-	h2 := <-hc
-	runOne(t, l)
-	r.log("cancelled=%v %v", h.Cancelled(), h2.Cancelled())
-	checkEvents(t, []string{"kept threadsafe", "cancelled=true false"}, &r)
-}
-
-// A foreign goroutine's CallSoonThreadsafe must wake a loop that is blocked
-// waiting for a far-away real timer (THREAD-1).
-func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
-	l := NewLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	far := l.CallLater(time.Hour, r.logFn("far timer"))
-	blocked := make(chan struct{})
-	l.CallSoon(func() { close(blocked) })
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		<-blocked
-		waitUntilSleeping(l)
-		l.CallSoonThreadsafe(func() { r.log("woken"); l.Stop() })
-	})
-	if err := l.RunForever(); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	far.Cancel()
-	if l.Time() > time.Minute {
-		t.Errorf("loop woke after %v", l.Time())
-	}
-	checkEvents(t, []string{"woken"}, &r)
-}
-
-// waitUntilSleeping returns once l is blocked in its poll (white box: the
-// sleep mode is set under the threadsafe mutex right before blocking).
-func waitUntilSleeping(l *Loop) {
-	for {
-		l.threadsafeMu.Lock()
-		mode := l.sleepMode
-		l.threadsafeMu.Unlock()
-		if mode != sleepAwake {
-			return
-		}
-		runtime.Gosched()
-	}
-}
-
 func TestBadInput_NilCallbacksRejected(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
@@ -636,20 +507,6 @@ func TestDeadlock_LoopUsableAfterErrDeadlock(t *testing.T) {
 	if v, _ := tk.Result(); v != 4 {
 		t.Errorf("result %d, want 4", v)
 	}
-}
-
-func TestHANDLE2_CancelDueTimerInReadyQueue(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	var timer *TimerHandle
-	l.CallSoon(func() { r.log("A cancels the due timer"); timer.Cancel() })
-	timer = l.CallLater(0, r.logFn("timer"))
-	runOne(t, l)
-	// The timer had left the heap: it is skipped and not counted as a
-	// cancelled heap entry (LOOP-4's count stays exact).
-	r.log("heap=%d cancelled count=%d", len(l.timers), l.cancelledTimers)
-	checkEvents(t, []string{"A cancels the due timer", "heap=0 cancelled count=0"}, &r)
 }
 
 // LOOP-4 with every timer cancelled: the rebuild must leave an empty heap,

@@ -4,48 +4,50 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestQUEUE1_BoundsFullEmpty(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		u := NewQueue[int](0)
 		for i := range 1000 {
 			_ = u.PutNowait(i)
 		}
-		log.add("unbounded: qsize=%d full=%v maxsize=%d", u.Len(), u.Full(), u.Cap())
+		r.log("unbounded: qsize=%d full=%v maxsize=%d", u.Len(), u.Full(), u.Cap())
 		neg := NewQueue[int](-1)
 		_ = neg.PutNowait(1)
-		log.add("maxsize -1 full=%v", neg.Full())
+		r.log("maxsize -1 full=%v", neg.Full())
 
 		q := NewQueue[int](2)
 		_, err := q.GetNowait()
-		log.add("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", syncErr(err), errors.Is(err, ErrQueueEmpty), q.Empty())
+		r.log("get_nowait empty: %s is ErrQueueEmpty=%v empty=%v", describe(err), errors.Is(err, ErrQueueEmpty), q.Empty())
 		_ = q.PutNowait(1)
 		_ = q.PutNowait(2)
 		err = q.PutNowait(3)
-		log.add("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", syncErr(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
+		r.log("put_nowait full: %s is ErrQueueFull=%v full=%v qsize=%d", describe(err), errors.Is(err, ErrQueueFull), q.Full(), q.Len())
 		v, err := q.GetNowait()
-		log.add("get_nowait: %d %s", v, syncErr(err))
+		r.log("get_nowait: %d %s", v, describe(err))
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"unbounded: qsize=1000 full=false maxsize=0",
 		"maxsize -1 full=false",
 		"get_nowait empty: QueueEmpty is ErrQueueEmpty=true empty=true",
 		"put_nowait full: QueueFull is ErrQueueFull=true full=true qsize=2",
-		"get_nowait: 1 ok",
-	}, log)
+		"get_nowait: 1 <nil>",
+	}, &r)
 }
 
 func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](1)
 		getter := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				log.add("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, describe(err))
 				return nil
 			})
 		}
@@ -53,14 +55,14 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		_ = Sleep(tk, 0)
 		a.Cancel()         // A's future is cancelled: skipped by put_nowait
 		_ = q.PutNowait(7) // wakes B
-		log.add("getters left=%d unfinished=%d", q.getters.len(), q.unfinished)
-		syncWaitAll(tk, a, b)
+		r.log("getters left=%d unfinished=%d", q.getters.len(), q.unfinished)
+		awaitAll(tk, a, b)
 
 		// get_nowait wakes the first live putter.
 		_ = q.PutNowait(1)
 		putter := func(name string, v int) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
-				log.add("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+			return startTask(tk, name, func(x *T) error {
+				r.log("%s put %d: %s", name, v, describe(q.Put(x, v)))
 				return nil
 			})
 		}
@@ -68,33 +70,33 @@ func TestQUEUE2_NowaitWakesFirstLiveWaiter(t *testing.T) {
 		_ = Sleep(tk, 0)
 		c.Cancel()
 		v, _ := q.GetNowait()
-		log.add("main got %d", v)
-		syncWaitAll(tk, c, d)
+		r.log("main got %d", v)
+		awaitAll(tk, c, d)
 		v, _ = q.GetNowait()
-		log.add("main got %d qsize=%d", v, q.Len())
+		r.log("main got %d qsize=%d", v, q.Len())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"getters left=0 unfinished=1",
-		"A got 0 CE()",
-		"B got 7 ok",
+		`A got 0 CancelledError("")`,
+		"B got 7 <nil>",
 		"main got 1",
-		"C put 2: CE()",
-		"D put 3: ok",
+		`C put 2: CancelledError("")`,
+		"D put 3: <nil>",
 		"main got 3 qsize=0",
-	}, log)
+	}, &r)
 }
 
 // QUEUE-3: a synchronous get_nowait may take the item put for a woken
 // getter, which then waits again at the back.
 func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](0)
 		getter := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				log.add("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, describe(err))
 				return err
 			})
 		}
@@ -104,19 +106,19 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = q.PutNowait(1) // wakes A...
 		v, _ := q.GetNowait()
-		log.add("main took %d", v) // ...but main takes the item
-		_ = Sleep(tk, 0)           // A finds the queue empty and queues behind B
+		r.log("main took %d", v) // ...but main takes the item
+		_ = Sleep(tk, 0)         // A finds the queue empty and queues behind B
 		_ = q.PutNowait(2)
 		_ = q.PutNowait(3)
-		syncWaitAll(tk, a, b)
+		awaitAll(tk, a, b)
 
 		// Putters mirror it: a woken putter whose slot was refilled waits again.
 		p := NewQueue[int](1)
 		_ = p.PutNowait(10)
 		putter := func(name string, v int) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				err := p.Put(x, v)
-				log.add("%s put %d %s", name, v, syncErr(err))
+				r.log("%s put %d %s", name, v, describe(err))
 				return err
 			})
 		}
@@ -126,38 +128,38 @@ func TestQUEUE3_WokenGetterRequeuesAtBack(t *testing.T) {
 		_ = Sleep(tk, 0)
 		v, _ = p.GetNowait() // wakes C
 		_ = p.PutNowait(20)  // main refills the slot first
-		log.add("main swapped %d for 20", v)
+		r.log("main swapped %d for 20", v)
 		_ = Sleep(tk, 0) // C finds the queue full again and queues behind D
 		for range 3 {
 			v, _ := p.Get(tk)
-			log.add("main got %d", v)
+			r.log("main got %d", v)
 			_ = Sleep(tk, 0)
 		}
-		syncWaitAll(tk, c, d)
+		awaitAll(tk, c, d)
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"main took 1",
-		"B got 2 ok",
-		"A got 3 ok",
+		"B got 2 <nil>",
+		"A got 3 <nil>",
 		"main swapped 10 for 20",
 		"main got 20",
-		"D put 12 ok",
+		"D put 12 <nil>",
 		"main got 12",
-		"C put 11 ok",
+		"C put 11 <nil>",
 		"main got 11",
-	}, log)
+	}, &r)
 }
 
 // QUEUE-4: a getter cancelled after being woken passes the wake-up on.
 func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](1)
 		getter := func(name string) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
+			return startTask(tk, name, func(x *T) error {
 				v, err := q.Get(x)
-				log.add("%s got %d %s", name, v, syncErr(err))
+				r.log("%s got %d %s", name, v, describe(err))
 				return nil
 			})
 		}
@@ -165,73 +167,73 @@ func TestQUEUE4_WokenThenCancelledPassesWakeupOn(t *testing.T) {
 		_ = Sleep(tk, 0)
 		_ = q.PutNowait(1) // wakes g1
 		g1.Cancel()        // g1 gets CE instead: g2 must get the item
-		syncWaitAll(tk, g1, g2)
+		awaitAll(tk, g1, g2)
 
 		_ = q.PutNowait(2)
 		putter := func(name string, v int) *Task[struct{}] {
-			return syncSpawn(tk, name, func(x *T) error {
-				log.add("%s put %d: %s", name, v, syncErr(q.Put(x, v)))
+			return startTask(tk, name, func(x *T) error {
+				r.log("%s put %d: %s", name, v, describe(q.Put(x, v)))
 				return nil
 			})
 		}
 		p1, p2 := putter("p1", 3), putter("p2", 4)
 		_ = Sleep(tk, 0)
 		v, _ := q.GetNowait() // wakes p1
-		log.add("main got %d", v)
+		r.log("main got %d", v)
 		p1.Cancel() // p2 must get the slot
-		syncWaitAll(tk, p1, p2)
+		awaitAll(tk, p1, p2)
 		v, _ = q.GetNowait()
-		log.add("main got %d getters=%d putters=%d", v, q.getters.len(), q.putters.len())
+		r.log("main got %d getters=%d putters=%d", v, q.getters.len(), q.putters.len())
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"g1 got 0 CE()",
-		"g2 got 1 ok",
+	checkEvents(t, []string{
+		`g1 got 0 CancelledError("")`,
+		"g2 got 1 <nil>",
 		"main got 2",
-		"p1 put 3: CE()",
-		"p2 put 4: ok",
+		`p1 put 3: CancelledError("")`,
+		"p2 put 4: <nil>",
 		"main got 4 getters=0 putters=0",
-	}, log)
+	}, &r)
 }
 
 func TestQUEUE5_TaskDoneAndJoin(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[string](0)
 		err := q.TaskDone()
-		log.add("task_done on fresh queue: %s is ErrValue=%v", syncErr(err), errors.Is(err, ErrValue))
-		log.add("join with nothing unfinished: %s", syncErr(q.Join(tk)))
+		r.log("task_done on fresh queue: %s is ErrValue=%v", describe(err), errors.Is(err, ErrValue))
+		r.log("join with nothing unfinished: %s", describe(q.Join(tk)))
 		_ = q.PutNowait("a")
 		_ = q.PutNowait("b")
-		joiner := syncSpawn(tk, "joiner", func(x *T) error {
+		joiner := startTask(tk, "joiner", func(x *T) error {
 			err := q.Join(x)
-			log.add("joined at %v: %s", x.Loop().Time(), syncErr(err))
+			r.log("joined at %v: %s", x.Loop().Time(), describe(err))
 			return err
 		})
-		worker := syncSpawn(tk, "worker", func(x *T) error {
+		worker := startTask(tk, "worker", func(x *T) error {
 			for range 2 {
 				item, err := q.Get(x)
 				if err != nil {
 					return err
 				}
 				_ = Sleep(x, 1e9) // one virtual second of work per item
-				log.add("done %s", item)
+				r.log("done %s", item)
 				_ = q.TaskDone()
 			}
 			return nil
 		})
-		syncWaitAll(tk, worker, joiner)
-		log.add("extra task_done: %s", syncErr(q.TaskDone()))
+		awaitAll(tk, worker, joiner)
+		r.log("extra task_done: %s", describe(q.TaskDone()))
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"task_done on fresh queue: ValueError: task_done() called too many times is ErrValue=true",
-		"join with nothing unfinished: ok",
+	checkEvents(t, []string{
+		`task_done on fresh queue: ValueError("task_done() called too many times") is ErrValue=true`,
+		"join with nothing unfinished: <nil>",
 		"done a",
 		"done b",
-		"joined at 2s: ok",
-		"extra task_done: ValueError: task_done() called too many times",
-	}, log)
+		"joined at 2s: <nil>",
+		`extra task_done: ValueError("task_done() called too many times")`,
+	}, &r)
 }
 
 func TestQUEUE6_PriorityAndLifoOrder(t *testing.T) {
@@ -257,38 +259,38 @@ func TestQUEUE6_PriorityAndLifoOrder(t *testing.T) {
 }
 
 func TestQUEUE7_Shutdown(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		q := NewQueue[int](1)
 		_ = q.PutNowait(1)
-		putter := syncSpawn(tk, "putter", func(x *T) error {
-			log.add("blocked put: %s", syncErr(q.Put(x, 2)))
+		putter := startTask(tk, "putter", func(x *T) error {
+			r.log("blocked put: %s", describe(q.Put(x, 2)))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		q.Shutdown(false)
 		err := q.PutNowait(3)
-		log.add("put_nowait after shutdown: %s is ErrQueueShutDown=%v", syncErr(err), errors.Is(err, ErrQueueShutDown))
-		log.add("put after shutdown: %s", syncErr(q.Put(tk, 4)))
-		syncWaitAll(tk, putter)
+		r.log("put_nowait after shutdown: %s is ErrQueueShutDown=%v", describe(err), errors.Is(err, ErrQueueShutDown))
+		r.log("put after shutdown: %s", describe(q.Put(tk, 4)))
+		awaitAll(tk, putter)
 		v, err := q.Get(tk) // items left are still delivered
-		log.add("get: %d %s", v, syncErr(err))
+		r.log("get: %d %s", v, describe(err))
 		_, err = q.Get(tk)
-		log.add("get when empty: %s", syncErr(err))
+		r.log("get when empty: %s", describe(err))
 		_, err = q.GetNowait()
-		log.add("get_nowait when empty: %s", syncErr(err))
-		log.add("task_done: %s, join: %s", syncErr(q.TaskDone()), syncErr(q.Join(tk)))
+		r.log("get_nowait when empty: %s", describe(err))
+		r.log("task_done: %s, join: %s", describe(q.TaskDone()), describe(q.Join(tk)))
 
 		// Blocked getters are woken and fail.
 		g := NewQueue[int](0)
-		getter := syncSpawn(tk, "getter", func(x *T) error {
+		getter := startTask(tk, "getter", func(x *T) error {
 			_, err := g.Get(x)
-			log.add("blocked get: %s", syncErr(err))
+			r.log("blocked get: %s", describe(err))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		g.Shutdown(false)
-		syncWaitAll(tk, getter)
+		awaitAll(tk, getter)
 
 		// immediate: items are dropped and counted done; join is released.
 		im := NewQueue[int](0)
@@ -296,62 +298,109 @@ func TestQUEUE7_Shutdown(t *testing.T) {
 			_ = im.PutNowait(i)
 		}
 		_, _ = im.GetNowait() // one fetched and still unfinished
-		joiner := syncSpawn(tk, "joiner", func(x *T) error {
-			log.add("join: %s", syncErr(im.Join(x)))
+		joiner := startTask(tk, "joiner", func(x *T) error {
+			r.log("join: %s", describe(im.Join(x)))
 			return nil
 		})
 		_ = Sleep(tk, 0)
 		im.Shutdown(true)
-		log.add("immediate: qsize=%d unfinished=%d", im.Len(), im.unfinished)
+		r.log("immediate: qsize=%d unfinished=%d", im.Len(), im.unfinished)
 		_, err = im.GetNowait()
-		log.add("get_nowait: %s", syncErr(err))
+		r.log("get_nowait: %s", describe(err))
 		_ = im.TaskDone() // the fetched item
-		syncWaitAll(tk, joiner)
-		log.add("task_done again: %s", syncErr(im.TaskDone()))
+		awaitAll(tk, joiner)
+		r.log("task_done again: %s", describe(im.TaskDone()))
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"put_nowait after shutdown: QueueShutDown is ErrQueueShutDown=true",
 		"put after shutdown: QueueShutDown",
 		"blocked put: QueueShutDown",
-		"get: 1 ok",
+		"get: 1 <nil>",
 		"get when empty: QueueShutDown",
 		"get_nowait when empty: QueueShutDown",
-		"task_done: ok, join: ok",
+		"task_done: <nil>, join: <nil>",
 		"blocked get: QueueShutDown",
 		"immediate: qsize=0 unfinished=1",
 		"get_nowait: QueueShutDown",
-		"join: ok",
-		"task_done again: ValueError: task_done() called too many times",
-	}, log)
+		"join: <nil>",
+		`task_done again: ValueError("task_done() called too many times")`,
+	}, &r)
 }
 
-func ExampleQueue() {
-	_, _ = Run(func(t *T) (struct{}, error) {
-		q := NewQueue[string](1) // a put waits while the queue is full
-		consumer := CreateTask(t, func(t *T) (struct{}, error) {
-			for {
-				item, err := q.Get(t)
-				if errors.Is(err, ErrQueueShutDown) {
-					fmt.Println("consumer: queue shut down")
-					return struct{}{}, nil
-				}
-				fmt.Println("got", item)
-				_ = q.TaskDone()
-			}
-		})
-		for _, item := range []string{"a", "b", "c"} {
-			if err := q.Put(t, item); err != nil {
-				return struct{}{}, err
-			}
+// A queue's String() follows asyncio's __repr__ (queues.py: `<Queue at
+// 0x… maxsize=N( _queue=[…])( _getters[N])( _putters[N])( tasks=N)(
+// shutdown)>`). The expected lines are CPython 3.11's output for the same
+// sequence of operations, plus 3.13's " shutdown".
+func TestREPR_QueuesMatchAsyncio(t *testing.T) {
+	var out []string
+	add := func(s fmt.Stringer) { out = append(out, repr(s)) }
+	runVirtual(t, func(at *T) error {
+		yield := func() { Sleep(at, 0) }
+		spawn := func(fn func(t *T) error) {
+			CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, fn(t) })
 		}
-		_ = q.Join(t) // every item processed
+
+		add(NewQueue[int](0))
+		add(NewLifoQueue[int](2))
+		add(NewPriorityQueue[int](1, func(a, b int) bool { return a < b }))
+		q := NewQueue[int](1)
+		for range 2 {
+			CreateTask(at, func(t *T) (int, error) { return q.Get(t) })
+		}
+		yield()
+		add(q)
+		q.PutNowait(7)
+		yield()
+		add(q)
+		q.PutNowait(8)
+		add(q)
+		spawn(func(t *T) error { return q.Put(t, 9) })
+		yield()
+		add(q)
 		q.Shutdown(false)
-		return struct{}{}, t.Await(consumer)
-	}, WithVirtualTime())
-	// Output:
-	// got a
-	// got b
-	// got c
-	// consumer: queue shut down
+		add(q)
+		full := NewQueue[int](1)
+		full.PutNowait(1)
+		spawn(func(t *T) error { return full.Put(t, 2) })
+		yield()
+		add(full)
+		lifo := NewLifoQueue[int](2)
+		lifo.PutNowait(5)
+		add(lifo)
+		prio := NewPriorityQueue[int](0, func(a, b int) bool { return a < b })
+		prio.PutNowait(6)
+		add(prio)
+		return nil
+	})
+	want := []string{
+		"<Queue at ADDR maxsize=0>",
+		"<LifoQueue at ADDR maxsize=2>",
+		"<PriorityQueue at ADDR maxsize=1>",
+		"<Queue at ADDR maxsize=1 _getters[2]>",
+		"<Queue at ADDR maxsize=1 _getters[1] tasks=1>",
+		"<Queue at ADDR maxsize=1 _queue=[8] tasks=2>",
+		"<Queue at ADDR maxsize=1 _queue=[9] tasks=3>",
+		"<Queue at ADDR maxsize=1 _queue=[9] tasks=3 shutdown>",
+		"<Queue at ADDR maxsize=1 _queue=[1] _putters[1] tasks=1>",
+		"<LifoQueue at ADDR maxsize=2 _queue=[5] tasks=1>",
+		"<PriorityQueue at ADDR maxsize=0 _queue=[6] tasks=1>",
+	}
+	if d := cmp.Diff(want, out); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A queue's repr lists its items as Python prints a list ("[1, 2, 3]").
+func TestREPR_QueueItemsAsPythonList(t *testing.T) {
+	q := NewQueue[int](0)
+	for _, v := range []int{1, 2, 3} {
+		if err := q.PutNowait(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := repr(q)
+	if want := "<Queue at ADDR maxsize=0 _queue=[1, 2, 3] tasks=3>"; got != want {
+		t.Errorf("repr = %q, want %q", got, want)
+	}
 }

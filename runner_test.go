@@ -80,7 +80,7 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	RunWith(rn, func(t *T) (int, error) {
 		CreateTask(t, func(t *T) (int, error) {
 			err := Sleep(t, time.Hour)
-			r.log("polite sees %s", ceMsg(err))
+			r.log("polite sees %s", describe(err))
 			// Cleanup may still await while being cancelled.
 			err = Sleep(t, time.Second)
 			r.log("polite cleanup slept: %v at %v", err, t.Loop().Time())
@@ -88,7 +88,7 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 		}, WithName("polite"))
 		CreateTask(t, func(t *T) (int, error) {
 			err := Sleep(t, time.Hour)
-			r.log("rude sees %s", ceMsg(err))
+			r.log("rude sees %s", describe(err))
 			return 0, fmt.Errorf("cleanup failed")
 		}, WithName("rude"))
 		return 0, nil
@@ -96,8 +96,8 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	r.log("close: %v", rn.Close())
 	slices.Sort(r.events[:2]) // tasks are cancelled in an unspecified order
 	checkEvents(t, []string{
-		`polite sees CE("")`,
-		`rude sees CE("")`,
+		`polite sees CancelledError("")`,
+		`rude sees CancelledError("")`,
 		"polite cleanup slept: <nil> at 1s",
 		"handler: unhandled exception during asyncio.run() shutdown",
 		"close: <nil>",
@@ -107,6 +107,31 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	}
 	if !rn.Loop().IsClosed() {
 		t.Error("the loop must be closed")
+	}
+}
+
+// Runner.Close is idempotent and needs no loop when the runner never ran
+// anything (asyncio's Runner.close on an uninitialised runner).
+func TestRUN3_CloseUnusedAndTwice(t *testing.T) {
+	r := NewRunner(WithVirtualTime())
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r.loop != nil {
+		t.Fatal("closing an unused runner created a loop")
+	}
+	r = NewRunner(WithVirtualTime())
+	if _, err := RunWith(r, func(t *T) (int, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil || !r.loop.IsClosed() {
+		t.Fatalf("close: %v closed=%v", err, r.loop.IsClosed())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -120,7 +145,7 @@ func TestRUN5_MainErrorPropagates(t *testing.T) {
 		t.Cancel("from main")
 		return 0, Sleep(t, 0)
 	}, WithVirtualTime())
-	if ceMsg(err) != `CE("from main")` {
+	if describe(err) != `CancelledError("from main")` {
 		t.Errorf("cancelled main: %v, want the message kept", err)
 	}
 	_, err = Run(func(t *T) (int, error) { panic("in main") }, WithVirtualTime())
@@ -138,12 +163,12 @@ func TestRUN3_StubbornTaskAtCloseOnVirtualTime(t *testing.T) {
 		CreateTask(t, func(t *T) (int, error) {
 			defer r.log("stubborn unwound")
 			err := Sleep(t, time.Hour)
-			r.log("stubborn ignores %s", ceMsg(err))
+			r.log("stubborn ignores %s", describe(err))
 			return NewFuture[int](t).Await(t) // never done: shutdown deadlocks
 		}, WithName("stubborn"))
 		return 0, nil
 	})
 	r.log("close: %v", rn.Close())
-	checkEvents(t, []string{`stubborn ignores CE("")`, "handler: Task was destroyed but it is pending!",
+	checkEvents(t, []string{`stubborn ignores CancelledError("")`, "handler: Task was destroyed but it is pending!",
 		"stubborn unwound", "close: <nil>"}, &r)
 }

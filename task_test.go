@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +79,39 @@ func TestTASK2_DefaultNamesShareOneCounter(t *testing.T) {
 	}
 	for _, l := range []*Loop{l1, l2} {
 		runOne(t, l)
+	}
+}
+
+// TestTASK2_DefaultNameFormattedLazilyKeepsItsNumber checks the lazily
+// formatted default name: it carries the number drawn at creation (not
+// at first use), SetName replaces it for good (also with ""), and
+// WithName("") gets a default name.
+func TestTASK2_DefaultNameFormattedLazilyKeepsItsNumber(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	body := func(*T) (int, error) { return 0, nil }
+	a := CreateTask(l, body)
+	b := CreateTask(l, body, WithName(""))
+	c := CreateTask(l, body)
+	c.SetName("")
+	d := CreateTask(l, body)
+	d.SetName("d")
+	// Ask b first: its number is still the one drawn after a's.
+	bn, an := b.Name(), a.T().Name()
+	got := []string{an, bn, c.Name(), d.T().Name(), a.T().String()}
+	if !strings.HasPrefix(an, "Task-") {
+		t.Fatalf("default name %q", an)
+	}
+	var n int
+	if _, err := fmt.Sscan(strings.TrimPrefix(an, "Task-"), &n); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{an, "Task-" + strconv.Itoa(n+1), "", "d", "<Task pending name='" + an + "'>"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("names (-want +got):\n%s", d)
+	}
+	if err := l.RunUntilComplete(d); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -270,68 +302,6 @@ func TestTASK9_PendingAtCloseReportedAndUnwound(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
-func TestTaskPanicBecomesPanicError(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	tk := CreateTask(l, func(t *T) (int, error) {
-		Sleep(t, 0)
-		panicInTask()
-		return 0, nil
-	})
-	other := CreateTask(l, func(t *T) (int, error) { Sleep(t, time.Second); return 2, nil })
-	err := l.RunUntilComplete(tk)
-	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Value != "task panic value" {
-		t.Fatalf("err = %#v, want *PanicError", err)
-	}
-	if !strings.Contains(string(pe.Stack), "panicInTask") {
-		t.Errorf("stack does not show the panic site:\n%s", pe.Stack)
-	}
-	if err := l.RunUntilComplete(other); err != nil {
-		t.Errorf("the loop must go on after a task panic: %v", err)
-	}
-	boom := errors.New("wrapped")
-	tk2 := CreateTask(l, func(*T) (int, error) { panic(boom) })
-	if err := l.RunUntilComplete(tk2); !errors.Is(err, boom) {
-		t.Errorf("panic(err) should unwrap to err, got %v", err)
-	}
-}
-
-func panicInTask() { panic("task panic value") }
-
-func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	var r eventLog
-	handlerLog(l, &r)
-	f := NewFuture[int](l)
-	var saved *T
-	tk := CreateTask(l, func(t *T) (int, error) { saved = t; return f.Await(t) }, WithName("victim"))
-	runOne(t, l)
-	// From the test goroutine, outside the loop.
-	v := mustPanic(t, "Await outside the loop", func() { f.Await(saved) })
-	r.log("outside: %v", v)
-	// From a plain callback.
-	l.CallSoon(func() {
-		v := mustPanic(t, "Await in a callback", func() { Sleep(saved, 0) })
-		r.log("callback: %v", v)
-	})
-	runOne(t, l)
-	// With another task's handle.
-	other := CreateTask(l, func(*T) (int, error) {
-		v := mustPanic(t, "Await with another task's T", func() { f.Await(saved) })
-		r.log("other task: %v", v)
-		return 0, nil
-	})
-	if err := l.RunUntilComplete(other); err != nil {
-		t.Fatal(err)
-	}
-	want := `asyncio: await with task "victim", which is not the running task (awaiting outside a task, from a callback or from another goroutine?)`
-	checkEvents(t, []string{"outside: " + want, "callback: " + want, "other task: " + want}, &r)
-	tk.Cancel()
-	l.RunUntilComplete(tk)
-}
-
 func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
@@ -379,7 +349,7 @@ func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
 	f := NewFuture[int](l)
 	tk := CreateTask(l, func(t *T) (int, error) {
 		_, err := f.Await(t)
-		r.log("task sees %s", ceMsg(err))
+		r.log("task sees %s", describe(err))
 		return 0, err
 	})
 	runOne(t, l)
@@ -388,38 +358,7 @@ func TestTASK3_MustCancelKeepsIncomingCancelledError(t *testing.T) {
 		r.log("task cancel: %v", tk.Cancel("task's")) // the waiter is done: must_cancel
 	})
 	l.RunUntilComplete(tk)
-	checkEvents(t, []string{"task cancel: true", `task sees CE("future's own")`}, &r)
-}
-
-// A runtime.Goexit in a task (what t.FailNow does) fails the task and, as
-// iter.Pull propagates it, also ends the goroutine running the loop — in a
-// test, that fails the test, which is what FailNow means. The loop is left
-// not running, so it can be closed.
-func TestTaskGoexitFailsTaskAndEndsLoopGoroutine(t *testing.T) {
-	l := NewTestLoop()
-	defer mustClose(t, l)
-	tk := CreateTask(l, func(t *T) (int, error) {
-		Sleep(t, 0)
-		runtime.Goexit()
-		return 0, nil
-	})
-	returned := false
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		l.RunUntilComplete(tk)
-		returned = true
-	}()
-	<-exited
-	if returned {
-		t.Error("RunUntilComplete returned; want the Goexit to end the loop's goroutine")
-	}
-	if err := tk.Err(); !errors.Is(err, errGoexit) {
-		t.Errorf("task error = %v, want errGoexit", err)
-	}
-	if l.IsRunning() {
-		t.Error("loop still marked running")
-	}
+	checkEvents(t, []string{"task cancel: true", `task sees CancelledError("future's own")`}, &r)
 }
 
 func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
@@ -436,4 +375,53 @@ func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
 	checkEvents(t, []string{"handler: Task was destroyed but it is pending!", "outer deferred still runs",
 		"handler: Exception in task messy while unwinding at Close"}, &r)
 	goleak.VerifyNone(t)
+}
+
+// The untyped task handle *T answers Exception, Err and
+// RemoveDoneCallback like the task itself (FUT-3, FUT-6): pending ->
+// InvalidStateError, failed -> the error, cancelled -> a CancelledError
+// (FUT-8); a removed done callback never runs and removing it
+// again removes nothing.
+func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *T) error {
+		boom := errors.New("boom")
+		failing := CreateTask(at, func(t *T) (int, error) {
+			Sleep(t, time.Second)
+			return 0, boom
+		})
+		var aw Awaitable = failing.T()
+		log = append(log, "pending Exception: "+describe(aw.Err()), "pending Err: "+describe(aw.Err()))
+		first := aw.AddDoneCallback(func() { log = append(log, "first callback") })
+		aw.AddDoneCallback(func() { log = append(log, "second callback") })
+		log = append(log, fmt.Sprintf("removed %d then %d", aw.RemoveDoneCallback(first), aw.RemoveDoneCallback(first)))
+		if err := at.Await(aw); err != boom {
+			return fmt.Errorf("await: %v", err)
+		}
+		Sleep(at, 0) // the done callbacks run before this task resumes again
+		log = append(log, "Exception: "+describe(aw.Err()), "Err: "+describe(aw.Err()))
+
+		cancelled := CreateTask(at, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+		Sleep(at, 0)
+		cancelled.T().Cancel("stop")
+		log = append(log, "cancelled Await: "+describe(at.Await(cancelled.T())))
+		log = append(log, "cancelled Exception: "+describe(cancelled.T().Err()), "cancelled Err: "+describe(cancelled.T().Err()))
+		return nil
+	})
+	want := []string{
+		`pending Exception: InvalidStateError("Exception is not set.")`,
+		`pending Err: InvalidStateError("Exception is not set.")`,
+		"removed 1 then 0",
+		"second callback",
+		`Exception: *errors.errorString("boom")`,
+		`Err: *errors.errorString("boom")`,
+		// FUT-8: the first retrieval gets the original CE with its
+		// message, later ones a fresh CE without (a task stores none).
+		`cancelled Await: CancelledError("stop")`,
+		`cancelled Exception: CancelledError("")`,
+		`cancelled Err: CancelledError("")`,
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
 }

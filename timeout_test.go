@@ -1,33 +1,14 @@
 package asyncio
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 )
 
-// describeTE summarises a timeout error: matches and cause.
-func describeTE(err error) string {
-	var te *TimeoutError
-	if !errors.As(err, &te) {
-		return "not a TimeoutError: " + errMsg(err)
-	}
-	return "TE is(ErrTimeout)=" + boolStr(errors.Is(err, ErrTimeout)) +
-		" is(DeadlineExceeded)=" + boolStr(errors.Is(err, context.DeadlineExceeded)) +
-		" cancelled=" + boolStr(IsCancelled(err)) + " cause=" + errMsg(te.Cause)
-}
-
-func boolStr(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
-}
-
 // TMO-1: the deadline is now+d when Timeout is called; Never is no deadline.
 func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		Sleep(tk, 500*time.Millisecond)
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			r.log("when=%v", s.When())
@@ -41,23 +22,23 @@ func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
 		err = TimeoutAt(tk, 2*time.Hour, func(s *TimeoutScope) error {
 			return Sleep(tk, 2*time.Hour)
 		})
-		r.log("at: %s", describeTE(err))
+		r.log("at: %s", timeoutTraits(err))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"500ms when=1.5s",
 		"500ms when=Never:true",
 		"1h0m0.5s never: <nil>",
-		"2h0m0s at: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
-	})
+		`2h0m0s at: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
+	}, r)
 }
 
 // TMO-2: the repr in each state.
 func TestTMO2_Repr(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		var saved *TimeoutScope
 		Timeout(tk, 1234567*time.Microsecond, func(s *TimeoutScope) error {
 			saved = s
@@ -83,7 +64,7 @@ func TestTMO2_Repr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s <Timeout [active] when=1.235>",
 		"0s <Timeout [finished]>",
 		"0s <Timeout [active] when=1.0>",
@@ -91,20 +72,20 @@ func TestTMO2_Repr(t *testing.T) {
 		"1s <Timeout [expired]> expired=true",
 		"1s <Timeout [active] when=None>",
 		"1s <Timeout [created]>",
-	})
+	}, r)
 }
 
 // TMO-3: a scope needs the running task; entering twice fails.
 func TestTMO3_EnterErrors(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		other := CreateTask(tk, func(*T) (int, error) { return 0, nil })
 		err := Timeout(other.T(), time.Second, func(*TimeoutScope) error {
 			r.log("body ran")
 			return nil
 		})
-		r.log("%s", rtMsg(err))
+		r.log("%s", describe(err))
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
-			r.log("%s", rtMsg(s.enter(tk)))
+			r.log("%s", describe(s.enter(tk)))
 			return nil
 		})
 		_, err = other.Await(tk)
@@ -113,15 +94,15 @@ func TestTMO3_EnterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
-		"0s Timeout should be used inside a task",
-		"0s Timeout has already been entered",
-	})
+	checkEvents(t, []string{
+		`0s RuntimeError("Timeout should be used inside a task")`,
+		`0s RuntimeError("Timeout has already been entered")`,
+	}, r)
 }
 
 // TMO-4: on expiry the task is cancelled without a message.
 func TestTMO4_CancelWithoutMessage(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		err := Timeout(tk, time.Second, func(*TimeoutScope) error {
 			err := Sleep(tk, time.Hour)
 			var ce *CancelledError
@@ -129,21 +110,21 @@ func TestTMO4_CancelWithoutMessage(t *testing.T) {
 			r.log("inside: %q cancelling=%d", ce.Msg, tk.Cancelling())
 			return err
 		})
-		r.log("%s", describeTE(err))
+		r.log("%s", timeoutTraits(err))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		`1s inside: "" cancelling=1`,
-		"1s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
-	})
+		`1s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
+	}, r)
 }
 
 // TMO-5: Reschedule while active moves the deadline; otherwise it fails.
 func TestTMO5_Reschedule(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		var saved *TimeoutScope
 		err := Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
@@ -156,40 +137,40 @@ func TestTMO5_Reschedule(t *testing.T) {
 			r.log("survived the old deadline")
 			s.Reschedule(0) // in the past: fires in the next iteration
 			err := Sleep(tk, time.Hour)
-			r.log("inside: %s", rtMsg(s.Reschedule(time.Hour)))
+			r.log("inside: %s", describe(s.Reschedule(time.Hour)))
 			return err
 		})
-		r.log("%s", describeTE(err))
-		r.log("%s", rtMsg(saved.Reschedule(time.Hour)))
+		r.log("%s", timeoutTraits(err))
+		r.log("%s", describe(saved.Reschedule(time.Hour)))
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
 			r.log("to Never: %v", s.Reschedule(Never))
 			return Sleep(tk, 2*time.Second)
 		})
-		r.log("%s", rtMsg(saved.Reschedule(time.Hour)))
-		r.log("%s", rtMsg((&TimeoutScope{}).Reschedule(time.Hour)))
+		r.log("%s", describe(saved.Reschedule(time.Hour)))
+		r.log("%s", describe((&TimeoutScope{}).Reschedule(time.Hour)))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"500ms reschedule: <nil>",
 		"500ms when=3s",
 		"2.5s survived the old deadline",
-		"2.5s inside: Cannot change state of expiring Timeout",
-		"2.5s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
-		"2.5s Cannot change state of expired Timeout",
+		`2.5s inside: RuntimeError("Cannot change state of expiring Timeout")`,
+		`2.5s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
+		`2.5s RuntimeError("Cannot change state of expired Timeout")`,
 		"2.5s to Never: <nil>",
-		"4.5s Cannot change state of finished Timeout",
-		"4.5s Timeout has not been entered",
-	})
+		`4.5s RuntimeError("Cannot change state of finished Timeout")`,
+		`4.5s RuntimeError("Timeout has not been entered")`,
+	}, r)
 }
 
 // TMO-6: only the scope's own cancellation is converted; the scope never
 // suppresses, and a panic unwinding through it still uncancels.
 func TestTMO6_ExitConversion(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		func() {
 			defer func() { r.log("recovered %v cancelling=%d", recover(), tk.Cancelling()) }()
 			Timeout(tk, time.Second, func(*TimeoutScope) error {
@@ -205,18 +186,18 @@ func TestTMO6_ExitConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"1s recovered oops cancelling=0",
 		"2s sleep after panic: <nil>",
 		"2s foreign: boom",
-	})
+	}, r)
 }
 
 // TMO-7: Go has no implicit exception context: when the scope fired but a
 // different error escapes, that error is returned unchanged (identity kept)
 // and the cancellation is still withdrawn.
 func TestTMO7_ForeignErrorAfterExpiryUnchanged(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		var saved *TimeoutScope
 		err := Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
@@ -229,24 +210,24 @@ func TestTMO7_ForeignErrorAfterExpiryUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{"1s same=true expired=true cancelling=0"})
+	checkEvents(t, []string{"1s same=true expired=true cancelling=0"}, r)
 }
 
 // TMO-8 a..j.
 func TestTMO8_Scenarios(t *testing.T) {
 	type scenario struct {
 		name string
-		main func(tk *T, r *recorder) error
+		main func(tk *T, r *eventLog) error
 		want []string
 	}
 	scenarios := []scenario{
-		{"a_expiry", func(tk *T, r *recorder) error {
+		{"a_expiry", func(tk *T, r *eventLog) error {
 			var s0 *TimeoutScope
 			err := Timeout(tk, time.Second, func(s *TimeoutScope) error { s0 = s; return Sleep(tk, time.Hour) })
-			r.log("%s expired=%v cancelling=%d", describeTE(err), s0.Expired(), tk.Cancelling())
+			r.log("%s expired=%v cancelling=%d", timeoutTraits(err), s0.Expired(), tk.Cancelling())
 			return nil
-		}, []string{"1s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled expired=true cancelling=0"}},
-		{"b_zero_no_await", func(tk *T, r *recorder) error {
+		}, []string{`1s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false expired=true cancelling=0`}},
+		{"b_zero_no_await", func(tk *T, r *eventLog) error {
 			for _, d := range []time.Duration{0, -time.Second} {
 				var s0 *TimeoutScope
 				err := Timeout(tk, d, func(s *TimeoutScope) error { s0 = s; return nil })
@@ -255,39 +236,39 @@ func TestTMO8_Scenarios(t *testing.T) {
 			r.log("sleep: %v", Sleep(tk, 0))
 			return nil
 		}, []string{"0s <nil> expired=false <Timeout [finished]>", "0s <nil> expired=false <Timeout [finished]>", "0s sleep: <nil>"}},
-		{"c_zero_sleep0", func(tk *T, r *recorder) error {
+		{"c_zero_sleep0", func(tk *T, r *eventLog) error {
 			err := Timeout(tk, 0, func(*TimeoutScope) error { return Sleep(tk, 0) })
-			r.log("%s", describeTE(err))
+			r.log("%s", timeoutTraits(err))
 			return nil
-		}, []string{"0s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled"}},
-		{"d_inner_first", func(tk *T, r *recorder) error {
+		}, []string{`0s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`}},
+		{"d_inner_first", func(tk *T, r *eventLog) error {
 			var outer0 *TimeoutScope
 			err := Timeout(tk, 2*time.Second, func(outer *TimeoutScope) error {
 				outer0 = outer
 				err := Timeout(tk, time.Second, func(*TimeoutScope) error { return Sleep(tk, time.Hour) })
-				r.log("inner: %s", describeTE(err))
+				r.log("inner: %s", timeoutTraits(err))
 				return nil
 			})
 			r.log("outer: %v expired=%v", err, outer0.Expired())
 			return nil
 		}, []string{
-			"1s inner: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+			`1s inner: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 			"1s outer: <nil> expired=false",
 		}},
-		{"e_outer_first", func(tk *T, r *recorder) error {
+		{"e_outer_first", func(tk *T, r *eventLog) error {
 			err := Timeout(tk, time.Second, func(*TimeoutScope) error {
 				var inner0 *TimeoutScope
 				err := Timeout(tk, 2*time.Second, func(s *TimeoutScope) error { inner0 = s; return Sleep(tk, time.Hour) })
 				r.log("inner: %v expired=%v", err, inner0.Expired())
 				return err
 			})
-			r.log("outer: %s", describeTE(err))
+			r.log("outer: %s", timeoutTraits(err))
 			return nil
 		}, []string{
 			"1s inner: asyncio: cancelled expired=false",
-			"1s outer: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+			`1s outer: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 		}},
-		{"f_same_deadline", func(tk *T, r *recorder) error {
+		{"f_same_deadline", func(tk *T, r *eventLog) error {
 			var o, i *TimeoutScope
 			err := Timeout(tk, time.Second, func(outer *TimeoutScope) error {
 				o = outer
@@ -300,14 +281,14 @@ func TestTMO8_Scenarios(t *testing.T) {
 				r.log("inner: %v", err)
 				return err
 			})
-			r.log("outer: %s; expired %v %v", describeTE(err), i.Expired(), o.Expired())
+			r.log("outer: %s; expired %v %v", timeoutTraits(err), i.Expired(), o.Expired())
 			return nil
 		}, []string{
 			"1s count=2",
 			"1s inner: asyncio: cancelled",
-			"1s outer: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled; expired true true",
+			`1s outer: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false; expired true true`,
 		}},
-		{"g_external_same_iteration", func(tk *T, r *recorder) error {
+		{"g_external_same_iteration", func(tk *T, r *eventLog) error {
 			w := CreateTask(tk, func(wt *T) (int, error) {
 				err := Timeout(wt, time.Second, func(*TimeoutScope) error { return Sleep(wt, time.Hour) })
 				r.log("w: %v cancelling=%d", err, wt.Cancelling())
@@ -318,7 +299,7 @@ func TestTMO8_Scenarios(t *testing.T) {
 			r.log("main: %v", err)
 			return nil
 		}, []string{"1s w: asyncio: cancelled: ext cancelling=1", "1s main: asyncio: cancelled: ext"}},
-		{"h_body_swallows", func(tk *T, r *recorder) error {
+		{"h_body_swallows", func(tk *T, r *eventLog) error {
 			var s0 *TimeoutScope
 			err := Timeout(tk, time.Second, func(s *TimeoutScope) error {
 				s0 = s
@@ -328,23 +309,23 @@ func TestTMO8_Scenarios(t *testing.T) {
 			r.log("%v expired=%v cancelling=%d", err, s0.Expired(), tk.Cancelling())
 			return nil
 		}, []string{"1s <nil> expired=true cancelling=0"}},
-		{"i_foreign_not_expired", func(tk *T, r *recorder) error {
+		{"i_foreign_not_expired", func(tk *T, r *eventLog) error {
 			var s0 *TimeoutScope
 			err := Timeout(tk, time.Hour, func(s *TimeoutScope) error { s0 = s; return errBoom })
 			r.log("%v expired=%v", err, s0.Expired())
 			return nil
 		}, []string{"0s boom expired=false"}},
-		{"j_inside_except_cancelled", func(tk *T, r *recorder) error {
+		{"j_inside_except_cancelled", func(tk *T, r *eventLog) error {
 			tk.Cancel()
 			err := Sleep(tk, 0)
 			r.log("caught %v count=%d", err, tk.Cancelling())
 			err = Timeout(tk, time.Second, func(*TimeoutScope) error { return Sleep(tk, time.Hour) })
-			r.log("%s count=%d", describeTE(err), tk.Cancelling())
+			r.log("%s count=%d", timeoutTraits(err), tk.Cancelling())
 			tk.Uncancel()
 			return nil
 		}, []string{
 			"0s caught asyncio: cancelled count=1",
-			"1s TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled count=1",
+			`1s TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false count=1`,
 		}},
 	}
 	for _, sc := range scenarios {
@@ -353,14 +334,14 @@ func TestTMO8_Scenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkLog(t, r, sc.want)
+			checkEvents(t, sc.want, r)
 		})
 	}
 }
 
 // WAITFOR-1: Never is a plain await; d <= 0 cancels what is not done.
 func TestWAITFOR1_NonPositiveTimeout(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		done := NewFuture[int](tk)
 		done.SetResult(7)
 		v, err := WaitFor[int](tk, 0, done)
@@ -368,11 +349,11 @@ func TestWAITFOR1_NonPositiveTimeout(t *testing.T) {
 
 		pending := NewFuture[int](tk)
 		_, err = WaitFor[int](tk, -time.Second, pending)
-		r.log("pending: %s; cancelled=%v", describeTE(err), pending.Cancelled())
+		r.log("pending: %s; cancelled=%v", timeoutTraits(err), pending.Cancelled())
 
 		ran := false
 		_, err = WaitForFunc(tk, 0, func(*T) (int, error) { ran = true; return 1, nil })
-		r.log("func: %s; ran=%v", describeTE(err), ran)
+		r.log("func: %s; ran=%v", timeoutTraits(err), ran)
 
 		stubborn := CreateTask(tk, func(ctk *T) (int, error) {
 			Sleep(ctk, time.Hour)
@@ -392,18 +373,18 @@ func TestWAITFOR1_NonPositiveTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s done: 7 <nil>",
-		"0s pending: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled; cancelled=true",
-		"0s func: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled; ran=false",
+		`0s pending: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false; cancelled=true`,
+		`0s func: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false; ran=false`,
 		"1s swallowed: 42 <nil>",
 		"1h0m1s never: 5 <nil>",
-	})
+	}, r)
 }
 
 // WAITFOR-2: a function runs inside the caller's task.
 func TestWAITFOR2_RunsInCallersTask(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		v, err := WaitForFunc(tk, time.Second, func(ft *T) (string, error) {
 			return CurrentTask(ft.Loop()).Name(), Sleep(ft, 0)
 		})
@@ -413,12 +394,12 @@ func TestWAITFOR2_RunsInCallersTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{"0s main <nil>"})
+	checkEvents(t, []string{"0s main <nil>"}, r)
 }
 
 // WAITFOR-3: on expiry the inner awaitable is cancelled and awaited first.
 func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		slow := CreateTask(tk, func(ctk *T) (int, error) {
 			err := Sleep(ctk, time.Hour)
 			r.log("inner: %v", err)
@@ -426,7 +407,7 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 			return 0, err
 		})
 		_, err := WaitFor[int](tk, time.Second, slow)
-		r.log("task: %s", describeTE(err))
+		r.log("task: %s", timeoutTraits(err))
 
 		swallow := CreateTask(tk, func(ctk *T) (int, error) {
 			Sleep(ctk, time.Hour)
@@ -445,17 +426,17 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"1s inner: asyncio: cancelled",
-		"2s task: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+		`2s task: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 		"3s swallow: 9 <nil>",
 		"4s other error: key",
-	})
+	}, r)
 }
 
 // WAITFOR-4: cancelling the waiter cancels the inner awaitable.
 func TestWAITFOR4_CancelWaiter(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		inner := CreateTask(tk, sleeper(r, "inner", time.Hour, 0))
 		w := CreateTask(tk, func(wt *T) (int, error) { return WaitFor[int](wt, 10*time.Second, inner) })
 		Sleep(tk, time.Second)
@@ -467,17 +448,17 @@ func TestWAITFOR4_CancelWaiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s inner start",
 		"1s inner: asyncio: cancelled: stop",
 		"1s w: asyncio: cancelled: stop; inner cancelled=true",
-	})
+	}, r)
 }
 
 // WAITFOR-5 (3.12+): inner completes in the iteration the waiter is
 // cancelled: the cancellation wins and the value is lost.
 func TestWAITFOR5_RaceCancellationWins(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		fut := NewFuture[int](tk)
 		w := CreateTask(tk, func(wt *T) (int, error) { return WaitFor[int](wt, 10*time.Second, fut) })
 		var wp *Task[int] = w
@@ -492,15 +473,15 @@ func TestWAITFOR5_RaceCancellationWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{"1s w: 0 asyncio: cancelled"})
+	checkEvents(t, []string{"1s w: 0 asyncio: cancelled"}, r)
 }
 
 // WAITFOR-6: wait_for(shield(t)) timing out leaves t running.
 func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
-	r, err := runMain(t, func(tk *T, r *recorder) error {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		inner := CreateTask(tk, sleeper(r, "inner", 2*time.Second, 5))
 		_, err := WaitFor(tk, time.Second, Shield[int](inner))
-		r.log("wait_for: %s", describeTE(err))
+		r.log("wait_for: %s", timeoutTraits(err))
 		v, err := inner.Await(tk)
 		r.log("inner: %v %v", v, err)
 		return nil
@@ -508,23 +489,10 @@ func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, r, []string{
+	checkEvents(t, []string{
 		"0s inner start",
-		"1s wait_for: TE is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false cause=asyncio: cancelled",
+		`1s wait_for: TimeoutError(cause=CancelledError("")) is(ErrTimeout)=true is(DeadlineExceeded)=true cancelled=false`,
 		"2s inner done",
 		"2s inner: 5 <nil>",
-	})
-}
-
-func TestTimeoutError_Matching(t *testing.T) {
-	err := error(&TimeoutError{Cause: &CancelledError{Msg: "x"}})
-	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || IsCancelled(err) {
-		t.Error("TimeoutError matching")
-	}
-	if te, ok := err.(interface{ Timeout() bool }); !ok || !te.Timeout() {
-		t.Error("Timeout() method")
-	}
-	if err.Error() != "asyncio: timeout" {
-		t.Error(err.Error())
-	}
+	}, r)
 }

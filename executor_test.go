@@ -5,29 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lockedLog is an event log written from the loop and from worker goroutines.
-type lockedLog struct {
-	mu    sync.Mutex
-	lines syncLog
-}
-
-func (l *lockedLog) add(format string, a ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines.add(format, a...)
-}
-
-func (l *lockedLog) get() syncLog {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append(syncLog(nil), l.lines...)
-}
 
 // syncAwaitCtx waits for ctx to be cancelled; the watchdog only turns a
 // missing cancellation into a failed log comparison instead of a hang.
@@ -39,17 +19,13 @@ func syncAwaitCtx(ctx context.Context) {
 }
 
 // THREAD-1: a job's completion (CallSoonThreadsafe) wakes a real-clock loop
-// that is blocked with nothing else to do.
+// that is blocked with nothing else to do. The job returns only once the
+// loop is asleep in its poll, so the wake-up is what ends the wait.
 func TestTHREAD1_CompletionWakesBlockedLoop(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		<-started
-		close(release) // the loop is (about to be) blocked in poll by now
-	}()
 	v, err := Run(func(tk *T) (string, error) {
+		l := tk.Loop()
 		return ToThread(tk, func(context.Context) (string, error) {
-			close(started)
-			<-release
+			waitUntilSleeping(l) // no timer and no other work: it blocks for good
 			return "from worker", nil
 		})
 	})
@@ -62,30 +38,55 @@ func TestTHREAD1_CompletionWakesBlockedLoop(t *testing.T) {
 // fails only that call; a virtual-time loop waits for work in flight
 // instead of reporting a deadlock, without moving its clock.
 func TestTHREAD2_RunInExecutorResultsAndPanic(t *testing.T) {
-	var log syncLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		l := tk.Loop()
 		ok := RunInExecutor(l, func(context.Context) (int, error) { return 42, nil })
 		bad := RunInExecutor(l, func(context.Context) (int, error) { return 0, errors.New("boom") })
 		pan := RunInExecutor(l, func(context.Context) (int, error) { panic("kaboom") })
-		log.add("pending right after submit: %v", !ok.Done())
+		r.log("pending right after submit: %v", !ok.Done())
 		v, err := ok.Await(tk)
-		log.add("ok: %d %s", v, syncErr(err))
+		r.log("ok: %d %s", v, describe(err))
 		_, err = bad.Await(tk)
-		log.add("bad: %s", syncErr(err))
+		r.log("bad: %s", describe(err))
 		_, err = pan.Await(tk)
 		var pe *PanicError
-		log.add("panic: %v value=%v", errors.As(err, &pe), pe.Value)
-		log.add("virtual time=%v external=%d", l.Time(), l.external.Load())
+		r.log("panic: %v value=%v", errors.As(err, &pe), pe.Value)
+		r.log("virtual time=%v external=%d", l.Time(), l.external.Load())
 		return nil
 	})
-	syncDiff(t, syncLog{
+	checkEvents(t, []string{
 		"pending right after submit: true",
-		"ok: 42 ok",
-		"bad: boom",
+		"ok: 42 <nil>",
+		`bad: *errors.errorString("boom")`,
 		"panic: true value=kaboom",
 		"virtual time=0s external=0",
-	}, log)
+	}, &r)
+}
+
+// Work on the executor takes no virtual time: the clock must not jump to
+// an unrelated timer while a job is in flight. The job returns only once
+// the loop is asleep waiting for it, so the loop has had its chance to
+// jump.
+func TestVirtualTimeWaitsForExecutorWork(t *testing.T) {
+	l := NewTestLoop()
+	defer l.Close()
+	sleeper := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+	job := CreateTask(l, func(t *T) (time.Duration, error) {
+		_, err := ToThread(t, func(ctx context.Context) (int, error) {
+			waitUntilSleeping(l)
+			return 1, nil
+		})
+		return t.Loop().Time(), err
+	})
+	if err := l.RunUntilComplete(job); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := job.Result(); at != 0 {
+		t.Errorf("executor job finished at virtual time %v, want 0 (the clock jumped while it ran)", at)
+	}
+	sleeper.Cancel()
+	l.RunUntilComplete(sleeper)
 }
 
 // THREAD-2: the default executor runs at most min(32, NumCPU+4) jobs at a
@@ -97,7 +98,7 @@ func TestTHREAD2_PoolIsBounded(t *testing.T) {
 	n := defaultExecutorWorkers()
 	started, release := make(chan struct{}, n+3), make(chan struct{})
 	var workers, queued int
-	syncRun(t, func(tk *T) error {
+	runVirtual(t, func(tk *T) error {
 		l := tk.Loop()
 		var futs []*Future[int]
 		for i := range n + 3 {
@@ -144,45 +145,45 @@ func TestTHREAD2_PoolIsBounded(t *testing.T) {
 // started never runs; shutdown waits for jobs in flight and then refuses
 // new ones; a closed loop refuses too.
 func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
-	var log lockedLog
+	var r eventLog
 	started, release := make(chan struct{}), make(chan struct{})
-	syncRun(t, func(tk *T) error {
+	runVirtual(t, func(tk *T) error {
 		l := tk.Loop()
 		defaultExecutor(l).max = 1 // one worker, so the second job must queue
 		first := RunInExecutor(l, func(ctx context.Context) (int, error) {
 			close(started)
 			syncAwaitCtx(ctx)
-			log.add("first: ctx %v", ctx.Err())
+			r.log("first: ctx %v", ctx.Err())
 			<-release
-			log.add("first returns")
+			r.log("first returns")
 			return 1, nil
 		})
 		second := RunInExecutor(l, func(context.Context) (int, error) {
-			log.add("second ran")
+			r.log("second ran")
 			return 2, nil
 		})
 		<-started // block the loop briefly: the worker needs nothing from it
 		second.Cancel()
 		first.Cancel() // its done callback cancels ctx
 		_, err := first.Await(tk)
-		log.add("first awaited: %s", syncErr(err))
+		r.log("first awaited: %s", describe(err))
 		// Runs once main is suspended in ShutdownDefaultExecutor.
-		releaser := syncSpawn(tk, "releaser", func(*T) error {
-			log.add("releasing first")
+		releaser := startTask(tk, "releaser", func(*T) error {
+			r.log("releasing first")
 			close(release)
 			return nil
 		})
 		err = ShutdownDefaultExecutor(tk)
-		log.add("shutdown: %s, external=%d", syncErr(err), l.external.Load())
+		r.log("shutdown: %s, external=%d", describe(err), l.external.Load())
 		_, err = RunInExecutor(l, func(context.Context) (int, error) { return 3, nil }).Await(tk)
-		log.add("after shutdown: %s", syncErr(err))
+		r.log("after shutdown: %s", describe(err))
 		return tk.Await(releaser)
 	})
 	// The worker logs "first: ctx canceled" concurrently with the loop's
 	// lines; it must come before "first returns". Check it, then drop it.
-	got := syncLog(nil)
+	var got []string
 	sawCtx := false
-	for _, line := range log.get() {
+	for _, line := range r.snapshot() {
 		switch {
 		case line == "first: ctx context canceled":
 			sawCtx = true
@@ -192,13 +193,13 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 		}
 		got = append(got, line)
 	}
-	syncDiff(t, syncLog{
-		"first awaited: CE()",
+	checkEvents(t, []string{
+		`first awaited: CancelledError("")`,
 		"releasing first",
 		"first returns",
-		"shutdown: ok, external=0",
-		"after shutdown: RuntimeError: Executor shutdown has been called",
-	}, got)
+		"shutdown: <nil>, external=0",
+		`after shutdown: RuntimeError("Executor shutdown has been called")`,
+	}, &eventLog{events: got})
 
 	l := NewTestLoop()
 	_ = l.Close()
@@ -243,147 +244,33 @@ func TestTHREAD2_ShutdownForRunnerWaitsForJobs(t *testing.T) {
 // THREAD-3: a task waiting in ToThread can be cancelled: it gets the CE at
 // once, while fn is still running; fn sees ctx cancelled.
 func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
-	var log lockedLog
-	syncRun(t, func(tk *T) error {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
 		inFn, fnMayReturn, fnDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-		w := syncSpawn(tk, "w", func(x *T) error {
+		w := startTask(tk, "w", func(x *T) error {
 			_, err := ToThread(x, func(ctx context.Context) (int, error) {
 				close(inFn)
 				syncAwaitCtx(ctx)
 				<-fnMayReturn
-				log.add("fn: %v", ctx.Err())
+				r.log("fn: %v", ctx.Err())
 				close(fnDone)
 				return 0, nil
 			})
-			log.add("task: %s", syncErr(err))
+			r.log("task: %s", describe(err))
 			return err
 		})
 		// Wait (off the loop) until fn runs.
 		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-inFn; return struct{}{}, nil })
 		w.Cancel("stop")
 		_ = tk.Await(w)
-		log.add("task done, cancelled=%v", w.Cancelled())
+		r.log("task done, cancelled=%v", w.Cancelled())
 		close(fnMayReturn)
 		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-fnDone; return struct{}{}, nil })
 		return nil
 	})
-	syncDiff(t, syncLog{
-		"task: CE(stop)",
+	checkEvents(t, []string{
+		`task: CancelledError("stop")`,
 		"task done, cancelled=true",
 		"fn: context canceled",
-	}, log.get())
-}
-
-// THREAD-4: run_coroutine_threadsafe from another goroutine: result, error,
-// and cancellation of the task through the concurrent future.
-func TestTHREAD4_RunCoroutineThreadsafe(t *testing.T) {
-	l := NewLoop()
-	loopDone := make(chan error)
-	go func() { loopDone <- l.RunForever() }()
-
-	ok := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
-		_ = Sleep(tk, 0)
-		return "hi from " + tk.Name(), nil
-	})
-	v, err := ok.Result()
-	if err != nil || !strings.HasPrefix(v, "hi from Task-") || !ok.Done() || ok.Cancelled() {
-		t.Errorf("ok: %q %v", v, err)
-	}
-	bad := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 0, errors.New("bad") })
-	if _, err := bad.Result(); err == nil || err.Error() != "bad" {
-		t.Errorf("bad: %v", err)
-	}
-
-	entered, taskErr := make(chan struct{}), make(chan error, 1)
-	slow := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
-		close(entered)
-		err := Sleep(tk, time.Hour)
-		taskErr <- err
-		return 0, err
-	})
-	<-entered
-	if !slow.Cancel() {
-		t.Error("Cancel of a pending future returned false")
-	}
-	if _, err := slow.Result(); !IsCancelled(err) {
-		t.Errorf("cancelled: %v", err)
-	}
-	if err := <-taskErr; !IsCancelled(err) {
-		t.Errorf("task saw %v, want a CancelledError", err)
-	}
-	if !slow.Cancel() || ok.Cancel() {
-		t.Error("Cancel: want true on a cancelled future, false on a finished one")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := ok.Wait(ctx); err != nil {
-		t.Errorf("Wait on a done future: %v", err)
-	}
-	neverEnded := make(chan struct{})
-	never := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
-		defer close(neverEnded)
-		return 0, Sleep(tk, time.Hour)
-	})
-	if err := never.Wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("Wait with a cancelled ctx: %v", err)
-	}
-	never.Cancel() // possibly before the task exists: it is cancelled when created
-	<-neverEnded
-
-	_, _ = l.CallSoonThreadsafe(l.Stop)
-	if err := <-loopDone; err != nil {
-		t.Fatal(err)
-	}
-	_ = l.Close()
-	closed := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 1, nil })
-	if _, err := closed.Result(); !errors.Is(err, ErrLoopClosed) {
-		t.Errorf("closed loop: %v", err)
-	}
-}
-
-// THREAD-5: chaining copies the outcome only into a destination that is not
-// cancelled. A cancelled concurrent future stays cancelled even if the task
-// swallows the cancellation and returns a value.
-func TestTHREAD5_CancelledDestinationIsNotOverwritten(t *testing.T) {
-	l := NewLoop()
-	loopDone := make(chan error)
-	go func() { loopDone <- l.RunForever() }()
-
-	entered, returned := make(chan struct{}), make(chan string, 1)
-	cf := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
-		close(entered)
-		err := Sleep(tk, time.Hour)
-		returned <- syncErr(err)
-		return "swallowed", nil
-	})
-	<-entered
-	cf.Cancel()
-	if got := <-returned; got != "CE()" {
-		t.Errorf("task saw %s", got)
-	}
-	if _, err := cf.Result(); !IsCancelled(err) || !cf.Cancelled() {
-		t.Errorf("concurrent future: %v, want it to stay cancelled", err)
-	}
-
-	_, _ = l.CallSoonThreadsafe(l.Stop)
-	if err := <-loopDone; err != nil {
-		t.Fatal(err)
-	}
-	_ = l.Close()
-}
-
-func ExampleToThread() {
-	sum, err := Run(func(t *T) (int, error) {
-		// A blocking computation runs on the loop's default executor; the
-		// loop keeps running other tasks meanwhile.
-		return ToThread(t, func(ctx context.Context) (int, error) {
-			total := 0
-			for i := 1; i <= 100; i++ {
-				total += i
-			}
-			return total, nil
-		})
-	})
-	fmt.Println(sum, err)
-	// Output: 5050 <nil>
+	}, &r)
 }

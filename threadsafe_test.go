@@ -1,0 +1,134 @@
+package asyncio
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A foreign goroutine's CallSoonThreadsafe must wake a loop that is blocked
+// waiting for a far-away real timer (THREAD-1).
+func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
+	l := NewLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	far := l.CallLater(time.Hour, r.logFn("far timer"))
+	blocked := make(chan struct{})
+	l.CallSoon(func() { close(blocked) })
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-blocked
+		waitUntilSleeping(l)
+		l.CallSoonThreadsafe(func() { r.log("woken"); l.Stop() })
+	})
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	far.Cancel()
+	if l.Time() > time.Minute {
+		t.Errorf("loop woke after %v", l.Time())
+	}
+	checkEvents(t, []string{"woken"}, &r)
+}
+
+// THREAD-4: run_coroutine_threadsafe from another goroutine: result, error,
+// and cancellation of the task through the concurrent future.
+func TestTHREAD4_RunCoroutineThreadsafe(t *testing.T) {
+	l := NewLoop()
+	loopDone := make(chan error)
+	go func() { loopDone <- l.RunForever() }()
+
+	ok := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
+		_ = Sleep(tk, 0)
+		return "hi from " + tk.Name(), nil
+	})
+	v, err := ok.Result()
+	if err != nil || !strings.HasPrefix(v, "hi from Task-") || !ok.Done() || ok.Cancelled() {
+		t.Errorf("ok: %q %v", v, err)
+	}
+	bad := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 0, errors.New("bad") })
+	if _, err := bad.Result(); err == nil || err.Error() != "bad" {
+		t.Errorf("bad: %v", err)
+	}
+
+	entered, taskErr := make(chan struct{}), make(chan error, 1)
+	slow := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
+		close(entered)
+		err := Sleep(tk, time.Hour)
+		taskErr <- err
+		return 0, err
+	})
+	<-entered
+	if !slow.Cancel() {
+		t.Error("Cancel of a pending future returned false")
+	}
+	if _, err := slow.Result(); !IsCancelled(err) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if err := <-taskErr; !IsCancelled(err) {
+		t.Errorf("task saw %v, want a CancelledError", err)
+	}
+	if !slow.Cancel() || ok.Cancel() {
+		t.Error("Cancel: want true on a cancelled future, false on a finished one")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ok.Wait(ctx); err != nil {
+		t.Errorf("Wait on a done future: %v", err)
+	}
+	neverEnded := make(chan struct{})
+	never := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
+		defer close(neverEnded)
+		return 0, Sleep(tk, time.Hour)
+	})
+	if err := never.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait with a cancelled ctx: %v", err)
+	}
+	never.Cancel() // possibly before the task exists: it is cancelled when created
+	<-neverEnded
+
+	_, _ = l.CallSoonThreadsafe(l.Stop)
+	if err := <-loopDone; err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Close()
+	closed := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 1, nil })
+	if _, err := closed.Result(); !errors.Is(err, ErrLoopClosed) {
+		t.Errorf("closed loop: %v", err)
+	}
+}
+
+// THREAD-5: chaining copies the outcome only into a destination that is not
+// cancelled. A cancelled concurrent future stays cancelled even if the task
+// swallows the cancellation and returns a value.
+func TestTHREAD5_CancelledDestinationIsNotOverwritten(t *testing.T) {
+	l := NewLoop()
+	loopDone := make(chan error)
+	go func() { loopDone <- l.RunForever() }()
+
+	entered, returned := make(chan struct{}), make(chan string, 1)
+	cf := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
+		close(entered)
+		err := Sleep(tk, time.Hour)
+		returned <- describe(err)
+		return "swallowed", nil
+	})
+	<-entered
+	cf.Cancel()
+	if got := <-returned; got != `CancelledError("")` {
+		t.Errorf("task saw %s", got)
+	}
+	if _, err := cf.Result(); !IsCancelled(err) || !cf.Cancelled() {
+		t.Errorf("concurrent future: %v, want it to stay cancelled", err)
+	}
+
+	_, _ = l.CallSoonThreadsafe(l.Stop)
+	if err := <-loopDone; err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Close()
+}
