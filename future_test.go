@@ -66,26 +66,26 @@ func TestFUT3_ResultAndExceptionByState(t *testing.T) {
 	pending := NewFuture[int](l)
 	_, err := pending.Result()
 	r.log("pending Result: %v", err)
-	r.log("pending Exception: %v", pending.Err())
+	r.log("pending Err: %v", pending.Err())
 	boom := errors.New("boom")
 	failed := NewFuture[int](l)
 	failed.SetException(boom)
 	_, err = failed.Result()
-	r.log("failed Result: %v; Exception: %v; Err: %v", err, failed.Err(), failed.Err())
+	r.log("failed Result: %v; Err: %v; Err again: %v", err, failed.Err(), failed.Err())
 	ok := NewFuture[string](l)
 	ok.SetResult("v")
 	v, err := ok.Result()
-	r.log("ok Result: %q %v; Exception: %v", v, err, ok.Err())
+	r.log("ok Result: %q %v; Err: %v", v, err, ok.Err())
 	c := NewFuture[int](l)
 	c.Cancel("why")
 	_, err = c.Result()
-	r.log("cancelled Result: %v; Exception: %v", err, c.Err())
+	r.log("cancelled Result: %v; Err: %v", err, c.Err())
 	checkEvents(t, []string{
 		"pending Result: asyncio: invalid state: Result is not ready.",
-		"pending Exception: asyncio: invalid state: Exception is not set.",
-		"failed Result: boom; Exception: boom; Err: boom",
-		`ok Result: "v" <nil>; Exception: <nil>`,
-		"cancelled Result: asyncio: cancelled: why; Exception: asyncio: cancelled: why",
+		"pending Err: asyncio: invalid state: Exception is not set.",
+		"failed Result: boom; Err: boom; Err again: boom",
+		`ok Result: "v" <nil>; Err: <nil>`,
+		"cancelled Result: asyncio: cancelled: why; Err: asyncio: cancelled: why",
 	}, &r)
 }
 

@@ -391,7 +391,7 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 			return 0, boom
 		})
 		var aw Awaitable = failing.T()
-		log = append(log, "pending Exception: "+describe(aw.Err()), "pending Err: "+describe(aw.Err()))
+		log = append(log, "pending Err: "+describe(aw.Err()), "pending Err again: "+describe(aw.Err()))
 		first := aw.AddDoneCallback(func() { log = append(log, "first callback") })
 		aw.AddDoneCallback(func() { log = append(log, "second callback") })
 		log = append(log, fmt.Sprintf("removed %d then %d", aw.RemoveDoneCallback(first), aw.RemoveDoneCallback(first)))
@@ -399,27 +399,27 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 			return fmt.Errorf("await: %v", err)
 		}
 		Sleep(at, 0) // the done callbacks run before this task resumes again
-		log = append(log, "Exception: "+describe(aw.Err()), "Err: "+describe(aw.Err()))
+		log = append(log, "Err: "+describe(aw.Err()), "Err again: "+describe(aw.Err()))
 
 		cancelled := CreateTask(at, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
 		Sleep(at, 0)
 		cancelled.T().Cancel("stop")
 		log = append(log, "cancelled Await: "+describe(at.Await(cancelled.T())))
-		log = append(log, "cancelled Exception: "+describe(cancelled.T().Err()), "cancelled Err: "+describe(cancelled.T().Err()))
+		log = append(log, "cancelled Err: "+describe(cancelled.T().Err()), "cancelled Err again: "+describe(cancelled.T().Err()))
 		return nil
 	})
 	want := []string{
-		`pending Exception: InvalidStateError("Exception is not set.")`,
 		`pending Err: InvalidStateError("Exception is not set.")`,
+		`pending Err again: InvalidStateError("Exception is not set.")`,
 		"removed 1 then 0",
 		"second callback",
-		`Exception: *errors.errorString("boom")`,
 		`Err: *errors.errorString("boom")`,
+		`Err again: *errors.errorString("boom")`,
 		// FUT-8: the first retrieval gets the original CE with its
 		// message, later ones a fresh CE without (a task stores none).
 		`cancelled Await: CancelledError("stop")`,
-		`cancelled Exception: CancelledError("")`,
 		`cancelled Err: CancelledError("")`,
+		`cancelled Err again: CancelledError("")`,
 	}
 	if d := cmp.Diff(want, log); d != "" {
 		t.Fatal(d)
