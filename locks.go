@@ -356,7 +356,7 @@ func (c *Condition) notify(n int) {
 	})
 }
 
-// Semaphore ports asyncio.Semaphore with the 3.12+ algorithm (SEM-1..3):
+// Semaphore ports asyncio.Semaphore with the 3.13 algorithm (SEM-1..3, gh-111693):
 // FIFO waiters, no barging, and after every acquire attempt as many waiters
 // are woken as the value allows. Create it with NewSemaphore.
 type Semaphore struct {
@@ -513,10 +513,10 @@ type Barrier struct {
 }
 
 // NewBarrier returns a Barrier for parties tasks (asyncio.Barrier(parties));
-// parties < 1 panics with *ValueError "parties must be >= 1".
+// parties < 1 panics with *ValueError "parties must be > 0".
 func NewBarrier(parties int) *Barrier {
 	if parties < 1 {
-		panic(&ValueError{Msg: "parties must be >= 1"})
+		panic(&ValueError{Msg: "parties must be > 0"})
 	}
 	return &Barrier{cond: NewCondition(nil), parties: parties}
 }

@@ -518,7 +518,7 @@ func TestBAR1_IndicesAndDraining(t *testing.T) {
 		return nil
 	})
 	checkEvents(t, []string{
-		`Barrier(0): ValueError("parties must be >= 1")`,
+		`Barrier(0): ValueError("parties must be > 0")`,
 		"parties=2",
 		"n_waiting=1",
 		"main: index 1 <nil>, n_waiting while draining=0",
