@@ -30,6 +30,10 @@ inside function literals that are not called on the spot, such as the
 functions given to asyncio.Go, asyncio.ToThread and asyncio.RunInExecutor,
 which run off the loop.
 
+sync.Mutex and RWMutex locking is reported too: the loop stalls for as
+long as another goroutine holds the lock. When the critical sections are
+known to be short, -blockingcall.mutex=false turns that part off.
+
 Fix: await instead of blocking. asyncio.Sleep(t, d) for time.Sleep (offered
 as a suggested fix where the error can be returned mechanically);
 asyncio.Recv(t, ch) / asyncio.Send(t, ch, v) for channels; asyncio.Lock,
@@ -39,6 +43,17 @@ connections for networking; and asyncio.Go(t, func(ctx context.Context)
 while the task awaits it.`,
 	Run:              runBlockingCall,
 	RunDespiteErrors: true,
+}
+
+// reportMutex is the -blockingcall.mutex flag. sync.Mutex and RWMutex
+// locking is reported by default, but a short critical section shared with
+// another goroutine is a common and usually harmless pattern, so it can be
+// turned off on its own.
+var reportMutex = true
+
+func init() {
+	BlockingCall.Flags.BoolVar(&reportMutex, "mutex", true,
+		"report sync.Mutex.Lock and RWMutex.Lock/RLock inside tasks (a short critical section shared with another goroutine is often harmless)")
 }
 
 // blocker describes blocking functions of one package and receiver.
@@ -224,6 +239,9 @@ func (c *blockingChecker) checkCall(call *ast.CallExpr, nested bool) {
 		return
 	}
 	if b, ok := findBlocker(fn); ok {
+		if !reportMutex && (funcIs(fn, "sync", "Mutex", "Lock") || funcIs(fn, "sync", "RWMutex", "Lock", "RLock")) {
+			return
+		}
 		d := analysis.Diagnostic{
 			Pos:     call.Pos(),
 			Message: displayName(fn) + " inside " + c.where() + " blocks the whole event loop until it returns; " + b.hint,
