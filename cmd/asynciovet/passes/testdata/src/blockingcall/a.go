@@ -18,8 +18,8 @@ import (
 // Positive cases: blocking calls on the loop.
 
 func channels(t *asyncio.T, ch chan int, out chan<- int) (int, error) {
-	v := <-ch // want `channel receive inside a task blocks the whole event loop until a value arrives; use asyncio.Recv\(t, ch\)`
-	out <- v  // want `channel send inside a task blocks the whole event loop until a receiver is ready; use asyncio.Send\(t, ch, v\)`
+	v := <-ch           // want `channel receive inside a task blocks the whole event loop until a value arrives; use asyncio.Recv\(t, ch\)`
+	out <- v            // want `channel send inside a task blocks the whole event loop until a receiver is ready; use asyncio.Send\(t, ch, v\)`
 	for x := range ch { // want `range over a channel inside a task blocks`
 		v += x
 	}
@@ -48,8 +48,8 @@ func (s *server) handle(t *asyncio.T) error {
 	s.mu.Unlock()
 	s.rw.RLock() // want `sync.RWMutex.RLock inside a task`
 	s.rw.RUnlock()
-	s.wg.Wait()   // want `sync.WaitGroup.Wait inside a task`
-	s.cond.Wait() // want `sync.Cond.Wait inside a task`
+	s.wg.Wait()                         // want `sync.WaitGroup.Wait inside a task`
+	s.cond.Wait()                       // want `sync.Cond.Wait inside a task`
 	rows, err := s.db.Query("SELECT 1") // want `sql.DB.Query inside a task .*Context variant`
 	if err != nil {
 		return err

@@ -23,7 +23,7 @@ func awaitsTask(t *asyncio.T, tk *asyncio.Task[string]) ([]byte, error) {
 }
 
 func group(t *asyncio.T) (struct{}, error) {
-	_, _ = asyncio.WaitFor[int](t, time.Second, nil) // want `the error of asyncio.WaitFor is assigned to _`
+	_, _ = asyncio.WaitFor[int](t, time.Second, nil)    // want `the error of asyncio.WaitFor is assigned to _`
 	asyncio.TaskGroup(t, func(g *asyncio.Group) error { // want `the error of asyncio.TaskGroup is discarded`
 		asyncio.Sleep(t, 0) // want `the error of asyncio.Sleep is discarded`
 		return nil

@@ -62,8 +62,8 @@ func threadsafe(t *asyncio.T, h *asyncio.Handle) (int, error) {
 	ev := asyncio.NewEvent()
 	go func() {
 		l.CallSoonThreadsafe(func() { ev.Set() }) // the callback runs on the loop
-		h.Cancel()                                 // handles may be cancelled from any goroutine
-		_ = t.Loop()                               // an immutable accessor
+		h.Cancel()                                // handles may be cancelled from any goroutine
+		_ = t.Loop()                              // an immutable accessor
 		cf := asyncio.RunCoroutineThreadsafe(l, func(t2 *asyncio.T) (int, error) {
 			return 1, asyncio.Sleep(t2, 0)
 		})

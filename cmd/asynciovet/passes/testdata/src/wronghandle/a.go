@@ -90,7 +90,7 @@ func sameTask(t *asyncio.T) (int, error) {
 
 func notAnAwait(t *asyncio.T) *asyncio.Task[int] {
 	return asyncio.CreateTask(t, func(inner *asyncio.T) (int, error) {
-		t.Cancel("child gives up on the parent") // cancelling another task is fine
+		t.Cancel("child gives up on the parent")                                        // cancelling another task is fine
 		sub := asyncio.CreateTask(t, func(x *asyncio.T) (int, error) { return 0, nil }) // an owner, not an await
 		return sub.Await(inner)
 	})
