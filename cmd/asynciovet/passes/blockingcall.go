@@ -2,8 +2,10 @@ package passes
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -180,7 +182,7 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 	case *ast.CallExpr:
 		c.checkCall(n, nested)
 	case *ast.SendStmt:
-		if isChan(info.TypeOf(n.Chan)) {
+		if isChan(info.TypeOf(n.Chan)) && !c.srcs.roomy[n] {
 			c.rep.reportf(n.Arrow, "channel send inside %s blocks the whole event loop until a receiver is ready; use asyncio.Send(t, ch, v)", c.where())
 		}
 	case *ast.UnaryExpr:
@@ -323,16 +325,24 @@ func usedElsewhere(pass *analysis.Pass, file *ast.File, id *ast.Ident) bool {
 	return found
 }
 
-// blockingSources tells which reader expressions of one file provably block:
-// files, concrete net connections, and local variables assigned only from
-// calls into package net (net.Dial, Listener.Accept...).
+// blockingSources holds what the check knows about the values of one
+// file: which reader expressions provably block (files, concrete net
+// connections, local variables assigned only from calls into package net
+// such as net.Dial), and which channel sends provably find room.
 type blockingSources struct {
 	pass    *analysis.Pass
 	fromNet map[*types.Var]bool // false once assigned anything else
+	// roomy holds the sends that cannot block: on a local channel made
+	// only with make(chan T, n), n a constant, that the file sends on at
+	// most n times, never inside a loop, and uses in no other way than
+	// sending, receiving and closing (so nothing else fills it). This is
+	// the common "report the result on a buffered channel" idiom.
+	roomy map[*ast.SendStmt]bool
 }
 
 func newBlockingSources(pass *analysis.Pass, file *ast.File) *blockingSources {
-	s := &blockingSources{pass: pass, fromNet: map[*types.Var]bool{}}
+	s := &blockingSources{pass: pass, fromNet: map[*types.Var]bool{}, roomy: map[*ast.SendStmt]bool{}}
+	s.findRoomySends(file)
 	mark := func(lhs []ast.Expr, rhs []ast.Expr) {
 		fromNet := false
 		if len(rhs) == 1 {
@@ -392,4 +402,107 @@ func (s *blockingSources) blocks(e ast.Expr) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// findRoomySends fills s.roomy for file.
+func (s *blockingSources) findRoomySends(file *ast.File) {
+	info := s.pass.TypesInfo
+	capOf := map[*types.Var]int64{} // buffer of every make seen; -1 once anything else is assigned
+	setCap := func(v *types.Var, rhs ast.Expr) {
+		c := int64(-1)
+		if call, ok := ast.Unparen(rhs).(*ast.CallExpr); ok && len(call.Args) == 2 {
+			if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+				if _, builtin := info.Uses[id].(*types.Builtin); builtin && id.Name == "make" {
+					if tv, ok := info.Types[call.Args[1]]; ok && tv.Value != nil {
+						if n, exact := constant.Int64Val(constant.ToInt(tv.Value)); exact && n > 0 {
+							c = n
+						}
+					}
+				}
+			}
+		}
+		if prev, seen := capOf[v]; seen && (prev < 0 || c < 0) {
+			c = -1
+		} else if seen {
+			c = min(prev, c)
+		}
+		capOf[v] = c
+	}
+	sends := map[*types.Var][]*ast.SendStmt{}
+	okUse := map[*ast.Ident]bool{} // uses as a send's, receive's or close's channel
+	inLoop := map[*ast.SendStmt]bool{}
+	var stack []ast.Node
+	ast.Inspect(file, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		stack = append(stack, n)
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				if v := localVar(s.pass, id); v != nil && len(n.Lhs) == len(n.Rhs) {
+					setCap(v, n.Rhs[i])
+				} else if v != nil {
+					capOf[v] = -1
+				}
+				okUse[id] = true
+			}
+		case *ast.ValueSpec:
+			for i, id := range n.Names {
+				if v := localVar(s.pass, id); v != nil {
+					if len(n.Values) == len(n.Names) {
+						setCap(v, n.Values[i])
+					} else {
+						capOf[v] = -1
+					}
+				}
+			}
+		case *ast.SendStmt:
+			if id, ok := ast.Unparen(n.Chan).(*ast.Ident); ok {
+				if v := localVar(s.pass, id); v != nil {
+					sends[v] = append(sends[v], n)
+					okUse[id] = true
+				}
+			}
+			for _, a := range stack[:len(stack)-1] {
+				switch a.(type) {
+				case *ast.ForStmt, *ast.RangeStmt:
+					inLoop[n] = true
+				}
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.ARROW {
+				okUse[id] = true
+			}
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && id.Name == "close" && len(n.Args) == 1 {
+				if _, builtin := info.Uses[id].(*types.Builtin); builtin {
+					if a, ok := ast.Unparen(n.Args[0]).(*ast.Ident); ok {
+						okUse[a] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	escapes := map[*types.Var]bool{}
+	for id, obj := range info.Uses {
+		if v, ok := obj.(*types.Var); ok && within(id.Pos(), file) && !okUse[id] {
+			escapes[v] = true
+		}
+	}
+	for v, ss := range sends {
+		c, ok := capOf[v]
+		if !ok || c < int64(len(ss)) || escapes[v] || slices.ContainsFunc(ss, func(st *ast.SendStmt) bool { return inLoop[st] }) {
+			continue
+		}
+		for _, st := range ss {
+			s.roomy[st] = true
+		}
+	}
 }

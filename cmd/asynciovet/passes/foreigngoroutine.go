@@ -43,7 +43,9 @@ the task.`,
 var loopBoundTypes = []string{
 	"Loop", "T", "Task", "Future", "futureCore", "Group", "TimeoutScope",
 	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier", "Queue",
-	"StreamReader", "StreamWriter", "Server", "Conn", "Transport", "DatagramTransport",
+	"StreamReader", "StreamWriter", "Server", "Transport", "DatagramTransport",
+	// Not Conn: its Read, Write and Close are documented to work from any
+	// goroutine (they run a short-lived task through CallSoonThreadsafe).
 }
 
 // threadSafe reports whether fn may be called from any goroutine.

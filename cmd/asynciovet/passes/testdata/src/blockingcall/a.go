@@ -174,3 +174,45 @@ func notATask(t *T, ch chan int) int { return <-ch }
 
 // Methods of a net.Conn interface may be a loop Conn: silent.
 func ifaceConn(t *asyncio.T, c net.Conn, b []byte) (int, error) { return c.Read(b) }
+
+// Buffered channels: a send provably finds room only on a local channel
+// made with a constant buffer, sent on at most that many times, outside
+// loops, and not handed to anyone else.
+
+func bufferedResult(l *asyncio.Loop) error {
+	done := make(chan error, 1)
+	asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+		err := asyncio.Sleep(t, time.Second)
+		done <- err // room for the one value: silent
+		return 0, err
+	})
+	return <-done
+}
+
+func bufferTooSmall(l *asyncio.Loop) {
+	ch := make(chan int, 1)
+	asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+		ch <- 1 // want `channel send inside a task`
+		ch <- 2 // want `channel send inside a task`
+		return 0, nil
+	})
+}
+
+func bufferInLoop(l *asyncio.Loop) {
+	ch := make(chan int, 1)
+	for i := range 3 {
+		asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+			ch <- i // want `channel send inside a task`
+			return 0, nil
+		})
+	}
+}
+
+func bufferEscapes(l *asyncio.Loop, fill func(chan int)) {
+	ch := make(chan int, 1)
+	fill(ch) // someone else may fill it
+	asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+		ch <- 1 // want `channel send inside a task`
+		return 0, nil
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // Positive cases.
@@ -98,4 +99,17 @@ func notATask(l *asyncio.Loop) {
 
 func storedNotStarted(t *asyncio.T, ev *asyncio.Event) func() {
 	return func() { ev.Set() } // not a goroutine
+}
+
+// A loop Conn may be used from any goroutine (documented): silent.
+func connFromGoroutine(t *asyncio.T) error {
+	c, err := aio.DialConn(t, "tcp", "127.0.0.1:80")
+	if err != nil {
+		return err
+	}
+	go func() {
+		c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+		c.Close()
+	}()
+	return nil
 }
