@@ -72,3 +72,9 @@ func TestIgnoreDirective(t *testing.T) {
 func TestPorts(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), combined, "ports/...")
 }
+
+// TestReadme checks the before/after snippets of README.md: every
+// "before" is reported by its check, no "after" is reported at all.
+func TestReadme(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), combined, "readme")
+}
