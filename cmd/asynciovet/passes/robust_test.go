@@ -1,7 +1,9 @@
 package passes_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,4 +79,36 @@ func TestPorts(t *testing.T) {
 // "before" is reported by its check, no "after" is reported at all.
 func TestReadme(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), combined, "readme")
+}
+
+// syntaxErrorSrc does not parse. It lives here rather than under testdata
+// so that gofmt -l over the repository (which CI runs) stays clean.
+const syntaxErrorSrc = `package syntaxerr
+
+import "github.com/go-asyncio/asyncio"
+
+func missingParen(t *asyncio.T) (int, error) {
+	asyncio.CreateTask(t, func(own *asyncio.T) (int, error) { // want "unawaitedtask: the task started by CreateTask"
+		return 0, asyncio.Sleep(t // want "wronghandle: asyncio.Sleep awaits with t"
+	})
+}
+`
+
+// TestSyntaxError runs every check over a file that does not parse: the
+// checks must not crash, and report what the parser recovered.
+func TestSyntaxError(t *testing.T) {
+	dir := t.TempDir()
+	// The stub asyncio package, then the package under test.
+	stub := filepath.Join("src", "github.com")
+	if err := os.CopyFS(filepath.Join(dir, stub), os.DirFS(filepath.Join(analysistest.TestData(), stub))); err != nil {
+		t.Fatal(err)
+	}
+	pkg := filepath.Join(dir, "src", "syntaxerr")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "a.go"), []byte(syntaxErrorSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, dir, combined, "syntaxerr")
 }

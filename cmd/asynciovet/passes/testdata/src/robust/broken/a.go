@@ -22,9 +22,3 @@ func task(t *asyncio.T) (int, error) {
 }
 
 func unknownHandle(t *asyncio.Nope, ch chan int) int { return <-ch }
-
-func missingReturn(t *asyncio.T) (int, error) {
-	asyncio.CreateTask(t, func(own *asyncio.T) (int, error) { // want `unawaitedtask: the task started by CreateTask`
-		return 0, asyncio.Sleep(t // want `wronghandle: asyncio.Sleep awaits with t`
-	})
-}
