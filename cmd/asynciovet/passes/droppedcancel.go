@@ -1,0 +1,298 @@
+package passes
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// DroppedCancel reports awaits whose error, and so a cancellation, is
+// dropped.
+var DroppedCancel = &analysis.Analyzer{
+	Name: "droppedcancel",
+	Doc: `report awaits whose error is discarded, so that a cancellation is swallowed
+
+Cancellation reaches a task as a *asyncio.CancelledError returned by the
+await it is suspended in (Sleep, Await, Acquire, Get, Put, Wait, Timeout,
+TaskGroup, WaitFor, ReadLine...). A task that drops that error carries on
+as if nothing happened: it is asyncio's "swallowed CancelledError". The
+canceller waits for a task that does not stop, a TaskGroup or Timeout
+cannot unwind, and a shutdown hangs.
+
+The check reports an await (a function or method of the asyncio or aio
+package that takes the running task's *asyncio.T and returns an error)
+whose error is:
+  - discarded by an expression statement: asyncio.Sleep(t, d)
+  - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
+  - checked by "if err != nil { ... }" where the body only logs and/or
+    continues, and err is not used anywhere else.
+It stays silent when the body returns, panics, breaks, calls Uncancel or
+any other function, tests IsCancelled or errors.Is/As, or stores err.
+
+Fix: return the error (wrapped if you like) so the task ends cancelled;
+or, to really keep going after a cancellation, handle it explicitly and
+call t.Uncancel(). Where the enclosing function returns an error and its
+other results have literal zero values, a suggested fix rewrites a
+discarded await as
+	if err := asyncio.Sleep(t, d); err != nil {
+		return 0, err
+	}`,
+	Run:              runDroppedCancel,
+	RunDespiteErrors: true,
+}
+
+// awaitResults returns the number of results of call if it is an await:
+// a call of a function or method of the library that takes a *asyncio.T
+// (or is T.Await) and whose last result is an error.
+func awaitResults(info *types.Info, call *ast.CallExpr) (*types.Func, int, bool) {
+	fn := callee(info, call)
+	sig := funcSig(fn)
+	if sig == nil || !isLibPkg(fn.Pkg()) || sig.Results() == nil || sig.Results().Len() == 0 {
+		return nil, 0, false
+	}
+	if !isErrorType(sig.Results().At(sig.Results().Len() - 1).Type()) {
+		return nil, 0, false
+	}
+	if libFuncIs(fn, "T", "Await") || taskParam(sig) != nil {
+		return fn, sig.Results().Len(), true
+	}
+	return nil, 0, false
+}
+
+func runDroppedCancel(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil {
+		return nil, nil
+	}
+	rep := newReporter(pass)
+	for _, f := range files(pass) {
+		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f)}
+		// Visit every function body with its signature, innermost first on
+		// the stack, so that a fix returns from the right function.
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Body != nil {
+					d.function(n.Body, declSig(pass.TypesInfo, n))
+				}
+				return false
+			case *ast.FuncLit:
+				d.function(n.Body, litSig(pass.TypesInfo, n))
+				return false
+			}
+			return true
+		})
+	}
+	return nil, nil
+}
+
+// dropChecker checks the functions of one file.
+type dropChecker struct {
+	pass  *analysis.Pass
+	rep   *reporter
+	lists map[ast.Stmt]bool
+}
+
+// function checks the statements of one function body, and the nested
+// function literals as functions of their own.
+func (d *dropChecker) function(body *ast.BlockStmt, sig *types.Signature) {
+	if body == nil {
+		return
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			d.function(n.Body, litSig(d.pass.TypesInfo, n))
+			return false
+		case *ast.ExprStmt:
+			d.exprStmt(n, sig)
+		case *ast.AssignStmt:
+			d.blankAssign(n, sig)
+		case *ast.BlockStmt:
+			d.list(n.List, body)
+		case *ast.CaseClause:
+			d.list(n.Body, body)
+		case *ast.CommClause:
+			d.list(n.Body, body)
+		}
+		return true
+	})
+}
+
+// exprStmt reports an await used as a statement.
+func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
+	call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+	if !ok {
+		return
+	}
+	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+	if !ok {
+		return
+	}
+	diag := analysis.Diagnostic{
+		Pos:     call.Pos(),
+		Message: "the error of " + displayName(fn) + " is discarded: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())",
+	}
+	if ret, ok := errReturn(sig); ok && d.lists[s] {
+		diag.SuggestedFixes = []analysis.SuggestedFix{propagateFix(d.pass, s, call.Pos(), nres, ret, "Return the error of "+displayName(fn))}
+	}
+	d.rep.report(diag)
+}
+
+// blankAssign reports an await whose error result is assigned to _.
+func (d *dropChecker) blankAssign(s *ast.AssignStmt, sig *types.Signature) {
+	if len(s.Rhs) != 1 || (s.Tok != token.ASSIGN && s.Tok != token.DEFINE) {
+		return
+	}
+	call, ok := ast.Unparen(s.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return
+	}
+	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+	if !ok || len(s.Lhs) != nres || !isBlank(s.Lhs[nres-1]) {
+		return
+	}
+	diag := analysis.Diagnostic{
+		Pos:     s.Lhs[nres-1].Pos(),
+		Message: "the error of " + displayName(fn) + " is assigned to _: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())",
+	}
+	allBlank := true
+	for _, l := range s.Lhs {
+		allBlank = allBlank && isBlank(l)
+	}
+	if ret, ok := errReturn(sig); ok && allBlank && s.Tok == token.ASSIGN && d.lists[s] {
+		diag.SuggestedFixes = []analysis.SuggestedFix{propagateFix(d.pass, s, call.Pos(), nres, ret, "Return the error of "+displayName(fn))}
+	}
+	d.rep.report(diag)
+}
+
+// isBlank reports whether e is the blank identifier.
+func isBlank(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "_"
+}
+
+// list looks in a statement list for an await whose error is checked and
+// then ignored:
+//
+//	if err := await(); err != nil { log(err) }
+//	err := await()
+//	if err != nil { continue }
+func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) {
+	for i, s := range stmts {
+		ifs, ok := s.(*ast.IfStmt)
+		if !ok {
+			continue
+		}
+		def := ifs.Init
+		if def == nil && i > 0 {
+			def = stmts[i-1]
+		}
+		as, ok := def.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 {
+			continue
+		}
+		call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+		if !ok {
+			continue
+		}
+		fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+		if !ok || len(as.Lhs) != nres {
+			continue
+		}
+		errID, ok := as.Lhs[nres-1].(*ast.Ident)
+		if !ok {
+			continue
+		}
+		errVar := localVar(d.pass, errID)
+		if errVar == nil || !within(errVar.Pos(), fnBody) {
+			continue // a result parameter or a captured variable: it may be returned
+		}
+		if !isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) || !swallows(d.pass.TypesInfo, ifs.Body) {
+			continue
+		}
+		if usedOutside(d.pass.TypesInfo, fnBody, errVar, as, ifs) {
+			continue
+		}
+		d.rep.reportf(ifs.If, "the error of %s is checked but the branch only logs or continues: a cancellation is swallowed and the task carries on; return the error (or test asyncio.IsCancelled(err) and call t.Uncancel() if carrying on is intended)", displayName(fn))
+	}
+}
+
+// isNotNil reports whether cond is exactly "v != nil" or "nil != v".
+func isNotNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok || b.Op != token.NEQ {
+		return false
+	}
+	is := func(e ast.Expr, want types.Object) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.ObjectOf(id) == want
+	}
+	isNil := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		_, isNil := info.ObjectOf(id).(*types.Nil)
+		return isNil
+	}
+	return (is(b.X, v) && isNil(b.Y)) || (isNil(b.X) && is(b.Y, v))
+}
+
+// swallows reports whether body provably neither propagates nor handles an
+// error: it is empty or holds only logging calls and a bare continue.
+// Anything else (a return, a panic, a break, a call of any other function,
+// an assignment) might handle it, so the check stays silent.
+func swallows(info *types.Info, body *ast.BlockStmt) bool {
+	if body == nil {
+		return false
+	}
+	for _, s := range body.List {
+		switch s := s.(type) {
+		case *ast.EmptyStmt:
+		case *ast.BranchStmt:
+			if s.Tok != token.CONTINUE || s.Label != nil {
+				return false
+			}
+		case *ast.ExprStmt:
+			call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+			if !ok || !isLogCall(callee(info, call)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isLogCall reports whether fn only prints: fmt.Print*, log.Print*,
+// log/slog's leveled functions and methods, testing's Log/Logf.
+func isLogCall(fn *types.Func) bool {
+	return funcIs(fn, "fmt", "", "Print", "Printf", "Println", "Fprint", "Fprintf", "Fprintln") ||
+		funcIs(fn, "log", "", "Print", "Printf", "Println") ||
+		funcIs(fn, "log", "Logger", "Print", "Printf", "Println") ||
+		funcIs(fn, "log/slog", "", "Debug", "Info", "Warn", "Error", "DebugContext", "InfoContext", "WarnContext", "ErrorContext", "Log") ||
+		funcIs(fn, "log/slog", "Logger", "Debug", "Info", "Warn", "Error", "DebugContext", "InfoContext", "WarnContext", "ErrorContext", "Log") ||
+		funcIs(fn, "testing", "common", "Log", "Logf")
+}
+
+// usedOutside reports whether v is referred to in fnBody anywhere but in
+// the statements def and ifs (ifs' else branch included, where v is nil).
+func usedOutside(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, def ast.Stmt, ifs *ast.IfStmt) bool {
+	used := false
+	ast.Inspect(fnBody, func(n ast.Node) bool {
+		if used {
+			return false
+		}
+		if n == ast.Node(def) || n == ast.Node(ifs) {
+			return false
+		}
+		if id, ok := n.(*ast.Ident); ok && info.ObjectOf(id) == v {
+			used = true
+		}
+		return true
+	})
+	return used
+}

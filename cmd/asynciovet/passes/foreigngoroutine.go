@@ -1,0 +1,181 @@
+package passes
+
+import (
+	"go/ast"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// ForeignGoroutine reports goroutines started by a task that use the loop
+// or its objects directly.
+var ForeignGoroutine = &analysis.Analyzer{
+	Name: "foreigngoroutine",
+	Doc: `report loop and task methods called from a goroutine started inside a task
+
+The event loop, its tasks, futures, locks, events, queues, streams and
+connections belong to the loop's goroutine schedule: only code that the
+loop runs (tasks and callbacks) may use them. A goroutine started inside a
+task (a go statement, sync.WaitGroup.Go, errgroup's Group.Go,
+time.AfterFunc) runs beside the loop, so calling CallSoon, Sleep, Set,
+PutNowait, SetResult, Cancel... from it is a data race that the library
+cannot detect outside debug mode.
+
+The check reports such calls when their receiver (or their *T, *Loop or
+LoopOwner argument) is a variable of the enclosing task, captured by the
+goroutine. Objects the goroutine makes itself (a loop of its own) are fine,
+and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
+asyncio.RunCoroutineThreadsafe, the methods of ConcurrentFuture, and the
+Loop() accessors.
+
+Fix: hand the work back to the loop with l.CallSoonThreadsafe(func() {...})
+(capture l := t.Loop() before the go statement) or
+asyncio.RunCoroutineThreadsafe(l, fn); or, instead of a goroutine, use
+asyncio.Go(t, fn), which awaits a blocking call and returns its result to
+the task.`,
+	Run:              runForeignGoroutine,
+	RunDespiteErrors: true,
+}
+
+// loopBoundTypes are the library's types whose methods only the loop's
+// schedule may call. Handles (cancellable from any goroutine) and
+// ConcurrentFuture (made for other goroutines) are not among them.
+var loopBoundTypes = []string{
+	"Loop", "T", "Task", "Future", "futureCore", "Group", "TimeoutScope",
+	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier", "Queue",
+	"StreamReader", "StreamWriter", "Server", "Transport", "DatagramTransport",
+	// Not Conn: its Read, Write and Close are documented to work from any
+	// goroutine (they run a short-lived task through CallSoonThreadsafe).
+}
+
+// threadSafe reports whether fn may be called from any goroutine.
+func threadSafe(fn *types.Func) bool {
+	return libFuncIs(fn, "Loop", "CallSoonThreadsafe") ||
+		libFuncIs(fn, "", "RunCoroutineThreadsafe") ||
+		(isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "Loop") // returns an immutable field
+}
+
+func runForeignGoroutine(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil {
+		return nil, nil
+	}
+	rep := newReporter(pass)
+	for _, r := range findRoots(pass) {
+		c := &foreignChecker{pass: pass, rep: rep, root: r}
+		w := &loopWalker{
+			visit: func(n ast.Node, _ bool) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					c.spawner(call)
+				}
+				return true
+			},
+			onGo: c.goStmt,
+		}
+		w.walk(r.body)
+	}
+	return nil, nil
+}
+
+// foreignChecker checks the goroutines started by one root.
+type foreignChecker struct {
+	pass *analysis.Pass
+	rep  *reporter
+	root *root
+}
+
+// goStmt checks a go statement of the root.
+func (c *foreignChecker) goStmt(g *ast.GoStmt) {
+	if g.Call == nil {
+		return
+	}
+	if lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit); ok {
+		c.goroutine(lit.Body, "a goroutine started by the task")
+		return
+	}
+	// go l.CallSoon(fn), go tk.Await(t): the call itself runs on the new
+	// goroutine (its receiver and arguments are evaluated here, which is
+	// fine).
+	c.call(g.Call, nil, "a goroutine started by the task")
+}
+
+// spawner checks the function literals that sync.WaitGroup.Go,
+// errgroup.Group.Go and time.AfterFunc run on a goroutine of their own.
+func (c *foreignChecker) spawner(call *ast.CallExpr) {
+	fn := callee(c.pass.TypesInfo, call)
+	if !funcIs(fn, "sync", "WaitGroup", "Go") && !funcIs(fn, "golang.org/x/sync/errgroup", "Group", "Go", "TryGo") &&
+		!funcIs(fn, "time", "", "AfterFunc") {
+		return
+	}
+	for _, a := range call.Args {
+		if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok {
+			c.goroutine(lit.Body, "a function that "+displayName(fn)+" runs on another goroutine")
+		}
+	}
+}
+
+// goroutine checks the body of a function that runs on another goroutine,
+// including the literals it calls on the spot and the goroutines it starts
+// in turn; other literals (a callback for CallSoonThreadsafe, a coroutine
+// for RunCoroutineThreadsafe) run elsewhere and are skipped.
+func (c *foreignChecker) goroutine(body *ast.BlockStmt, where string) {
+	w := &loopWalker{}
+	w.visit = func(n ast.Node, _ bool) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			c.call(call, body, where)
+		}
+		return true
+	}
+	w.onGo = func(g *ast.GoStmt) {
+		if lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit); ok {
+			w.walk(lit.Body)
+		}
+	}
+	w.walk(body)
+}
+
+// call reports call if it is a non-thread-safe use of a loop object that
+// the task owns: a variable declared in the root, outside body (nil: the
+// call is the go statement's own).
+func (c *foreignChecker) call(call *ast.CallExpr, body *ast.BlockStmt, where string) {
+	info := c.pass.TypesInfo
+	fn := callee(info, call)
+	sig := funcSig(fn)
+	if sig == nil || !isLibPkg(fn.Pkg()) || threadSafe(fn) {
+		return
+	}
+	owned := func(e ast.Expr) (string, bool) {
+		id := rootIdent(ast.Unparen(e))
+		v := localVar(c.pass, id)
+		if v == nil || !within(v.Pos(), c.root.node) || (body != nil && within(v.Pos(), body)) {
+			return "", false
+		}
+		return v.Name(), true
+	}
+	report := func(name string) {
+		c.rep.reportf(call.Pos(), "%s is called on %s from %s: only the loop's own schedule may use it (a data race); hand the work back with Loop.CallSoonThreadsafe or asyncio.RunCoroutineThreadsafe, or use asyncio.Go(t, ...) instead of a goroutine", displayName(fn), name, where)
+	}
+	if sig.Recv() != nil {
+		if !libNamed(sig.Recv().Type(), loopBoundTypes...) {
+			return
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return
+		}
+		if name, ok := owned(sel.X); ok {
+			report(name)
+		}
+		return
+	}
+	// A package function that takes the task, the loop or a loop owner.
+	for i, a := range call.Args {
+		pt := paramTypeAt(sig, i, call.Ellipsis.IsValid())
+		if !isTaskHandle(pt) && !libNamed(pt, "Loop", "LoopOwner") {
+			continue
+		}
+		if name, ok := owned(a); ok {
+			report(name)
+			return
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package passes
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// rootKind says why a function runs on the event loop.
+type rootKind int
+
+const (
+	// rootTask is a function with a *asyncio.T parameter: a coroutine, run
+	// by a task.
+	rootTask rootKind = iota
+	// rootInline is a function the library calls inside the calling task:
+	// a TaskGroup or Timeout body, a Condition.WaitFor predicate.
+	rootInline
+	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
+	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback.
+	rootCallback
+)
+
+// root is a function whose body runs on the event loop's schedule, so
+// anything that blocks its goroutine stalls every task and timer.
+type root struct {
+	node   ast.Node // *ast.FuncDecl or *ast.FuncLit
+	body   *ast.BlockStmt
+	sig    *types.Signature
+	tparam *types.Var // the *asyncio.T parameter of a rootTask, else nil
+	kind   rootKind
+	file   *ast.File
+}
+
+// taskParam returns the first *asyncio.T parameter of sig, or nil.
+func taskParam(sig *types.Signature) *types.Var {
+	if sig == nil || sig.Params() == nil {
+		return nil
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		if p := sig.Params().At(i); isTaskHandle(p.Type()) {
+			return p
+		}
+	}
+	return nil
+}
+
+// litSig returns the signature of a function literal, or nil.
+func litSig(info *types.Info, lit *ast.FuncLit) *types.Signature {
+	if info == nil || lit == nil {
+		return nil
+	}
+	sig, _ := types.Unalias(info.TypeOf(lit)).(*types.Signature)
+	return sig
+}
+
+// declSig returns the signature of a declared function, or nil.
+func declSig(info *types.Info, decl *ast.FuncDecl) *types.Signature {
+	if info == nil || decl == nil || decl.Name == nil {
+		return nil
+	}
+	fn, _ := info.Defs[decl.Name].(*types.Func)
+	return funcSig(fn)
+}
+
+// bodyKind says whether the library runs function arguments of a call of fn
+// inside the calling task or as loop callbacks.
+func bodyKind(fn *types.Func) (rootKind, bool) {
+	switch {
+	case libFuncIs(fn, "", "TaskGroup", "Timeout", "TimeoutAt"),
+		libFuncIs(fn, "Condition", "WaitFor"):
+		return rootInline, true
+	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter"):
+		return rootCallback, true
+	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":
+		return rootCallback, true
+	}
+	return 0, false
+}
+
+// findRoots returns the functions of the checked files that run on the
+// loop: declared functions and literals with a *asyncio.T parameter, and
+// literals handed to the library as task bodies or loop callbacks.
+func findRoots(pass *analysis.Pass) []*root {
+	info := pass.TypesInfo
+	var roots []*root
+	for _, f := range files(pass) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				sig := declSig(info, n)
+				if p := taskParam(sig); p != nil && n.Body != nil {
+					roots = append(roots, &root{node: n, body: n.Body, sig: sig, tparam: p, kind: rootTask, file: f})
+				}
+			case *ast.FuncLit:
+				sig := litSig(info, n)
+				if p := taskParam(sig); p != nil && n.Body != nil {
+					roots = append(roots, &root{node: n, body: n.Body, sig: sig, tparam: p, kind: rootTask, file: f})
+				}
+			case *ast.CallExpr:
+				kind, ok := bodyKind(callee(info, n))
+				if !ok {
+					break
+				}
+				for _, a := range n.Args {
+					lit, ok := ast.Unparen(a).(*ast.FuncLit)
+					if !ok || lit.Body == nil {
+						continue
+					}
+					sig := litSig(info, lit)
+					if taskParam(sig) != nil {
+						continue // a root of its own (rootTask)
+					}
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f})
+				}
+			}
+			return true
+		})
+	}
+	return roots
+}
+
+// loopWalker visits the code that runs on the loop's schedule when a root
+// runs: the root's body and the function literals it calls on the spot
+// (deferred ones included). It does not enter other function literals (they
+// run when and where their receiver decides: another goroutine, the
+// executor, or as a root of their own) nor go statements, which it hands to
+// onGo.
+type loopWalker struct {
+	visit  func(n ast.Node, nested bool) bool // false: skip n's children
+	onGo   func(g *ast.GoStmt)
+	nested int // > 0 inside a literal called on the spot
+}
+
+// walk visits n and what it contains.
+func (w *loopWalker) walk(n ast.Node) {
+	if n == nil {
+		return
+	}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			if w.onGo != nil {
+				w.onGo(n)
+			}
+			return false
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if lit, ok := ast.Unparen(n.Fun).(*ast.FuncLit); ok {
+				if w.visit(n, w.nested > 0) {
+					for _, a := range n.Args {
+						w.walk(a)
+					}
+					w.nested++
+					w.walk(lit.Body)
+					w.nested--
+				}
+				return false
+			}
+		}
+		if n == nil {
+			return true
+		}
+		return w.visit(n, w.nested > 0)
+	})
+}
+
+// listStmts returns the statements of file that sit directly in a
+// statement list (a block or a case clause), where one statement may be
+// replaced by another, such as an if statement.
+func listStmts(file *ast.File) map[ast.Stmt]bool {
+	out := map[ast.Stmt]bool{}
+	ast.Inspect(file, func(n ast.Node) bool {
+		var list []ast.Stmt
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			list = n.List
+		case *ast.CaseClause:
+			list = n.Body
+		case *ast.CommClause:
+			list = n.Body
+		}
+		for _, s := range list {
+			out[s] = true
+		}
+		return true
+	})
+	return out
+}
+
+// indentOf returns the indentation of the line at pos in gofmt-formatted
+// source (one tab per level).
+func indentOf(fset *token.FileSet, pos token.Pos) string {
+	col := fset.PositionFor(pos, false).Column
+	ind := make([]byte, 0, col)
+	for i := 1; i < col; i++ {
+		ind = append(ind, '\t')
+	}
+	return string(ind)
+}

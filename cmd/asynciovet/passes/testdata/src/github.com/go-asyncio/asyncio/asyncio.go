@@ -1,0 +1,245 @@
+// Package asyncio is a stub of github.com/go-asyncio/asyncio for the
+// analyzers' tests: the declarations of API-PLAN.md (after issues 9 and
+// 10) that the tests use, with empty bodies.
+package asyncio
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"time"
+)
+
+type LoopOwner interface{ loopOwner() }
+
+type CallbackID uint64
+
+type Awaitable interface {
+	Done() bool
+	Err() error
+	AddDoneCallback(fn func()) CallbackID
+}
+
+type AwaitableOf[V any] interface {
+	Awaitable
+	Await(t *T) (V, error)
+	Result() (V, error)
+}
+
+type LoopOption func(*Loop)
+
+func WithDebug() LoopOption       { return nil }
+func WithVirtualTime() LoopOption { return nil }
+
+type Loop struct{}
+
+func NewLoop(opts ...LoopOption) *Loop { return &Loop{} }
+func NewTestLoop() *Loop               { return &Loop{} }
+
+func (l *Loop) loopOwner()                                        {}
+func (l *Loop) Time() time.Duration                               { return 0 }
+func (l *Loop) CallSoon(fn func()) *Handle                        { return nil }
+func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle { return nil }
+func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle { return nil }
+func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error)     { return nil, nil }
+func (l *Loop) AddReader(fd int, fn func()) error                 { return nil }
+func (l *Loop) Stop()                                             {}
+func (l *Loop) RunForever() error                                 { return nil }
+func (l *Loop) RunUntilComplete(aw Awaitable) error               { return nil }
+func (l *Loop) Close() error                                      { return nil }
+func (l *Loop) IsClosed() bool                                    { return false }
+
+type Handle struct{}
+
+func (h *Handle) Cancel()         {}
+func (h *Handle) Cancelled() bool { return false }
+
+type TimerHandle struct{ Handle }
+
+func (h *TimerHandle) When() time.Duration { return 0 }
+
+type T struct{}
+
+func (t *T) loopOwner()                           {}
+func (t *T) Loop() *Loop                          { return nil }
+func (t *T) Name() string                         { return "" }
+func (t *T) Done() bool                           { return false }
+func (t *T) Err() error                           { return nil }
+func (t *T) Cancel(msg ...string) bool            { return false }
+func (t *T) Cancelling() int                      { return 0 }
+func (t *T) Uncancel() int                        { return 0 }
+func (t *T) Await(aw Awaitable) error             { return nil }
+func (t *T) Context() context.Context             { return nil }
+func (t *T) AddDoneCallback(fn func()) CallbackID { return 0 }
+
+type Future[V any] struct{}
+
+func NewFuture[V any](owner LoopOwner) *Future[V]         { return nil }
+func (f *Future[V]) SetResult(v V) error                  { return nil }
+func (f *Future[V]) SetException(err error) error         { return nil }
+func (f *Future[V]) Result() (V, error)                   { var v V; return v, nil }
+func (f *Future[V]) Await(t *T) (V, error)                { var v V; return v, nil }
+func (f *Future[V]) Done() bool                           { return false }
+func (f *Future[V]) Err() error                           { return nil }
+func (f *Future[V]) Cancel(msg ...string) bool            { return false }
+func (f *Future[V]) Loop() *Loop                          { return nil }
+func (f *Future[V]) AddDoneCallback(fn func()) CallbackID { return 0 }
+
+type TaskOption func(*T)
+
+func WithName(name string) TaskOption { return nil }
+
+type Task[V any] struct{}
+
+func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
+	return nil
+}
+func (tk *Task[V]) Await(t *T) (V, error)                { var v V; return v, nil }
+func (tk *Task[V]) Result() (V, error)                   { var v V; return v, nil }
+func (tk *Task[V]) Err() error                           { return nil }
+func (tk *Task[V]) Done() bool                           { return false }
+func (tk *Task[V]) Cancelled() bool                      { return false }
+func (tk *Task[V]) Cancel(msg ...string) bool            { return false }
+func (tk *Task[V]) Cancelling() int                      { return 0 }
+func (tk *Task[V]) Uncancel() int                        { return 0 }
+func (tk *Task[V]) Name() string                         { return "" }
+func (tk *Task[V]) Loop() *Loop                          { return nil }
+func (tk *Task[V]) T() *T                                { return nil }
+func (tk *Task[V]) AddDoneCallback(fn func()) CallbackID { return 0 }
+
+func CurrentTask(owner LoopOwner) *T { return nil }
+
+func Sleep(t *T, d time.Duration) error { return nil }
+
+type Group struct{}
+
+func TaskGroup(t *T, body func(g *Group) error) error { return nil }
+func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
+	return nil, nil
+}
+func (g *Group) Cancel() {}
+
+const Never time.Duration = 1<<63 - 1
+
+type TimeoutScope struct{}
+
+func Timeout(t *T, d time.Duration, body func(s *TimeoutScope) error) error      { return nil }
+func TimeoutAt(t *T, when time.Duration, body func(s *TimeoutScope) error) error { return nil }
+func (s *TimeoutScope) Reschedule(when time.Duration) error                      { return nil }
+func (s *TimeoutScope) Expired() bool                                            { return false }
+func WaitFor[V any](t *T, d time.Duration, aw AwaitableOf[V]) (V, error)         { var v V; return v, nil }
+func WaitForFunc[V any](t *T, d time.Duration, fn func(*T) (V, error)) (V, error) {
+	var v V
+	return v, nil
+}
+func Shield[V any](aw AwaitableOf[V]) *Future[V]                                  { return nil }
+func Gather[V any](owner LoopOwner, aws ...AwaitableOf[V]) *Future[[]V]           { return nil }
+func GatherFuncs[V any](owner LoopOwner, fns ...func(*T) (V, error)) *Future[[]V] { return nil }
+
+type ReturnWhen int
+
+const (
+	FirstCompleted ReturnWhen = iota
+	FirstException
+	AllCompleted
+)
+
+func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, pending []Awaitable, err error) {
+	return nil, nil, nil
+}
+func AsCompleted(t *T, aws []Awaitable, timeout time.Duration) iter.Seq2[Awaitable, error] {
+	return nil
+}
+
+type Lock struct{}
+
+func NewLock() *Lock                { return nil }
+func (lk *Lock) Acquire(t *T) error { return nil }
+func (lk *Lock) Release() error     { return nil }
+func (lk *Lock) Locked() bool       { return false }
+
+type Event struct{}
+
+func NewEvent() *Event            { return nil }
+func (ev *Event) Set()            {}
+func (ev *Event) Clear()          {}
+func (ev *Event) IsSet() bool     { return false }
+func (ev *Event) Wait(t *T) error { return nil }
+
+type Condition struct{}
+
+func NewCondition(lk *Lock) *Condition                    { return nil }
+func (c *Condition) Acquire(t *T) error                   { return nil }
+func (c *Condition) Release() error                       { return nil }
+func (c *Condition) Wait(t *T) error                      { return nil }
+func (c *Condition) WaitFor(t *T, pred func() bool) error { return nil }
+func (c *Condition) Notify(n int) error                   { return nil }
+func (c *Condition) NotifyAll() error                     { return nil }
+
+type Semaphore struct{}
+
+func NewSemaphore(v int) *Semaphore     { return nil }
+func (s *Semaphore) Acquire(t *T) error { return nil }
+func (s *Semaphore) Release() error     { return nil }
+
+type Barrier struct{}
+
+func NewBarrier(n int) *Barrier           { return nil }
+func (b *Barrier) Wait(t *T) (int, error) { return 0, nil }
+
+type Queue[V any] struct{}
+
+func NewQueue[V any](maxsize int) *Queue[V] { return nil }
+func (q *Queue[V]) Put(t *T, v V) error     { return nil }
+func (q *Queue[V]) Get(t *T) (V, error)     { var v V; return v, nil }
+func (q *Queue[V]) PutNowait(v V) error     { return nil }
+func (q *Queue[V]) GetNowait() (V, error)   { var v V; return v, nil }
+func (q *Queue[V]) TaskDone() error         { return nil }
+func (q *Queue[V]) Join(t *T) error         { return nil }
+func (q *Queue[V]) Len() int                { return 0 }
+func (q *Queue[V]) Shutdown(immediate bool) {}
+
+func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
+	var v V
+	return v, nil
+}
+func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
+	return nil
+}
+
+type ConcurrentFuture[V any] struct{}
+
+func RunCoroutineThreadsafe[V any](owner LoopOwner, fn func(*T) (V, error)) *ConcurrentFuture[V] {
+	return nil
+}
+func (cf *ConcurrentFuture[V]) Result() (V, error)             { var v V; return v, nil }
+func (cf *ConcurrentFuture[V]) Done() bool                     { return false }
+func (cf *ConcurrentFuture[V]) Cancel() bool                   { return false }
+func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error { return nil }
+
+// Issue 10.
+func Go[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) { var v V; return v, nil }
+func Recv[V any](t *T, ch <-chan V) (V, bool, error)                     { var v V; return v, false, nil }
+func Send[V any](t *T, ch chan<- V, v V) error                           { return nil }
+
+func Run[V any](main func(*T) (V, error), opts ...LoopOption) (V, error) { var v V; return v, nil }
+
+type Runner struct{}
+
+func NewRunner(opts ...LoopOption) *Runner { return nil }
+func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
+	var v V
+	return v, nil
+}
+func (r *Runner) Close() error { return nil }
+
+type CancelledError struct{ Msg string }
+
+func (e *CancelledError) Error() string { return "cancelled" }
+
+var (
+	ErrCancelled = errors.New("cancelled")
+	ErrTimeout   = errors.New("timeout")
+)
+
+func IsCancelled(err error) bool { return errors.Is(err, ErrCancelled) }
