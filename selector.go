@@ -3,17 +3,19 @@ package asyncio
 import "time"
 
 // selector is the loop's view of the operating system's readiness
-// notification: one small interface, one file per backend (epoll on
-// Linux; kqueue and poll can be added behind build tags), as in Redis's
-// ae.c. Interest is level-triggered, so changing it never drops an event.
+// notification: one small interface, one file per backend chosen at build
+// time (epoll, kqueue, poll, or none; see DESIGN.md), as in Redis's ae.c.
+// Interest is level-triggered, so changing it never drops an event.
 type selector interface {
 	// set declares the interest in fd: read, write, both, or neither
 	// (which unregisters it).
 	set(fd int, read, write bool) error
 	// poll waits up to timeout (negative: forever, 0: not at all) and
-	// appends the ready descriptors to events. An interrupted wait returns
-	// no events and no error. Wakeups (see wakeup) are consumed, not
-	// reported.
+	// appends the ready descriptors to events, one entry per fd. An
+	// interrupted wait returns no events and no error. Wakeups (see
+	// wakeup) are consumed, not reported. A hang-up or error wakes the
+	// watched directions; a backend may also report one that is not
+	// watched (epoll does), which the loop ignores.
 	poll(timeout time.Duration, events []ioEvent) ([]ioEvent, error)
 	// wakeup makes a blocked poll return; safe from any goroutine.
 	wakeup()
@@ -24,6 +26,23 @@ type selector interface {
 type ioEvent struct {
 	fd                 int
 	readable, writable bool
+}
+
+// mergeEvent appends ev to events, or ORs it into the entry for the same
+// fd appended since start: kqueue reports the read and write filters of
+// one fd as two entries, the loop wants one. The scan is quadratic in the
+// number of ready fds, which a backend bounds by its buffer (128) and is
+// usually tiny. It lives here, not in selector_kqueue.go, so that its test
+// runs on Linux.
+func mergeEvent(events []ioEvent, start int, ev ioEvent) []ioEvent {
+	for i := start; i < len(events); i++ {
+		if events[i].fd == ev.fd {
+			events[i].readable = events[i].readable || ev.readable
+			events[i].writable = events[i].writable || ev.writable
+			return events
+		}
+	}
+	return append(events, ev)
 }
 
 func (l *Loop) ensureSelector() error {

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !asyncio_poll
 
 package asyncio
 
@@ -11,6 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// selectorName names the compiled-in backend, for test logs.
+const selectorName = "epoll"
 
 // epollSelector is the Linux backend: level-triggered epoll plus an
 // eventfd for wakeups from other goroutines.
