@@ -151,10 +151,10 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	}
 	l.threadsafePending = append(l.threadsafePending, h)
 	l.threadsafeFlag.Store(true)
-	mode := l.sleepMode
-	l.sleepMode = sleepAwake // one wakeup is enough
-	l.threadsafeMu.Unlock()
-	switch mode {
+	// Wake the loop while still holding the lock: Close takes it before
+	// closing the selector, so the selector cannot be closed (and its
+	// wakeup descriptor reused) between reading sleepMode and the wakeup.
+	switch l.sleepMode {
 	case sleepOnChannel:
 		select {
 		case l.wakeCh <- struct{}{}:
@@ -163,6 +163,8 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	case sleepOnSelector:
 		l.sel.wakeup()
 	}
+	l.sleepMode = sleepAwake // one wakeup is enough
+	l.threadsafeMu.Unlock()
 	return h, nil
 }
 
