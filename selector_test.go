@@ -117,7 +117,8 @@ func TestSelector_WakeupUnblocksForeverPoll(t *testing.T) {
 	// Whether wakeup comes before or during the wait, poll(-1) returns:
 	// the wakeup is kept until consumed, so no timing is needed.
 	var wg sync.WaitGroup
-	wg.Go(s.wakeup)
+	wg.Add(1)
+	go func() { defer wg.Done(); s.wakeup() }()
 	events, err := s.poll(-1, nil)
 	wg.Wait()
 	if err != nil {
@@ -397,11 +398,13 @@ func TestTHREAD1_CallSoonThreadsafeWakesSelector(t *testing.T) {
 	blocked := make(chan struct{})
 	l.CallSoon(func() { close(blocked) })
 	var wg sync.WaitGroup
-	wg.Go(func() {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		<-blocked
 		waitUntilSleeping(l)
 		l.CallSoonThreadsafe(func() { r.log("woken"); l.RemoveReader(a); l.Stop() })
-	})
+	}()
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}

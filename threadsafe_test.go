@@ -19,11 +19,13 @@ func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
 	blocked := make(chan struct{})
 	l.CallSoon(func() { close(blocked) })
 	var wg sync.WaitGroup
-	wg.Go(func() {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		<-blocked
 		waitUntilSleeping(l)
 		l.CallSoonThreadsafe(func() { r.log("woken"); l.Stop() })
-	})
+	}()
 	if err := l.RunForever(); err != nil {
 		t.Fatal(err)
 	}
