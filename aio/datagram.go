@@ -1,12 +1,13 @@
+//go:build unix
+
 package aio
 
 import (
 	"fmt"
-	"github.com/go-asyncio/asyncio"
-	"log/slog"
 	"net"
 	"os"
 
+	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,24 +23,30 @@ type DatagramProtocol interface {
 	ConnectionLost(err error)
 }
 
-// DatagramTransport is asyncio.DatagramTransport.
+// DatagramTransport is asyncio.DatagramTransport. Its methods must be
+// called on the loop.
 type DatagramTransport interface {
 	// SendTo sends one datagram to addr, or to the connected peer when
 	// addr is nil (asyncio's sendto). It never blocks: a datagram the
 	// socket cannot take now is queued. For a connected endpoint a
 	// different addr is a *ValueError.
 	SendTo(data []byte, addr net.Addr) error
-	// Close closes after the queue is flushed; Abort closes at once.
+	// Close closes after the queue is flushed.
 	Close()
+	// Abort closes at once, dropping the queue.
 	Abort()
+	// IsClosing reports whether the transport is closing or closed.
 	IsClosing() bool
-	// GetExtraInfo: "sockname", "peername" (connected only), "socket".
-	GetExtraInfo(name string) any
-	// GetWriteBufferSize counts queued bytes plus 8 per datagram, as
+	// ExtraInfo returns "sockname", "peername" (connected only), "socket"
+	// (the fd, int), or nil.
+	ExtraInfo(name string) any
+	// WriteBufferSize counts queued bytes plus 8 per datagram, as
 	// asyncio does.
-	GetWriteBufferSize() int
+	WriteBufferSize() int
+	// SetWriteBufferLimits sets the water marks, as Transport's.
 	SetWriteBufferLimits(high, low int) error
-	GetWriteBufferLimits() (low, high int)
+	// WriteBufferLimits returns (high, low), as Transport's.
+	WriteBufferLimits() (high, low int)
 }
 
 type datagram struct {
@@ -51,23 +58,31 @@ const datagramHeaderSize = 8
 
 // datagramTransport is asyncio's _SelectorDatagramTransport.
 type datagramTransport struct {
-	flowControl
-	fd         int
+	fdTransport
 	protocol   DatagramProtocol
-	extra      map[string]any
 	remote     net.Addr
 	queue      []datagram
 	bufferSize int
-	closing    bool
-	connLost   int
-	fdClosed   bool
+}
+
+var _ DatagramTransport = (*datagramTransport)(nil)
+
+func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map[string]any) *datagramTransport {
+	tr := &datagramTransport{protocol: p}
+	tr.fdTransport = newFDTransport(l, fd, tr, extra)
+	return tr
 }
 
 // CreateDatagramEndpoint creates a UDP endpoint (asyncio's
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
 // remote if not nil (at least one is required). It returns once the
-// protocol's ConnectionMade has run.
-func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr) (DatagramTransport, DatagramProtocol, error) {
+// protocol's ConnectionMade has run. Options: WithReusePort,
+// WithAllowBroadcast.
+func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	if local == nil && remote == nil {
 		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
 	}
@@ -77,40 +92,16 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 			family = unix.AF_INET6
 		}
 	}
-	fd, err := NewSocket(family, unix.SOCK_DGRAM)
+	fd, err := newSocket(family, unix.SOCK_DGRAM)
 	if err != nil {
 		return nil, nil, err
 	}
-	sockaddr := func(a *net.UDPAddr) unix.Sockaddr {
-		ip := a.IP
-		if ip == nil {
-			ip = net.IPv4zero
-			if family == unix.AF_INET6 {
-				ip = net.IPv6zero
-			}
-		}
-		sa, _ := sockaddrFor(ip, a.Port)
-		return sa
-	}
-	if local != nil {
-		if err := unix.Bind(fd, sockaddr(local)); err != nil {
-			unix.Close(fd)
-			return nil, nil, os.NewSyscallError("bind", err)
-		}
-	}
-	if remote != nil {
-		if err := SockConnect(t, fd, sockaddr(remote)); err != nil {
-			unix.Close(fd)
-			return nil, nil, err
-		}
+	if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
+		unix.Close(fd)
+		return nil, nil, err
 	}
 	p := factory()
-	tr := &datagramTransport{
-		flowControl: flowControl{loop: t.Loop(), high: defaultHighWater, low: defaultHighWater / 4},
-		fd:          fd,
-		protocol:    p,
-		extra:       map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")},
-	}
+	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")})
 	if remote != nil {
 		tr.remote = peerAddr(fd, "udp")
 		tr.extra["peername"] = tr.remote
@@ -121,7 +112,7 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	l.CallSoon(func() {
 		if !tr.closing {
 			if err := l.AddReader(fd, tr.readReady); err != nil {
-				tr.fatalError(err)
+				tr.fatalError(err, "Fatal error on datagram transport")
 			}
 		}
 	})
@@ -137,19 +128,45 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	return tr, p, nil
 }
 
-func (tr *datagramTransport) GetExtraInfo(name string) any     { return tr.extra[name] }
-func (tr *datagramTransport) IsClosing() bool                  { return tr.closing }
-func (tr *datagramTransport) GetWriteBufferSize() int          { return tr.bufferSize }
-func (tr *datagramTransport) GetWriteBufferLimits() (int, int) { return tr.low, tr.high }
-func (tr *datagramTransport) SetWriteBufferLimits(high, low int) error {
-	h, lo, err := computeWriteLimits(high, low)
-	if err != nil {
-		return err
+// setupDatagramSocket sets the options, binds and connects, in asyncio's
+// order.
+func setupDatagramSocket(t *asyncio.T, fd, family int, local, remote *net.UDPAddr, o *options) error {
+	if o.reusePort {
+		if err := setReusePort(fd); err != nil {
+			return err
+		}
 	}
-	tr.high, tr.low = h, lo
-	tr.maybePause(tr.bufferSize, tr.protocol)
+	if o.allowBroadcast {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BROADCAST, 1); err != nil {
+			return os.NewSyscallError("setsockopt", err)
+		}
+	}
+	sockaddr := func(a *net.UDPAddr) unix.Sockaddr {
+		ip := a.IP
+		if ip == nil {
+			ip = net.IPv4zero
+			if family == unix.AF_INET6 {
+				ip = net.IPv6zero
+			}
+		}
+		sa, _ := sockaddrFor(ip, a.Port)
+		return sa
+	}
+	if local != nil {
+		if err := unix.Bind(fd, sockaddr(local)); err != nil {
+			return os.NewSyscallError("bind", err)
+		}
+	}
+	if remote != nil {
+		return sockConnect(t, fd, sockaddr(remote))
+	}
 	return nil
 }
+
+func (tr *datagramTransport) buffered() int            { return tr.bufferSize }
+func (tr *datagramTransport) dropBuffer()              { tr.queue, tr.bufferSize = nil, 0 }
+func (tr *datagramTransport) protocolOf() any          { return tr.protocol }
+func (tr *datagramTransport) connectionLost(err error) { tr.protocol.ConnectionLost(err) }
 
 func (tr *datagramTransport) readReady() {
 	if tr.connLost > 0 {
@@ -169,8 +186,7 @@ func (tr *datagramTransport) readReady() {
 			addr = tr.remote
 		}
 		if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, addr) }); perr != nil {
-			tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.datagram_received() call failed.", Err: perr})
-			tr.forceClose(perr)
+			tr.fatalError(perr, "Fatal error: protocol.datagram_received() call failed.")
 		}
 	}
 }
@@ -183,6 +199,7 @@ func (tr *datagramTransport) send(d datagram) error {
 	return unix.Sendto(tr.fd, d.data, unix.MSG_NOSIGNAL, d.sa)
 }
 
+// SendTo sends or queues one datagram.
 func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 	var sa unix.Sockaddr
 	if tr.remote != nil {
@@ -197,11 +214,7 @@ func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 			return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: %v", addr)}
 		}
 	}
-	if tr.connLost > 0 || tr.fdClosed {
-		if tr.connLost >= logThresholdForConnLostWrites {
-			slog.Warn("socket.sendto() raised exception.")
-		}
-		tr.connLost++
+	if tr.droppedWrite("socket.sendto()") {
 		return nil
 	}
 	d := datagram{data: append([]byte(nil), data...), sa: sa}
@@ -212,7 +225,7 @@ func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 			return nil
 		case isWouldBlock(err) || err == unix.EINTR:
 			if err := tr.loop.AddWriter(tr.fd, tr.sendtoReady); err != nil {
-				tr.fatalError(err)
+				tr.fatalError(err, "Fatal error on datagram transport")
 				return nil
 			}
 		default:
@@ -244,57 +257,7 @@ func (tr *datagramTransport) sendtoReady() {
 	if len(tr.queue) == 0 {
 		tr.loop.RemoveWriter(tr.fd)
 		if tr.closing {
-			tr.connLost++
-			tr.loop.CallSoon(func() { tr.callConnectionLost(nil) })
+			tr.connectionLostSoon(nil)
 		}
 	}
-}
-
-func (tr *datagramTransport) Close() {
-	if tr.closing {
-		return
-	}
-	tr.closing = true
-	tr.loop.RemoveReader(tr.fd)
-	if len(tr.queue) == 0 {
-		tr.connLost++
-		tr.loop.CallSoon(func() { tr.callConnectionLost(nil) })
-	}
-}
-
-func (tr *datagramTransport) Abort() { tr.forceClose(nil) }
-
-func (tr *datagramTransport) fatalError(err error) {
-	if !isOSError(err) {
-		tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on datagram transport", Err: err})
-	}
-	tr.forceClose(err)
-}
-
-func (tr *datagramTransport) forceClose(err error) {
-	if tr.connLost > 0 {
-		return
-	}
-	if len(tr.queue) > 0 {
-		tr.queue, tr.bufferSize = nil, 0
-		tr.loop.RemoveWriter(tr.fd)
-	}
-	if !tr.closing {
-		tr.closing = true
-		tr.loop.RemoveReader(tr.fd)
-	}
-	tr.connLost++
-	tr.loop.CallSoon(func() { tr.callConnectionLost(err) })
-}
-
-func (tr *datagramTransport) callConnectionLost(err error) {
-	defer func() {
-		if !tr.fdClosed {
-			tr.fdClosed = true
-			tr.loop.RemoveReader(tr.fd)
-			tr.loop.RemoveWriter(tr.fd)
-			unix.Close(tr.fd)
-		}
-	}()
-	tr.protocol.ConnectionLost(err)
 }

@@ -1,11 +1,71 @@
+//go:build unix
+
 package aio
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/go-asyncio/asyncio"
 )
+
+// Every error type and sentinel of the package. Argument errors and
+// state errors are the core's *asyncio.ValueError and
+// *asyncio.RuntimeError; system call failures are *os.SyscallError
+// wrapping a syscall.Errno, so errors.Is(err, syscall.ECONNREFUSED) works.
+
+// IncompleteReadError is asyncio.IncompleteReadError: EOF came before the
+// requested bytes or separator. Partial holds what was read; Expected is
+// the requested size, or -1 for "undefined" (ReadUntil). It matches
+// io.ErrUnexpectedEOF (asyncio's is an EOFError).
+type IncompleteReadError struct {
+	Partial  []byte
+	Expected int
+}
+
+// Error implements the error interface.
+func (e *IncompleteReadError) Error() string {
+	exp := "undefined"
+	if e.Expected >= 0 {
+		exp = fmt.Sprint(e.Expected)
+	}
+	return fmt.Sprintf("%d bytes read on a total of %s expected bytes", len(e.Partial), exp)
+}
+
+// Is reports that an IncompleteReadError matches io.ErrUnexpectedEOF.
+func (e *IncompleteReadError) Is(target error) bool { return target == io.ErrUnexpectedEOF }
+
+// LimitOverrunError is asyncio.LimitOverrunError: the separator was not
+// found within the limit. Consumed is how many bytes to consume to get
+// past the problem (STREAM-6). The data stays in the buffer.
+type LimitOverrunError struct {
+	Msg      string
+	Consumed int
+}
+
+// Error implements the error interface.
+func (e *LimitOverrunError) Error() string { return e.Msg }
+
+// ErrTLSHandshakeTimeout is returned when a TLS handshake takes longer
+// than the handshake timeout (asyncio's ConnectionAbortedError "SSL
+// handshake is taking longer than ... seconds").
+var ErrTLSHandshakeTimeout = errors.New("asyncio: SSL handshake is taking too long: aborted")
+
+// lineLimitError is ReadLine's ValueError carrying the LimitOverrunError
+// it came from (STREAM-7): asyncio raises ValueError from the
+// LimitOverrunError, and Go callers may want either.
+type lineLimitError struct {
+	asyncio.ValueError
+	overrun *LimitOverrunError
+}
+
+func (e *lineLimitError) Unwrap() error { return e.overrun }
+
+// errConnectionLost is Drain's ConnectionResetError("Connection lost").
+var errConnectionLost = fmt.Errorf("Connection lost: %w", syscall.ECONNRESET)
 
 func runtimeErrorf(format string, args ...any) *asyncio.RuntimeError {
 	return &asyncio.RuntimeError{Msg: fmt.Sprintf(format, args...)}
@@ -13,4 +73,12 @@ func runtimeErrorf(format string, args ...any) *asyncio.RuntimeError {
 
 func newPanicError(v any) *asyncio.PanicError {
 	return &asyncio.PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// isOSError reports whether err came from the operating system (asyncio
+// does not report those to the exception handler, only logs them in
+// debug mode).
+func isOSError(err error) bool {
+	var errno syscall.Errno
+	return errors.As(err, &errno)
 }

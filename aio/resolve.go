@@ -1,13 +1,15 @@
+//go:build unix
+
 package aio
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-asyncio/asyncio"
 	"net"
 	"time"
 
+	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,47 +18,19 @@ import (
 // its docs recommend 0.25 s, which is our default.
 const defaultHappyEyeballsDelay = 250 * time.Millisecond
 
-// WithHappyEyeballsDelay sets how long a connection attempt may run before
-// the next address is tried in parallel (asyncio's happy_eyeballs_delay).
-// d <= 0 tries the addresses one after the other.
-func WithHappyEyeballsDelay(d time.Duration) NetOption {
-	return func(o *netOptions) { o.happyEyeballsDelay = d }
-}
-
-// WithInterleave turns address-family interleaving on or off (asyncio's
-// interleave: on, the resolved addresses alternate IPv6/IPv4 starting
-// with the family of the first one, RFC 8305 section 4). By default it is
-// on exactly when happy eyeballs is.
-func WithInterleave(on bool) NetOption {
-	return func(o *netOptions) {
-		o.interleave = 0
-		if on {
-			o.interleave = 1
-		}
-	}
-}
-
-// WithBacklog sets the listen backlog of CreateServer/StartServer (asyncio's
-// backlog=, default 100); it also bounds how many connections one
-// readiness event accepts, as in asyncio.
-func WithBacklog(n int) NetOption { return func(o *netOptions) { o.backlog = max(n, 1) } }
-
-// lookupIPAddr is the resolver used by resolveHost; tests may replace it.
-var lookupIPAddr = net.DefaultResolver.LookupIPAddr
-
 // resolveHost returns the addresses of host (asyncio's getaddrinfo, run
 // in the default executor). IP literals are returned without a lookup, as
-// in asyncio's _ipaddr_info. Names are looked up with RunInExecutor: the
-// lookup runs on an executor goroutine, its result comes back through
+// in asyncio's _ipaddr_info. Names are looked up with r through ToThread:
+// the lookup runs on an executor goroutine, its result comes back through
 // CallSoonThreadsafe, and the loop counts it as external work (so a
 // virtual-time loop waits for it instead of reporting a deadlock).
 // Cancelling t cancels the lookup's context.
-func resolveHost(t *asyncio.T, host string) ([]net.IP, error) {
+func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
 	return asyncio.ToThread(t, func(ctx context.Context) ([]net.IP, error) {
-		addrs, err := lookupIPAddr(ctx, host)
+		addrs, err := r.LookupIPAddr(ctx, host)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +43,25 @@ func resolveHost(t *asyncio.T, host string) ([]net.IP, error) {
 		}
 		return ips, nil
 	})
+}
+
+// dialHost resolves host and connects a new stream socket to one of its
+// addresses at port, as CreateConnection and DialConn do: families
+// interleaved and attempts staggered as the options say.
+func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
+	ips, err := resolveHost(t, o.resolver, host)
+	if err != nil {
+		return -1, err
+	}
+	if o.interleaves() {
+		ips = interleaveFamilies(ips)
+	}
+	return connectAny(t, ips, port, o.happyEyeballsDelay)
+}
+
+// addrString formats host:port for messages.
+func addrString(host string, port int) string {
+	return net.JoinHostPort(host, fmt.Sprint(port))
 }
 
 // interleaveFamilies reorders addrs so that the address families

@@ -1,12 +1,14 @@
+//go:build unix
+
 package aio
 
 import (
 	"fmt"
-	"github.com/go-asyncio/asyncio"
 	"net"
 	"os"
 	"time"
 
+	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +25,7 @@ type Server struct {
 	loop      *asyncio.Loop
 	factory   func() Protocol
 	network   string
-	opts      *netOptions
+	opts      *options
 	listeners []*listener
 	unixPath  string
 
@@ -45,16 +47,14 @@ type listener struct {
 	closed bool
 }
 
-func newServer(l *asyncio.Loop, network string, factory func() Protocol, o *netOptions) *Server {
+func newServer(l *asyncio.Loop, network string, factory func() Protocol, o *options) *Server {
 	return &Server{
-		loop:    l,
-		factory: factory,
-		network: network,
-		opts:    o,
-		clients: map[*socketTransport]Transport{},
-		accept: func(fd int) (int, unix.Sockaddr, error) {
-			return unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		},
+		loop:       l,
+		factory:    factory,
+		network:    network,
+		opts:       o,
+		clients:    map[*socketTransport]Transport{},
+		accept:     sysAccept,
 		retryDelay: acceptRetryDelay,
 	}
 }
@@ -285,28 +285,35 @@ func (s *Server) ServeForever(t *asyncio.T) error {
 }
 
 // listenOn creates, binds and listens on one socket.
-func listenOn(family int, sa unix.Sockaddr, o *netOptions) (int, error) {
-	fd, err := NewSocket(family, unix.SOCK_STREAM)
+func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
+	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
 	}
-	fail := func(op string, err error) (int, error) {
+	fail := func(err error) (int, error) {
 		unix.Close(fd)
-		return -1, os.NewSyscallError(op, err)
+		return -1, err
 	}
 	if family != unix.AF_UNIX && o.reuseAddr {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-			return fail("setsockopt", err)
+			return fail(os.NewSyscallError("setsockopt", err))
+		}
+	}
+	if family != unix.AF_UNIX && o.reusePort {
+		if err := setReusePort(fd); err != nil {
+			return fail(err)
 		}
 	}
 	if family == unix.AF_INET6 {
+		// As asyncio: an IPv6 listener does not take IPv4 connections,
+		// which get their own listener when the host resolves to both.
 		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
 	}
 	if err := unix.Bind(fd, sa); err != nil {
-		return fail("bind", err)
+		return fail(os.NewSyscallError("bind", err))
 	}
 	if err := unix.Listen(fd, o.backlog); err != nil {
-		return fail("listen", err)
+		return fail(os.NewSyscallError("listen", err))
 	}
 	return fd, nil
 }
@@ -314,8 +321,9 @@ func listenOn(family int, sa unix.Sockaddr, o *netOptions) (int, error) {
 // CreateServer listens on host:port and returns a serving Server
 // (asyncio's loop.create_server). host "" listens on 0.0.0.0; a name is
 // resolved and every address is listened on. Port 0 picks a free port
-// (read it with Addr). WithTLS serves TLS.
-func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...NetOption) (*Server, error) {
+// (read it with Addr). Options: WithTLS (serve TLS), WithBacklog,
+// WithReusePort, WithResolver.
+func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
@@ -325,7 +333,7 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 		ips = []net.IP{net.IPv4zero}
 	} else {
 		var err error
-		if ips, err = resolveHost(t, host); err != nil {
+		if ips, err = resolveHost(t, o.resolver, host); err != nil {
 			return nil, err
 		}
 	}
@@ -359,8 +367,8 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 
 // CreateUnixServer listens on the Unix stream socket path (asyncio's
 // loop.create_unix_server). A stale socket file at path is removed first;
-// Close removes the file.
-func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...NetOption) (*Server, error) {
+// Close removes the file. Options: WithTLS, WithBacklog.
+func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err

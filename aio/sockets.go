@@ -1,18 +1,22 @@
+//go:build unix
+
 package aio
 
 import (
-	"github.com/go-asyncio/asyncio"
+	"fmt"
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 
+	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
 )
 
 // This file holds asyncio's low-level socket coroutines (loop.sock_recv,
 // sock_sendall, sock_connect, sock_accept) over non-blocking file
-// descriptors, and the small address helpers the transports share.
+// descriptors, and the small address helpers the transports share. The
+// system calls that differ between Unix systems live in the sock_*.go
+// files.
 //
 // Every coroutine first tries the system call; only when it would block
 // does it register interest with the loop's selector and suspend the
@@ -47,10 +51,34 @@ func isWouldBlock(err error) bool { return err == unix.EAGAIN || err == unix.EWO
 
 // NewSocket creates a non-blocking, close-on-exec socket (socket.socket
 // followed by setblocking(False), as asyncio requires of every socket
-// handed to the loop). family is unix.AF_INET, AF_INET6 or AF_UNIX; typ is
-// unix.SOCK_STREAM or SOCK_DGRAM.
-func NewSocket(family, typ int) (int, error) {
-	fd, err := unix.Socket(family, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+// handed to the loop) for network "tcp4", "tcp6", "udp4", "udp6", "unix"
+// (a Unix stream socket) or "unixgram". Another network is a
+// net.UnknownNetworkError. The caller owns the fd and closes it with
+// syscall.Close (or hands it to NewConn).
+func NewSocket(network string) (fd int, err error) {
+	var family, typ int
+	switch network {
+	case "tcp4":
+		family, typ = unix.AF_INET, unix.SOCK_STREAM
+	case "tcp6":
+		family, typ = unix.AF_INET6, unix.SOCK_STREAM
+	case "udp4":
+		family, typ = unix.AF_INET, unix.SOCK_DGRAM
+	case "udp6":
+		family, typ = unix.AF_INET6, unix.SOCK_DGRAM
+	case "unix":
+		family, typ = unix.AF_UNIX, unix.SOCK_STREAM
+	case "unixgram":
+		family, typ = unix.AF_UNIX, unix.SOCK_DGRAM
+	default:
+		return -1, net.UnknownNetworkError(network)
+	}
+	return newSocket(family, typ)
+}
+
+// newSocket is NewSocket by family and type, for the package's own use.
+func newSocket(family, typ int) (int, error) {
+	fd, err := sysSocket(family, typ)
 	if err != nil {
 		return -1, os.NewSyscallError("socket", err)
 	}
@@ -102,43 +130,6 @@ func sendNoSignal(fd int, p []byte) (int, error) {
 	}
 }
 
-// rawRead is read(2) on a socket the package itself made non-blocking,
-// made as a raw system call (no entersyscall/exitsyscall): it cannot
-// block, and telling the scheduler about every call costs time and wakes
-// the runtime's sysmon, which then polls every 20 µs (with GOMAXPROCS=1
-// it preempts the loop's CPU to do so). Never for a caller's fd, which
-// might be blocking. Errors are unix.Errno values, as from unix.Read.
-func rawRead(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
-// rawSend is send(2) with MSG_NOSIGNAL (sendto without an address, as
-// asyncio's sock.send), as a raw system call; same rules as rawRead.
-func rawSend(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	for {
-		n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
-		switch e {
-		case 0:
-			return int(n), nil
-		case unix.EINTR:
-			continue
-		case unix.ENOTSOCK: // a pipe or other stream fd
-			return sendNoSignal(fd, p)
-		}
-		return 0, e
-	}
-}
-
 // SockSendall writes all of data to the non-blocking socket fd,
 // suspending t whenever the socket's send buffer is full (asyncio's
 // loop.sock_sendall). If t is cancelled while waiting, the write interest
@@ -161,12 +152,23 @@ func SockSendall(t *asyncio.T, fd int, data []byte) error {
 	return nil
 }
 
-// SockConnect connects the non-blocking socket fd to sa (asyncio's
+// SockConnect connects the non-blocking socket fd to addr, a
+// *net.TCPAddr, *net.UDPAddr or *net.UnixAddr (asyncio's
 // loop.sock_connect): it starts a non-blocking connect, suspends t until
 // the socket is writable, then reads SO_ERROR, returning e.g. an error
-// matching syscall.ECONNREFUSED. If t is cancelled while waiting, the
-// write interest is removed; the caller should close fd.
-func SockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
+// matching syscall.ECONNREFUSED. Another address type is a
+// *net.AddrError. If t is cancelled while waiting, the write interest is
+// removed; the caller should close fd.
+func SockConnect(t *asyncio.T, fd int, addr net.Addr) error {
+	sa, _ := addrToSockaddr(addr)
+	if sa == nil {
+		return &net.AddrError{Err: "unsupported address type", Addr: fmt.Sprintf("%T %v", addr, addr)}
+	}
+	return sockConnect(t, fd, sa)
+}
+
+// sockConnect is SockConnect on a socket address.
+func sockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
 	var err error
 	for {
 		err = unix.Connect(fd, sa)
@@ -200,14 +202,16 @@ func SockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
 }
 
 // SockAccept accepts a connection on the non-blocking listening socket fd
-// (asyncio's loop.sock_accept), suspending t until one arrives. The new fd
-// is non-blocking and close-on-exec.
-func SockAccept(t *asyncio.T, fd int) (int, unix.Sockaddr, error) {
+// (asyncio's loop.sock_accept), suspending t until one arrives. It
+// returns the new fd, non-blocking and close-on-exec, and the peer's
+// address: a *net.TCPAddr, or a *net.UnixAddr (whose Name is empty for
+// an unnamed peer).
+func SockAccept(t *asyncio.T, fd int) (int, net.Addr, error) {
 	for {
-		nfd, sa, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		nfd, sa, err := sysAccept(fd)
 		switch {
 		case err == nil:
-			return nfd, sa, nil
+			return nfd, sockaddrToAddr(sa, "tcp"), nil
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
 		case isWouldBlock(err):
@@ -232,28 +236,35 @@ func sockaddrFor(ip net.IP, port int) (unix.Sockaddr, int) {
 	return sa, unix.AF_INET6
 }
 
-// sockaddrToAddr converts a socket address to a net.Addr of network
-// ("tcp", "udp" or "unix"/"unixgram").
+// sockaddrToAddr converts a socket address to a net.Addr. For an IP
+// address, network "udp" gives a *net.UDPAddr, any other a *net.TCPAddr;
+// a Unix address is a *net.UnixAddr of network "unix", or "unixgram" when
+// network says so.
 func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
-		ip := net.IP(append([]byte(nil), a.Addr[:]...))
-		if network == "udp" {
-			return &net.UDPAddr{IP: ip, Port: a.Port}
-		}
-		return &net.TCPAddr{IP: ip, Port: a.Port}
+		return ipAddr(a.Addr[:], a.Port, network)
 	case *unix.SockaddrInet6:
-		ip := net.IP(append([]byte(nil), a.Addr[:]...))
-		if network == "udp" {
-			return &net.UDPAddr{IP: ip, Port: a.Port}
-		}
-		return &net.TCPAddr{IP: ip, Port: a.Port}
+		return ipAddr(a.Addr[:], a.Port, network)
 	case *unix.SockaddrUnix:
+		if network != "unixgram" {
+			network = "unix"
+		}
 		return &net.UnixAddr{Name: a.Name, Net: network}
 	}
 	return nil
 }
 
+func ipAddr(ip []byte, port int, network string) net.Addr {
+	cp := net.IP(append([]byte(nil), ip...))
+	if network == "udp" {
+		return &net.UDPAddr{IP: cp, Port: port}
+	}
+	return &net.TCPAddr{IP: cp, Port: port}
+}
+
+// addrToSockaddr converts a *net.TCPAddr, *net.UDPAddr or *net.UnixAddr
+// to a socket address and its family; nil for another type.
 func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 	switch a := a.(type) {
 	case *net.UDPAddr:

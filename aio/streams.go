@@ -1,65 +1,17 @@
+//go:build unix
+
 package aio
 
 import (
 	"bytes"
 	"crypto/tls"
-	"fmt"
+
 	"github.com/go-asyncio/asyncio"
-	"io"
-	"syscall"
 )
 
 // DefaultStreamLimit is asyncio's _DEFAULT_LIMIT: the stream reader's
 // buffer limit, 64 KiB (STREAM-1).
 const DefaultStreamLimit = 64 * 1024
-
-// WithStreamLimit sets the StreamReader limit for OpenConnection and
-// StartServer (asyncio's limit=).
-func WithStreamLimit(n int) NetOption { return func(o *netOptions) { o.limit = n } }
-
-// IncompleteReadError is asyncio.IncompleteReadError: EOF came before the
-// requested bytes or separator. Partial holds what was read; Expected is
-// the requested size, or -1 for "undefined" (ReadUntil). It matches
-// io.ErrUnexpectedEOF (asyncio's is an EOFError).
-type IncompleteReadError struct {
-	Partial  []byte
-	Expected int
-}
-
-// Error implements the error interface.
-func (e *IncompleteReadError) Error() string {
-	exp := "undefined"
-	if e.Expected >= 0 {
-		exp = fmt.Sprint(e.Expected)
-	}
-	return fmt.Sprintf("%d bytes read on a total of %s expected bytes", len(e.Partial), exp)
-}
-
-// Is reports that an IncompleteReadError matches io.ErrUnexpectedEOF.
-func (e *IncompleteReadError) Is(target error) bool { return target == io.ErrUnexpectedEOF }
-
-// LimitOverrunError is asyncio.LimitOverrunError: the separator was not
-// found within the limit. Consumed is how many bytes to consume to get
-// past the problem (STREAM-6). The data stays in the buffer.
-type LimitOverrunError struct {
-	Msg      string
-	Consumed int
-}
-
-// Error implements the error interface.
-func (e *LimitOverrunError) Error() string { return e.Msg }
-
-// lineLimitError is ReadLine's ValueError carrying the LimitOverrunError
-// it came from (STREAM-7).
-type lineLimitError struct {
-	asyncio.ValueError
-	overrun *LimitOverrunError
-}
-
-func (e *lineLimitError) Unwrap() error { return e.overrun }
-
-// errConnectionLost is Drain's ConnectionResetError("Connection lost").
-var errConnectionLost = fmt.Errorf("Connection lost: %w", syscall.ECONNRESET)
 
 // StreamReader is asyncio.StreamReader: a buffer fed by a protocol and
 // read by one task at a time. Its methods must be called on the loop.
@@ -74,15 +26,20 @@ type StreamReader struct {
 	paused    bool
 }
 
-// NewStreamReader returns a reader with the given limit (asyncio's
-// StreamReader(limit=...)); limit <= 0 is a *ValueError "Limit cannot be
-// <= 0" (STREAM-1).
-func NewStreamReader(owner asyncio.LoopOwner, limit int) (*StreamReader, error) {
+// NewStreamReader returns a reader on owner's loop with the given limit
+// (asyncio's StreamReader(limit=...); DefaultStreamLimit is asyncio's
+// default). A limit <= 0 is a programming error: it panics with a
+// *asyncio.ValueError "Limit cannot be <= 0" (STREAM-1), as the core's
+// constructors do.
+func NewStreamReader(owner asyncio.LoopOwner, limit int) *StreamReader {
 	if limit <= 0 {
-		return nil, &asyncio.ValueError{Msg: "Limit cannot be <= 0"}
+		panic(errBadLimit())
 	}
-	return &StreamReader{loop: asyncio.LoopOf(owner), limit: limit}, nil
+	return &StreamReader{loop: asyncio.LoopOf(owner), limit: limit}
 }
+
+// errBadLimit is asyncio's ValueError for a limit <= 0 (STREAM-1).
+func errBadLimit() *asyncio.ValueError { return &asyncio.ValueError{Msg: "Limit cannot be <= 0"} }
 
 // Err returns the stored error, if any (asyncio's exception()).
 func (r *StreamReader) Err() error { return r.exception }
@@ -472,8 +429,8 @@ func (w *StreamWriter) Close() { w.transport.Close() }
 // IsClosing reports whether the transport is closing.
 func (w *StreamWriter) IsClosing() bool { return w.transport.IsClosing() }
 
-// GetExtraInfo is the transport's GetExtraInfo.
-func (w *StreamWriter) GetExtraInfo(name string) any { return w.transport.GetExtraInfo(name) }
+// ExtraInfo is the transport's ExtraInfo (asyncio's get_extra_info).
+func (w *StreamWriter) ExtraInfo(name string) any { return w.transport.ExtraInfo(name) }
 
 // WaitClosed waits until the connection is lost and returns the error it
 // was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
@@ -519,11 +476,18 @@ func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname st
 	return nil
 }
 
-func openStream(t *asyncio.T, o *netOptions, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
-	r, err := NewStreamReader(t, o.limit)
+// openStream is asyncio.open_connection's body: a reader, a protocol
+// that feeds it, and connect (CreateConnection or CreateUnixConnection)
+// with that protocol's factory.
+func openStream(t *asyncio.T, opts []Option, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
+	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
 	}
+	if o.limit <= 0 {
+		return nil, nil, errBadLimit()
+	}
+	r := NewStreamReader(t, o.limit)
 	p := newStreamProtocol(t.Loop(), r, nil)
 	tr, _, err := connect(func() Protocol { return p })
 	if err != nil {
@@ -533,67 +497,53 @@ func openStream(t *asyncio.T, o *netOptions, connect func(factory func() Protoco
 }
 
 // OpenConnection connects to host:port and returns a (reader, writer)
-// pair (asyncio.open_connection). Options: WithTLS, WithStreamLimit,
-// WithHappyEyeballsDelay, WithInterleave.
-func OpenConnection(t *asyncio.T, host string, port int, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return openStream(t, o, func(f func() Protocol) (Transport, Protocol, error) {
+// pair (asyncio.open_connection). Options: WithStreamLimit and those of
+// CreateConnection.
+func OpenConnection(t *asyncio.T, host string, port int, opts ...Option) (*StreamReader, *StreamWriter, error) {
+	return openStream(t, opts, func(f func() Protocol) (Transport, Protocol, error) {
 		return CreateConnection(t, f, host, port, opts...)
 	})
 }
 
 // OpenUnixConnection connects to the Unix socket path
 // (asyncio.open_unix_connection).
-func OpenUnixConnection(t *asyncio.T, path string, opts ...NetOption) (*StreamReader, *StreamWriter, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return openStream(t, o, func(f func() Protocol) (Transport, Protocol, error) {
+func OpenUnixConnection(t *asyncio.T, path string, opts ...Option) (*StreamReader, *StreamWriter, error) {
+	return openStream(t, opts, func(f func() Protocol) (Transport, Protocol, error) {
 		return CreateUnixConnection(t, f, path, opts...)
 	})
 }
 
-func streamFactory(l *asyncio.Loop, o *netOptions, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (func() Protocol, error) {
-	if o.limit <= 0 {
-		return nil, &asyncio.ValueError{Msg: "Limit cannot be <= 0"}
+// startStreamServer is asyncio.start_server's body: create (CreateServer
+// or CreateUnixServer) with a factory whose protocols run cb for each
+// connection.
+func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, opts []Option, create func(factory func() Protocol) (*Server, error)) (*Server, error) {
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
 	}
-	return func() Protocol {
-		r, _ := NewStreamReader(l, o.limit)
-		return newStreamProtocol(l, r, cb)
-	}, nil
+	if o.limit <= 0 {
+		return nil, errBadLimit()
+	}
+	l := t.Loop()
+	return create(func() Protocol { return newStreamProtocol(l, NewStreamReader(l, o.limit), cb) })
 }
 
 // StartServer listens on host:port and runs cb as a new task for each
 // connection with its (reader, writer) pair (asyncio.start_server). If cb
 // fails, the exception handler gets "Unhandled exception in
 // client_connected_cb" and the connection is closed; if it is cancelled
-// the connection is closed too (STREAM-11).
-func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...NetOption) (*Server, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	f, err := streamFactory(t.Loop(), o, cb)
-	if err != nil {
-		return nil, err
-	}
-	return CreateServer(t, f, host, port, opts...)
+// the connection is closed too (STREAM-11). Options: WithStreamLimit and
+// those of CreateServer.
+func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...Option) (*Server, error) {
+	return startStreamServer(t, cb, opts, func(f func() Protocol) (*Server, error) {
+		return CreateServer(t, f, host, port, opts...)
+	})
 }
 
 // StartUnixServer is StartServer on the Unix socket path
 // (asyncio.start_unix_server).
-func StartUnixServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, path string, opts ...NetOption) (*Server, error) {
-	o, err := buildOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	f, err := streamFactory(t.Loop(), o, cb)
-	if err != nil {
-		return nil, err
-	}
-	return CreateUnixServer(t, f, path, opts...)
+func StartUnixServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, path string, opts ...Option) (*Server, error) {
+	return startStreamServer(t, cb, opts, func(f func() Protocol) (*Server, error) {
+		return CreateUnixServer(t, f, path, opts...)
+	})
 }

@@ -1,26 +1,427 @@
+//go:build unix
+
 package aio
 
 import (
 	"bytes"
 	"errors"
-	"github.com/go-asyncio/asyncio"
+	"fmt"
 	"io"
-	"net"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/go-asyncio/asyncio"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
-// runNet runs main as a task on a real-clock loop and closes it.
-func runNet(t *testing.T, main func(t *asyncio.T) error) {
-	t.Helper()
-	if _, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) { return struct{}{}, main(at) }); err != nil {
-		t.Fatal(err)
+// fakeTransport records reading pauses (Transport for StreamReader tests).
+type fakeTransport struct {
+	Transport
+	log *[]string
+}
+
+func (f *fakeTransport) PauseReading() { *f.log = append(*f.log, "pause") }
+
+func (f *fakeTransport) ResumeReading() { *f.log = append(*f.log, "resume") }
+
+// A limit <= 0 is asyncio's ValueError "Limit cannot be <= 0"
+// (STREAM-1): NewStreamReader, a constructor, panics with it (a
+// programming error, the core's constructor rule); OpenConnection and
+// StartServer, given it as an option, return it. The default limit is
+// asyncio's 64 KiB.
+func TestSTREAM1_LimitValidation(t *testing.T) {
+	l := asyncio.NewTestLoop()
+	defer l.Close()
+	var log []string
+	for _, limit := range []int{0, -1} {
+		func() {
+			defer func() {
+				log = append(log, fmt.Sprintf("NewStreamReader(%d) panics: %s", limit, describe(recover().(error))))
+			}()
+			NewStreamReader(l, limit)
+		}()
+	}
+	log = append(log, fmt.Sprintf("default limit %d", NewStreamReader(l, DefaultStreamLimit).limit))
+	runVirtual(t, func(at *asyncio.T) error {
+		_, _, err := OpenConnection(at, "127.0.0.1", 1, WithStreamLimit(0))
+		log = append(log, "OpenConnection: "+describe(err))
+		_, err = StartServer(at, closeAtOnce, "127.0.0.1", 0, WithStreamLimit(0))
+		log = append(log, "StartServer: "+describe(err))
+		return nil
+	})
+	want := []string{
+		"NewStreamReader(0) panics: ValueError Limit cannot be <= 0",
+		"NewStreamReader(-1) panics: ValueError Limit cannot be <= 0",
+		"default limit 65536",
+		"OpenConnection: ValueError Limit cannot be <= 0",
+		"StartServer: ValueError Limit cannot be <= 0",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
 	}
 }
 
-func serverPort(s *Server) int { return s.Addr().(*net.TCPAddr).Port }
+// STREAM-2: past twice the limit the transport is paused; reading down to
+// the limit resumes it.
+func TestSTREAM2_ReaderPausesTransport(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 10)
+		r.setTransport(&fakeTransport{log: &log})
+		r.FeedData(make([]byte, 20))
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		r.FeedData(make([]byte, 1))
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		r.Read(at, 5)
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		r.Read(at, 6)
+		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		return nil
+	})
+	want := []string{"buffered=20", "pause", "buffered=21", "buffered=16", "resume", "buffered=10"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
 
+// FeedData copies: the caller may reuse its slice (asyncio's bytes are
+// immutable); data handed out by a read is the caller's to keep.
+func TestSTREAM2_FeedDataCopies(t *testing.T) {
+	var got []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 100)
+		buf := []byte("abc")
+		r.FeedData(buf)
+		copy(buf, "xyz")
+		r.FeedData(buf)
+		b, _ := r.Read(at, 3)
+		got = append(got, string(b))
+		copy(b, "!!!")
+		b2, _ := r.Read(at, 3)
+		got = append(got, string(b2))
+		return nil
+	})
+	if d := cmp.Diff([]string{"abc", "xyz"}, got); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
+	var got error
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 100)
+		first := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 10) })
+		asyncio.Sleep(at, 0)
+		_, got = r.ReadLine(at)
+		r.FeedData([]byte("x"))
+		_, err := first.Await(at)
+		return err
+	})
+	if got == nil || got.Error() != "asyncio: readuntil() called while another coroutine is already waiting for incoming data" {
+		t.Fatalf("second read: %v", got)
+	}
+}
+
+func TestSTREAM3_StoredExceptionRaisedByNextRead(t *testing.T) {
+	boom := errors.New("boom")
+	var got []error
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 10)
+		waiting := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 1) })
+		asyncio.Sleep(at, 0)
+		r.SetException(boom)
+		_, err := waiting.Await(at)
+		got = append(got, err)
+		_, err = r.ReadLine(at)
+		got = append(got, err)
+		return nil
+	})
+	if len(got) != 2 || got[0] != boom || got[1] != boom {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestSTREAM4_ReadSemantics(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 4)
+		b, _ := r.Read(at, 0)
+		log = append(log, fmt.Sprintf("n=0:%q", b))
+		r.FeedData([]byte("abcdef"))
+		b, _ = r.Read(at, 2)
+		log = append(log, fmt.Sprintf("n=2:%q", b))
+		waiter := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 100) })
+		asyncio.Sleep(at, 0)
+		b, _ = waiter.Await(at)
+		log = append(log, fmt.Sprintf("n=100:%q", b))
+		r.FeedData([]byte("0123456789"))
+		r.FeedEOF()
+		b, _ = r.Read(at, -1)
+		log = append(log, fmt.Sprintf("n=-1:%q", b))
+		b, err := r.Read(at, 5)
+		log = append(log, fmt.Sprintf("eof:%q %v %v", b, err, r.AtEOF()))
+		return nil
+	})
+	want := []string{`n=0:""`, `n=2:"ab"`, `n=100:"cdef"`, `n=-1:"0123456789"`, `eof:"" <nil> true`}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func TestSTREAM5_ReadExactlyIncomplete(t *testing.T) {
+	var got error
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 100)
+		r.FeedData([]byte("abc"))
+		r.FeedEOF()
+		_, got = r.ReadExactly(at, 5)
+		if !r.AtEOF() {
+			return errors.New("buffer not cleared")
+		}
+		if _, err := r.ReadExactly(at, -1); !errors.Is(err, asyncio.ErrValue) {
+			return fmt.Errorf("n<0: %v", err)
+		}
+		return nil
+	})
+	var ie *IncompleteReadError
+	if !errors.As(got, &ie) || string(ie.Partial) != "abc" || ie.Expected != 5 ||
+		got.Error() != "3 bytes read on a total of 5 expected bytes" || !errors.Is(got, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// A cancelled ReadExactly loses nothing: what it saw stays buffered.
+func TestSTREAM5_CancelledReadExactlyKeepsBytes(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 100)
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.ReadExactly(t, 10) })
+		asyncio.Sleep(at, 0)
+		r.FeedData([]byte("abc"))
+		asyncio.Sleep(at, 0) // the reader wakes, sees 3 < 10 bytes, waits again
+		reader.Cancel()
+		_, err := reader.Await(at)
+		log = append(log, fmt.Sprintf("cancelled=%v buffered=%q", asyncio.IsCancelled(err), r.buf))
+		r.FeedData([]byte("defghij"))
+		b, err := r.ReadExactly(at, 10)
+		log = append(log, fmt.Sprintf("%q %v", b, err))
+		return nil
+	})
+	want := []string{`cancelled=true buffered="abc"`, `"abcdefghij" <nil>`}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func TestSTREAM6_ReadUntilLimits(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 10)
+		_, err := r.ReadUntil(at, nil)
+		log = append(log, err.Error())
+		r.FeedData([]byte("0123456789abcdef")) // 16 bytes, no separator
+		_, err = r.ReadUntil(at, []byte("\n"))
+		var lo *LimitOverrunError
+		errors.As(err, &lo)
+		log = append(log, fmt.Sprintf("%s consumed=%d buffered=%d", lo.Msg, lo.Consumed, len(r.buf)))
+		r.buf = nil
+		r.FeedData([]byte("0123456789abc\nrest"))
+		_, err = r.ReadUntil(at, []byte("\n"))
+		errors.As(err, &lo)
+		log = append(log, fmt.Sprintf("%s consumed=%d", lo.Msg, lo.Consumed))
+		r.buf = nil
+		r.FeedData([]byte("ab||cd"))
+		b, _ := r.ReadUntil(at, []byte("||"))
+		log = append(log, string(b))
+		r.FeedEOF()
+		_, err = r.ReadUntil(at, []byte("||"))
+		log = append(log, err.Error())
+		return nil
+	})
+	want := []string{
+		"asyncio: Separator should be at least one-byte string",
+		"Separator is not found, and chunk exceed the limit consumed=16 buffered=16",
+		"Separator is found, but chunk is longer than limit consumed=13",
+		"ab||",
+		"2 bytes read on a total of undefined expected bytes",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// An oversized line is dropped and reported; the stream stays usable.
+func TestSTREAM7_OversizedLineStreamStaysUsable(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, 10)
+		r.FeedData([]byte("this line is too long\nnext\n"))
+		_, err := r.ReadLine(at)
+		var lo *LimitOverrunError
+		log = append(log, fmt.Sprintf("%v value=%v overrun=%v", err, errors.Is(err, asyncio.ErrValue), errors.As(err, &lo)))
+		line, err := r.ReadLine(at)
+		log = append(log, fmt.Sprintf("%q %v", line, err))
+		r.FeedData([]byte("0123456789abcdef")) // no newline buffered: all dropped
+		_, err = r.ReadLine(at)
+		log = append(log, fmt.Sprintf("%v buffered=%d", err, len(r.buf)))
+		r.FeedData([]byte("ok\nlast"))
+		line, _ = r.ReadLine(at)
+		log = append(log, string(line))
+		r.FeedEOF()
+		line, _ = r.ReadLine(at)
+		log = append(log, string(line))
+		line, _ = r.ReadLine(at)
+		log = append(log, fmt.Sprintf("%q", line))
+		return nil
+	})
+	want := []string{
+		"asyncio: Separator is found, but chunk is longer than limit value=true overrun=true",
+		`"next\n" <nil>`,
+		"asyncio: Separator is not found, and chunk exceed the limit buffered=0",
+		"ok\n",
+		"last",
+		`""`,
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// STREAM-9/10: after Close, IsClosing is true at once; Drain yields once
+// so ConnectionLost runs, then reports "Connection lost".
+func TestSTREAM9_DrainAfterClose(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			_, err := r.Read(t, -1)
+			w.Close()
+			return err
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("drain open: %v", w.Drain(at)))
+		w.Close()
+		log = append(log, fmt.Sprintf("closing=%v", w.IsClosing()))
+		err = w.Drain(at)
+		log = append(log, fmt.Sprintf("drain closed: %v reset=%v", err, errors.Is(err, syscall.ECONNRESET)))
+		log = append(log, fmt.Sprintf("wait_closed: %v", w.WaitClosed(at)))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"drain open: <nil>", "closing=true", "drain closed: Connection lost: connection reset by peer reset=true", "wait_closed: <nil>"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A Drain waiting on a paused transport is woken when the connection is
+// lost (asyncio's FlowControlMixin.connection_lost): with nil when the
+// transport was aborted locally, with the error when the peer reset the
+// connection; a Drain after the loss fails at once (STREAM-9).
+func TestSTREAM9_ConnectionLostWakesPendingDrain(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		reset := asyncio.NewFuture[struct{}](at.Loop())
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			// Never reads; on request, aborts with unread data, which
+			// makes the kernel send a reset.
+			if _, err := reset.Await(t); err != nil {
+				return err
+			}
+			w.Transport().Abort()
+			return nil
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		for _, how := range []string{"local abort", "peer reset"} {
+			_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+			if err != nil {
+				return err
+			}
+			unix.SetsockoptInt(w.ExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
+			w.Write(make([]byte, 8<<20))
+			drain := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) { return struct{}{}, w.Drain(t) })
+			if err := asyncio.Sleep(at, 0); err != nil {
+				return err
+			}
+			log = append(log, fmt.Sprintf("%s: drain pending=%v", how, !drain.Done()))
+			if how == "local abort" {
+				w.Transport().Abort()
+			} else {
+				reset.SetResult(struct{}{})
+			}
+			_, err = asyncio.WaitFor(at, 10*time.Second, drain)
+			switch {
+			case err == nil:
+				log = append(log, how+": drain returned nil")
+			case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+				log = append(log, how+": drain returned the reset")
+			default:
+				log = append(log, fmt.Sprintf("%s: drain returned %v", how, err))
+			}
+			err = w.Drain(at)
+			log = append(log, fmt.Sprintf("%s: later drain fails=%v", how, err != nil))
+			w.Close()
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{
+		"local abort: drain pending=true",
+		"local abort: drain returned nil",
+		"local abort: later drain fails=true",
+		"peer reset: drain pending=true",
+		"peer reset: drain returned the reset",
+		"peer reset: later drain fails=true",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A failing client_connected_cb is reported and its connection closed
+// (STREAM-11).
+func TestSTREAM11_ClientConnectedCallbackFailure(t *testing.T) {
+	var msgs []string
+	var eof bool
+	runNet(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			msgs = append(msgs, ctx.Message+": "+ctx.Err.Error())
+		})
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			return errors.New("handler failed")
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+		if err != nil {
+			return err
+		}
+		b, err := r.Read(at, -1)
+		eof = len(b) == 0 && err == nil && r.AtEOF()
+		w.Close()
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	if !eof {
+		t.Fatal("connection not closed by the server")
+	}
+	if d := cmp.Diff([]string{"Unhandled exception in client_connected_cb: handler failed"}, msgs); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A line echo over StartServer and OpenConnection, ended by WriteEOF.
 func TestStreamEcho(t *testing.T) {
 	var log []string
 	runNet(t, func(at *asyncio.T) error {
@@ -69,4 +470,88 @@ func TestStreamEcho(t *testing.T) {
 		t.Fatal(d)
 	}
 	_ = io.EOF
+}
+
+func TestUnixStreamEcho(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "echo.sock")
+	var got string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartUnixServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			w.Write(append([]byte("unix:"), line...))
+			w.Close()
+			return nil
+		}, path)
+		if err != nil {
+			return err
+		}
+		r, w, err := OpenUnixConnection(at, path)
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("hi\n"))
+		b, err := r.Read(at, -1)
+		got = string(b)
+		w.Close()
+		srv.Close()
+		return errors.Join(err, srv.WaitClosed(at))
+	})
+	if got != "unix:hi\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// StreamWriter.WriteLines writes the chunks in order, as one stream
+// (asyncio's writelines), over TCP and over TLS.
+func TestStreamWriterWriteLines(t *testing.T) {
+	serverCfg, clientCfg := testTLSConfigs(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		for _, c := range []struct {
+			name         string
+			server, dial []Option
+		}{{"tcp", nil, nil}, {"tls", []Option{WithTLS(serverCfg)}, []Option{WithTLS(clientCfg)}}} {
+			done := asyncio.NewFuture[struct{}](at.Loop())
+			srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+				defer done.SetResult(struct{}{})
+				defer w.Close()
+				for {
+					line, err := r.ReadLine(t)
+					if err != nil || len(line) == 0 {
+						return err
+					}
+					log = append(log, fmt.Sprintf("%s %q", c.name, line))
+				}
+			}, "127.0.0.1", 0, c.server...)
+			if err != nil {
+				return err
+			}
+			_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), c.dial...)
+			if err != nil {
+				return err
+			}
+			if err := w.WriteLines([]byte("ab"), []byte("c\nd"), nil, []byte("\n")); err != nil {
+				return err
+			}
+			if err := w.Drain(at); err != nil {
+				return err
+			}
+			w.Close()
+			if _, err := done.Await(at); err != nil {
+				return err
+			}
+			srv.Close()
+			if err := srv.WaitClosed(at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	want := []string{`tcp "abc\n"`, `tcp "d\n"`, `tls "abc\n"`, `tls "d\n"`}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
 }

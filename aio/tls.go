@@ -1,13 +1,16 @@
+//go:build unix
+
 package aio
 
 import (
 	"crypto/tls"
 	"errors"
-	"github.com/go-asyncio/asyncio"
 	"io"
 	"net"
 	"os"
 	"time"
+
+	"github.com/go-asyncio/asyncio"
 )
 
 // TLS is crypto/tls running over a plain socket transport: the raw
@@ -21,30 +24,9 @@ import (
 // defaultTLSHandshakeTimeout is asyncio's SSL_HANDSHAKE_TIMEOUT.
 const defaultTLSHandshakeTimeout = 60 * time.Second
 
-// ErrTLSHandshakeTimeout is returned when a TLS handshake takes longer
-// than the handshake timeout (asyncio's ConnectionAbortedError "SSL
-// handshake is taking longer than ... seconds").
-var ErrTLSHandshakeTimeout = errors.New("asyncio: SSL handshake is taking too long: aborted")
-
 type tlsConfig struct {
 	cfg              *tls.Config
 	handshakeTimeout time.Duration
-}
-
-// WithTLS makes CreateConnection/OpenConnection speak TLS as a client, or
-// CreateServer/StartServer as a server, with cfg (asyncio's ssl=). For a
-// client without cfg.ServerName, the host name is used.
-func WithTLS(cfg *tls.Config) NetOption {
-	return func(o *netOptions) {
-		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
-	}
-}
-
-// WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
-// ssl_handshake_timeout, default 60 s). Without WithTLS the call fails with
-// a *ValueError, as asyncio does.
-func WithTLSHandshakeTimeout(d time.Duration) NetOption {
-	return func(o *netOptions) { o.tlsHandshakeTimeout = d }
 }
 
 // transportConn adapts a raw socket transport to net.Conn for crypto/tls;
@@ -212,7 +194,7 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Confi
 	return tr, nil
 }
 
-func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o *netOptions, serverHostname string) (*tlsTransport, error) {
+func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o *options, serverHostname string) (*tlsTransport, error) {
 	waiter := asyncio.NewFuture[struct{}](t.Loop())
 	tc0 := &transportConn{}
 	raw := newSocketTransport(t.Loop(), fd, network, tc0, nil, waiter)
@@ -328,7 +310,8 @@ func (tr *tlsTransport) Abort() {
 
 func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
 
-func (tr *tlsTransport) GetExtraInfo(name string) any {
+// ExtraInfo adds "ssl_object" and "peercert" to the raw transport's.
+func (tr *tlsTransport) ExtraInfo(name string) any {
 	switch name {
 	case "ssl_object":
 		return tr.conn
@@ -338,11 +321,14 @@ func (tr *tlsTransport) GetExtraInfo(name string) any {
 		}
 		return nil
 	}
-	return tr.raw.GetExtraInfo(name)
+	return tr.raw.ExtraInfo(name)
 }
 
+// SetProtocol replaces the application protocol.
 func (tr *tlsTransport) SetProtocol(p Protocol) { tr.app = p }
-func (tr *tlsTransport) GetProtocol() Protocol  { return tr.app }
+
+// Protocol returns the application protocol.
+func (tr *tlsTransport) Protocol() Protocol { return tr.app }
 
 func (tr *tlsTransport) PauseReading() {
 	if tr.readPaused {
@@ -379,26 +365,30 @@ func (tr *tlsTransport) Write(data []byte) error {
 	return nil
 }
 
-func (tr *tlsTransport) WriteLines(chunks ...[]byte) error {
-	for _, c := range chunks {
-		if err := tr.Write(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// WriteLines writes each chunk in turn.
+func (tr *tlsTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
 
 // WriteEOF is not supported over TLS, as in asyncio.
 func (tr *tlsTransport) WriteEOF() error {
 	return runtimeErrorf("SSL transport does not support write_eof()")
 }
 
-func (tr *tlsTransport) CanWriteEOF() bool       { return false }
-func (tr *tlsTransport) GetWriteBufferSize() int { return tr.raw.GetWriteBufferSize() }
+// CanWriteEOF is false: TLS has no half-close.
+func (tr *tlsTransport) CanWriteEOF() bool { return false }
+
+// The write buffer is the raw transport's (encrypted bytes, as asyncio
+// counts them).
+
+// WriteBufferSize returns the raw transport's buffered bytes.
+func (tr *tlsTransport) WriteBufferSize() int { return tr.raw.WriteBufferSize() }
+
+// SetWriteBufferLimits sets the raw transport's water marks.
 func (tr *tlsTransport) SetWriteBufferLimits(high, low int) error {
 	return tr.raw.SetWriteBufferLimits(high, low)
 }
-func (tr *tlsTransport) GetWriteBufferLimits() (int, int) { return tr.raw.GetWriteBufferLimits() }
+
+// WriteBufferLimits returns the raw transport's water marks (high, low).
+func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.WriteBufferLimits() }
 
 // StartTLS upgrades an established transport to TLS in t (asyncio's
 // loop.start_tls): it returns the new transport, over which p (already

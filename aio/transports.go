@@ -1,16 +1,14 @@
+//go:build unix
+
 package aio
 
 import (
-	"errors"
 	"fmt"
-	"github.com/go-asyncio/asyncio"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
-	"syscall"
-	"time"
 
+	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,15 +45,21 @@ type Transport interface {
 	Close()
 	// IsClosing reports whether the transport is closing or closed.
 	IsClosing() bool
-	// GetExtraInfo returns "peername", "sockname" (net.Addr), "socket"
-	// (the fd, int), "ssl_object" (*tls.Conn, TLS only), or nil.
-	GetExtraInfo(name string) any
-	// SetProtocol / GetProtocol replace or return the protocol.
+	// ExtraInfo returns "peername", "sockname" (net.Addr), "socket"
+	// (the fd, int), "ssl_object" (*tls.Conn, TLS only), "peercert"
+	// (*x509.Certificate, TLS only), or nil (asyncio's get_extra_info).
+	ExtraInfo(name string) any
+	// SetProtocol replaces the protocol that receives the following
+	// callbacks (asyncio's set_protocol).
 	SetProtocol(p Protocol)
-	GetProtocol() Protocol
+	// Protocol returns the current protocol (asyncio's get_protocol).
+	Protocol() Protocol
 	// PauseReading stops DataReceived calls until ResumeReading.
 	PauseReading()
+	// ResumeReading undoes PauseReading.
 	ResumeReading()
+	// IsReading reports whether the transport is receiving (not paused,
+	// not closing).
 	IsReading() bool
 	// Write queues data: it is sent at once as far as the socket accepts
 	// it, the rest is buffered (asyncio's write). It never blocks. After
@@ -67,32 +71,32 @@ type Transport interface {
 	// WriteEOF half-closes: shuts down the write side once the buffer is
 	// flushed (asyncio's write_eof).
 	WriteEOF() error
+	// CanWriteEOF reports whether WriteEOF is supported (false over TLS).
 	CanWriteEOF() bool
 	// Abort closes at once, discarding buffered data; ConnectionLost(nil)
 	// follows on the loop.
 	Abort()
-	// GetWriteBufferSize returns the number of buffered bytes.
-	GetWriteBufferSize() int
-	// SetWriteBufferLimits sets the water marks (STREAM-8); pass
-	// UseDefault for asyncio's None.
+	// WriteBufferSize returns the number of buffered bytes.
+	WriteBufferSize() int
+	// SetWriteBufferLimits sets the high and low water marks (STREAM-8).
+	// A negative value stands for asyncio's None: high defaults to 64 KiB
+	// (or 4*low when low is given), low to high/4. high < low is a
+	// *ValueError.
 	SetWriteBufferLimits(high, low int) error
-	// GetWriteBufferLimits returns (low, high).
-	GetWriteBufferLimits() (low, high int)
+	// WriteBufferLimits returns the water marks, in the order
+	// SetWriteBufferLimits takes them.
+	WriteBufferLimits() (high, low int)
 }
-
-// UseDefault stands for asyncio's None in SetWriteBufferLimits.
-const UseDefault = -1
 
 const (
 	defaultHighWater = 64 * 1024
-	// maxReadSize is asyncio's max_size for one recv (256 KiB).
-	maxReadSize = 256 * 1024
 	// logThresholdForConnLostWrites is asyncio's
 	// LOG_THRESHOLD_FOR_CONNLOST_WRITES.
 	logThresholdForConnLostWrites = 5
 )
 
-// computeWriteLimits is asyncio's _set_write_buffer_limits (STREAM-8).
+// computeWriteLimits is asyncio's _set_write_buffer_limits (STREAM-8);
+// a negative value is asyncio's None.
 func computeWriteLimits(high, low int) (int, int, error) {
 	if high < 0 {
 		if low < 0 {
@@ -110,14 +114,6 @@ func computeWriteLimits(high, low int) (int, int, error) {
 	return high, low, nil
 }
 
-// isOSError reports whether err came from the operating system (asyncio
-// does not report those to the exception handler, only logs them in
-// debug mode).
-func isOSError(err error) bool {
-	var errno syscall.Errno
-	return errors.As(err, &errno)
-}
-
 // flowControl is the write-side bookkeeping shared by the transports:
 // water marks and the protocol's paused state (asyncio's
 // _FlowControlMixin).
@@ -126,6 +122,13 @@ type flowControl struct {
 	high, low      int
 	protocolPaused bool
 }
+
+func newFlowControl(l *asyncio.Loop) flowControl {
+	return flowControl{loop: l, high: defaultHighWater, low: defaultHighWater / 4}
+}
+
+// WriteBufferLimits returns the water marks (high, low).
+func (fc *flowControl) WriteBufferLimits() (high, low int) { return fc.high, fc.low }
 
 func (fc *flowControl) maybePause(size int, p any) {
 	if size <= fc.high || fc.protocolPaused {
@@ -156,27 +159,178 @@ func (fc *flowControl) callSafely(msg string, fn func()) {
 	fn()
 }
 
+// callProtocol runs a protocol callback, turning a panic into an error.
+func callProtocol(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = newPanicError(r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// writeEach is asyncio's writelines over write.
+func writeEach(write func([]byte) error, chunks [][]byte) error {
+	for _, c := range chunks {
+		if err := write(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readBufPool holds the buffers transports read into: the data is copied
 // out at once (the protocol may keep it), so a buffer per connection would
 // only add garbage on short-lived connections.
 var readBufPool = sync.Pool{New: func() any { b := make([]byte, 64*1024); return &b }}
 
+// fdTransport is the part of asyncio's _SelectorTransport that the stream
+// and the datagram transport share: the fd, its extra info, write flow
+// control, and the teardown (Close, Abort, a fatal error, then
+// ConnectionLost once and the fd closed after it). The concrete transport
+// embeds it and tells it, through side, what it buffers and how its
+// protocol is told of the loss.
+type fdTransport struct {
+	flowControl
+	fd    int
+	extra map[string]any
+	side  fdSide
+
+	closing bool
+	// connLost is asyncio's _conn_lost: > 0 once ConnectionLost is
+	// scheduled; writes dropped after that count on.
+	connLost int
+	fdClosed bool
+}
+
+// fdSide is what the shared teardown needs of the concrete transport.
+type fdSide interface {
+	// buffered returns the bytes waiting to be sent (asyncio's
+	// get_write_buffer_size); 0 means nothing to flush.
+	buffered() int
+	// dropBuffer discards them (abort).
+	dropBuffer()
+	// protocolOf returns the protocol, for write flow control.
+	protocolOf() any
+	// connectionLost tells the protocol (asyncio's
+	// _call_connection_lost, before the socket is closed).
+	connectionLost(err error)
+}
+
+func newFDTransport(l *asyncio.Loop, fd int, side fdSide, extra map[string]any) fdTransport {
+	return fdTransport{flowControl: newFlowControl(l), fd: fd, side: side, extra: extra}
+}
+
+// ExtraInfo returns the named piece of extra information, or nil.
+func (b *fdTransport) ExtraInfo(name string) any { return b.extra[name] }
+
+// IsClosing reports whether Close or Abort was called, or the connection
+// was lost.
+func (b *fdTransport) IsClosing() bool { return b.closing }
+
+// WriteBufferSize returns the number of buffered bytes.
+func (b *fdTransport) WriteBufferSize() int { return b.side.buffered() }
+
+// SetWriteBufferLimits sets the water marks; past the new high one the
+// protocol is paused at once (asyncio's set_write_buffer_limits).
+func (b *fdTransport) SetWriteBufferLimits(high, low int) error {
+	h, lo, err := computeWriteLimits(high, low)
+	if err != nil {
+		return err
+	}
+	b.high, b.low = h, lo
+	b.maybePause(b.side.buffered(), b.side.protocolOf())
+	return nil
+}
+
+// Close stops reading at once; ConnectionLost(nil) follows once the
+// buffer is flushed (by the writer, when it empties it).
+func (b *fdTransport) Close() {
+	if b.closing {
+		return
+	}
+	b.closing = true
+	b.loop.RemoveReader(b.fd)
+	if b.side.buffered() == 0 {
+		b.loop.RemoveWriter(b.fd)
+		b.connectionLostSoon(nil)
+	}
+}
+
+// Abort closes at once, dropping the buffer.
+func (b *fdTransport) Abort() { b.forceClose(nil) }
+
+// fatalError reports err to the exception handler unless it came from
+// the operating system, and closes at once.
+func (b *fdTransport) fatalError(err error, msg string) {
+	if !isOSError(err) {
+		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err})
+	}
+	b.forceClose(err)
+}
+
+// forceClose is asyncio's _force_close.
+func (b *fdTransport) forceClose(err error) {
+	if b.connLost > 0 {
+		return
+	}
+	if b.side.buffered() > 0 {
+		b.side.dropBuffer()
+		b.loop.RemoveWriter(b.fd)
+	}
+	if !b.closing {
+		b.closing = true
+		b.loop.RemoveReader(b.fd)
+	}
+	b.connectionLostSoon(err)
+}
+
+// connectionLostSoon schedules the protocol's ConnectionLost, once.
+func (b *fdTransport) connectionLostSoon(err error) {
+	b.connLost++
+	b.loop.CallSoon(func() { b.callConnectionLost(err) })
+}
+
+func (b *fdTransport) callConnectionLost(err error) {
+	defer b.closeFD() // also when the protocol panics
+	b.side.connectionLost(err)
+}
+
+func (b *fdTransport) closeFD() {
+	if b.fdClosed {
+		return
+	}
+	b.fdClosed = true
+	b.loop.RemoveReader(b.fd)
+	b.loop.RemoveWriter(b.fd)
+	unix.Close(b.fd)
+}
+
+// droppedWrite reports whether a write must be dropped because the
+// connection is lost, and warns once enough were (asyncio logs op
+// "raised exception." from the fifth such write on).
+func (b *fdTransport) droppedWrite(op string) bool {
+	if b.connLost == 0 {
+		return false
+	}
+	if b.connLost >= logThresholdForConnLostWrites {
+		slog.Warn(op + " raised exception.")
+	}
+	b.connLost++
+	return true
+}
+
 // socketTransport is asyncio's _SelectorSocketTransport over a
 // non-blocking stream socket (TCP or Unix).
 type socketTransport struct {
-	flowControl
-	fd       int
-	protocol Protocol
-	server   *Server
-	extra    map[string]any
-
+	fdTransport
+	protocol          Protocol
+	server            *Server
 	wbuf              []byte // unsent data; write interest exists iff non-empty
-	closing           bool
-	eof               bool // WriteEOF was called
+	eof               bool   // WriteEOF was called
 	readingPaused     bool
 	protocolConnected bool
-	connLost          int
-	fdClosed          bool
 }
 
 var _ Transport = (*socketTransport)(nil)
@@ -185,18 +339,12 @@ var _ Transport = (*socketTransport)(nil)
 // asyncio, ConnectionMade, the registration of the reader and the waiter
 // are scheduled with CallSoon, in that order.
 func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, server *Server, waiter *asyncio.Future[struct{}]) *socketTransport {
-	tr := &socketTransport{
-		flowControl:       flowControl{loop: l, high: defaultHighWater, low: defaultHighWater / 4},
-		fd:                fd,
-		protocol:          p,
-		server:            server,
-		protocolConnected: true,
-		extra: map[string]any{
-			"socket":   fd,
-			"sockname": localAddr(fd, network),
-			"peername": peerAddr(fd, network),
-		},
-	}
+	tr := &socketTransport{protocol: p, server: server, protocolConnected: true}
+	tr.fdTransport = newFDTransport(l, fd, tr, map[string]any{
+		"socket":   fd,
+		"sockname": localAddr(fd, network),
+		"peername": peerAddr(fd, network),
+	})
 	if network == "tcp" {
 		// asyncio's _set_nodelay for TCP transports.
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
@@ -220,35 +368,43 @@ func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, ser
 	return tr
 }
 
+func (tr *socketTransport) buffered() int   { return len(tr.wbuf) }
+func (tr *socketTransport) dropBuffer()     { tr.wbuf = nil }
+func (tr *socketTransport) protocolOf() any { return tr.protocol }
+
+func (tr *socketTransport) connectionLost(err error) {
+	defer func() { // also when the protocol panics
+		if tr.server != nil {
+			tr.server.detach(tr)
+			tr.server = nil
+		}
+	}()
+	if tr.protocolConnected {
+		tr.protocolConnected = false
+		tr.protocol.ConnectionLost(err)
+	}
+}
+
 func (tr *socketTransport) addReader() {
 	if err := tr.loop.AddReader(tr.fd, tr.readReady); err != nil {
 		tr.fatalError(err, "Fatal error: cannot watch the socket")
 	}
 }
 
-func (tr *socketTransport) GetExtraInfo(name string) any { return tr.extra[name] }
+// SetProtocol replaces the protocol.
 func (tr *socketTransport) SetProtocol(p Protocol) {
 	tr.protocol = p
 	tr.protocolConnected = true
 }
-func (tr *socketTransport) GetProtocol() Protocol { return tr.protocol }
-func (tr *socketTransport) IsClosing() bool       { return tr.closing }
-func (tr *socketTransport) IsReading() bool       { return !tr.readingPaused && !tr.closing }
-func (tr *socketTransport) CanWriteEOF() bool     { return true }
-func (tr *socketTransport) GetWriteBufferSize() int {
-	return len(tr.wbuf)
-}
-func (tr *socketTransport) GetWriteBufferLimits() (int, int) { return tr.low, tr.high }
 
-func (tr *socketTransport) SetWriteBufferLimits(high, low int) error {
-	h, lo, err := computeWriteLimits(high, low)
-	if err != nil {
-		return err
-	}
-	tr.high, tr.low = h, lo
-	tr.maybePause(len(tr.wbuf), tr.protocol)
-	return nil
-}
+// Protocol returns the protocol.
+func (tr *socketTransport) Protocol() Protocol { return tr.protocol }
+
+// IsReading reports whether reading is neither paused nor stopped.
+func (tr *socketTransport) IsReading() bool { return !tr.readingPaused && !tr.closing }
+
+// CanWriteEOF is true: a socket can shut down its write side.
+func (tr *socketTransport) CanWriteEOF() bool { return true }
 
 // PauseReading stops reading (asyncio's pause_reading); no effect while
 // closing or already paused.
@@ -311,29 +467,12 @@ func (tr *socketTransport) readEOF() {
 	}
 }
 
-// callProtocol runs a protocol callback, turning a panic into an error.
-func callProtocol(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = newPanicError(r)
-		}
-	}()
-	fn()
-	return nil
-}
-
+// Write sends data, buffering what the socket does not take now.
 func (tr *socketTransport) Write(data []byte) error {
 	if tr.eof {
 		return runtimeErrorf("Cannot call write() after write_eof()")
 	}
-	if len(data) == 0 {
-		return nil
-	}
-	if tr.connLost > 0 {
-		if tr.connLost >= logThresholdForConnLostWrites {
-			slog.Warn("socket.send() raised exception.")
-		}
-		tr.connLost++
+	if len(data) == 0 || tr.droppedWrite("socket.send()") {
 		return nil
 	}
 	if len(tr.wbuf) == 0 {
@@ -359,14 +498,8 @@ func (tr *socketTransport) Write(data []byte) error {
 	return nil
 }
 
-func (tr *socketTransport) WriteLines(chunks ...[]byte) error {
-	for _, c := range chunks {
-		if err := tr.Write(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// WriteLines writes each chunk in turn.
+func (tr *socketTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
 
 func (tr *socketTransport) writeReady() {
 	if tr.connLost > 0 || len(tr.wbuf) == 0 {
@@ -391,12 +524,13 @@ func (tr *socketTransport) writeReady() {
 	tr.wbuf = nil
 	tr.loop.RemoveWriter(tr.fd)
 	if tr.closing {
-		tr.callConnectionLostSoon(nil)
+		tr.connectionLostSoon(nil)
 	} else if tr.eof {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
 	}
 }
 
+// WriteEOF shuts the write side down once the buffer is flushed.
 func (tr *socketTransport) WriteEOF() error {
 	if tr.closing || tr.eof {
 		return nil
@@ -406,72 +540,6 @@ func (tr *socketTransport) WriteEOF() error {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
 	}
 	return nil
-}
-
-func (tr *socketTransport) Close() {
-	if tr.closing {
-		return
-	}
-	tr.closing = true
-	tr.loop.RemoveReader(tr.fd)
-	if len(tr.wbuf) == 0 {
-		tr.loop.RemoveWriter(tr.fd)
-		tr.callConnectionLostSoon(nil)
-	}
-}
-
-func (tr *socketTransport) Abort() { tr.forceClose(nil) }
-
-func (tr *socketTransport) fatalError(err error, msg string) {
-	if !isOSError(err) {
-		tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err})
-	}
-	tr.forceClose(err)
-}
-
-func (tr *socketTransport) forceClose(err error) {
-	if tr.connLost > 0 {
-		return
-	}
-	if len(tr.wbuf) > 0 {
-		tr.wbuf = nil
-		tr.loop.RemoveWriter(tr.fd)
-	}
-	if !tr.closing {
-		tr.closing = true
-		tr.loop.RemoveReader(tr.fd)
-	}
-	tr.connLost++
-	tr.loop.CallSoon(func() { tr.callConnectionLost(err) })
-}
-
-func (tr *socketTransport) callConnectionLostSoon(err error) {
-	tr.connLost++
-	tr.loop.CallSoon(func() { tr.callConnectionLost(err) })
-}
-
-func (tr *socketTransport) callConnectionLost(err error) {
-	defer func() {
-		tr.closeFD()
-		if tr.server != nil {
-			tr.server.detach(tr)
-			tr.server = nil
-		}
-	}()
-	if tr.protocolConnected {
-		tr.protocolConnected = false
-		tr.protocol.ConnectionLost(err)
-	}
-}
-
-func (tr *socketTransport) closeFD() {
-	if tr.fdClosed {
-		return
-	}
-	tr.fdClosed = true
-	tr.loop.RemoveReader(tr.fd)
-	tr.loop.RemoveWriter(tr.fd)
-	unix.Close(tr.fd)
 }
 
 // String describes the transport for messages.
@@ -486,11 +554,11 @@ func (tr *socketTransport) String() string {
 // dialOne connects a new non-blocking stream socket to sa; on failure the
 // socket is closed.
 func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
-	fd, err := NewSocket(family, unix.SOCK_STREAM)
+	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
 	}
-	if err := SockConnect(t, fd, sa); err != nil {
+	if err := sockConnect(t, fd, sa); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -500,10 +568,9 @@ func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 // makeConnection is asyncio's _create_connection_transport: it wraps the
 // connected fd in a transport (TLS if opts ask for it) and waits until the
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
-func makeConnection(t *asyncio.T, fd int, network string, factory func() Protocol, o *netOptions, serverHostname string) (Transport, Protocol, error) {
+func makeConnection(t *asyncio.T, fd int, network string, factory func() Protocol, o *options, serverHostname string) (Transport, Protocol, error) {
 	l := t.Loop()
 	p := factory()
-	waiter := asyncio.NewFuture[struct{}](l)
 	if o.tls != nil {
 		tr, err := newTLSTransportClient(t, fd, network, p, o, serverHostname)
 		if err != nil {
@@ -511,6 +578,7 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 		}
 		return tr, p, nil
 	}
+	waiter := asyncio.NewFuture[struct{}](l)
 	tr := newSocketTransport(l, fd, network, p, nil, waiter)
 	if _, err := waiter.Await(t); err != nil {
 		tr.Close()
@@ -521,23 +589,17 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 
 // CreateConnection opens a TCP connection to host:port and returns its
 // transport and protocol (asyncio's loop.create_connection). host is
-// resolved on a goroutine (see resolve.go); when it has several addresses
-// they are tried with happy eyeballs (RFC 8305): a new attempt starts every
-// 250 ms (WithHappyEyeballsDelay) or as soon as the previous one fails, and
-// the first to connect wins. WithTLS wraps the connection in TLS.
-func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...NetOption) (Transport, Protocol, error) {
+// resolved on a goroutine (see resolve.go; WithResolver); when it has
+// several addresses they are tried with happy eyeballs (RFC 8305): a new
+// attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
+// previous one fails, and the first to connect wins. WithTLS wraps the
+// connection in TLS.
+func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (Transport, Protocol, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	ips, err := resolveHost(t, host)
-	if err != nil {
-		return nil, nil, err
-	}
-	if o.interleaves() {
-		ips = interleaveFamilies(ips)
-	}
-	fd, err := connectAny(t, ips, port, o.happyEyeballsDelay)
+	fd, err := dialHost(t, host, port, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -546,7 +608,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 
 // CreateUnixConnection connects to the Unix stream socket at path
 // (asyncio's loop.create_unix_connection).
-func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...NetOption) (Transport, Protocol, error) {
+func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (Transport, Protocol, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
@@ -556,48 +618,4 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 		return nil, nil, err
 	}
 	return makeConnection(t, fd, "unix", factory, o, "")
-}
-
-// NetOption configures CreateConnection, CreateServer, OpenConnection and
-// StartServer.
-type NetOption func(*netOptions)
-
-type netOptions struct {
-	tls                *tlsConfig
-	happyEyeballsDelay time.Duration // <= 0: sequential
-	interleave         int           // -1: auto (on with happy eyeballs), 0 off, 1 on
-	limit              int
-	backlog            int
-	reuseAddr          bool
-	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
-	// given), applied once all options are known, so order does not matter.
-	tlsHandshakeTimeout time.Duration
-}
-
-// interleaves is asyncio's rule: interleave defaults to 1 when
-// happy_eyeballs_delay is set.
-func (o *netOptions) interleaves() bool {
-	if o.interleave < 0 {
-		return o.happyEyeballsDelay > 0
-	}
-	return o.interleave > 0
-}
-
-func buildOptions(opts []NetOption) (*netOptions, error) {
-	o := &netOptions{happyEyeballsDelay: defaultHappyEyeballsDelay, interleave: -1, limit: DefaultStreamLimit, backlog: 100, reuseAddr: true}
-	for _, f := range opts {
-		f(o)
-	}
-	if o.tlsHandshakeTimeout != 0 {
-		if o.tls == nil {
-			return nil, &asyncio.ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
-		}
-		o.tls.handshakeTimeout = o.tlsHandshakeTimeout
-	}
-	return o, nil
-}
-
-// addrString formats host:port for messages.
-func addrString(host string, port int) string {
-	return net.JoinHostPort(host, fmt.Sprint(port))
 }

@@ -1,19 +1,188 @@
+//go:build unix
+
 package aio
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
-	"github.com/go-asyncio/asyncio"
 	"io"
 	"net"
+	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/go-asyncio/asyncio"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
+
+// httpServer answers each request line block with a fixed response.
+func httpServer(at *asyncio.T) (*Server, error) {
+	return StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+		defer w.Close()
+		for {
+			head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
+			if err != nil {
+				return nil
+			}
+			path := strings.Fields(string(head))[1]
+			body := "hello from " + path
+			fmt.Fprintf(writerFunc(w.Write), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nContent-Type: text/plain\r\n\r\n%s", len(body), body)
+		}
+	}, "127.0.0.1", 0)
+}
+
+type writerFunc func([]byte) error
+
+func (f writerFunc) Write(p []byte) (int, error) { return len(p), f(p) }
+
+// net/http and bufio run unchanged over Conn inside a task.
+func TestConnHTTPReadResponseInTask(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := httpServer(at)
+		if err != nil {
+			return err
+		}
+		c, err := DialConn(at, "tcp", srv.Addr().String())
+		if err != nil {
+			return err
+		}
+		br := bufio.NewReader(c)
+		for _, p := range []string{"/a", "/b"} {
+			req, _ := http.NewRequest("GET", "http://"+srv.Addr().String()+p, nil)
+			if err := req.Write(c); err != nil {
+				return err
+			}
+			resp, err := http.ReadResponse(br, req)
+			if err != nil {
+				return err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			log = append(log, fmt.Sprintf("%d %s %v", resp.StatusCode, body, err))
+		}
+		log = append(log, fmt.Sprint(c.Close()), fmt.Sprint(errors.Is(c.Close(), net.ErrClosed)))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"200 hello from /a <nil>", "200 hello from /b <nil>", "<nil>", "true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A read deadline is a loop timer: a Read with nothing to read returns
+// os.ErrDeadlineExceeded, and the Conn stays usable.
+func TestConnReadDeadline(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := httpServer(at)
+		if err != nil {
+			return err
+		}
+		c, err := DialConn(at, "tcp", srv.Addr().String())
+		if err != nil {
+			return err
+		}
+		c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		_, err = c.Read(make([]byte, 10))
+		var ne net.Error
+		log = append(log, fmt.Sprintf("timeout=%v", errors.As(err, &ne) && ne.Timeout()))
+		c.SetReadDeadline(time.Time{})
+		fmt.Fprintf(c, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		log = append(log, resp.Status)
+		resp.Body.Close()
+		c.Close()
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"timeout=true", "200 OK"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// A goroutine that is not a task of the loop uses the Conn through the
+// thread-safe path while the loop keeps serving.
+func TestConnFromForeignGoroutine(t *testing.T) {
+	var status, body string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := httpServer(at)
+		if err != nil {
+			return err
+		}
+		c, err := DialConn(at, "tcp", srv.Addr().String())
+		if err != nil {
+			return err
+		}
+		l := at.Loop()
+		done := asyncio.NewFuture[error](at)
+		go func() {
+			err := func() error {
+				if _, err := fmt.Fprintf(c, "GET /foreign HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+					return err
+				}
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					return err
+				}
+				b, err := io.ReadAll(resp.Body)
+				status, body = resp.Status, string(b)
+				return errors.Join(err, c.Close())
+			}()
+			l.CallSoonThreadsafe(func() { done.SetResult(err) })
+		}()
+		err, _ = done.Await(at)
+		srv.Close()
+		return errors.Join(err, srv.WaitClosed(at))
+	})
+	if status != "200 OK" || body != "hello from /foreign" {
+		t.Fatalf("got %q %q", status, body)
+	}
+}
+
+// Closing a Conn from another task (declared with Use) wakes a Read
+// suspended in the first task with net.ErrClosed.
+func TestConnCloseWakesPendingRead(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			_, err := r.Read(t, -1)
+			w.Close()
+			return err
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		c, err := DialConn(at, "tcp", srv.Addr().String())
+		if err != nil {
+			return err
+		}
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
+			c.Use(t)
+			return c.Read(make([]byte, 10))
+		})
+		asyncio.Sleep(at, 0)
+		log = append(log, fmt.Sprintf("close: %v", c.Close()))
+		_, err = reader.Await(at)
+		log = append(log, fmt.Sprintf("read: closed=%v", errors.Is(err, net.ErrClosed)))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{"close: <nil>", "read: closed=true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
 
 // Conn deadlines, CloseWrite and addresses behave as net.TCPConn's: a
 // deadline in the past fails Read and Write at once with
@@ -25,7 +194,7 @@ func TestConnSetDeadlineCloseWriteAndAddrs(t *testing.T) {
 	runNet(t, func(at *asyncio.T) error {
 		peerName := asyncio.NewFuture[string](at.Loop())
 		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
-			peerName.SetResult(w.GetExtraInfo("peername").(net.Addr).String())
+			peerName.SetResult(w.ExtraInfo("peername").(net.Addr).String())
 			data, err := r.Read(t, -1) // until EOF
 			if err != nil {
 				return err
@@ -151,7 +320,7 @@ func TestConnResetByPeerErrors(t *testing.T) {
 	runNet(t, func(at *asyncio.T) error {
 		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			// Linger 0: closing sends a reset instead of a FIN.
-			unix.SetsockoptLinger(w.GetExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+			unix.SetsockoptLinger(w.ExtraInfo("socket").(int), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
 			w.Transport().Abort()
 			return nil
 		}, "127.0.0.1", 0)

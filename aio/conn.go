@@ -1,14 +1,16 @@
+//go:build unix
+
 package aio
 
 import (
-	"github.com/go-asyncio/asyncio"
-	"github.com/go-asyncio/asyncio/internal/gid"
 	"io"
 	"net"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/gid"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,9 +75,10 @@ func NewConn(t *asyncio.T, fd int, network string) *Conn {
 
 // DialConn connects to address ("host:port" for network "tcp", a path for
 // "unix") on t's loop, with the same resolution and happy eyeballs as
-// CreateConnection, and returns a Conn (asyncio has no equivalent; it is
-// net.Dial for the loop).
-func DialConn(t *asyncio.T, network, address string, opts ...NetOption) (*Conn, error) {
+// CreateConnection (options WithHappyEyeballsDelay, WithInterleave,
+// WithResolver), and returns a Conn (asyncio has no equivalent; it is
+// net.Dial for the loop). Errors are *net.OpError, as net.Dial's.
+func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
@@ -96,14 +99,7 @@ func DialConn(t *asyncio.T, network, address string, opts ...NetOption) (*Conn, 
 		if err != nil {
 			return nil, err
 		}
-		ips, err := resolveHost(t, host)
-		if err != nil {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
-		}
-		if o.interleaves() {
-			ips = interleaveFamilies(ips)
-		}
-		if fd, err = connectAny(t, ips, port, o.happyEyeballsDelay); err != nil {
+		if fd, err = dialHost(t, host, port, o); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
 		network = "tcp"

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/go-asyncio/asyncio/aio"
 	"net"
 	"net/http"
+
+	"github.com/go-asyncio/asyncio/aio"
 
 	"github.com/go-asyncio/asyncio"
 )

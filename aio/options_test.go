@@ -1,11 +1,14 @@
+//go:build unix
+
 package aio
 
 import (
 	"crypto/tls"
 	"errors"
-	"github.com/go-asyncio/asyncio"
 	"testing"
 	"time"
+
+	"github.com/go-asyncio/asyncio"
 )
 
 // WithTLSHandshakeTimeout applies whatever the option order, and without
@@ -15,19 +18,19 @@ func TestTLSHandshakeTimeoutOption(t *testing.T) {
 	cfg := &tls.Config{}
 	for _, tc := range []struct {
 		name string
-		opts []NetOption
+		opts []Option
 		want time.Duration
 	}{
-		{"after WithTLS", []NetOption{WithTLS(cfg), WithTLSHandshakeTimeout(time.Second)}, time.Second},
-		{"before WithTLS", []NetOption{WithTLSHandshakeTimeout(2 * time.Second), WithTLS(cfg)}, 2 * time.Second},
-		{"default", []NetOption{WithTLS(cfg)}, defaultTLSHandshakeTimeout},
+		{"after WithTLS", []Option{WithTLS(cfg), WithTLSHandshakeTimeout(time.Second)}, time.Second},
+		{"before WithTLS", []Option{WithTLSHandshakeTimeout(2 * time.Second), WithTLS(cfg)}, 2 * time.Second},
+		{"default", []Option{WithTLS(cfg)}, defaultTLSHandshakeTimeout},
 	} {
 		o, err := buildOptions(tc.opts)
 		if err != nil || o.tls.handshakeTimeout != tc.want {
 			t.Errorf("%s: timeout %v, err %v; want %v", tc.name, o.tls.handshakeTimeout, err, tc.want)
 		}
 	}
-	_, err := buildOptions([]NetOption{WithTLSHandshakeTimeout(time.Second)})
+	_, err := buildOptions([]Option{WithTLSHandshakeTimeout(time.Second)})
 	var ve *asyncio.ValueError
 	if !errors.As(err, &ve) || ve.Msg != "ssl_handshake_timeout is only meaningful with ssl" {
 		t.Errorf("without WithTLS: err = %v, want the ValueError", err)

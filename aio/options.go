@@ -1,0 +1,141 @@
+//go:build unix
+
+package aio
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// Option configures the calls that open or serve connections:
+// CreateConnection, CreateUnixConnection, OpenConnection,
+// OpenUnixConnection, DialConn, CreateServer, CreateUnixServer,
+// StartServer, StartUnixServer and CreateDatagramEndpoint. Each option
+// says which calls it applies to; the others ignore it, as asyncio's
+// functions simply have no such keyword.
+type Option func(*options)
+
+// options is what the Options set; buildOptions fills in asyncio's
+// defaults first.
+type options struct {
+	tls                *tlsConfig
+	happyEyeballsDelay time.Duration // <= 0: sequential
+	interleave         int           // -1: auto (on with happy eyeballs), 0 off, 1 on
+	limit              int
+	backlog            int
+	reuseAddr          bool
+	reusePort          bool
+	allowBroadcast     bool
+	resolver           Resolver
+	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
+	// given), applied once all options are known, so order does not matter.
+	tlsHandshakeTimeout time.Duration
+}
+
+// Resolver looks up the addresses of a host name. *net.Resolver
+// satisfies it; net.DefaultResolver is the default. See WithResolver.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+func buildOptions(opts []Option) (*options, error) {
+	o := &options{
+		happyEyeballsDelay: defaultHappyEyeballsDelay,
+		interleave:         -1,
+		limit:              DefaultStreamLimit,
+		backlog:            100,
+		reuseAddr:          true, // asyncio's reuse_address default on Unix
+		resolver:           net.DefaultResolver,
+	}
+	for _, f := range opts {
+		f(o)
+	}
+	if o.tlsHandshakeTimeout != 0 {
+		if o.tls == nil {
+			return nil, &asyncio.ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
+		}
+		o.tls.handshakeTimeout = o.tlsHandshakeTimeout
+	}
+	return o, nil
+}
+
+// interleaves is asyncio's rule: interleave defaults to 1 when
+// happy_eyeballs_delay is set.
+func (o *options) interleaves() bool {
+	if o.interleave < 0 {
+		return o.happyEyeballsDelay > 0
+	}
+	return o.interleave > 0
+}
+
+// WithTLS makes CreateConnection/OpenConnection speak TLS as a client, or
+// CreateServer/StartServer as a server, with cfg (asyncio's ssl=). For a
+// client without cfg.ServerName, the host name is used.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) {
+		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
+	}
+}
+
+// WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
+// ssl_handshake_timeout, default 60 s). Without WithTLS the call fails with
+// a *ValueError, as asyncio does.
+func WithTLSHandshakeTimeout(d time.Duration) Option {
+	return func(o *options) { o.tlsHandshakeTimeout = d }
+}
+
+// WithStreamLimit sets the StreamReader limit of OpenConnection,
+// OpenUnixConnection, StartServer and StartUnixServer (asyncio's limit=,
+// default DefaultStreamLimit). n <= 0 makes the call fail with a
+// *ValueError "Limit cannot be <= 0".
+func WithStreamLimit(n int) Option { return func(o *options) { o.limit = n } }
+
+// WithHappyEyeballsDelay sets how long a connection attempt may run before
+// the next address is tried in parallel (asyncio's happy_eyeballs_delay;
+// default 250 ms, the delay RFC 8305 and asyncio's docs recommend).
+// d <= 0 tries the addresses one after the other. For CreateConnection,
+// OpenConnection and DialConn.
+func WithHappyEyeballsDelay(d time.Duration) Option {
+	return func(o *options) { o.happyEyeballsDelay = d }
+}
+
+// WithInterleave turns address-family interleaving on or off (asyncio's
+// interleave: on, the resolved addresses alternate IPv6/IPv4 starting
+// with the family of the first one, RFC 8305 section 4). By default it is
+// on exactly when happy eyeballs is. For CreateConnection, OpenConnection
+// and DialConn.
+func WithInterleave(on bool) Option {
+	return func(o *options) {
+		o.interleave = 0
+		if on {
+			o.interleave = 1
+		}
+	}
+}
+
+// WithBacklog sets the listen backlog of CreateServer/StartServer and
+// their Unix variants (asyncio's backlog=, default 100); it also bounds
+// how many connections one readiness event accepts, as in asyncio.
+func WithBacklog(n int) Option { return func(o *options) { o.backlog = max(n, 1) } }
+
+// WithReusePort sets SO_REUSEPORT on the listening sockets of
+// CreateServer/StartServer and on the socket of CreateDatagramEndpoint
+// (asyncio's reuse_port=True), so that several sockets may bind the same
+// address. Where the system has no SO_REUSEPORT (Solaris, illumos) the
+// call fails with a *ValueError, as asyncio does.
+func WithReusePort() Option { return func(o *options) { o.reusePort = true } }
+
+// WithAllowBroadcast sets SO_BROADCAST on the socket of
+// CreateDatagramEndpoint (asyncio's allow_broadcast=True), so that it may
+// send to broadcast addresses.
+func WithAllowBroadcast() Option { return func(o *options) { o.allowBroadcast = true } }
+
+// WithResolver makes CreateConnection, OpenConnection, DialConn,
+// CreateServer and StartServer look host names up with r instead of
+// net.DefaultResolver (IP literals are never looked up). Tests pass a fake
+// one; a *net.Resolver with PreferGo or its own Dial fits too.
+func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }

@@ -1,0 +1,371 @@
+//go:build unix
+
+package aio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+var connectTarget = regexp.MustCompile(`connect to (\S+?):\d+:`)
+
+// attemptOrder lists the addresses a failed connect tried, in the order
+// of its joined errors (one per attempt, in attempt order).
+func attemptOrder(err error) string {
+	var out []string
+	for _, m := range connectTarget.FindAllStringSubmatch(fmt.Sprint(err), -1) {
+		out = append(out, m[1])
+	}
+	return fmt.Sprint(out)
+}
+
+// Name resolution runs on a goroutine that the virtual-time loop counts as
+// external work: the loop waits for it instead of reporting a deadlock.
+func TestResolveOnGoroutineVirtualTime(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	r := resolverFunc(func(ctx context.Context, host string) ([]net.IPAddr, error) {
+		<-release
+		if host == "two.test" {
+			return []net.IPAddr{{IP: net.ParseIP("::1")}, {IP: net.ParseIP("127.0.0.1")}}, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	})
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		go close(release)
+		ips, err := resolveHost(at, r, "two.test")
+		log = append(log, fmt.Sprint(ips, err))
+		_, err = resolveHost(at, r, "missing.test")
+		var de *net.DNSError
+		log = append(log, fmt.Sprint(errors.As(err, &de)))
+		ips, err = resolveHost(at, r, "10.0.0.1")
+		log = append(log, fmt.Sprint(ips, err))
+		return nil
+	})
+	want := []string{"[::1 127.0.0.1] <nil>", "true", "[10.0.0.1] <nil>"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// Cancelling a task during name resolution cancels the lookup's context;
+// the executor job still reports back and the loop's external-work count
+// returns to zero.
+func TestResolveCancelled(t *testing.T) {
+	t.Parallel()
+	r := resolverFunc(func(ctx context.Context, host string) ([]net.IPAddr, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		res := asyncio.CreateTask(at, func(t *asyncio.T) ([]net.IP, error) { return resolveHost(t, r, "slow.test") })
+		asyncio.Sleep(at, 0)
+		res.Cancel()
+		_, err := res.Await(at)
+		log = append(log, fmt.Sprintf("cancelled=%v", asyncio.IsCancelled(err)))
+		// The lookup (or, if it had not started, the executor's skip of it)
+		// still reports back; the loop waits for it.
+		for at.Loop().Stats().External != 0 {
+			asyncio.Sleep(at, time.Millisecond)
+		}
+		log = append(log, "external=0")
+		return nil
+	})
+	want := []string{"cancelled=true", "external=0"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// Sequential connects (WithHappyEyeballsDelay(0)) try the resolved
+// addresses in order, and WithInterleave(true) reorders them to alternate
+// families first (asyncio's create_connection: interleave defaults to 1
+// only when happy_eyeballs_delay is set, RFC 8305 §4). Every address
+// refuses here (nothing listens on the port on any of them), so the
+// joined error lists the attempts in order.
+func TestResolveInterleaveOrdersSequentialAttempts(t *testing.T) {
+	t.Parallel()
+	three := fakeResolver("127.0.0.2", "127.0.0.3", "::1")
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		// A listener on 127.0.0.1 only reserves the port; the three
+		// addresses tried have no listener on it.
+		fd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		unix.Listen(fd, 1)
+		port := localAddr(fd, "tcp").(*net.TCPAddr).Port
+		_, _, err = OpenConnection(at, "three.test", port, three, WithHappyEyeballsDelay(0))
+		log = append(log, "sequential: "+attemptOrder(err))
+		_, _, err = OpenConnection(at, "three.test", port, three, WithHappyEyeballsDelay(0), WithInterleave(true))
+		log = append(log, "sequential, interleaved: "+attemptOrder(err))
+		_, err = DialConn(at, "tcp", net.JoinHostPort("three.test", fmt.Sprint(port)), three, WithHappyEyeballsDelay(0), WithInterleave(true))
+		var oe *net.OpError
+		log = append(log, fmt.Sprintf("DialConn sequential, interleaved: %s (OpError %v)", attemptOrder(err), errors.As(err, &oe)))
+		return nil
+	})
+	want := []string{
+		"sequential: [127.0.0.2 127.0.0.3 [::1]]",
+		"sequential, interleaved: [127.0.0.2 [::1] 127.0.0.3]",
+		"DialConn sequential, interleaved: [127.0.0.2 [::1] 127.0.0.3] (OpError true)",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// With happy eyeballs, interleaving is on by default and WithInterleave(false)
+// turns it off: the two IPv4 addresses are black holes and only ::1
+// accepts, so the connect takes one delay when ::1 is tried second
+// (interleaved) and two when it is tried third.
+func TestResolveInterleaveWithHappyEyeballs(t *testing.T) {
+	t.Parallel()
+	three := fakeResolver("127.0.0.2", "127.0.0.3", "::1")
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, closeAtOnce, "::1", 0)
+		if err != nil {
+			return err
+		}
+		port := serverPort(srv)
+		defer blackHole(t, at, [4]byte{127, 0, 0, 2}, port)()
+		defer blackHole(t, at, [4]byte{127, 0, 0, 3}, port)()
+		for _, c := range []struct {
+			name string
+			opts []Option
+		}{
+			{"default", []Option{WithHappyEyeballsDelay(100 * time.Millisecond)}},
+			{"not interleaved", []Option{WithHappyEyeballsDelay(100 * time.Millisecond), WithInterleave(false)}},
+		} {
+			start := at.Loop().Time()
+			_, w, err := OpenConnection(at, "three.test", port, append(c.opts, three)...)
+			if err != nil {
+				return err
+			}
+			peer := w.ExtraInfo("peername").(*net.TCPAddr).IP
+			log = append(log, fmt.Sprintf("%s: connected to %v after %v", c.name, peer, at.Loop().Time()-start))
+			w.Close()
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{
+		"default: connected to ::1 after 100ms",
+		"not interleaved: connected to ::1 after 200ms",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// With happy eyeballs, the next address is tried happy_eyeballs_delay
+// after an attempt that neither succeeds nor fails (RFC 8305 "Connection
+// Attempt Delay"); the first address is a black hole here, the second
+// accepts, so the connect takes exactly the delay on the virtual clock
+// and reaches the second address.
+func TestResolveHappyEyeballsDelayStartsNextAttempt(t *testing.T) {
+	t.Parallel()
+	two := fakeResolver("127.0.0.2", "127.0.0.1")
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, closeAtOnce, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		port := serverPort(srv)
+		defer blackHole(t, at, [4]byte{127, 0, 0, 2}, port)()
+		for _, d := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
+			start := at.Loop().Time()
+			_, w, err := OpenConnection(at, "two.test", port, two, WithHappyEyeballsDelay(d))
+			if err != nil {
+				return err
+			}
+			peer := w.ExtraInfo("peername").(*net.TCPAddr).IP
+			log = append(log, fmt.Sprintf("delay %v: connected to %v after %v", d, peer, at.Loop().Time()-start))
+			w.Close()
+		}
+		// Sequential: the black hole is waited on with no second attempt.
+		start := at.Loop().Time()
+		_, err = asyncio.WaitForFunc(at, 5*time.Second, func(t *asyncio.T) (struct{}, error) {
+			_, w, err := OpenConnection(t, "two.test", port, two, WithHappyEyeballsDelay(0))
+			if err == nil {
+				w.Close()
+			}
+			return struct{}{}, err
+		})
+		log = append(log, fmt.Sprintf("sequential: timeout=%v after %v", errors.Is(err, asyncio.ErrTimeout), at.Loop().Time()-start))
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	want := []string{
+		"delay 100ms: connected to 127.0.0.1 after 100ms",
+		"delay 300ms: connected to 127.0.0.1 after 300ms",
+		"sequential: timeout=true after 5s",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func TestInterleaveFamilies(t *testing.T) {
+	var in []net.IP
+	for _, s := range []string{"::1", "::2", "::3", "1.1.1.1", "2.2.2.2"} {
+		in = append(in, net.ParseIP(s))
+	}
+	got := fmt.Sprint(interleaveFamilies(in))
+	if got != "[::1 1.1.1.1 ::2 2.2.2.2 ::3]" {
+		t.Fatal(got)
+	}
+}
+
+// Happy eyeballs (RFC 8305): attempt i+1 starts delay after attempt i, or
+// at once when attempt i fails; the first success wins and the others are
+// cancelled; a loser that connects anyway is discarded.
+func TestHappyEyeballsStaggeredRace(t *testing.T) {
+	var log []string
+	var winner, value int
+	runVirtual(t, func(at *asyncio.T) error {
+		l := at.Loop()
+		attempt := func(t *asyncio.T, i int) (int, error) {
+			log = append(log, fmt.Sprintf("%v start %d", l.Time(), i))
+			var d time.Duration
+			var fail bool
+			switch i {
+			case 0:
+				d = time.Hour // a black hole
+			case 1:
+				d, fail = 100*time.Millisecond, true // refused quickly
+			case 2:
+				d = 300 * time.Millisecond
+			case 3:
+				d = 250 * time.Millisecond
+			}
+			if err := asyncio.Sleep(t, d); err != nil {
+				log = append(log, fmt.Sprintf("%v cancel %d", l.Time(), i))
+				return 0, err
+			}
+			if fail {
+				log = append(log, fmt.Sprintf("%v fail %d", l.Time(), i))
+				return 0, errors.New("refused")
+			}
+			log = append(log, fmt.Sprintf("%v ok %d", l.Time(), i))
+			return 100 + i, nil
+		}
+		var err error
+		value, winner, _, err = staggeredRace(at, 5, 250*time.Millisecond, attempt, func(v int) {
+			log = append(log, fmt.Sprintf("discard %d", v))
+		})
+		return err
+	})
+	want := []string{
+		"0s start 0",
+		"250ms start 1",
+		"350ms fail 1",
+		"350ms start 2",
+		"600ms start 3",
+		"650ms ok 2",
+		"650ms cancel 0",
+		"650ms cancel 3",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+	if winner != 2 || value != 102 {
+		t.Fatalf("winner %d value %d", winner, value)
+	}
+}
+
+func TestHappyEyeballsAllFail(t *testing.T) {
+	var errs []error
+	var winner int
+	runVirtual(t, func(at *asyncio.T) error {
+		var err error
+		_, winner, errs, err = staggeredRace(at, 3, time.Second, func(t *asyncio.T, i int) (int, error) {
+			asyncio.Sleep(t, time.Duration(i+1)*time.Millisecond)
+			return 0, fmt.Errorf("e%d", i)
+		}, func(int) {})
+		return err
+	})
+	if winner != -1 || fmt.Sprint(errs) != "[e0 e1 e2]" || joinConnectErrors(errs).Error() != "Multiple exceptions: e0\ne1\ne2" {
+		t.Fatalf("winner %d errs %v", winner, errs)
+	}
+}
+
+// With happy eyeballs (delay > 0, two or more addresses) and every attempt
+// refused, the connect fails with the refusals joined, as asyncio raises
+// them; it used to return fd 0 (stdin) and no error.
+func TestHappyEyeballsAllRefusedReturnsError(t *testing.T) {
+	t.Parallel()
+	runNet(t, func(at *asyncio.T) error {
+		port := closedPort(t)
+		ips := []net.IP{net.ParseIP("127.0.0.2"), net.ParseIP("127.0.0.3")}
+		fd, err := connectAny(at, ips, port, defaultHappyEyeballsDelay)
+		if err == nil || fd >= 0 {
+			t.Errorf("connectAny = fd %d, err %v; want -1 and the joined refusals", fd, err)
+		}
+		return nil
+	})
+}
+
+// CreateConnection with a name that resolves to several addresses races
+// them; here ::1 has no listener (refused) and 127.0.0.1 accepts.
+func TestCreateConnectionHappyEyeballsRealSockets(t *testing.T) {
+	t.Parallel()
+	var peer string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, closeAtOnce, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		_, w, err := OpenConnection(at, "dual.test", serverPort(srv), fakeResolver("::1", "127.0.0.1"))
+		if err != nil {
+			return err
+		}
+		peer = w.ExtraInfo("peername").(net.Addr).String()
+		w.Close()
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	if !strings.HasPrefix(peer, "127.0.0.1:") {
+		t.Fatalf("peer %q", peer)
+	}
+}
+
+// CreateServer looks a host name up with the WithResolver resolver and
+// listens on every address it returns (asyncio's create_server with a
+// host that resolves to several addresses).
+func TestServerWithResolverListensOnEveryAddress(t *testing.T) {
+	t.Parallel()
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := CreateServer(at, func() Protocol { return nil }, "both.test", 0, fakeResolver("127.0.0.1", "::1", "127.0.0.1"))
+		if err != nil {
+			return err
+		}
+		for _, a := range srv.Addrs() {
+			log = append(log, a.(*net.TCPAddr).IP.String())
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	if d := cmp.Diff([]string{"127.0.0.1", "::1"}, log); d != "" {
+		t.Fatal(d)
+	}
+}

@@ -1,0 +1,46 @@
+//go:build linux
+
+package aio
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// rawRead is read(2) on a socket the package itself made non-blocking,
+// made as a raw system call (no entersyscall/exitsyscall): it cannot
+// block, and telling the scheduler about every call costs time and wakes
+// the runtime's sysmon, which then polls every 20 µs (with GOMAXPROCS=1
+// it preempts the loop's CPU to do so). Never for a caller's fd, which
+// might be blocking. Errors are unix.Errno values, as from unix.Read.
+func rawRead(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// rawSend is send(2) with MSG_NOSIGNAL (sendto without an address, as
+// asyncio's sock.send), as a raw system call; same rules as rawRead.
+func rawSend(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+		switch e {
+		case 0:
+			return int(n), nil
+		case unix.EINTR:
+			continue
+		case unix.ENOTSOCK: // a pipe or other stream fd
+			return sendNoSignal(fd, p)
+		}
+		return 0, e
+	}
+}

@@ -1,0 +1,273 @@
+//go:build unix
+
+package aio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+// NewSocket makes the socket each network names, non-blocking and
+// close-on-exec (asyncio requires non-blocking sockets; close-on-exec is
+// what Go's net package gives every socket); an unknown network is a
+// net.UnknownNetworkError.
+func TestNewSocketNetworks(t *testing.T) {
+	var log []string
+	for _, network := range []string{"tcp4", "tcp6", "udp4", "udp6", "unix", "unixgram"} {
+		fd, err := NewSocket(network)
+		if err != nil {
+			t.Fatalf("%s: %v", network, err)
+		}
+		sa, _ := unix.Getsockname(fd)
+		typ, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		fl, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		fdfl, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		family := map[bool]string{true: "inet4"}[isInet4(sa)] + map[bool]string{true: "inet6"}[isInet6(sa)] + map[bool]string{true: "unix"}[isUnix(sa)]
+		log = append(log, fmt.Sprintf("%s: %s stream=%v nonblock=%v cloexec=%v", network, family,
+			typ == unix.SOCK_STREAM, fl&unix.O_NONBLOCK != 0, fdfl&unix.FD_CLOEXEC != 0))
+		unix.Close(fd)
+	}
+	_, err := NewSocket("sctp")
+	var ue net.UnknownNetworkError
+	log = append(log, fmt.Sprintf("sctp: %v", errors.As(err, &ue)))
+	want := []string{
+		"tcp4: inet4 stream=true nonblock=true cloexec=true",
+		"tcp6: inet6 stream=true nonblock=true cloexec=true",
+		"udp4: inet4 stream=false nonblock=true cloexec=true",
+		"udp6: inet6 stream=false nonblock=true cloexec=true",
+		"unix: unix stream=true nonblock=true cloexec=true",
+		"unixgram: unix stream=false nonblock=true cloexec=true",
+		"sctp: true",
+	}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+func isInet4(sa unix.Sockaddr) bool { _, ok := sa.(*unix.SockaddrInet4); return ok }
+func isInet6(sa unix.Sockaddr) bool { _, ok := sa.(*unix.SockaddrInet6); return ok }
+func isUnix(sa unix.Sockaddr) bool  { _, ok := sa.(*unix.SockaddrUnix); return ok }
+
+// The socket coroutines make an echo: SockAccept, SockRecv and
+// SockSendall on the server side, SockConnect, SockSendall and
+// SockRecvInto on the client side; the accepted peer address is the
+// client's.
+func TestSockPrimitivesEcho(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		o, _ := buildOptions(nil)
+		lfd, err := listenOn(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}, o)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(lfd)
+		server := asyncio.CreateTask(at, func(t *asyncio.T) (net.Addr, error) {
+			cfd, peer, err := SockAccept(t, lfd)
+			if err != nil {
+				return nil, err
+			}
+			defer unix.Close(cfd)
+			b, err := SockRecv(t, cfd, 100)
+			if err != nil {
+				return nil, err
+			}
+			return peer, SockSendall(t, cfd, append([]byte("echo:"), b...))
+		})
+		fd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := SockConnect(at, fd, localAddr(lfd, "tcp")); err != nil {
+			return err
+		}
+		if err := SockSendall(at, fd, []byte("ping")); err != nil {
+			return err
+		}
+		buf := make([]byte, 100)
+		n, err := SockRecvInto(at, fd, buf)
+		if err != nil {
+			return err
+		}
+		log = append(log, string(buf[:n]))
+		peer, err := server.Await(at)
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("peer %T is the client: %v", peer, peer.String() == localAddr(fd, "tcp").String()))
+		return nil
+	})
+	want := []string{"echo:ping", "peer *net.TCPAddr is the client: true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// SockConnect takes the address types of net: a *net.UnixAddr for a
+// Unix socket (SockAccept then returns a *net.UnixAddr) and a
+// *net.UDPAddr for a datagram socket; another net.Addr is a
+// *net.AddrError.
+func TestSockConnectAddressTypes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		ln, err := NewSocket("unix")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(ln)
+		if err := unix.Bind(ln, &unix.SockaddrUnix{Name: path}); err != nil {
+			return err
+		}
+		unix.Listen(ln, 1)
+		cl, err := NewSocket("unix")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(cl)
+		if err := SockConnect(at, cl, &net.UnixAddr{Name: path, Net: "unix"}); err != nil {
+			return err
+		}
+		nfd, peer, err := SockAccept(at, ln)
+		if err != nil {
+			return err
+		}
+		unix.Close(nfd)
+		log = append(log, fmt.Sprintf("unix: accepted peer %T", peer))
+
+		u, err := NewSocket("udp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(u)
+		port := closedUDPPort(t)
+		err = SockConnect(at, u, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		log = append(log, fmt.Sprintf("udp: %v, peer %v", err, peerAddr(u, "udp").(*net.UDPAddr).Port == port))
+
+		err = SockConnect(at, u, &net.IPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		var ae *net.AddrError
+		log = append(log, fmt.Sprintf("IPAddr: AddrError %v", errors.As(err, &ae)))
+		return nil
+	})
+	want := []string{"unix: accepted peer *net.UnixAddr", "udp: <nil>, peer true", "IPAddr: AddrError true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// Cancelling a task blocked in SockRecv removes the fd's read interest,
+// and the fd can be read again afterwards.
+func TestSockRecvCancelRemovesInterest(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		fds := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		l := at.Loop()
+		rd := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return SockRecv(t, fds[0], 10) })
+		asyncio.Sleep(at, 0)
+		log = append(log, fmt.Sprintf("registered=%v", watchingRead(l, fds[0])))
+		rd.Cancel()
+		_, err := rd.Await(at)
+		log = append(log, fmt.Sprintf("%s registered=%v", describe(err), watchingAny(l, fds[0])))
+		unix.Write(fds[1], []byte("hi"))
+		b, err := SockRecv(at, fds[0], 10)
+		log = append(log, fmt.Sprintf("%q %v", b, err))
+		return nil
+	})
+	want := []string{"registered=true", "cancelled registered=false", `"hi" <nil>`}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// SockAccept suspends until a connection arrives (asyncio's
+// loop.sock_accept), and reports a socket that cannot accept as an
+// *os.SyscallError "accept".
+func TestSockAcceptWaitsAndFails(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		ln, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(ln)
+		unix.Bind(ln, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+		_, _, err = SockAccept(at, ln) // not listening yet
+		log = append(log, "not listening: "+describe(err))
+		if err := unix.Listen(ln, 1); err != nil {
+			return err
+		}
+		accepted := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
+			log = append(log, "accepting")
+			nfd, _, err := SockAccept(t, ln)
+			log = append(log, "accepted")
+			return nfd, err
+		})
+		asyncio.Sleep(at, 0)
+		cl, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(cl)
+		log = append(log, "connecting")
+		if err := SockConnect(at, cl, localAddr(ln, "tcp")); err != nil {
+			return err
+		}
+		nfd, err := accepted.Await(at)
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("accepted the client: %v", peerAddr(nfd, "tcp").String() == localAddr(cl, "tcp").String()))
+		unix.Close(nfd)
+		return nil
+	})
+	want := []string{"not listening: syscall=accept EINVAL", "accepting", "connecting", "accepted", "accepted the client: true"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// SockSendall suspends while the send buffer is full and returns once
+// every byte is written (asyncio's loop.sock_sendall); a peer that is gone
+// makes it fail with an *os.SyscallError "send" (EPIPE, no SIGPIPE).
+func TestSockSendallWaitsAndFails(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		fds := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(fds[0])
+		unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
+		const size = 1 << 20
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
+			total := 0
+			for total < size {
+				b, err := SockRecv(t, fds[1], 64<<10)
+				if err != nil {
+					return total, err
+				}
+				total += len(b)
+			}
+			return total, nil
+		})
+		err := SockSendall(at, fds[0], make([]byte, size))
+		log = append(log, fmt.Sprintf("sendall: %v, reader still running: %v", err, !reader.Done()))
+		n, err := asyncio.WaitFor(at, time.Minute, reader)
+		log = append(log, fmt.Sprintf("reader got %d %v", n, err))
+		unix.Close(fds[1])
+		err = SockSendall(at, fds[0], []byte("x"))
+		log = append(log, "peer gone: "+describe(err))
+		return nil
+	})
+	want := []string{"sendall: <nil>, reader still running: true", fmt.Sprintf("reader got %d <nil>", 1<<20), "peer gone: syscall=send EPIPE"}
+	if d := cmp.Diff(want, log); d != "" {
+		t.Fatal(d)
+	}
+}
