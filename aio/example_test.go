@@ -1,3 +1,5 @@
+//go:build unix
+
 package aio_test
 
 import (
@@ -7,9 +9,8 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/go-asyncio/asyncio/aio"
-
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // A stream server and a client on one loop (asyncio.start_server and

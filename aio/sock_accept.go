@@ -1,4 +1,4 @@
-//go:build aix || darwin || netbsd || openbsd || solaris
+//go:build aix || darwin || netbsd || openbsd || (solaris && !illumos)
 
 package aio
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command echo runs a line-echo server and a client on one event loop,
 // with asyncio's streams API, as in
 //
@@ -20,12 +22,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net"
 	"os"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // handle serves one connection: each line comes back upper-cased.

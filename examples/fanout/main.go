@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command fanout is a real-socket fan-out HTTP/1.1 client on one
 // event loop. A small HTTP server runs on the same loop (asyncio streams);
 // the client talks to it over aio.DialConn with net/http's own
@@ -16,7 +18,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net/http"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // serve starts an HTTP server on 127.0.0.1 whose every response takes
@@ -152,7 +154,10 @@ func firstSuccess(t *asyncio.T, out io.Writer, replicas []string) error {
 	return err
 }
 
-func run(out io.Writer, n, limit int, timeout time.Duration) error {
+// run serves and fans out on one loop made with opts (the test runs it on
+// the virtual clock, so that which requests time out is decided by the
+// loop's timers alone, not by how busy the machine is).
+func run(out io.Writer, n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
 		slow := 3 * timeout
 		srv, err := serve(t, func(path string) time.Duration {
@@ -188,7 +193,7 @@ func run(out io.Writer, n, limit int, timeout time.Duration) error {
 		}
 		defer fastSrv.Close()
 		return struct{}{}, firstSuccess(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
-	})
+	}, opts...)
 	return err
 }
 

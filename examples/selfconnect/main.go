@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command selfconnect is the Reactor experiment on one event loop: it
 // listens on 127.0.0.1, connects to itself with a non-blocking connect
 // (readiness for writing, then SO_ERROR), sends a message, reads the echo
@@ -7,18 +9,19 @@ package main
 
 import (
 	"fmt"
-	"github.com/go-asyncio/asyncio/aio"
 	"io"
+	"net"
 	"os"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 	"golang.org/x/sys/unix"
 )
 
 // listen opens a non-blocking listening socket on 127.0.0.1 and returns
 // it with its port.
 func listen() (int, int, error) {
-	fd, err := aio.NewSocket(unix.AF_INET, unix.SOCK_STREAM)
+	fd, err := aio.NewSocket("tcp4")
 	if err != nil {
 		return -1, 0, err
 	}
@@ -67,14 +70,14 @@ func run(out io.Writer, msg string) error {
 		defer unix.Close(lfd)
 		server := asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) { return echoOnce(t, lfd, out) })
 
-		fd, err := aio.NewSocket(unix.AF_INET, unix.SOCK_STREAM)
+		fd, err := aio.NewSocket("tcp4")
 		if err != nil {
 			return struct{}{}, err
 		}
 		defer unix.Close(fd)
 		// connect() returns EINPROGRESS; the accept runs on the same loop
 		// while this task waits for writability, then SO_ERROR is 0.
-		if err := aio.SockConnect(t, fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port}); err != nil {
+		if err := aio.SockConnect(t, fd, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}); err != nil {
 			return struct{}{}, err
 		}
 		fmt.Fprintln(out, "client: connected")

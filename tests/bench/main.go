@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command bench runs the peer workloads W1–W10 of ../shared/bench/WORKLOADS.md
 // with go-asyncio, so that the shared driver (run-peers.sh, PROJECT_BIN)
 // can put its numbers in one table beside asyncio, uvloop and raw Go.
@@ -9,6 +11,11 @@
 //
 // Each in-process run prints one JSON line in the peers' schema with
 // "impl":"go-asyncio" and exits 0; a failed validation exits 1.
+//
+// The command is built on Unix only (every file has //go:build unix): it
+// drives sockets through package aio, which is Unix-only, and measures
+// with getrusage and /proc. On Windows the package is empty, so that
+// "go build ./..." of the module still succeeds there.
 package main
 
 import (

@@ -1,15 +1,17 @@
+//go:build unix
+
 package main
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // W8 and W9 of WORKLOADS.md: the networking workloads.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -6,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-asyncio/asyncio/aio"
 	"io"
 	"net"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 	"golang.org/x/sys/unix"
 )
 
@@ -323,14 +325,21 @@ func raiseNofile(need uint64) (soft, hard uint64, err error) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return 0, 0, err
 	}
-	if rl.Cur < need {
-		rl.Cur = min(need, rl.Max)
+	// Rlimit's fields are uint64 on Linux and the Apple systems but
+	// int64 on the BSDs: compute in uint64 and convert back with setRlim.
+	cur, hard := uint64(rl.Cur), uint64(rl.Max)
+	if cur < need {
+		setRlim(&rl.Cur, min(need, hard))
 		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 			return 0, 0, err
 		}
+		cur = uint64(rl.Cur)
 	}
-	return rl.Cur, rl.Max, nil
+	return cur, hard, nil
 }
+
+// setRlim stores v in an Rlimit field of either signedness.
+func setRlim[T int64 | uint64](field *T, v uint64) { *field = T(v) }
 
 // nofileSlack covers stdio, the listener, epoll, the wakeup fd and the pipes.
 const nofileSlack = 64
