@@ -11,7 +11,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
-	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
 
@@ -363,4 +363,10 @@ func echoLines(prefix string) func(t *asyncio.T, r *StreamReader, w *StreamWrite
 // closeAtOnce is a StartServer callback that closes each connection.
 func closeAtOnce(t *asyncio.T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }
 
-var _ = fmt.Sprint
+// expectLog fails the test with a diff when got is not want.
+func expectLog(t *testing.T, want, got []string) {
+	t.Helper()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("log (-want +got):\n%s", d)
+	}
+}

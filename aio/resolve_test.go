@@ -54,9 +54,7 @@ func TestResolveOnGoroutineVirtualTime(t *testing.T) {
 		return nil
 	})
 	want := []string{"[::1 127.0.0.1] <nil>", "true", "[10.0.0.1] <nil>"}
-	if d := cmp.Diff(want, log); d != "" {
-		t.Fatal(d)
-	}
+	expectLog(t, want, log)
 }
 
 // Cancelling a task during name resolution cancels the lookup's context;
@@ -84,9 +82,7 @@ func TestResolveCancelled(t *testing.T) {
 		return nil
 	})
 	want := []string{"cancelled=true", "external=0"}
-	if d := cmp.Diff(want, log); d != "" {
-		t.Fatal(d)
-	}
+	expectLog(t, want, log)
 }
 
 // Sequential connects (WithHappyEyeballsDelay(0)) try the resolved
@@ -126,9 +122,7 @@ func TestResolveInterleaveOrdersSequentialAttempts(t *testing.T) {
 		"sequential, interleaved: [127.0.0.2 [::1] 127.0.0.3]",
 		"DialConn sequential, interleaved: [127.0.0.2 [::1] 127.0.0.3] (OpError true)",
 	}
-	if d := cmp.Diff(want, log); d != "" {
-		t.Fatal(d)
-	}
+	expectLog(t, want, log)
 }
 
 // With happy eyeballs, interleaving is on by default and WithInterleave(false)
@@ -170,9 +164,7 @@ func TestResolveInterleaveWithHappyEyeballs(t *testing.T) {
 		"default: connected to ::1 after 100ms",
 		"not interleaved: connected to ::1 after 200ms",
 	}
-	if d := cmp.Diff(want, log); d != "" {
-		t.Fatal(d)
-	}
+	expectLog(t, want, log)
 }
 
 // With happy eyeballs, the next address is tried happy_eyeballs_delay
@@ -219,9 +211,7 @@ func TestResolveHappyEyeballsDelayStartsNextAttempt(t *testing.T) {
 		"delay 300ms: connected to 127.0.0.1 after 300ms",
 		"sequential: timeout=true after 5s",
 	}
-	if d := cmp.Diff(want, log); d != "" {
-		t.Fatal(d)
-	}
+	expectLog(t, want, log)
 }
 
 func TestInterleaveFamilies(t *testing.T) {
@@ -284,9 +274,7 @@ func TestHappyEyeballsStaggeredRace(t *testing.T) {
 		"650ms cancel 0",
 		"650ms cancel 3",
 	}
-	if d := cmp.Diff(want, log); d != "" {
-		t.Fatal(d)
-	}
+	expectLog(t, want, log)
 	if winner != 2 || value != 102 {
 		t.Fatalf("winner %d value %d", winner, value)
 	}
