@@ -5,6 +5,8 @@ package aio
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -41,4 +43,27 @@ func TestTLSHandshakeTimeoutOption(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Without options the calls get asyncio's defaults (backlog 100,
+// reuse_address on, happy eyeballs at 250 ms with interleaving, the
+// 64 KiB stream limit) and the system's resolver; WithBacklog keeps at
+// least one.
+func TestOptionDefaults(t *testing.T) {
+	o, err := buildOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("backlog=%d reuseAddr=%v reusePort=%v broadcast=%v delay=%v interleaves=%v limit=%d resolver is net's=%v tls=%v",
+		o.backlog, o.reuseAddr, o.reusePort, o.allowBroadcast, o.happyEyeballsDelay, o.interleaves(), o.limit, o.resolver == Resolver(net.DefaultResolver), o.tls != nil)
+	want := "backlog=100 reuseAddr=true reusePort=false broadcast=false delay=250ms interleaves=true limit=65536 resolver is net's=true tls=false"
+	if got != want {
+		t.Errorf("defaults:\n got %s\nwant %s", got, want)
+	}
+	if o, _ := buildOptions([]Option{WithBacklog(0)}); o.backlog != 1 {
+		t.Errorf("WithBacklog(0): backlog %d, want 1", o.backlog)
+	}
+	if o, _ := buildOptions([]Option{WithHappyEyeballsDelay(0)}); o.interleaves() {
+		t.Error("without happy eyeballs, interleaving is on; asyncio turns it on only with happy_eyeballs_delay")
+	}
 }

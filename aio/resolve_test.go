@@ -214,6 +214,8 @@ func TestResolveHappyEyeballsDelayStartsNextAttempt(t *testing.T) {
 	expectLog(t, want, log)
 }
 
+// The resolved addresses alternate families, starting with the first
+// one's (asyncio's _interleave_addrinfos).
 func TestInterleaveFamilies(t *testing.T) {
 	var in []net.IP
 	for _, s := range []string{"::1", "::2", "::3", "1.1.1.1", "2.2.2.2"} {
@@ -280,6 +282,9 @@ func TestHappyEyeballsStaggeredRace(t *testing.T) {
 	}
 }
 
+// When every staggered attempt fails, staggeredRace reports no winner and
+// each attempt's error, joined under "Multiple exceptions" as asyncio
+// raises them.
 func TestHappyEyeballsAllFail(t *testing.T) {
 	var errs []error
 	var winner int

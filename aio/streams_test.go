@@ -105,6 +105,8 @@ func TestSTREAM2_FeedDataCopies(t *testing.T) {
 	}
 }
 
+// A second read while one waits is a RuntimeError naming the method
+// (asyncio's _wait_for_data, STREAM-3).
 func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
 	var got error
 	runVirtual(t, func(at *asyncio.T) error {
@@ -121,6 +123,8 @@ func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
 	}
 }
 
+// SetException wakes the waiting read with the error, and every later
+// read returns it (STREAM-3).
 func TestSTREAM3_StoredExceptionRaisedByNextRead(t *testing.T) {
 	boom := errors.New("boom")
 	var got []error
@@ -140,6 +144,9 @@ func TestSTREAM3_StoredExceptionRaisedByNextRead(t *testing.T) {
 	}
 }
 
+// Read(0) is empty, Read(n) returns what is buffered up to n or waits
+// for data, Read(-1) reads to EOF, and at EOF Read returns empty and no
+// error (STREAM-4).
 func TestSTREAM4_ReadSemantics(t *testing.T) {
 	var log []string
 	runVirtual(t, func(at *asyncio.T) error {
@@ -165,6 +172,9 @@ func TestSTREAM4_ReadSemantics(t *testing.T) {
 	expectLog(t, want, log)
 }
 
+// ReadExactly at EOF returns an IncompleteReadError with what was
+// buffered (an io.ErrUnexpectedEOF) and clears the buffer; n < 0 is a
+// ValueError (STREAM-5).
 func TestSTREAM5_ReadExactlyIncomplete(t *testing.T) {
 	var got error
 	runVirtual(t, func(at *asyncio.T) error {
@@ -208,6 +218,9 @@ func TestSTREAM5_CancelledReadExactlyKeepsBytes(t *testing.T) {
 	expectLog(t, want, log)
 }
 
+// ReadUntil's errors: an empty separator is a ValueError, a separator
+// not found or found beyond the limit is a LimitOverrunError that leaves
+// the data buffered, EOF first an IncompleteReadError (STREAM-6).
 func TestSTREAM6_ReadUntilLimits(t *testing.T) {
 	var log []string
 	runVirtual(t, func(at *asyncio.T) error {
@@ -456,6 +469,8 @@ func TestStreamEcho(t *testing.T) {
 	_ = io.EOF
 }
 
+// StartUnixServer and OpenUnixConnection make a stream over a Unix
+// socket.
 func TestUnixStreamEcho(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "echo.sock")
 	var got string

@@ -18,6 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Streams over TLS on both ends: a line echo, including a 200 000-byte
+// line (many TLS records; over the default limit, so both ends raise it
+// with WithStreamLimit); CanWriteEOF is false.
 func TestTLSStreamsEcho(t *testing.T) {
 	serverCfg, clientCfg := testTLSConfigs(t)
 	var log []string
@@ -64,6 +67,8 @@ func TestTLSStreamsEcho(t *testing.T) {
 	expectLog(t, want, log)
 }
 
+// A client that does not trust the server's certificate fails
+// OpenConnection with crypto/x509's UnknownAuthorityError.
 func TestTLSBadCertificateFailsConnect(t *testing.T) {
 	serverCfg, _ := testTLSConfigs(t)
 	var got error
