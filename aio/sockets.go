@@ -156,8 +156,8 @@ func SockSendall(t *asyncio.T, fd int, data []byte) error {
 // *net.TCPAddr, *net.UDPAddr or *net.UnixAddr (asyncio's
 // loop.sock_connect): it starts a non-blocking connect, suspends t until
 // the socket is writable, then reads SO_ERROR, returning e.g. an error
-// matching syscall.ECONNREFUSED. Another address type is a
-// *net.AddrError. If t is cancelled while waiting, the write interest is
+// matching syscall.ECONNREFUSED. Another address type, or a nil one, is
+// a *net.AddrError. If t is cancelled while waiting, the write interest is
 // removed; the caller should close fd.
 func SockConnect(t *asyncio.T, fd int, addr net.Addr) error {
 	sa, _ := addrToSockaddr(addr)
@@ -264,15 +264,22 @@ func ipAddr(ip []byte, port int, network string) net.Addr {
 }
 
 // addrToSockaddr converts a *net.TCPAddr, *net.UDPAddr or *net.UnixAddr
-// to a socket address and its family; nil for another type.
+// to a socket address and its family; nil for another type or a nil
+// pointer.
 func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 	switch a := a.(type) {
 	case *net.UDPAddr:
-		return sockaddrFor(a.IP, a.Port)
+		if a != nil {
+			return sockaddrFor(a.IP, a.Port)
+		}
 	case *net.TCPAddr:
-		return sockaddrFor(a.IP, a.Port)
+		if a != nil {
+			return sockaddrFor(a.IP, a.Port)
+		}
 	case *net.UnixAddr:
-		return &unix.SockaddrUnix{Name: a.Name}, unix.AF_UNIX
+		if a != nil {
+			return &unix.SockaddrUnix{Name: a.Name}, unix.AF_UNIX
+		}
 	}
 	return nil, 0
 }

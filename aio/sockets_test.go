@@ -108,7 +108,7 @@ func TestSockPrimitivesEcho(t *testing.T) {
 
 // SockConnect takes the address types of net: a *net.UnixAddr for a
 // Unix socket (SockAccept then returns a *net.UnixAddr) and a
-// *net.UDPAddr for a datagram socket; another net.Addr is a
+// *net.UDPAddr for a datagram socket; another net.Addr, or none, is a
 // *net.AddrError.
 func TestSockConnectAddressTypes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.sock")
@@ -147,12 +147,14 @@ func TestSockConnectAddressTypes(t *testing.T) {
 		err = SockConnect(at, u, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 		log = append(log, fmt.Sprintf("udp: %v, peer %v", err, peerAddr(u, "udp").(*net.UDPAddr).Port == port))
 
-		err = SockConnect(at, u, &net.IPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		var ae *net.AddrError
-		log = append(log, fmt.Sprintf("IPAddr: AddrError %v", errors.As(err, &ae)))
+		for _, addr := range []net.Addr{&net.IPAddr{IP: net.IPv4(127, 0, 0, 1)}, (*net.TCPAddr)(nil), nil} {
+			err = SockConnect(at, u, addr)
+			log = append(log, fmt.Sprintf("%T: AddrError %v", addr, errors.As(err, &ae)))
+		}
 		return nil
 	})
-	want := []string{"unix: accepted peer *net.UnixAddr", "udp: <nil>, peer true", "IPAddr: AddrError true"}
+	want := []string{"unix: accepted peer *net.UnixAddr", "udp: <nil>, peer true", "*net.IPAddr: AddrError true", "*net.TCPAddr: AddrError true", "<nil>: AddrError true"}
 	expectLog(t, want, log)
 }
 
