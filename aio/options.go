@@ -24,7 +24,7 @@ type Option func(*options)
 type options struct {
 	tls                *tlsConfig
 	happyEyeballsDelay time.Duration // <= 0: sequential
-	interleave         int           // -1: auto (on with happy eyeballs), 0 off, 1 on
+	interleave         int           // -1: auto (1 with happy eyeballs, else 0); 0 off; n: first family count
 	limit              int
 	backlog            int
 	reuseAddr          bool
@@ -72,6 +72,14 @@ func (o *options) interleaves() bool {
 	return o.interleave > 0
 }
 
+// interleaveCount is asyncio's first_address_family_count.
+func (o *options) interleaveCount() int {
+	if o.interleave < 0 {
+		return 1
+	}
+	return o.interleave
+}
+
 // WithTLS makes CreateConnection/OpenConnection speak TLS as a client, or
 // CreateServer/StartServer as a server, with cfg (asyncio's ssl=). For a
 // client without cfg.ServerName, the host name is used.
@@ -103,19 +111,13 @@ func WithHappyEyeballsDelay(d time.Duration) Option {
 	return func(o *options) { o.happyEyeballsDelay = d }
 }
 
-// WithInterleave turns address-family interleaving on or off (asyncio's
-// interleave: on, the resolved addresses alternate IPv6/IPv4 starting
-// with the family of the first one, RFC 8305 section 4). By default it is
-// on exactly when happy eyeballs is. For CreateConnection, OpenConnection
-// and DialConn.
-func WithInterleave(on bool) Option {
-	return func(o *options) {
-		o.interleave = 0
-		if on {
-			o.interleave = 1
-		}
-	}
-}
+// WithInterleave sets asyncio's interleave: with n > 0 the resolved
+// addresses alternate between the address families, starting with the
+// family of the first address, whose first n addresses come first (RFC
+// 8305 section 4, "First Address Family Count"); n <= 0 keeps the
+// resolver's order. By default it is 1 exactly when happy eyeballs is on.
+// For CreateConnection, OpenConnection and DialConn.
+func WithInterleave(n int) Option { return func(o *options) { o.interleave = max(n, 0) } }
 
 // WithBacklog sets the listen backlog of CreateServer/StartServer and
 // their Unix variants (asyncio's backlog=, default 100); it also bounds

@@ -54,7 +54,7 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 		return -1, err
 	}
 	if o.interleaves() {
-		ips = interleaveFamilies(ips)
+		ips = interleaveFamilies(ips, o.interleaveCount())
 	}
 	return connectAny(t, ips, port, o.happyEyeballsDelay)
 }
@@ -65,9 +65,9 @@ func addrString(host string, port int) string {
 }
 
 // interleaveFamilies reorders addrs so that the address families
-// alternate, starting with the first address's family (asyncio's
-// _interleave_addrinfos with first_address_family_count 1).
-func interleaveFamilies(addrs []net.IP) []net.IP {
+// alternate, starting with the first address's family, of which the first
+// firstCount addresses come first (asyncio's _interleave_addrinfos).
+func interleaveFamilies(addrs []net.IP, firstCount int) []net.IP {
 	var v4, v6 []net.IP
 	for _, ip := range addrs {
 		if ip.To4() != nil {
@@ -84,6 +84,10 @@ func interleaveFamilies(addrs []net.IP) []net.IP {
 		first, second = v4, v6
 	}
 	out := make([]net.IP, 0, len(addrs))
+	if n := min(firstCount-1, len(first)); n > 0 {
+		out = append(out, first[:n]...)
+		first = first[n:]
+	}
 	for i := 0; i < len(first) || i < len(second); i++ {
 		if i < len(first) {
 			out = append(out, first[i])

@@ -86,7 +86,7 @@ func TestResolveCancelled(t *testing.T) {
 }
 
 // Sequential connects (WithHappyEyeballsDelay(0)) try the resolved
-// addresses in order, and WithInterleave(true) reorders them to alternate
+// addresses in order, and WithInterleave(1) reorders them to alternate
 // families first (asyncio's create_connection: interleave defaults to 1
 // only when happy_eyeballs_delay is set, RFC 8305 §4). Every address
 // refuses here (nothing listens on the port on any of them), so the
@@ -110,9 +110,9 @@ func TestResolveInterleaveOrdersSequentialAttempts(t *testing.T) {
 		port := localAddr(fd, "tcp").(*net.TCPAddr).Port
 		_, _, err = OpenConnection(at, "three.test", port, three, WithHappyEyeballsDelay(0))
 		log = append(log, "sequential: "+attemptOrder(err))
-		_, _, err = OpenConnection(at, "three.test", port, three, WithHappyEyeballsDelay(0), WithInterleave(true))
+		_, _, err = OpenConnection(at, "three.test", port, three, WithHappyEyeballsDelay(0), WithInterleave(1))
 		log = append(log, "sequential, interleaved: "+attemptOrder(err))
-		_, err = DialConn(at, "tcp", net.JoinHostPort("three.test", fmt.Sprint(port)), three, WithHappyEyeballsDelay(0), WithInterleave(true))
+		_, err = DialConn(at, "tcp", net.JoinHostPort("three.test", fmt.Sprint(port)), three, WithHappyEyeballsDelay(0), WithInterleave(1))
 		var oe *net.OpError
 		log = append(log, fmt.Sprintf("DialConn sequential, interleaved: %s (OpError %v)", attemptOrder(err), errors.As(err, &oe)))
 		return nil
@@ -125,7 +125,7 @@ func TestResolveInterleaveOrdersSequentialAttempts(t *testing.T) {
 	expectLog(t, want, log)
 }
 
-// With happy eyeballs, interleaving is on by default and WithInterleave(false)
+// With happy eyeballs, interleaving is on by default and WithInterleave(0)
 // turns it off: the two IPv4 addresses are black holes and only ::1
 // accepts, so the connect takes one delay when ::1 is tried second
 // (interleaved) and two when it is tried third.
@@ -146,7 +146,7 @@ func TestResolveInterleaveWithHappyEyeballs(t *testing.T) {
 			opts []Option
 		}{
 			{"default", []Option{WithHappyEyeballsDelay(100 * time.Millisecond)}},
-			{"not interleaved", []Option{WithHappyEyeballsDelay(100 * time.Millisecond), WithInterleave(false)}},
+			{"not interleaved", []Option{WithHappyEyeballsDelay(100 * time.Millisecond), WithInterleave(0)}},
 		} {
 			start := at.Loop().Time()
 			_, w, err := OpenConnection(at, "three.test", port, append(c.opts, three)...)
@@ -221,9 +221,14 @@ func TestInterleaveFamilies(t *testing.T) {
 	for _, s := range []string{"::1", "::2", "::3", "1.1.1.1", "2.2.2.2"} {
 		in = append(in, net.ParseIP(s))
 	}
-	got := fmt.Sprint(interleaveFamilies(in))
+	got := fmt.Sprint(interleaveFamilies(in, 1))
 	if got != "[::1 1.1.1.1 ::2 2.2.2.2 ::3]" {
 		t.Fatal(got)
+	}
+	// interleave=2: the first two of the first family come first (as
+	// CPython's first_address_family_count).
+	if got := fmt.Sprint(interleaveFamilies(in, 2)); got != "[::1 ::2 1.1.1.1 ::3 2.2.2.2]" {
+		t.Fatalf("count 2: %s", got)
 	}
 }
 
