@@ -172,6 +172,42 @@ func TestGATHER5_OuterCancel(t *testing.T) {
 	}, r)
 }
 
+// GATHER-5: the CancelledError of a cancelled gather is built from the
+// child LISTED last (asyncio's `fut` after the results loop), not from the
+// one that finished last: b finishes last, but a is listed last, and a's
+// stored error was already handed out to a watcher (FUT-8), so the gather's
+// error has no message (tests/conformance/overrides/last_child.py gives the
+// same on CPython 3.11 and 3.13).
+func TestGATHER5_OuterCancelErrorOfLastListedChild(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		a := CreateTask(tk, func(ctk *T) (int, error) { return 0, Sleep(ctk, time.Hour) })
+		b := CreateTask(tk, func(ctk *T) (int, error) { return 0, Sleep(ctk, time.Hour) })
+		w := startTask(tk, "watcher", func(ctk *T) error {
+			_, err := a.Await(ctk)
+			r.log("watcher got %q", err.(*CancelledError).Msg)
+			return nil
+		})
+		Sleep(tk, 0)
+		g := GatherOutcomes[int](tk, b, a)
+		a.Cancel("m")
+		g.Cancel("m")
+		err := tk.Await(g)
+		var ce *CancelledError
+		if !errors.As(err, &ce) {
+			return fmt.Errorf("gather: %v, want a *CancelledError", err)
+		}
+		r.log("gather raised %q", ce.Msg)
+		return tk.Await(w)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		`0s watcher got "m"`,
+		`0s gather raised ""`,
+	}, r)
+}
+
 // GATHER-6: cancelling the task awaiting a gather cancels every child.
 func TestGATHER6_CancelAwaitingTask(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {

@@ -70,7 +70,13 @@ func TestConformanceCases(t *testing.T) {
 	for _, c := range cases {
 		name := strings.TrimSuffix(filepath.Base(c), ".json")
 		t.Run(name, func(t *testing.T) {
-			want, err := os.ReadFile(strings.TrimSuffix(c, ".json") + ".trace")
+			trace := strings.TrimSuffix(c, ".json") + ".trace"
+			// A shared case whose recorded trace is not CPython's has the
+			// one CPython gives in ../overrides (see the README there).
+			if o := filepath.Join("..", "overrides", name+".trace"); fileExists(o) {
+				trace = o
+			}
+			want, err := os.ReadFile(trace)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,6 +95,11 @@ func TestConformanceCases(t *testing.T) {
 			}
 		})
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func lines(s string) []string { return strings.SplitAfter(s, "\n") }
