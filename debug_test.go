@@ -204,3 +204,30 @@ func TestDEBUG5_TaskRepr(t *testing.T) {
 	checkEvents(t, []string{"<Task pending name='a'>", "<Task pending name='a'> <Task cancelling name='b'>",
 		"<Task finished name='a'> <Task cancelled name='b'>"}, &r)
 }
+
+// DEBUG-3 with TASK-10: during an eager step the task's goroutine holds
+// the loop, and the creator holds it again afterwards, so neither trips
+// the debug-mode goroutine check.
+func TestDEBUG3_EagerStepHandsTheLoopOverAndBack(t *testing.T) {
+	var r eventLog
+	_, err := Run(func(tk *T) (int, error) {
+		child := CreateTask(tk, func(ct *T) (int, error) {
+			ct.Loop().CallSoon(r.logFn("scheduled by the eager step"))
+			if err := Sleep(ct, time.Millisecond); err != nil {
+				return 0, err
+			}
+			ct.Loop().CallSoon(r.logFn("scheduled by the child's second step"))
+			return 1, nil
+		}, WithEagerStart())
+		tk.Loop().CallSoon(r.logFn("scheduled by the creator after the eager step"))
+		return child.Await(tk)
+	}, WithDebug(), WithVirtualTime())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"scheduled by the eager step",
+		"scheduled by the creator after the eager step",
+		"scheduled by the child's second step",
+	}, &r)
+}

@@ -42,6 +42,7 @@ type Loop struct {
 	timerSeq        uint64
 
 	virtual    bool
+	eagerTasks bool // WithEagerTasks
 	virtualNow time.Duration
 	epoch      time.Time
 
@@ -319,7 +320,8 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 // what its own callbacks complete, never switches goroutines. When another
 // task's step comes up, or the loop must stop, it hands control back to the
 // driver, which resumes that task. Only the driver resumes tasks, so
-// resumes never nest. The snapshot being run is loop state (snapshotLeft),
+// resumes never nest (an eager task's first step, inside CreateTask, is the
+// one exception: see eagerStart in step.go). The snapshot being run is loop state (snapshotLeft),
 // so whichever goroutine holds the loop carries on exactly where the other
 // left off.
 

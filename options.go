@@ -7,6 +7,14 @@ type TaskOption func(*T)
 // the task is named Task-N.
 func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
 
+// WithEagerStart makes the task start eagerly (asyncio's
+// Task(coro, eager_start=True), create_task(..., eager_start=True) in
+// 3.14): if the loop is running, CreateTask runs the task's first step at
+// once, with the task as CurrentTask, until its function first suspends or
+// returns; only then does CreateTask return. Without a running loop the
+// task is scheduled as usual.
+func WithEagerStart() TaskOption { return func(t *T) { t.eager = eagerAsked } }
+
 // LoopOption configures a new Loop.
 type LoopOption func(*Loop)
 
@@ -18,6 +26,14 @@ type LoopOption func(*Loop)
 // the loop first polls them without waiting and jumps only when none is
 // ready. This is Trio's MockClock with autojump, for tests.
 func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
+
+// WithEagerTasks makes every task of the loop start eagerly, as
+// WithEagerStart does for one (asyncio's
+// loop.set_task_factory(asyncio.eager_task_factory)): this includes the
+// tasks that TaskGroup's Spawn, GatherFuncs and the other combinators
+// create. A coroutine that completes synchronously then never costs a
+// scheduled step.
+func WithEagerTasks() LoopOption { return func(l *Loop) { l.eagerTasks = true } }
 
 // WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).
 func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }

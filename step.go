@@ -127,7 +127,9 @@ func (t *T) yield() error {
 func (t *T) park() error {
 	l := t.fut.loop
 	l.endStep(t)
-	if l.runReady(t) != upOwnStep {
+	// An eager first step ends here: straight back to the creator, which
+	// resumed t inside CreateTask (eagerStart).
+	if t.eager == eagerStepping || l.runReady(t) != upOwnStep {
 		if !t.suspend() {
 			l.current = t
 			panic(killSignal{})
@@ -137,6 +139,29 @@ func (t *T) park() error {
 	err := t.stepErr
 	t.stepErr = nil
 	return err
+}
+
+// eagerStart runs t's first step now, inside CreateTask (asyncio's
+// Task.__eager_start): t becomes the current task, its goroutine is resumed
+// from the creator's goroutine (a task's, or whichever runs the loop when a
+// callback creates it), and the step ends where t first parks (park sees
+// eagerStepping and gives control straight back, without running the loop) or
+// returns. The creator then is the current task again. This is the one
+// place where a goroutine other than the driver resumes a task; resumes
+// nest only this way, one eager step inside another (iter.Pull allows
+// it: next switches to the task's goroutine and its yield switches back
+// to whichever goroutine called next).
+func (l *Loop) eagerStart(t *T) {
+	prev, prevStart := l.current, l.stepStart
+	t.started, t.eager = true, eagerStepping
+	l.current = t
+	if l.debug {
+		l.stepStart = time.Now()
+	}
+	t.resume()
+	t.eager = 0
+	l.current, l.stepStart = prev, prevStart
+	l.noteHolder()
 }
 
 func (l *Loop) endStep(t *T) {

@@ -33,6 +33,11 @@ type T struct {
 	sw      taskSwitch
 	started bool
 	killed  bool
+	// eager is eagerAsked (WithEagerStart), then eagerStepping while the
+	// first step runs inside CreateTask, so that park gives control
+	// straight back to the creator instead of running the loop
+	// (eagerStart). One byte, so that T keeps its size.
+	eager uint8
 
 	mustCancel bool
 	// The two counters are int32 and sit beside the bools to keep T small:
@@ -48,6 +53,11 @@ type T struct {
 	stepErr      error // what the current step throws in
 	pendingThrow error // a RuntimeError for the next step
 }
+
+const (
+	eagerAsked    = 1
+	eagerStepping = 2
+)
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
 // and the future of its outcome. Create one with CreateTask. Unlike a
@@ -67,6 +77,12 @@ type Task[V any] struct {
 // finishes the task with the value; a cancellation (errors.Is(err,
 // ErrCancelled)) ends it cancelled; anything else fails it. A panic in fn
 // fails the task with a *PanicError.
+//
+// With WithEagerStart, or on a loop made WithEagerTasks, and if the loop is
+// running, the first step is not scheduled but runs at once, inside
+// CreateTask, until fn first suspends (asyncio's eager_start=True): a task
+// that finishes without suspending is done when CreateTask returns and is
+// never scheduled.
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
 	l := owner.ownerLoop()
 	l.checkClosed()
@@ -89,7 +105,11 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
-	l.scheduleStep(&tk.t)
+	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running {
+		l.eagerStart(&tk.t)
+	} else {
+		l.scheduleStep(&tk.t)
+	}
 	return tk
 }
 

@@ -425,3 +425,195 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+// TASK-10: an eager task that finishes without suspending is done when
+// CreateTask returns; it was the current task during its step, and
+// AllTasks listed it then but not afterwards.
+func TestTASK10_EagerTaskFinishesInsideCreateTask(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		var inside *T
+		var listed bool
+		child := CreateTask(tk, func(ct *T) (string, error) {
+			inside = CurrentTask(ct)
+			listed = slices.Contains(AllTasks(ct), ct)
+			r.log("child runs")
+			return "hello", nil
+		}, WithEagerStart())
+		r.log("created: done=%v current-was-child=%v listed=%v now-listed=%v current=%s",
+			child.Done(), inside == child.T(), listed, slices.Contains(AllTasks(tk), child.T()), CurrentTask(tk).Name())
+		r.log("cancel after completion=%v", child.Cancel())
+		v, err := child.Await(tk)
+		r.log("await: %v %v cancelled=%v", v, err, child.Cancelled())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s child runs",
+		"0s created: done=true current-was-child=true listed=true now-listed=false current=main",
+		"0s cancel after completion=false",
+		"0s await: hello <nil> cancelled=false",
+	}, r)
+}
+
+// TASK-10: the eager step ends at the first suspension, a bare yield
+// included (the next step is queued behind what is ready already); the
+// task then goes on as usual and stays listed until it finishes.
+func TestTASK10_EagerStepEndsAtFirstSuspension(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		tk.Loop().CallSoon(r.logFn("callback queued before"))
+		yielder := CreateTask(tk, func(ct *T) (int, error) {
+			r.log("yielder step 1")
+			Sleep(ct, 0)
+			r.log("yielder step 2")
+			return 1, nil
+		}, WithEagerStart())
+		sleeper := CreateTask(tk, func(ct *T) (int, error) {
+			r.log("sleeper step 1")
+			if err := Sleep(ct, time.Second); err != nil {
+				return 0, err
+			}
+			r.log("sleeper step 2, current=%v", CurrentTask(ct) == ct)
+			return 2, nil
+		}, WithEagerStart())
+		r.log("created: done=%v,%v listed=%v", yielder.Done(), sleeper.Done(), slices.Contains(AllTasks(tk), sleeper.T()))
+		_, err := Gather[int](tk, yielder, sleeper).Await(tk)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s yielder step 1",
+		"0s sleeper step 1",
+		"0s created: done=false,false listed=true",
+		"0s callback queued before",
+		"0s yielder step 2",
+		"1s sleeper step 2, current=true",
+	}, r)
+}
+
+// TASK-10: without a running loop the first step is queued as usual.
+func TestTASK10_EagerNeedsARunningLoop(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	task := CreateTask(l, func(*T) (int, error) { r.log("step"); return 1, nil }, WithEagerStart())
+	r.log("created, done=%v", task.Done())
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"created, done=false", "step"}, &r)
+}
+
+// TASK-10: a cancellation requested during the eager step (here the task
+// cancels itself) is delivered at its first suspension; one requested
+// after it, while the task sleeps, through the sleep.
+func TestTASK10_EagerCancellation(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		self := CreateTask(tk, func(ct *T) (int, error) {
+			ct.Cancel("self")
+			r.log("self-cancelled, still running")
+			err := Sleep(ct, time.Second)
+			r.log("sleep: %v", err)
+			return 0, err
+		}, WithEagerStart())
+		later := CreateTask(tk, func(ct *T) (int, error) { return 0, Sleep(ct, time.Second) }, WithEagerStart())
+		r.log("cancel=%v cancelling=%d", later.Cancel("cancellation message"), later.Cancelling())
+		_, err1 := self.Await(tk)
+		_, err2 := later.Await(tk)
+		r.log("self: %v; later: %v", err1, err2)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s self-cancelled, still running",
+		"0s cancel=true cancelling=1",
+		"0s sleep: asyncio: cancelled: self",
+		"0s self: asyncio: cancelled: self; later: asyncio: cancelled: cancellation message",
+	}, r)
+}
+
+// TASK-10: eager steps nest (an eager task creating one), run from a plain
+// callback too (CurrentTask is nil again afterwards), and a panic in an
+// eager step fails that task only.
+func TestTASK10_EagerNestingCallbacksAndPanics(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		outer := CreateTask(tk, func(ct *T) (int, error) {
+			inner := CreateTask(ct, func(it *T) (int, error) {
+				r.log("inner: current=%s", CurrentTask(it).Name())
+				return 1, Sleep(it, 0)
+			}, WithEagerStart(), WithName("inner"))
+			r.log("outer: current=%s inner done=%v", CurrentTask(ct).Name(), inner.Done())
+			return inner.Await(ct)
+		}, WithEagerStart(), WithName("outer"))
+		var fromCallback *Task[int]
+		done := NewFuture[struct{}](tk)
+		tk.Loop().CallSoon(func() {
+			fromCallback = CreateTask(tk, func(ct *T) (int, error) {
+				r.log("from callback: current=%s", CurrentTask(ct).Name())
+				return 2, nil
+			}, WithEagerStart(), WithName("cb-child"))
+			r.log("callback: current=%v child done=%v", CurrentTask(tk), fromCallback.Done())
+			done.SetResult(struct{}{})
+		})
+		panicky := CreateTask(tk, func(*T) (int, error) { panic("boom") }, WithEagerStart())
+		r.log("panicky done=%v err=%v", panicky.Done(), panicky.Err())
+		if _, err := done.Await(tk); err != nil {
+			return err
+		}
+		v, err := outer.Await(tk)
+		r.log("outer: %v %v", v, err)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s inner: current=inner",
+		"0s outer: current=outer inner done=false",
+		"0s panicky done=true err=asyncio: panic: boom",
+		"0s from callback: current=cb-child",
+		"0s callback: current=<nil> child done=true",
+		"0s outer: 1 <nil>",
+	}, r)
+}
+
+// TASK-10: WithEagerTasks makes every task of the loop eager: TaskGroup
+// children and GatherFuncs' tasks that finish synchronously never take a
+// scheduled step (asyncio's eager_task_factory).
+func TestTASK10_EagerTasksLoopOption(t *testing.T) {
+	l := NewLoop(WithVirtualTime(), WithEagerTasks())
+	defer mustClose(t, l)
+	var r eventLog
+	main := CreateTask(l, func(tk *T) (int, error) {
+		iters := iterations(tk.Loop())
+		err := TaskGroup(tk, func(g *Group) error {
+			for i := range 3 {
+				c, _ := Spawn(g, func(*T) (int, error) { return i, nil })
+				r.log("spawned %d done=%v", i, c.Done())
+			}
+			return nil
+		})
+		g := GatherFuncs(tk, func(*T) (int, error) { return 1, nil }, func(*T) (int, error) { return 2, nil })
+		r.log("group: %v; gather done on return=%v; iterations=%d", err, g.Done(), *iters)
+		return 0, nil
+	})
+	r.log("main done before the loop runs=%v", main.Done())
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"main done before the loop runs=false",
+		"spawned 0 done=true",
+		"spawned 1 done=true",
+		"spawned 2 done=true",
+		// The group still handles its done children through done
+		// callbacks (gh-128550): one iteration runs them, the next wakes
+		// main.
+		"group: <nil>; gather done on return=true; iterations=2",
+	}, &r)
+}
