@@ -13,8 +13,12 @@ type Runner struct {
 func NewRunner(opts ...LoopOption) *Runner { return &Runner{opts: opts} }
 
 // Loop returns the runner's loop, creating it if needed
-// (asyncio's Runner.get_loop).
+// (asyncio's Runner.get_loop). After Close it panics with the
+// *RuntimeError "Runner is closed", as get_loop raises it (RUN-2).
 func (r *Runner) Loop() *Loop {
+	if r.closed {
+		panic(runtimeErrorf("Runner is closed"))
+	}
 	if r.loop == nil {
 		r.loop = NewLoop(r.opts...)
 	}

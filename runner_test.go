@@ -105,9 +105,31 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	if len(*ctxs) == 1 && ((*ctxs)[0].Task.Name() != "rude" || (*ctxs)[0].Err.Error() != "cleanup failed") {
 		t.Errorf("context = %+v, want task rude and its error", (*ctxs)[0])
 	}
-	if !rn.Loop().IsClosed() {
+	if !rn.loop.IsClosed() {
 		t.Error("the loop must be closed")
 	}
+}
+
+// RUN-2: a closed runner has no loop to hand out: Loop panics with the
+// *RuntimeError "Runner is closed" (get_loop raises it), RunWith returns it.
+func TestRUN2_ClosedRunnerRefusesLoopAndRun(t *testing.T) {
+	rn := NewRunner(WithVirtualTime())
+	rn.Loop()
+	if err := rn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := RunWith(rn, func(*T) (int, error) { return 1, nil })
+	if !errors.Is(err, ErrRuntime) || err.Error() != "asyncio: Runner is closed" {
+		t.Errorf("RunWith after Close: %v", err)
+	}
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, ErrRuntime) || err.Error() != "asyncio: Runner is closed" {
+			t.Errorf("Loop after Close panicked with %v, want the RuntimeError Runner is closed", err)
+		}
+	}()
+	rn.Loop()
+	t.Error("Loop after Close did not panic")
 }
 
 // Runner.Close is idempotent and needs no loop when the runner never ran
