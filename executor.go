@@ -12,8 +12,51 @@ func defaultExecutorWorkers() int { return min(32, runtime.NumCPU()+4) }
 
 // executorJob is one call submitted to an executor.
 type executorJob struct {
-	ctx context.Context
-	run func()
+	ctx  context.Context
+	run  func()
+	loop *Loop
+
+	// While the job waits, in ConcurrentFuture.Wait with its ctx, for a
+	// result its own loop produces, it is not work that takes no virtual
+	// time: it does not count in loop.external, so a loop on virtual time
+	// may move its clock (or report a deadlock) meanwhile instead of
+	// waiting for the job forever. blockedOn is that future's done
+	// channel; whoever ends the wait first (the future's completion, the
+	// job's cancellation on the loop, or the job itself) counts it again,
+	// once, before the job can run on.
+	mu        sync.Mutex
+	blockedOn chan struct{}
+}
+
+// executorJobKey is the context key of the job a RunInExecutor ctx belongs
+// to.
+type executorJobKey struct{}
+
+// jobOf returns the executor job whose ctx (or a context derived from it)
+// ctx is, or nil.
+func jobOf(ctx context.Context) *executorJob {
+	j, _ := ctx.Value(executorJobKey{}).(*executorJob)
+	return j
+}
+
+// block stops counting j in its loop's external work while it waits for
+// done. The caller holds the lock of the future that closes done (lock
+// order: the future's, then the job's) and then wakes the loop.
+func (j *executorJob) block(done chan struct{}) {
+	j.mu.Lock()
+	j.blockedOn = done
+	j.loop.addExternal(-1)
+	j.mu.Unlock()
+}
+
+// unblock counts j again if it is still blocked on done (nil: on anything).
+func (j *executorJob) unblock(done chan struct{}) {
+	j.mu.Lock()
+	if j.blockedOn != nil && (done == nil || j.blockedOn == done) {
+		j.blockedOn = nil
+		j.loop.addExternal(1)
+	}
+	j.mu.Unlock()
 }
 
 // executor is a loop's default executor (ThreadPoolExecutor): a FIFO of
@@ -102,13 +145,16 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // CallSoon, it panics with an error wrapping ErrLoopClosed on a closed loop.
 // It must be called on l's goroutine.
 // While the job is in flight a virtual-time loop waits for it instead of
-// reporting ErrDeadlock.
+// reporting ErrDeadlock, except while the job waits, in
+// ConcurrentFuture.Wait(ctx) with this ctx, for a result of the same loop
+// (RunCoroutineThreadsafe): the loop then goes on, timers included.
 func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
 	l := owner.ownerLoop()
 	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
-	ctx, cancel := context.WithCancel(context.Background())
-	job := &executorJob{ctx: ctx}
+	job := &executorJob{loop: l}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), executorJobKey{}, job))
+	job.ctx = ctx
 	job.run = func() {
 		defer cancel()
 		var v V
@@ -142,6 +188,7 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 	}
 	fut.AddDoneCallback(func() {
 		if fut.Cancelled() {
+			job.unblock(nil) // it runs on: count it before the loop looks again
 			cancel()
 		}
 	})

@@ -89,6 +89,60 @@ func TestVirtualTimeWaitsForExecutorWork(t *testing.T) {
 	l.RunUntilComplete(sleeper)
 }
 
+// THREAD-4 on virtual time: an executor job that waits, with its ctx, for
+// a coroutine it ran on the same loop (RunCoroutineThreadsafe) is waiting
+// for the loop, not working: the clock moves on to the coroutine's timer
+// instead of the loop waiting for the job forever. Cancelling the job while
+// it waits counts it as work again, so the loop waits for its result
+// rather than reporting a deadlock.
+func TestTHREAD4_VirtualTimeMovesWhileExecutorJobWaitsOnLoop(t *testing.T) {
+	l := NewTestLoop()
+	defer l.Close()
+	job := CreateTask(l, func(t *T) (int, error) {
+		return ToThread(t, func(ctx context.Context) (int, error) {
+			cf := RunCoroutineThreadsafe(l, func(t *T) (int, error) { return 7, Sleep(t, time.Hour) })
+			if err := cf.Wait(ctx); err != nil {
+				return 0, err
+			}
+			return cf.Result()
+		})
+	})
+	if err := l.RunUntilComplete(job); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := job.Result(); v != 7 || l.Time() != time.Hour {
+		t.Errorf("job = %d at %v, want 7 at 1h", v, l.Time())
+	}
+	returned := make(chan error, 1)
+	fut := RunInExecutor(l, func(ctx context.Context) (int, error) {
+		cf := RunCoroutineThreadsafe(l, func(t *T) (int, error) { return 0, Sleep(t, 24*time.Hour) })
+		err := cf.Wait(ctx)
+		returned <- err
+		return 0, err
+	})
+	canceller := CreateTask(l, func(t *T) (int, error) {
+		if err := Sleep(t, time.Minute); err != nil {
+			return 0, err
+		}
+		fut.Cancel()
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(canceller); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-returned; !errors.Is(err, context.Canceled) {
+		t.Errorf("the waiting job got %v, want context.Canceled", err)
+	}
+	// The job's completion arrives through CallSoonThreadsafe: the loop
+	// waits for it (no ErrDeadlock) and then has nothing but the 24h timer.
+	for l.Stats().External > 0 {
+		runOne(t, l)
+	}
+	if got := l.Time(); got != time.Hour+time.Minute {
+		t.Errorf("clock at %v, want 1h1m0s", got)
+	}
+}
+
 // THREAD-2: the default executor runs at most min(32, NumCPU+4) jobs at a
 // time and queues the rest.
 func TestTHREAD2_PoolIsBounded(t *testing.T) {

@@ -18,6 +18,20 @@ type ConcurrentFuture[V any] struct {
 	value     V
 	err       error
 	task      *Task[V] // set on the loop goroutine once the task exists
+	// blocked are executor jobs of loop waiting in Wait (see
+	// executorJob.block); finishing unblocks them before closing done.
+	blocked []*executorJob
+}
+
+// finishLocked marks the future done: the executor jobs waiting for it
+// count as loop work again before any of them can run on. cf.mu is held.
+func (cf *ConcurrentFuture[V]) finishLocked() {
+	cf.finished = true
+	for _, j := range cf.blocked {
+		j.unblock(cf.done)
+	}
+	cf.blocked = nil
+	close(cf.done)
 }
 
 func newConcurrentFuture[V any](l *Loop) *ConcurrentFuture[V] {
@@ -31,8 +45,8 @@ func (cf *ConcurrentFuture[V]) complete(v V, err error, cancelled bool) {
 	if cf.finished {
 		return
 	}
-	cf.finished, cf.cancelled, cf.value, cf.err = true, cancelled, v, err
-	close(cf.done)
+	cf.cancelled, cf.value, cf.err = cancelled, v, err
+	cf.finishLocked()
 }
 
 // Done reports whether the future has a result, an error, or was cancelled.
@@ -67,9 +81,28 @@ func (cf *ConcurrentFuture[V]) Result() (V, error) {
 }
 
 // Wait waits until the future is done (nil) or ctx is done (ctx.Err()).
+// Called from a RunInExecutor job of the future's loop with the job's ctx
+// (or one derived from it), it tells a loop on virtual time that the job
+// now waits for the loop, which then keeps moving its clock instead of
+// waiting for the job.
 func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
 	if cf.Done() {
 		return nil // select would pick at random when both are ready
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if j := jobOf(ctx); j != nil && j.loop == cf.loop {
+		cf.mu.Lock()
+		if cf.finished {
+			cf.mu.Unlock()
+			return nil
+		}
+		cf.blocked = append(cf.blocked, j)
+		j.block(cf.done)
+		cf.mu.Unlock()
+		cf.loop.wake()
+		defer j.unblock(cf.done)
 	}
 	select {
 	case <-cf.done:
@@ -91,8 +124,8 @@ func (cf *ConcurrentFuture[V]) Cancel() bool {
 		cf.mu.Unlock()
 		return cancelled
 	}
-	cf.finished, cf.cancelled = true, true
-	close(cf.done)
+	cf.cancelled = true
+	cf.finishLocked()
 	task := cf.task
 	cf.mu.Unlock()
 	if task != nil {
@@ -166,6 +199,23 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	l.sleepMode = sleepAwake // one wakeup is enough
 	l.threadsafeMu.Unlock()
 	return h, nil
+}
+
+// wake wakes the loop if it is blocked waiting, so that it looks at its
+// state again (the count of external work changed).
+func (l *Loop) wake() {
+	l.threadsafeMu.Lock()
+	switch l.sleepMode {
+	case sleepOnChannel:
+		select {
+		case l.wakeCh <- struct{}{}:
+		default:
+		}
+	case sleepOnSelector:
+		l.sel.wakeup()
+	}
+	l.sleepMode = sleepAwake
+	l.threadsafeMu.Unlock()
 }
 
 // addExternal counts work in flight on other goroutines that will come

@@ -26,10 +26,10 @@ func newLoop(t *testing.T, opts ...asyncio.LoopOption) *asyncio.Loop {
 	return l
 }
 
-// runBriefly is test_utils.run_briefly: one iteration of the loop.
+// runBriefly is test_utils.run_briefly: run the loop until a task that
+// returns at once is done (two iterations).
 func runBriefly(l *asyncio.Loop) {
-	l.CallSoon(l.Stop)
-	l.RunForever()
+	l.RunUntilComplete(asyncio.CreateTask(l, func(*asyncio.T) (struct{}, error) { return struct{}{}, nil }))
 }
 
 func TestFutures_test_initial_state(t *testing.T) {

@@ -10,6 +10,7 @@ package cpython
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -104,10 +105,13 @@ func group(t *testing.T, err error) *asyncio.ExceptionGroup {
 	return eg
 }
 
+// allFields lets eq compare the unexported fields of the tests' own types.
+var allFields = cmp.Exporter(func(reflect.Type) bool { return true })
+
 // eq is assertEqual.
 func eq[V any](t *testing.T, got, want V, what ...any) {
 	t.Helper()
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(want, got, allFields); d != "" {
 		t.Errorf("%s: (-want +got)\n%s", fmt.Sprint(what...), d)
 	}
 }
