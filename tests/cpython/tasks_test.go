@@ -225,7 +225,7 @@ func TestTasks_test_uncancel_resets_must_cancel(t *testing.T) {
 		}
 		return 42, nil
 	})
-	runSleep(t, loop, 0) // Get task waiting for fut
+	runSleep(t, loop, 0)      // Get task waiting for fut
 	fut.SetResult(struct{}{}) // Make task runnable
 	task.Cancel()             // Enter cancelled state (a pending cancellation: task._must_cancel)
 	eq(t, task.Cancelling(), 1)
