@@ -5,6 +5,8 @@ package aio
 import (
 	"bytes"
 	"crypto/tls"
+	"fmt"
+	"strings"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -40,6 +42,35 @@ func NewStreamReader(owner asyncio.LoopOwner, limit int) *StreamReader {
 
 // errBadLimit is asyncio's ValueError for a limit <= 0 (STREAM-1).
 func errBadLimit() *asyncio.ValueError { return &asyncio.ValueError{Msg: "Limit cannot be <= 0"} }
+
+// String is asyncio's StreamReader repr: "<StreamReader 4 bytes eof
+// limit=123 waiter=<Future pending> exception=... transport=...
+// paused>", each part only when it applies.
+func (r *StreamReader) String() string {
+	info := []string{"StreamReader"}
+	if len(r.buf) > 0 {
+		info = append(info, fmt.Sprintf("%d bytes", len(r.buf)))
+	}
+	if r.eof {
+		info = append(info, "eof")
+	}
+	if r.limit != DefaultStreamLimit {
+		info = append(info, fmt.Sprintf("limit=%d", r.limit))
+	}
+	if r.waiter != nil {
+		info = append(info, fmt.Sprintf("waiter=%v", r.waiter))
+	}
+	if r.exception != nil {
+		info = append(info, fmt.Sprintf("exception=%v", r.exception))
+	}
+	if r.transport != nil {
+		info = append(info, fmt.Sprintf("transport=%v", r.transport))
+	}
+	if r.paused {
+		info = append(info, "paused")
+	}
+	return "<" + strings.Join(info, " ") + ">"
+}
 
 // Err returns the stored error, if any (asyncio's exception()).
 func (r *StreamReader) Err() error { return r.exception }
@@ -207,33 +238,50 @@ func (r *StreamReader) ReadExactly(t *asyncio.T, n int) ([]byte, error) {
 	return r.take(n), nil
 }
 
-// ReadUntil reads up to and including sep (asyncio's readuntil,
-// STREAM-6). Errors: *ValueError for an empty sep; *LimitOverrunError when
-// the separator is not within the limit (the data stays buffered); an
+// ReadUntil reads up to and including a separator (asyncio's readuntil,
+// STREAM-6). Since 3.13 several separators may be given: the match that
+// ends first wins (a shorter chunk), whichever separator it is. Errors:
+// *ValueError for no separator or an empty one; *LimitOverrunError when no
+// separator is within the limit (the data stays buffered); an
 // *IncompleteReadError (Expected -1) with the whole buffer, which is
 // cleared, at EOF first.
-func (r *StreamReader) ReadUntil(t *asyncio.T, sep []byte) ([]byte, error) {
-	seplen := len(sep)
-	if seplen == 0 {
+func (r *StreamReader) ReadUntil(t *asyncio.T, seps ...[]byte) ([]byte, error) {
+	if len(seps) == 0 {
+		return nil, &asyncio.ValueError{Msg: "Separator should contain at least one element"}
+	}
+	minSep, maxSep := len(seps[0]), len(seps[0])
+	for _, sep := range seps[1:] {
+		minSep, maxSep = min(minSep, len(sep)), max(maxSep, len(sep))
+	}
+	if minSep == 0 {
 		return nil, &asyncio.ValueError{Msg: "Separator should be at least one-byte string"}
 	}
 	if r.exception != nil {
 		return nil, r.exception
 	}
 	offset := 0
-	isep := -1
+	matchStart, matchEnd := -1, -1
 	for {
 		buflen := len(r.buf)
-		if buflen-offset >= seplen {
-			if i := bytes.Index(r.buf[offset:], sep); i >= 0 {
-				isep = offset + i
+		// Enough data for the shortest separator to fit past offset?
+		if buflen-offset >= minSep {
+			for _, sep := range seps {
+				if i := bytes.Index(r.buf[offset:], sep); i >= 0 {
+					if end := offset + i + len(sep); matchEnd < 0 || end < matchEnd {
+						matchStart, matchEnd = offset+i, end
+					}
+				}
+			}
+			if matchEnd >= 0 {
 				break
 			}
-			offset = buflen + 1 - seplen
+			// The longest separator may straddle what comes next.
+			offset = max(0, buflen+1-maxSep)
 			if offset > r.limit {
 				return nil, &LimitOverrunError{Msg: "Separator is not found, and chunk exceed the limit", Consumed: offset}
 			}
 		}
+		// A complete match may be buffered even at EOF: look first.
 		if r.eof {
 			chunk := append([]byte{}, r.buf...)
 			r.buf = nil
@@ -243,10 +291,10 @@ func (r *StreamReader) ReadUntil(t *asyncio.T, sep []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if isep > r.limit {
-		return nil, &LimitOverrunError{Msg: "Separator is found, but chunk is longer than limit", Consumed: isep}
+	if matchStart > r.limit {
+		return nil, &LimitOverrunError{Msg: "Separator is found, but chunk is longer than limit", Consumed: matchStart}
 	}
-	return r.take(isep + seplen), nil
+	return r.take(matchEnd), nil
 }
 
 // ReadLine reads one line including "\n" (asyncio's readline, STREAM-7).

@@ -256,6 +256,87 @@ func TestSTREAM6_ReadUntilLimits(t *testing.T) {
 	expectLog(t, want, log)
 }
 
+// Since 3.13 ReadUntil takes several separators (gh-81322): the match
+// that ends first wins, even against a longer separator that starts
+// earlier; the limit check looks at where that match starts; the scan
+// offset never goes below 0 when the longest separator is longer than the
+// buffer; no separator at all is a ValueError.
+func TestSTREAM6_ReadUntilSeveralSeparators(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, DefaultStreamLimit)
+		_, err := r.ReadUntil(at)
+		log = append(log, err.Error())
+		r.FeedData([]byte("line 1\nline 2\r"))
+		for range 2 {
+			b, _ := r.ReadUntil(at, []byte("\r"), []byte("\n"))
+			log = append(log, fmt.Sprintf("%q", b))
+		}
+		r.FeedData([]byte("ABCDEFG"))
+		b, _ := r.ReadUntil(at, []byte("DEF"), []byte("BCDE"))
+		log = append(log, fmt.Sprintf("%q rest=%q", b, r.buf))
+		r.buf = nil
+		r.FeedData([]byte("data"))
+		go1 := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.ReadUntil(t, []byte("A"), []byte("long sep")) })
+		at.Loop().CallSoon(func() { r.FeedData([]byte("Z")) })
+		at.Loop().CallSoon(func() { r.FeedData([]byte("Aaaa")) })
+		b, err = go1.Await(at)
+		log = append(log, fmt.Sprintf("%q %v rest=%q", b, err, r.buf))
+		r = NewStreamReader(at, 3)
+		r.FeedData([]byte("some dataA"))
+		_, err = r.ReadUntil(at, []byte("A"), []byte("ome dataA"))
+		var lo *LimitOverrunError
+		errors.As(err, &lo)
+		log = append(log, fmt.Sprintf("%s consumed=%d buffered=%q", lo.Msg, lo.Consumed, r.buf))
+		return nil
+	})
+	want := []string{
+		"asyncio: Separator should contain at least one element",
+		`"line 1\n"`,
+		`"line 2\r"`,
+		`"ABCDE" rest="FG"`,
+		`"dataZA" <nil> rest="aaa"`,
+		`Separator is found, but chunk is longer than limit consumed=9 buffered="some dataA"`,
+	}
+	expectLog(t, want, log)
+}
+
+// StreamReader's String is asyncio's repr: the buffered byte count, eof,
+// a limit other than the default, the waiter, the exception, the
+// transport and the pause, each only when it applies.
+func TestSTREAM2_ReaderRepr(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, DefaultStreamLimit)
+		log = append(log, r.String())
+		log = append(log, NewStreamReader(at, 123).String())
+		r.FeedData([]byte("data"))
+		log = append(log, r.String())
+		r.FeedEOF()
+		log = append(log, r.String())
+		r = NewStreamReader(at, DefaultStreamLimit)
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 10) })
+		asyncio.Sleep(at, 0)
+		log = append(log, r.String())
+		r.FeedData([]byte("x"))
+		reader.Await(at)
+		log = append(log, r.String())
+		r.SetException(errors.New("boom"))
+		log = append(log, r.String())
+		return nil
+	})
+	want := []string{
+		"<StreamReader>",
+		"<StreamReader limit=123>",
+		"<StreamReader 4 bytes>",
+		"<StreamReader 4 bytes eof>",
+		"<StreamReader waiter=<Future pending>>",
+		"<StreamReader>",
+		"<StreamReader exception=boom>",
+	}
+	expectLog(t, want, log)
+}
+
 // An oversized line is dropped and reported; the stream stays usable.
 func TestSTREAM7_OversizedLineStreamStaysUsable(t *testing.T) {
 	var log []string

@@ -131,6 +131,7 @@ type tlsTransport struct {
 	tc         *transportConn
 	conn       *tls.Conn
 	app        Protocol
+	cfg        *tls.Config // as given, for ExtraInfo("sslcontext")
 	closing    bool
 	readPaused bool
 	resume     *asyncio.Future[struct{}]
@@ -183,7 +184,7 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Confi
 		raw.Abort()
 		return nil, err
 	}
-	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app}
+	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app, cfg: cfg}
 	tc.owner = tr
 	if raw.server != nil {
 		raw.server.clients[raw] = tr
@@ -310,9 +311,12 @@ func (tr *tlsTransport) Abort() {
 
 func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
 
-// ExtraInfo adds "ssl_object" and "peercert" to the raw transport's.
+// ExtraInfo adds "sslcontext" (the *tls.Config), "ssl_object" and
+// "peercert" to the raw transport's.
 func (tr *tlsTransport) ExtraInfo(name string) any {
 	switch name {
+	case "sslcontext":
+		return tr.cfg
 	case "ssl_object":
 		return tr.conn
 	case "peercert":

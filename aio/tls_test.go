@@ -118,12 +118,13 @@ func TestStreamWriterStartTLS(t *testing.T) {
 		}
 		w.Write([]byte("STARTTLS\n"))
 		line, _ := r.ReadLine(at)
-		log = append(log, string(line))
+		log = append(log, string(line), fmt.Sprintf("sslcontext before=%v", w.ExtraInfo("sslcontext")))
 		if err := w.StartTLS(at, clientCfg, "localhost"); err != nil {
 			return err
 		}
 		_, isTLS := w.ExtraInfo("ssl_object").(*tls.Conn)
-		log = append(log, fmt.Sprintf("tls=%v", isTLS))
+		cfg, _ := w.ExtraInfo("sslcontext").(*tls.Config)
+		log = append(log, fmt.Sprintf("tls=%v sslcontext=%v", isTLS, cfg != nil))
 		w.Write([]byte("ping\n"))
 		rest, err := r.Read(at, -1)
 		log = append(log, string(rest))
@@ -131,7 +132,7 @@ func TestStreamWriterStartTLS(t *testing.T) {
 		srv.Close()
 		return errors.Join(err, srv.WaitClosed(at))
 	})
-	want := []string{"GO\n", "tls=true", "secret ping\n"}
+	want := []string{"GO\n", "sslcontext before=<nil>", "tls=true sslcontext=true", "secret ping\n"}
 	expectLog(t, want, log)
 }
 

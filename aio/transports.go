@@ -46,8 +46,9 @@ type Transport interface {
 	// IsClosing reports whether the transport is closing or closed.
 	IsClosing() bool
 	// ExtraInfo returns "peername", "sockname" (net.Addr), "socket"
-	// (the fd, int), "ssl_object" (*tls.Conn, TLS only), "peercert"
-	// (*x509.Certificate, TLS only), or nil (asyncio's get_extra_info).
+	// (the fd, int), "sslcontext" (*tls.Config, TLS only), "ssl_object"
+	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only), or
+	// nil (asyncio's get_extra_info).
 	ExtraInfo(name string) any
 	// SetProtocol replaces the protocol that receives the following
 	// callbacks (asyncio's set_protocol).
