@@ -104,8 +104,12 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // While the job is in flight a virtual-time loop waits for it instead of
 // reporting ErrDeadlock.
 func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
-	l := owner.ownerLoop()
-	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
+	l := loopOf(owner, "RunInExecutor")
+	l.checkThread("RunInExecutor")
+	l.checkClosed()
+	if fn == nil {
+		panic(valueErrorf("RunInExecutor: nil function"))
+	} // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
 	ctx, cancel := context.WithCancel(context.Background())
 	job := &executorJob{ctx: ctx}
@@ -154,6 +158,7 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 // without waiting for fn to return. A panic in fn is returned as a
 // *PanicError.
 func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
+	t.checkRunning("ToThread")
 	return RunInExecutor(t.Loop(), fn).Await(t)
 }
 
@@ -163,6 +168,7 @@ func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 // submitted has finished. It returns at once if the executor was never used.
 // If t is cancelled it returns the CancelledError (the jobs keep running).
 func ShutdownDefaultExecutor(t *T) error {
+	t.checkCaller("ShutdownDefaultExecutor")
 	l := t.Loop()
 	ex := defaultExecutor(l)
 	ex.mu.Lock()

@@ -89,6 +89,16 @@ type Awaitable interface {
 	Loop() *Loop
 	core() *futureCore
 	valueAny() any // the value of a successful awaitable, untyped (GatherAny)
+	isNil() bool   // a nil pointer in the interface (see coreOf)
+}
+
+// coreOf returns aw's state, panicking with a *ValueError that names op
+// when aw is nil (or a nil *Future, *Task or *T).
+func coreOf(aw Awaitable, op string) *futureCore {
+	if aw == nil || aw.isNil() {
+		panic(valueErrorf("%s: nil awaitable", op))
+	}
+	return aw.core()
 }
 
 // AwaitableOf is the typed view of *Future[V] and *Task[V].
@@ -112,7 +122,27 @@ type LoopOwner interface {
 
 // LoopOf returns owner's loop, for code built on this package that takes
 // a LoopOwner itself (package aio's NewStreamReader, a user's combinator).
-func LoopOf(owner LoopOwner) *Loop { return owner.ownerLoop() }
+// It panics with a *ValueError on a nil owner.
+func LoopOf(owner LoopOwner) *Loop { return loopOf(owner, "LoopOf") }
+
+// loopOf is LoopOf for op: a nil owner (a nil interface, *Loop or *T) is
+// a *ValueError naming op instead of a nil dereference.
+func loopOf(owner LoopOwner, op string) *Loop {
+	switch o := owner.(type) {
+	case *Loop:
+		if o != nil {
+			return o
+		}
+	case *T:
+		if o != nil {
+			return o.fut.loop
+		}
+	case nil:
+	default:
+		return owner.ownerLoop()
+	}
+	panic(valueErrorf("%s: nil loop owner (pass a *Loop or the running task's *T)", op))
+}
 
 func (f *futureCore) done() bool { return f.state != statePending }
 
@@ -202,8 +232,9 @@ func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 }
 
 func (f *futureCore) addDoneCallback(fn func()) CallbackID {
+	f.loop.checkThread("AddDoneCallback")
 	if fn == nil {
-		panic(runtimeErrorf("AddDoneCallback: nil callback"))
+		panic(valueErrorf("AddDoneCallback: nil callback"))
 	}
 	f.loop.callbackN++
 	cb := doneCallback{fn: fn, id: f.loop.callbackN}
@@ -221,6 +252,7 @@ func (f *futureCore) addDoneCallback(fn func()) CallbackID {
 func (f *futureCore) AddDoneCallback(fn func()) CallbackID { return f.addDoneCallback(fn) }
 
 func (f *futureCore) removeDoneCallback(id CallbackID) int {
+	f.loop.checkThread("RemoveDoneCallback")
 	for i, cb := range f.callbacks {
 		if cb.id == id && cb.task == nil {
 			f.callbacks = append(f.callbacks[:i], f.callbacks[i+1:]...)
@@ -270,9 +302,10 @@ type Future[V any] struct {
 }
 
 // NewFuture returns a pending future on owner's loop (asyncio's
-// loop.create_future).
+// loop.create_future). Any goroutine may create one (it changes nothing on
+// the loop); completing or awaiting it is for the loop's goroutine.
 func NewFuture[V any](owner LoopOwner) *Future[V] {
-	l := owner.ownerLoop()
+	l := loopOf(owner, "NewFuture")
 	l.checkClosed()
 	return &Future[V]{futureCore: futureCore{loop: l}}
 }
@@ -281,7 +314,7 @@ func NewFuture[V any](owner LoopOwner) *Future[V] {
 // (asyncio's set_result). It returns an *InvalidStateError if the future
 // is already done.
 func (f *Future[V]) SetResult(v V) error {
-	f.loop.checkThread() // debug mode, before any change (DEBUG-3)
+	f.loop.checkThread("Future.SetResult") // before any change (DEBUG-3)
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}
@@ -297,7 +330,7 @@ func (f *Future[V]) SetResult(v V) error {
 // GATHER-3): the future is then done but not Cancelled; use Cancel to
 // cancel it.
 func (f *Future[V]) SetException(err error) error {
-	f.loop.checkThread() // debug mode, before any change (DEBUG-3)
+	f.loop.checkThread("Future.SetException") // before any change (DEBUG-3)
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}
@@ -309,6 +342,8 @@ func (f *Future[V]) SetException(err error) error {
 }
 
 func (f *Future[V]) valueAny() any { return f.value }
+
+func (f *Future[V]) isNil() bool { return f == nil }
 
 // Result returns the value of a finished future; its error if it failed;
 // a *CancelledError if it was cancelled; an *InvalidStateError if it is
@@ -324,12 +359,21 @@ func (f *Future[V]) Result() (V, error) {
 // Cancel cancels a pending future and schedules its callbacks; msg, if
 // given, is the cancellation message. It returns false if the future was
 // already done (asyncio's cancel()).
-func (f *Future[V]) Cancel(msg ...string) bool { return f.cancel(joinMsg(msg)) }
+func (f *Future[V]) Cancel(msg ...string) bool {
+	f.loop.checkThread("Future.Cancel") // before any change (DEBUG-3)
+	return f.cancel(joinMsg(msg))
+}
 
 // Await suspends the running task t until f is done and returns its
 // Result. It does not suspend when f is already done (MODEL-3). If t is
 // cancelled meanwhile, it returns a *CancelledError and f is cancelled too.
 func (f *Future[V]) Await(t *T) (V, error) {
+	t.checkRunning("Future.Await")
+	return f.await(t)
+}
+
+// await is Await after the caller checked t.
+func (f *Future[V]) await(t *T) (V, error) {
 	if f.state == statePending {
 		if err := t.suspendOn(&f.futureCore); err != nil {
 			var zero V
