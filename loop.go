@@ -72,7 +72,8 @@ type Loop struct {
 	sleepTimer        *time.Timer
 	external          atomic.Int64 // work in flight on other goroutines (executors)
 
-	exceptionHandler func(*Loop, ExceptionContext)
+	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
+	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
 	debug            bool
 	slowCallback     time.Duration
 	stepStart        time.Time
@@ -83,6 +84,8 @@ type Loop struct {
 	// read it: checkThread, OnLoopGoroutine and the watchdog.
 	holder      atomic.Uint64
 	driverToken uint64 // gid.Token of the goroutine in RunForever
+
+	wd watchdog // see watchdog.go
 
 	closeHooks []func()
 	executor   *executor // the default executor, created on first use
@@ -111,6 +114,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	for _, o := range opts {
 		o(l)
 	}
+	l.updateWatchdog()
 	return l
 }
 
@@ -137,14 +141,22 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // SetDebug turns debug mode on or off (asyncio's set_debug): slow
 // callbacks and task steps are reported, and loop methods called from a
 // goroutine that is not running the loop panic.
-func (l *Loop) SetDebug(on bool) { l.debug = on }
+func (l *Loop) SetDebug(on bool) {
+	l.debug = on
+	l.updateWatchdog()
+}
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
 func (l *Loop) Debug() bool { return l.debug }
 
 // SetSlowCallbackDuration sets the debug-mode threshold above which a
-// callback or task step is reported as slow (default 100 ms).
-func (l *Loop) SetSlowCallbackDuration(d time.Duration) { l.slowCallback = d }
+// callback or task step is reported as slow (default 100 ms): after it
+// returns, with how long it took, and, while it is still running, by the
+// watchdog with its stack (see SetBlockedThreshold).
+func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
+	l.slowCallback = d
+	l.updateWatchdog()
+}
 
 func (l *Loop) checkClosed() {
 	if l.closed {
@@ -322,22 +334,36 @@ func (l *Loop) RunForever() error {
 	l.running = true
 	l.driverToken = gid.Token()
 	l.takeLoop(l.driverToken)
+	l.armWatchdog()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
+		l.disarmWatchdog()
 		l.running = false
 		l.stopping = false
 		l.takeLoop(0)
 	}()
-	// At least one iteration, even when Stop was called before.
-	if l.snapshotLeft == 0 {
-		l.startIteration()
-	}
-	l.runReady(nil)
+	driveLoop(l.driverToken, l)
 	if l.deadlocked {
 		l.deadlocked = false
 		return ErrDeadlock
 	}
 	return nil
+}
+
+// driveLoop is RunForever's part as the driver. Like runTaskFunc it is a
+// frame of its own whose first argument, the goroutine's token, the
+// watchdog looks for in a goroutine dump.
+//
+//go:noinline
+func driveLoop(token uint64, l *Loop) {
+	// At least one iteration, even when Stop was called before.
+	if l.snapshotLeft == 0 {
+		l.startIteration()
+	}
+	l.runReady(nil)
+	if token == 0 { // keeps token live, hence printed, during the calls
+		panic("asyncio: zero goroutine token")
+	}
 }
 
 // RunUntilComplete runs the loop until aw is done (asyncio's
@@ -538,6 +564,7 @@ func (l *Loop) runCallbacks() {
 				continue // cancelled
 			}
 		}
+		l.progress()
 		if !l.debug {
 			fn()
 			continue
@@ -607,6 +634,7 @@ func (l *Loop) poll(timeout time.Duration) {
 	}
 	l.sleepMode = sleepOnChannel
 	l.threadsafeMu.Unlock()
+	l.wd.idle.Store(true)
 	if timeout > 0 && !l.virtual {
 		if l.sleepTimer == nil {
 			l.sleepTimer = time.NewTimer(timeout)
@@ -621,6 +649,7 @@ func (l *Loop) poll(timeout time.Duration) {
 	} else {
 		<-l.wakeCh
 	}
+	l.wd.idle.Store(false)
 	l.threadsafeMu.Lock()
 	l.sleepMode = sleepAwake
 	l.threadsafeMu.Unlock()
@@ -639,8 +668,12 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 		}
 		l.threadsafeMu.Unlock()
 	}
+	if timeout != 0 {
+		l.wd.idle.Store(true)
+	}
 	events, err := l.sel.poll(timeout, l.ioEvents[:0])
 	if timeout != 0 {
+		l.wd.idle.Store(false)
 		l.threadsafeMu.Lock()
 		l.sleepMode = sleepAwake
 		l.threadsafeMu.Unlock()

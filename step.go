@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"time"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
@@ -44,6 +43,7 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	}
 	t.stepErr = err
 	l.current = t
+	l.progress()
 	if l.debug {
 		l.stepStart = time.Now()
 	}
@@ -144,9 +144,9 @@ func (l *Loop) endStep(t *T) {
 	l.current = nil
 	if l.debug && !l.stepStart.IsZero() {
 		if dt := time.Since(l.stepStart); dt >= l.slowCallback {
-			buf := make([]byte, 8192)
-			buf = buf[:runtime.Stack(buf, false)]
-			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()), slog.String("stack", string(buf)))
+			// No stack here: it would show only where the step ended. The
+			// watchdog reports the stack while a step is slow.
+			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()))
 		}
 		l.stepStart = time.Time{}
 	}
