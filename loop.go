@@ -75,6 +75,7 @@ type Loop struct {
 	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
 	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
 	debug            bool
+	checkAll         bool // checkThread checks: checkEveryMode || debug
 	slowCallback     time.Duration
 	stepStart        time.Time
 
@@ -114,6 +115,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	for _, o := range opts {
 		o(l)
 	}
+	l.checkAll = checkEveryMode || l.debug
 	l.updateWatchdog()
 	return l
 }
@@ -143,6 +145,7 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // goroutine that is not running the loop panic.
 func (l *Loop) SetDebug(on bool) {
 	l.debug = on
+	l.checkAll = checkEveryMode || on
 	l.updateWatchdog()
 }
 
@@ -194,10 +197,12 @@ var checkEveryMode = gid.Fast
 // called from a goroutine that is not running the loop while the loop
 // runs (asyncio's debug-mode _check_thread, DEBUG-3, made unconditional
 // where telling goroutines apart is cheap). Where gid.Token is slow it
-// checks in debug mode only; checkThreadAlways is the guard that stays
-// on everywhere, for the calls that are rare and would corrupt the loop.
+// checks in debug mode only (checkAll); checkThreadAlways is the guard
+// that stays on everywhere, for the calls that are rare and would corrupt
+// the loop. (No variant of it fits the inlining budget: the call to
+// gid.Token alone costs most of it.)
 func (l *Loop) checkThread(op string) {
-	if h := l.holder.Load(); h != 0 && (checkEveryMode || l.debug) && h != gid.Token() {
+	if h := l.holder.Load(); h != 0 && l.checkAll && h != gid.Token() {
 		panicNotOnLoop(op)
 	}
 }
@@ -209,8 +214,7 @@ func (l *Loop) checkThreadAlways(op string) {
 	}
 }
 
-// panicNotOnLoop is checkThread's slow path, kept out of line so that the
-// check inlines.
+// panicNotOnLoop is checkThread's panic.
 //
 //go:noinline
 func panicNotOnLoop(op string) {
