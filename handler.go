@@ -24,6 +24,10 @@ type ExceptionContext struct {
 	// "Event loop blocked ...", the stack of the goroutine holding the
 	// loop, taken while it was blocked (its top is the blocking call).
 	Stack string
+	// CreatedAt is, in debug mode, where the task or future concerned was
+	// created (asyncio's source_traceback): for "exception was never
+	// retrieved" and "Task was destroyed but it is pending!".
+	CreatedAt string
 }
 
 // SetExceptionHandler sets the handler called with errors nobody else
@@ -92,6 +96,9 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	}
 	if ctx.Stack != "" {
 		attrs = append(attrs, slog.String("stack", ctx.Stack))
+	}
+	if ctx.CreatedAt != "" {
+		attrs = append(attrs, slog.String("created_at", ctx.CreatedAt))
 	}
 	slog.Error(msg, attrs...)
 }

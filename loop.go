@@ -91,6 +91,11 @@ type Loop struct {
 	closeHooks []func()
 	executor   *executor // the default executor, created on first use
 
+	// unretrieved lists the failed futures and tasks whose error nobody
+	// has read yet; Close reports them (future.go, FUT-10).
+	unretrieved    []*unretrieved
+	unretrievedSeq uint64
+
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
 
@@ -725,7 +730,8 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	for _, t := range append([]*T(nil), l.tasks...) {
-		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t})
+		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
+			CreatedAt: t.fut.unretrieved.createdAt()})
 		if t.started && !t.fut.done() {
 			t.kill()
 		}
@@ -735,6 +741,9 @@ func (l *Loop) Close() error {
 	l.threadsafePending = nil
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
+	// After the pending tasks' deferred calls (they may fail futures) and
+	// once the cleanups can no longer queue a report.
+	l.reportUnretrievedAtClose()
 	l.ready.clear()
 	l.snapshotLeft = 0
 	for _, s := range l.timers {

@@ -88,6 +88,9 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 			tk.t.name = "Task-" + strconv.FormatUint(n, 10)
 		}
 	}
+	if l.debug {
+		tk.f.unretrieved = newUnretrieved(1)
+	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
 	l.scheduleStep(&tk.t)
