@@ -174,8 +174,8 @@ func (l *Loop) checkClosed() {
 
 // takeLoop records that the calling goroutine now runs the loop. It is
 // called wherever a goroutine takes the loop over: RunForever's start, the
-// driver after each resume, a task's first step (T.main) and a task going
-// on after it was resumed (park).
+// driver when it runs callbacks after a resume (retake), a task's first
+// step (T.main) and a task going on after it was resumed (park).
 func (l *Loop) takeLoop(token uint64) { l.holder.Store(token) }
 
 // OnLoopGoroutine reports whether the caller is the goroutine running l:
@@ -456,6 +456,9 @@ func (l *Loop) runReady(self *T) nextUp {
 		}
 		e := l.ready.peek()
 		if e.task == nil {
+			if self == nil {
+				l.retake()
+			}
 			l.runCallbacks()
 			continue
 		}
@@ -474,6 +477,22 @@ func (l *Loop) runReady(self *T) nextUp {
 		}
 		task.started = true
 		task.resume() // the driver: run task's step on its goroutine
+		if task.fut.done() {
+			// Its goroutine has exited; a new goroutine may get its token.
+			l.takeLoop(l.driverToken)
+		}
+	}
+}
+
+// retake makes the driver the holder again before it runs user code.
+// After a resume the driver leaves the holder as it is (one atomic store
+// less per task switch) when the task only suspended: that token belongs
+// to a goroutine parked in its switch, which can call nothing, so the
+// checks stay sound while the driver runs the loop's own code. Before
+// callbacks (or an exception handler) run on the driver, it must be the
+// driver's.
+func (l *Loop) retake() {
+	if l.holder.Load() != l.driverToken {
 		l.takeLoop(l.driverToken)
 	}
 }
@@ -689,6 +708,7 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 	}
 	l.ioEvents = events
 	if err != nil {
+		l.takeLoop(gid.Token()) // see retake: user code runs next
 		l.CallExceptionHandler(ExceptionContext{Message: "selector poll failed", Err: err})
 		return 0
 	}

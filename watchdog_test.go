@@ -26,13 +26,27 @@ func blockedReports(l *Loop, r *eventLog) chan ExceptionContext {
 	return reports
 }
 
-// blockedOnReport is a task step that blocks the loop on a channel
-// receive until the watchdog reports it, then turns the watchdog off (so
-// nothing else is reported) and returns the report.
-func blockedOnReport(l *Loop, reports chan ExceptionContext) ExceptionContext {
-	c := <-reports // the blocking call the report must show
+// blockedOnReport is a step or callback that blocks the loop on a channel
+// receive until the watchdog reports it, with a 1 ns threshold. A report
+// made before the receive (the machine stalled the loop first: with such a
+// threshold any pause is a block) is set aside and the watchdog re-armed.
+// Then, still holding the loop, it lets the watchdog look a few more
+// times, counts the reports that came meanwhile (once per step: none), and
+// turns the watchdog off.
+func blockedOnReport(l *Loop, reports chan ExceptionContext) (c ExceptionContext, more int) {
+	for {
+		l.SetBlockedThreshold(time.Nanosecond) // (re)arms the watchdog
+		c = <-reports                          // the blocking call the report must show
+		if stateOf(c.Stack) == "chan receive" && strings.Contains(firstFrame(c.Stack), "asyncio.blockedOnReport") {
+			break
+		}
+	}
+	for start := l.wd.looks.Load(); l.wd.looks.Load() < start+3; {
+		runtime.Gosched()
+	}
+	more = len(reports)
 	l.SetBlockedThreshold(0)
-	return c
+	return c, more
 }
 
 // Issue 10 point 6: a task step that blocks the loop (here on a channel
@@ -44,26 +58,28 @@ func TestWatchdog_ReportsBlockedTaskStepWhileBlocked(t *testing.T) {
 	defer mustClose(t, l)
 	var r eventLog
 	reports := blockedReports(l, &r)
-	l.SetBlockedThreshold(time.Nanosecond)
-	tk := CreateTask(l, func(t *T) (ExceptionContext, error) {
+	var c ExceptionContext
+	var more int
+	tk := CreateTask(l, func(t *T) (int, error) {
 		if err := Sleep(t, time.Second); err != nil {
-			return ExceptionContext{}, err
+			return 0, err
 		}
-		return blockedOnReport(l, reports), nil
+		c, more = blockedOnReport(l, reports)
+		return 0, nil
 	}, WithName("blocker"))
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := tk.Result()
 	r.log("message: %v", strings.HasPrefix(c.Message, "Event loop blocked for at least"))
 	r.log("says how to fix: %v", strings.Contains(c.Message, "asyncio.Go(t, fn)") && strings.Contains(c.Message, "asyncio.ToThread"))
 	r.log("names the goroutine: %v", strings.Contains(c.Message, "goroutine "))
 	r.log("blocked in: %s", stateOf(c.Stack))
 	r.log("top frame is the test's: %v", strings.Contains(firstFrame(c.Stack), "asyncio.blockedOnReport"))
 	r.log("task goroutine: %v", strings.Contains(c.Stack, "asyncio.runTaskFunc("))
-	r.log("more reports: %d", len(reports))
+	r.log("more reports while still blocked: %d", more)
 	checkEvents(t, []string{"message: true", "says how to fix: true", "names the goroutine: true",
-		"blocked in: chan receive", "top frame is the test's: true", "task goroutine: true", "more reports: 0"}, &r)
+		"blocked in: chan receive", "top frame is the test's: true", "task goroutine: true",
+		"more reports while still blocked: 0"}, &r)
 }
 
 // A callback that blocks the goroutine in RunForever is reported the same
@@ -73,9 +89,8 @@ func TestWatchdog_ReportsBlockedCallback(t *testing.T) {
 	defer mustClose(t, l)
 	var r eventLog
 	reports := blockedReports(l, &r)
-	l.SetBlockedThreshold(time.Nanosecond)
 	var c ExceptionContext
-	l.CallSoon(func() { c = blockedOnReport(l, reports) })
+	l.CallSoon(func() { c, _ = blockedOnReport(l, reports) })
 	runOne(t, l)
 	r.log("blocked in: %s", stateOf(c.Stack))
 	r.log("top frame is the callback's: %v", strings.Contains(firstFrame(c.Stack), "asyncio.blockedOnReport"))
@@ -93,17 +108,28 @@ func TestWatchdog_WaitingLoopIsNotReported(t *testing.T) {
 	reports := blockedReports(l, &r)
 	l.SetBlockedThreshold(time.Nanosecond)
 	woken := NewFuture[int](l)
-	go func() {
-		waitUntilSleeping(l)
-		for start := l.wd.looks.Load(); l.wd.looks.Load() < start+5; {
+	var before, after int
+	looks := func(n int64) {
+		for start := l.wd.looks.Load(); l.wd.looks.Load() < start+n; {
 			runtime.Gosched()
 		}
+	}
+	go func() {
+		for !l.wd.idle.Load() {
+			runtime.Gosched()
+		}
+		// A check that started before the loop went idle has finished
+		// (checks run one at a time) after two more looks.
+		looks(2)
+		before = len(reports)
+		looks(5)
+		after = len(reports)
 		l.CallSoonThreadsafe(func() { woken.SetResult(1) })
 	}()
 	if err := l.RunUntilComplete(woken); err != nil {
 		t.Fatal(err)
 	}
-	r.log("reports while waiting: %d", len(reports))
+	r.log("reports while waiting: %d", after-before)
 	checkEvents(t, []string{"reports while waiting: 0"}, &r)
 }
 
@@ -121,12 +147,7 @@ func TestWatchdog_Threshold(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
 	th("default", l)
-	armed := func() bool {
-		l.wd.mu.Lock()
-		defer l.wd.mu.Unlock()
-		return l.wd.armed
-	}
-	l.CallSoon(func() { r.log("watchdog armed: %v", armed()) })
+	l.CallSoon(func() { r.log("watchdog armed: %v", armed(l)) })
 	runOne(t, l)
 	l.SetDebug(true)
 	th("debug", l)
@@ -140,12 +161,12 @@ func TestWatchdog_Threshold(t *testing.T) {
 	th("set 5s, debug off", l)
 	l.SetBlockedThreshold(0)
 	th("set 0", l)
-	l.CallSoon(func() { r.log("watchdog armed: %v", armed()) })
+	l.CallSoon(func() { r.log("watchdog armed: %v", armed(l)) })
 	runOne(t, l)
 	l.SetBlockedThreshold(time.Hour)
-	l.CallSoon(func() { r.log("watchdog armed: %v", armed()) })
+	l.CallSoon(func() { r.log("watchdog armed: %v", armed(l)) })
 	runOne(t, l)
-	r.log("after RunForever: %v", armed())
+	r.log("after RunForever: %v", armed(l))
 	checkEvents(t, []string{"WithDebug(): 100ms", "default: 1s", "watchdog armed: true", "debug: 100ms", "debug, slow callback 20ms: 20ms",
 		"debug, slow callback 0: 1s", "set 5s: 5s", "set 5s, debug off: 5s", "set 0: 0s",
 		"watchdog armed: false", "watchdog armed: true", "after RunForever: false"}, &r)
@@ -158,16 +179,24 @@ func TestWatchdog_EnabledWhileRunning(t *testing.T) {
 	var r eventLog
 	reports := blockedReports(l, &r)
 	l.SetBlockedThreshold(0)
-	tk := CreateTask(l, func(t *T) (ExceptionContext, error) {
-		l.SetBlockedThreshold(time.Nanosecond)
-		return blockedOnReport(l, reports), nil
+	var c ExceptionContext
+	tk := CreateTask(l, func(t *T) (int, error) {
+		r.log("armed before: %v", armed(l))
+		c, _ = blockedOnReport(l, reports) // turns it on
+		return 0, nil
 	})
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := tk.Result()
 	r.log("blocked in: %s", stateOf(c.Stack))
-	checkEvents(t, []string{"blocked in: chan receive"}, &r)
+	checkEvents(t, []string{"armed before: false", "blocked in: chan receive"}, &r)
+}
+
+// armed reports whether l's watchdog timer is armed.
+func armed(l *Loop) bool {
+	l.wd.mu.Lock()
+	defer l.wd.mu.Unlock()
+	return l.wd.armed
 }
 
 // stateOf returns the wait reason of a goroutine stack ("chan receive"
