@@ -423,7 +423,9 @@ func NewFuture[V any](owner LoopOwner) *Future[V] {
 // (asyncio's set_result). It returns an *InvalidStateError if the future
 // is already done.
 func (f *Future[V]) SetResult(v V) error {
-	f.loop.checkThread("Future.SetResult") // before any change (DEBUG-3)
+	if !f.loop.onLoop() { // before any change (DEBUG-3)
+		f.loop.checkThread("Future.SetResult")
+	}
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}
@@ -477,8 +479,17 @@ func (f *Future[V]) Cancel(msg ...string) bool {
 // Result. It does not suspend when f is already done (MODEL-3). If t is
 // cancelled meanwhile, it returns a *CancelledError and f is cancelled too.
 func (f *Future[V]) Await(t *T) (V, error) {
-	t.checkRunning("Future.Await")
-	return f.await(t)
+	// t.checkRunning, with its fast path written out (the hottest await).
+	if t == nil || !t.fut.loop.onLoop() || t.fut.loop.current != t {
+		t.checkRunning("Future.Await")
+	}
+	if f.state == statePending {
+		if err := t.suspendOn(&f.futureCore); err != nil {
+			var zero V
+			return zero, err
+		}
+	}
+	return f.Result()
 }
 
 // await is Await after the caller checked t.

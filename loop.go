@@ -212,6 +212,20 @@ func (l *Loop) checkThread(op string) {
 	}
 }
 
+// onLoop is checkThread's fast path, for the hottest callers (CallSoon,
+// SetResult, Sleep, Future.Await): true when the caller holds the loop,
+// which is the common case. It inlines, so that the check costs one call
+// (gid.Token) where checkThread costs two; when it is false the caller
+// calls checkThread, which decides (the loop may not be running, or
+// checks may be off). Where gid.Token is slow it calls it only when
+// checkThread would.
+func (l *Loop) onLoop() bool {
+	if !gid.Fast {
+		return !l.checkAll || l.holder.Load() == 0 || gid.Token() == l.holder.Load()
+	}
+	return gid.Token() == l.holder.Load()
+}
+
 // checkThreadAlways is checkThread in every mode on every architecture.
 func (l *Loop) checkThreadAlways(op string) {
 	if h := l.holder.Load(); h != 0 && h != gid.Token() {
@@ -234,7 +248,9 @@ func panicNotOnLoop(op string) {
 // *ValueError on a nil fn, and with a *RuntimeError when called from a
 // goroutine that is not running the loop (use CallSoonThreadsafe there).
 func (l *Loop) CallSoon(fn func()) *Handle {
-	l.checkThread("CallSoon")
+	if !l.onLoop() {
+		l.checkThread("CallSoon")
+	}
 	l.checkClosed()
 	if fn == nil {
 		panic(valueErrorf("CallSoon: nil callback"))

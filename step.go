@@ -175,9 +175,8 @@ func (t *T) checkRunning(op string) {
 		panicNilT(op)
 	}
 	l := t.fut.loop
-	// l.checkThread(op), written out: one call less on every await.
-	if h := l.holder.Load(); h != 0 && l.checkAll && h != gid.Token() {
-		panicNotOnLoop(op)
+	if !l.onLoop() {
+		l.checkThread(op)
 	}
 	if l.current != t {
 		panicNotRunning(op, t)
