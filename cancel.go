@@ -43,6 +43,7 @@ func (t *T) Cancelling() int { return int(t.numCancelRequested) }
 // count (asyncio's uncancel(), 3.13 semantics: when the count reaches 0 a
 // cancellation not yet delivered is withdrawn too).
 func (t *T) Uncancel() int {
+	t.fut.loop.checkThread("Task.Uncancel")
 	if t.numCancelRequested > 0 {
 		t.numCancelRequested--
 		if t.numCancelRequested == 0 {
@@ -53,7 +54,7 @@ func (t *T) Uncancel() int {
 }
 
 func (t *T) cancel(msg string) bool {
-	t.fut.loop.checkThread() // debug mode, before any change (DEBUG-3)
+	t.fut.loop.checkThread("Task.Cancel") // before any change (DEBUG-3)
 	t.fut.markRetrieved()
 	if t.fut.done() {
 		return false
@@ -123,7 +124,6 @@ func (f *futureCore) cancel(msg string) bool {
 
 // cancelPlain is asyncio's Future.cancel (FUT-4).
 func (f *futureCore) cancelPlain(msg string) bool {
-	f.loop.checkThread() // before any change: a misuse corrupts nothing
 	f.markRetrieved()
 	if f.state != statePending {
 		return false

@@ -1,9 +1,7 @@
 package asyncio
 
 import (
-	"fmt"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -54,8 +52,10 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 	}
 	checkEvents(t, []string{
 		"WARN Executing github.com/go-asyncio/asyncio.slowCallback took N.NNN seconds",
-		"WARN Executing <Task pending name='slow'> took N.NNN seconds stack=...",
-		"WARN Executing <Task finished name='slow'> took N.NNN seconds stack=...",
+		// No stack: it would show where the step ended, not what was
+		// slow; the watchdog reports that while the step runs.
+		"WARN Executing <Task pending name='slow'> took N.NNN seconds",
+		"WARN Executing <Task finished name='slow'> took N.NNN seconds",
 		// RunUntilComplete's own done callback (it stops the loop).
 		"WARN Executing github.com/go-asyncio/asyncio.(*Loop).Stop-fm took N.NNN seconds",
 	}, &eventLog{events: got})
@@ -75,116 +75,46 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 
 func slowCallback() {}
 
-func TestDEBUG3_ForeignGoroutineCallSoonPanics(t *testing.T) {
-	l := NewLoop(WithVirtualTime(), WithDebug())
-	defer mustClose(t, l)
+// DEBUG-3 on an architecture where telling goroutines apart is slow
+// (gid.Fast false: the policy is forced here through checkEveryMode):
+// outside debug mode only the always-on guards reject a foreign call
+// (Stop, Close, fd registration); in debug mode every entry point does, as
+// on amd64 and arm64 in every mode (TestTHREAD6_...).
+func TestDEBUG3_SlowArchitecturesCheckSchedulingInDebugModeOnly(t *testing.T) {
+	saved := checkEveryMode
+	checkEveryMode = false
+	t.Cleanup(func() { checkEveryMode = saved })
 	var r eventLog
-	foreign := func(name string, call func()) string {
-		out := make(chan string)
-		go func() {
-			defer func() { out <- fmt.Sprint(recover()) }()
-			call()
-		}()
-		return name + ": " + <-out
-	}
-	tk := CreateTask(l, func(t *T) (int, error) {
-		// The loop runs on this task's goroutine now: its own calls pass.
-		l.CallSoon(func() {})
-		if err := Sleep(t, time.Second); err != nil {
-			return 0, err
-		}
-		r.log("%s", foreign("CallSoon", func() { l.CallSoon(func() {}) }))
-		r.log("%s", foreign("CallLater", func() { l.CallLater(time.Second, func() {}) }))
-		r.log("%s", foreign("CallAt", func() { l.CallAt(time.Second, func() {}) }))
-		r.log("%s", foreign("CallSoonThreadsafe", func() {
-			if _, err := l.CallSoonThreadsafe(r.logFn("threadsafe ran")); err != nil {
-				panic(err)
-			}
-		}))
-		return 0, Sleep(t, 0)
-	})
-	l.CallSoon(func() {
-		r.log("%s", foreign("from a callback", func() { l.CallSoon(func() {}) }))
-	})
-	if err := l.RunUntilComplete(tk); err != nil {
-		t.Fatal(err)
-	}
-	const msg = "asyncio: Non-thread-safe operation invoked on an event loop other than the current one"
-	checkEvents(t, []string{
-		"from a callback: " + msg,
-		"CallSoon: " + msg,
-		"CallLater: " + msg,
-		"CallAt: " + msg,
-		"CallSoonThreadsafe: <nil>",
-		"threadsafe ran",
-	}, &r)
-}
-
-// DEBUG-3 / THREAD-6: in debug mode, completing a future or cancelling a
-// task from a goroutine that is not running the loop panics (asyncio's
-// debug-mode call_soon raises there), and before anything changes: the
-// future stays pending and can still be completed properly. Outside debug
-// mode it is not checked.
-func TestDEBUG3_ForeignGoroutineCompletingFuturePanics(t *testing.T) {
-	for _, debug := range []bool{true, false} {
-		l := NewLoop(WithVirtualTime())
+	for _, debug := range []bool{false, true} {
+		l := NewTestLoop()
 		l.SetDebug(debug)
-		fut := NewFuture[int](l)
-		var got []string
-		try := func(name string, call func()) {
-			out := make(chan string)
-			go func() {
-				defer func() { out <- fmt.Sprint(recover()) }()
-				call()
-			}()
-			got = append(got, name+": "+<-out)
-		}
-		waiter := CreateTask(l, func(t *T) (int, error) { return fut.Await(t) })
-		sleeper := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
-		main := CreateTask(l, func(t *T) (int, error) {
-			Sleep(t, 0) // the others park
-			if debug {
-				try("SetResult", func() { fut.SetResult(1) })
-				try("Task.Cancel", func() { sleeper.Cancel() })
+		tk := startTask(l, "main", func(t *T) error {
+			for _, c := range []struct {
+				op   string
+				call func()
+			}{
+				{"CallSoon", func() { l.CallSoon(r.logFn("foreign CallSoon ran")) }},
+				{"Stop", l.Stop},
+				{"Close", func() { l.Close() }},
+				{"AddReader", func() { l.AddReader(0, func() {}) }},
+				{"RemoveWriter", func() { l.RemoveWriter(0) }},
+			} {
+				r.log("debug=%v %s rejected: %v", debug, c.op, fromForeignGoroutine(c.call) != nil)
 			}
-			if !fut.Done() && sleeper.Cancelling() == 0 {
-				got = append(got, "untouched")
-			}
-			fut.SetResult(2)
-			sleeper.Cancel()
-			return 0, nil
+			return Sleep(t, 0)
 		})
-		if err := l.RunUntilComplete(main); err != nil {
+		if err := l.RunUntilComplete(tk); err != nil {
 			t.Fatal(err)
 		}
-		if v, err := waiter.Result(); !waiter.Done() {
-			l.RunUntilComplete(waiter)
-			v, err = waiter.Result()
-			if v != 2 || err != nil {
-				t.Errorf("debug=%v: waiter got %d, %v; want 2, nil", debug, v, err)
-			}
-		} else if v != 2 || err != nil {
-			t.Errorf("debug=%v: waiter got %d, %v; want 2, nil", debug, v, err)
-		}
-		l.RunUntilComplete(sleeper)
 		mustClose(t, l)
-		if !debug {
-			continue
-		}
-		if len(got) == 3 && got[2] == "untouched" {
-			got = got[:2]
-		} else {
-			t.Errorf("debug mode: the future or the task was changed by the failed foreign call: %q", got)
-		}
-		for _, g := range got {
-			if !strings.Contains(g, "Non-thread-safe operation invoked on an event loop other than the current one") {
-				t.Errorf("debug mode: %s; want the non-thread-safe panic", g)
-			}
-		}
-		if len(got) != 2 {
-			t.Errorf("got %d results, want 2", len(got))
-		}
 	}
+	checkEvents(t, []string{
+		"debug=false CallSoon rejected: false", "debug=false Stop rejected: true", "debug=false Close rejected: true",
+		"debug=false AddReader rejected: true", "debug=false RemoveWriter rejected: true",
+		"foreign CallSoon ran",
+		"debug=true CallSoon rejected: true", "debug=true Stop rejected: true", "debug=true Close rejected: true",
+		"debug=true AddReader rejected: true", "debug=true RemoveWriter rejected: true",
+	}, &r)
 }
 
 func TestDEBUG5_TaskRepr(t *testing.T) {

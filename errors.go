@@ -83,6 +83,10 @@ func runtimeErrorf(format string, args ...any) *RuntimeError {
 	return &RuntimeError{Msg: fmt.Sprintf(format, args...)}
 }
 
+func valueErrorf(format string, args ...any) *ValueError {
+	return &ValueError{Msg: fmt.Sprintf(format, args...)}
+}
+
 func errLoopClosed() *RuntimeError {
 	return &RuntimeError{Msg: "Event loop is closed", Err: ErrLoopClosed}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -377,4 +378,62 @@ func ExampleToThread() {
 	})
 	fmt.Println(sum, err)
 	// Output: 5050 <nil>
+}
+
+// The watchdog reports a task step that holds the loop with a blocking
+// call, while it is still blocked, with the stack of the goroutine making
+// that call. Here the step blocks on a channel until the report itself
+// arrives (a real program would await the call with asyncio.Go or
+// asyncio.ToThread).
+func ExampleLoop_SetBlockedThreshold() {
+	l := asyncio.NewLoop()
+	defer l.Close()
+	l.SetBlockedThreshold(50 * time.Millisecond) // default: 1 s
+	reports := make(chan asyncio.ExceptionContext, 1)
+	l.SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+		select {
+		case reports <- c: // runs on the watchdog's goroutine: do not block
+		default:
+		}
+	})
+	task := asyncio.CreateTask(l, func(t *asyncio.T) (bool, error) {
+		c := <-reports // blocks the loop: every other task waits too
+		l.SetBlockedThreshold(0)
+		fmt.Println(c.Message[:len("Event loop blocked")])
+		return strings.Contains(c.Stack, "ExampleLoop_SetBlockedThreshold"), nil
+	})
+	l.RunUntilComplete(task)
+	fmt.Println(task.Result())
+	// Output:
+	// Event loop blocked
+	// true <nil>
+}
+
+// OnLoopGoroutine tells code that may run anywhere whether it may call the
+// loop directly or must go through CallSoonThreadsafe.
+func ExampleLoop_OnLoopGoroutine() {
+	l := asyncio.NewLoop()
+	defer l.Close()
+	schedule := func(fn func()) {
+		if l.OnLoopGoroutine() {
+			l.CallSoon(fn)
+		} else {
+			l.CallSoonThreadsafe(fn)
+		}
+	}
+	done := asyncio.NewFuture[string](l)
+	task := asyncio.CreateTask(l, func(t *asyncio.T) (string, error) {
+		fmt.Println("in the task:", l.OnLoopGoroutine())
+		go func() {
+			fmt.Println("in a goroutine:", l.OnLoopGoroutine())
+			schedule(func() { done.SetResult("scheduled from a goroutine") })
+		}()
+		return done.Await(t)
+	})
+	l.RunUntilComplete(task)
+	fmt.Println(task.Result())
+	// Output:
+	// in the task: true
+	// in a goroutine: false
+	// scheduled from a goroutine <nil>
 }

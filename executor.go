@@ -149,8 +149,12 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // ConcurrentFuture.Wait(ctx) with this ctx, for a result of the same loop
 // (RunCoroutineThreadsafe): the loop then goes on, timers included.
 func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
-	l := owner.ownerLoop()
-	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
+	l := loopOf(owner, "RunInExecutor")
+	l.checkThread("RunInExecutor")
+	l.checkClosed()
+	if fn == nil {
+		panic(valueErrorf("RunInExecutor: nil function"))
+	} // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
 	job := &executorJob{loop: l}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), executorJobKey{}, job))
@@ -201,6 +205,7 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 // without waiting for fn to return. A panic in fn is returned as a
 // *PanicError.
 func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
+	t.checkRunning("ToThread")
 	return RunInExecutor(t.Loop(), fn).Await(t)
 }
 
@@ -210,6 +215,7 @@ func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 // submitted has finished. It returns at once if the executor was never used.
 // If t is cancelled it returns the CancelledError (the jobs keep running).
 func ShutdownDefaultExecutor(t *T) error {
+	t.checkCaller("ShutdownDefaultExecutor")
 	l := t.Loop()
 	ex := defaultExecutor(l)
 	ex.mu.Lock()

@@ -1,8 +1,12 @@
 package asyncio
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
 )
 
 type futureState uint8
@@ -60,9 +64,9 @@ type futureCore struct {
 	task *T
 	// cancelFn, when set, replaces the plain cancel (gather's outer future).
 	cancelFn func(msg string) bool
-	// unretrieved reports "exception was never retrieved" when the future
-	// is collected with an error nobody read (FUT-10).
-	unretrieved *runtime.Cleanup
+	// unretrieved is the record of an error nobody read (FUT-10), and in
+	// debug mode of where the future was created; see watchUnretrieved.
+	unretrieved *unretrieved
 }
 
 // Awaitable is the untyped view of anything a task can await: *Future[V],
@@ -89,6 +93,16 @@ type Awaitable interface {
 	Loop() *Loop
 	core() *futureCore
 	valueAny() any // the value of a successful awaitable, untyped (GatherAny)
+	isNil() bool   // a nil pointer in the interface (see coreOf)
+}
+
+// coreOf returns aw's state, panicking with a *ValueError that names op
+// when aw is nil (or a nil *Future, *Task or *T).
+func coreOf(aw Awaitable, op string) *futureCore {
+	if aw == nil || aw.isNil() {
+		panic(valueErrorf("%s: nil awaitable", op))
+	}
+	return aw.core()
 }
 
 // AwaitableOf is the typed view of *Future[V] and *Task[V].
@@ -112,7 +126,27 @@ type LoopOwner interface {
 
 // LoopOf returns owner's loop, for code built on this package that takes
 // a LoopOwner itself (package aio's NewStreamReader, a user's combinator).
-func LoopOf(owner LoopOwner) *Loop { return owner.ownerLoop() }
+// It panics with a *ValueError on a nil owner.
+func LoopOf(owner LoopOwner) *Loop { return loopOf(owner, "LoopOf") }
+
+// loopOf is LoopOf for op: a nil owner (a nil interface, *Loop or *T) is
+// a *ValueError naming op instead of a nil dereference.
+func loopOf(owner LoopOwner, op string) *Loop {
+	switch o := owner.(type) {
+	case *Loop:
+		if o != nil {
+			return o
+		}
+	case *T:
+		if o != nil {
+			return o.fut.loop
+		}
+	case nil:
+	default:
+		return owner.ownerLoop()
+	}
+	panic(valueErrorf("%s: nil loop owner (pass a *Loop or the running task's *T)", op))
+}
 
 func (f *futureCore) done() bool { return f.state != statePending }
 
@@ -128,14 +162,6 @@ func (f *futureCore) Done() bool { return f.state != statePending }
 // Cancelled reports whether the future was cancelled (asyncio's
 // cancelled()).
 func (f *futureCore) Cancelled() bool { return f.state == stateCancelled }
-
-// markRetrieved clears the "exception was never retrieved" report.
-func (f *futureCore) markRetrieved() {
-	if f.unretrieved != nil {
-		f.unretrieved.Stop()
-		f.unretrieved = nil
-	}
-}
 
 // resultErr is the error half of asyncio's result(): it also marks a
 // stored exception retrieved.
@@ -202,8 +228,9 @@ func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 }
 
 func (f *futureCore) addDoneCallback(fn func()) CallbackID {
+	f.loop.checkThread("AddDoneCallback")
 	if fn == nil {
-		panic(runtimeErrorf("AddDoneCallback: nil callback"))
+		panic(valueErrorf("AddDoneCallback: nil callback"))
 	}
 	f.loop.callbackN++
 	cb := doneCallback{fn: fn, id: f.loop.callbackN}
@@ -221,6 +248,7 @@ func (f *futureCore) addDoneCallback(fn func()) CallbackID {
 func (f *futureCore) AddDoneCallback(fn func()) CallbackID { return f.addDoneCallback(fn) }
 
 func (f *futureCore) removeDoneCallback(id CallbackID) int {
+	f.loop.checkThread("RemoveDoneCallback")
 	for i, cb := range f.callbacks {
 		if cb.id == id && cb.task == nil {
 			f.callbacks = append(f.callbacks[:i], f.callbacks[i+1:]...)
@@ -234,30 +262,139 @@ func (f *futureCore) removeDoneCallback(id CallbackID) int {
 // removed, 0 or 1 (asyncio's remove_done_callback).
 func (f *futureCore) RemoveDoneCallback(id CallbackID) int { return f.removeDoneCallback(id) }
 
-// unretrievedReport is what the cleanup of a failed future needs; it must
-// not reference the future itself.
-type unretrievedReport struct {
+// # Errors nobody retrieved (FUT-10)
+//
+// A future that fails gets an unretrieved record, which the loop keeps in
+// a list and a runtime cleanup watches. Whichever comes first reports the
+// error: the cleanup, once the future is unreachable (through the loop,
+// with CallSoonThreadsafe), or Close, for every record still listed. Any
+// retrieval (Result, Err, an await, Cancel) withdraws it. The claimed flag
+// makes the report happen once when the cleanup and Close race. The record
+// must not reference the future, or the cleanup would never run.
+
+// unretrieved is the record of a failed future whose error nobody read;
+// in debug mode it exists from the future's creation, for where it was
+// created.
+type unretrieved struct {
 	loop    *Loop
 	message string
 	err     error
+	pcs     []uintptr // debug mode: where the future or task was created
+	index   int       // position in loop.unretrieved; -1: not listed
+	seq     uint64    // order of failure, for Close's reports
+	claimed atomic.Bool
+	cleanup runtime.Cleanup
 }
 
-// watchUnretrieved arranges for "exception was never retrieved" to be
-// reported if the future becomes unreachable with err unread (FUT-10).
-func (f *futureCore) watchUnretrieved(err error) {
-	msg := "Future exception was never retrieved"
-	if f.task != nil {
-		msg = "Task exception was never retrieved: " + f.task.Name()
+// newUnretrieved captures where a future or task is being created, in
+// debug mode (asyncio's _source_traceback, DEBUG-4); skip is the number of
+// frames above the caller of newUnretrieved to leave out.
+func newUnretrieved(skip int) *unretrieved {
+	var pcs [16]uintptr
+	n := runtime.Callers(skip+2, pcs[:])
+	return &unretrieved{pcs: append([]uintptr(nil), pcs[:n]...), index: -1}
+}
+
+// createdAt formats where the future or task was created (debug mode),
+// "" if that is not known.
+func (r *unretrieved) createdAt() string {
+	if r == nil || len(r.pcs) == 0 {
+		return ""
 	}
-	c := runtime.AddCleanup(f, reportUnretrieved, unretrievedReport{loop: f.loop, message: msg, err: err})
-	f.unretrieved = &c
+	var b strings.Builder
+	frames := runtime.CallersFrames(r.pcs)
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
+		if !more {
+			return b.String()
+		}
+	}
 }
 
-func reportUnretrieved(r unretrievedReport) {
-	ctx := ExceptionContext{Message: r.message, Err: r.err}
-	// The cleanup runs on a runtime goroutine: hand the report to the loop.
-	if _, err := r.loop.CallSoonThreadsafe(func() { r.loop.CallExceptionHandler(ctx) }); err != nil {
-		r.loop.DefaultExceptionHandler(ctx)
+func (r *unretrieved) context() ExceptionContext {
+	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt()}
+}
+
+// watchUnretrieved lists f's error as not retrieved yet (FUT-10).
+func (f *futureCore) watchUnretrieved(err error) {
+	r := f.unretrieved
+	if r == nil {
+		r = &unretrieved{}
+		f.unretrieved = r
+	}
+	r.loop, r.err = f.loop, err
+	r.message = "Future exception was never retrieved"
+	if f.task != nil {
+		r.message = "Task exception was never retrieved: " + f.task.Name()
+	}
+	l := f.loop
+	l.unretrievedSeq++
+	r.seq = l.unretrievedSeq
+	r.index = len(l.unretrieved)
+	l.unretrieved = append(l.unretrieved, r)
+	r.cleanup = runtime.AddCleanup(f, reportUnretrieved, r)
+}
+
+// markRetrieved withdraws the "exception was never retrieved" report.
+func (f *futureCore) markRetrieved() {
+	if r := f.unretrieved; r != nil && r.index >= 0 {
+		f.unretrieved = nil
+		r.claimed.Store(true)
+		r.cleanup.Stop()
+		f.loop.unlistUnretrieved(r)
+	}
+}
+
+// unlistUnretrieved removes r from the loop's list.
+func (l *Loop) unlistUnretrieved(r *unretrieved) {
+	i := r.index
+	if i < 0 || i >= len(l.unretrieved) || l.unretrieved[i] != r {
+		return
+	}
+	last := len(l.unretrieved) - 1
+	l.unretrieved[i] = l.unretrieved[last]
+	l.unretrieved[i].index = i
+	l.unretrieved[last] = nil
+	l.unretrieved = l.unretrieved[:last]
+	r.index = -1
+}
+
+// reportUnretrieved is the cleanup of a failed future nobody read. It runs
+// on a runtime goroutine: the report is made on the loop, unless the loop
+// is closed already (then Close has reported it, or it was queued too late
+// and the default handler logs it).
+func reportUnretrieved(r *unretrieved) {
+	l := r.loop
+	_, err := l.CallSoonThreadsafe(func() {
+		l.unlistUnretrieved(r)
+		if r.claimed.CompareAndSwap(false, true) {
+			l.CallExceptionHandler(r.context())
+		}
+	})
+	if err != nil && r.claimed.CompareAndSwap(false, true) {
+		l.DefaultExceptionHandler(r.context())
+	}
+}
+
+// reportUnretrievedAtClose reports every error still not retrieved when
+// the loop closes (issue 10 point 8): deterministically, not only when the
+// garbage collector finds the future. The cleanups are stopped; a report
+// the cleanup queued and Close discarded is made here.
+func (l *Loop) reportUnretrievedAtClose() {
+	// In the order they failed (the list is unordered). A handler that
+	// fails more futures gets them reported too.
+	for len(l.unretrieved) > 0 {
+		rs := l.unretrieved
+		l.unretrieved = nil
+		slices.SortFunc(rs, func(a, b *unretrieved) int { return cmp.Compare(a.seq, b.seq) })
+		for _, r := range rs {
+			r.index = -1
+			r.cleanup.Stop()
+			if r.claimed.CompareAndSwap(false, true) {
+				l.CallExceptionHandler(r.context())
+			}
+		}
 	}
 }
 
@@ -270,18 +407,25 @@ type Future[V any] struct {
 }
 
 // NewFuture returns a pending future on owner's loop (asyncio's
-// loop.create_future).
+// loop.create_future). Any goroutine may create one (it changes nothing on
+// the loop); completing or awaiting it is for the loop's goroutine.
 func NewFuture[V any](owner LoopOwner) *Future[V] {
-	l := owner.ownerLoop()
+	l := loopOf(owner, "NewFuture")
 	l.checkClosed()
-	return &Future[V]{futureCore: futureCore{loop: l}}
+	f := &Future[V]{futureCore: futureCore{loop: l}}
+	if l.debug {
+		f.unretrieved = newUnretrieved(1)
+	}
+	return f
 }
 
 // SetResult finishes the future with v and schedules its callbacks
 // (asyncio's set_result). It returns an *InvalidStateError if the future
 // is already done.
 func (f *Future[V]) SetResult(v V) error {
-	f.loop.checkThread() // debug mode, before any change (DEBUG-3)
+	if !f.loop.onLoop() { // before any change (DEBUG-3)
+		f.loop.checkThread("Future.SetResult")
+	}
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}
@@ -297,7 +441,7 @@ func (f *Future[V]) SetResult(v V) error {
 // GATHER-3): the future is then done but not Cancelled; use Cancel to
 // cancel it.
 func (f *Future[V]) SetException(err error) error {
-	f.loop.checkThread() // debug mode, before any change (DEBUG-3)
+	f.loop.checkThread("Future.SetException") // before any change (DEBUG-3)
 	if f.state != statePending {
 		return &InvalidStateError{Msg: fmt.Sprintf("%s: %v", f.state, f)}
 	}
@@ -309,6 +453,8 @@ func (f *Future[V]) SetException(err error) error {
 }
 
 func (f *Future[V]) valueAny() any { return f.value }
+
+func (f *Future[V]) isNil() bool { return f == nil }
 
 // Result returns the value of a finished future; its error if it failed;
 // a *CancelledError if it was cancelled; an *InvalidStateError if it is
@@ -324,12 +470,30 @@ func (f *Future[V]) Result() (V, error) {
 // Cancel cancels a pending future and schedules its callbacks; msg, if
 // given, is the cancellation message. It returns false if the future was
 // already done (asyncio's cancel()).
-func (f *Future[V]) Cancel(msg ...string) bool { return f.cancel(joinMsg(msg)) }
+func (f *Future[V]) Cancel(msg ...string) bool {
+	f.loop.checkThread("Future.Cancel") // before any change (DEBUG-3)
+	return f.cancel(joinMsg(msg))
+}
 
 // Await suspends the running task t until f is done and returns its
 // Result. It does not suspend when f is already done (MODEL-3). If t is
 // cancelled meanwhile, it returns a *CancelledError and f is cancelled too.
 func (f *Future[V]) Await(t *T) (V, error) {
+	// t.checkRunning, with its fast path written out (the hottest await).
+	if t == nil || !t.fut.loop.onLoop() || t.fut.loop.current != t {
+		t.checkRunning("Future.Await")
+	}
+	if f.state == statePending {
+		if err := t.suspendOn(&f.futureCore); err != nil {
+			var zero V
+			return zero, err
+		}
+	}
+	return f.Result()
+}
+
+// await is Await after the caller checked t.
+func (f *Future[V]) await(t *T) (V, error) {
 	if f.state == statePending {
 		if err := t.suspendOn(&f.futureCore); err != nil {
 			var zero V

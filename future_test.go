@@ -277,6 +277,121 @@ func TestFUT10_NeverRetrievedReportedOnCollection(t *testing.T) {
 	}
 }
 
+// FUT-10 at Close (issue 10 point 8): a task that failed and a future that
+// failed, whose errors nobody read, are reported when their loop closes,
+// deterministically, once each; what was read is not. The GC cleanup does
+// not report them again afterwards.
+func TestFUT10_NeverRetrievedReportedAtClose(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	ctxs := handlerLog(l, &r)
+	dropped := errors.New("dropped failure")
+	fut := NewFuture[int](l)
+	fut.SetException(errors.New("future failure"))
+	forgotten := CreateTask(l, func(t *T) (int, error) {
+		if err := Sleep(t, time.Second); err != nil {
+			return 0, err
+		}
+		return 0, dropped
+	}, WithName("fire-and-forget"))
+	read := CreateTask(l, func(t *T) (int, error) { return 0, errors.New("read") })
+	awaited := CreateTask(l, func(t *T) (int, error) { return 0, errors.New("awaited") })
+	cancelledLate := CreateTask(l, func(t *T) (int, error) { return 0, errors.New("cancel() on a done task") })
+	main := CreateTask(l, func(t *T) (int, error) {
+		awaited.Await(t)
+		err := Sleep(t, 2*time.Second)
+		read.Err()
+		cancelledLate.Cancel()
+		return 0, err
+	}, WithName("main"))
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	r.log("before Close: %d reports", len(*ctxs))
+	records := append([]*unretrieved(nil), l.unretrieved...)
+	mustClose(t, l)
+	for _, c := range *ctxs {
+		r.log("%s: %v", c.Message, c.Err)
+	}
+	// The cleanups come too late: each record was claimed at Close.
+	for _, rec := range records {
+		reportUnretrieved(rec)
+	}
+	r.log("reports after the cleanups: %d", len(*ctxs))
+	runtime.KeepAlive(forgotten)
+	runtime.KeepAlive(fut)
+	checkEvents(t, []string{
+		"before Close: 0 reports",
+		"handler: Future exception was never retrieved",
+		"handler: Task exception was never retrieved: fire-and-forget",
+		"Future exception was never retrieved: future failure",
+		"Task exception was never retrieved: fire-and-forget: dropped failure",
+		"reports after the cleanups: 2",
+	}, &r)
+}
+
+// FUT-10: the error reported through the GC cleanup is not reported again
+// when the loop closes; and a cleanup report queued for the loop but
+// discarded by Close (it closed first) is made by Close, once.
+func TestFUT10_ReportedOnceWhetherGCOrClose(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	handlerLog(l, &r)
+	func() {
+		f := NewFuture[int](l)
+		f.SetException(errors.New("collected"))
+	}()
+	for i := 0; i < 50 && len(r.snapshot()) == 0; i++ {
+		runtime.GC()
+		runOne(t, l)
+	}
+	r.log("after GC: %d listed", len(l.unretrieved))
+	queued := NewFuture[int](l)
+	queued.SetException(errors.New("queued"))
+	reportUnretrieved(queued.unretrieved) // as the cleanup does; the loop never runs it
+	mustClose(t, l)
+	checkEvents(t, []string{"handler: Future exception was never retrieved", "after GC: 0 listed",
+		"handler: Future exception was never retrieved"}, &r)
+}
+
+// FUT-10 under Run (issue 10): a fire-and-forget task that fails is
+// reported before Run returns, not whenever the GC runs.
+func TestFUT10_RunReportsFailedFireAndForgetTask(t *testing.T) {
+	var r eventLog
+	_, err := Run(func(t *T) (int, error) {
+		handlerLog(t.Loop(), &r)
+		CreateTask(t, func(t *T) (int, error) { return 0, errors.New("nobody looks") }, WithName("background"))
+		return 0, Sleep(t, time.Second)
+	}, WithVirtualTime())
+	r.log("Run returned %v", err)
+	checkEvents(t, []string{"handler: Task exception was never retrieved: background", "Run returned <nil>"}, &r)
+}
+
+// DEBUG-4 (part): in debug mode the report says where the task or future
+// was created, and so does "Task was destroyed but it is pending!".
+func TestDEBUG4_CreationStackInReports(t *testing.T) {
+	l := NewLoop(WithVirtualTime(), WithDebug())
+	var r eventLog
+	ctxs := handlerLog(l, &r)
+	failing := NewFuture[int](l)
+	failing.SetException(errBoom)
+	CreateTask(l, func(t *T) (int, error) { return 0, errBoom }, WithName("failed"))
+	CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) }, WithName("pending"))
+	runOne(t, l)
+	mustClose(t, l)
+	for _, c := range *ctxs {
+		r.log("%s: created here: %v", c.Message, strings.Contains(c.CreatedAt, "TestDEBUG4_CreationStackInReports"))
+	}
+	checkEvents(t, []string{
+		"handler: Task was destroyed but it is pending!",
+		"handler: Future exception was never retrieved",
+		"handler: Task exception was never retrieved: failed",
+		"Task was destroyed but it is pending!: created here: true",
+		"Future exception was never retrieved: created here: true",
+		"Task exception was never retrieved: failed: created here: true",
+	}, &r)
+}
+
 func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)

@@ -50,6 +50,12 @@ func GatherOutcomes[V any](owner LoopOwner, aws ...AwaitableOf[V]) *Future[[]Out
 // GatherFuncs is asyncio.gather(*coros): each fn becomes a task on owner's
 // loop (in argument order), gathered as by Gather.
 func GatherFuncs[V any](owner LoopOwner, fns ...func(*T) (V, error)) *Future[[]V] {
+	loopOf(owner, "GatherFuncs").checkThread("GatherFuncs")
+	for _, fn := range fns {
+		if fn == nil {
+			panic(valueErrorf("GatherFuncs: nil coroutine function"))
+		}
+	}
 	aws := make([]AwaitableOf[V], len(fns))
 	for i, fn := range fns {
 		aws[i] = CreateTask(owner, fn)
@@ -91,6 +97,10 @@ func resultAny(aw Awaitable) any { return aw.valueAny() }
 // result element from a finished child and, with returnExceptions, its
 // error (nil on success).
 func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, value func(c Awaitable, err error) R) *Future[[]R] {
+	loopOf(owner, "Gather").checkThread("Gather")
+	for _, a := range args {
+		coreOf(a, "Gather")
+	}
 	if len(args) == 0 {
 		f := NewFuture[[]R](owner)
 		f.SetResult([]R{})

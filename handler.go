@@ -20,18 +20,41 @@ type ExceptionContext struct {
 	Future Awaitable
 	// Task is the task concerned, if any.
 	Task *T
+	// Stack is a goroutine stack that explains the report, if any: for
+	// "Event loop blocked ...", the stack of the goroutine holding the
+	// loop, taken while it was blocked (its top is the blocking call).
+	Stack string
+	// CreatedAt is, in debug mode, where the task or future concerned was
+	// created (asyncio's source_traceback): for "exception was never
+	// retrieved" and "Task was destroyed but it is pending!".
+	CreatedAt string
 }
 
 // SetExceptionHandler sets the handler called with errors nobody else
 // can receive (asyncio's set_exception_handler); nil restores the default,
 // which logs through log/slog. A panic in the handler is logged by the
 // default handler and does not stop the loop.
-func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) { l.exceptionHandler = h }
+//
+// The handler is called on the goroutine running the loop, except for the
+// watchdog's "Event loop blocked" report, which comes from the watchdog's
+// goroutine while the loop is blocked: a handler must not touch the loop
+// (it may record and log). Calls never overlap: a report waits until the
+// handler has returned from the previous one.
+func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {
+	if h == nil {
+		l.exceptionHandler.Store(nil)
+		return
+	}
+	l.exceptionHandler.Store(&h)
+}
 
 // CallExceptionHandler passes ctx to the loop's exception handler
 // (asyncio's call_exception_handler).
 func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
-	if l.exceptionHandler == nil {
+	l.handlerMu.Lock()
+	defer l.handlerMu.Unlock()
+	h := l.exceptionHandler.Load()
+	if h == nil {
 		l.DefaultExceptionHandler(ctx)
 		return
 	}
@@ -44,7 +67,7 @@ func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
 			l.DefaultExceptionHandler(ctx)
 		}
 	}()
-	l.exceptionHandler(l, ctx)
+	(*h)(l, ctx)
 }
 
 // DefaultExceptionHandler logs ctx at level Error through log/slog
@@ -70,6 +93,12 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	}
 	if ctx.Handle != nil {
 		attrs = append(attrs, slog.String("handle", funcName(ctx.Handle.fn)))
+	}
+	if ctx.Stack != "" {
+		attrs = append(attrs, slog.String("stack", ctx.Stack))
+	}
+	if ctx.CreatedAt != "" {
+		attrs = append(attrs, slog.String("created_at", ctx.CreatedAt))
 	}
 	slog.Error(msg, attrs...)
 }

@@ -172,6 +172,21 @@ func waitUntilSleeping(l *Loop) {
 	}
 }
 
+// fromForeignGoroutine calls call on a new goroutine and waits for it, and
+// returns what call panicked with (nil if it returned). The caller, which
+// runs the loop, stays blocked meanwhile: the call is made while the loop
+// runs, by a goroutine that is not running it, and nothing races.
+func fromForeignGoroutine(call func()) any {
+	out := make(chan any)
+	go func() {
+		var v any
+		defer func() { out <- v }()
+		defer func() { v = recover() }()
+		call()
+	}()
+	return <-out
+}
+
 // ---- describing errors
 
 // describe renders an error for event logs, the one way every test does:

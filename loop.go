@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // Never is the deadline "no deadline" (asyncio's None) for timeouts.
@@ -29,10 +30,12 @@ const (
 // timers to the ready queue, then run exactly the handles that were ready
 // when the iteration started.
 //
-// A Loop is not safe for concurrent use: only the goroutine currently
-// running the loop (the one that called RunForever, or a task of the loop)
-// may call its methods, except CallSoonThreadsafe, which any goroutine may
-// call.
+// A Loop is not safe for concurrent use: while it runs, only the goroutine
+// running it (the one in RunForever, or the task goroutine holding the
+// loop) may call its methods; another goroutine uses CallSoonThreadsafe or
+// RunCoroutineThreadsafe. Scheduling and awaiting from another goroutine
+// panics before anything changes (see OnLoopGoroutine and the README's
+// "What is checked, in which mode").
 type Loop struct {
 	ready        readyQueue
 	snapshotLeft int // entries of the current iteration's snapshot not yet run
@@ -70,14 +73,29 @@ type Loop struct {
 	sleepTimer        *time.Timer
 	external          atomic.Int64 // work in flight on other goroutines (executors)
 
-	exceptionHandler func(*Loop, ExceptionContext)
+	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
+	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
 	debug            bool
+	checkAll         bool // checkThread checks: checkEveryMode || debug
 	slowCallback     time.Duration
-	holderGoroutine  uint64 // debug mode: goroutine currently running the loop
 	stepStart        time.Time
+
+	// holder is the gid.Token of the goroutine running the loop right now
+	// (the driver in RunForever, or the task goroutine holding it), 0
+	// while the loop is not running. It is atomic because other goroutines
+	// read it: checkThread, OnLoopGoroutine and the watchdog.
+	holder      atomic.Uint64
+	driverToken uint64 // gid.Token of the goroutine in RunForever
+
+	wd watchdog // see watchdog.go
 
 	closeHooks []func()
 	executor   *executor // the default executor, created on first use
+
+	// unretrieved lists the failed futures and tasks whose error nobody
+	// has read yet; Close reports them (future.go, FUT-10).
+	unretrieved    []*unretrieved
+	unretrievedSeq uint64
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
@@ -103,6 +121,8 @@ func NewLoop(opts ...LoopOption) *Loop {
 	for _, o := range opts {
 		o(l)
 	}
+	l.checkAll = checkEveryMode || l.debug
+	l.updateWatchdog()
 	return l
 }
 
@@ -130,19 +150,22 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // callbacks and task steps are reported, and loop methods called from a
 // goroutine that is not running the loop panic.
 func (l *Loop) SetDebug(on bool) {
-	if on && !l.debug && l.running {
-		// Called on the loop's goroutine: it holds the loop from now on.
-		l.holderGoroutine = goroutineID()
-	}
 	l.debug = on
+	l.checkAll = checkEveryMode || on
+	l.updateWatchdog()
 }
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
 func (l *Loop) Debug() bool { return l.debug }
 
 // SetSlowCallbackDuration sets the debug-mode threshold above which a
-// callback or task step is reported as slow (default 100 ms).
-func (l *Loop) SetSlowCallbackDuration(d time.Duration) { l.slowCallback = d }
+// callback or task step is reported as slow (default 100 ms): after it
+// returns, with how long it took, and, while it is still running, by the
+// watchdog with its stack (see SetBlockedThreshold).
+func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
+	l.slowCallback = d
+	l.updateWatchdog()
+}
 
 func (l *Loop) checkClosed() {
 	if l.closed {
@@ -150,34 +173,89 @@ func (l *Loop) checkClosed() {
 	}
 }
 
-// noteHolder records, in debug mode, that the calling goroutine now runs
-// the loop, for checkThread.
-func (l *Loop) noteHolder() {
-	if l.debug {
-		l.holderGoroutine = goroutineID()
+// takeLoop records that the calling goroutine now runs the loop. It is
+// called wherever a goroutine takes the loop over: RunForever's start, the
+// driver when it runs callbacks after a resume (retake), a task's first
+// step (T.main) and a task going on after it was resumed (park).
+func (l *Loop) takeLoop(token uint64) { l.holder.Store(token) }
+
+// OnLoopGoroutine reports whether the caller is the goroutine running l:
+// the goroutine in RunForever, or the task goroutine holding the loop
+// (inside a task's function, or a callback the loop runs from there). It
+// is false on every other goroutine, and whenever l is not running. Any
+// goroutine may call it. Code that may be called from anywhere (a net.Conn
+// adapter, a library callback) uses it to choose between calling the loop
+// directly and going through CallSoonThreadsafe. It costs a few
+// nanoseconds on amd64 and arm64, about a microsecond elsewhere
+// (internal/gid).
+func (l *Loop) OnLoopGoroutine() bool {
+	h := l.holder.Load()
+	return h != 0 && h == gid.Token()
+}
+
+// checkEveryMode says whether checkThread checks outside debug mode: on
+// architectures where gid.Token is a few instructions (gid.Fast). It is a
+// variable, not the constant, so that a test can exercise the other
+// policy; reading it costs less than a nanosecond.
+var checkEveryMode = gid.Fast
+
+// checkThread panics, before the caller changes anything, when op is
+// called from a goroutine that is not running the loop while the loop
+// runs (asyncio's debug-mode _check_thread, DEBUG-3, made unconditional
+// where telling goroutines apart is cheap). Where gid.Token is slow it
+// checks in debug mode only (checkAll); checkThreadAlways is the guard
+// that stays on everywhere, for the calls that are rare and would corrupt
+// the loop. (No variant of it fits the inlining budget: the call to
+// gid.Token alone costs most of it.)
+func (l *Loop) checkThread(op string) {
+	if h := l.holder.Load(); h != 0 && l.checkAll && h != gid.Token() {
+		panicNotOnLoop(op)
 	}
 }
 
-// checkThread is asyncio's debug-mode _check_thread (DEBUG-3).
-func (l *Loop) checkThread() {
-	if !l.debug || !l.running {
-		return
+// onLoop is checkThread's fast path, for the hottest callers (CallSoon,
+// SetResult, Sleep, Future.Await): true when the caller holds the loop,
+// which is the common case. It inlines, so that the check costs one call
+// (gid.Token) where checkThread costs two; when it is false the caller
+// calls checkThread, which decides (the loop may not be running, or
+// checks may be off). Where gid.Token is slow it calls it only when
+// checkThread would.
+func (l *Loop) onLoop() bool {
+	if !gid.Fast {
+		return !l.checkAll || l.holder.Load() == 0 || gid.Token() == l.holder.Load()
 	}
-	if goroutineID() != l.holderGoroutine {
-		panic(runtimeErrorf("Non-thread-safe operation invoked on an event loop other than the current one"))
+	return gid.Token() == l.holder.Load()
+}
+
+// checkThreadAlways is checkThread in every mode on every architecture.
+func (l *Loop) checkThreadAlways(op string) {
+	if h := l.holder.Load(); h != 0 && h != gid.Token() {
+		panicNotOnLoop(op)
 	}
+}
+
+// panicNotOnLoop is checkThread's panic.
+//
+//go:noinline
+func panicNotOnLoop(op string) {
+	panic(runtimeErrorf("%s called from a goroutine that is not running the loop "+
+		"(only the goroutine in RunForever and the loop's running task may call it; "+
+		"from another goroutine use CallSoonThreadsafe or RunCoroutineThreadsafe)", op))
 }
 
 // CallSoon schedules fn to run in a later iteration, after everything
 // already scheduled (asyncio's call_soon). Callbacks run in FIFO order. It
-// panics with an error wrapping ErrLoopClosed on a closed loop, and on a
-// nil fn.
+// panics with an error wrapping ErrLoopClosed on a closed loop, with a
+// *ValueError on a nil fn, and with a *RuntimeError when called from a
+// goroutine that is not running the loop (use CallSoonThreadsafe there).
 func (l *Loop) CallSoon(fn func()) *Handle {
+	if !l.onLoop() {
+		l.checkThread("CallSoon")
+	}
 	l.checkClosed()
 	if fn == nil {
-		panic(runtimeErrorf("CallSoon: nil callback"))
+		panic(valueErrorf("CallSoon: nil callback"))
 	}
-	l.checkThread()
 	h := l.newHandle(fn)
 	l.ready.push(readyEntry{handle: h})
 	return h
@@ -202,10 +280,14 @@ func (l *Loop) newHandle(fn func()) *Handle {
 	return h
 }
 
+// The internal scheduling paths (callSoonFunc, scheduleStep, queueCallback)
+// do not check the goroutine again: every way in (CallSoon, CreateTask,
+// an await, SetResult, SetException, Cancel, AddDoneCallback) has checked
+// it before changing any state, and the rest runs on the loop itself.
+
 // callSoonFunc schedules an internal callback without allocating a Handle.
 func (l *Loop) callSoonFunc(fn func()) {
 	l.checkClosed()
-	l.checkThread()
 	l.ready.push(readyEntry{fn: fn})
 }
 
@@ -213,29 +295,39 @@ func (l *Loop) callSoonFunc(fn func()) {
 // bare yield).
 func (l *Loop) scheduleStep(t *T) {
 	l.checkClosed()
-	l.checkThread()
 	l.ready.push(readyEntry{task: t})
 }
 
 // CallLater schedules fn to run d from now (asyncio's call_later). A
 // non-positive d runs it in the next iteration; a deadline past Never
 // (CallLater(Never, fn)) saturates at Never instead of wrapping around.
+// It panics as CallSoon does.
 func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle {
+	l.checkThread("CallLater")
+	return l.callLater(d, fn, "CallLater")
+}
+
+func (l *Loop) callLater(d time.Duration, fn func(), op string) *TimerHandle {
 	when := l.Time() + d
 	if d > 0 && when < 0 {
 		when = Never
 	}
-	return l.CallAt(when, fn)
+	return l.callAt(when, fn, op)
 }
 
 // CallAt schedules fn to run at the absolute loop time when (asyncio's
-// call_at). A deadline in the past fires in the next iteration.
+// call_at). A deadline in the past fires in the next iteration. It panics
+// as CallSoon does.
 func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
+	l.checkThread("CallAt")
+	return l.callAt(when, fn, "CallAt")
+}
+
+func (l *Loop) callAt(when time.Duration, fn func(), op string) *TimerHandle {
 	l.checkClosed()
 	if fn == nil {
-		panic(runtimeErrorf("CallAt: nil callback"))
+		panic(valueErrorf("%s: nil callback", op))
 	}
-	l.checkThread()
 	l.timerSeq++
 	t := &TimerHandle{Handle: Handle{fn: fn, loop: l, inHeap: true}, when: when, seq: l.timerSeq}
 	l.timers.push(t)
@@ -244,13 +336,21 @@ func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
 
 // Stop asks the loop to stop after the current iteration (asyncio's
 // stop). Called before RunForever, it makes RunForever run exactly one
-// iteration.
-func (l *Loop) Stop() { l.stopping = true }
+// iteration. Another goroutine stops a running loop with
+// l.CallSoonThreadsafe(l.Stop); calling Stop itself from there panics (it
+// would not wake a loop that is waiting).
+func (l *Loop) Stop() {
+	l.checkThreadAlways("Stop")
+	l.stopping = true
+}
 
 // RunForever runs the loop until Stop is called (asyncio's run_forever).
 // It returns an error if the loop is closed or already running, and
 // ErrDeadlock on virtual time when the loop would block forever.
 func (l *Loop) RunForever() error {
+	if l.holder.Load() != 0 { // running: l.running, readable from any goroutine
+		return runtimeErrorf("This event loop is already running")
+	}
 	if l.closed {
 		return errLoopClosed()
 	}
@@ -258,17 +358,17 @@ func (l *Loop) RunForever() error {
 		return runtimeErrorf("This event loop is already running")
 	}
 	l.running = true
-	l.noteHolder()
+	l.driverToken = gid.Token()
+	l.takeLoop(l.driverToken)
+	l.armWatchdog()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
+		l.disarmWatchdog()
 		l.running = false
 		l.stopping = false
+		l.takeLoop(0)
 	}()
-	// At least one iteration, even when Stop was called before.
-	if l.snapshotLeft == 0 {
-		l.startIteration()
-	}
-	l.runReady(nil)
+	driveLoop(l.driverToken, l)
 	if l.deadlocked {
 		l.deadlocked = false
 		return ErrDeadlock
@@ -276,17 +376,33 @@ func (l *Loop) RunForever() error {
 	return nil
 }
 
+// driveLoop is RunForever's part as the driver. Like runTaskFunc it is a
+// frame of its own whose first argument, the goroutine's token, the
+// watchdog looks for in a goroutine dump.
+//
+//go:noinline
+func driveLoop(token uint64, l *Loop) {
+	// At least one iteration, even when Stop was called before.
+	if l.snapshotLeft == 0 {
+		l.startIteration()
+	}
+	l.runReady(nil)
+	if token == 0 { // keeps token live, hence printed, during the calls
+		panic("asyncio: zero goroutine token")
+	}
+}
+
 // RunUntilComplete runs the loop until aw is done (asyncio's
 // run_until_complete) and returns aw's error: nil on success, the error it
 // failed with, or a *CancelledError. Read a result with aw's Result.
 func (l *Loop) RunUntilComplete(aw Awaitable) error {
+	if l.holder.Load() != 0 || l.running {
+		return runtimeErrorf("This event loop is already running")
+	}
 	if l.closed {
 		return errLoopClosed()
 	}
-	if l.running {
-		return runtimeErrorf("This event loop is already running")
-	}
-	fc := aw.core()
+	fc := coreOf(aw, "RunUntilComplete")
 	if fc.loop != l {
 		return runtimeErrorf("The future belongs to a different loop than the one specified as the loop argument")
 	}
@@ -358,6 +474,9 @@ func (l *Loop) runReady(self *T) nextUp {
 		}
 		e := l.ready.peek()
 		if e.task == nil {
+			if self == nil {
+				l.retake()
+			}
 			l.runCallbacks()
 			continue
 		}
@@ -376,7 +495,23 @@ func (l *Loop) runReady(self *T) nextUp {
 		}
 		task.started = true
 		task.resume() // the driver: run task's step on its goroutine
-		l.noteHolder()
+		if task.fut.done() {
+			// Its goroutine has exited; a new goroutine may get its token.
+			l.takeLoop(l.driverToken)
+		}
+	}
+}
+
+// retake makes the driver the holder again before it runs user code.
+// After a resume the driver leaves the holder as it is (one atomic store
+// less per task switch) when the task only suspended: that token belongs
+// to a goroutine parked in its switch, which can call nothing, so the
+// checks stay sound while the driver runs the loop's own code. Before
+// callbacks (or an exception handler) run on the driver, it must be the
+// driver's.
+func (l *Loop) retake() {
+	if l.holder.Load() != l.driverToken {
+		l.takeLoop(l.driverToken)
 	}
 }
 
@@ -475,6 +610,7 @@ func (l *Loop) runCallbacks() {
 				continue // cancelled
 			}
 		}
+		l.progress()
 		if !l.debug {
 			fn()
 			continue
@@ -544,6 +680,7 @@ func (l *Loop) poll(timeout time.Duration) {
 	}
 	l.sleepMode = sleepOnChannel
 	l.threadsafeMu.Unlock()
+	l.wd.idle.Store(true)
 	if timeout > 0 && !l.virtual {
 		if l.sleepTimer == nil {
 			l.sleepTimer = time.NewTimer(timeout)
@@ -558,6 +695,7 @@ func (l *Loop) poll(timeout time.Duration) {
 	} else {
 		<-l.wakeCh
 	}
+	l.wd.idle.Store(false)
 	l.threadsafeMu.Lock()
 	l.sleepMode = sleepAwake
 	l.threadsafeMu.Unlock()
@@ -576,14 +714,19 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 		}
 		l.threadsafeMu.Unlock()
 	}
+	if timeout != 0 {
+		l.wd.idle.Store(true)
+	}
 	events, err := l.sel.poll(timeout, l.ioEvents[:0])
 	if timeout != 0 {
+		l.wd.idle.Store(false)
 		l.threadsafeMu.Lock()
 		l.sleepMode = sleepAwake
 		l.threadsafeMu.Unlock()
 	}
 	l.ioEvents = events
 	if err != nil {
+		l.takeLoop(gid.Token()) // see retake: user code runs next
 		l.CallExceptionHandler(ExceptionContext{Message: "selector poll failed", Err: err})
 		return 0
 	}
@@ -617,6 +760,7 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // run; any await in them returns a CancelledError at once). Close is
 // idempotent and returns an error for a running loop.
 func (l *Loop) Close() error {
+	l.checkThreadAlways("Close")
 	if l.running {
 		return runtimeErrorf("Cannot close a running event loop")
 	}
@@ -624,7 +768,8 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	for _, t := range append([]*T(nil), l.tasks...) {
-		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t})
+		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
+			CreatedAt: t.fut.unretrieved.createdAt()})
 		if t.started && !t.fut.done() {
 			t.kill()
 		}
@@ -634,6 +779,9 @@ func (l *Loop) Close() error {
 	l.threadsafePending = nil
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
+	// After the pending tasks' deferred calls (they may fail futures) and
+	// once the cleanups can no longer queue a report.
+	l.reportUnretrievedAtClose()
 	l.ready.clear()
 	l.snapshotLeft = 0
 	for _, s := range l.timers {
@@ -656,21 +804,6 @@ func (l *Loop) Close() error {
 
 // onClose registers fn to run when the loop is closed (executor shutdown).
 func (l *Loop) onClose(fn func()) { l.closeHooks = append(l.closeHooks, fn) }
-
-// goroutineID returns the calling goroutine's id (debug mode only: it
-// parses runtime.Stack).
-func goroutineID() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	var id uint64
-	for _, c := range buf[len("goroutine "):n] {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uint64(c-'0')
-	}
-	return id
-}
 
 // reportCallbackPanic sends a panic that escaped a callback to the
 // exception handler (LOOP-12).

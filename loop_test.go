@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -455,19 +456,19 @@ func TestBadInput_NilCallbacksRejected(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
 	var r eventLog
-	isRuntime := func(what string, v any) {
+	isValue := func(what string, v any) {
 		err, _ := v.(error)
-		r.log("%s: %v", what, errors.Is(err, ErrRuntime))
+		r.log("%s: %v", what, errors.Is(err, ErrValue))
 	}
-	isRuntime("CallSoon", mustPanic(t, "CallSoon(nil)", func() { l.CallSoon(nil) }))
-	isRuntime("CallLater", mustPanic(t, "CallLater(nil)", func() { l.CallLater(time.Second, nil) }))
-	isRuntime("CallAt", mustPanic(t, "CallAt(nil)", func() { l.CallAt(time.Second, nil) }))
-	isRuntime("AddDoneCallback", mustPanic(t, "AddDoneCallback(nil)", func() { NewFuture[int](l).AddDoneCallback(nil) }))
-	isRuntime("CreateTask", mustPanic(t, "CreateTask(nil)", func() { CreateTask[int](l, nil) }))
+	isValue("CallSoon", mustPanic(t, "CallSoon(nil)", func() { l.CallSoon(nil) }))
+	isValue("CallLater", mustPanic(t, "CallLater(nil)", func() { l.CallLater(time.Second, nil) }))
+	isValue("CallAt", mustPanic(t, "CallAt(nil)", func() { l.CallAt(time.Second, nil) }))
+	isValue("AddDoneCallback", mustPanic(t, "AddDoneCallback(nil)", func() { NewFuture[int](l).AddDoneCallback(nil) }))
+	isValue("CreateTask", mustPanic(t, "CreateTask(nil)", func() { CreateTask[int](l, nil) }))
 	_, err := l.CallSoonThreadsafe(nil)
-	isRuntime("CallSoonThreadsafe", err)
-	isRuntime("AddReader", l.AddReader(0, nil))
-	isRuntime("AddWriter", l.AddWriter(1, nil))
+	isValue("CallSoonThreadsafe", err)
+	isValue("AddReader", l.AddReader(0, nil))
+	isValue("AddWriter", l.AddWriter(1, nil))
 	checkEvents(t, []string{"CallSoon: true", "CallLater: true", "CallAt: true", "AddDoneCallback: true",
 		"CreateTask: true", "CallSoonThreadsafe: true", "AddReader: true", "AddWriter: true"}, &r)
 	if len(AllTasks(l)) != 0 || l.ready.len() != 0 || len(l.timers) != 0 {
@@ -527,4 +528,181 @@ func TestLOOP4_CompactAllCancelled(t *testing.T) {
 			t.Errorf("n=%d: %d timers left, cancelled count %d; want 0, 0", n, len(l.timers), l.cancelledTimers)
 		}
 	}
+}
+
+// THREAD-6 / DEBUG-3 (issue 10 point 7, issue 11 breakage 6): every
+// scheduling and await entry point, called while the loop runs from a
+// goroutine that is not running it, panics with a *RuntimeError that says
+// so, in every mode, and changes nothing: no entry is queued, no timer,
+// task or fd is added, the future stays pending and the task uncancelled.
+// The state is compared directly, so the test catches a call that gets
+// through even without -race. Sleep(t, d) with t the running task, from a
+// plain goroutine, is net/http's dial goroutine case.
+func TestTHREAD6_ForeignGoroutineRejectedBeforeAnyChange(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		t.Run(fmt.Sprintf("debug=%v", debug), func(tt *testing.T) {
+			l := NewTestLoop()
+			l.SetDebug(debug)
+			defer mustClose(tt, l)
+			var r eventLog
+			fut := NewFuture[int](l)
+			done := doneFuture(l, "done")
+			sleeper := startTask(l, "sleeper", func(t *T) error { return Sleep(t, time.Hour) })
+			lock, ev, q := NewLock(), NewEvent(), NewQueue[int](0)
+			noop := func() {}
+			body := func(t *T) (int, error) { return 0, nil }
+			blocking := func(context.Context) (int, error) { return 0, nil }
+			state := func() string {
+				return fmt.Sprintf("%+v stopping=%v closed=%v fut=%v/%d/%v sleeper=%v/%d lock=%v/%d executor=%v",
+					l.Stats(), l.stopping, l.closed, fut.Done(), len(fut.callbacks), fut.waiter != nil,
+					sleeper.Done(), sleeper.Cancelling(), lock.Locked(), lock.waiters.len(), l.executor != nil)
+			}
+			main := startTask(l, "main", func(t *T) error {
+				if err := Sleep(t, 0); err != nil { // the sleeper parks on its timer
+					return err
+				}
+				id := fut.AddDoneCallback(noop)
+				calls := []struct {
+					op   string
+					call func()
+				}{
+					{"CallSoon", func() { l.CallSoon(noop) }},
+					{"CallLater", func() { l.CallLater(time.Second, noop) }},
+					{"CallAt", func() { l.CallAt(time.Second, noop) }},
+					{"Stop", l.Stop},
+					{"Close", func() { l.Close() }},
+					{"CreateTask", func() { CreateTask(l, body) }},
+					{"CreateTask", func() { CreateTask(t, body) }},
+					{"Future.SetResult", func() { fut.SetResult(1) }},
+					{"Future.SetException", func() { fut.SetException(errBoom) }},
+					{"Future.Cancel", func() { fut.Cancel() }},
+					{"Task.Cancel", func() { sleeper.Cancel() }},
+					{"Task.Uncancel", func() { sleeper.Uncancel() }},
+					{"AddDoneCallback", func() { fut.AddDoneCallback(noop) }},
+					{"RemoveDoneCallback", func() { fut.RemoveDoneCallback(id) }},
+					{"Future.Await", func() { fut.Await(t) }},
+					{"Future.Await", func() { done.Await(t) }},
+					{"Task.Await", func() { sleeper.Await(t) }},
+					{"T.Await", func() { t.Await(fut) }},
+					{"Sleep", func() { Sleep(t, time.Second) }},
+					{"Sleep", func() { Sleep(t, 0) }},
+					{"Gather", func() { Gather[int](l, fut) }},
+					{"GatherFuncs", func() { GatherFuncs(l, body) }},
+					{"Shield", func() { Shield[int](fut) }},
+					{"WaitFor", func() { WaitFor[int](t, time.Second, fut) }},
+					{"Timeout", func() { Timeout(t, time.Second, func(*TimeoutScope) error { return nil }) }},
+					{"TaskGroup", func() { TaskGroup(t, func(*Group) error { return nil }) }},
+					{"Wait", func() { Wait(t, []Awaitable{fut}, Never, AllCompleted) }},
+					{"AsCompleted", func() { AsCompleted(t, []Awaitable{fut}, Never) }},
+					{"Lock.Acquire", func() { lock.Acquire(t) }},
+					{"Event.Wait", func() { ev.Wait(t) }},
+					{"Queue.Get", func() { q.Get(t) }},
+					{"RunInExecutor", func() { RunInExecutor(l, blocking) }},
+					{"ToThread", func() { ToThread(t, blocking) }},
+					{"AddReader", func() { l.AddReader(0, noop) }},
+					{"AddWriter", func() { l.AddWriter(1, noop) }},
+					{"RemoveReader", func() { l.RemoveReader(0) }},
+					{"RemoveWriter", func() { l.RemoveWriter(1) }},
+				}
+				before := state()
+				for _, c := range calls {
+					v := fromForeignGoroutine(c.call)
+					msg, _ := v.(*RuntimeError)
+					r.log("%s: %v", c.op, msg != nil && strings.HasPrefix(msg.Msg, c.op+" called from a goroutine that is not running the loop"))
+					if after := state(); after != before {
+						tt.Errorf("%s changed the loop:\nbefore %s\nafter  %s", c.op, before, after)
+						before = after
+					}
+				}
+				// Running the loop again from there is refused too (an error,
+				// as for the loop's own goroutine).
+				v := fromForeignGoroutine(func() {
+					err := l.RunForever()
+					r.log("RunForever: %v", err)
+				})
+				r.log("RunForever panicked: %v", v != nil)
+				// The loop is intact: its own goroutine schedules and awaits.
+				fut.RemoveDoneCallback(id)
+				l.CallSoon(func() { fut.SetResult(7) })
+				v7, err := fut.Await(t)
+				r.log("own await: %d %v", v7, err)
+				return err
+			})
+			if err := l.RunUntilComplete(main); err != nil {
+				tt.Fatal(err)
+			}
+			sleeper.Cancel()
+			l.RunUntilComplete(sleeper)
+			var want []string
+			for _, op := range []string{"CallSoon", "CallLater", "CallAt", "Stop", "Close", "CreateTask", "CreateTask",
+				"Future.SetResult", "Future.SetException", "Future.Cancel", "Task.Cancel", "Task.Uncancel",
+				"AddDoneCallback", "RemoveDoneCallback", "Future.Await", "Future.Await", "Task.Await", "T.Await",
+				"Sleep", "Sleep", "Gather", "GatherFuncs", "Shield", "WaitFor", "Timeout", "TaskGroup", "Wait",
+				"AsCompleted", "Lock.Acquire", "Event.Wait", "Queue.Get", "RunInExecutor", "ToThread",
+				"AddReader", "AddWriter", "RemoveReader", "RemoveWriter"} {
+				want = append(want, op+": true")
+			}
+			want = append(want, "RunForever: asyncio: This event loop is already running", "RunForever panicked: false", "own await: 7 <nil>")
+			checkEvents(tt, want, &r)
+		})
+	}
+}
+
+// THREAD-6: the check holds wherever the loop is held: in a callback run by
+// the goroutine in RunForever, and in a callback run by a task's goroutine
+// after its step (the loop moves between goroutines, the check follows).
+// Before the loop runs, and after it stops, any goroutine may set it up.
+func TestTHREAD6_CheckFollowsTheLoopAcrossGoroutines(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	rejected := func(where string) {
+		v := fromForeignGoroutine(func() { l.CallSoon(func() {}) })
+		r.log("%s: rejected=%v", where, v != nil)
+	}
+	// Not running: a goroutine that is not the one that will run it may
+	// prepare it (as asyncio, whose check needs a running loop).
+	r.log("before: %v", fromForeignGoroutine(func() { l.CallSoon(func() { rejected("driver callback") }) }))
+	tk := startTask(l, "task", func(t *T) error {
+		rejected("task step")
+		// Callbacks queued now run on this task's goroutine once it parks.
+		l.CallSoon(func() { rejected("callback on the task's goroutine") })
+		return Sleep(t, time.Second)
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	r.log("after: %v", fromForeignGoroutine(func() { l.CallSoon(func() {}) }))
+	runOne(t, l)
+	checkEvents(t, []string{"before: <nil>", "driver callback: rejected=true", "task step: rejected=true",
+		"callback on the task's goroutine: rejected=true", "after: <nil>"}, &r)
+}
+
+// OnLoopGoroutine is true exactly on the goroutine holding the loop: in a
+// task's step, in a callback (on the driver or on a task's goroutine); and
+// false on any other goroutine, and everywhere while the loop is stopped.
+func TestOnLoopGoroutine(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	foreign := func() bool {
+		ch := make(chan bool)
+		go func() { ch <- l.OnLoopGoroutine() }()
+		return <-ch
+	}
+	r.log("stopped: %v", l.OnLoopGoroutine())
+	l.CallSoon(func() { r.log("driver callback: %v, foreign: %v", l.OnLoopGoroutine(), foreign()) })
+	tk := startTask(l, "task", func(t *T) error {
+		r.log("task step: %v, foreign: %v", l.OnLoopGoroutine(), foreign())
+		l.CallSoon(func() { r.log("callback on the task's goroutine: %v", l.OnLoopGoroutine()) })
+		err := Sleep(t, time.Second)
+		r.log("next step: %v", l.OnLoopGoroutine())
+		return err
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	r.log("stopped again: %v", l.OnLoopGoroutine())
+	checkEvents(t, []string{"stopped: false", "driver callback: true, foreign: false", "task step: true, foreign: false",
+		"callback on the task's goroutine: true", "next step: true", "stopped again: false"}, &r)
 }

@@ -68,23 +68,27 @@ func (l *Loop) updateInterest(fd int, h *fdHandlers) error {
 // AddReader calls fn whenever fd is readable (asyncio's add_reader),
 // replacing a previous reader of fd. fd must be non-blocking.
 func (l *Loop) AddReader(fd int, fn func()) error {
-	return l.addIO(fd, fn, true)
+	return l.addIO(fd, fn, true, "AddReader")
 }
 
 // AddWriter calls fn whenever fd is writable (asyncio's add_writer),
 // replacing a previous writer of fd.
 func (l *Loop) AddWriter(fd int, fn func()) error {
-	return l.addIO(fd, fn, false)
+	return l.addIO(fd, fn, false, "AddWriter")
 }
 
-func (l *Loop) addIO(fd int, fn func(), reader bool) error {
+// addIO and removeIO check the goroutine in every mode and on every
+// architecture: a registration from another goroutine races with the
+// selector and the fd table, and these calls are rare next to a system
+// call each.
+func (l *Loop) addIO(fd int, fn func(), reader bool, op string) error {
+	l.checkThreadAlways(op)
 	if l.closed {
 		return errLoopClosed()
 	}
 	if fn == nil {
-		return runtimeErrorf("AddReader/AddWriter: nil callback")
+		return valueErrorf("%s: nil callback", op)
 	}
-	l.checkThread()
 	if err := l.ensureSelector(); err != nil {
 		return err
 	}
@@ -114,13 +118,14 @@ func (l *Loop) addIO(fd int, fn func(), reader bool) error {
 
 // RemoveReader stops watching fd for reading (asyncio's remove_reader)
 // and reports whether a reader was registered.
-func (l *Loop) RemoveReader(fd int) bool { return l.removeIO(fd, true) }
+func (l *Loop) RemoveReader(fd int) bool { return l.removeIO(fd, true, "RemoveReader") }
 
 // RemoveWriter stops watching fd for writing (asyncio's remove_writer)
 // and reports whether a writer was registered.
-func (l *Loop) RemoveWriter(fd int) bool { return l.removeIO(fd, false) }
+func (l *Loop) RemoveWriter(fd int) bool { return l.removeIO(fd, false, "RemoveWriter") }
 
-func (l *Loop) removeIO(fd int, reader bool) bool {
+func (l *Loop) removeIO(fd int, reader bool, op string) bool {
+	l.checkThreadAlways(op)
 	if l.closed || l.sel == nil {
 		return false
 	}

@@ -451,3 +451,55 @@ func TestLOOP1_PollWithExpiredTimeoutReportsReadyFD(t *testing.T) {
 		}
 	}
 }
+
+// THREAD-6: registering or unregistering a file descriptor from a
+// goroutine that is not running the loop panics in every mode before it
+// touches the selector or the fd table: what the loop watches is
+// unchanged, and its own reader still fires.
+func TestTHREAD6_ForeignFDCallsLeaveRegistrationsAlone(t *testing.T) {
+	a, b := socketpair(t)
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	tk := startTask(l, "main", func(t *T) error {
+		readable := NewFuture[struct{}](t)
+		if err := l.AddReader(a, func() {
+			if !readable.Done() {
+				readable.SetResult(struct{}{})
+			}
+		}); err != nil {
+			return err
+		}
+		for _, c := range []struct {
+			op   string
+			call func()
+		}{
+			{"AddReader", func() { l.AddReader(a, func() {}) }},
+			{"AddWriter", func() { l.AddWriter(a, func() {}) }},
+			{"RemoveReader", func() { l.RemoveReader(a) }},
+			{"AddReader of a new fd", func() { l.AddReader(b, func() {}) }},
+		} {
+			v := fromForeignGoroutine(c.call)
+			rd, wr := l.Watching(a)
+			rdB, _ := l.Watching(b)
+			r.log("%s: rejected=%v watching a=%v/%v b=%v fds=%d", c.op, v != nil, rd, wr, rdB, l.Stats().FDs)
+		}
+		if _, err := unix.Write(b, []byte("x")); err != nil {
+			return err
+		}
+		_, err := readable.Await(t)
+		r.log("own reader fired: %v", err)
+		l.RemoveReader(a)
+		return err
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"AddReader: rejected=true watching a=true/false b=false fds=1",
+		"AddWriter: rejected=true watching a=true/false b=false fds=1",
+		"RemoveReader: rejected=true watching a=true/false b=false fds=1",
+		"AddReader of a new fd: rejected=true watching a=true/false b=false fds=1",
+		"own reader fired: <nil>",
+	}, &r)
+}

@@ -8,6 +8,7 @@ package asyncio
 // copying callback is then removed from aw, or, if aw had already finished,
 // aw's error is marked retrieved (SHIELD-4, 3.13).
 func Shield[V any](aw AwaitableOf[V]) AwaitableOf[V] {
+	coreOf(aw, "Shield").loop.checkThread("Shield")
 	if aw.Done() {
 		return aw
 	}

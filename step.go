@@ -11,8 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"time"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 func (l *Loop) beginStep(t *T, from *futureCore) bool {
@@ -42,6 +43,7 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	}
 	t.stepErr = err
 	l.current = t
+	l.progress()
 	if l.debug {
 		l.stepStart = time.Now()
 	}
@@ -50,7 +52,8 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 
 func (t *T) main() {
 	l := t.fut.loop
-	l.noteHolder()
+	token := gid.Token()
+	l.takeLoop(token)
 	returned := false
 	defer func() {
 		if returned {
@@ -77,7 +80,7 @@ func (t *T) main() {
 		t.finishStep(err)
 		l.endStep(t)
 	}()
-	err := t.body.run(t)
+	err := runTaskFunc(token, t)
 	returned = true
 	// Finish first, so that a slow last step is reported with the task's
 	// final state, as asyncio formats the task after its step (DEBUG-2).
@@ -86,7 +89,6 @@ func (t *T) main() {
 }
 
 func (t *T) suspendOn(f *futureCore) error {
-	t.checkRunning()
 	if t.killed {
 		return errKilled
 	}
@@ -116,7 +118,6 @@ func (t *T) suspendOn(f *futureCore) error {
 }
 
 func (t *T) yield() error {
-	t.checkRunning()
 	if t.killed {
 		return errKilled
 	}
@@ -134,7 +135,7 @@ func (t *T) park() error {
 			l.current = t
 			panic(killSignal{})
 		}
-		l.noteHolder()
+		l.takeLoop(gid.Token())
 	}
 	err := t.stepErr
 	t.stepErr = nil
@@ -168,9 +169,9 @@ func (l *Loop) endStep(t *T) {
 	l.current = nil
 	if l.debug && !l.stepStart.IsZero() {
 		if dt := time.Since(l.stepStart); dt >= l.slowCallback {
-			buf := make([]byte, 8192)
-			buf = buf[:runtime.Stack(buf, false)]
-			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()), slog.String("stack", string(buf)))
+			// No stack here: it would show only where the step ended. The
+			// watchdog reports the stack while a step is slow.
+			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()))
 		}
 		l.stepStart = time.Time{}
 	}
@@ -194,10 +195,55 @@ func (t *T) finishStep(err error) {
 	t.fut.loop.removeTask(t)
 }
 
-func (t *T) checkRunning() {
-	if t.fut.loop.current != t {
-		panic(runtimeErrorf("await with task %q, which is not the running task (awaiting outside a task, from a callback or from another goroutine?)", t.Name()))
+func (t *T) checkRunning(op string) {
+	if t == nil {
+		panicNilT(op)
 	}
+	l := t.fut.loop
+	if !l.onLoop() {
+		l.checkThread(op)
+	}
+	if l.current != t {
+		panicNotRunning(op, t)
+	}
+}
+
+// checkCaller is the part of checkRunning that every API taking a t does
+// first, before any state changes: t is not nil and the caller runs t's
+// loop. (Whether t is the running task, APIs such as Timeout and TaskGroup
+// report with asyncio's own error.)
+func (t *T) checkCaller(op string) {
+	if t == nil {
+		panicNilT(op)
+	}
+	t.fut.loop.checkThread(op)
+}
+
+// panicNilT and panicNotRunning are checkRunning's slow paths, out of
+// line so that the check inlines.
+//
+//go:noinline
+func panicNilT(op string) {
+	panic(valueErrorf("%s: nil *T (pass the running task's t, the argument of its function)", op))
+}
+
+//go:noinline
+func panicNotRunning(op string, t *T) {
+	panic(runtimeErrorf("%s with task %q, which is not the running task (awaiting outside a task, or from a callback?)", op, t.Name()))
+}
+
+// runTaskFunc runs the task's function. It is a frame of its own, kept
+// out of line, so that the watchdog can find the goroutine holding the
+// loop in a dump of every goroutine's stack: the traceback prints this
+// frame's first argument, the goroutine's token (see blockedStack).
+//
+//go:noinline
+func runTaskFunc(token uint64, t *T) error {
+	err := t.body.run(t)
+	if token == 0 { // keeps token live, hence printed, during the call
+		panic("asyncio: zero goroutine token")
+	}
+	return err
 }
 
 type killSignal struct{}

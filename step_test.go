@@ -95,8 +95,112 @@ func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 	if err := l.RunUntilComplete(other); err != nil {
 		t.Fatal(err)
 	}
-	want := `asyncio: await with task "victim", which is not the running task (awaiting outside a task, from a callback or from another goroutine?)`
-	checkEvents(t, []string{"outside: " + want, "callback: " + want, "other task: " + want}, &r)
+	want := func(op string) string {
+		return `asyncio: ` + op + ` with task "victim", which is not the running task (awaiting outside a task, or from a callback?)`
+	}
+	checkEvents(t, []string{"outside: " + want("Future.Await"), "callback: " + want("Sleep"), "other task: " + want("Future.Await")}, &r)
 	tk.Cancel()
 	l.RunUntilComplete(tk)
+}
+
+// Bad input (issue 11 item 8): a nil *T, a nil awaitable (nil interface or
+// nil pointer), a nil loop owner or a nil function panics with a
+// *ValueError that names the call and the mistake, not a nil dereference,
+// and before anything changes.
+func TestBadInput_NilTaskAwaitableOwnerOrFunction(tt *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(tt, l)
+	var r eventLog
+	var nilT *T
+	var nilFut *Future[int]
+	var nilTask *Task[int]
+	var nilLoop *Loop
+	var nilGroup *Group
+	body := func(*T) (int, error) { return 0, nil }
+	main := startTask(l, "main", func(t *T) error {
+		fut := NewFuture[int](t)
+		child := CreateTask(t, body)
+		before := l.Stats()
+		for _, c := range []struct {
+			name string
+			call func()
+		}{
+			{"Sleep(nil, d)", func() { Sleep(nil, time.Second) }},
+			{"fut.Await(nil)", func() { fut.Await(nil) }},
+			{"task.Await(nil)", func() { child.Await(nil) }},
+			{"t.Await(nil)", func() { t.Await(nil) }},
+			{"t.Await(nil *Future)", func() { t.Await(nilFut) }},
+			{"t.Await(nil *Task)", func() { t.Await(nilTask) }},
+			{"Gather(t, fut, nil)", func() { Gather[int](t, fut, nil) }},
+			{"GatherAny(t, nil *T)", func() { GatherAny(t, nilT) }},
+			{"Gather(nil, fut)", func() { Gather[int](nil, fut) }},
+			{"WaitFor(t, d, nil)", func() { WaitFor[int](t, time.Second, nil) }},
+			{"WaitForFunc(t, d, nil)", func() { WaitForFunc[int](t, time.Second, nil) }},
+			{"Shield(nil)", func() { Shield[int](nil) }},
+			{"Shield(nil *Future)", func() { Shield[int](nilFut) }},
+			{"Wait(t, [fut, nil])", func() { Wait(t, []Awaitable{fut, nil}, Never, AllCompleted) }},
+			{"AsCompleted(t, [nil])", func() { AsCompleted(t, []Awaitable{nil}, Never) }},
+			{"Timeout(nil, d, body)", func() { Timeout(nil, time.Second, func(*TimeoutScope) error { return nil }) }},
+			{"Timeout(t, d, nil)", func() { Timeout(t, time.Second, nil) }},
+			{"TaskGroup(nil, body)", func() { TaskGroup(nil, func(*Group) error { return nil }) }},
+			{"TaskGroup(t, nil)", func() { TaskGroup(t, nil) }},
+			{"Spawn(nil, fn)", func() { Spawn(nilGroup, body) }},
+			{"CreateTask(nil *Loop, fn)", func() { CreateTask(nilLoop, body) }},
+			{"CreateTask(nil, fn)", func() { CreateTask[int](nil, body) }},
+			{"NewFuture(nil *T)", func() { NewFuture[int](nilT) }},
+			{"CurrentTask(nil)", func() { CurrentTask(nil) }},
+			{"GatherFuncs(t, fn, nil)", func() { GatherFuncs(t, body, nil) }},
+			{"RunInExecutor(t, nil)", func() { RunInExecutor[int](t, nil) }},
+			{"RunCoroutineThreadsafe(l, nil)", func() { RunCoroutineThreadsafe[int](l, nil) }},
+			{"Lock.Acquire(nil)", func() { NewLock().Acquire(nil) }},
+			{"Queue.Get(nil)", func() { NewQueue[int](1).Get(nil) }},
+			{"Condition.WaitFor(t, nil)", func() { NewCondition(nil).WaitFor(t, nil) }},
+		} {
+			v := mustPanic(tt, c.name, c.call)
+			if ve, ok := v.(*ValueError); ok {
+				r.log("%s: %s", c.name, ve.Msg)
+			} else {
+				r.log("%s: %T %v", c.name, v, v)
+			}
+		}
+		if after := l.Stats(); after != before {
+			r.log("state changed: %+v -> %+v", before, after)
+		}
+		return nil
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		tt.Fatal(err)
+	}
+	checkEvents(tt, []string{
+		"Sleep(nil, d): Sleep: nil *T (pass the running task's t, the argument of its function)",
+		"fut.Await(nil): Future.Await: nil *T (pass the running task's t, the argument of its function)",
+		"task.Await(nil): Task.Await: nil *T (pass the running task's t, the argument of its function)",
+		"t.Await(nil): T.Await: nil awaitable",
+		"t.Await(nil *Future): T.Await: nil awaitable",
+		"t.Await(nil *Task): T.Await: nil awaitable",
+		"Gather(t, fut, nil): Gather: nil awaitable",
+		"GatherAny(t, nil *T): Gather: nil awaitable",
+		"Gather(nil, fut): Gather: nil loop owner (pass a *Loop or the running task's *T)",
+		"WaitFor(t, d, nil): WaitFor: nil awaitable",
+		"WaitForFunc(t, d, nil): WaitForFunc: nil coroutine function",
+		"Shield(nil): Shield: nil awaitable",
+		"Shield(nil *Future): Shield: nil awaitable",
+		"Wait(t, [fut, nil]): Wait: nil awaitable",
+		"AsCompleted(t, [nil]): AsCompleted: nil awaitable",
+		"Timeout(nil, d, body): Timeout: nil *T (pass the running task's t, the argument of its function)",
+		"Timeout(t, d, nil): Timeout: nil body",
+		"TaskGroup(nil, body): TaskGroup: nil *T (pass the running task's t, the argument of its function)",
+		"TaskGroup(t, nil): TaskGroup: nil body",
+		"Spawn(nil, fn): Spawn: nil *Group",
+		"CreateTask(nil *Loop, fn): CreateTask: nil loop owner (pass a *Loop or the running task's *T)",
+		"CreateTask(nil, fn): CreateTask: nil loop owner (pass a *Loop or the running task's *T)",
+		"NewFuture(nil *T): NewFuture: nil loop owner (pass a *Loop or the running task's *T)",
+		"CurrentTask(nil): CurrentTask: nil loop owner (pass a *Loop or the running task's *T)",
+		"GatherFuncs(t, fn, nil): GatherFuncs: nil coroutine function",
+		"RunInExecutor(t, nil): RunInExecutor: nil function",
+		"RunCoroutineThreadsafe(l, nil): RunCoroutineThreadsafe: nil coroutine function",
+		"Lock.Acquire(nil): Lock.Acquire: nil *T (pass the running task's t, the argument of its function)",
+		"Queue.Get(nil): Queue.Get: nil *T (pass the running task's t, the argument of its function)",
+		"Condition.WaitFor(t, nil): Condition.WaitFor: nil predicate",
+	}, &r)
 }

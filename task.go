@@ -84,10 +84,11 @@ type Task[V any] struct {
 // that finishes without suspending is done when CreateTask returns and is
 // never scheduled.
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
-	l := owner.ownerLoop()
+	l := loopOf(owner, "CreateTask")
+	l.checkThread("CreateTask")
 	l.checkClosed()
 	if fn == nil {
-		panic(runtimeErrorf("CreateTask: nil coroutine function"))
+		panic(valueErrorf("CreateTask: nil coroutine function"))
 	}
 	tk := &Task[V]{fn: fn}
 	tk.f.loop = l
@@ -102,6 +103,9 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 		} else {
 			tk.t.name = "Task-" + strconv.FormatUint(n, 10)
 		}
+	}
+	if l.debug {
+		tk.f.unretrieved = newUnretrieved(1)
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
@@ -132,7 +136,10 @@ func (tk *Task[V]) SetName(name string) { tk.t.SetName(name) }
 
 // Await suspends the running task t until tk is done and returns its
 // result (await task). Awaiting a done task does not suspend.
-func (tk *Task[V]) Await(t *T) (V, error) { return tk.f.Await(t) }
+func (tk *Task[V]) Await(t *T) (V, error) {
+	t.checkRunning("Task.Await")
+	return tk.f.await(t)
+}
 
 // Result returns the task's value, or its error as Err does.
 func (tk *Task[V]) Result() (V, error) { return tk.f.Result() }
@@ -159,6 +166,8 @@ func (tk *Task[V]) core() *futureCore { return &tk.f.futureCore }
 
 func (tk *Task[V]) valueAny() any { return tk.f.value }
 
+func (tk *Task[V]) isNil() bool { return tk == nil }
+
 // String returns the asyncio-style repr, for logs and debugging.
 func (tk *Task[V]) String() string { return tk.t.String() }
 
@@ -168,6 +177,8 @@ func (t *T) Loop() *Loop { return t.fut.loop }
 func (t *T) ownerLoop() *Loop { return t.fut.loop }
 
 func (t *T) valueAny() any { return t.body.valueAny() }
+
+func (t *T) isNil() bool { return t == nil }
 
 // Name returns the task's name (asyncio's get_name).
 func (t *T) Name() string {
@@ -201,7 +212,8 @@ func (t *T) core() *futureCore { return t.fut }
 // Await suspends t until aw is done and returns aw's error (nil on
 // success): the untyped await, for awaitables of any type.
 func (t *T) Await(aw Awaitable) error {
-	fc := aw.core()
+	t.checkRunning("T.Await")
+	fc := coreOf(aw, "T.Await")
 	if fc.state == statePending {
 		if err := t.suspendOn(fc); err != nil {
 			return err
@@ -242,24 +254,30 @@ func (l *Loop) removeTask(t *T) {
 // ready (SLEEP-1). It returns a *CancelledError if t is cancelled
 // meanwhile; the timer is then cancelled too (SLEEP-2).
 func Sleep(t *T, d time.Duration) error {
+	// t.checkRunning, with its fast path written out (a yield is the
+	// cheapest await there is).
+	if t == nil || !t.fut.loop.onLoop() || t.fut.loop.current != t {
+		t.checkRunning("Sleep")
+	}
 	if d <= 0 {
 		return t.yield()
 	}
-	f := &Future[struct{}]{futureCore: futureCore{loop: t.fut.loop}}
-	h := t.fut.loop.CallLater(d, func() {
+	l := t.fut.loop
+	f := &Future[struct{}]{futureCore: futureCore{loop: l}}
+	h := l.callLater(d, func() {
 		if !f.done() {
 			f.SetResult(struct{}{})
 		}
-	})
-	_, err := f.Await(t)
+	}, "Sleep")
+	_, err := f.await(t)
 	h.Cancel()
 	return err
 }
 
 // CurrentTask returns the task whose step is running on owner's loop, or nil inside
 // a plain callback (asyncio.current_task).
-func CurrentTask(owner LoopOwner) *T { return owner.ownerLoop().current }
+func CurrentTask(owner LoopOwner) *T { return loopOf(owner, "CurrentTask").current }
 
 // AllTasks returns the tasks of owner's loop that are not done, including ones not
 // started yet (asyncio.all_tasks). The order is unspecified.
-func AllTasks(owner LoopOwner) []*T { return append([]*T(nil), owner.ownerLoop().tasks...) }
+func AllTasks(owner LoopOwner) []*T { return append([]*T(nil), loopOf(owner, "AllTasks").tasks...) }

@@ -51,6 +51,10 @@ type Group struct {
 // "TaskGroup <TaskGroup> cannot determine the parent task" without running
 // body.
 func TaskGroup(t *T, body func(g *Group) error) error {
+	t.checkCaller("TaskGroup")
+	if body == nil {
+		panic(valueErrorf("TaskGroup: nil body"))
+	}
 	g := &Group{loop: t.Loop()}
 	if CurrentTask(g.loop) != t {
 		return &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v cannot determine the parent task", g)}
@@ -87,9 +91,16 @@ func TaskGroup(t *T, body func(g *Group) error) error {
 // shutting down"). Children may be spawned while TaskGroup waits for the
 // others on exit (TG-2).
 func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
+	if g == nil {
+		panic(valueErrorf("Spawn: nil *Group"))
+	}
+	if fn == nil {
+		panic(valueErrorf("Spawn: nil coroutine function"))
+	}
 	if !g.entered {
 		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v has not been entered", g)}
 	}
+	g.loop.checkThread("Spawn")
 	if g.exiting && g.live == 0 {
 		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v is finished", g)}
 	}

@@ -140,7 +140,10 @@ func (cf *ConcurrentFuture[V]) Cancel() bool {
 // outcome (THREAD-4). If the loop is closed the future fails at once with
 // *RuntimeError "Event loop is closed".
 func RunCoroutineThreadsafe[V any](owner LoopOwner, fn func(*T) (V, error)) *ConcurrentFuture[V] {
-	l := owner.ownerLoop()
+	l := loopOf(owner, "RunCoroutineThreadsafe")
+	if fn == nil {
+		panic(valueErrorf("RunCoroutineThreadsafe: nil coroutine function"))
+	}
 	cf := newConcurrentFuture[V](l)
 	_, err := l.CallSoonThreadsafe(func() {
 		task := CreateTask(l, fn)
@@ -174,7 +177,7 @@ func RunCoroutineThreadsafe[V any](owner LoopOwner, fn func(*T) (V, error)) *Con
 // loop. The returned Handle may be cancelled from any goroutine.
 func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	if fn == nil {
-		return nil, runtimeErrorf("CallSoonThreadsafe: nil callback")
+		return nil, valueErrorf("CallSoonThreadsafe: nil callback")
 	}
 	h := &Handle{fn: fn, loop: l, threadsafe: true}
 	l.threadsafeMu.Lock()

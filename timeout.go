@@ -60,6 +60,7 @@ type TimeoutScope struct {
 // returns the *RuntimeError "Timeout should be used inside a task" without
 // running body.
 func Timeout(t *T, d time.Duration, body func(s *TimeoutScope) error) error {
+	t.checkCaller("Timeout")
 	when := Never
 	if d != Never {
 		when = addSaturating(t.Loop().Time(), d)
@@ -70,6 +71,10 @@ func Timeout(t *T, d time.Duration, body func(s *TimeoutScope) error) error {
 // TimeoutAt is Timeout with an absolute deadline on the loop's clock
 // (asyncio.timeout_at(when)); when == Never means no deadline.
 func TimeoutAt(t *T, when time.Duration, body func(s *TimeoutScope) error) (err error) {
+	t.checkCaller("Timeout")
+	if body == nil {
+		panic(valueErrorf("Timeout: nil body"))
+	}
 	s := &TimeoutScope{when: when, loop: t.Loop()}
 	if err := s.enter(t); err != nil {
 		return err
@@ -210,6 +215,8 @@ func addSaturating(a, b time.Duration) time.Duration {
 //     awaited before the *TimeoutError is returned (WAITFOR-3), and
 //     cancelling t cancels aw and returns the CancelledError (WAITFOR-4).
 func WaitFor[V any](t *T, d time.Duration, aw AwaitableOf[V]) (V, error) {
+	t.checkCaller("WaitFor")
+	coreOf(aw, "WaitFor")
 	if d != Never && d <= 0 {
 		return waitForExpired(t, aw)
 	}
@@ -227,6 +234,10 @@ func WaitFor[V any](t *T, d time.Duration, aw AwaitableOf[V]) (V, error) {
 // Never) fn is wrapped in a task that is cancelled before it starts, so fn
 // never runs and the result is a *TimeoutError (WAITFOR-1).
 func WaitForFunc[V any](t *T, d time.Duration, fn func(*T) (V, error)) (V, error) {
+	t.checkCaller("WaitForFunc")
+	if fn == nil {
+		panic(valueErrorf("WaitForFunc: nil coroutine function"))
+	}
 	if d != Never && d <= 0 {
 		return waitForExpired[V](t, CreateTask(t, fn))
 	}

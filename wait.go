@@ -32,6 +32,10 @@ func (r ReturnWhen) String() string {
 // "Invalid return_when value: <v>" (WAIT-1), and the *CancelledError when t
 // is cancelled meanwhile (the awaitables are not cancelled).
 func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, pending []Awaitable, err error) {
+	t.checkCaller("Wait")
+	for _, aw := range aws {
+		coreOf(aw, "Wait")
+	}
 	if len(aws) == 0 {
 		return nil, nil, &ValueError{Msg: "Set of Tasks/Futures is empty."}
 	}
@@ -180,6 +184,10 @@ func (ac *asCompleted) next(t *T) (Awaitable, error) {
 // while waiting it yields (nil, *CancelledError) and stops. The sequence
 // must be ranged over from task t, at most once.
 func AsCompleted(t *T, aws []Awaitable, timeout time.Duration) iter.Seq2[Awaitable, error] {
+	t.checkCaller("AsCompleted")
+	for _, aw := range aws {
+		coreOf(aw, "AsCompleted")
+	}
 	ac := newAsCompleted(t.Loop(), aws, timeout)
 	return func(yield func(Awaitable, error) bool) {
 		for ac.todoLeft > 0 {

@@ -48,6 +48,7 @@ func TestWAIT3_ReturnWhen(t *testing.T) {
 			done, pending, err := Wait(tk, []Awaitable{s, c, x, c, f}, Never, when)
 			r.log("%v: done=%v pending=%v err=%v", when, names(done, byAw), names(pending, byAw), err)
 			Wait(tk, pending, Never, AllCompleted)
+			f.Err() // read, or Close reports it as never retrieved
 		}
 		return nil
 	})
