@@ -153,7 +153,7 @@ func (t *T) park() error {
 // it: next switches to the task's goroutine and its yield switches back
 // to whichever goroutine called next).
 func (l *Loop) eagerStart(t *T) {
-	prev, prevStart := l.current, l.stepStart
+	prev, prevStart, prevHolder := l.current, l.stepStart, l.holder.Load()
 	t.started, t.eager = true, eagerStepping
 	l.current = t
 	if l.debug {
@@ -162,7 +162,7 @@ func (l *Loop) eagerStart(t *T) {
 	t.resume()
 	t.eager = 0
 	l.current, l.stepStart = prev, prevStart
-	l.noteHolder()
+	l.takeLoop(prevHolder) // the creator runs the loop again
 }
 
 func (l *Loop) endStep(t *T) {

@@ -84,27 +84,26 @@ func TestWaitFor_test_wait_for_timeout_less_then_0_or_0_coroutine_do_not_started
 func TestWaitFor_test_wait_for_timeout_less_then_0_or_0(t *testing.T) {
 	run(t, func(tk *asyncio.T) error {
 		for _, timeout := range []time.Duration{0, -1000 * ms} {
-			t.Run(timeout.String(), func(t *testing.T) {
-				fooRunning := false
-				started := asyncio.NewFuture[struct{}](tk)
-				fut := asyncio.CreateTask(tk, func(tk *asyncio.T) (string, error) {
-					fooRunning = true
-					started.SetResult(struct{}{})
-					err := asyncio.Sleep(tk, 10000*ms)
-					fooRunning = false
-					if err != nil {
-						return "", err
-					}
-					return "done", nil
-				})
-				started.Await(tk)
-				_, err := asyncio.WaitFor[string](tk, timeout, fut)
-				raises(t, err, "TimeoutError")
-				check(t, fut.Done(), "fut.done()")
-				// it should have been cancelled due to the timeout
-				check(t, fut.Cancelled(), "fut.cancelled()")
-				eq(t, fooRunning, false)
+			// in the task, not a subtest: t.Run's goroutine is not the loop's
+			fooRunning := false
+			started := asyncio.NewFuture[struct{}](tk)
+			fut := asyncio.CreateTask(tk, func(tk *asyncio.T) (string, error) {
+				fooRunning = true
+				started.SetResult(struct{}{})
+				err := asyncio.Sleep(tk, 10000*ms)
+				fooRunning = false
+				if err != nil {
+					return "", err
+				}
+				return "done", nil
 			})
+			started.Await(tk)
+			_, err := asyncio.WaitFor[string](tk, timeout, fut)
+			raises(t, err, "TimeoutError")
+			check(t, fut.Done(), "fut.done()")
+			// it should have been cancelled due to the timeout
+			check(t, fut.Cancelled(), "fut.cancelled()")
+			eq(t, fooRunning, false)
 		}
 		return nil
 	})
