@@ -76,7 +76,8 @@ type Loop struct {
 	stepStart        time.Time
 
 	closeHooks []func()
-	executor   *executor // the default executor, created on first use
+	executor   *executor     // the default executor, created on first use
+	outside    *outsideCalls // Go calls, executor jobs, channel ops in flight (bridge.go)
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
@@ -621,7 +622,8 @@ func (l *Loop) Close() error {
 	if l.closed {
 		return nil
 	}
-	for _, t := range append([]*T(nil), l.tasks...) {
+	pending := append([]*T(nil), l.tasks...)
+	for _, t := range pending {
 		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t})
 		if t.started && !t.fut.done() {
 			t.kill()
@@ -639,6 +641,9 @@ func (l *Loop) Close() error {
 	}
 	l.timers = nil
 	l.cancelledTimers = 0
+	for _, t := range pending {
+		t.endContext() // after closed is set: the cause is ErrLoopClosed
+	}
 	l.tasks = nil
 	for _, hook := range l.closeHooks {
 		hook()

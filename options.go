@@ -1,11 +1,28 @@
 package asyncio
 
+import "context"
+
 // TaskOption configures CreateTask.
 type TaskOption func(*T)
 
 // WithName names the task (asyncio's create_task(name=...)). Without it
 // the task is named Task-N.
 func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
+
+// WithContext gives the task ctx as its context instead of its creator's
+// (asyncio's create_task(context=...), Runner.run(coro, context=...)), and
+// binds it: when ctx is done the task is cancelled, with the text of
+// context.Cause(ctx) as the message — at once, before its first step, if
+// ctx is done already. RunWith then returns a *CancelledError that also
+// matches the cause (errors.Is(err, context.Canceled)). The task's Context
+// is done when ctx is or when the task is. A nil ctx panics with a
+// *ValueError.
+func WithContext(ctx context.Context) TaskOption {
+	if ctx == nil {
+		panic(&ValueError{Msg: "WithContext: nil context"})
+	}
+	return func(t *T) { t.ctx = &taskCtx{base: ctx, owner: t, bound: ctx} }
+}
 
 // LoopOption configures a new Loop.
 type LoopOption func(*Loop)

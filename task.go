@@ -47,6 +47,9 @@ type T struct {
 	futWaiter    *futureCore
 	stepErr      error // what the current step throws in
 	pendingThrow error // a RuntimeError for the next step
+	// ctx is the task's context state (context.go); nil until anyone
+	// gives or asks the task a context.
+	ctx *taskCtx
 }
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
@@ -61,7 +64,9 @@ type Task[V any] struct {
 
 // CreateTask wraps fn in a task on owner's loop and schedules its first
 // step with CallSoon (asyncio's create_task / loop.create_task). owner is
-// the loop itself or the running task. fn runs on its own goroutine, but
+// the loop itself or the running task. The task starts with the context of
+// the task running now, if any (see T.Context), unless WithContext gives
+// another. fn runs on its own goroutine, but
 // only while the loop hands it control, so it never runs concurrently with
 // the loop or another task. fn's returned error decides the outcome: nil
 // finishes the task with the value; a cancellation (errors.Is(err,
@@ -76,7 +81,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	tk := &Task[V]{fn: fn}
 	tk.f.loop = l
 	tk.f.task = &tk.t
-	tk.t = T{fut: &tk.f.futureCore, body: tk}
+	tk.t = T{fut: &tk.f.futureCore, body: tk, ctx: l.inheritedContext()}
 	for _, o := range opts {
 		o(&tk.t)
 	}
@@ -90,7 +95,18 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
 	l.scheduleStep(&tk.t)
+	tk.t.watchBoundContext() // WithContext
 	return tk
+}
+
+// CreateTaskErr is CreateTask for a coroutine function with no value: the
+// task's outcome is fn's error alone (a task of Python code that returns
+// None).
+func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task[struct{}] {
+	if fn == nil {
+		panic(runtimeErrorf("CreateTaskErr: nil coroutine function"))
+	}
+	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
 }
 
 func (tk *Task[V]) run(t *T) error {

@@ -17,7 +17,7 @@ func names(aws []Awaitable, byAw map[Awaitable]string) []string {
 // WAIT-1: argument errors.
 func TestWAIT1_ArgumentErrors(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
-		_, _, err := Wait(tk, nil, Never, AllCompleted)
+		_, _, err := Wait(tk, []Awaitable(nil), Never, AllCompleted)
 		var ve *ValueError
 		errors.As(err, &ve)
 		r.log("%q is=%v", ve.Msg, errors.Is(err, ErrValue))
