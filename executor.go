@@ -104,10 +104,14 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // While the job is in flight a virtual-time loop waits for it instead of
 // reporting ErrDeadlock.
 func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
-	l := owner.ownerLoop()
+	return runInExecutor(owner.ownerLoop(), context.Background(), fn)
+}
+
+// runInExecutor is RunInExecutor with ctx derived from parent.
+func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error)) *Future[V] {
 	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	job := &executorJob{ctx: ctx}
 	job.run = func() {
 		defer cancel()
@@ -149,12 +153,14 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 }
 
 // ToThread ports asyncio.to_thread: it runs fn on the default executor of
-// t's loop and waits for its result (THREAD-3). If t is cancelled while
-// waiting, ctx is cancelled and ToThread returns the CancelledError at once,
-// without waiting for fn to return. A panic in fn is returned as a
-// *PanicError.
+// t's loop and waits for its result (THREAD-3). ctx carries t's context
+// values (to_thread copies the contextvars context). If t is cancelled
+// while waiting, ctx is cancelled and ToThread returns the CancelledError
+// at once, without waiting for fn to return. A panic in fn is returned as
+// a *PanicError. For blocking calls that should not queue behind the
+// bounded pool, use Go.
 func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
-	return RunInExecutor(t.Loop(), fn).Await(t)
+	return runInExecutor(t.Loop(), t.baseContext(), fn).Await(t)
 }
 
 // ShutdownDefaultExecutor ports loop.shutdown_default_executor(): later
