@@ -102,7 +102,6 @@ func (l *Loop) closeOutside() {
 	for c := h.next; c != h; c = h.next {
 		c.prev.next, c.next.prev = c.next, c.prev
 		c.prev, c.next = nil, nil
-		c.abort(errLoopClosed())
 		if c.report && c.running.Load() {
 			ctx := ExceptionContext{
 				Message: "Go call " + funcNameOf(c.fn) + " still running when the event loop closed; its context is cancelled",
@@ -113,6 +112,7 @@ func (l *Loop) closeOutside() {
 			}
 			l.CallExceptionHandler(ctx)
 		}
+		c.abort(errLoopClosed())
 	}
 	l.outside = nil
 }
@@ -210,6 +210,7 @@ func Go[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 		panic(&ValueError{Msg: "Go: nil function"})
 	}
 	t.checkRunning()
+	t.fut.loop.checkThread() // debug mode: the calling goroutine, before any change
 	if t.killed {
 		var zero V
 		return zero, errKilled // unwinding at Close: start nothing

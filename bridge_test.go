@@ -143,6 +143,7 @@ func TestGoCallOutlivingLoopIsCancelledAndReported(t *testing.T) {
 	var r eventLog
 	handlerLog(l, &r)
 	fnDone := make(chan struct{})
+	//asynciovet:ignore unawaitedtask the loop closes with this task pending, on purpose
 	CreateTask(l, func(tk *T) (int, error) {
 		return Go(tk, func(ctx context.Context) (int, error) {
 			defer close(fnDone)

@@ -16,7 +16,10 @@ import "fmt"
 // Recv receives from ch as an await (v, ok := <-ch): it suspends the
 // running task t until a value arrives (ok true) or ch is closed (ok false,
 // v the zero value). If t is cancelled first it returns the
-// *CancelledError, and the value is left in the channel. A pending Recv is
+// *CancelledError, and the value is left in the channel. A receive that
+// can happen at once does not suspend (like awaiting a done future): a
+// loop over a channel that is always ready does not let other tasks run
+// unless it yields (Sleep(t, 0)). A pending Recv is
 // outside work (see Go): a virtual-time loop waits for a sender. A nil t
 // or ch panics with a *ValueError (a nil channel never delivers).
 func Recv[V any](t *T, ch <-chan V) (v V, ok bool, err error) {
@@ -27,6 +30,7 @@ func Recv[V any](t *T, ch <-chan V) (v V, ok bool, err error) {
 		panic(&ValueError{Msg: "Recv: nil channel (it would block forever)"})
 	}
 	t.checkRunning()
+	t.fut.loop.checkThread() // debug mode: the calling goroutine, before any change
 	select {
 	case v, ok = <-ch:
 		return v, ok, nil
@@ -60,6 +64,7 @@ func Send[V any](t *T, ch chan<- V, v V) error {
 		panic(&ValueError{Msg: "Send: nil channel (it would block forever)"})
 	}
 	t.checkRunning()
+	t.fut.loop.checkThread() // debug mode: the calling goroutine, before any change
 	if sent, err := trySend(ch, v); sent || err != nil {
 		return err
 	}

@@ -180,6 +180,7 @@ func TestTaskContextDoneAtClose(t *testing.T) {
 	l := NewTestLoop()
 	handlerLog(l, &eventLog{})
 	var running context.Context
+	//asynciovet:ignore unawaitedtask the loop closes with this task pending, on purpose
 	started := CreateTask(l, func(c *T) (int, error) {
 		running = c.Context()
 		return 0, Sleep(c, Never)

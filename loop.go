@@ -506,10 +506,13 @@ func (l *Loop) poll(timeout time.Duration) {
 			if l.pollSelector(0) > 0 {
 				return
 			}
-			if timeout > 0 {
+			if timeout > 0 && l.external.Load() == 0 {
 				l.virtualNow += timeout
 				return
 			}
+			// Outside work in flight takes no virtual time: wait for it
+			// (CallSoonThreadsafe wakes the selector) or for I/O.
+			timeout = -1
 		}
 		l.pollSelector(timeout)
 		return

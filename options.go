@@ -33,7 +33,9 @@ type LoopOption func(*Loop)
 // passes. When it would block forever with nothing to wait for, RunForever
 // returns ErrDeadlock instead of hanging. With file descriptors registered
 // the loop first polls them without waiting and jumps only when none is
-// ready. This is Trio's MockClock with autojump, for tests.
+// ready. Outside work in flight (executor jobs, Go calls, waiting Recv and
+// Send, ExpectExternal) takes no virtual time: the loop waits for it
+// instead of jumping. This is Trio's MockClock with autojump, for tests.
 func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
 
 // WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).

@@ -6,7 +6,9 @@
 package asyncio
 
 import (
+	"context"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -449,5 +451,50 @@ func TestLOOP1_PollWithExpiredTimeoutReportsReadyFD(t *testing.T) {
 		if len(events) != 1 || events[0].fd != a || !events[0].readable {
 			t.Fatalf("poll %d: got %+v, want fd %d readable", i, events, a)
 		}
+	}
+}
+
+// On virtual time with a file descriptor registered, outside work in
+// flight (a Go call) still takes no virtual time: the loop waits in its
+// selector until the call comes back instead of jumping to the next timer.
+// The call is released once the loop sleeps (or, if the clock jumped, by
+// the timer: Go then returns at 1h).
+func TestVirtualTimeWaitsForOutsideWorkWithFDs(t *testing.T) {
+	a, _ := socketpair(t)
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	l.AddReader(a, func() {}) // registered, never readable
+	defer l.RemoveReader(a)
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	go func() {
+		for {
+			select {
+			case <-release:
+				return
+			default:
+			}
+			l.threadsafeMu.Lock()
+			sleeping := l.sleepMode != sleepAwake
+			l.threadsafeMu.Unlock()
+			if sleeping {
+				open()
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	task := CreateTask(l, func(tk *T) (time.Duration, error) {
+		h := l.CallLater(time.Hour, open)
+		defer h.Cancel()
+		_, err := Go(tk, func(context.Context) (int, error) { <-release; return 0, nil })
+		return l.Time(), err
+	})
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := task.Result(); at != 0 {
+		t.Errorf("the Go call returned at %v: the clock moved while it was in flight", at)
 	}
 }

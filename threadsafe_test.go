@@ -173,7 +173,9 @@ func TestThreadsafeWaitFromForeignGoroutine(t *testing.T) {
 		})
 		victim := CreateTask(tk, func(x *T) (int, error) { return 0, Sleep(x, time.Hour) })
 		v := views{task: Threadsafe[string](task), done: Threadsafe[string](doneFuture(tk, "ready")), cancel: Threadsafe[int](victim)}
-		viewsCh <- v
+		if err := Send(tk, viewsCh, v); err != nil {
+			return struct{}{}, err
+		}
 		_ = Sleep(tk, 0)
 		release.SetResult(struct{}{})
 		_, err := victim.Await(tk)
