@@ -95,7 +95,9 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
 	l.scheduleStep(&tk.t)
-	tk.t.watchBoundContext() // WithContext
+	if tk.t.ctx != nil {
+		tk.t.watchBoundContext() // WithContext
+	}
 	return tk
 }
 
