@@ -257,3 +257,33 @@ func TestExpectExternal(t *testing.T) {
 	release() // after Close
 	checkEvents(t, []string{`"from outside" <nil> at 0s`, "external=0"}, &r)
 }
+
+// BenchmarkGo is the cost of one Go call with a trivial function, awaited
+// by a task on a real-clock loop (a goroutine start, the result back
+// through CallSoonThreadsafe, the loop woken); "raw-go" is a goroutine
+// start and a channel receive, for scale.
+func BenchmarkGo(b *testing.B) {
+	b.Run("bridge", func(b *testing.B) {
+		b.ReportAllocs()
+		_, err := Run(func(tk *T) (struct{}, error) {
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Go(tk, func(context.Context) (int, error) { return i, nil }); err != nil {
+					return struct{}{}, err
+				}
+			}
+			return struct{}{}, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("raw-go", func(b *testing.B) {
+		b.ReportAllocs()
+		ch := make(chan int)
+		for i := 0; i < b.N; i++ {
+			go func() { ch <- i }()
+			<-ch
+		}
+	})
+}

@@ -66,12 +66,11 @@ type Task[V any] struct {
 // step with CallSoon (asyncio's create_task / loop.create_task). owner is
 // the loop itself or the running task. The task starts with the context of
 // the task running now, if any (see T.Context), unless WithContext gives
-// another. fn runs on its own goroutine, but
-// only while the loop hands it control, so it never runs concurrently with
-// the loop or another task. fn's returned error decides the outcome: nil
-// finishes the task with the value; a cancellation (errors.Is(err,
-// ErrCancelled)) ends it cancelled; anything else fails it. A panic in fn
-// fails the task with a *PanicError.
+// another. fn runs on its own goroutine, but only while the loop hands it
+// control, so it never runs concurrently with the loop or another task.
+// fn's returned error decides the outcome: nil finishes the task with the
+// value; a cancellation (errors.Is(err, ErrCancelled)) ends it cancelled;
+// anything else fails it. A panic in fn fails the task with a *PanicError.
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
 	l := owner.ownerLoop()
 	l.checkClosed()
