@@ -7,7 +7,7 @@
 //	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N]
 //	bench -w echo-server -variant streams|protocol -size S   (W8: prints PORT n, serves until SIGTERM)
 //	bench -w fanout-client -port P -n N -limit 100           (W9)
-//	bench -w http-client -variant bridge|raw -port P -n N -limit 100
+//	bench -w http-client -variant bridge|bridge-workers|raw -port P -n N -limit 100
 //	                                       (net/http's client through asyncio.Go, or raw goroutines)
 //	bench -w scale-tasks|scale-timers|scale-conns [-n N]      (scaling curves: one line per size)
 //
@@ -53,7 +53,7 @@ var workloads = map[string]func(n int) (rec, error){
 func main() {
 	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client, http-client, scale-tasks, scale-timers, scale-conns")
 	n := flag.Int("n", 0, "operation count (0: the N of WORKLOADS.md)")
-	variant := flag.String("variant", "", "W8 server variant: streams|protocol; http-client: bridge|raw")
+	variant := flag.String("variant", "", "W8 server variant: streams|protocol; http-client: bridge|bridge-workers|raw")
 	size := flag.Int("size", 64, "W8 message size in bytes")
 	port := flag.Int("port", 0, "W9/http-client server port on 127.0.0.1")
 	limit := flag.Int("limit", 100, "W9/http-client concurrency limit")

@@ -150,7 +150,10 @@ func fanoutClient(port, n, limit int) (rec, error) {
 // Variant "bridge": n tasks created up front and awaited, each taking a
 // Semaphore and calling client.Do inside asyncio.Go (the supported way to
 // use net/http from tasks). Variant "raw": the same with plain goroutines
-// and a buffered channel as the semaphore, the raw-Go anchor. Both use one
+// and a buffered channel as the semaphore, the raw-Go anchor. Variant
+// "bridge-workers": limit tasks, each doing its share of the requests one
+// after the other through asyncio.Go (no task per request: what remains is
+// the cost of the bridge itself). Both use one
 // client whose pool keeps limit idle connections (the W9 server closes
 // every connection, so each request dials anew, as in W9).
 func httpClient(variant string, port, n, limit int) (rec, error) {
@@ -215,6 +218,27 @@ func httpClient(variant string, port, n, limit int) (rec, error) {
 		if err != nil {
 			return nil, err
 		}
+	case "bridge-workers":
+		_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+			start := time.Now()
+			next := 0 // tasks take turns on the loop: no lock needed
+			workers := make([]*asyncio.Task[struct{}], limit)
+			for i := range workers {
+				workers[i] = asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+					for next < n {
+						next++ // claimed before the await: the others see it
+						count(asyncio.Go(t, get))
+					}
+					return nil
+				})
+			}
+			_, err := asyncio.Gather(t, asyncio.Awaitables(workers)...).Await(t)
+			elapsed = time.Since(start)
+			return struct{}{}, err
+		})
+		if err != nil {
+			return nil, err
+		}
 	case "raw":
 		sem := make(chan struct{}, limit)
 		var wg sync.WaitGroup
@@ -231,7 +255,7 @@ func httpClient(variant string, port, n, limit int) (rec, error) {
 		wg.Wait()
 		elapsed = time.Since(start)
 	default:
-		return nil, fmt.Errorf("unknown -variant %q (bridge|raw)", variant)
+		return nil, fmt.Errorf("unknown -variant %q (bridge|bridge-workers|raw)", variant)
 	}
 	extra := rec{"ok": ok.Load(), "failed": failed.Load(), "limit": limit}
 	if e := firstErr.Load(); e != nil {

@@ -126,7 +126,7 @@ func TestW9FanoutClient(t *testing.T) {
 func TestHTTPClientWorkload(t *testing.T) {
 	port, stop := startW9Server(t)
 	defer stop()
-	for _, variant := range []string{"bridge", "raw"} {
+	for _, variant := range []string{"bridge", "bridge-workers", "raw"} {
 		r, err := httpClient(variant, port, 200, 20)
 		if err != nil {
 			t.Fatal(err)
