@@ -26,6 +26,13 @@ var (
 	// when it would block forever: nothing ready, no timer, no file
 	// descriptor and no executor work in flight.
 	ErrDeadlock = errors.New("asyncio: deadlock: the loop would block forever")
+	// ErrTaskDone is matched by the cause of a task's Context once the
+	// task is done (context.Cause); the cause also wraps the task's error
+	// or *CancelledError.
+	ErrTaskDone = errors.New("asyncio: task done")
+	// ErrClosedChannel is matched by the error of Send on a closed channel
+	// (where a Go send would panic).
+	ErrClosedChannel = errors.New("asyncio: send on closed channel")
 )
 
 // CancelledError is asyncio.CancelledError: the error an await returns when
@@ -33,6 +40,10 @@ var (
 // message given to Cancel ("" when none).
 type CancelledError struct {
 	Msg string
+	// Cause, when set, is why: the cause of the context whose end
+	// cancelled the task (RunWith with WithContext, RunContext). Unwrap
+	// returns it, so errors.Is(err, context.Canceled) holds then.
+	Cause error
 }
 
 // Error implements the error interface.
@@ -45,6 +56,9 @@ func (e *CancelledError) Error() string {
 
 // Is reports that every CancelledError matches ErrCancelled.
 func (e *CancelledError) Is(target error) bool { return target == ErrCancelled }
+
+// Unwrap returns Cause.
+func (e *CancelledError) Unwrap() error { return e.Cause }
 
 // IsCancelled reports whether err is (or wraps) a cancellation.
 func IsCancelled(err error) bool { return err != nil && errors.Is(err, ErrCancelled) }
@@ -212,6 +226,59 @@ func (e *ExceptionGroup) Error() string {
 
 // Unwrap returns the members (Go 1.20 multi-error form).
 func (e *ExceptionGroup) Unwrap() []error { return e.Errs }
+
+// Split divides the group by match, for except* (Python's
+// BaseExceptionGroup.split): matched holds the leaves for which match is
+// true, rest the others. Nested groups keep their structure and message in
+// both parts; a part with no leaves is nil, and so is a nested group left
+// empty. match is called with each leaf, never with a group (a Go
+// predicate built on errors.Is or errors.As would match a group by any of
+// its leaves; Python calls a predicate with the groups too). An error that
+// merely wraps a group is a leaf. A nil match panics with a *ValueError.
+func (e *ExceptionGroup) Split(match func(error) bool) (matched, rest *ExceptionGroup) {
+	if match == nil {
+		panic(&ValueError{Msg: "ExceptionGroup.Split: nil match function"})
+	}
+	return e.split(match, true)
+}
+
+// Subgroup returns the part of the group that match selects (Python's
+// BaseExceptionGroup.subgroup): Split's matched part, nil if none.
+func (e *ExceptionGroup) Subgroup(match func(error) bool) *ExceptionGroup {
+	if match == nil {
+		panic(&ValueError{Msg: "ExceptionGroup.Subgroup: nil match function"})
+	}
+	matched, _ := e.split(match, false)
+	return matched
+}
+
+func (e *ExceptionGroup) split(match func(error) bool, wantRest bool) (matched, rest *ExceptionGroup) {
+	var m, r []error
+	for _, err := range e.Errs {
+		if g, ok := err.(*ExceptionGroup); ok {
+			gm, gr := g.split(match, wantRest)
+			if gm != nil {
+				m = append(m, gm)
+			}
+			if gr != nil {
+				r = append(r, gr)
+			}
+			continue
+		}
+		if match(err) {
+			m = append(m, err)
+		} else if wantRest {
+			r = append(r, err)
+		}
+	}
+	if len(m) > 0 {
+		matched = &ExceptionGroup{Msg: e.Msg, Errs: m}
+	}
+	if len(r) > 0 {
+		rest = &ExceptionGroup{Msg: e.Msg, Errs: r}
+	}
+	return matched, rest
+}
 
 // ErrQueueFull ports asyncio.QueueFull: PutNowait on a full queue.
 var ErrQueueFull = errors.New("asyncio: queue full")

@@ -60,3 +60,40 @@ func TestTG_ExceptionGroupError(t *testing.T) {
 		t.Error("singular form")
 	}
 }
+
+// Split and Subgroup follow Python's split/subgroup: nested groups keep
+// their structure and message in both parts, empty parts are nil, match
+// sees leaves only (errors.Is would match a group by any leaf).
+func TestExceptionGroupSplitSubgroup(t *testing.T) {
+	inner := &ExceptionGroup{Msg: "inner", Errs: []error{errBoom, errKey}}
+	eg := &ExceptionGroup{Msg: "outer", Errs: []error{errMy, inner, fmt.Errorf("wrapped: %w", errBoom)}}
+	isBoom := func(err error) bool { return errors.Is(err, errBoom) }
+	matched, rest := eg.Split(isBoom)
+	var r eventLog
+	r.log("matched: %s", describe(matched))
+	r.log("rest: %s", describe(rest))
+	r.log("subgroup: %s", describe(eg.Subgroup(isBoom)))
+	all, none := eg.Split(func(error) bool { return true })
+	r.log("all: %s, rest nil: %v", describe(all), none == nil)
+	r.log("no match: %v", eg.Subgroup(func(error) bool { return false }) == nil)
+	m2, r2 := (&ExceptionGroup{Msg: "only inner", Errs: []error{inner}}).Split(func(err error) bool { return err == errKey })
+	r.log("nested: %s | %s", describe(m2), describe(r2))
+	checkEvents(t, []string{
+		`matched: ExceptionGroup("outer", [ExceptionGroup("inner", [*errors.errorString("boom")]), *fmt.wrapError("wrapped: boom") wrapping *errors.errorString("boom")])`,
+		`rest: ExceptionGroup("outer", [*errors.errorString("my"), ExceptionGroup("inner", [*errors.errorString("key")])])`,
+		`subgroup: ExceptionGroup("outer", [ExceptionGroup("inner", [*errors.errorString("boom")]), *fmt.wrapError("wrapped: boom") wrapping *errors.errorString("boom")])`,
+		`all: ExceptionGroup("outer", [*errors.errorString("my"), ExceptionGroup("inner", [*errors.errorString("boom"), *errors.errorString("key")]), *fmt.wrapError("wrapped: boom") wrapping *errors.errorString("boom")]), rest nil: true`,
+		`no match: true`,
+		`nested: ExceptionGroup("only inner", [ExceptionGroup("inner", [*errors.errorString("key")])]) | ExceptionGroup("only inner", [ExceptionGroup("inner", [*errors.errorString("boom")])])`,
+	}, &r)
+	mustPanic(t, "Split(nil)", func() { eg.Split(nil) })
+	mustPanic(t, "Subgroup(nil)", func() { eg.Subgroup(nil) })
+}
+
+// A CancelledError with a Cause unwraps to it (RunContext's error).
+func TestCancelledErrorCause(t *testing.T) {
+	err := error(&CancelledError{Msg: "context canceled", Cause: context.Canceled})
+	if !IsCancelled(err) || !errors.Is(err, context.Canceled) || errors.Is(&CancelledError{}, context.Canceled) {
+		t.Error("CancelledError.Cause matching")
+	}
+}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -436,4 +440,224 @@ func ExampleLoop_OnLoopGoroutine() {
 	// in the task: true
 	// in a goroutine: false
 	// scheduled from a goroutine <nil>
+}
+
+// Go awaits a blocking Go call without holding the loop. Its ctx is
+// cancelled when the awaiting task is, here by a timeout, and the call
+// returns the cancellation at once.
+func ExampleGo() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		v, err := asyncio.Go(t, func(ctx context.Context) (string, error) {
+			return "a blocking call's result", nil
+		})
+		fmt.Println(v, err)
+		_, err = asyncio.WaitForFunc(t, 10*time.Millisecond, func(t *asyncio.T) (int, error) {
+			return asyncio.Go(t, func(ctx context.Context) (int, error) {
+				<-ctx.Done() // stands for a call that honours ctx
+				return 0, ctx.Err()
+			})
+		})
+		fmt.Println("timed out:", errors.Is(err, asyncio.ErrTimeout))
+		return struct{}{}, nil
+	})
+	// Output:
+	// a blocking call's result <nil>
+	// timed out: true
+}
+
+// net/http, the supported way: http.Client inside Go, with the request
+// bound to ctx so that cancelling the task stops it.
+func ExampleGo_httpClient() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello from "+r.URL.Path)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	defer client.CloseIdleConnections()
+	body, err := asyncio.Run(func(t *asyncio.T) (string, error) {
+		return asyncio.Go(t, func(ctx context.Context) (string, error) {
+			req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+"/x", nil)
+			if err != nil {
+				return "", err
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return string(b), err
+		})
+	})
+	fmt.Println(body, err)
+	// Output: hello from /x <nil>
+}
+
+// RunContext cancels main when its context is done: with
+// signal.NotifyContext(context.Background(), os.Interrupt) this is Ctrl-C
+// handling. The error matches both a cancellation and the cause.
+func ExampleRunContext() {
+	errInterrupt := errors.New("interrupt")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	_, err := asyncio.RunContext(ctx, func(t *asyncio.T) (int, error) {
+		go cancel(errInterrupt) // stands for the signal
+		return 0, asyncio.Sleep(t, time.Hour)
+	})
+	fmt.Println(err, asyncio.IsCancelled(err), errors.Is(err, errInterrupt))
+	// Output: asyncio: cancelled: interrupt true true
+}
+
+// A ContextVar is contextvars.ContextVar: a task starts with the values
+// its creator had when it was created; Go code reads them from the
+// context it is handed.
+func ExampleContextVar() {
+	requestID := asyncio.NewContextVar("request_id", "-")
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		handle := func() (string, error) {
+			return asyncio.Go(t, func(ctx context.Context) (string, error) {
+				return "handled " + requestID.Value(ctx), nil
+			})
+		}
+		requestID.Set(t, "a")
+		first := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) {
+			asyncio.Sleep(t, 0)
+			return "child sees " + requestID.Get(t), nil
+		})
+		requestID.Set(t, "b") // the child keeps "a"
+		s, _ := first.Await(t)
+		fmt.Println(s)
+		fmt.Println(handle())
+		return struct{}{}, nil
+	})
+	// Output:
+	// child sees a
+	// handled b <nil>
+}
+
+// Recv receives from a Go channel as an await; a closed channel gives
+// ok == false.
+func ExampleRecv() {
+	squares := make(chan int)
+	go func() {
+		for i := range 3 {
+			squares <- i * i
+		}
+		close(squares)
+	}()
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		for {
+			v, ok, err := asyncio.Recv(t, squares)
+			if err != nil || !ok {
+				return struct{}{}, err
+			}
+			fmt.Println(v)
+		}
+	})
+	// Output:
+	// 0
+	// 1
+	// 4
+}
+
+// Threadsafe lets a goroutine that is not running the loop wait for a
+// task and read its result.
+func ExampleThreadsafe() {
+	l := asyncio.NewLoop()
+	defer l.Close()
+	task := asyncio.CreateTask(l, func(t *asyncio.T) (string, error) {
+		return "hello", asyncio.Sleep(t, time.Millisecond)
+	})
+	cf := asyncio.Threadsafe[string](task)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := cf.Wait(context.Background()); err == nil {
+			v, err := cf.Result()
+			fmt.Println("goroutine got", v, err)
+		}
+	}()
+	l.RunUntilComplete(task)
+	<-done
+	// Output: goroutine got hello <nil>
+}
+
+// ExpectExternal tells a virtual-time loop that a goroutine of yours will
+// complete a future: it waits for it (no time passes) instead of jumping
+// to the timeout or reporting a deadlock.
+func ExampleLoop_ExpectExternal() {
+	l := asyncio.NewTestLoop()
+	defer l.Close()
+	fut := asyncio.NewFuture[string](l)
+	release := l.ExpectExternal()
+	go func() {
+		defer release()
+		l.CallSoonThreadsafe(func() { fut.SetResult("computed elsewhere") })
+	}()
+	task := asyncio.CreateTask(l, func(t *asyncio.T) (string, error) { return asyncio.WaitFor(t, time.Hour, fut) })
+	l.RunUntilComplete(task)
+	v, err := task.Result()
+	fmt.Println(v, err, l.Time())
+	// Output: computed elsewhere <nil> 0s
+}
+
+// goroutineExecutor is an Executor that runs each job on a new goroutine.
+type goroutineExecutor struct{}
+
+func (goroutineExecutor) Submit(job func()) error { go job(); return nil }
+
+// RunInExecutorOn is loop.run_in_executor(executor, fn) with an executor
+// of your own.
+func ExampleRunInExecutorOn() {
+	v, err := asyncio.Run(func(t *asyncio.T) (int, error) {
+		return asyncio.RunInExecutorOn(t, goroutineExecutor{}, func(ctx context.Context) (int, error) {
+			return 6 * 7, nil
+		}).Await(t)
+	})
+	fmt.Println(v, err)
+	// Output: 42 <nil>
+}
+
+// Wait and AsCompleted take a []*Task[V] as it is, and give tasks back;
+// Gather takes it through Awaitables. CreateTaskErr makes a task of a
+// function with no value.
+func ExampleAwaitables() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		tasks := make([]*asyncio.Task[int], 3)
+		for i := range tasks {
+			tasks[i] = asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
+				return i, asyncio.Sleep(t, time.Duration(3-i)*time.Second)
+			})
+		}
+		done, pending, _ := asyncio.Wait(t, tasks, asyncio.Never, asyncio.FirstCompleted)
+		first, _ := done[0].Result()
+		fmt.Println("first done:", first, "still pending:", len(pending))
+		all, err := asyncio.Gather(t, asyncio.Awaitables(tasks)...).Await(t)
+		fmt.Println(all, err)
+		logger := asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+			fmt.Println("a task with no value")
+			return nil
+		})
+		_, err = logger.Await(t)
+		return struct{}{}, err
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// first done: 2 still pending: 2
+	// [0 1 2] <nil>
+	// a task with no value
+}
+
+// Split divides an ExceptionGroup as except* does: the leaves a predicate
+// selects, and the rest, nested groups kept.
+func ExampleExceptionGroup_Split() {
+	eg := &asyncio.ExceptionGroup{Msg: "unhandled errors in a TaskGroup", Errs: []error{
+		fs.ErrNotExist,
+		errors.New("boom"),
+		&asyncio.ExceptionGroup{Msg: "inner", Errs: []error{fs.ErrPermission, fs.ErrNotExist}},
+	}}
+	notFound, rest := eg.Split(func(err error) bool { return errors.Is(err, fs.ErrNotExist) })
+	fmt.Println(notFound)
+	fmt.Println(rest)
+	// Output:
+	// unhandled errors in a TaskGroup (2 sub-exceptions): file does not exist; inner (1 sub-exception): file does not exist
+	// unhandled errors in a TaskGroup (2 sub-exceptions): boom; inner (1 sub-exception): permission denied
 }

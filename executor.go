@@ -151,13 +151,18 @@ func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, error)) *Future[V] {
 	l := loopOf(owner, "RunInExecutor")
 	l.checkThread("RunInExecutor")
-	l.checkClosed()
+	return runInExecutor(l, context.Background(), fn)
+}
+
+// runInExecutor is RunInExecutor with ctx derived from parent.
+func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error)) *Future[V] {
+	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	if fn == nil {
 		panic(valueErrorf("RunInExecutor: nil function"))
-	} // like CallSoon and CreateTask: a closed loop panics
+	}
 	fut := NewFuture[V](l)
 	job := &executorJob{loop: l}
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), executorJobKey{}, job))
+	ctx, cancel := context.WithCancel(context.WithValue(parent, executorJobKey{}, job))
 	job.ctx = ctx
 	job.run = func() {
 		defer cancel()
@@ -200,13 +205,15 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 }
 
 // ToThread ports asyncio.to_thread: it runs fn on the default executor of
-// t's loop and waits for its result (THREAD-3). If t is cancelled while
-// waiting, ctx is cancelled and ToThread returns the CancelledError at once,
-// without waiting for fn to return. A panic in fn is returned as a
-// *PanicError.
+// t's loop and waits for its result (THREAD-3). ctx carries t's context
+// values (to_thread copies the contextvars context). If t is cancelled
+// while waiting, ctx is cancelled and ToThread returns the CancelledError
+// at once, without waiting for fn to return. A panic in fn is returned as
+// a *PanicError. For blocking calls that should not queue behind the
+// bounded pool, use Go.
 func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 	t.checkRunning("ToThread")
-	return RunInExecutor(t.Loop(), fn).Await(t)
+	return runInExecutor(t.Loop(), t.baseContext(), fn).Await(t)
 }
 
 // ShutdownDefaultExecutor ports loop.shutdown_default_executor(): later

@@ -328,3 +328,17 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 		"fn: context canceled",
 	}, &r)
 }
+
+// THREAD-3: ToThread runs fn in a copy of the caller's context: its ctx
+// carries the task's ContextVar values.
+func TestTHREAD3_ToThreadCarriesContextValues(t *testing.T) {
+	v := NewContextVar("v", "")
+	runVirtual(t, func(tk *T) error {
+		v.Set(tk, "from the task")
+		got, err := ToThread(tk, func(ctx context.Context) (string, error) { return v.Value(ctx), nil })
+		if got != "from the task" || err != nil {
+			t.Errorf("ToThread saw %q %v", got, err)
+		}
+		return nil
+	})
+}

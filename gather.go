@@ -81,6 +81,19 @@ func GatherAnyOutcomes(owner LoopOwner, aws ...Awaitable) *Future[[]Outcome[any]
 	})
 }
 
+// Awaitables converts a slice of one awaitable type, such as []*Task[V] or
+// []*Future[V], to the []AwaitableOf[V] that Gather, GatherOutcomes and
+// AsCompletedOf take (Go does not convert slices of interface
+// implementations): Gather(t, Awaitables(tasks)...). Wait and AsCompleted
+// take such a slice directly.
+func Awaitables[V any, A AwaitableOf[V]](aws []A) []AwaitableOf[V] {
+	out := make([]AwaitableOf[V], len(aws))
+	for i, aw := range aws {
+		out[i] = aw
+	}
+	return out
+}
+
 func untypedOf[V any](aws []AwaitableOf[V]) []Awaitable {
 	out := make([]Awaitable, len(aws))
 	for i, aw := range aws {

@@ -90,7 +90,8 @@ type Loop struct {
 	wd watchdog // see watchdog.go
 
 	closeHooks []func()
-	executor   *executor // the default executor, created on first use
+	executor   *executor     // the default executor, created on first use
+	outside    *outsideCalls // Go calls, executor jobs, channel ops in flight (bridge.go)
 
 	// unretrieved lists the failed futures and tasks whose error nobody
 	// has read yet; Close reports them (future.go, FUT-10).
@@ -643,10 +644,13 @@ func (l *Loop) poll(timeout time.Duration) {
 			if l.pollSelector(0) > 0 {
 				return
 			}
-			if timeout > 0 {
+			if timeout > 0 && l.external.Load() == 0 {
 				l.virtualNow += timeout
 				return
 			}
+			// Outside work in flight takes no virtual time: wait for it
+			// (CallSoonThreadsafe wakes the selector) or for I/O.
+			timeout = -1
 		}
 		l.pollSelector(timeout)
 		return
@@ -767,7 +771,8 @@ func (l *Loop) Close() error {
 	if l.closed {
 		return nil
 	}
-	for _, t := range append([]*T(nil), l.tasks...) {
+	pending := append([]*T(nil), l.tasks...)
+	for _, t := range pending {
 		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
 			CreatedAt: t.fut.unretrieved.createdAt()})
 		if t.started && !t.fut.done() {
@@ -789,6 +794,9 @@ func (l *Loop) Close() error {
 	}
 	l.timers = nil
 	l.cancelledTimers = 0
+	for _, t := range pending {
+		t.endContext() // after closed is set: the cause is ErrLoopClosed
+	}
 	l.tasks = nil
 	for _, hook := range l.closeHooks {
 		hook()

@@ -1,5 +1,7 @@
 package asyncio
 
+import "context"
+
 // TaskOption configures CreateTask.
 type TaskOption func(*T)
 
@@ -15,6 +17,21 @@ func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
 // task is scheduled as usual.
 func WithEagerStart() TaskOption { return func(t *T) { t.eager = eagerAsked } }
 
+// WithContext gives the task ctx as its context instead of its creator's
+// (asyncio's create_task(context=...), Runner.run(coro, context=...)), and
+// binds it: when ctx is done the task is cancelled, with the text of
+// context.Cause(ctx) as the message — at once, before its first step, if
+// ctx is done already. RunWith then returns a *CancelledError that also
+// matches the cause (errors.Is(err, context.Canceled)). The task's Context
+// is done when ctx is or when the task is. A nil ctx panics with a
+// *ValueError.
+func WithContext(ctx context.Context) TaskOption {
+	if ctx == nil {
+		panic(&ValueError{Msg: "WithContext: nil context"})
+	}
+	return func(t *T) { t.ctx = &taskCtx{base: ctx, owner: t, bound: ctx} }
+}
+
 // LoopOption configures a new Loop.
 type LoopOption func(*Loop)
 
@@ -24,7 +41,9 @@ type LoopOption func(*Loop)
 // passes. When it would block forever with nothing to wait for, RunForever
 // returns ErrDeadlock instead of hanging. With file descriptors registered
 // the loop first polls them without waiting and jumps only when none is
-// ready. This is Trio's MockClock with autojump, for tests.
+// ready. Outside work in flight (executor jobs, Go calls, waiting Recv and
+// Send, ExpectExternal) takes no virtual time: the loop waits for it
+// instead of jumping. This is Trio's MockClock with autojump, for tests.
 func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
 
 // WithEagerTasks makes every task of the loop start eagerly, as

@@ -1,5 +1,7 @@
 package asyncio
 
+import "context"
+
 // Runner runs coroutine functions on one loop it owns (asyncio.Runner).
 // Use RunWith to run a function on it, and Close when done.
 type Runner struct {
@@ -27,6 +29,9 @@ func (r *Runner) Loop() *Loop {
 
 // RunWith runs main as a task on r's loop until it is done and returns its
 // result (asyncio's Runner.run). Other tasks stay as they are until Close.
+// opts are main's task options: RunWith(r, main, WithContext(ctx)) is
+// Runner.run(coro, context=ctx), and also cancels main when ctx is done
+// (the returned *CancelledError then matches context.Cause(ctx)).
 func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
 	var zero V
 	if r.closed {
@@ -40,7 +45,7 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 	// RunUntilComplete already retrieved main's error: return that one, as
 	// a second retrieval of a cancelled task loses its message (FUT-8).
 	if err := l.RunUntilComplete(task); err != nil {
-		return zero, err
+		return zero, task.t.boundContextError(err)
 	}
 	return task.f.value, nil
 }
@@ -71,8 +76,23 @@ func (r *Runner) Close() error {
 // drains every task left, closes the loop, and returns main's result or
 // error (asyncio.run).
 func Run[V any](main func(*T) (V, error), opts ...LoopOption) (V, error) {
+	return run(main, opts)
+}
+
+// RunContext is Run with a context for main (WithContext): main starts
+// with ctx as its context, and when ctx is done main is cancelled with
+// the text of context.Cause(ctx) as the message; the error returned then
+// is a *CancelledError that also matches the cause (errors.Is(err,
+// context.Canceled), errors.Is(err, context.DeadlineExceeded), or a cause
+// given to a CancelCauseFunc). With signal.NotifyContext this is Ctrl-C
+// handling. A nil ctx panics with a *ValueError.
+func RunContext[V any](ctx context.Context, main func(*T) (V, error), opts ...LoopOption) (V, error) {
+	return run(main, opts, WithContext(ctx))
+}
+
+func run[V any](main func(*T) (V, error), opts []LoopOption, taskOpts ...TaskOption) (V, error) {
 	r := NewRunner(opts...)
-	v, err := RunWith(r, main)
+	v, err := RunWith(r, main, taskOpts...)
 	if cerr := r.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

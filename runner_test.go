@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -193,4 +194,72 @@ func TestRUN3_StubbornTaskAtCloseOnVirtualTime(t *testing.T) {
 	r.log("close: %v", rn.Close())
 	checkEvents(t, []string{`stubborn ignores CancelledError("")`, "handler: Task was destroyed but it is pending!",
 		"stubborn unwound", "close: <nil>"}, &r)
+}
+
+// RunContext: when ctx is done while main waits, main is cancelled with the
+// cause as the message, and the error returned matches both a cancellation
+// and the cause. The cancel comes from another goroutine (as a signal
+// would) and wakes the real-clock loop.
+func TestRunContextCancelsMain(t *testing.T) {
+	var r eventLog
+	ctx, cancel := context.WithCancelCause(context.Background())
+	_, err := RunContext(ctx, func(tk *T) (int, error) {
+		r.log("main's context is ctx's child: %v", tk.Context().Value(ctxKey("k")) == nil)
+		go cancel(errStop)
+		_, err := NewFuture[int](tk).Await(tk)
+		r.log("main: %s", describe(err))
+		return 0, err
+	})
+	var ce *CancelledError
+	r.log("Run: %v cancelled=%v is(cause)=%v msg=%q", err, IsCancelled(err), errors.Is(err, errStop),
+		func() string { errors.As(err, &ce); return ce.Msg }())
+	checkEvents(t, []string{
+		"main's context is ctx's child: true",
+		`main: CancelledError("stop")`,
+		`Run: asyncio: cancelled: stop cancelled=true is(cause)=true msg="stop"`,
+	}, &r)
+}
+
+// RunContext with a context done already: main never runs, and the error
+// matches context.DeadlineExceeded; a nil context panics with a
+// *ValueError. A context that stays live changes nothing.
+func TestRunContextDoneBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	ran := false
+	_, err := RunContext(ctx, func(*T) (int, error) { ran = true; return 1, nil }, WithVirtualTime())
+	if ran || !IsCancelled(err) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ran=%v err=%v", ran, err)
+	}
+	v, err := RunContext(context.Background(), func(tk *T) (int, error) { return 2, Sleep(tk, time.Second) }, WithVirtualTime())
+	if v != 2 || err != nil {
+		t.Errorf("live context: %d %v", v, err)
+	}
+	p := mustPanic(t, "RunContext(nil)", func() { RunContext(nil, func(*T) (int, error) { return 0, nil }) })
+	if !errors.Is(p.(error), ErrValue) {
+		t.Errorf("nil context: %v", p)
+	}
+}
+
+// RunWith(r, main, WithContext(ctx)) is Runner.run(coro, context=ctx): one
+// context per run on the same loop; a main that swallows the cancellation
+// and returns a value is not turned into an error.
+func TestRunWithContextOnRunner(t *testing.T) {
+	rn := NewRunner()
+	defer rn.Close()
+	v, err := RunWith(rn, func(tk *T) (any, error) {
+		return tk.Context().Value(ctxKey("k")), nil
+	}, WithContext(context.WithValue(context.Background(), ctxKey("k"), "first")))
+	if v != "first" || err != nil {
+		t.Errorf("first run: %v %v", v, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	v, err = RunWith(rn, func(tk *T) (any, error) {
+		go cancel()
+		_, err := NewFuture[int](tk).Await(tk)
+		return "swallowed " + describe(err), nil
+	}, WithContext(ctx))
+	if v != `swallowed CancelledError("context canceled")` || err != nil {
+		t.Errorf("second run: %v %v", v, err)
+	}
 }

@@ -6,7 +6,9 @@
 package asyncio
 
 import (
+	"context"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -502,4 +504,49 @@ func TestTHREAD6_ForeignFDCallsLeaveRegistrationsAlone(t *testing.T) {
 		"AddReader of a new fd: rejected=true watching a=true/false b=false fds=1",
 		"own reader fired: <nil>",
 	}, &r)
+}
+
+// On virtual time with a file descriptor registered, outside work in
+// flight (a Go call) still takes no virtual time: the loop waits in its
+// selector until the call comes back instead of jumping to the next timer.
+// The call is released once the loop sleeps (or, if the clock jumped, by
+// the timer: Go then returns at 1h).
+func TestVirtualTimeWaitsForOutsideWorkWithFDs(t *testing.T) {
+	a, _ := socketpair(t)
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	l.AddReader(a, func() {}) // registered, never readable
+	defer l.RemoveReader(a)
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	go func() {
+		for {
+			select {
+			case <-release:
+				return
+			default:
+			}
+			l.threadsafeMu.Lock()
+			sleeping := l.sleepMode != sleepAwake
+			l.threadsafeMu.Unlock()
+			if sleeping {
+				open()
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	task := CreateTask(l, func(tk *T) (time.Duration, error) {
+		h := l.CallLater(time.Hour, open)
+		defer h.Cancel()
+		_, err := Go(tk, func(context.Context) (int, error) { <-release; return 0, nil })
+		return l.Time(), err
+	})
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := task.Result(); at != 0 {
+		t.Errorf("the Go call returned at %v: the clock moved while it was in flight", at)
+	}
 }

@@ -192,6 +192,9 @@ func (t *T) finishStep(err error) {
 	default:
 		f.finish(err)
 	}
+	if t.ctx != nil {
+		t.endContext() // context.go: the task's Context is done
+	}
 	t.fut.loop.removeTask(t)
 }
 

@@ -52,6 +52,9 @@ type T struct {
 	futWaiter    *futureCore
 	stepErr      error // what the current step throws in
 	pendingThrow error // a RuntimeError for the next step
+	// ctx is the task's context state (context.go); nil until anyone
+	// gives or asks the task a context.
+	ctx *taskCtx
 }
 
 const (
@@ -71,12 +74,13 @@ type Task[V any] struct {
 
 // CreateTask wraps fn in a task on owner's loop and schedules its first
 // step with CallSoon (asyncio's create_task / loop.create_task). owner is
-// the loop itself or the running task. fn runs on its own goroutine, but
-// only while the loop hands it control, so it never runs concurrently with
-// the loop or another task. fn's returned error decides the outcome: nil
-// finishes the task with the value; a cancellation (errors.Is(err,
-// ErrCancelled)) ends it cancelled; anything else fails it. A panic in fn
-// fails the task with a *PanicError.
+// the loop itself or the running task. The task starts with the context of
+// the task running now, if any (see T.Context), unless WithContext gives
+// another. fn runs on its own goroutine, but only while the loop hands it
+// control, so it never runs concurrently with the loop or another task.
+// fn's returned error decides the outcome: nil finishes the task with the
+// value; a cancellation (errors.Is(err, ErrCancelled)) ends it cancelled;
+// anything else fails it. A panic in fn fails the task with a *PanicError.
 //
 // With WithEagerStart, or on a loop made WithEagerTasks, and if the loop is
 // running, the first step is not scheduled but runs at once, inside
@@ -93,7 +97,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	tk := &Task[V]{fn: fn}
 	tk.f.loop = l
 	tk.f.task = &tk.t
-	tk.t = T{fut: &tk.f.futureCore, body: tk}
+	tk.t = T{fut: &tk.f.futureCore, body: tk, ctx: l.inheritedContext()}
 	for _, o := range opts {
 		o(&tk.t)
 	}
@@ -109,12 +113,25 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
+	if tk.t.ctx != nil {
+		tk.t.watchBoundContext() // WithContext: a done ctx cancels before the first step
+	}
 	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running {
 		l.eagerStart(&tk.t)
 	} else {
 		l.scheduleStep(&tk.t)
 	}
 	return tk
+}
+
+// CreateTaskErr is CreateTask for a coroutine function with no value: the
+// task's outcome is fn's error alone (a task of Python code that returns
+// None).
+func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task[struct{}] {
+	if fn == nil {
+		panic(runtimeErrorf("CreateTaskErr: nil coroutine function"))
+	}
+	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
 }
 
 func (tk *Task[V]) run(t *T) error {

@@ -117,6 +117,15 @@ func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V
 	return task, nil
 }
 
+// SpawnErr is Spawn for a coroutine function with no value: the child's
+// outcome is fn's error alone.
+func SpawnErr(g *Group, fn func(*T) error, opts ...TaskOption) (*Task[struct{}], error) {
+	if fn == nil {
+		panic(runtimeErrorf("SpawnErr: nil coroutine function"))
+	}
+	return Spawn(g, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
+}
+
 // Cancel ends the group early without an error (asyncio.TaskGroup.cancel,
 // Python 3.15): the not-done children are cancelled, and so is the body's
 // task, whose cancellation the group then absorbs, so TaskGroup returns nil

@@ -541,3 +541,29 @@ func TestTG8_GroupCancelKeepsForeignCancellation(t *testing.T) {
 		"2s w: asyncio: cancelled: ext",
 	}, r)
 }
+
+// CreateTaskErr and SpawnErr take a function with no value: its error is
+// the outcome. A nil function panics before anything is created.
+func TestTaskErrForms(t *testing.T) {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
+		ok := CreateTaskErr(tk, func(*T) error { return nil }, WithName("ok"))
+		bad := CreateTaskErr(tk, func(*T) error { return errBoom })
+		_, err := ok.Await(tk)
+		r.log("%s: %v", ok.Name(), err)
+		_, err = bad.Await(tk)
+		r.log("bad: %v", err)
+		err = TaskGroup(tk, func(g *Group) error {
+			_, err := SpawnErr(g, func(*T) error { return errKey })
+			return err
+		})
+		r.log("group: %s", describe(err))
+		r.log("%v", mustPanic(t, "nil", func() { CreateTaskErr(tk, nil) }))
+		return nil
+	})
+	checkEvents(t, []string{
+		"ok: <nil>", "bad: boom",
+		`group: ExceptionGroup("unhandled errors in a TaskGroup", [*errors.errorString("key")])`,
+		"asyncio: CreateTaskErr: nil coroutine function",
+	}, &r)
+}

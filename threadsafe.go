@@ -17,7 +17,7 @@ type ConcurrentFuture[V any] struct {
 	cancelled bool
 	value     V
 	err       error
-	task      *Task[V] // set on the loop goroutine once the task exists
+	source    Awaitable // set on the loop goroutine once the task exists
 	// blocked are executor jobs of loop waiting in Wait (see
 	// executorJob.block); finishing unblocks them before closing done.
 	blocked []*executorJob
@@ -84,8 +84,11 @@ func (cf *ConcurrentFuture[V]) Result() (V, error) {
 // Called from a RunInExecutor job of the future's loop with the job's ctx
 // (or one derived from it), it tells a loop on virtual time that the job
 // now waits for the loop, which then keeps moving its clock instead of
-// waiting for the job.
+// waiting for the job. A nil ctx panics with a *ValueError.
 func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
+	if ctx == nil {
+		panic(&ValueError{Msg: "ConcurrentFuture.Wait: nil context"})
+	}
 	if cf.Done() {
 		return nil // select would pick at random when both are ready
 	}
@@ -113,10 +116,11 @@ func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
 }
 
 // Cancel ports concurrent.futures.Future.cancel for run_coroutine_threadsafe
-// (THREAD-4, THREAD-5): the future becomes cancelled at once, and the task is
-// cancelled on its loop through CallSoonThreadsafe (it may still run until
-// its next suspension, or swallow the cancellation). It returns false if the
-// future already finished, true if it is (now) cancelled.
+// (THREAD-4, THREAD-5): the future becomes cancelled at once, and the task
+// (or the awaitable given to Threadsafe) is cancelled on its loop through
+// CallSoonThreadsafe (a task may still run until its next suspension, or
+// swallow the cancellation). It returns false if the future already
+// finished, true if it is (now) cancelled.
 func (cf *ConcurrentFuture[V]) Cancel() bool {
 	cf.mu.Lock()
 	if cf.finished {
@@ -126,10 +130,10 @@ func (cf *ConcurrentFuture[V]) Cancel() bool {
 	}
 	cf.cancelled = true
 	cf.finishLocked()
-	task := cf.task
+	source := cf.source
 	cf.mu.Unlock()
-	if task != nil {
-		_, _ = cf.loop.CallSoonThreadsafe(func() { task.Cancel() })
+	if source != nil {
+		_, _ = cf.loop.CallSoonThreadsafe(func() { source.Cancel() })
 	}
 	return true
 }
@@ -146,26 +150,55 @@ func RunCoroutineThreadsafe[V any](owner LoopOwner, fn func(*T) (V, error)) *Con
 	}
 	cf := newConcurrentFuture[V](l)
 	_, err := l.CallSoonThreadsafe(func() {
-		task := CreateTask(l, fn)
-		cf.mu.Lock()
-		cf.task = task
-		alreadyCancelled := cf.cancelled
-		cf.mu.Unlock()
-		if alreadyCancelled {
-			// As _chain_future: the destination was cancelled before the
-			// chain existed, so cancel the source through the source loop.
-			_, _ = l.CallSoonThreadsafe(func() { task.Cancel() })
-		}
-		task.AddDoneCallback(func() {
-			if task.Cancelled() {
-				cf.complete(*new(V), nil, true)
-				return
-			}
-			v, err := task.Result()
-			cf.complete(v, err, false)
-		})
+		cf.chain(l, CreateTask(l, fn))
 	})
 	if err != nil {
+		cf.complete(*new(V), err, false)
+	}
+	return cf
+}
+
+// chain makes cf receive src's outcome (asyncio's _chain_future), on src's
+// loop l.
+func (cf *ConcurrentFuture[V]) chain(l *Loop, src AwaitableOf[V]) {
+	cf.mu.Lock()
+	cf.source = src
+	alreadyCancelled := cf.cancelled
+	cf.mu.Unlock()
+	if alreadyCancelled {
+		// As _chain_future: the destination was cancelled before the
+		// chain existed, so cancel the source through the source loop.
+		_, _ = l.CallSoonThreadsafe(func() { src.Cancel() })
+	}
+	copyOutcome := func() {
+		if src.Cancelled() {
+			cf.complete(*new(V), nil, true)
+			return
+		}
+		v, err := src.Result()
+		cf.complete(v, err, false)
+	}
+	if src.Done() {
+		copyOutcome()
+	} else {
+		src.AddDoneCallback(copyOutcome)
+	}
+}
+
+// Threadsafe returns a ConcurrentFuture that receives aw's outcome: the
+// way for a goroutine that is not running the loop to wait for a Future or
+// a Task (cf.Wait(ctx), cf.Result(), cf.Done()) without touching loop
+// state. It may be called from any goroutine: the chain is made on aw's
+// loop through CallSoonThreadsafe. Cancelling the ConcurrentFuture cancels
+// aw (THREAD-5). On a closed loop the ConcurrentFuture fails at once with
+// an error wrapping ErrLoopClosed. A nil aw panics with a *ValueError.
+func Threadsafe[V any](aw AwaitableOf[V]) *ConcurrentFuture[V] {
+	if aw == nil {
+		panic(&ValueError{Msg: "Threadsafe: nil awaitable"})
+	}
+	l := aw.Loop() // set at creation, never written again: safe to read
+	cf := newConcurrentFuture[V](l)
+	if _, err := l.CallSoonThreadsafe(func() { cf.chain(l, aw) }); err != nil {
 		cf.complete(*new(V), err, false)
 	}
 	return cf

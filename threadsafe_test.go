@@ -3,6 +3,7 @@ package asyncio
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -133,4 +134,75 @@ func TestTHREAD5_CancelledDestinationIsNotOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = l.Close()
+}
+
+// Threadsafe: a goroutine that is not running the loop waits for a task
+// with Wait(ctx) and reads its result; a future already done is copied at
+// once; cancelling the ConcurrentFuture cancels the task (THREAD-5); a
+// closed loop fails at once; a nil awaitable or a nil Wait context panics
+// with a *ValueError.
+func TestThreadsafeWaitFromForeignGoroutine(t *testing.T) {
+	var r eventLog
+	type views struct {
+		task   *ConcurrentFuture[string]
+		done   *ConcurrentFuture[string]
+		cancel *ConcurrentFuture[int]
+	}
+	viewsCh := make(chan views)
+	foreignDone := make(chan struct{})
+	go func() {
+		defer close(foreignDone)
+		v := <-viewsCh
+		err := v.task.Wait(context.Background())
+		s, rerr := v.task.Result()
+		r.log("foreign: wait %v, result %q %v", err, s, rerr)
+		s, rerr = v.done.Result()
+		r.log("foreign: done future %q %v", s, rerr)
+		r.log("foreign: cancel %v", v.cancel.Cancel())
+		ctx, stop := context.WithCancel(context.Background())
+		stop()
+		r.log("foreign: wait on a cancelled ctx of a done future: %v", v.done.Wait(ctx))
+	}()
+	_, err := Run(func(tk *T) (struct{}, error) {
+		release := NewFuture[struct{}](tk)
+		task := CreateTask(tk, func(x *T) (string, error) {
+			if _, err := release.Await(x); err != nil {
+				return "", err
+			}
+			return "task result", nil
+		})
+		victim := CreateTask(tk, func(x *T) (int, error) { return 0, Sleep(x, time.Hour) })
+		v := views{task: Threadsafe[string](task), done: Threadsafe[string](doneFuture(tk, "ready")), cancel: Threadsafe[int](victim)}
+		if err := Send(tk, viewsCh, v); err != nil {
+			return struct{}{}, err
+		}
+		_ = Sleep(tk, 0)
+		release.SetResult(struct{}{})
+		_, err := victim.Await(tk)
+		r.log("victim: %s", describe(err))
+		_, _ = Go(tk, func(context.Context) (int, error) { <-foreignDone; return 0, nil })
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-foreignDone
+	lines := r.snapshot()
+	slices.Sort(lines) // the foreign goroutine and the loop log concurrently
+	checkEvents(t, []string{
+		`foreign: cancel true`,
+		`foreign: done future "ready" <nil>`,
+		`foreign: wait <nil>, result "task result" <nil>`,
+		`foreign: wait on a cancelled ctx of a done future: <nil>`,
+		`victim: CancelledError("")`,
+	}, &eventLog{events: lines})
+
+	l := NewTestLoop()
+	f := NewFuture[int](l)
+	mustClose(t, l)
+	if _, err := Threadsafe[int](f).Result(); !errors.Is(err, ErrLoopClosed) {
+		t.Errorf("closed loop: %v", err)
+	}
+	mustPanic(t, "Threadsafe(nil)", func() { Threadsafe[int](nil) })
+	mustPanic(t, "Wait(nil)", func() { newConcurrentFuture[int](l).Wait(nil) })
 }

@@ -26,12 +26,13 @@ func (r ReturnWhen) String() string {
 // Wait waits from task t until the awaitables satisfy when, or the timeout
 // passes (asyncio.wait). timeout == Never means no timeout. It returns the
 // awaitables split into done and pending, each in input order, duplicates
-// removed (WAIT-2). A timeout is not an error and cancels nothing (WAIT-4).
+// removed (WAIT-2), with the element type of aws: a []*Task[V] gives
+// []*Task[V] back, a []Awaitable mixes any awaitables. A timeout is not an error and cancels nothing (WAIT-4).
 // Wait always suspends t at least once and computes the split when it
 // wakes (WAIT-5). Errors: *ValueError "Set of Tasks/Futures is empty." and
 // "Invalid return_when value: <v>" (WAIT-1), and the *CancelledError when t
 // is cancelled meanwhile (the awaitables are not cancelled).
-func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, pending []Awaitable, err error) {
+func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (done, pending []A, err error) {
 	t.checkCaller("Wait")
 	for _, aw := range aws {
 		coreOf(aw, "Wait")
@@ -89,9 +90,9 @@ func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, 
 }
 
 // dedup returns aws without repeats, in first-occurrence order.
-func dedup(aws []Awaitable) []Awaitable {
+func dedup[A Awaitable](aws []A) []A {
 	seen := make(map[Awaitable]bool, len(aws))
-	out := make([]Awaitable, 0, len(aws))
+	out := make([]A, 0, len(aws))
 	for _, a := range aws {
 		if !seen[a] {
 			seen[a] = true
@@ -182,42 +183,36 @@ func (ac *asCompleted) next(t *T) (Awaitable, error) {
 // When the timer fires first, the sequence yields (nil, *TimeoutError) and
 // stops; pending awaitables are not cancelled (ASC-4). If t is cancelled
 // while waiting it yields (nil, *CancelledError) and stops. The sequence
-// must be ranged over from task t, at most once.
-func AsCompleted(t *T, aws []Awaitable, timeout time.Duration) iter.Seq2[Awaitable, error] {
+// must be ranged over from task t, at most once. It yields the element
+// type of aws (a []*Task[V] yields *Task[V]; with an error, the zero value).
+func AsCompleted[A Awaitable](t *T, aws []A, timeout time.Duration) iter.Seq2[A, error] {
 	t.checkCaller("AsCompleted")
-	for _, aw := range aws {
-		coreOf(aw, "AsCompleted")
+	untyped := make([]Awaitable, len(aws))
+	for i, a := range aws {
+		coreOf(a, "AsCompleted")
+		untyped[i] = a
 	}
-	ac := newAsCompleted(t.Loop(), aws, timeout)
-	return func(yield func(Awaitable, error) bool) {
+	ac := newAsCompleted(t.Loop(), untyped, timeout)
+	return func(yield func(A, error) bool) {
+		var zero A
 		for ac.todoLeft > 0 {
 			ac.todoLeft--
 			f, err := ac.next(t)
 			if err != nil {
-				yield(nil, err)
+				yield(zero, err)
 				return
 			}
-			if !yield(f, nil) {
+			if !yield(f.(A), nil) {
 				return
 			}
 		}
 	}
 }
 
-// AsCompletedOf is AsCompleted for awaitables of one result type.
+// AsCompletedOf is AsCompleted for awaitables of one result type (the
+// same as AsCompleted with a []AwaitableOf[V]).
 func AsCompletedOf[V any](t *T, aws []AwaitableOf[V], timeout time.Duration) iter.Seq2[AwaitableOf[V], error] {
-	seq := AsCompleted(t, untypedOf(aws), timeout)
-	return func(yield func(AwaitableOf[V], error) bool) {
-		for aw, err := range seq {
-			var typed AwaitableOf[V]
-			if aw != nil {
-				typed = aw.(AwaitableOf[V])
-			}
-			if !yield(typed, err) {
-				return
-			}
-		}
-	}
+	return AsCompleted(t, aws, timeout)
 }
 
 const (

@@ -17,7 +17,7 @@ func names(aws []Awaitable, byAw map[Awaitable]string) []string {
 // WAIT-1: argument errors.
 func TestWAIT1_ArgumentErrors(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
-		_, _, err := Wait(tk, nil, Never, AllCompleted)
+		_, _, err := Wait(tk, []Awaitable(nil), Never, AllCompleted)
 		var ve *ValueError
 		errors.As(err, &ve)
 		r.log("%q is=%v", ve.Msg, errors.Is(err, ErrValue))
@@ -233,4 +233,32 @@ func TestASC4_CountsAndCancellation(t *testing.T) {
 		"1s w got asyncio: cancelled",
 		"1s p cancelled=false",
 	}, r)
+}
+
+// Wait and AsCompleted take a []*Task[V] directly and give the same type
+// back; Gather takes it through Awaitables.
+func TestWaitGatherTypedSlices(t *testing.T) {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
+		tasks := []*Task[int]{
+			CreateTask(tk, sleeper(&r, "a", 2*time.Second, 1)),
+			CreateTask(tk, sleeper(&r, "b", time.Second, 2)),
+		}
+		done, pending, err := Wait(tk, tasks, Never, FirstCompleted)
+		v, _ := done[0].Result() // typed: *Task[int]
+		r.log("wait: done %d (value %d), pending %d, %v", len(done), v, len(pending), err)
+		for tk2, err := range AsCompleted(tk, tasks, Never) {
+			v, _ := tk2.Result()
+			r.log("as completed: %d %v", v, err)
+		}
+		res, err := Gather(tk, Awaitables(tasks)...).Await(tk)
+		r.log("gather: %v %v", res, err)
+		return nil
+	})
+	checkEvents(t, []string{
+		"a start", "b start", "b done",
+		"wait: done 1 (value 2), pending 1, <nil>",
+		"as completed: 2 <nil>", "a done", "as completed: 1 <nil>",
+		"gather: [1 2] <nil>",
+	}, &r)
 }

@@ -18,18 +18,20 @@ import (
 // its docs recommend 0.25 s, which is our default.
 const defaultHappyEyeballsDelay = 250 * time.Millisecond
 
-// resolveHost returns the addresses of host (asyncio's getaddrinfo, run
-// in the default executor). IP literals are returned without a lookup, as
-// in asyncio's _ipaddr_info. Names are looked up with r through ToThread:
-// the lookup runs on an executor goroutine, its result comes back through
-// CallSoonThreadsafe, and the loop counts it as external work (so a
-// virtual-time loop waits for it instead of reporting a deadlock).
-// Cancelling t cancels the lookup's context.
+// resolveHost returns the addresses of host (asyncio's getaddrinfo, which
+// asyncio runs in the default executor). IP literals are returned without
+// a lookup, as in asyncio's _ipaddr_info. Names are looked up with r
+// through asyncio.Go: each lookup on a goroutine of its own, so lookups do
+// not queue behind the bounded default executor (or behind other blocking
+// work there); its result comes back through CallSoonThreadsafe, and the
+// loop counts it as outside work (a virtual-time loop waits for it instead
+// of reporting a deadlock). Cancelling t cancels the lookup's context and
+// returns at once.
 func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
-	return asyncio.ToThread(t, func(ctx context.Context) ([]net.IP, error) {
+	return asyncio.Go(t, func(ctx context.Context) ([]net.IP, error) {
 		addrs, err := r.LookupIPAddr(ctx, host)
 		if err != nil {
 			return nil, err

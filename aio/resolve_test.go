@@ -9,6 +9,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,13 +58,16 @@ func TestResolveOnGoroutineVirtualTime(t *testing.T) {
 	expectLog(t, want, log)
 }
 
-// Cancelling a task during name resolution cancels the lookup's context;
-// the executor job still reports back and the loop's external-work count
-// returns to zero.
+// Cancelling a task during name resolution cancels the lookup's context
+// and returns at once: the loop stops waiting for the lookup (external
+// work back to zero) while the resolver is still running.
 func TestResolveCancelled(t *testing.T) {
 	t.Parallel()
+	sawCancel, mayReturn := make(chan struct{}), make(chan struct{})
 	r := resolverFunc(func(ctx context.Context, host string) ([]net.IPAddr, error) {
 		<-ctx.Done()
+		close(sawCancel)
+		<-mayReturn
 		return nil, ctx.Err()
 	})
 	var log []string
@@ -72,17 +76,42 @@ func TestResolveCancelled(t *testing.T) {
 		asyncio.Sleep(at, 0)
 		res.Cancel()
 		_, err := res.Await(at)
-		log = append(log, fmt.Sprintf("cancelled=%v", asyncio.IsCancelled(err)))
-		// The lookup (or, if it had not started, the executor's skip of it)
-		// still reports back; the loop waits for it.
-		for at.Loop().Stats().External != 0 {
-			asyncio.Sleep(at, time.Millisecond)
-		}
-		log = append(log, "external=0")
+		log = append(log, fmt.Sprintf("cancelled=%v external=%d", asyncio.IsCancelled(err), at.Loop().Stats().External))
+		asyncio.Go(at, func(context.Context) (int, error) { <-sawCancel; return 0, nil })
+		log = append(log, "resolver saw its context cancelled")
+		close(mayReturn)
 		return nil
 	})
-	want := []string{"cancelled=true", "external=0"}
+	want := []string{"cancelled=true external=0", "resolver saw its context cancelled"}
 	expectLog(t, want, log)
+}
+
+// Lookups do not queue behind the default executor's bounded pool: more
+// lookups than its worker count, each waiting until all have started,
+// complete (each runs on a goroutine of its own).
+func TestResolveLookupsRunConcurrently(t *testing.T) {
+	t.Parallel()
+	const n = 40 // the executor has min(32, NumCPU+4) workers
+	var started sync.WaitGroup
+	started.Add(n)
+	r := resolverFunc(func(ctx context.Context, host string) ([]net.IPAddr, error) {
+		started.Done()
+		started.Wait()
+		return []net.IPAddr{{IP: net.ParseIP("127.0.0.1")}}, nil
+	})
+	runVirtual(t, func(at *asyncio.T) error {
+		tasks := make([]*asyncio.Task[[]net.IP], n)
+		for i := range tasks {
+			tasks[i] = asyncio.CreateTask(at, func(t *asyncio.T) ([]net.IP, error) {
+				return resolveHost(t, r, fmt.Sprintf("h%d.test", i))
+			})
+		}
+		res, err := asyncio.Gather(at, asyncio.Awaitables(tasks)...).Await(at)
+		if err != nil || len(res) != n {
+			t.Errorf("gather: %d results, %v", len(res), err)
+		}
+		return nil
+	})
 }
 
 // Sequential connects (WithHappyEyeballsDelay(0)) try the resolved

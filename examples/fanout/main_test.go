@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +14,43 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// On the virtual clock the counts hold by construction: every fifth
-// request is answered after 3x the timeout, the others after 1 ms, and
-// loopback I/O takes no loop time, so exactly the slow ones time out.
-func TestHTTPFanOut(t *testing.T) {
+// The http.Client mode on a real clock. What the test checks holds by
+// construction, however busy the machine: the never-answered requests
+// always time out; the server sees every one of them that reached it go
+// (it is shut down gracefully before counting); the others either succeed
+// with their own body or, only if the machine stalls past the timeout,
+// time out too; in flight never exceeds the limit; replica 2 is the only
+// one that can answer, and only once replica 1 (which never answers) has
+// the request, so replica 1 is always the cancelled loser and its server
+// always sees the request go.
+func TestHTTPClientFanOut(t *testing.T) {
 	var out strings.Builder
-	if err := run(&out, 20, 4, 150*time.Millisecond, asyncio.WithVirtualTime()); err != nil {
+	const n, limit = 40, 8
+	if err := runClient(&out, n, limit, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var ok, timedOut, slowOut, slow, saw, arrived, lim int
+	var bounded bool
+	fanOut, race, _ := strings.Cut(out.String(), "\n")
+	if _, err := fmt.Sscanf(fanOut, "fan-out: 40 requests, %d ok, %d timed out (%d of the %d never answered; the server saw %d of %d go), in flight <= %d: %t",
+		&ok, &timedOut, &slowOut, &slow, &saw, &arrived, &lim, &bounded); err != nil {
+		t.Fatalf("fan-out line %q: %v", fanOut, err)
+	}
+	if slow != n/5 || slowOut != slow || saw != arrived || arrived > slow || ok+timedOut != n || !bounded || lim != limit {
+		t.Errorf("fan-out: %q", fanOut)
+	}
+	if race != "first success: replica 2: response to /x; replica 1 cancelled: true, its server saw the request go: true\n" {
+		t.Errorf("race: %q", race)
+	}
+}
+
+// The adapter mode on the virtual clock: the counts hold by construction,
+// every fifth request is answered after 3x the timeout, the others after
+// 1 ms, and loopback I/O takes no loop time, so exactly the slow ones time
+// out.
+func TestAdapterFanOut(t *testing.T) {
+	var out strings.Builder
+	if err := runAdapter(&out, 20, 4, 150*time.Millisecond, asyncio.WithVirtualTime()); err != nil {
 		t.Fatal(err)
 	}
 	want := "fan-out: 20 requests, 16 ok, 4 timed out, in flight <= 4: true\n" +

@@ -7,6 +7,8 @@
 //	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N]
 //	bench -w echo-server -variant streams|protocol -size S   (W8: prints PORT n, serves until SIGTERM)
 //	bench -w fanout-client -port P -n N -limit 100           (W9)
+//	bench -w http-client -variant bridge|bridge-workers|raw -port P -n N -limit 100
+//	                                       (net/http's client through asyncio.Go, or raw goroutines)
 //	bench -w scale-tasks|scale-timers|scale-conns [-n N]      (scaling curves: one line per size)
 //
 // Each in-process run prints one JSON line in the peers' schema with
@@ -49,12 +51,12 @@ var workloads = map[string]func(n int) (rec, error){
 }
 
 func main() {
-	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client, scale-tasks, scale-timers, scale-conns")
+	w := flag.String("w", "", "workload: W1..W7, W7f, W10, echo-server, fanout-client, http-client, scale-tasks, scale-timers, scale-conns")
 	n := flag.Int("n", 0, "operation count (0: the N of WORKLOADS.md)")
-	variant := flag.String("variant", "", "W8 server variant: streams|protocol")
+	variant := flag.String("variant", "", "W8 server variant: streams|protocol; http-client: bridge|bridge-workers|raw")
 	size := flag.Int("size", 64, "W8 message size in bytes")
-	port := flag.Int("port", 0, "W9 server port on 127.0.0.1")
-	limit := flag.Int("limit", 100, "W9 concurrency limit")
+	port := flag.Int("port", 0, "W9/http-client server port on 127.0.0.1")
+	limit := flag.Int("limit", 100, "W9/http-client concurrency limit")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -99,6 +101,11 @@ func main() {
 			*n = 10_000
 		}
 		workloads["fanout-client"] = func(n int) (rec, error) { return fanoutClient(*port, n, *limit) }
+	case "http-client":
+		if *n <= 0 {
+			*n = 10_000
+		}
+		workloads["http-client"] = func(n int) (rec, error) { return httpClient(*variant, *port, n, *limit) }
 	}
 	fn, ok := workloads[*w]
 	if !ok {

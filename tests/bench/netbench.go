@@ -4,10 +4,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -139,4 +143,123 @@ func fanoutClient(port, n, limit int) (rec, error) {
 		extra["first_error"] = firstErr.Error()
 	}
 	return record("W9", "", n, elapsed, extra), nil
+}
+
+// httpClient is the http.Client workload beside W9: n GETs of
+// http://127.0.0.1:port/ with net/http's client, at most limit at once.
+// Variant "bridge": n tasks created up front and awaited, each taking a
+// Semaphore and calling client.Do inside asyncio.Go (the supported way to
+// use net/http from tasks). Variant "raw": the same with plain goroutines
+// and a buffered channel as the semaphore, the raw-Go anchor. Variant
+// "bridge-workers": limit tasks, each doing its share of the requests one
+// after the other through asyncio.Go (no task per request: what remains is
+// the cost of the bridge itself). Both use one
+// client whose pool keeps limit idle connections (the W9 server closes
+// every connection, so each request dials anew, as in W9).
+func httpClient(variant string, port, n, limit int) (rec, error) {
+	if port <= 0 || n <= 0 || limit <= 0 {
+		return nil, fmt.Errorf("need -port, -n and -limit > 0")
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = limit
+	client := &http.Client{Transport: transport}
+	defer transport.CloseIdleConnections()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	get := func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return err == nil && resp.StatusCode == http.StatusOK && string(body) == "Hello, world!", err
+	}
+	var ok, failed atomic.Int64
+	var firstErr atomic.Value
+	count := func(good bool, err error) {
+		if good {
+			ok.Add(1)
+			return
+		}
+		failed.Add(1)
+		if err != nil {
+			firstErr.CompareAndSwap(nil, err.Error())
+		}
+	}
+	var elapsed time.Duration
+	switch variant {
+	case "bridge":
+		_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+			sem := asyncio.NewSemaphore(limit)
+			start := time.Now()
+			tasks := make([]*asyncio.Task[struct{}], n)
+			for i := range tasks {
+				tasks[i] = asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+					if err := sem.Acquire(t); err != nil {
+						return err
+					}
+					defer sem.Release()
+					count(asyncio.Go(t, get))
+					return nil
+				})
+			}
+			for _, tk := range tasks {
+				if _, err := tk.Await(t); err != nil {
+					return struct{}{}, err
+				}
+			}
+			elapsed = time.Since(start)
+			return struct{}{}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	case "bridge-workers":
+		_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+			start := time.Now()
+			next := 0 // tasks take turns on the loop: no lock needed
+			workers := make([]*asyncio.Task[struct{}], limit)
+			for i := range workers {
+				workers[i] = asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+					for next < n {
+						next++ // claimed before the await: the others see it
+						count(asyncio.Go(t, get))
+					}
+					return nil
+				})
+			}
+			_, err := asyncio.Gather(t, asyncio.Awaitables(workers)...).Await(t)
+			elapsed = time.Since(start)
+			return struct{}{}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+	case "raw":
+		sem := make(chan struct{}, limit)
+		var wg sync.WaitGroup
+		start := time.Now()
+		wg.Add(n)
+		for range n {
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				count(get(context.Background()))
+			}()
+		}
+		wg.Wait()
+		elapsed = time.Since(start)
+	default:
+		return nil, fmt.Errorf("unknown -variant %q (bridge|bridge-workers|raw)", variant)
+	}
+	extra := rec{"ok": ok.Load(), "failed": failed.Load(), "limit": limit}
+	if e := firstErr.Load(); e != nil {
+		extra["first_error"] = e
+	}
+	return record("http-client", variant, n, elapsed, extra), nil
 }

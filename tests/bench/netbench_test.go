@@ -72,8 +72,11 @@ func TestW8EchoServer(t *testing.T) {
 	}
 }
 
-// W9: the fan-out client against a stdlib HTTP/1.1 server like rawgo's.
-func TestW9FanoutClient(t *testing.T) {
+// startW9Server runs a stdlib HTTP/1.1 server like rawgo's: per
+// connection, read the request head, write the fixed response, close. It
+// returns the port and a stop function that waits for its goroutines.
+func startW9Server(t *testing.T) (int, func()) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,13 +105,37 @@ func TestW9FanoutClient(t *testing.T) {
 			}()
 		}
 	}()
-	r, err := fanoutClient(ln.Addr().(*net.TCPAddr).Port, 300, 20)
-	ln.Close()
-	wg.Wait()
+	return ln.Addr().(*net.TCPAddr).Port, func() { ln.Close(); wg.Wait() }
+}
+
+// W9: the fan-out client against a stdlib HTTP/1.1 server like rawgo's.
+func TestW9FanoutClient(t *testing.T) {
+	port, stop := startW9Server(t)
+	r, err := fanoutClient(port, 300, 20)
+	stop()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r["ok"] != 300 || r["failed"] != 0 || r["workload"] != "W9" {
 		t.Fatalf("record %v", r)
+	}
+}
+
+// http-client: both variants fetch every page with net/http's client; an
+// unknown variant is refused.
+func TestHTTPClientWorkload(t *testing.T) {
+	port, stop := startW9Server(t)
+	defer stop()
+	for _, variant := range []string{"bridge", "bridge-workers", "raw"} {
+		r, err := httpClient(variant, port, 200, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r["ok"] != int64(200) || r["failed"] != int64(0) || r["workload"] != "http-client" || r["variant"] != variant {
+			t.Errorf("%s: record %v", variant, r)
+		}
+	}
+	if _, err := httpClient("nope", port, 1, 1); err == nil {
+		t.Error("unknown variant accepted")
 	}
 }

@@ -567,7 +567,7 @@ func TestTasks_test_wait_duplicate_coroutines(t *testing.T) {
 func TestTasks_test_wait_errors(t *testing.T) {
 	loop := newLoop(t)
 	_, err := runTask(loop, fn0(func(tk *asyncio.T) error {
-		_, _, err := asyncio.Wait(tk, nil, asyncio.Never, asyncio.AllCompleted)
+		_, _, err := asyncio.Wait(tk, []asyncio.Awaitable(nil), asyncio.Never, asyncio.AllCompleted)
 		return err
 	}))
 	raises(t, err, "*asyncio.ValueError", "wait(set())")

@@ -1,0 +1,312 @@
+package asyncio
+
+// A context per task: the Go analogue of asyncio's contextvars (CTX-2).
+//
+// Every task has a context.Context, its *base*, and hands out Context(): a
+// context derived from the base that is cancelled when the task is done.
+// A task created while another task runs starts with its creator's base
+// (create_task copies the current context); WithContext sets another one
+// at creation and also binds it: when it is done, the task is cancelled.
+// SetContext and ContextVar.Set replace a task's base for what it does
+// next; children created earlier keep the base they started with
+// (copy-on-create), and nothing a child sets reaches its creator.
+//
+// Cost: a task that nobody asks for a context costs one nil pointer. A
+// child shares its creator's node (no allocation) until it changes its own
+// context or asks for Context(); only a creator that changes its base after
+// handing it out allocates a new node for itself.
+
+import (
+	"context"
+	"fmt"
+)
+
+// taskCtx is a task's context state. A node is owned by one task; the
+// tasks it created before its base changed share it read-only (they only
+// read base) until they make their own.
+type taskCtx struct {
+	// base carries the values, and the cancellation of a context given by
+	// WithContext, SetContext or inherited, without the task's own end.
+	base  context.Context
+	owner *T
+	// shared: a child holds this node, so the owner must not change base
+	// in place (it moves to a copy instead).
+	shared bool
+	// derived is what Context() returns for base, made on first use.
+	derived context.Context
+	// cancels cancels every derived context handed out, when the task is
+	// done (or its loop closes with the task pending).
+	cancels []context.CancelCauseFunc
+	// bound is the context of WithContext, whose end cancels the task;
+	// stopWatch unregisters that watch; fired records that it cancelled
+	// the task (RunWith then reports the cause).
+	bound     context.Context
+	stopWatch func() bool
+	fired     bool
+}
+
+// inheritedContext is the context node a task created now starts with: its
+// creator's (the running task's), shared, or nil (context.Background) when
+// no task runs or the creator has none.
+func (l *Loop) inheritedContext() *taskCtx {
+	p := l.current
+	if p == nil || p.ctx == nil {
+		return nil
+	}
+	if p.ctx.owner == p {
+		p.ctx.shared = true
+	}
+	return p.ctx
+}
+
+// baseContext is t's base: what its children and Go calls start from.
+func (t *T) baseContext() context.Context {
+	if t.ctx == nil {
+		return context.Background()
+	}
+	return t.ctx.base
+}
+
+// ownContext returns t's own node, making it (from the inherited one) if
+// needed.
+func (t *T) ownContext() *taskCtx {
+	if c := t.ctx; c != nil && c.owner == t {
+		return c
+	}
+	t.ctx = &taskCtx{base: t.baseContext(), owner: t}
+	return t.ctx
+}
+
+// setBase replaces t's base. A node that children share is left to them,
+// unchanged; t moves to a copy, keeping what it must cancel at its end.
+func (t *T) setBase(base context.Context) {
+	c := t.ownContext()
+	if c.shared {
+		cp := *c
+		cp.shared = false
+		c = &cp
+		t.ctx = c
+	}
+	c.base = base
+	c.derived = nil
+}
+
+// Context returns the task's context.Context: it carries the values of the
+// task's base (WithContext, SetContext, ContextVar.Set, or the creator's at
+// creation) and is done when the task is done — or when the base itself is
+// done. context.Cause then wraps ErrTaskDone and the task's outcome (its
+// error, or a *CancelledError), or ErrLoopClosed when the loop closed with
+// the task pending. The first call allocates it; a task that never asks
+// pays nothing. Pass it to Go code the task starts; for a blocking call use
+// Go, whose ctx also ends when the task is cancelled.
+func (t *T) Context() context.Context {
+	c := t.ownContext()
+	if c.derived == nil {
+		d, cancel := context.WithCancelCause(c.base)
+		c.derived = d
+		if cause := t.contextEndCause(); cause != nil {
+			cancel(cause) // asked after the end
+		} else {
+			c.cancels = append(c.cancels, cancel)
+		}
+	}
+	return c.derived
+}
+
+// SetContext replaces the task's context for what it does next: Context
+// derives from ctx from now on, tasks it creates from now on start with
+// ctx, and ContextVar reads see ctx's values. Tasks created earlier keep
+// what they started with. Unlike WithContext it does not bind ctx: the
+// task is not cancelled when ctx is done (its Context and Go calls are).
+// A nil ctx panics with a *ValueError.
+func (t *T) SetContext(ctx context.Context) {
+	if ctx == nil {
+		panic(&ValueError{Msg: "SetContext: nil context"})
+	}
+	t.setBase(ctx)
+}
+
+// contextEndCause is the cause a derived context of t is cancelled with,
+// nil while t is pending on an open loop.
+func (t *T) contextEndCause() error {
+	f := t.fut
+	switch f.state {
+	case stateFinished:
+		if f.err != nil {
+			return fmt.Errorf("%w: %w", ErrTaskDone, f.err)
+		}
+		return ErrTaskDone
+	case stateCancelled:
+		// Read without consuming (FUT-8): the context only reports.
+		err := f.err
+		if !f.errOnce {
+			err = &CancelledError{Msg: f.cancelMessage()}
+		}
+		return fmt.Errorf("%w: %w", ErrTaskDone, err)
+	}
+	if f.loop.closed {
+		return errLoopClosed()
+	}
+	return nil
+}
+
+// endContext cancels the contexts t handed out and stops watching a bound
+// context. It is called when t is done and, for a task still pending, when
+// its loop closes.
+func (t *T) endContext() {
+	c := t.ctx
+	if c == nil || c.owner != t {
+		return
+	}
+	if c.stopWatch != nil {
+		c.stopWatch()
+		c.stopWatch = nil
+	}
+	if len(c.cancels) == 0 {
+		return
+	}
+	cause := t.contextEndCause()
+	if cause == nil {
+		cause = errLoopClosed()
+	}
+	for _, cancel := range c.cancels {
+		cancel(cause)
+	}
+	c.cancels = nil
+}
+
+// watchBoundContext makes the task created with WithContext(ctx) be
+// cancelled when ctx is done, with context.Cause(ctx)'s text as the
+// message: at once if ctx is done already (the function then never runs,
+// CANCEL-3), else from a context.AfterFunc through CallSoonThreadsafe.
+func (t *T) watchBoundContext() {
+	c := t.ctx
+	if c == nil || c.owner != t || c.bound == nil || c.bound.Done() == nil {
+		return
+	}
+	if c.bound.Err() != nil {
+		t.cancelByContext()
+		return
+	}
+	l := t.fut.loop
+	c.stopWatch = context.AfterFunc(c.bound, func() {
+		_, _ = l.CallSoonThreadsafe(t.cancelByContext)
+	})
+}
+
+// cancelByContext cancels t because its bound context is done.
+func (t *T) cancelByContext() {
+	c := t.ctx
+	if t.fut.done() {
+		return
+	}
+	c.fired = true
+	t.cancel(context.Cause(c.bound).Error())
+}
+
+// boundContextError is what RunWith returns for main's error err: when
+// main ended cancelled because its WithContext context was done, the
+// cancellation also matches that context's cause (errors.Is(err,
+// context.Canceled), or the cause given to a CancelCauseFunc).
+func (t *T) boundContextError(err error) error {
+	c := t.ctx
+	if c == nil || c.owner != t || !c.fired || !IsCancelled(err) {
+		return err
+	}
+	cause := context.Cause(c.bound)
+	if ce, ok := err.(*CancelledError); ok {
+		return &CancelledError{Msg: ce.Msg, Cause: cause}
+	}
+	return fmt.Errorf("%w (%w)", err, cause)
+}
+
+// ContextVar is a typed variable of the running task's context, the Go
+// form of contextvars.ContextVar. Its values live in the task's
+// context.Context (so Go code handed t.Context(), or a Go call's ctx, reads
+// them with Value). A task created by another starts with the values its
+// creator had at that moment; later Sets in either are invisible to the
+// other (CTX-2). Use it on the loop's goroutine; Value is safe anywhere.
+type ContextVar[V any] struct {
+	name string
+	def  V
+	key  *contextVarKey
+}
+
+// contextVarKey is a ContextVar's context key: a pointer, so every
+// variable has its own, and it cannot collide with other packages' keys.
+type contextVarKey struct{ name string }
+
+// contextVarBox is what a ContextVar stores in a context: boxed, so that a
+// nil interface value is a value, and so that Reset back to "no value" can
+// be stored (set false: the default again).
+type contextVarBox[V any] struct {
+	v   V
+	set bool
+}
+
+// NewContextVar returns a context variable whose Get returns def until a
+// value is set (contextvars.ContextVar(name, default=def)).
+func NewContextVar[V any](name string, def V) *ContextVar[V] {
+	return &ContextVar[V]{name: name, def: def, key: &contextVarKey{name: name}}
+}
+
+// Name returns the variable's name.
+func (v *ContextVar[V]) Name() string { return v.name }
+
+// String returns a repr like contextvars': <ContextVar name='x'>.
+func (v *ContextVar[V]) String() string { return fmt.Sprintf("<ContextVar name='%s'>", v.name) }
+
+// Get returns the variable's value in task t's context, or its default.
+func (v *ContextVar[V]) Get(t *T) V { return v.Value(t.baseContext()) }
+
+// Value returns the variable's value in ctx (any context derived from a
+// task's: t.Context(), a Go call's ctx), or its default. It is safe from
+// any goroutine.
+func (v *ContextVar[V]) Value(ctx context.Context) V {
+	if b, ok := ctx.Value(v.key).(contextVarBox[V]); ok && b.set {
+		return b.v
+	}
+	return v.def
+}
+
+// Set sets the variable in task t's context (what t reads next and the
+// tasks it creates from now on see) and returns a token for Reset.
+func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
+	base := t.baseContext()
+	tok := &ContextVarToken[V]{v: v, t: t, old: base.Value(v.key)}
+	t.setBase(context.WithValue(base, v.key, contextVarBox[V]{v: value, set: true}))
+	return tok
+}
+
+// Reset restores the value the variable had in t's context before the Set
+// that returned tok (contextvars' reset). Errors, before any change: a
+// *ValueError if tok belongs to another variable ("Token was created by a
+// different ContextVar") or another task ("Token was created in a
+// different Context"), a *RuntimeError if it was used already ("Token has
+// already been used once").
+func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error {
+	switch {
+	case tok == nil || tok.v != v:
+		return &ValueError{Msg: "Token was created by a different ContextVar"}
+	case tok.t != t:
+		return &ValueError{Msg: "Token was created in a different Context"}
+	case tok.used:
+		return &RuntimeError{Msg: "Token has already been used once"}
+	}
+	tok.used = true
+	old, _ := tok.old.(contextVarBox[V]) // none before: the zero box, unset
+	t.setBase(context.WithValue(t.baseContext(), v.key, old))
+	return nil
+}
+
+// ContextVarToken is what ContextVar.Set returns, for Reset
+// (contextvars.Token).
+type ContextVarToken[V any] struct {
+	v    *ContextVar[V]
+	t    *T
+	old  any // the previous box in the context (nil: none)
+	used bool
+}
+
+// Var returns the variable the token belongs to (Token.var).
+func (tok *ContextVarToken[V]) Var() *ContextVar[V] { return tok.v }

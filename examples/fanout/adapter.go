@@ -1,0 +1,199 @@
+//go:build unix
+
+package main
+
+// The -mode adapter program: a real-socket fan-out HTTP/1.1 client on one
+// event loop, everything on the loop. A small HTTP server runs on the same
+// loop (asyncio streams); the client talks to it over aio.DialConn with
+// net/http's own Request.Write and http.ReadResponse (no hand-written HTTP
+// parsing), one connection per request, so every byte goes through the
+// loop's net.Conn adapter:
+//
+//  1. fan-out: n GETs at once, at most -limit in flight (a Semaphore),
+//     each under a per-request timeout (WaitForFunc): slow requests time
+//     out alone, the others complete;
+//  2. first success: the same GET sent to three replicas (one refuses
+//     connections, one is slow, one is fast); the first answer wins and
+//     the other attempt is cancelled.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
+)
+
+// serveOnLoop starts an HTTP server on 127.0.0.1 whose every response takes
+// delay(path) to come.
+func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*aio.Server, error) {
+	return aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+		defer w.Close()
+		head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
+		if err != nil {
+			return nil // the client went away
+		}
+		path := strings.Fields(string(head))[1]
+		if err := asyncio.Sleep(t, delay(path)); err != nil {
+			return err
+		}
+		body := "response to " + path
+		w.Write([]byte("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: " +
+			strconv.Itoa(len(body)) + "\r\n\r\n" + body))
+		return w.Drain(t)
+	}, "127.0.0.1", 0)
+}
+
+// getOverConn performs one GET over a loop socket. Cancelling t (a timeout, a
+// lost race) interrupts it wherever it waits; the connection is closed.
+func getOverConn(t *asyncio.T, addr, path string) (string, error) {
+	conn, err := aio.DialConn(t, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	req, err := http.NewRequest("GET", "http://"+addr+path, nil)
+	if err != nil {
+		return "", err
+	}
+	if err := req.Write(conn); err != nil {
+		return "", err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
+}
+
+// fanOutAdapter sends n GETs to addr, at most limit at a time, each under
+// timeout. Request i is slow when i%5 == 0.
+func fanOutAdapter(t *asyncio.T, out io.Writer, addr string, n, limit int, timeout time.Duration) error {
+	sem := asyncio.NewSemaphore(limit)
+	inFlight, maxInFlight, ok, timedOut := 0, 0, 0, 0
+	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+		for i := range n {
+			_, err := asyncio.Spawn(g, func(t *asyncio.T) (struct{}, error) {
+				if err := sem.Acquire(t); err != nil {
+					return struct{}{}, err
+				}
+				defer sem.Release()
+				inFlight++
+				maxInFlight = max(maxInFlight, inFlight)
+				defer func() { inFlight-- }()
+				body, err := asyncio.WaitForFunc(t, timeout, func(t *asyncio.T) (string, error) {
+					return getOverConn(t, addr, fmt.Sprintf("/item/%d", i))
+				})
+				switch {
+				case errors.Is(err, asyncio.ErrTimeout):
+					timedOut++
+					return struct{}{}, nil
+				case err != nil:
+					return struct{}{}, err
+				case body != fmt.Sprintf("response to /item/%d", i):
+					return struct{}{}, fmt.Errorf("bad body %q", body)
+				}
+				ok++
+				return struct{}{}, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "fan-out: %d requests, %d ok, %d timed out, in flight <= %d: %v\n",
+		n, ok, timedOut, limit, maxInFlight <= limit)
+	return nil
+}
+
+// firstSuccessAdapter sends GET /x to every replica address and keeps the first
+// answer; the other attempts are cancelled.
+func firstSuccessAdapter(t *asyncio.T, out io.Writer, replicas []string) error {
+	winner := asyncio.NewFuture[string](t)
+	var log []string
+	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+		for r, addr := range replicas {
+			_, err := asyncio.Spawn(g, func(t *asyncio.T) (struct{}, error) {
+				body, err := getOverConn(t, addr, "/x")
+				switch {
+				case asyncio.IsCancelled(err):
+					log = append(log, fmt.Sprintf("replica %d cancelled", r))
+					return struct{}{}, err
+				case err != nil:
+					log = append(log, fmt.Sprintf("replica %d failed", r))
+					return struct{}{}, nil // a failed replica does not end the race
+				}
+				if !winner.Done() {
+					winner.SetResult(fmt.Sprintf("replica %d: %s", r, body))
+					g.Cancel()
+				}
+				return struct{}{}, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w, err := winner.Result()
+	fmt.Fprintf(out, "first success: %s; %s\n", w, strings.Join(log, ", "))
+	return err
+}
+
+// runAdapter serves and fans out on one loop made with opts (the test runs
+// it on the virtual clock, so that which requests time out is decided by
+// the loop's timers alone, not by how busy the machine is).
+func runAdapter(out io.Writer, n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
+	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		slow := 3 * timeout
+		srv, err := serveOnLoop(t, func(path string) time.Duration {
+			if i, _ := strconv.Atoi(strings.TrimPrefix(path, "/item/")); i%5 == 0 {
+				return slow
+			}
+			return time.Millisecond
+		})
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer srv.Close()
+		if err := fanOutAdapter(t, out, srv.Addr().String(), n, limit, timeout); err != nil {
+			return struct{}{}, err
+		}
+
+		// Replica 0 refuses connections, 1 answers after 3x the timeout, 2
+		// at once.
+		refused, err := aio.CreateServer(t, nil, "127.0.0.1", 0)
+		if err != nil {
+			return struct{}{}, err
+		}
+		refusedAddr := refused.Addr().String()
+		refused.Close()
+		slowSrv, err := serveOnLoop(t, func(string) time.Duration { return slow })
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer slowSrv.Close()
+		fastSrv, err := serveOnLoop(t, func(string) time.Duration { return 0 })
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer fastSrv.Close()
+		return struct{}{}, firstSuccessAdapter(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
+	}, opts...)
+	return err
+}
