@@ -58,9 +58,11 @@ func (t *T) main() {
 		}
 		r := recover()
 		if t.killed {
-			// A deferred call that panics while Close unwinds the task
-			// must not crash the process: report it (TASK-9).
-			if _, ok := r.(killSignal); !ok && r != nil {
+			// Close unwinds the task with runtime.Goexit (see park), which
+			// recover cannot stop; r is set only when a deferred call
+			// panicked meanwhile. That must not crash the process: report
+			// it (TASK-9), and the Goexit goes on.
+			if r != nil {
 				l.CallExceptionHandler(ExceptionContext{
 					Message: "Exception in task " + t.Name() + " while unwinding at Close",
 					Err:     newPanicError(r),
@@ -129,8 +131,14 @@ func (t *T) park() error {
 	l.endStep(t)
 	if l.runReady(t) != upOwnStep {
 		if !t.suspend() {
+			// Close is unwinding t. runtime.Goexit, not a panic: a
+			// recover() in the task's code (a TaskGroup or Timeout body,
+			// or the user's own) cannot catch it and carry on awaiting,
+			// and it runs every deferred call on its way out. Those calls
+			// may still use the loop, as the running task.
 			l.current = t
-			panic(killSignal{})
+			l.noteHolder()
+			runtime.Goexit()
 		}
 		l.noteHolder()
 	}
@@ -175,8 +183,6 @@ func (t *T) checkRunning() {
 	}
 }
 
-type killSignal struct{}
-
 var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
 
 // park ends the current step. The task first runs the loop itself, as
@@ -186,8 +192,6 @@ var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexi
 // on with no switch at all); when another task's step comes up, it gives
 
 // control back to the goroutine in RunForever and waits to be resumed.
-
-// killSignal unwinds a task's goroutine when its loop is closed.
 
 // beginStep does the loop's half of asyncio's Task.__step before the
 
