@@ -228,7 +228,8 @@ func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle {
 }
 
 // CallAt schedules fn to run at the absolute loop time when (asyncio's
-// call_at). A deadline in the past fires in the next iteration.
+// call_at). A deadline in the past, however far (math.MinInt64), fires in
+// the next iteration.
 func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
 	l.checkClosed()
 	if fn == nil {
@@ -424,7 +425,14 @@ func (l *Loop) dropCancelledTimers() {
 // timer, capped at 24 hours (LOOP-3), else forever (-1).
 func (l *Loop) idleTimeout() time.Duration {
 	if len(l.timers) > 0 {
-		return min(max(l.timers[0].when-l.Time(), 0), maxPollTimeout)
+		// Compare before subtracting: when-now overflows for a deadline
+		// far in the past (CallAt(math.MinInt64, fn)) and would wrap to a
+		// day-long wait.
+		when, now := l.timers[0].when, l.Time()
+		if when <= now {
+			return 0
+		}
+		return min(when-now, maxPollTimeout)
 	}
 	return -1
 }

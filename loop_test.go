@@ -3,6 +3,7 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,46 @@ func TestLOOP3_PollTimeoutCapped(t *testing.T) {
 		"after 2nd poll: now=48h0m0s ready=1",
 		"fired at 48h0m0s",
 	}, &r)
+}
+
+// A deadline as far in the past as math.MinInt64 fires in the next
+// iteration: when-now overflowed and the loop slept for the 24 h cap
+// (issue 11, breakage 3).
+func TestLOOP3_DeadlineFarInThePastFiresAtOnce(t *testing.T) {
+	t.Run("virtual time", func(t *testing.T) {
+		l := NewTestLoop()
+		defer mustClose(t, l)
+		var r eventLog
+		l.CallLater(time.Second, func() {
+			l.CallAt(math.MinInt64, func() { r.log("CallAt fired at %v", l.Time()) })
+			l.CallLater(math.MinInt64, func() { r.log("CallLater fired at %v", l.Time()) })
+		})
+		l.CallLater(time.Hour, l.Stop)
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		checkEvents(t, []string{"CallAt fired at 1s", "CallLater fired at 1s"}, &r)
+	})
+	t.Run("real time", func(t *testing.T) {
+		l := NewLoop()
+		defer mustClose(t, l)
+		l.CallAt(math.MinInt64, func() {})
+		l.CallLater(math.MinInt64, func() {})
+		// White box: the poll of the next iteration must not wait (the
+		// loop's clock is past 0 here, which is when the subtraction
+		// overflowed).
+		if d := l.idleTimeout(); d != 0 {
+			t.Fatalf("idleTimeout = %v, want 0", d)
+		}
+		var fired int
+		l.CallAt(math.MinInt64, func() { fired++; l.Stop() })
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		if fired != 1 {
+			t.Fatalf("fired %d times", fired)
+		}
+	})
 }
 
 func TestLOOP4_LazyTimerRemoval(t *testing.T) {
