@@ -68,6 +68,9 @@ type Loop struct {
 	wakeCh            chan struct{} // wakes a loop blocked without a selector
 	sleepTimer        *time.Timer
 	external          atomic.Int64 // work in flight on other goroutines (executors)
+	// RunCoroutineThreadsafe futures not yet done, completed by Close
+	// (guarded by threadsafeMu).
+	threadsafeFutures map[threadsafeFuture]struct{}
 
 	exceptionHandler func(*Loop, ExceptionContext)
 	debug            bool
@@ -652,6 +655,7 @@ func (l *Loop) Close() error {
 		hook()
 	}
 	l.closeHooks = nil
+	l.failThreadsafeFutures()
 	if l.sel != nil {
 		err := l.sel.close()
 		l.sel, l.fds = nil, nil
