@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // Never is the deadline "no deadline" (asyncio's None) for timeouts.
@@ -76,10 +78,14 @@ type Loop struct {
 	debug            bool
 	slowCallback     time.Duration
 	holderGoroutine  uint64 // debug mode: goroutine currently running the loop
+	// holder is the gid.Token of the goroutine holding the loop, 0 while
+	// it is not running (OnLoopGoroutine).
+	holder atomic.Uint64
 	stepStart        time.Time
 
-	closeHooks []func()
-	executor   *executor // the default executor, created on first use
+	closeHooks     []*closeHook // OnClose, in registration order
+	closeHooksLive int
+	executor       *executor // the default executor, created on first use
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
@@ -155,10 +161,23 @@ func (l *Loop) checkClosed() {
 // noteHolder records, in debug mode, that the calling goroutine now runs
 // the loop, for checkThread.
 func (l *Loop) noteHolder() {
+	l.holder.Store(gid.Token())
 	if l.debug {
 		l.holderGoroutine = goroutineID()
 	}
 }
+
+// OnLoopGoroutine reports whether the calling goroutine is the one
+// running the loop: the goroutine in RunForever, or the goroutine of the
+// task whose step is running (which runs the loop's callbacks too between
+// its steps). It is false on every goroutine while the loop is not
+// running. Any goroutine may call it; packages built on the loop use it to
+// tell a call made on the loop from one made by another goroutine, which
+// must go through CallSoonThreadsafe.
+//
+// (Interim version for the net.Conn adapter of issue 11; issue 10's misuse
+// checks provide the same method.)
+func (l *Loop) OnLoopGoroutine() bool { return l.holder.Load() == gid.Token() }
 
 // checkThread is asyncio's debug-mode _check_thread (DEBUG-3).
 func (l *Loop) checkThread() {
@@ -266,6 +285,7 @@ func (l *Loop) RunForever() error {
 	defer func() {
 		l.running = false
 		l.stopping = false
+		l.holder.Store(0)
 	}()
 	// At least one iteration, even when Stop was called before.
 	if l.snapshotLeft == 0 {
@@ -638,6 +658,7 @@ func (l *Loop) Close() error {
 			t.kill()
 		}
 	}
+	l.holder.Store(0) // a killed task held the loop while it unwound
 	l.threadsafeMu.Lock()
 	l.closed = true
 	l.threadsafePending = nil
@@ -651,10 +672,13 @@ func (l *Loop) Close() error {
 	l.timers = nil
 	l.cancelledTimers = 0
 	l.tasks = nil
-	for _, hook := range l.closeHooks {
-		hook()
+	for _, h := range l.closeHooks { // OnClose
+		if fn := h.fn; fn != nil {
+			h.fn = nil
+			l.runCloseHook(fn)
+		}
 	}
-	l.closeHooks = nil
+	l.closeHooks, l.closeHooksLive = nil, 0
 	l.failThreadsafeFutures()
 	if l.sel != nil {
 		err := l.sel.close()
@@ -664,8 +688,70 @@ func (l *Loop) Close() error {
 	return nil
 }
 
+// closeHook is one OnClose registration; fn is nil once it ran or was
+// stopped.
+type closeHook struct{ fn func() }
+
+// OnClose registers fn to run when l is closed, and returns a function
+// that unregisters it, reporting whether that kept fn from running (the
+// shape of context.AfterFunc). It is how something that lives on the loop
+// (a socket, a server, a worker goroutine) makes sure it does not outlive
+// it: Close calls the functions still registered in registration order,
+// after every pending task was unwound (so deferred cleanup in tasks comes
+// first) and before the selector is closed. The loop is closed by then:
+// fn may release resources and call RemoveReader/RemoveWriter, but
+// scheduling (CallSoon, CreateTask, timers) panics with ErrLoopClosed.
+// Like the other Loop methods, OnClose and the returned function must be
+// called on the loop's goroutine (or while it is not running); OnClose
+// panics with an error wrapping ErrLoopClosed on a closed loop.
+func (l *Loop) OnClose(fn func()) (stop func() bool) {
+	l.checkClosed()
+	if fn == nil {
+		panic(&ValueError{Msg: "OnClose: nil function"})
+	}
+	h := &closeHook{fn: fn}
+	l.closeHooks = append(l.closeHooks, h)
+	l.closeHooksLive++
+	return func() bool {
+		if h.fn == nil {
+			return false
+		}
+		h.fn = nil
+		l.closeHooksLive--
+		l.compactCloseHooks()
+		return true
+	}
+}
+
+// runCloseHook runs one OnClose function; a panic is reported (LOOP-12)
+// and the other hooks still run.
+func (l *Loop) runCloseHook(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{Message: "Exception in close hook " + funcName(fn), Err: newPanicError(r)})
+		}
+	}()
+	fn()
+}
+
+// compactCloseHooks drops stopped hooks once they are most of the slice,
+// so a long-lived loop that opens and closes many sockets stays small.
+func (l *Loop) compactCloseHooks() {
+	if l.closed || len(l.closeHooks) < 64 || l.closeHooksLive > len(l.closeHooks)/2 {
+		return
+	}
+	kept := l.closeHooks[:0]
+	for _, h := range l.closeHooks {
+		if h.fn != nil {
+			kept = append(kept, h)
+		}
+	}
+	clear(l.closeHooks[len(kept):])
+	l.closeHooks = kept
+}
+
 // onClose registers fn to run when the loop is closed (executor shutdown).
-func (l *Loop) onClose(fn func()) { l.closeHooks = append(l.closeHooks, fn) }
+func (l *Loop) onClose(fn func()) { l.OnClose(fn) }
 
 // goroutineID returns the calling goroutine's id (debug mode only: it
 // parses runtime.Stack).

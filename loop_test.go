@@ -569,3 +569,77 @@ func TestLOOP4_CompactAllCancelled(t *testing.T) {
 		}
 	}
 }
+
+// OnClose: the functions still registered run at Close, in registration
+// order, after the pending tasks' deferred calls and with the loop already
+// closed; stop unregisters (true once), also from another hook.
+func TestOnCloseRunsRegisteredHooksAfterTaskCleanup(t *testing.T) {
+	l := NewTestLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	var r eventLog
+	startTask(l, "sleeper", func(tk *T) error {
+		defer r.log("task deferred")
+		return Sleep(tk, time.Hour)
+	})
+	runOne(t, l)
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		if c.Task == nil {
+			r.log("handler: %s", c.Err)
+		}
+	})
+	l.OnClose(func() { r.log("first: closed=%v", l.IsClosed()) })
+	l.OnClose(func() { panic("hook panic") })
+	stopped := l.OnClose(func() { r.log("stopped hook ran") })
+	var stopLater func() bool
+	l.OnClose(func() { r.log("third; stopping the fourth: %v", stopLater()) })
+	stopLater = l.OnClose(func() { r.log("fourth ran") })
+	r.log("stop: %v, again: %v", stopped(), stopped())
+	mustClose(t, l)
+	r.log("stop after Close: %v", stopLater())
+	checkEvents(t, []string{
+		"stop: true, again: false",
+		"task deferred",
+		"first: closed=true",
+		"handler: asyncio: panic: hook panic",
+		"third; stopping the fourth: true",
+		"stop after Close: false",
+	}, &r)
+}
+
+// OnClose on a closed loop panics like every scheduling method; a nil
+// function is a programming error named as such.
+func TestOnCloseMisuse(t *testing.T) {
+	l := NewTestLoop()
+	expectPanic := func(name, want string, fn func()) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), want) {
+				t.Errorf("%s: recovered %v, want %q", name, r, want)
+			}
+		}()
+		fn()
+	}
+	expectPanic("nil", "OnClose: nil function", func() { l.OnClose(nil) })
+	mustClose(t, l)
+	expectPanic("closed", "Event loop is closed", func() { l.OnClose(func() {}) })
+}
+
+// Stopped hooks do not pile up: a loop that opens and closes many
+// resources keeps a registry proportional to the live ones.
+func TestOnCloseStoppedHooksAreCompacted(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	ran := 0
+	keep := l.OnClose(func() { ran++ })
+	for range 10000 {
+		l.OnClose(func() { t.Error("stopped hook ran") })()
+	}
+	if n := len(l.closeHooks); n > 128 {
+		t.Errorf("%d hooks kept for 1 live", n)
+	}
+	_ = keep
+	l.Close()
+	if ran != 1 {
+		t.Errorf("live hook ran %d times", ran)
+	}
+}
