@@ -170,8 +170,9 @@ func (l *Loop) noteHolder() {
 // OnLoopGoroutine reports whether the calling goroutine is the one
 // running the loop: the goroutine in RunForever, or the goroutine of the
 // task whose step is running (which runs the loop's callbacks too between
-// its steps). It is false on every goroutine while the loop is not
-// running. Any goroutine may call it; packages built on the loop use it to
+// its steps), or the goroutine of a task whose deferred calls run while
+// Close unwinds it. It is false on every other goroutine, and on all of
+// them while the loop is not running. Any goroutine may call it; packages built on the loop use it to
 // tell a call made on the loop from one made by another goroutine, which
 // must go through CallSoonThreadsafe.
 //

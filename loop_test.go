@@ -643,3 +643,47 @@ func TestOnCloseStoppedHooksAreCompacted(t *testing.T) {
 		t.Errorf("live hook ran %d times", ran)
 	}
 }
+
+// OnLoopGoroutine is true exactly on the goroutine holding the loop: the
+// driver in a callback, a task in its step and in the callbacks it runs
+// after it, a task being unwound by Close while its deferred calls run,
+// and never on another goroutine, nor once the loop stopped or closed.
+func TestOnLoopGoroutineOnlyOnTheHolder(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	foreign := func() bool {
+		ch := make(chan bool)
+		go func() { ch <- l.OnLoopGoroutine() }()
+		return <-ch
+	}
+	r.log("before running: %v", l.OnLoopGoroutine())
+	l.CallSoon(func() { r.log("driver callback: %v, foreign: %v", l.OnLoopGoroutine(), foreign()) })
+	f := NewFuture[int](l)
+	startTask(l, "a", func(tk *T) error {
+		r.log("task step: %v, foreign: %v", l.OnLoopGoroutine(), foreign())
+		l.CallSoon(func() { r.log("callback run by the task's goroutine: %v", l.OnLoopGoroutine()) })
+		Sleep(tk, 0)
+		r.log("task after its yield: %v", l.OnLoopGoroutine())
+		defer func() { r.log("unwinding at Close: %v", l.OnLoopGoroutine()) }()
+		_, err := f.Await(tk)
+		return err
+	})
+	l.CallLater(time.Second, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	r.log("after RunForever: %v", l.OnLoopGoroutine())
+	mustClose(t, l)
+	r.log("after Close: %v", l.OnLoopGoroutine())
+	checkEvents(t, []string{
+		"before running: false",
+		"driver callback: true, foreign: false",
+		"task step: true, foreign: false",
+		"callback run by the task's goroutine: true",
+		"task after its yield: true",
+		"after RunForever: false",
+		"unwinding at Close: true",
+		"after Close: false",
+	}, &r)
+}
