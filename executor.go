@@ -28,6 +28,10 @@ type executor struct {
 	shutdown bool           // no more submissions (shutdown_default_executor or Close)
 	inflight sync.WaitGroup // submitted jobs not yet finished
 	used     bool           // a job was ever submitted (CPython: executor created)
+	// ctx is the parent of every job's context, cancelled when the loop
+	// closes.
+	ctx       context.Context
+	cancelAll context.CancelFunc
 }
 
 // defaultExecutor returns l's executor, creating it (and its close hook) on
@@ -37,13 +41,18 @@ func defaultExecutor(l *Loop) *executor {
 		return l.executor
 	}
 	ex := &executor{max: defaultExecutorWorkers()}
+	ex.ctx, ex.cancelAll = context.WithCancel(context.Background())
 	l.executor = ex
 	l.onClose(func() {
-		// LOOP-11: Close shuts the executor down without waiting; queued
-		// and running jobs still run, their results are dropped.
+		// LOOP-11: Close shuts the executor down without waiting, and
+		// their results are dropped. Unlike asyncio, which cannot stop its
+		// threads, the jobs' contexts are cancelled, so that jobs not yet
+		// started never run and running ones are asked to return: nothing
+		// the loop started should outlive it.
 		ex.mu.Lock()
 		ex.shutdown = true
 		ex.mu.Unlock()
+		ex.cancelAll()
 		l.executor = nil
 	})
 	return ex
@@ -107,7 +116,8 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 	l := owner.ownerLoop()
 	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
-	ctx, cancel := context.WithCancel(context.Background())
+	ex := defaultExecutor(l)
+	ctx, cancel := context.WithCancel(ex.ctx)
 	job := &executorJob{ctx: ctx}
 	job.run = func() {
 		defer cancel()
@@ -134,7 +144,7 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 		})
 	}
 	l.addExternal(1)
-	if err := defaultExecutor(l).submit(job); err != nil {
+	if err := ex.submit(job); err != nil {
 		l.addExternal(-1)
 		cancel()
 		_ = fut.SetException(err)

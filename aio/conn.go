@@ -86,8 +86,11 @@ func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, err
 	var fd int
 	switch network {
 	case "unix":
-		var err error
-		if fd, err = dialOne(t, unix.AF_UNIX, &unix.SockaddrUnix{Name: address}); err != nil {
+		sa, err := unixSockaddr(address)
+		if err != nil {
+			return nil, err
+		}
+		if fd, err = dialOne(t, unix.AF_UNIX, sa); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
 	default:

@@ -202,6 +202,8 @@ type fdTransport struct {
 	// scheduled; writes dropped after that count on.
 	connLost int
 	fdClosed bool
+	// disown unregisters releaseAtLoopClose (Loop.OnClose).
+	disown func() bool
 }
 
 // fdSide is what the shared teardown needs of the concrete transport.
@@ -218,8 +220,24 @@ type fdSide interface {
 	connectionLost(err error)
 }
 
-func newFDTransport(l *asyncio.Loop, fd int, side fdSide, extra map[string]any) fdTransport {
-	return fdTransport{flowControl: newFlowControl(l), fd: fd, side: side, extra: extra}
+// initFDTransport sets up b, which owns fd from now on: if the loop closes
+// first, fd is closed with it.
+func (b *fdTransport) init(l *asyncio.Loop, fd int, side fdSide, extra map[string]any) {
+	*b = fdTransport{flowControl: newFlowControl(l), fd: fd, side: side, extra: extra}
+	b.disown = l.OnClose(b.releaseAtLoopClose)
+}
+
+// releaseAtLoopClose closes the socket of a transport still open when its
+// loop closes (asyncio leaves that to the transport's finalizer). The
+// protocol is not called: the loop can no longer run anything.
+func (b *fdTransport) releaseAtLoopClose() {
+	b.closing = true
+	b.connLost++
+	b.side.dropBuffer()
+	if !b.fdClosed {
+		b.fdClosed = true
+		unix.Close(b.fd)
+	}
 }
 
 // ExtraInfo returns the named piece of extra information, or nil.
@@ -302,6 +320,7 @@ func (b *fdTransport) closeFD() {
 		return
 	}
 	b.fdClosed = true
+	b.disown()
 	b.loop.RemoveReader(b.fd)
 	b.loop.RemoveWriter(b.fd)
 	unix.Close(b.fd)
@@ -340,7 +359,7 @@ var _ Transport = (*socketTransport)(nil)
 // are scheduled with CallSoon, in that order.
 func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, server *Server, waiter *asyncio.Future[struct{}]) *socketTransport {
 	tr := &socketTransport{protocol: p, server: server, protocolConnected: true}
-	tr.fdTransport = newFDTransport(l, fd, tr, map[string]any{
+	tr.fdTransport.init(l, fd, tr, map[string]any{
 		"socket":   fd,
 		"sockname": localAddr(fd, network),
 		"peername": peerAddr(fd, network),
@@ -552,16 +571,23 @@ func (tr *socketTransport) String() string {
 }
 
 // dialOne connects a new non-blocking stream socket to sa; on failure the
-// socket is closed.
-func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
-	fd, err := newSocket(family, unix.SOCK_STREAM)
+// socket is closed, and so it is if the loop closes during the connect
+// (the deferred close runs while Close unwinds t).
+func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (fd int, err error) {
+	fd, err = newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
 	}
+	connected := false
+	defer func() {
+		if !connected {
+			unix.Close(fd)
+		}
+	}()
 	if err := sockConnect(t, fd, sa); err != nil {
-		unix.Close(fd)
 		return -1, err
 	}
+	connected = true
 	return fd, nil
 }
 
@@ -613,7 +639,11 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	if err != nil {
 		return nil, nil, err
 	}
-	fd, err := dialOne(t, unix.AF_UNIX, &unix.SockaddrUnix{Name: path})
+	sa, err := unixSockaddr(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd, err := dialOne(t, unix.AF_UNIX, sa)
 	if err != nil {
 		return nil, nil, err
 	}
