@@ -80,8 +80,8 @@ type Loop struct {
 	holderGoroutine  uint64 // debug mode: goroutine currently running the loop
 	// holder is the gid.Token of the goroutine holding the loop, 0 while
 	// it is not running (OnLoopGoroutine).
-	holder atomic.Uint64
-	stepStart        time.Time
+	holder    atomic.Uint64
+	stepStart time.Time
 
 	closeHooks     []*closeHook // OnClose, in registration order
 	closeHooksLive int
