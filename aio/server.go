@@ -184,7 +184,8 @@ func (s *Server) acceptConnection(nfd int) {
 		newTLSTransportServer(s.loop, nfd, s.network, p, s)
 		return
 	}
-	newSocketTransport(s.loop, nfd, s.network, p, s, nil)
+	tr := newSocketTransport(s.loop, nfd, s.network, p, s, nil)
+	tr.maxBuffer = s.opts.maxWriteBuffer
 }
 
 func (s *Server) attach(tr *socketTransport) {

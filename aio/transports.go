@@ -346,7 +346,8 @@ type socketTransport struct {
 	fdTransport
 	protocol          Protocol
 	server            *Server
-	wbuf              []byte // unsent data; write interest exists iff non-empty
+	wbuf              sendBuffer // unsent data; write interest exists iff non-empty
+	maxBuffer         int        // WithMaxWriteBuffer; 0: no limit
 	eof               bool   // WriteEOF was called
 	readingPaused     bool
 	protocolConnected bool
@@ -387,8 +388,8 @@ func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, ser
 	return tr
 }
 
-func (tr *socketTransport) buffered() int   { return len(tr.wbuf) }
-func (tr *socketTransport) dropBuffer()     { tr.wbuf = nil }
+func (tr *socketTransport) buffered() int   { return tr.wbuf.len() }
+func (tr *socketTransport) dropBuffer()     { tr.wbuf.reset() }
 func (tr *socketTransport) protocolOf() any { return tr.protocol }
 
 func (tr *socketTransport) connectionLost(err error) {
@@ -486,7 +487,9 @@ func (tr *socketTransport) readEOF() {
 	}
 }
 
-// Write sends data, buffering what the socket does not take now.
+// Write sends data, buffering what the socket does not take now. With
+// WithMaxWriteBuffer, data that would take the buffer past the limit is
+// refused whole with ErrWriteBufferFull.
 func (tr *socketTransport) Write(data []byte) error {
 	if tr.eof {
 		return runtimeErrorf("Cannot call write() after write_eof()")
@@ -494,7 +497,10 @@ func (tr *socketTransport) Write(data []byte) error {
 	if len(data) == 0 || tr.droppedWrite("socket.send()") {
 		return nil
 	}
-	if len(tr.wbuf) == 0 {
+	if tr.maxBuffer > 0 && tr.wbuf.len() > 0 && tr.wbuf.len()+len(data) > tr.maxBuffer {
+		return errWriteBufferFull(tr.wbuf.len(), len(data), tr.maxBuffer)
+	}
+	if tr.wbuf.len() == 0 {
 		n, err := rawSend(tr.fd, data)
 		switch {
 		case err == nil:
@@ -502,7 +508,16 @@ func (tr *socketTransport) Write(data []byte) error {
 			if len(data) == 0 {
 				return nil
 			}
-		case isWouldBlock(err):
+			if tr.maxBuffer > 0 && len(data) > tr.maxBuffer {
+				// The socket took a prefix: what was sent is sent, so the
+				// rest is buffered even past the limit (a stream cannot
+				// take back half a write).
+				break
+			}
+		case isWouldBlock(err) || err == unix.EINTR:
+			if tr.maxBuffer > 0 && len(data) > tr.maxBuffer {
+				return errWriteBufferFull(0, len(data), tr.maxBuffer)
+			}
 		default:
 			tr.fatalError(os.NewSyscallError("send", err), "Fatal write error on socket transport")
 			return nil
@@ -512,8 +527,8 @@ func (tr *socketTransport) Write(data []byte) error {
 			return nil
 		}
 	}
-	tr.wbuf = append(tr.wbuf, data...)
-	tr.maybePause(len(tr.wbuf), tr.protocol)
+	tr.wbuf.push(data)
+	tr.maybePause(tr.wbuf.len(), tr.protocol)
 	return nil
 }
 
@@ -521,26 +536,24 @@ func (tr *socketTransport) Write(data []byte) error {
 func (tr *socketTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
 
 func (tr *socketTransport) writeReady() {
-	if tr.connLost > 0 || len(tr.wbuf) == 0 {
+	if tr.connLost > 0 || tr.wbuf.len() == 0 {
 		tr.loop.RemoveWriter(tr.fd)
 		return
 	}
-	n, err := rawSend(tr.fd, tr.wbuf)
-	if isWouldBlock(err) {
+	_, err := tr.wbuf.send(tr.fd)
+	if isWouldBlock(err) || err == unix.EINTR {
 		return
 	}
 	if err != nil {
 		tr.loop.RemoveWriter(tr.fd)
-		tr.wbuf = nil
+		tr.wbuf.reset()
 		tr.fatalError(os.NewSyscallError("send", err), "Fatal write error on socket transport")
 		return
 	}
-	tr.wbuf = tr.wbuf[n:]
-	tr.maybeResume(len(tr.wbuf), tr.protocol)
-	if len(tr.wbuf) > 0 {
+	tr.maybeResume(tr.wbuf.len(), tr.protocol)
+	if tr.wbuf.len() > 0 {
 		return
 	}
-	tr.wbuf = nil
 	tr.loop.RemoveWriter(tr.fd)
 	if tr.closing {
 		tr.connectionLostSoon(nil)
@@ -555,7 +568,7 @@ func (tr *socketTransport) WriteEOF() error {
 		return nil
 	}
 	tr.eof = true
-	if len(tr.wbuf) == 0 {
+	if tr.wbuf.len() == 0 {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
 	}
 	return nil
@@ -606,6 +619,7 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 	}
 	waiter := asyncio.NewFuture[struct{}](l)
 	tr := newSocketTransport(l, fd, network, p, nil, waiter)
+	tr.maxBuffer = o.maxWriteBuffer
 	if _, err := waiter.Await(t); err != nil {
 		tr.Close()
 		return nil, nil, err
