@@ -348,7 +348,7 @@ type socketTransport struct {
 	server            *Server
 	wbuf              sendBuffer // unsent data; write interest exists iff non-empty
 	maxBuffer         int        // WithMaxWriteBuffer; 0: no limit
-	eof               bool   // WriteEOF was called
+	eof               bool       // WriteEOF was called
 	readingPaused     bool
 	protocolConnected bool
 }
