@@ -47,7 +47,7 @@ type Loop struct {
 	virtualNow time.Duration
 	epoch      time.Time
 
-	running    bool
+	running    atomic.Bool // read by other goroutines (IsRunning)
 	stopping   bool
 	closed     bool
 	deadlocked bool
@@ -129,7 +129,8 @@ func (l *Loop) Time() time.Duration {
 }
 
 // IsRunning reports whether the loop is running (asyncio's is_running).
-func (l *Loop) IsRunning() bool { return l.running }
+// Unlike the other methods, any goroutine may call it.
+func (l *Loop) IsRunning() bool { return l.running.Load() }
 
 // IsClosed reports whether Close was called (asyncio's is_closed).
 func (l *Loop) IsClosed() bool { return l.closed }
@@ -138,7 +139,7 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // callbacks and task steps are reported, and loop methods called from a
 // goroutine that is not running the loop panic.
 func (l *Loop) SetDebug(on bool) {
-	if on && !l.debug && l.running {
+	if on && !l.debug && l.running.Load() {
 		// Called on the loop's goroutine: it holds the loop from now on.
 		l.holderGoroutine = goroutineID()
 	}
@@ -182,7 +183,7 @@ func (l *Loop) OnLoopGoroutine() bool { return l.holder.Load() == gid.Token() }
 
 // checkThread is asyncio's debug-mode _check_thread (DEBUG-3).
 func (l *Loop) checkThread() {
-	if !l.debug || !l.running {
+	if !l.debug || !l.running.Load() {
 		return
 	}
 	if goroutineID() != l.holderGoroutine {
@@ -277,14 +278,14 @@ func (l *Loop) RunForever() error {
 	if l.closed {
 		return errLoopClosed()
 	}
-	if l.running {
+	if l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
 	}
-	l.running = true
+	l.running.Store(true)
 	l.noteHolder()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
-		l.running = false
+		l.running.Store(false)
 		l.stopping = false
 		l.holder.Store(0)
 	}()
@@ -307,7 +308,7 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	if l.closed {
 		return errLoopClosed()
 	}
-	if l.running {
+	if l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
 	}
 	fc := aw.core()
@@ -647,7 +648,7 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // run; any await in them returns a CancelledError at once). Close is
 // idempotent and returns an error for a running loop.
 func (l *Loop) Close() error {
-	if l.running {
+	if l.running.Load() {
 		return runtimeErrorf("Cannot close a running event loop")
 	}
 	if l.closed {

@@ -54,6 +54,11 @@ func (e *LimitOverrunError) Error() string { return e.Msg }
 // handshake is taking longer than ... seconds").
 var ErrTLSHandshakeTimeout = errors.New("asyncio: SSL handshake is taking too long: aborted")
 
+// ErrLoopNotRunning is matched (errors.Is) by the error a Conn call from
+// a goroutine other than the loop's returns while the loop is not running:
+// nothing would serve it.
+var ErrLoopNotRunning = errors.New("the loop is not running")
+
 // ErrWriteBufferFull is matched (errors.Is) by the error a transport's
 // Write returns when the data would take its buffer past the limit set
 // with WithMaxWriteBuffer; nothing was written.

@@ -188,6 +188,8 @@ func describe(err error) string {
 		{asyncio.IsCancelled(err), "cancelled"},
 		{errors.Is(err, asyncio.ErrTimeout), "asyncio timeout"},
 		{errors.Is(err, ErrTLSHandshakeTimeout), "TLS handshake timeout"},
+		{errors.Is(err, ErrLoopNotRunning), "loop not running"},
+		{errors.Is(err, ErrWriteBufferFull), "write buffer full"},
 	} {
 		if s.is {
 			parts = append(parts, s.name)

@@ -86,12 +86,12 @@ func (b *sendBuffer) send(fd int) (int, error) {
 	var n int
 	var err error
 	if len(b.chunks) == 1 {
-		n, err = rawSend(fd, b.chunks[0][b.off:])
+		n, err = sendFD(fd, b.chunks[0][b.off:])
 	} else {
 		if b.iovecs == nil {
 			b.iovecs = make([]unix.Iovec, maxSendIov)
 		}
-		n, err = rawSendv(fd, b.front(), b.iovecs)
+		n, err = sendvFD(fd, b.front(), b.iovecs)
 		clear(b.iov) // no stale references to sent chunks
 	}
 	if n > 0 {

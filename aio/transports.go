@@ -450,7 +450,7 @@ func (tr *socketTransport) readReady() {
 		return
 	}
 	bp := readBufPool.Get().(*[]byte)
-	n, err := rawRead(tr.fd, *bp)
+	n, err := readFD(tr.fd, *bp)
 	var data []byte
 	if n > 0 {
 		data = append([]byte(nil), (*bp)[:n]...)
@@ -501,7 +501,7 @@ func (tr *socketTransport) Write(data []byte) error {
 		return errWriteBufferFull(tr.wbuf.len(), len(data), tr.maxBuffer)
 	}
 	if tr.wbuf.len() == 0 {
-		n, err := rawSend(tr.fd, data)
+		n, err := sendFD(tr.fd, data)
 		switch {
 		case err == nil:
 			data = data[n:]
