@@ -51,10 +51,10 @@ type Conn struct {
 
 	// Shared with other goroutines.
 	mu       sync.Mutex
-	shut     bool                  // Close was called, or the loop closed
-	foreign  map[*connOp]struct{}  // calls of other goroutines, not yet done
-	deadline [2]time.Time          // read, write (net.Conn: any goroutine sets them)
-	applying [2]bool               // a deadline change is on its way to the loop
+	shut     bool                 // Close was called, or the loop closed
+	foreign  map[*connOp]struct{} // calls of other goroutines, not yet done
+	deadline [2]time.Time         // read, write (net.Conn: any goroutine sets them)
+	applying [2]bool              // a deadline change is on its way to the loop
 }
 
 // connDir is one direction's queue of calls.
