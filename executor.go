@@ -71,6 +71,10 @@ type executor struct {
 	shutdown bool           // no more submissions (shutdown_default_executor or Close)
 	inflight sync.WaitGroup // submitted jobs not yet finished
 	used     bool           // a job was ever submitted (CPython: executor created)
+	// ctx is the parent of every job's context, cancelled when the loop
+	// closes.
+	ctx       context.Context
+	cancelAll context.CancelFunc
 }
 
 // defaultExecutor returns l's executor, creating it (and its close hook) on
@@ -80,13 +84,18 @@ func defaultExecutor(l *Loop) *executor {
 		return l.executor
 	}
 	ex := &executor{max: defaultExecutorWorkers()}
+	ex.ctx, ex.cancelAll = context.WithCancel(context.Background())
 	l.executor = ex
 	l.onClose(func() {
-		// LOOP-11: Close shuts the executor down without waiting; queued
-		// and running jobs still run, their results are dropped.
+		// LOOP-11: Close shuts the executor down without waiting, and
+		// their results are dropped. Unlike asyncio, which cannot stop its
+		// threads, the jobs' contexts are cancelled, so that jobs not yet
+		// started never run and running ones are asked to return: nothing
+		// the loop started should outlive it.
 		ex.mu.Lock()
 		ex.shutdown = true
 		ex.mu.Unlock()
+		ex.cancelAll()
 		l.executor = nil
 	})
 	return ex
@@ -161,14 +170,19 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		panic(valueErrorf("RunInExecutor: nil function"))
 	}
 	fut := NewFuture[V](l)
+	ex := defaultExecutor(l)
 	job := &executorJob{loop: l}
+	// ctx has parent's values and is cancelled with the future, or when
+	// the loop closes (ex.ctx).
 	ctx, cancel := context.WithCancel(context.WithValue(parent, executorJobKey{}, job))
+	stopCloseWatch := context.AfterFunc(ex.ctx, cancel)
 	job.ctx = ctx
 	job.run = func() {
 		defer cancel()
+		defer stopCloseWatch()
 		var v V
 		var err error
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || ex.ctx.Err() != nil { // (AfterFunc cancels ctx a moment later)
 			// Cancelled before it started: like concurrent.futures, never run.
 			err = &CancelledError{Msg: ""}
 		} else {
@@ -189,8 +203,9 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		})
 	}
 	l.addExternal(1)
-	if err := defaultExecutor(l).submit(job); err != nil {
+	if err := ex.submit(job); err != nil {
 		l.addExternal(-1)
+		stopCloseWatch()
 		cancel()
 		_ = fut.SetException(err)
 		return fut

@@ -342,3 +342,34 @@ func TestTHREAD3_ToThreadCarriesContextValues(t *testing.T) {
 		return nil
 	})
 }
+
+// Close cancels the context of every executor job: a running job is asked
+// to return and one still queued never runs, so no goroutine the loop
+// started outlives it (issue 11, shutdown). asyncio cannot stop its
+// threads; this is the Go divergence.
+func TestTHREAD2_CloseCancelsRunningAndQueuedJobs(t *testing.T) {
+	l := NewLoop()
+	running := make(chan struct{})
+	jobDone := make(chan string, 1)
+	RunInExecutor(l, func(ctx context.Context) (int, error) {
+		close(running)
+		<-ctx.Done() // no other way out: without the cancellation this leaks
+		jobDone <- "running job saw " + context.Cause(ctx).Error()
+		return 0, ctx.Err()
+	})
+	ex := l.executor
+	ex.mu.Lock()
+	ex.max = 1 // the next job stays queued behind the first
+	ex.mu.Unlock()
+	queuedRan := false
+	RunInExecutor(l, func(ctx context.Context) (int, error) { queuedRan = true; return 0, nil })
+	<-running
+	mustClose(t, l)
+	if got := <-jobDone; got != "running job saw context canceled" {
+		t.Error(got)
+	}
+	ex.inflight.Wait()
+	if queuedRan {
+		t.Error("the queued job ran after Close")
+	}
+}

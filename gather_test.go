@@ -234,6 +234,36 @@ func TestGATHER6_CancelAwaitingTask(t *testing.T) {
 	}, r)
 }
 
+// GATHER-6: a task that awaits a gather holding itself can be cancelled.
+// The gather's cancel comes back to the task's own cancel; CPython recurses
+// until RecursionError, we stop the second round (found by FuzzTaskGraph,
+// which overflowed the stack here). The other child is cancelled and the
+// request stays on the task.
+func TestGATHER6_CancelTaskGatheringItself(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		b := CreateTask(tk, sleeper(r, "b", time.Hour, 0))
+		var w *Task[int]
+		w = CreateTask(tk, func(wt *T) (int, error) {
+			_, err := Gather[int](wt, w, b).Await(wt)
+			return 0, err
+		})
+		Sleep(tk, time.Second)
+		r.log("cancel: %v", w.Cancel("stop"))
+		b.Await(tk)
+		r.log("b cancelled %v, w cancelling %d", b.Cancelled(), w.Cancelling())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s b start",
+		"1s cancel: true",
+		"1s b: asyncio: cancelled: stop",
+		"1s b cancelled true, w cancelling 2",
+	}, r)
+}
+
 // GATHER-7 (3.12): a gather of done children is done on return.
 func TestGATHER7_DoneChildrenSynchronous(t *testing.T) {
 	l := NewTestLoop()

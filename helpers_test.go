@@ -59,6 +59,14 @@ func checkEvents(t *testing.T, want []string, r *eventLog) {
 	}
 }
 
+// checkLines fails the test unless got holds exactly the lines of want.
+func checkLines(t *testing.T, want, got []string) {
+	t.Helper()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("lines mismatch (-want +got):\n%s", d)
+	}
+}
+
 // handlerLog installs an exception handler that logs "handler: <message>"
 // and keeps the contexts.
 func handlerLog(l *Loop, r *eventLog) *[]ExceptionContext {

@@ -305,7 +305,8 @@ func (c *Condition) Wait(t *T) error {
 		if aerr == nil {
 			break
 		}
-		if !IsCancelled(aerr) {
+		if !IsCancelled(aerr) || t.killed {
+			// (A killed task, unwinding at Close, can never acquire.)
 			lastCE = aerr
 			break
 		}

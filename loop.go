@@ -49,7 +49,7 @@ type Loop struct {
 	virtualNow time.Duration
 	epoch      time.Time
 
-	running    bool
+	running    atomic.Bool // read by other goroutines (IsRunning)
 	stopping   bool
 	closed     bool
 	deadlocked bool
@@ -72,6 +72,9 @@ type Loop struct {
 	wakeCh            chan struct{} // wakes a loop blocked without a selector
 	sleepTimer        *time.Timer
 	external          atomic.Int64 // work in flight on other goroutines (executors)
+	// RunCoroutineThreadsafe futures not yet done, completed by Close
+	// (guarded by threadsafeMu).
+	threadsafeFutures map[threadsafeFuture]struct{}
 
 	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
 	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
@@ -89,9 +92,10 @@ type Loop struct {
 
 	wd watchdog // see watchdog.go
 
-	closeHooks []func()
-	executor   *executor     // the default executor, created on first use
-	outside    *outsideCalls // Go calls, executor jobs, channel ops in flight (bridge.go)
+	closeHooks     []*closeHook // OnClose, in registration order
+	closeHooksLive int
+	executor       *executor     // the default executor, created on first use
+	outside        *outsideCalls // Go calls, executor jobs, channel ops in flight (bridge.go)
 
 	// unretrieved lists the failed futures and tasks whose error nobody
 	// has read yet; Close reports them (future.go, FUT-10).
@@ -142,7 +146,8 @@ func (l *Loop) Time() time.Duration {
 }
 
 // IsRunning reports whether the loop is running (asyncio's is_running).
-func (l *Loop) IsRunning() bool { return l.running }
+// Unlike the other methods, any goroutine may call it.
+func (l *Loop) IsRunning() bool { return l.running.Load() }
 
 // IsClosed reports whether Close was called (asyncio's is_closed).
 func (l *Loop) IsClosed() bool { return l.closed }
@@ -317,8 +322,8 @@ func (l *Loop) callLater(d time.Duration, fn func(), op string) *TimerHandle {
 }
 
 // CallAt schedules fn to run at the absolute loop time when (asyncio's
-// call_at). A deadline in the past fires in the next iteration. It panics
-// as CallSoon does.
+// call_at). A deadline in the past, however far (math.MinInt64), fires in
+// the next iteration. It panics as CallSoon does.
 func (l *Loop) CallAt(when time.Duration, fn func()) *TimerHandle {
 	l.checkThread("CallAt")
 	return l.callAt(when, fn, "CallAt")
@@ -355,17 +360,17 @@ func (l *Loop) RunForever() error {
 	if l.closed {
 		return errLoopClosed()
 	}
-	if l.running {
+	if l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
 	}
-	l.running = true
+	l.running.Store(true)
 	l.driverToken = gid.Token()
 	l.takeLoop(l.driverToken)
 	l.armWatchdog()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.disarmWatchdog()
-		l.running = false
+		l.running.Store(false)
 		l.stopping = false
 		l.takeLoop(0)
 	}()
@@ -397,7 +402,7 @@ func driveLoop(token uint64, l *Loop) {
 // run_until_complete) and returns aw's error: nil on success, the error it
 // failed with, or a *CancelledError. Read a result with aw's Result.
 func (l *Loop) RunUntilComplete(aw Awaitable) error {
-	if l.holder.Load() != 0 || l.running {
+	if l.holder.Load() != 0 || l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
 	}
 	if l.closed {
@@ -562,7 +567,14 @@ func (l *Loop) dropCancelledTimers() {
 // timer, capped at 24 hours (LOOP-3), else forever (-1).
 func (l *Loop) idleTimeout() time.Duration {
 	if len(l.timers) > 0 {
-		return min(max(l.timers[0].when-l.Time(), 0), maxPollTimeout)
+		// Compare before subtracting: when-now overflows for a deadline
+		// far in the past (CallAt(math.MinInt64, fn)) and would wrap to a
+		// day-long wait.
+		when, now := l.timers[0].when, l.Time()
+		if when <= now {
+			return 0
+		}
+		return min(when-now, maxPollTimeout)
 	}
 	return -1
 }
@@ -765,7 +777,7 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // idempotent and returns an error for a running loop.
 func (l *Loop) Close() error {
 	l.checkThreadAlways("Close")
-	if l.running {
+	if l.running.Load() {
 		return runtimeErrorf("Cannot close a running event loop")
 	}
 	if l.closed {
@@ -779,6 +791,7 @@ func (l *Loop) Close() error {
 			t.kill()
 		}
 	}
+	l.holder.Store(0) // a killed task held the loop while it unwound
 	l.threadsafeMu.Lock()
 	l.closed = true
 	l.threadsafePending = nil
@@ -798,10 +811,14 @@ func (l *Loop) Close() error {
 		t.endContext() // after closed is set: the cause is ErrLoopClosed
 	}
 	l.tasks = nil
-	for _, hook := range l.closeHooks {
-		hook()
+	for _, h := range l.closeHooks { // OnClose
+		if fn := h.fn; fn != nil {
+			h.fn = nil
+			l.runCloseHook(fn)
+		}
 	}
-	l.closeHooks = nil
+	l.closeHooks, l.closeHooksLive = nil, 0
+	l.failThreadsafeFutures()
 	if l.sel != nil {
 		err := l.sel.close()
 		l.sel, l.fds = nil, nil
@@ -810,8 +827,70 @@ func (l *Loop) Close() error {
 	return nil
 }
 
+// closeHook is one OnClose registration; fn is nil once it ran or was
+// stopped.
+type closeHook struct{ fn func() }
+
+// OnClose registers fn to run when l is closed, and returns a function
+// that unregisters it, reporting whether that kept fn from running (the
+// shape of context.AfterFunc). It is how something that lives on the loop
+// (a socket, a server, a worker goroutine) makes sure it does not outlive
+// it: Close calls the functions still registered in registration order,
+// after every pending task was unwound (so deferred cleanup in tasks comes
+// first) and before the selector is closed. The loop is closed by then:
+// fn may release resources and call RemoveReader/RemoveWriter, but
+// scheduling (CallSoon, CreateTask, timers) panics with ErrLoopClosed.
+// Like the other Loop methods, OnClose and the returned function must be
+// called on the loop's goroutine (or while it is not running); OnClose
+// panics with an error wrapping ErrLoopClosed on a closed loop.
+func (l *Loop) OnClose(fn func()) (stop func() bool) {
+	l.checkClosed()
+	if fn == nil {
+		panic(&ValueError{Msg: "OnClose: nil function"})
+	}
+	h := &closeHook{fn: fn}
+	l.closeHooks = append(l.closeHooks, h)
+	l.closeHooksLive++
+	return func() bool {
+		if h.fn == nil {
+			return false
+		}
+		h.fn = nil
+		l.closeHooksLive--
+		l.compactCloseHooks()
+		return true
+	}
+}
+
+// runCloseHook runs one OnClose function; a panic is reported (LOOP-12)
+// and the other hooks still run.
+func (l *Loop) runCloseHook(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{Message: "Exception in close hook " + funcName(fn), Err: newPanicError(r)})
+		}
+	}()
+	fn()
+}
+
+// compactCloseHooks drops stopped hooks once they are most of the slice,
+// so a long-lived loop that opens and closes many sockets stays small.
+func (l *Loop) compactCloseHooks() {
+	if l.closed || len(l.closeHooks) < 64 || l.closeHooksLive > len(l.closeHooks)/2 {
+		return
+	}
+	kept := l.closeHooks[:0]
+	for _, h := range l.closeHooks {
+		if h.fn != nil {
+			kept = append(kept, h)
+		}
+	}
+	clear(l.closeHooks[len(kept):])
+	l.closeHooks = kept
+}
+
 // onClose registers fn to run when the loop is closed (executor shutdown).
-func (l *Loop) onClose(fn func()) { l.closeHooks = append(l.closeHooks, fn) }
+func (l *Loop) onClose(fn func()) { l.OnClose(fn) }
 
 // reportCallbackPanic sends a panic that escaped a callback to the
 // exception handler (LOOP-12).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -705,4 +706,162 @@ func TestOnLoopGoroutine(t *testing.T) {
 	r.log("stopped again: %v", l.OnLoopGoroutine())
 	checkEvents(t, []string{"stopped: false", "driver callback: true, foreign: false", "task step: true, foreign: false",
 		"callback on the task's goroutine: true", "next step: true", "stopped again: false"}, &r)
+}
+
+// A deadline as far in the past as math.MinInt64 fires in the next
+// iteration: when-now overflowed and the loop slept for the 24 h cap
+// (issue 11, breakage 3).
+func TestLOOP3_DeadlineFarInThePastFiresAtOnce(t *testing.T) {
+	t.Run("virtual time", func(t *testing.T) {
+		l := NewTestLoop()
+		defer mustClose(t, l)
+		var r eventLog
+		l.CallLater(time.Second, func() {
+			l.CallAt(math.MinInt64, func() { r.log("CallAt fired at %v", l.Time()) })
+			l.CallLater(math.MinInt64, func() { r.log("CallLater fired at %v", l.Time()) })
+		})
+		l.CallLater(time.Hour, l.Stop)
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		checkEvents(t, []string{"CallAt fired at 1s", "CallLater fired at 1s"}, &r)
+	})
+	t.Run("real time", func(t *testing.T) {
+		l := NewLoop()
+		defer mustClose(t, l)
+		l.CallAt(math.MinInt64, func() {})
+		l.CallLater(math.MinInt64, func() {})
+		// White box: the poll of the next iteration must not wait (the
+		// loop's clock is past 0 here, which is when the subtraction
+		// overflowed).
+		if d := l.idleTimeout(); d != 0 {
+			t.Fatalf("idleTimeout = %v, want 0", d)
+		}
+		var fired int
+		l.CallAt(math.MinInt64, func() { fired++; l.Stop() })
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		if fired != 1 {
+			t.Fatalf("fired %d times", fired)
+		}
+	})
+}
+
+// OnClose: the functions still registered run at Close, in registration
+// order, after the pending tasks' deferred calls and with the loop already
+// closed; stop unregisters (true once), also from another hook.
+func TestOnCloseRunsRegisteredHooksAfterTaskCleanup(t *testing.T) {
+	l := NewTestLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	var r eventLog
+	startTask(l, "sleeper", func(tk *T) error {
+		defer r.log("task deferred")
+		return Sleep(tk, time.Hour)
+	})
+	runOne(t, l)
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		if c.Task == nil {
+			r.log("handler: %s", c.Err)
+		}
+	})
+	l.OnClose(func() { r.log("first: closed=%v", l.IsClosed()) })
+	l.OnClose(func() { panic("hook panic") })
+	stopped := l.OnClose(func() { r.log("stopped hook ran") })
+	var stopLater func() bool
+	l.OnClose(func() { r.log("third; stopping the fourth: %v", stopLater()) })
+	stopLater = l.OnClose(func() { r.log("fourth ran") })
+	r.log("stop: %v, again: %v", stopped(), stopped())
+	mustClose(t, l)
+	r.log("stop after Close: %v", stopLater())
+	checkEvents(t, []string{
+		"stop: true, again: false",
+		"task deferred",
+		"first: closed=true",
+		"handler: asyncio: panic: hook panic",
+		"third; stopping the fourth: true",
+		"stop after Close: false",
+	}, &r)
+}
+
+// OnClose on a closed loop panics like every scheduling method; a nil
+// function is a programming error named as such.
+func TestOnCloseMisuse(t *testing.T) {
+	l := NewTestLoop()
+	expectPanic := func(name, want string, fn func()) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), want) {
+				t.Errorf("%s: recovered %v, want %q", name, r, want)
+			}
+		}()
+		fn()
+	}
+	expectPanic("nil", "OnClose: nil function", func() { l.OnClose(nil) })
+	mustClose(t, l)
+	expectPanic("closed", "Event loop is closed", func() { l.OnClose(func() {}) })
+}
+
+// Stopped hooks do not pile up: a loop that opens and closes many
+// resources keeps a registry proportional to the live ones.
+func TestOnCloseStoppedHooksAreCompacted(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	ran := 0
+	keep := l.OnClose(func() { ran++ })
+	for range 10000 {
+		l.OnClose(func() { t.Error("stopped hook ran") })()
+	}
+	if n := len(l.closeHooks); n > 128 {
+		t.Errorf("%d hooks kept for 1 live", n)
+	}
+	_ = keep
+	l.Close()
+	if ran != 1 {
+		t.Errorf("live hook ran %d times", ran)
+	}
+}
+
+// OnLoopGoroutine is true exactly on the goroutine holding the loop: the
+// driver in a callback, a task in its step and in the callbacks it runs
+// after it, a task being unwound by Close while its deferred calls run,
+// and never on another goroutine, nor once the loop stopped or closed.
+func TestOnLoopGoroutineOnlyOnTheHolder(t *testing.T) {
+	l := NewTestLoop()
+	var r eventLog
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	foreign := func() bool {
+		ch := make(chan bool)
+		go func() { ch <- l.OnLoopGoroutine() }()
+		return <-ch
+	}
+	r.log("before running: %v", l.OnLoopGoroutine())
+	l.CallSoon(func() { r.log("driver callback: %v, foreign: %v", l.OnLoopGoroutine(), foreign()) })
+	f := NewFuture[int](l)
+	startTask(l, "a", func(tk *T) error {
+		r.log("task step: %v, foreign: %v", l.OnLoopGoroutine(), foreign())
+		l.CallSoon(func() { r.log("callback run by the task's goroutine: %v", l.OnLoopGoroutine()) })
+		Sleep(tk, 0)
+		r.log("task after its yield: %v", l.OnLoopGoroutine())
+		defer func() { r.log("unwinding at Close: %v", l.OnLoopGoroutine()) }()
+		_, err := f.Await(tk)
+		return err
+	})
+	l.CallLater(time.Second, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	r.log("after RunForever: %v", l.OnLoopGoroutine())
+	mustClose(t, l)
+	r.log("after Close: %v", l.OnLoopGoroutine())
+	checkEvents(t, []string{
+		"before running: false",
+		"driver callback: true, foreign: false",
+		"task step: true, foreign: false",
+		"callback run by the task's goroutine: true",
+		"task after its yield: true",
+		"after RunForever: false",
+		"unwinding at Close: true",
+		"after Close: false",
+	}, &r)
 }

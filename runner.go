@@ -38,7 +38,7 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 		return zero, runtimeErrorf("Runner is closed")
 	}
 	l := r.Loop()
-	if l.running {
+	if l.running.Load() {
 		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
 	}
 	task := CreateTask(l, main, opts...)

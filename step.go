@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
@@ -61,9 +62,11 @@ func (t *T) main() {
 		}
 		r := recover()
 		if t.killed {
-			// A deferred call that panics while Close unwinds the task
-			// must not crash the process: report it (TASK-9).
-			if _, ok := r.(killSignal); !ok && r != nil {
+			// Close unwinds the task with runtime.Goexit (see park), which
+			// recover cannot stop; r is set only when a deferred call
+			// panicked meanwhile. That must not crash the process: report
+			// it (TASK-9), and the Goexit goes on.
+			if r != nil {
 				l.CallExceptionHandler(ExceptionContext{
 					Message: "Exception in task " + t.Name() + " while unwinding at Close",
 					Err:     newPanicError(r),
@@ -132,8 +135,14 @@ func (t *T) park() error {
 	// resumed t inside CreateTask (eagerStart).
 	if t.eager == eagerStepping || l.runReady(t) != upOwnStep {
 		if !t.suspend() {
+			// Close is unwinding t. runtime.Goexit, not a panic: a
+			// recover() in the task's code (a TaskGroup or Timeout body,
+			// or the user's own) cannot catch it and carry on awaiting,
+			// and it runs every deferred call on its way out. Those calls
+			// may still use the loop, as the running task.
 			l.current = t
-			panic(killSignal{})
+			l.takeLoop(gid.Token())
+			runtime.Goexit()
 		}
 		l.takeLoop(gid.Token())
 	}
@@ -249,8 +258,6 @@ func runTaskFunc(token uint64, t *T) error {
 	return err
 }
 
-type killSignal struct{}
-
 var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
 
 // park ends the current step. The task first runs the loop itself, as
@@ -260,8 +267,6 @@ var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexi
 // on with no switch at all); when another task's step comes up, it gives
 
 // control back to the goroutine in RunForever and waits to be resumed.
-
-// killSignal unwinds a task's goroutine when its loop is closed.
 
 // beginStep does the loop's half of asyncio's Task.__step before the
 

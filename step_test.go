@@ -2,7 +2,9 @@ package asyncio
 
 import (
 	"errors"
+	"go.uber.org/goleak"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +205,118 @@ func TestBadInput_NilTaskAwaitableOwnerOrFunction(tt *testing.T) {
 		"Queue.Get(nil): Queue.Get: nil *T (pass the running task's t, the argument of its function)",
 		"Condition.WaitFor(t, nil): Condition.WaitFor: nil predicate",
 	}, &r)
+}
+
+// closeUnwinding runs body as a task until it is suspended, closes the
+// loop, and returns the log: Close must return (issue 11, breakage 1: a
+// recover() in the task's code used to catch the unwinding and spin), every
+// deferred call must have run, and no goroutine may be left.
+func closeUnwinding(t *testing.T, body func(tk *T, r *eventLog) error) []string {
+	t.Helper()
+	l := NewTestLoop()
+	var r eventLog
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {}) // "destroyed but pending" is expected
+	startTask(l, "main", func(tk *T) error {
+		defer r.log("main deferred")
+		return body(tk, &r)
+	})
+	l.CallLater(time.Minute, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, l)
+	r.log("closed")
+	goleak.VerifyNone(t)
+	return r.snapshot()
+}
+
+func TestCloseUnwindsTaskSuspendedInTaskGroupBody(t *testing.T) {
+	got := closeUnwinding(t, func(tk *T, r *eventLog) error {
+		return TaskGroup(tk, func(g *Group) error {
+			Spawn(g, func(t *T) (int, error) {
+				defer r.log("child deferred")
+				return 0, Sleep(t, time.Hour)
+			})
+			defer r.log("body deferred")
+			return Sleep(tk, time.Hour)
+		})
+	})
+	slices.Sort(got[:3]) // the order of the two tasks' unwinding is unspecified
+	checkLines(t, []string{"body deferred", "child deferred", "main deferred", "closed"}, got)
+}
+
+func TestCloseUnwindsTaskWaitingForTaskGroupChildren(t *testing.T) {
+	got := closeUnwinding(t, func(tk *T, r *eventLog) error {
+		return TaskGroup(tk, func(g *Group) error {
+			Spawn(g, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+			return nil // the group now waits for the child in its exit
+		})
+	})
+	checkLines(t, []string{"main deferred", "closed"}, got)
+}
+
+func TestCloseUnwindsTaskInNestedTimeoutAndWaitFor(t *testing.T) {
+	got := closeUnwinding(t, func(tk *T, r *eventLog) error {
+		return Timeout(tk, time.Hour, func(*TimeoutScope) error {
+			defer r.log("timeout body deferred")
+			_, err := WaitForFunc(tk, time.Hour, func(t *T) (int, error) {
+				defer r.log("wait_for body deferred")
+				return 0, Sleep(t, 2*time.Hour)
+			})
+			return err
+		})
+	})
+	checkLines(t, []string{"wait_for body deferred", "timeout body deferred", "main deferred", "closed"}, got)
+}
+
+func TestCloseUnwindsPastUserRecover(t *testing.T) {
+	got := closeUnwinding(t, func(tk *T, r *eventLog) error {
+		for i := 0; ; i++ {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						r.log("recovered %v", p)
+					}
+				}()
+				if i > 0 {
+					r.log("carried on after the unwinding")
+				}
+				Sleep(tk, time.Hour)
+			}()
+		}
+	})
+	checkLines(t, []string{"main deferred", "closed"}, got)
+}
+
+// Awaits in deferred calls return a CancelledError at once while Close
+// unwinds a task (TASK-9); the core's own retry loops must not spin on it.
+func TestCloseUnwindsDeferredTaskGroupAndConditionWait(t *testing.T) {
+	got := closeUnwinding(t, func(tk *T, r *eventLog) error {
+		lock := NewLock()
+		cond := NewCondition(lock)
+		if err := lock.Acquire(tk); err != nil {
+			return err
+		}
+		startTask(tk, "waiter", func(t *T) error { return lock.Acquire(t) })
+		Sleep(tk, 0) // the waiter queues on the lock
+		defer func() {
+			err := TaskGroup(tk, func(g *Group) error {
+				Spawn(g, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+				return nil
+			})
+			r.log("deferred TaskGroup: %s", describe(err))
+		}()
+		defer func() {
+			// Wait releases the lock to the queued waiter, then its
+			// re-acquire loop retries on cancellation: the waiter will
+			// never run again to pass the lock on.
+			r.log("deferred Condition.Wait: %s", describe(cond.Wait(tk)))
+		}()
+		return Sleep(tk, time.Hour)
+	})
+	checkLines(t, []string{
+		`deferred Condition.Wait: CancelledError("event loop closed while the task was pending")`,
+		`deferred TaskGroup: CancelledError("event loop closed while the task was pending")`,
+		"main deferred", "closed",
+	}, got)
 }

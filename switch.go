@@ -39,10 +39,18 @@ func (t *T) suspend() bool {
 }
 
 // kill unwinds the goroutine of a task still pending when its loop is
-// closed: its deferred calls run, then the goroutine exits.
+// closed: its deferred calls run, then the goroutine exits. The task ends
+// with runtime.Goexit (see park), which iter.Pull propagates to whoever
+// calls stop, so stop runs on a goroutine of its own that may exit that
+// way instead of the caller of Close.
 func (t *T) kill() {
 	t.killed = true
-	t.sw.stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t.sw.stop()
+	}()
+	<-done
 }
 
 // created reports whether the task's goroutine was ever started.

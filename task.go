@@ -116,7 +116,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	if tk.t.ctx != nil {
 		tk.t.watchBoundContext() // WithContext: a done ctx cancels before the first step
 	}
-	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running {
+	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running.Load() {
 		l.eagerStart(&tk.t)
 	} else {
 		l.scheduleStep(&tk.t)

@@ -617,3 +617,151 @@ func TestTASK10_EagerTasksLoopOption(t *testing.T) {
 		"group: <nil>; gather done on return=true; iterations=2",
 	}, &r)
 }
+
+// graphOp is one step of a fuzzed task graph (FuzzTaskGraph).
+type graphOp struct {
+	kind, a, b byte
+	body       []graphOp // spawn, taskgroup, timeout: what runs inside
+}
+
+// parseGraph reads a body of at most 6 steps from prog, nesting at most 4
+// deep and at most 80 steps in all, so every graph is finite.
+func parseGraph(prog *[]byte, depth int, budget *int) []graphOp {
+	next := func() byte {
+		if len(*prog) == 0 {
+			return 0
+		}
+		b := (*prog)[0]
+		*prog = (*prog)[1:]
+		return b
+	}
+	var ops []graphOp
+	for n := int(next() % 7); n > 0 && *budget > 0 && len(*prog) > 0; n-- {
+		*budget--
+		op := graphOp{kind: next() % 13, a: next(), b: next()}
+		if (op.kind == 1 || op.kind == 6 || op.kind == 8) && depth < 4 {
+			op.body = parseGraph(prog, depth+1, budget)
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+// FuzzTaskGraph builds a random graph of tasks on the virtual clock from
+// the input: tasks that sleep, spawn tasks, cancel and await each other,
+// gather, wait_for, shield, run TaskGroups and Timeouts, fail, panic and
+// swallow or return cancellations. Whatever the graph: the loop always
+// comes back (a graph that awaits in a circle ends with ErrDeadlock), no
+// panic escapes it, and once it is closed every task that started has run
+// its deferred calls and no goroutine is left.
+func FuzzTaskGraph(f *testing.F) {
+	f.Add([]byte{3, 1, 0, 0, 2, 0, 1, 0, 3, 0, 0})
+	f.Add([]byte{6, 6, 0, 0, 4, 1, 1, 0, 0, 0, 1, 2, 8, 5, 0, 2, 0, 3, 0, 3, 0, 0, 4, 0, 0})
+	f.Add([]byte{5, 1, 2, 0, 3, 0, 9, 0, 5, 9, 7, 1, 0, 4, 3, 3, 5, 10, 0, 0, 11, 0, 0, 12, 0, 0})
+	f.Add([]byte{4, 8, 200, 0, 2, 0, 3, 0, 6, 1, 0, 1, 0, 0, 1, 4, 2, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		if len(prog) > 512 {
+			return
+		}
+		opt := goleak.IgnoreCurrent()
+		budget := 80
+		main := parseGraph(&prog, 0, &budget)
+		l := NewTestLoop()
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+		var tasks []*Task[int]
+		started, deferred := 0, 0
+		d := func(b byte) time.Duration { return time.Duration(b%4) * time.Millisecond }
+		pick := func(b byte) *Task[int] {
+			if len(tasks) == 0 {
+				return nil
+			}
+			return tasks[int(b)%len(tasks)]
+		}
+		var run func(tk *T, ops []graphOp) error
+		body := func(ops []graphOp) func(*T) (int, error) {
+			return func(tk *T) (int, error) {
+				started++
+				defer func() { deferred++ }()
+				return len(ops), run(tk, ops)
+			}
+		}
+		run = func(tk *T, ops []graphOp) error {
+			for _, op := range ops {
+				var err error
+				switch op.kind {
+				case 0:
+					err = Sleep(tk, d(op.a))
+				case 1:
+					tasks = append(tasks, CreateTask(tk, body(op.body)))
+				case 2:
+					if x := pick(op.a); x != nil {
+						x.Cancel()
+					}
+				case 3:
+					if x := pick(op.a); x != nil {
+						_, err = x.Await(tk)
+					}
+				case 4:
+					k := min(len(tasks), int(op.a%4))
+					aws := make([]AwaitableOf[int], 0, k)
+					for _, x := range tasks[len(tasks)-k:] {
+						aws = append(aws, x)
+					}
+					_, err = Gather(tk, aws...).Await(tk)
+				case 5:
+					if x := pick(op.a); x != nil {
+						_, err = WaitFor[int](tk, d(op.b), x)
+					}
+				case 6:
+					err = TaskGroup(tk, func(g *Group) error {
+						for _, c := range op.body {
+							if c.kind == 1 {
+								if x, err := Spawn(g, body(c.body)); err == nil {
+									tasks = append(tasks, x)
+								}
+								continue
+							}
+							if err := run(tk, []graphOp{c}); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				case 7:
+					if x := pick(op.a); x != nil {
+						_, err = Shield[int](x).Await(tk)
+					}
+				case 8:
+					err = Timeout(tk, d(op.a), func(*TimeoutScope) error { return run(tk, op.body) })
+				case 9:
+					return fmt.Errorf("step fails %d", op.a)
+				case 10:
+					if op.a%4 == 0 {
+						panic("a task panics")
+					}
+				case 11:
+					tk.Uncancel()
+				case 12:
+					err = Sleep(tk, 0)
+				}
+				if err != nil && op.b&1 == 1 {
+					return err // else: swallowed, go on
+				}
+			}
+			return nil
+		}
+		mainTask := CreateTask(l, body(main))
+		if err := l.RunUntilComplete(mainTask); err != nil && !errors.Is(err, ErrDeadlock) && !mainTask.Done() {
+			t.Fatalf("RunUntilComplete: %v (main not done)", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if deferred != started {
+			t.Fatalf("%d tasks started, %d ran their deferred calls", started, deferred)
+		}
+		if err := goleak.Find(opt); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

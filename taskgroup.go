@@ -187,6 +187,13 @@ func (g *Group) waitChildren(propagate error) (newPropagate, pending error) {
 			g.onCompleted = NewFuture[struct{}](g.loop)
 		}
 		if _, err := g.onCompleted.Await(g.parent); err != nil && IsCancelled(err) {
+			if g.parent.killed {
+				// Close is unwinding the parent (a TaskGroup in a deferred
+				// call): every await returns at once and the children
+				// never run again, so waiting would spin forever.
+				g.onCompleted = nil
+				return err, err
+			}
 			pending = err
 			if !g.aborting {
 				propagate = err

@@ -41,12 +41,60 @@ func newConcurrentFuture[V any](l *Loop) *ConcurrentFuture[V] {
 // complete stores the outcome unless the future is already done.
 func (cf *ConcurrentFuture[V]) complete(v V, err error, cancelled bool) {
 	cf.mu.Lock()
-	defer cf.mu.Unlock()
 	if cf.finished {
+		cf.mu.Unlock()
 		return
 	}
 	cf.cancelled, cf.value, cf.err = cancelled, v, err
 	cf.finishLocked()
+	cf.mu.Unlock()
+	cf.loop.forgetThreadsafeFuture(cf)
+}
+
+// failClosed completes the future with the error of a closed loop (see
+// Loop.failThreadsafeFutures).
+func (cf *ConcurrentFuture[V]) failClosed() { cf.complete(*new(V), errLoopClosed(), false) }
+
+// threadsafeFuture is a ConcurrentFuture of any type, as the loop tracks
+// them until they complete.
+type threadsafeFuture interface{ failClosed() }
+
+// trackThreadsafeFuture records cf until it completes, so that Close can
+// complete it if the loop closes first. It reports false, recording
+// nothing, if the loop is closed already. Any goroutine may call it.
+func (l *Loop) trackThreadsafeFuture(cf threadsafeFuture) bool {
+	l.threadsafeMu.Lock()
+	defer l.threadsafeMu.Unlock()
+	if l.closed {
+		return false
+	}
+	if l.threadsafeFutures == nil {
+		l.threadsafeFutures = map[threadsafeFuture]struct{}{}
+	}
+	l.threadsafeFutures[cf] = struct{}{}
+	return true
+}
+
+func (l *Loop) forgetThreadsafeFuture(cf threadsafeFuture) {
+	l.threadsafeMu.Lock()
+	delete(l.threadsafeFutures, cf)
+	l.threadsafeMu.Unlock()
+}
+
+// failThreadsafeFutures is the part of Close that keeps foreign goroutines
+// from waiting forever: every ConcurrentFuture of RunCoroutineThreadsafe
+// or Threadsafe still pending (its task killed, or its creation still
+// queued) fails with a *RuntimeError wrapping ErrLoopClosed. asyncio
+// leaves such a concurrent.futures.Future pending forever; a Go caller
+// blocked in Result would leak.
+func (l *Loop) failThreadsafeFutures() {
+	l.threadsafeMu.Lock()
+	cfs := l.threadsafeFutures
+	l.threadsafeFutures = nil
+	l.threadsafeMu.Unlock()
+	for cf := range cfs {
+		cf.failClosed()
+	}
 }
 
 // Done reports whether the future has a result, an error, or was cancelled.
@@ -132,6 +180,7 @@ func (cf *ConcurrentFuture[V]) Cancel() bool {
 	cf.finishLocked()
 	source := cf.source
 	cf.mu.Unlock()
+	cf.loop.forgetThreadsafeFuture(cf)
 	if source != nil {
 		_, _ = cf.loop.CallSoonThreadsafe(func() { source.Cancel() })
 	}
@@ -142,13 +191,20 @@ func (cf *ConcurrentFuture[V]) Cancel() bool {
 // goroutine it schedules, through CallSoonThreadsafe, the creation of a task
 // running fn on l, and returns a ConcurrentFuture that receives the task's
 // outcome (THREAD-4). If the loop is closed the future fails at once with
-// *RuntimeError "Event loop is closed".
+// *RuntimeError "Event loop is closed", and so it does when the loop closes
+// before the task is done (asyncio would leave it pending forever). A nil
+// fn panics with a *ValueError in the calling goroutine (asyncio raises
+// TypeError at the call).
 func RunCoroutineThreadsafe[V any](owner LoopOwner, fn func(*T) (V, error)) *ConcurrentFuture[V] {
 	l := loopOf(owner, "RunCoroutineThreadsafe")
 	if fn == nil {
 		panic(valueErrorf("RunCoroutineThreadsafe: nil coroutine function"))
 	}
 	cf := newConcurrentFuture[V](l)
+	if !l.trackThreadsafeFuture(cf) {
+		cf.failClosed()
+		return cf
+	}
 	_, err := l.CallSoonThreadsafe(func() {
 		cf.chain(l, CreateTask(l, fn))
 	})
@@ -198,6 +254,10 @@ func Threadsafe[V any](aw AwaitableOf[V]) *ConcurrentFuture[V] {
 	}
 	l := aw.Loop() // set at creation, never written again: safe to read
 	cf := newConcurrentFuture[V](l)
+	if !l.trackThreadsafeFuture(cf) {
+		cf.failClosed()
+		return cf
+	}
 	if _, err := l.CallSoonThreadsafe(func() { cf.chain(l, aw) }); err != nil {
 		cf.complete(*new(V), err, false)
 	}

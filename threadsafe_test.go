@@ -3,6 +3,7 @@ package asyncio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -205,4 +206,85 @@ func TestThreadsafeWaitFromForeignGoroutine(t *testing.T) {
 	}
 	mustPanic(t, "Threadsafe(nil)", func() { Threadsafe[int](nil) })
 	mustPanic(t, "Wait(nil)", func() { newConcurrentFuture[int](l).Wait(nil) })
+}
+
+// A nil coroutine function is a programming error: it panics in the
+// caller with a message naming it, instead of returning a future that
+// never completes (issue 11, breakage 7).
+func TestTHREAD4_NilCoroutinePanicsInCaller(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	defer func() {
+		var ve *ValueError
+		if r := recover(); r == nil || !errors.As(r.(error), &ve) || !strings.Contains(ve.Msg, "nil coroutine function") {
+			t.Fatalf("recovered %v, want a *ValueError naming the nil coroutine function", r)
+		}
+		if l.threadsafeFlag.Load() {
+			t.Error("something was scheduled")
+		}
+	}()
+	RunCoroutineThreadsafe[int](l, nil)
+}
+
+// A loop that closes while a RunCoroutineThreadsafe task is pending, or
+// while its creation is still queued, completes the ConcurrentFuture with
+// an error wrapping ErrLoopClosed, after the task's deferred calls ran: a
+// foreign goroutine waiting in Result must not wait forever (issue 11,
+// breakage 7).
+func TestTHREAD4_CloseCompletesPendingConcurrentFutures(t *testing.T) {
+	l := NewTestLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	var r eventLog
+	pending := RunCoroutineThreadsafe(l, func(tk *T) (int, error) {
+		defer r.log("pending task deferred")
+		return 0, Sleep(tk, time.Hour)
+	})
+	runOne(t, l) // creates the task
+	runOne(t, l) // its first step: it sleeps
+	queued := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { r.log("queued task ran"); return 1, nil })
+	results := make(chan string, 2)
+	for name, cf := range map[string]*ConcurrentFuture[int]{"pending": pending, "queued": queued} {
+		go func() {
+			_, err := cf.Result()
+			results <- fmt.Sprintf("%s: %v loop closed=%v", name, err, errors.Is(err, ErrLoopClosed))
+		}()
+	}
+	mustClose(t, l)
+	if !pending.Done() || !queued.Done() {
+		t.Fatalf("after Close: pending done=%v, queued done=%v", pending.Done(), queued.Done())
+	}
+	got := []string{<-results, <-results}
+	slices.Sort(got)
+	checkLines(t, []string{
+		"pending: asyncio: Event loop is closed loop closed=true",
+		"queued: asyncio: Event loop is closed loop closed=true",
+	}, got)
+	checkEvents(t, []string{"pending task deferred"}, &r)
+	if n := len(l.threadsafeFutures); n != 0 {
+		t.Errorf("%d futures still tracked", n)
+	}
+	after := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 1, nil })
+	if _, err := after.Result(); !errors.Is(err, ErrLoopClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+// Completed and cancelled futures are forgotten at once: a long-lived loop
+// does not accumulate them.
+func TestTHREAD4_DoneConcurrentFuturesAreForgotten(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	done := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 1, nil })
+	cancelled := RunCoroutineThreadsafe(l, func(tk *T) (int, error) { return 2, Sleep(tk, time.Hour) })
+	cancelled.Cancel()
+	l.CallLater(time.Second, l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := done.Result(); v != 1 || err != nil {
+		t.Fatalf("done: %v %v", v, err)
+	}
+	if n := len(l.threadsafeFutures); n != 0 {
+		t.Errorf("%d futures still tracked", n)
+	}
 }

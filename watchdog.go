@@ -91,7 +91,7 @@ func (l *Loop) updateWatchdog() {
 		th = defaultBlockedThreshold
 	}
 	l.wd.threshold.Store(int64(th))
-	if l.running {
+	if l.running.Load() {
 		l.armWatchdog()
 	}
 }

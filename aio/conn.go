@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -10,67 +11,94 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
-	"github.com/go-asyncio/asyncio/internal/gid"
 	"golang.org/x/sys/unix"
 )
 
 // Conn is a net.Conn over a non-blocking socket registered with a loop,
-// so that crypto/tls, bufio and net/http.ReadResponse run unchanged on
-// the loop: Read, Write and Close suspend only the calling task, and
-// deadlines are loop timers.
+// so that crypto/tls, bufio and net/http run unchanged on the loop, and
+// libraries that read on one goroutine and write on another keep working.
 //
-// A Conn must know which task is calling. Tasks are recognised by their
-// goroutine: the task passed to NewConn or DialConn is known, and other
-// tasks of the same loop declare themselves with Use before their first
-// call. A call from any other goroutine (not a task of the loop) is run
-// by a short-lived task on the loop, through CallSoonThreadsafe, while the
-// caller blocks on a channel; the loop must be running. Calls from plain
-// loop callbacks are not supported (they would block the loop).
+// Who may call, and what happens:
+//   - A task of the loop (the usual case): Read, Write and Close suspend
+//     only the calling task; deadlines are loop timers.
+//   - Any other goroutine: the call is handed to the loop (through
+//     CallSoonThreadsafe) and the goroutine waits for its outcome. The
+//     loop must be running: a call made while it is not fails at once
+//     with an error matching ErrLoopNotRunning; one already waiting when
+//     the loop stops is served when it runs again, and fails with
+//     net.ErrClosed if it closes instead.
+//   - A plain loop callback cannot wait: Read and Write fail at once
+//     there; Close, CloseWrite, the deadlines and the addresses work.
+//
+// net.Conn's concurrency contract holds: Read and Write may run at the
+// same time on different goroutines or tasks; concurrent Reads (and
+// concurrent Writes) are served one after the other in the order they
+// were made, none is lost and a Write's bytes are never interleaved with
+// another's; SetReadDeadline, SetWriteDeadline and Close wake every
+// pending call of their direction. When the loop closes, the Conn is
+// closed with it. Calls after Close return net.ErrClosed.
 type Conn struct {
 	loop         *asyncio.Loop
 	fd           int
 	network      string
 	laddr, raddr net.Addr
-	rd, wr       connDir
-	closed       bool
+
+	// Loop side: touched only on the loop's goroutine.
+	rd, wr    connDir
+	fdClosed  bool
+	disown    func() bool
+	loopClose bool // the loop closed under the Conn
+
+	// Shared with other goroutines.
+	mu       sync.Mutex
+	shut     bool                 // Close was called, or the loop closed
+	foreign  map[*connOp]struct{} // calls of other goroutines, not yet done
+	deadline [2]time.Time         // read, write (net.Conn: any goroutine sets them)
+	applying [2]bool              // a deadline change is on its way to the loop
 }
 
-// connDir is one direction's deadline and pending wait.
+// connDir is one direction's queue of calls.
 type connDir struct {
-	deadline time.Time
-	waiter   *asyncio.Future[struct{}]
-	timer    *asyncio.TimerHandle
 	write    bool
+	queue    []*connOp // FIFO: queue[0] is being served
+	watching bool      // the fd is registered for this direction
+	timer    *asyncio.TimerHandle
+	timerFor time.Time // the deadline the timer is armed for
+	fired    time.Time // a deadline the loop's timer saw pass
 }
 
-// taskGoroutines maps goroutine ids to the task running on that goroutine
-// (a task's goroutine never changes; ids are never reused).
-var taskGoroutines sync.Map // uint64 -> *T
+// connOp is one Read or Write (or, for another goroutine, any call run on
+// the loop). A task waits on fut, another goroutine on done.
+type connOp struct {
+	p   []byte
+	n   int
+	err error
+	run func() // a call from another goroutine that is not a Read or Write
 
-// registerTask records the calling goroutine as t's; t must be running.
-func registerTask(t *asyncio.T) {
-	if asyncio.CurrentTask(t.Loop()) != t {
-		panic(runtimeErrorf("task %q is not the running task (a Conn is used from a task's own goroutine)", t.Name()))
-	}
-	id := gid.Current()
-	if _, loaded := taskGoroutines.LoadOrStore(id, t); !loaded {
-		t.AddDoneCallback(func() { taskGoroutines.Delete(id) })
-	}
+	fut  *asyncio.Future[struct{}]
+	done chan struct{}
+	// For calls of other goroutines, under Conn.mu: claimed once the loop
+	// works on the call (from then on only the loop may finish it: it may
+	// be using p), finished once its caller may return.
+	claimed, finished bool
 }
 
 // NewConn wraps the connected non-blocking socket fd (network "tcp" or
-// "unix"); t is the running task, which may use the Conn at once. The
-// Conn owns fd from now on.
-func NewConn(t *asyncio.T, fd int, network string) *Conn {
-	registerTask(t)
-	return &Conn{
-		loop:    t.Loop(),
+// "unix") on owner's loop. The Conn owns fd from now on, and closes it
+// when the loop closes if it is still open.
+func NewConn(owner asyncio.LoopOwner, fd int, network string) *Conn {
+	l := asyncio.LoopOf(owner)
+	c := &Conn{
+		loop:    l,
 		fd:      fd,
 		network: network,
 		laddr:   localAddr(fd, network),
 		raddr:   peerAddr(fd, network),
+		rd:      connDir{},
 		wr:      connDir{write: true},
 	}
+	c.disown = l.OnClose(c.releaseAtLoopClose)
+	return c
 }
 
 // DialConn connects to address ("host:port" for network "tcp", a path for
@@ -86,8 +114,11 @@ func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, err
 	var fd int
 	switch network {
 	case "unix":
-		var err error
-		if fd, err = dialOne(t, unix.AF_UNIX, &unix.SockaddrUnix{Name: address}); err != nil {
+		sa, err := unixSockaddr(address)
+		if err != nil {
+			return nil, err
+		}
+		if fd, err = dialOne(t, unix.AF_UNIX, sa); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
 	default:
@@ -107,44 +138,26 @@ func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, err
 	return NewConn(t, fd, network), nil
 }
 
-// Use declares that task t (a task of c's loop) will call c's methods,
-// and returns c. The task that created c need not call it.
-func (c *Conn) Use(t *asyncio.T) *Conn {
-	registerTask(t)
-	return c
-}
+// ---- who is calling
 
-// callerTask returns the task whose goroutine is calling, if it is a
-// known task of c's loop.
-func (c *Conn) callerTask() *asyncio.T {
-	if v, ok := taskGoroutines.Load(gid.Current()); ok {
-		if t := v.(*asyncio.T); t.Loop() == c.loop {
-			return t
-		}
-	}
-	return nil
-}
+// caller is where a call comes from.
+type caller uint8
 
-// run runs fn in the calling task, or, for a foreign goroutine, in a new
-// task of c's loop while the caller waits.
-func (c *Conn) run(fn func(t *asyncio.T)) error {
-	if t := c.callerTask(); t != nil {
-		fn(t)
-		return nil
+const (
+	fromTask     caller = iota // a task of the loop, on its own goroutine
+	fromCallback               // the loop's goroutine, outside any task
+	fromForeign                // another goroutine
+)
+
+// who classifies the calling goroutine and returns the task if it is one.
+func (c *Conn) who() (caller, *asyncio.T) {
+	if !c.loop.OnLoopGoroutine() {
+		return fromForeign, nil
 	}
-	done := make(chan struct{})
-	_, err := c.loop.CallSoonThreadsafe(func() {
-		asyncio.CreateTask(c.loop, func(t *asyncio.T) (struct{}, error) {
-			defer close(done) // also when the loop is closed under the task
-			fn(t)
-			return struct{}{}, nil
-		})
-	})
-	if err != nil {
-		return err
+	if t := asyncio.CurrentTask(c.loop); t != nil {
+		return fromTask, t
 	}
-	<-done
-	return nil
+	return fromCallback, nil
 }
 
 func (c *Conn) opError(op string, err error) error {
@@ -154,172 +167,499 @@ func (c *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: c.network, Source: c.laddr, Addr: c.raddr, Err: err}
 }
 
-// wait suspends t until fd is ready in direction d, the deadline passes
-// (os.ErrDeadlineExceeded) or the Conn is closed (net.ErrClosed).
-func (c *Conn) wait(t *asyncio.T, d *connDir) error {
-	l := c.loop
-	f := asyncio.NewFuture[struct{}](l)
-	add, remove := l.AddReader, l.RemoveReader
-	if d.write {
-		add, remove = l.AddWriter, l.RemoveWriter
-	}
-	if err := add(c.fd, func() {
-		remove(c.fd)
-		if !f.Done() {
-			f.SetResult(struct{}{})
-		}
-	}); err != nil {
-		return err
-	}
-	d.waiter = f
-	c.armTimer(d)
-	_, err := f.Await(t)
-	d.waiter = nil
-	if d.timer != nil {
-		d.timer.Cancel()
-		d.timer = nil
-	}
-	if err != nil && !c.closed {
-		remove(c.fd)
-	}
-	return err
+// errFromCallback is what a call that must wait returns in a loop callback.
+func errFromCallback(method string) error {
+	return runtimeErrorf("Conn.%s called from a loop callback, which cannot wait: call it from a task or another goroutine", method)
 }
 
-// armTimer (re)schedules the deadline timer of a pending wait.
-func (c *Conn) armTimer(d *connDir) {
-	if d.timer != nil {
-		d.timer.Cancel()
-		d.timer = nil
-	}
-	if d.waiter == nil || d.deadline.IsZero() {
-		return
-	}
-	f := d.waiter
-	write := d.write
-	d.timer = c.loop.CallLater(time.Until(d.deadline), func() {
-		if f.Done() {
-			return
-		}
-		if write {
-			c.loop.RemoveWriter(c.fd)
-		} else {
-			c.loop.RemoveReader(c.fd)
-		}
-		f.SetException(os.ErrDeadlineExceeded)
-	})
+// errNotRunning is what a call from another goroutine returns while the
+// loop is not running.
+func errNotRunning(method string) error {
+	return fmt.Errorf("%w: Conn.%s from a goroutine that is not the loop's needs the loop running (RunForever, RunUntilComplete)", ErrLoopNotRunning, method)
 }
 
-func (d *connDir) expired() bool { return !d.deadline.IsZero() && !time.Now().Before(d.deadline) }
+// ---- Read and Write
 
-// Read reads into p, suspending the calling task until data, EOF (io.EOF)
-// or the read deadline.
-func (c *Conn) Read(p []byte) (n int, err error) {
-	err = net.ErrClosed
-	if rerr := c.run(func(t *asyncio.T) { n, err = c.read(t, p) }); rerr != nil {
-		return 0, c.opError("read", rerr)
-	}
+// Read reads into p: it waits until data is available, EOF (io.EOF), the
+// read deadline, or Close. Concurrent Reads are served in turn.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.do(&c.rd, "Read", p)
 	return n, c.opError("read", err)
 }
 
-func (c *Conn) read(t *asyncio.T, p []byte) (int, error) {
-	for {
-		if c.closed {
-			return 0, net.ErrClosed
-		}
-		if c.rd.expired() {
-			return 0, os.ErrDeadlineExceeded
-		}
-		n, err := unix.Read(c.fd, p)
-		switch {
-		case err == nil:
-			if n == 0 && len(p) > 0 {
-				return 0, io.EOF
-			}
-			return n, nil
-		case err == unix.EINTR:
-		case isWouldBlock(err):
-			if err := c.wait(t, &c.rd); err != nil {
-				return 0, err
-			}
-		default:
-			return 0, os.NewSyscallError("read", err)
-		}
-	}
-}
-
-// Write writes all of p, suspending the calling task while the socket's
-// buffer is full, until the write deadline.
-func (c *Conn) Write(p []byte) (n int, err error) {
-	err = net.ErrClosed
-	if rerr := c.run(func(t *asyncio.T) { n, err = c.write(t, p) }); rerr != nil {
-		return 0, c.opError("write", rerr)
-	}
+// Write writes all of p, waiting while the socket's buffer is full, until
+// the write deadline or Close; on an error it returns the count already
+// written. Concurrent Writes are served in turn, never interleaved.
+func (c *Conn) Write(p []byte) (int, error) {
+	n, err := c.do(&c.wr, "Write", p)
 	return n, c.opError("write", err)
 }
 
-func (c *Conn) write(t *asyncio.T, p []byte) (int, error) {
-	total := 0
-	for {
-		if c.closed {
-			return total, net.ErrClosed
+// do runs a Read or Write for whoever calls.
+func (c *Conn) do(d *connDir, method string, p []byte) (int, error) {
+	switch who, t := c.who(); who {
+	case fromTask:
+		return c.doInTask(t, d, p)
+	case fromCallback:
+		return 0, errFromCallback(method)
+	}
+	op := &connOp{p: p}
+	if err := c.submit(method, op, func() { c.enqueue(d, op) }); err != nil {
+		return 0, err
+	}
+	return op.n, op.err
+}
+
+// doInTask runs a Read or Write in task t: at once if nothing is queued
+// and the socket is ready, otherwise queued, with t suspended until it is
+// served.
+func (c *Conn) doInTask(t *asyncio.T, d *connDir, p []byte) (int, error) {
+	op := &connOp{p: p}
+	if len(d.queue) == 0 {
+		if err := c.check(d); err != nil {
+			return 0, err
 		}
-		if c.wr.expired() {
-			return total, os.ErrDeadlineExceeded
+		if c.try(d, op) {
+			return op.n, op.err
 		}
-		if total == len(p) {
-			return total, nil
+		// The socket is not ready: op heads the queue and waits.
+		op.fut = asyncio.NewFuture[struct{}](c.loop)
+		d.queue = append(d.queue, op)
+		c.watch(d)
+		c.armTimer(d)
+	} else {
+		op.fut = asyncio.NewFuture[struct{}](c.loop)
+		d.queue = append(d.queue, op)
+	}
+	if _, err := op.fut.Await(t); err != nil {
+		// Cancelled while queued: withdraw the call. A Write may have
+		// written part of p already; the count says how much.
+		c.withdraw(d, op)
+		return op.n, err
+	}
+	return op.n, op.err
+}
+
+// check returns the error every call of d fails with now, if any.
+func (c *Conn) check(d *connDir) error {
+	if c.fdClosed {
+		return net.ErrClosed
+	}
+	if c.expired(d) {
+		return os.ErrDeadlineExceeded
+	}
+	return nil
+}
+
+// try makes the system call(s) of op; it reports whether op is complete
+// (op.n and op.err are its outcome) or must wait for the socket.
+func (c *Conn) try(d *connDir, op *connOp) bool {
+	if !d.write {
+		for {
+			n, err := readFD(c.fd, op.p)
+			switch {
+			case err == nil:
+				op.n = n
+				if n == 0 && len(op.p) > 0 {
+					op.err = io.EOF
+				}
+				return true
+			case err == unix.EINTR:
+			case isWouldBlock(err):
+				return false
+			default:
+				op.err = os.NewSyscallError("read", err)
+				return true
+			}
 		}
-		n, err := sendNoSignal(c.fd, p[total:])
+	}
+	for op.n < len(op.p) {
+		n, err := sendFD(c.fd, op.p[op.n:])
 		switch {
 		case err == nil:
-			total += n
+			op.n += n
+		case err == unix.EINTR:
 		case isWouldBlock(err):
-			if err := c.wait(t, &c.wr); err != nil {
-				return total, err
-			}
+			return false
 		default:
-			return total, os.NewSyscallError("write", err)
+			op.err = os.NewSyscallError("write", err)
+			return true
+		}
+	}
+	return true
+}
+
+// enqueue queues op in d and serves d if op is first.
+func (c *Conn) enqueue(d *connDir, op *connOp) {
+	d.queue = append(d.queue, op)
+	if len(d.queue) == 1 {
+		c.serve(d)
+	}
+}
+
+// serve serves d's queue from its head until a call must wait for the
+// socket (then the fd is watched and the deadline timer armed) or the
+// queue is empty.
+func (c *Conn) serve(d *connDir) {
+	for len(d.queue) > 0 {
+		op := d.queue[0]
+		if err := c.check(d); err != nil {
+			c.failQueue(d, err)
+			break
+		}
+		if !c.try(d, op) {
+			c.watch(d)
+			c.armTimer(d)
+			return
+		}
+		d.queue[0] = nil
+		d.queue = d.queue[1:]
+		c.complete(op)
+	}
+	d.queue = nil
+	c.unwatch(d)
+	c.disarmTimer(d)
+}
+
+// withdraw removes a cancelled call of a task from d's queue.
+func (c *Conn) withdraw(d *connDir, op *connOp) {
+	for i, x := range d.queue {
+		if x == op {
+			d.queue = append(d.queue[:i], d.queue[i+1:]...)
+			if i == 0 {
+				c.serve(d) // the next call goes on, or d goes idle
+			}
+			return
 		}
 	}
 }
 
-// Close closes the socket; pending Read and Write calls return
-// net.ErrClosed. Closing twice returns net.ErrClosed.
-func (c *Conn) Close() error {
-	var err error
-	if rerr := c.run(func(*asyncio.T) { err = c.close() }); rerr != nil {
-		return rerr
+// failQueue completes every call of d with err.
+func (c *Conn) failQueue(d *connDir, err error) {
+	q := d.queue
+	d.queue = nil
+	for _, op := range q {
+		op.err = err
+		c.complete(op)
 	}
-	return err
+	c.unwatch(d)
+	c.disarmTimer(d)
 }
 
-func (c *Conn) close() error {
-	if c.closed {
+// complete hands op's outcome to its caller.
+func (c *Conn) complete(op *connOp) {
+	if op.fut != nil {
+		if !op.fut.Done() && !c.loopClose {
+			op.fut.SetResult(struct{}{})
+		}
+		return
+	}
+	c.finishForeign(op, op.n, op.err)
+}
+
+func (c *Conn) watch(d *connDir) {
+	if d.watching {
+		return
+	}
+	add := c.loop.AddReader
+	if d.write {
+		add = c.loop.AddWriter
+	}
+	if err := add(c.fd, func() { c.serve(d) }); err != nil {
+		c.failQueue(d, err)
+		return
+	}
+	d.watching = true
+}
+
+func (c *Conn) unwatch(d *connDir) {
+	if !d.watching {
+		return
+	}
+	d.watching = false
+	if d.write {
+		c.loop.RemoveWriter(c.fd)
+	} else {
+		c.loop.RemoveReader(c.fd)
+	}
+}
+
+// ---- deadlines
+
+func dirIndex(d *connDir) int {
+	if d.write {
+		return 1
+	}
+	return 0
+}
+
+func (c *Conn) deadlineOf(d *connDir) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadline[dirIndex(d)]
+}
+
+// expired reports whether d's deadline has passed: by the clock, or by
+// the loop's timer (on a virtual-time loop only the timer says so).
+func (c *Conn) expired(d *connDir) bool {
+	dl := c.deadlineOf(d)
+	return !dl.IsZero() && (dl.Equal(d.fired) || !time.Now().Before(dl))
+}
+
+// armTimer arms d's deadline timer while d has a call waiting.
+func (c *Conn) armTimer(d *connDir) {
+	dl := c.deadlineOf(d)
+	if d.timer != nil && d.timerFor.Equal(dl) {
+		return
+	}
+	c.disarmTimer(d)
+	if dl.IsZero() || len(d.queue) == 0 {
+		return
+	}
+	d.timerFor = dl
+	d.timer = c.loop.CallLater(time.Until(dl), func() {
+		d.timer = nil
+		d.fired = dl
+		if len(d.queue) > 0 {
+			c.failQueue(d, os.ErrDeadlineExceeded)
+		}
+	})
+}
+
+func (c *Conn) disarmTimer(d *connDir) {
+	if d.timer != nil {
+		d.timer.Cancel()
+		d.timer = nil
+	}
+}
+
+// applyDeadline, on the loop, makes d's waiting calls see a new deadline:
+// they fail at once if it has passed, else the timer is re-armed.
+func (c *Conn) applyDeadline(d *connDir) {
+	c.mu.Lock()
+	c.applying[dirIndex(d)] = false
+	c.mu.Unlock()
+	if len(d.queue) == 0 || c.fdClosed {
+		return
+	}
+	if c.expired(d) {
+		c.failQueue(d, os.ErrDeadlineExceeded)
+		return
+	}
+	c.armTimer(d)
+}
+
+// SetDeadline sets both deadlines; see SetReadDeadline.
+func (c *Conn) SetDeadline(tm time.Time) error {
+	return c.setDeadlines(tm, &c.rd, &c.wr)
+}
+
+// SetReadDeadline sets the deadline of pending and future Reads (zero:
+// none). Reads waiting when it passes, or at once if it has passed
+// already, return os.ErrDeadlineExceeded; it is a loop timer. Any
+// goroutine may call it.
+func (c *Conn) SetReadDeadline(tm time.Time) error { return c.setDeadlines(tm, &c.rd) }
+
+// SetWriteDeadline sets the deadline of pending and future Writes; see
+// SetReadDeadline.
+func (c *Conn) SetWriteDeadline(tm time.Time) error { return c.setDeadlines(tm, &c.wr) }
+
+func (c *Conn) setDeadlines(tm time.Time, dirs ...*connDir) error {
+	var post []*connDir
+	c.mu.Lock()
+	if c.shut {
+		c.mu.Unlock()
+		return c.opError("set deadline", net.ErrClosed)
+	}
+	for _, d := range dirs {
+		i := dirIndex(d)
+		c.deadline[i] = tm
+		if !c.applying[i] {
+			c.applying[i] = true
+			post = append(post, d)
+		}
+	}
+	c.mu.Unlock()
+	if who, _ := c.who(); who != fromForeign {
+		for _, d := range dirs {
+			c.applyDeadline(d)
+		}
+		return nil
+	}
+	// Another goroutine: calls submitted after this one see the new
+	// deadline at once (they read it on the loop); the waiting ones are
+	// woken as soon as the loop runs this.
+	if len(post) > 0 {
+		_, _ = c.loop.CallSoonThreadsafe(func() {
+			for _, d := range post {
+				c.applyDeadline(d)
+			}
+		})
+	}
+	return nil
+}
+
+// ---- calls from other goroutines
+
+// submit runs queue on the loop for a call of another goroutine and waits
+// until op is finished (by the loop, by Close, or by the loop closing).
+func (c *Conn) submit(method string, op *connOp, queue func()) error {
+	op.done = make(chan struct{})
+	c.mu.Lock()
+	if c.shut {
+		c.mu.Unlock()
+		return net.ErrClosed
+	}
+	if !c.loop.IsRunning() {
+		c.mu.Unlock()
+		return errNotRunning(method)
+	}
+	if c.foreign == nil {
+		c.foreign = map[*connOp]struct{}{}
+	}
+	c.foreign[op] = struct{}{}
+	c.mu.Unlock()
+	if _, err := c.loop.CallSoonThreadsafe(func() {
+		if c.claim(op) {
+			queue()
+		}
+	}); err != nil {
+		c.finishForeign(op, 0, net.ErrClosed) // the loop closed meanwhile
+	}
+	<-op.done
+	return nil
+}
+
+// claim marks op as the loop's to finish, unless it is finished already
+// (Close got there first).
+func (c *Conn) claim(op *connOp) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if op.finished {
+		return false
+	}
+	op.claimed = true
+	return true
+}
+
+// finishForeign completes a call of another goroutine, once.
+func (c *Conn) finishForeign(op *connOp, n int, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if op.finished {
+		return
+	}
+	op.finished = true
+	op.n, op.err = n, err
+	delete(c.foreign, op)
+	close(op.done)
+}
+
+// onLoop runs fn on the loop for the calling goroutine, whoever it is, and
+// returns fn's error (net.ErrClosed, or ErrLoopNotRunning, if fn cannot
+// run).
+func (c *Conn) onLoop(method string, fn func() error) error {
+	if who, _ := c.who(); who != fromForeign {
+		return fn()
+	}
+	op := &connOp{}
+	op.run = func() {
+		err := fn()
+		c.finishForeign(op, 0, err)
+	}
+	if err := c.submit(method, op, op.run); err != nil {
+		return err
+	}
+	return op.err
+}
+
+// ---- closing
+
+// Close closes the socket. Every pending Read and Write returns
+// net.ErrClosed, at once for those of other goroutines. Closing twice
+// returns net.ErrClosed. From another goroutine, Close returns once the
+// loop has closed the socket if the loop is running; otherwise the
+// socket is closed when the loop runs again or closes.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.shut {
+		c.mu.Unlock()
 		return c.opError("close", net.ErrClosed)
 	}
-	c.closed = true
-	c.loop.RemoveReader(c.fd)
-	c.loop.RemoveWriter(c.fd)
-	for _, d := range []*connDir{&c.rd, &c.wr} {
-		if d.waiter != nil && !d.waiter.Done() {
-			d.waiter.SetException(net.ErrClosed)
+	c.shut = true
+	running := c.loop.IsRunning()
+	c.mu.Unlock()
+	if who, _ := c.who(); who != fromForeign {
+		return c.opError("close", c.closeOnLoop())
+	}
+	// Calls of other goroutines that the loop has not taken up yet return
+	// now; the others once the loop closes the socket.
+	c.finishForeignCalls(false)
+	done := make(chan error, 1)
+	if _, err := c.loop.CallSoonThreadsafe(func() { done <- c.closeOnLoop() }); err != nil {
+		return nil // the loop is closed, and closed the socket
+	}
+	if !running {
+		return nil
+	}
+	return c.opError("close", <-done)
+}
+
+// closeOnLoop closes the socket on the loop: every call of a task fails
+// with net.ErrClosed.
+func (c *Conn) closeOnLoop() error {
+	if c.fdClosed {
+		return nil
+	}
+	c.fdClosed = true
+	c.disown()
+	c.failQueue(&c.rd, net.ErrClosed)
+	c.failQueue(&c.wr, net.ErrClosed)
+	c.finishForeignCalls(true) // e.g. a CloseWrite on its way
+	return os.NewSyscallError("close", unix.Close(c.fd))
+}
+
+// finishForeignCalls fails the calls of other goroutines with
+// net.ErrClosed: all of them (on the loop, or with the loop closed), or
+// only those the loop has not claimed.
+func (c *Conn) finishForeignCalls(claimedToo bool) {
+	c.mu.Lock()
+	var ops []*connOp
+	for op := range c.foreign {
+		if claimedToo || !op.claimed {
+			ops = append(ops, op)
 		}
 	}
-	return os.NewSyscallError("close", unix.Close(c.fd))
+	c.mu.Unlock()
+	for _, op := range ops {
+		c.finishForeign(op, op.n, net.ErrClosed)
+	}
+}
+
+// releaseAtLoopClose closes a Conn still open when its loop closes:
+// waiting calls of other goroutines fail with net.ErrClosed (the loop's
+// tasks are gone already).
+func (c *Conn) releaseAtLoopClose() {
+	c.mu.Lock()
+	c.shut = true
+	c.mu.Unlock()
+	c.finishForeignCalls(true)
+	c.loopClose = true
+	c.rd.queue, c.wr.queue = nil, nil
+	if !c.fdClosed {
+		c.fdClosed = true
+		unix.Close(c.fd)
+	}
 }
 
 // CloseWrite shuts down the write side (net.TCPConn.CloseWrite).
 func (c *Conn) CloseWrite() error {
-	var err error
-	if rerr := c.run(func(*asyncio.T) {
-		if c.closed {
-			err = net.ErrClosed
-			return
+	err := c.onLoop("CloseWrite", func() error {
+		if c.fdClosed {
+			return net.ErrClosed
 		}
-		err = os.NewSyscallError("shutdown", unix.Shutdown(c.fd, unix.SHUT_WR))
-	}); rerr != nil {
-		return rerr
-	}
+		return os.NewSyscallError("shutdown", unix.Shutdown(c.fd, unix.SHUT_WR))
+	})
 	return c.opError("close", err)
 }
 
@@ -328,28 +668,6 @@ func (c *Conn) LocalAddr() net.Addr { return c.laddr }
 
 // RemoteAddr returns the peer's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
-
-// SetDeadline sets both deadlines; see SetReadDeadline.
-func (c *Conn) SetDeadline(tm time.Time) error {
-	return c.run(func(*asyncio.T) { c.setDeadline(&c.rd, tm); c.setDeadline(&c.wr, tm) })
-}
-
-// SetReadDeadline sets the read deadline (zero: none). A pending Read is
-// woken with os.ErrDeadlineExceeded when it passes; the deadline is a
-// loop timer.
-func (c *Conn) SetReadDeadline(tm time.Time) error {
-	return c.run(func(*asyncio.T) { c.setDeadline(&c.rd, tm) })
-}
-
-// SetWriteDeadline sets the write deadline; see SetReadDeadline.
-func (c *Conn) SetWriteDeadline(tm time.Time) error {
-	return c.run(func(*asyncio.T) { c.setDeadline(&c.wr, tm) })
-}
-
-func (c *Conn) setDeadline(d *connDir, tm time.Time) {
-	d.deadline = tm
-	c.armTimer(d)
-}
 
 // FD returns the socket's file descriptor.
 func (c *Conn) FD() int { return c.fd }

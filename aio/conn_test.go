@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +144,8 @@ func TestConnFromForeignGoroutine(t *testing.T) {
 	}
 }
 
-// Closing a Conn from another task (declared with Use) wakes a Read
-// suspended in the first task with net.ErrClosed.
+// Closing a Conn from another task wakes a Read suspended in the first
+// task with net.ErrClosed (any task of the loop may use a Conn: no Use).
 func TestConnCloseWakesPendingRead(t *testing.T) {
 	var log []string
 	runNet(t, func(at *asyncio.T) error {
@@ -161,7 +162,6 @@ func TestConnCloseWakesPendingRead(t *testing.T) {
 			return err
 		}
 		reader := asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
-			c.Use(t)
 			return c.Read(make([]byte, 10))
 		})
 		asyncio.Sleep(at, 0)
@@ -326,4 +326,305 @@ func TestConnResetByPeerErrors(t *testing.T) {
 	})
 	want := []string{"read: OpError true, reset true", "write: OpError true, reset true", "close: <nil>"}
 	expectLog(t, want, log)
+}
+
+// connPair returns a Conn on at's loop and the raw peer socket of a
+// connected Unix socket pair; the test closes the peer.
+func connPair(t *testing.T, at *asyncio.T) (*Conn, int) {
+	t.Helper()
+	fds := socketpair(t, unix.SOCK_STREAM)
+	return NewConn(at, fds[0], "unix"), fds[1]
+}
+
+// waitQueued yields until d has n calls queued (white box: a call from
+// another goroutine reaches the queue through the loop).
+func waitQueued(at *asyncio.T, d *connDir, n int) error {
+	for len(d.queue) < n {
+		if err := asyncio.Sleep(at, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foreign runs fn on a new goroutine and returns a future of its result
+// on at's loop.
+func foreign[V any](at *asyncio.T, fn func() V) *asyncio.Future[V] {
+	f := asyncio.NewFuture[V](at)
+	l := at.Loop()
+	go func() {
+		v := fn()
+		l.CallSoonThreadsafe(func() { f.SetResult(v) })
+	}()
+	return f
+}
+
+// readString reads once and describes the outcome.
+func readString(c *Conn, n int) string {
+	buf := make([]byte, n)
+	k, err := c.Read(buf)
+	if err != nil {
+		return fmt.Sprintf("%q %s", buf[:k], describe(err))
+	}
+	return fmt.Sprintf("%q", buf[:k])
+}
+
+// net.Conn's contract (issue 11, breakage 2): concurrent Reads from tasks
+// and other goroutines are served in the order they were made, none is
+// lost (the second wait used to replace the first, which then never
+// returned), while a Write from yet another goroutine goes on beside them.
+func TestConnConcurrentReadsServedInOrderBesideAWrite(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		first := asyncio.CreateTask(at, func(t *asyncio.T) (string, error) { return readString(c, 1), nil })
+		if err := waitQueued(at, &c.rd, 1); err != nil {
+			return err
+		}
+		second := foreign(at, func() string { return readString(c, 1) })
+		if err := waitQueued(at, &c.rd, 2); err != nil {
+			return err
+		}
+		third := asyncio.CreateTask(at, func(t *asyncio.T) (string, error) { return readString(c, 10), nil })
+		if err := waitQueued(at, &c.rd, 3); err != nil {
+			return err
+		}
+		wrote := foreign(at, func() string {
+			n, err := c.Write([]byte("from another goroutine"))
+			return fmt.Sprintf("wrote %d %s", n, describe(err))
+		})
+		got, err := wrote.Await(at)
+		if err != nil {
+			return err
+		}
+		log = append(log, got)
+		buf := make([]byte, 64)
+		n, _ := unix.Read(peer, buf)
+		log = append(log, "peer got "+string(buf[:n]))
+		unix.Write(peer, []byte("ABCD"))
+		for _, f := range []asyncio.AwaitableOf[string]{first, second, third} {
+			s, err := f.Await(at)
+			if err != nil {
+				return err
+			}
+			log = append(log, s)
+		}
+		return c.Close()
+	})
+	expectLog(t, []string{
+		"wrote 22 <nil>",
+		"peer got from another goroutine",
+		`"A"`, `"B"`, `"CD"`,
+	}, log)
+}
+
+// SetReadDeadline and Close wake every pending Read, of tasks and of
+// other goroutines alike; a deadline set by another goroutine applies to
+// the Reads already waiting.
+func TestConnDeadlineAndCloseWakeEveryPendingRead(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		start := func() []asyncio.AwaitableOf[string] {
+			task := asyncio.CreateTask(at, func(t *asyncio.T) (string, error) { return "task: " + readString(c, 4), nil })
+			other := foreign(at, func() string { return "goroutine: " + readString(c, 4) })
+			return []asyncio.AwaitableOf[string]{task, other}
+		}
+		collect := func(fs []asyncio.AwaitableOf[string]) error {
+			for _, f := range fs {
+				s, err := f.Await(at)
+				if err != nil {
+					return err
+				}
+				log = append(log, s)
+			}
+			return nil
+		}
+		pending := start()
+		if err := waitQueued(at, &c.rd, 2); err != nil {
+			return err
+		}
+		set := foreign(at, func() error { return c.SetReadDeadline(time.Now().Add(-time.Second)) })
+		if _, err := set.Await(at); err != nil {
+			return err
+		}
+		if err := collect(pending); err != nil {
+			return err
+		}
+		c.SetReadDeadline(time.Time{})
+		pending = start()
+		if err := waitQueued(at, &c.rd, 2); err != nil {
+			return err
+		}
+		log = append(log, "close: "+describe(c.Close()))
+		return collect(pending)
+	})
+	slices.Sort(log[:2]) // the two wake-ups come in either order
+	expectLog(t, []string{
+		`goroutine: "" op=read/unix deadline timeout`,
+		`task: "" op=read/unix deadline timeout`,
+		"close: <nil>",
+		`task: "" op=read/unix closed`,
+		`goroutine: "" op=read/unix closed`,
+	}, log)
+}
+
+// A call from another goroutine never hangs silently (issue 10, point 5;
+// issue 11, breakage 2): it works while the loop runs, also while the task
+// that made the Conn is suspended; once the loop has stopped it fails at
+// once with ErrLoopNotRunning; once the loop is closed, with
+// net.ErrClosed, and a call waiting when the loop closes is woken with
+// net.ErrClosed too.
+func TestConnFromAnotherGoroutineWhenTheLoopStopsOrCloses(t *testing.T) {
+	var log []string
+	l := asyncio.NewLoop()
+	l.SetExceptionHandler(func(*asyncio.Loop, asyncio.ExceptionContext) {})
+	var c *Conn
+	var peer int
+	main := asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		c, peer = connPair(t, at)
+		unix.Write(peer, []byte("hi"))
+		// The task is suspended while another goroutine reads.
+		got := foreign(at, func() string { return readString(c, 8) })
+		s, err := got.Await(at)
+		log = append(log, "while the task waits: "+s)
+		return 0, err
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(peer)
+	log = append(log, "loop stopped: "+readString(c, 8))
+	// A Read waiting when the loop closes.
+	blocked := make(chan string)
+	reader := asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		go func() { blocked <- "waiting at Close: " + readString(c, 8) }()
+		return 0, waitQueued(at, &c.rd, 1)
+	})
+	if err := l.RunUntilComplete(reader); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log = append(log, <-blocked)
+	log = append(log, "loop closed: "+readString(c, 8))
+	_, err := c.Write([]byte("x"))
+	log = append(log, "write: "+describe(err))
+	log = append(log, "close: "+describe(c.Close()))
+	expectLog(t, []string{
+		`while the task waits: "hi"`,
+		`loop stopped: "" op=read/unix loop not running`,
+		`waiting at Close: "" op=read/unix closed`,
+		`loop closed: "" op=read/unix closed`,
+		"write: op=write/unix closed",
+		"close: op=close/unix closed",
+	}, log)
+}
+
+// The not-running error says what is wrong.
+func TestConnNotRunningErrorNamesTheMistake(t *testing.T) {
+	l := asyncio.NewTestLoop()
+	defer l.Close()
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	c := NewConn(l, fds[0], "unix")
+	_, err := c.Read(make([]byte, 1))
+	want := "read unix ->: the loop is not running: Conn.Read from a goroutine that is not the loop's needs the loop running (RunForever, RunUntilComplete)"
+	if !errors.Is(err, ErrLoopNotRunning) || !strings.Contains(err.Error(), "the loop is not running: Conn.Read") {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// A plain loop callback cannot wait: Read and Write there fail at once
+// with an error saying so; Close, CloseWrite and deadlines work.
+func TestConnInLoopCallback(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		done := asyncio.NewFuture[struct{}](at)
+		at.Loop().CallSoon(func() {
+			_, err := c.Read(make([]byte, 1))
+			log = append(log, "read: "+describe(err))
+			_, err = c.Write([]byte("x"))
+			log = append(log, "write: "+describe(err))
+			log = append(log, "deadline: "+describe(c.SetDeadline(time.Now())))
+			log = append(log, "close write: "+describe(c.CloseWrite()))
+			log = append(log, "close: "+describe(c.Close()))
+			done.SetResult(struct{}{})
+		})
+		_, err := done.Await(at)
+		return err
+	})
+	expectLog(t, []string{
+		"read: op=read/unix RuntimeError Conn.Read called from a loop callback, which cannot wait: call it from a task or another goroutine",
+		"write: op=write/unix RuntimeError Conn.Write called from a loop callback, which cannot wait: call it from a task or another goroutine",
+		"deadline: <nil>",
+		"close write: <nil>",
+		"close: <nil>",
+	}, log)
+}
+
+// A task's Read cancelled while queued is withdrawn: the Reads behind it
+// go on, and no byte goes to the cancelled one.
+func TestConnCancelledReadIsWithdrawn(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		var tasks []*asyncio.Task[string]
+		for i := range 3 {
+			tasks = append(tasks, asyncio.CreateTask(at, func(t *asyncio.T) (string, error) {
+				return fmt.Sprintf("read %d: %s", i, readString(c, 1)), nil
+			}))
+			if err := waitQueued(at, &c.rd, i+1); err != nil {
+				return err
+			}
+		}
+		tasks[0].Cancel()
+		tasks[1].Cancel()
+		asyncio.Sleep(at, 0)
+		unix.Write(peer, []byte("Z"))
+		for _, tk := range tasks {
+			s, err := tk.Result()
+			if !tk.Done() {
+				s, err = tk.Await(at)
+			}
+			log = append(log, s+" "+describe(err))
+		}
+		return c.Close()
+	})
+	expectLog(t, []string{
+		`read 0: "" op=read/unix cancelled <nil>`,
+		`read 1: "" op=read/unix cancelled <nil>`,
+		`read 2: "Z" <nil>`,
+	}, log)
+}
+
+// Close from another goroutine returns once the socket is closed, and the
+// other goroutine's pending Read returns net.ErrClosed.
+func TestConnCloseFromAnotherGoroutine(t *testing.T) {
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		read := foreign(at, func() string { return readString(c, 1) })
+		if err := waitQueued(at, &c.rd, 1); err != nil {
+			return err
+		}
+		closed := foreign(at, func() string {
+			err := c.Close()
+			var st unix.Stat_t
+			return fmt.Sprintf("close: %s, fd closed: %v", describe(err), unix.Fstat(c.FD(), &st) == unix.EBADF)
+		})
+		s, err := closed.Await(at)
+		log = append(log, s)
+		r, err2 := read.Await(at)
+		log = append(log, "read: "+r)
+		return errors.Join(err, err2)
+	})
+	expectLog(t, []string{"close: <nil>, fd closed: true", `read: "" op=read/unix closed`}, log)
 }

@@ -69,7 +69,7 @@ var _ DatagramTransport = (*datagramTransport)(nil)
 
 func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map[string]any) *datagramTransport {
 	tr := &datagramTransport{protocol: p}
-	tr.fdTransport = newFDTransport(l, fd, tr, extra)
+	tr.fdTransport.init(l, fd, tr, extra)
 	return tr
 }
 
@@ -96,12 +96,18 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	if err != nil {
 		return nil, nil, err
 	}
+	owned := false // by the transport; until then closed on any exit
+	defer func() {
+		if !owned {
+			unix.Close(fd)
+		}
+	}()
 	if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
-		unix.Close(fd)
 		return nil, nil, err
 	}
 	p := factory()
 	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")})
+	owned = true
 	if remote != nil {
 		tr.remote = peerAddr(fd, "udp")
 		tr.extra["peername"] = tr.remote

@@ -352,3 +352,25 @@ func TestDatagramEndpointOptions(t *testing.T) {
 	}
 	expectLog(t, want, log)
 }
+
+// A datagram endpoint still open when its loop closes has its socket
+// closed with it, without a ConnectionLost on the closed loop (issue 11,
+// breakage 4).
+func TestLoopCloseClosesDatagramEndpoints(t *testing.T) {
+	before := openFDs(t)
+	l := asyncio.NewLoop()
+	var log []string
+	task := asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return newDatagramRecorder(at, "udp", &log) },
+			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+		return 0, err
+	})
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoNewFDs(t, before)
+	expectLog(t, []string{"udp:made"}, log) // no ConnectionLost on a closed loop
+}

@@ -54,6 +54,21 @@ func (e *LimitOverrunError) Error() string { return e.Msg }
 // handshake is taking longer than ... seconds").
 var ErrTLSHandshakeTimeout = errors.New("asyncio: SSL handshake is taking too long: aborted")
 
+// ErrLoopNotRunning is matched (errors.Is) by the error a Conn call from
+// a goroutine other than the loop's returns while the loop is not running:
+// nothing would serve it.
+var ErrLoopNotRunning = errors.New("the loop is not running")
+
+// ErrWriteBufferFull is matched (errors.Is) by the error a transport's
+// Write returns when the data would take its buffer past the limit set
+// with WithMaxWriteBuffer; nothing was written.
+var ErrWriteBufferFull = errors.New("write buffer full")
+
+// errWriteBufferFull says how full, and what to do.
+func errWriteBufferFull(held, size, limit int) error {
+	return fmt.Errorf("aio: %w: %d bytes buffered + %d would exceed the limit of %d (the peer is not reading fast enough; Drain waits for room)", ErrWriteBufferFull, held, size, limit)
+}
+
 // lineLimitError is ReadLine's ValueError carrying the LimitOverrunError
 // it came from (STREAM-7): asyncio raises ValueError from the
 // LimitOverrunError, and Go callers may want either.

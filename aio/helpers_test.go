@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -187,6 +188,8 @@ func describe(err error) string {
 		{asyncio.IsCancelled(err), "cancelled"},
 		{errors.Is(err, asyncio.ErrTimeout), "asyncio timeout"},
 		{errors.Is(err, ErrTLSHandshakeTimeout), "TLS handshake timeout"},
+		{errors.Is(err, ErrLoopNotRunning), "loop not running"},
+		{errors.Is(err, ErrWriteBufferFull), "write buffer full"},
 	} {
 		if s.is {
 			parts = append(parts, s.name)
@@ -362,6 +365,49 @@ func echoLines(prefix string) func(t *asyncio.T, r *StreamReader, w *StreamWrite
 
 // closeAtOnce is a StartServer callback that closes each connection.
 func closeAtOnce(t *asyncio.T, r *StreamReader, w *StreamWriter) error { w.Close(); return nil }
+
+// openFDs returns the process's open file descriptors (/proc/self/fd on
+// Linux, /dev/fd elsewhere), without the one used to list them.
+func openFDs(t *testing.T) map[int]bool {
+	t.Helper()
+	dir := "/proc/self/fd"
+	if _, err := os.Stat(dir); err != nil {
+		dir = "/dev/fd"
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds := map[int]bool{}
+	for _, n := range names {
+		var fd int
+		if _, err := fmt.Sscan(n, &fd); err == nil && fd != int(f.Fd()) {
+			fds[fd] = true
+		}
+	}
+	return fds
+}
+
+// checkNoNewFDs fails the test if a descriptor is open that was not in
+// before, and says what each one is.
+func checkNoNewFDs(t *testing.T, before map[int]bool) {
+	t.Helper()
+	var leaked []string
+	for fd := range openFDs(t) {
+		if !before[fd] {
+			target, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+			leaked = append(leaked, fmt.Sprintf("%d (%s)", fd, target))
+		}
+	}
+	if len(leaked) > 0 {
+		t.Errorf("file descriptors left open: %v", leaked)
+	}
+}
 
 // expectLog fails the test with a diff when got is not want.
 func expectLog(t *testing.T, want, got []string) {

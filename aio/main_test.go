@@ -9,5 +9,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Before any loop runs, so that no goroutine reads it while it is set.
+	sockFaults = testFaults
 	goleak.VerifyTestMain(m)
 }

@@ -31,6 +31,7 @@ type options struct {
 	reusePort          bool
 	allowBroadcast     bool
 	resolver           Resolver
+	maxWriteBuffer     int // 0: no limit
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
 	// given), applied once all options are known, so order does not matter.
 	tlsHandshakeTimeout time.Duration
@@ -53,6 +54,9 @@ func buildOptions(opts []Option) (*options, error) {
 	}
 	for _, f := range opts {
 		f(o)
+	}
+	if o.maxWriteBuffer < 0 {
+		return nil, &asyncio.ValueError{Msg: "WithMaxWriteBuffer: the limit must be > 0"}
 	}
 	if o.tlsHandshakeTimeout != 0 {
 		if o.tls == nil {
@@ -135,6 +139,30 @@ func WithReusePort() Option { return func(o *options) { o.reusePort = true } }
 // CreateDatagramEndpoint (asyncio's allow_broadcast=True), so that it may
 // send to broadcast addresses.
 func WithAllowBroadcast() Option { return func(o *options) { o.allowBroadcast = true } }
+
+// WithMaxWriteBuffer bounds the write buffer of the transports that
+// CreateConnection, CreateUnixConnection, OpenConnection,
+// OpenUnixConnection, CreateServer, CreateUnixServer, StartServer and
+// StartUnixServer create: a Write that would take the buffered bytes past
+// n is refused whole, nothing of it sent or kept, with an error matching
+// ErrWriteBufferFull. Off by default, as asyncio has no such limit (its
+// write always buffers). Without it, what bounds the buffer is flow
+// control: past the high water mark (SetWriteBufferLimits, 64 KiB by
+// default) the protocol's PauseWriting is called and StreamWriter.Drain
+// waits, so a writer that drains holds at most about high + one write.
+// This option is the hard stop for a writer that does not wait: a peer
+// that never reads cannot make it hold more than n bytes. An empty buffer
+// always takes one write, even a larger one, once the socket has taken
+// part of it (a stream cannot take back half a write); over TLS the limit
+// counts the encrypted bytes. n <= 0 is a *ValueError.
+func WithMaxWriteBuffer(n int) Option {
+	return func(o *options) {
+		if n <= 0 {
+			n = -1
+		}
+		o.maxWriteBuffer = n
+	}
+}
 
 // WithResolver makes CreateConnection, OpenConnection, DialConn,
 // CreateServer and StartServer look host names up with r instead of

@@ -184,6 +184,22 @@ func staggeredRace[V any](t *asyncio.T, n int, delay time.Duration, attempt func
 		lastStart = l.Time()
 	}
 	winner := -1
+	// If the loop closes while this waits (Close unwinds t), no attempt
+	// that connected may keep its socket: the winner's, or a loser's that
+	// was not discarded yet.
+	handedOut := false
+	discarded := make([]bool, n)
+	defer func() {
+		if handedOut {
+			return
+		}
+		for i, tk := range tasks {
+			if v, err := tk.Result(); tk.Done() && err == nil && !discarded[i] {
+				discarded[i] = true
+				discard(v)
+			}
+		}
+	}()
 	// cancelRest cancels every attempt but the winner, waits for them, and
 	// discards any that connected anyway.
 	cancelRest := func() {
@@ -207,7 +223,8 @@ func staggeredRace[V any](t *asyncio.T, n int, delay time.Duration, attempt func
 				})
 				w.Await(t)
 			}
-			if v, err := tk.Result(); err == nil {
+			if v, err := tk.Result(); err == nil && !discarded[i] {
+				discarded[i] = true
 				discard(v)
 			}
 		}
@@ -223,6 +240,7 @@ func staggeredRace[V any](t *asyncio.T, n int, delay time.Duration, attempt func
 			if err == nil && winner < 0 {
 				winner = i
 				cancelRest()
+				handedOut = true
 				return v, i, errs, nil
 			}
 			failed[i] = true
@@ -246,6 +264,7 @@ func staggeredRace[V any](t *asyncio.T, n int, delay time.Duration, attempt func
 					out = append(out, e)
 				}
 			}
+			handedOut = true
 			return zero, -1, out, nil
 		}
 		wake = asyncio.NewFuture[struct{}](l)
@@ -260,6 +279,7 @@ func staggeredRace[V any](t *asyncio.T, n int, delay time.Duration, attempt func
 		}
 		if err != nil {
 			cancelRest()
+			handedOut = true
 			return zero, -1, nil, err
 		}
 	}

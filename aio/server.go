@@ -28,6 +28,8 @@ type Server struct {
 	opts      *options
 	listeners []*listener
 	unixPath  string
+	unixIno   fileID // of the socket file this server created
+	disown    func() bool
 
 	clients     map[*socketTransport]Transport // raw transport -> what the protocol sees
 	activeCount int
@@ -48,7 +50,7 @@ type listener struct {
 }
 
 func newServer(l *asyncio.Loop, network string, factory func() Protocol, o *options) *Server {
-	return &Server{
+	s := &Server{
 		loop:       l,
 		factory:    factory,
 		network:    network,
@@ -57,6 +59,22 @@ func newServer(l *asyncio.Loop, network string, factory func() Protocol, o *opti
 		accept:     sysAccept,
 		retryDelay: acceptRetryDelay,
 	}
+	// A server still listening when its loop closes stops listening then
+	// (its connections are transports, which do the same).
+	s.disown = l.OnClose(s.closeListeners)
+	return s
+}
+
+// fileID identifies a file: device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// statID returns path's fileID, if path is a socket.
+func statID(path string) (fileID, bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
 }
 
 // String describes the server by its listening addresses.
@@ -166,7 +184,8 @@ func (s *Server) acceptConnection(nfd int) {
 		newTLSTransportServer(s.loop, nfd, s.network, p, s)
 		return
 	}
-	newSocketTransport(s.loop, nfd, s.network, p, s, nil)
+	tr := newSocketTransport(s.loop, nfd, s.network, p, s, nil)
+	tr.maxBuffer = s.opts.maxWriteBuffer
 }
 
 func (s *Server) attach(tr *socketTransport) {
@@ -203,6 +222,22 @@ func (s *Server) Close() {
 	if s.listeners == nil {
 		return
 	}
+	s.disown()
+	s.closeListeners()
+	if s.foreverFut != nil && !s.foreverFut.Done() {
+		s.foreverFut.Cancel()
+		s.foreverFut = nil
+	}
+	if s.activeCount == 0 {
+		s.wakeup()
+	}
+}
+
+// closeListeners closes the listening sockets, and removes the socket file
+// of a Unix server if it is still the one this server bound: a newer
+// server may have replaced it since (asyncio 3.13's cleanup_socket checks
+// the inode; device and inode here).
+func (s *Server) closeListeners() {
 	lns := s.listeners
 	s.listeners = nil
 	for _, ln := range lns {
@@ -211,16 +246,12 @@ func (s *Server) Close() {
 		unix.Close(ln.fd)
 	}
 	if s.unixPath != "" {
-		os.Remove(s.unixPath) // asyncio 3.13 cleanup_socket
+		if id, ok := statID(s.unixPath); ok && id == s.unixIno {
+			os.Remove(s.unixPath)
+		}
+		s.unixPath = ""
 	}
 	s.serving = false
-	if s.foreverFut != nil && !s.foreverFut.Done() {
-		s.foreverFut.Cancel()
-		s.foreverFut = nil
-	}
-	if s.activeCount == 0 {
-		s.wakeup()
-	}
 }
 
 // CloseClients closes every connection the server accepted (asyncio 3.13's
@@ -373,15 +404,22 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 	if err != nil {
 		return nil, err
 	}
+	sa, err := unixSockaddr(path)
+	if err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		os.Remove(path)
 	}
-	fd, err := listenOn(unix.AF_UNIX, &unix.SockaddrUnix{Name: path}, o)
+	fd, err := listenOn(unix.AF_UNIX, sa, o)
 	if err != nil {
 		return nil, err
 	}
 	s := newServer(t.Loop(), "unix", factory, o)
-	s.unixPath = path
 	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}}}
+	if id, ok := statID(path); ok && path[0] != '@' && path[0] != 0 {
+		// Not an abstract socket (Linux), which has no file to remove.
+		s.unixPath, s.unixIno = path, id
+	}
 	return s.startAfterCreate(t)
 }

@@ -5,6 +5,8 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -266,4 +268,141 @@ func TestServerWithReusePort(t *testing.T) {
 	})
 	want := []string{"without: syscall=bind EADDRINUSE", "with: <nil>, same port true"}
 	expectLog(t, want, log)
+}
+
+// A server and the connections it accepted, and the client connections,
+// left open when Run returns: the loop's Close closes every socket it
+// owns (issue 11, breakage 4: 21 descriptors stayed open, after GC too).
+func TestLoopCloseClosesServersAndConnections(t *testing.T) {
+	before := openFDs(t)
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			_, err := r.Read(t, 1) // blocks: the clients never write
+			return err
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		for range 10 {
+			if _, _, err := OpenConnection(at, "127.0.0.1", serverPort(srv)); err != nil {
+				return err
+			}
+		}
+		return settle(at)
+	})
+	checkNoNewFDs(t, before)
+}
+
+// The same when the loop is closed under tasks still suspended in reads,
+// a connect that never completes and a Unix server, without Run's
+// cancellation of the tasks first.
+func TestLoopCloseUnderSuspendedTasksClosesSockets(t *testing.T) {
+	before := openFDs(t)
+	path := t.TempDir() + "/s"
+	l := asyncio.NewLoop()
+	l.SetExceptionHandler(func(*asyncio.Loop, asyncio.ExceptionContext) {})
+	ready := asyncio.NewFuture[struct{}](l)
+	asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		srv, err := StartUnixServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			_, err := r.Read(t, 1)
+			return err
+		}, path)
+		if err != nil {
+			return 0, err
+		}
+		_ = srv
+		r, _, err := OpenUnixConnection(at, path)
+		if err != nil {
+			return 0, err
+		}
+		port := closedPort(t)
+		defer blackHole(t, at, [4]byte{127, 0, 0, 1}, port)() // runs as Close unwinds the task
+		asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
+			// Never completes: the listener's queue is full.
+			_, err := DialConn(t, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			return 0, err
+		})
+		ready.SetResult(struct{}{})
+		_, err = r.Read(at, 1)
+		return 0, err
+	})
+	if err := l.RunUntilComplete(ready); err != nil {
+		t.Fatal(err)
+	}
+	l.CallSoon(l.Stop) // one more iteration: the dial starts
+	l.RunForever()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoNewFDs(t, before)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the socket file is left: %v", err)
+	}
+}
+
+// Closing an old Unix server must not delete the socket file of a newer
+// server bound to the same path since (issue 11, breakage 5; asyncio 3.13
+// compares the inode before unlinking, we compare device and inode).
+func TestUnixServerCloseKeepsNewerServersSocketFile(t *testing.T) {
+	path := t.TempDir() + "/s"
+	runNet(t, func(at *asyncio.T) error {
+		old, err := StartUnixServer(at, closeAtOnce, path)
+		if err != nil {
+			return err
+		}
+		// A newer server replaces the file (CreateUnixServer removes a
+		// stale socket file first).
+		newer, err := StartUnixServer(at, echoLines("newer: "), path)
+		if err != nil {
+			return err
+		}
+		old.Close()
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("closing the old server removed the newer one's socket file: %v", err)
+		}
+		r, w, err := OpenUnixConnection(at, path)
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("hi\n"))
+		line, err := r.ReadLine(at)
+		if string(line) != "newer: hi\n" {
+			return fmt.Errorf("reply %q %v", line, err)
+		}
+		w.Close()
+		newer.Close()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			return fmt.Errorf("the newer server left its socket file: %v", err)
+		}
+		return nil
+	})
+}
+
+// A Unix socket path longer than sun_path takes is an error that says so
+// and names the limit, for servers and clients alike (issue 11, breakage
+// 8: bind said only "invalid argument").
+func TestUnixPathTooLongNamesTheLimit(t *testing.T) {
+	long := "/tmp/" + strings.Repeat("x", maxUnixPath)
+	want := fmt.Sprintf("address %s: AF_UNIX path too long: %d bytes, the limit is %d", long, len(long), maxUnixPath)
+	runNet(t, func(at *asyncio.T) error {
+		before := openFDs(t)
+		_, err1 := StartUnixServer(at, closeAtOnce, long)
+		_, _, err2 := OpenUnixConnection(at, long)
+		_, err3 := DialConn(at, "unix", long)
+		fd, _ := NewSocket("unix")
+		defer unix.Close(fd)
+		err4 := SockConnect(at, fd, &net.UnixAddr{Name: long, Net: "unix"})
+		for i, err := range []error{err1, err2, err3, err4} {
+			var ae *net.AddrError
+			if !errors.As(err, &ae) || !strings.Contains(err.Error(), "AF_UNIX path too long") {
+				t.Errorf("call %d: %v, want a *net.AddrError saying the path is too long", i+1, err)
+			}
+			if i < 2 && err.Error() != want {
+				t.Errorf("call %d: %q, want %q", i+1, err, want)
+			}
+		}
+		before[fd] = true
+		checkNoNewFDs(t, before)
+		return nil
+	})
 }

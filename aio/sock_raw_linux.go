@@ -44,3 +44,37 @@ func rawSend(fd int, p []byte) (int, error) {
 		return 0, e
 	}
 }
+
+// rawSendv is sendmsg(2) of bufs with MSG_NOSIGNAL (writev for a socket),
+// as a raw system call; same rules as rawRead. iov is scratch space for
+// at least len(bufs) entries, on the heap (the kernel reads it).
+func rawSendv(fd int, bufs [][]byte, iov []unix.Iovec) (int, error) {
+	k := 0
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		iov[k].Base = &b[0]
+		iov[k].SetLen(len(b))
+		k++
+	}
+	if k == 0 {
+		return 0, nil
+	}
+	defer clear(iov[:k]) // keep no references to sent chunks
+	var msg unix.Msghdr
+	msg.Iov = &iov[0]
+	msg.SetIovlen(k)
+	for {
+		n, _, e := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_NOSIGNAL)
+		switch e {
+		case 0:
+			return int(n), nil
+		case unix.EINTR:
+			continue
+		case unix.ENOTSOCK: // a pipe or other stream fd
+			return unix.Writev(fd, bufs)
+		}
+		return 0, e
+	}
+}

@@ -22,3 +22,18 @@ func rawSend(fd int, p []byte) (int, error) {
 	}
 	return sendNoSignal(fd, p)
 }
+
+// rawSendv sends bufs with one vectored write, without SIGPIPE (iov is
+// the Linux build's scratch space, unused here).
+func rawSendv(fd int, bufs [][]byte, _ []unix.Iovec) (int, error) {
+	for {
+		n, err := unix.SendmsgBuffers(fd, bufs, nil, nil, unix.MSG_NOSIGNAL)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.ENOTSOCK: // a pipe or other stream fd
+			return unix.Writev(fd, bufs)
+		}
+		return n, err
+	}
+}

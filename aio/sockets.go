@@ -157,9 +157,15 @@ func SockSendall(t *asyncio.T, fd int, data []byte) error {
 // loop.sock_connect): it starts a non-blocking connect, suspends t until
 // the socket is writable, then reads SO_ERROR, returning e.g. an error
 // matching syscall.ECONNREFUSED. Another address type, or a nil one, is
-// a *net.AddrError. If t is cancelled while waiting, the write interest is
-// removed; the caller should close fd.
+// a *net.AddrError, and so is a Unix path too long for the system. If t
+// is cancelled while waiting, the write interest is removed; the caller
+// should close fd.
 func SockConnect(t *asyncio.T, fd int, addr net.Addr) error {
+	if ua, ok := addr.(*net.UnixAddr); ok && ua != nil {
+		if _, err := unixSockaddr(ua.Name); err != nil {
+			return err
+		}
+	}
 	sa, _ := addrToSockaddr(addr)
 	if sa == nil {
 		return &net.AddrError{Err: "unsupported address type", Addr: fmt.Sprintf("%T %v", addr, addr)}
@@ -277,11 +283,29 @@ func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 			return sockaddrFor(a.IP, a.Port)
 		}
 	case *net.UnixAddr:
-		if a != nil {
+		if a != nil && len(a.Name) <= maxUnixPath {
 			return &unix.SockaddrUnix{Name: a.Name}, unix.AF_UNIX
 		}
 	}
 	return nil, 0
+}
+
+// maxUnixPath is the longest AF_UNIX path the system takes: sun_path
+// holds it with its terminating NUL (107 bytes on Linux, 103 on macOS and
+// the BSDs).
+var maxUnixPath = len(unix.RawSockaddrUnix{}.Path) - 1
+
+// unixSockaddr is the socket address of a Unix socket path; a path the
+// system cannot take is a *net.AddrError that says so and names the limit
+// (bind and connect would only say "invalid argument").
+func unixSockaddr(path string) (*unix.SockaddrUnix, error) {
+	if len(path) > maxUnixPath {
+		return nil, &net.AddrError{
+			Err:  fmt.Sprintf("AF_UNIX path too long: %d bytes, the limit is %d", len(path), maxUnixPath),
+			Addr: path,
+		}
+	}
+	return &unix.SockaddrUnix{Name: path}, nil
 }
 
 // localAddr and peerAddr return fd's addresses, or nil.

@@ -633,3 +633,166 @@ func TestStreamWriterWriteLines(t *testing.T) {
 	want := []string{`tcp "abc\n"`, `tcp "d\n"`, `tls "abc\n"`, `tls "d\n"`}
 	expectLog(t, want, log)
 }
+
+// FuzzStreamReader feeds data to a StreamReader in chunks the script
+// chooses, with yields and sleeps between them, while another task reads
+// it with the reads the script chooses (Read, ReadExactly, ReadUntil,
+// ReadLine, with small limits so that overruns happen). Whatever the
+// interleaving, every byte comes out once and in order: each read returns
+// exactly the bytes it took off the front of the stream (ReadLine's
+// over-long lines are dropped, the one documented loss), and after EOF
+// nothing is left.
+func FuzzStreamReader(f *testing.F) {
+	f.Add([]byte("hello\nworld\n"), []byte{8, 3, 0, 1, 2, 3, 4, 5})
+	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\nbody"), []byte{40, 7, 2, 13, 10, 3, 2, 200})
+	f.Add(bytes.Repeat([]byte("0123456789"), 50), []byte{2, 255, 4, 4, 4, 1, 9})
+	f.Add([]byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, data, script []byte) {
+		if len(data) > 1<<12 || len(script) > 1<<9 { // keep each run short
+			return
+		}
+		at := func(i int) byte {
+			if len(script) == 0 {
+				return byte(i * 37)
+			}
+			return script[i%len(script)]
+		}
+		limit := 1 + int(at(0))%64
+		l := asyncio.NewTestLoop()
+		defer l.Close()
+		r := NewStreamReader(l, limit)
+		fed := 0
+		feeder := asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+			for i := 1; fed < len(data); i++ {
+				n := 1 + int(at(i))%23
+				if at(i)&0x80 != 0 {
+					n = 1 + int(at(i+1))*int(at(i+2))
+				}
+				n = min(n, len(data)-fed)
+				r.FeedData(data[fed : fed+n])
+				fed += n
+				switch at(i) % 3 {
+				case 1:
+					asyncio.Sleep(t, 0)
+				case 2:
+					asyncio.Sleep(t, time.Millisecond)
+				}
+			}
+			r.FeedEOF()
+			return 0, nil
+		})
+		pos := 0 // bytes taken off the front of the stream so far
+		check := func(op string, out []byte, dropped bool) error {
+			now := fed - len(r.buf)
+			if now < pos {
+				return fmt.Errorf("%s: the stream went back from %d to %d", op, pos, now)
+			}
+			if !dropped && !bytes.Equal(out, data[pos:now]) {
+				return fmt.Errorf("%s returned %q but took %q off the stream", op, out, data[pos:now])
+			}
+			pos = now
+			return nil
+		}
+		reader := asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+			for i := 0; !r.AtEOF(); i++ {
+				b := at(1000 + i)
+				if i > 4*(len(data)+len(script))+100 {
+					b = 0 // enough: read the rest
+				}
+				switch b % 5 {
+				case 0:
+					n := int(at(2000+i))%(2*limit) - 1 // -1 (to EOF), 0, 1...
+					if i > 4*(len(data)+len(script))+100 {
+						n = -1
+					}
+					out, err := r.Read(t, n)
+					if err != nil {
+						return 0, fmt.Errorf("Read(%d): %v", n, err)
+					}
+					if err := check(fmt.Sprintf("Read(%d)", n), out, false); err != nil {
+						return 0, err
+					}
+					if n > 0 && (len(out) > n || len(out) == 0 && !r.AtEOF()) {
+						return 0, fmt.Errorf("Read(%d) returned %d bytes", n, len(out))
+					}
+				case 1:
+					n := int(at(2000+i)) % (limit + 3)
+					out, err := r.ReadExactly(t, n)
+					var ie *IncompleteReadError
+					switch {
+					case err == nil:
+						if len(out) != n {
+							return 0, fmt.Errorf("ReadExactly(%d) returned %d bytes", n, len(out))
+						}
+						if err := check("ReadExactly", out, false); err != nil {
+							return 0, err
+						}
+					case errors.As(err, &ie):
+						if err := check("ReadExactly (incomplete)", ie.Partial, false); err != nil {
+							return 0, err
+						}
+					default:
+						return 0, fmt.Errorf("ReadExactly(%d): %v", n, err)
+					}
+				case 2, 3:
+					sep := []byte{at(2000 + i)}
+					if b%5 == 3 {
+						sep = []byte("\r\n")
+					}
+					out, err := r.ReadUntil(t, sep)
+					var ie *IncompleteReadError
+					var le *LimitOverrunError
+					switch {
+					case err == nil:
+						if !bytes.HasSuffix(out, sep) || bytes.Index(out, sep) != len(out)-len(sep) {
+							return 0, fmt.Errorf("ReadUntil(%q) returned %q", sep, out)
+						}
+						if err := check("ReadUntil", out, false); err != nil {
+							return 0, err
+						}
+					case errors.As(err, &ie):
+						if err := check("ReadUntil (incomplete)", ie.Partial, false); err != nil {
+							return 0, err
+						}
+					case errors.As(err, &le):
+						check("ReadUntil (overrun)", nil, false) // nothing taken
+						out, err := r.Read(t, max(le.Consumed, 1))
+						if err != nil {
+							return 0, fmt.Errorf("Read after an overrun: %v", err)
+						}
+						if err := check("Read after an overrun", out, false); err != nil {
+							return 0, err
+						}
+					default:
+						return 0, fmt.Errorf("ReadUntil(%q): %v", sep, err)
+					}
+				case 4:
+					out, err := r.ReadLine(t)
+					var le *LimitOverrunError
+					switch {
+					case err == nil:
+						if len(out) > 0 && out[len(out)-1] != '\n' && !r.AtEOF() {
+							return 0, fmt.Errorf("ReadLine returned %q before EOF", out)
+						}
+						if err := check("ReadLine", out, false); err != nil {
+							return 0, err
+						}
+					case errors.As(err, &le):
+						if err := check("ReadLine (line too long, dropped)", nil, true); err != nil {
+							return 0, err
+						}
+					default:
+						return 0, fmt.Errorf("ReadLine: %v", err)
+					}
+				}
+			}
+			return 0, nil
+		})
+		if err := l.RunUntilComplete(reader); err != nil {
+			t.Fatal(err)
+		}
+		if !feeder.Done() || pos != len(data) || len(r.buf) != 0 {
+			t.Fatalf("after EOF: feeder done %v, %d of %d bytes taken, %d left", feeder.Done(), pos, len(data), len(r.buf))
+		}
+	})
+}

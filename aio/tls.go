@@ -199,6 +199,7 @@ func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o
 	waiter := asyncio.NewFuture[struct{}](t.Loop())
 	tc0 := &transportConn{}
 	raw := newSocketTransport(t.Loop(), fd, network, tc0, nil, waiter)
+	raw.maxBuffer = o.maxWriteBuffer
 	tc0.raw = raw
 	if _, err := waiter.Await(t); err != nil {
 		raw.Abort()
@@ -215,6 +216,7 @@ func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o
 func newTLSTransportServer(l *asyncio.Loop, fd int, network string, app Protocol, s *Server) {
 	tc0 := &transportConn{}
 	raw := newSocketTransport(l, fd, network, tc0, s, nil)
+	raw.maxBuffer = s.opts.maxWriteBuffer
 	tc0.raw = raw
 	asyncio.CreateTask(l, func(t *asyncio.T) (struct{}, error) {
 		tr, err := startTLSOn(t, raw, app, s.opts.tls.cfg, true, "", s.opts.tls.handshakeTimeout, true)
@@ -362,6 +364,15 @@ func (tr *tlsTransport) Write(data []byte) error {
 	if tr.IsClosing() || tr.tc.lost {
 		tr.connLost++
 		return nil
+	}
+	if max := tr.raw.maxBuffer; max > 0 {
+		// Refuse before encrypting: a record tls.Conn could not hand on
+		// whole would break the TLS stream for good. Each record of at
+		// most 16 KiB adds at most 64 bytes (header, MAC or tag, padding).
+		held, size := tr.raw.wbuf.len(), len(data)+(len(data)/16384+1)*64
+		if held > 0 && held+size > max || size > max {
+			return errWriteBufferFull(held, len(data), max)
+		}
 	}
 	if _, err := tr.conn.Write(data); err != nil && !errors.Is(err, net.ErrClosed) && !isOSError(err) {
 		return err

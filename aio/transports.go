@@ -203,6 +203,8 @@ type fdTransport struct {
 	// scheduled; writes dropped after that count on.
 	connLost int
 	fdClosed bool
+	// disown unregisters releaseAtLoopClose (Loop.OnClose).
+	disown func() bool
 }
 
 // fdSide is what the shared teardown needs of the concrete transport.
@@ -219,8 +221,24 @@ type fdSide interface {
 	connectionLost(err error)
 }
 
-func newFDTransport(l *asyncio.Loop, fd int, side fdSide, extra map[string]any) fdTransport {
-	return fdTransport{flowControl: newFlowControl(l), fd: fd, side: side, extra: extra}
+// initFDTransport sets up b, which owns fd from now on: if the loop closes
+// first, fd is closed with it.
+func (b *fdTransport) init(l *asyncio.Loop, fd int, side fdSide, extra map[string]any) {
+	*b = fdTransport{flowControl: newFlowControl(l), fd: fd, side: side, extra: extra}
+	b.disown = l.OnClose(b.releaseAtLoopClose)
+}
+
+// releaseAtLoopClose closes the socket of a transport still open when its
+// loop closes (asyncio leaves that to the transport's finalizer). The
+// protocol is not called: the loop can no longer run anything.
+func (b *fdTransport) releaseAtLoopClose() {
+	b.closing = true
+	b.connLost++
+	b.side.dropBuffer()
+	if !b.fdClosed {
+		b.fdClosed = true
+		unix.Close(b.fd)
+	}
 }
 
 // ExtraInfo returns the named piece of extra information, or nil.
@@ -303,6 +321,7 @@ func (b *fdTransport) closeFD() {
 		return
 	}
 	b.fdClosed = true
+	b.disown()
 	b.loop.RemoveReader(b.fd)
 	b.loop.RemoveWriter(b.fd)
 	unix.Close(b.fd)
@@ -328,8 +347,9 @@ type socketTransport struct {
 	fdTransport
 	protocol          Protocol
 	server            *Server
-	wbuf              []byte // unsent data; write interest exists iff non-empty
-	eof               bool   // WriteEOF was called
+	wbuf              sendBuffer // unsent data; write interest exists iff non-empty
+	maxBuffer         int        // WithMaxWriteBuffer; 0: no limit
+	eof               bool       // WriteEOF was called
 	readingPaused     bool
 	protocolConnected bool
 }
@@ -341,7 +361,7 @@ var _ Transport = (*socketTransport)(nil)
 // are scheduled with CallSoon, in that order.
 func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, server *Server, waiter *asyncio.Future[struct{}]) *socketTransport {
 	tr := &socketTransport{protocol: p, server: server, protocolConnected: true}
-	tr.fdTransport = newFDTransport(l, fd, tr, map[string]any{
+	tr.fdTransport.init(l, fd, tr, map[string]any{
 		"socket":   fd,
 		"sockname": localAddr(fd, network),
 		"peername": peerAddr(fd, network),
@@ -369,8 +389,8 @@ func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, ser
 	return tr
 }
 
-func (tr *socketTransport) buffered() int   { return len(tr.wbuf) }
-func (tr *socketTransport) dropBuffer()     { tr.wbuf = nil }
+func (tr *socketTransport) buffered() int   { return tr.wbuf.len() }
+func (tr *socketTransport) dropBuffer()     { tr.wbuf.reset() }
 func (tr *socketTransport) protocolOf() any { return tr.protocol }
 
 func (tr *socketTransport) connectionLost(err error) {
@@ -431,7 +451,7 @@ func (tr *socketTransport) readReady() {
 		return
 	}
 	bp := readBufPool.Get().(*[]byte)
-	n, err := rawRead(tr.fd, *bp)
+	n, err := readFD(tr.fd, *bp)
 	var data []byte
 	if n > 0 {
 		data = append([]byte(nil), (*bp)[:n]...)
@@ -468,7 +488,9 @@ func (tr *socketTransport) readEOF() {
 	}
 }
 
-// Write sends data, buffering what the socket does not take now.
+// Write sends data, buffering what the socket does not take now. With
+// WithMaxWriteBuffer, data that would take the buffer past the limit is
+// refused whole with ErrWriteBufferFull.
 func (tr *socketTransport) Write(data []byte) error {
 	if tr.eof {
 		return runtimeErrorf("Cannot call write() after write_eof()")
@@ -476,15 +498,27 @@ func (tr *socketTransport) Write(data []byte) error {
 	if len(data) == 0 || tr.droppedWrite("socket.send()") {
 		return nil
 	}
-	if len(tr.wbuf) == 0 {
-		n, err := rawSend(tr.fd, data)
+	if tr.maxBuffer > 0 && tr.wbuf.len() > 0 && tr.wbuf.len()+len(data) > tr.maxBuffer {
+		return errWriteBufferFull(tr.wbuf.len(), len(data), tr.maxBuffer)
+	}
+	if tr.wbuf.len() == 0 {
+		n, err := sendFD(tr.fd, data)
 		switch {
 		case err == nil:
 			data = data[n:]
 			if len(data) == 0 {
 				return nil
 			}
-		case isWouldBlock(err):
+			if tr.maxBuffer > 0 && len(data) > tr.maxBuffer {
+				// The socket took a prefix: what was sent is sent, so the
+				// rest is buffered even past the limit (a stream cannot
+				// take back half a write).
+				break
+			}
+		case isWouldBlock(err) || err == unix.EINTR:
+			if tr.maxBuffer > 0 && len(data) > tr.maxBuffer {
+				return errWriteBufferFull(0, len(data), tr.maxBuffer)
+			}
 		default:
 			tr.fatalError(os.NewSyscallError("send", err), "Fatal write error on socket transport")
 			return nil
@@ -494,8 +528,8 @@ func (tr *socketTransport) Write(data []byte) error {
 			return nil
 		}
 	}
-	tr.wbuf = append(tr.wbuf, data...)
-	tr.maybePause(len(tr.wbuf), tr.protocol)
+	tr.wbuf.push(data)
+	tr.maybePause(tr.wbuf.len(), tr.protocol)
 	return nil
 }
 
@@ -503,26 +537,24 @@ func (tr *socketTransport) Write(data []byte) error {
 func (tr *socketTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
 
 func (tr *socketTransport) writeReady() {
-	if tr.connLost > 0 || len(tr.wbuf) == 0 {
+	if tr.connLost > 0 || tr.wbuf.len() == 0 {
 		tr.loop.RemoveWriter(tr.fd)
 		return
 	}
-	n, err := rawSend(tr.fd, tr.wbuf)
-	if isWouldBlock(err) {
+	_, err := tr.wbuf.send(tr.fd)
+	if isWouldBlock(err) || err == unix.EINTR {
 		return
 	}
 	if err != nil {
 		tr.loop.RemoveWriter(tr.fd)
-		tr.wbuf = nil
+		tr.wbuf.reset()
 		tr.fatalError(os.NewSyscallError("send", err), "Fatal write error on socket transport")
 		return
 	}
-	tr.wbuf = tr.wbuf[n:]
-	tr.maybeResume(len(tr.wbuf), tr.protocol)
-	if len(tr.wbuf) > 0 {
+	tr.maybeResume(tr.wbuf.len(), tr.protocol)
+	if tr.wbuf.len() > 0 {
 		return
 	}
-	tr.wbuf = nil
 	tr.loop.RemoveWriter(tr.fd)
 	if tr.closing {
 		tr.connectionLostSoon(nil)
@@ -537,7 +569,7 @@ func (tr *socketTransport) WriteEOF() error {
 		return nil
 	}
 	tr.eof = true
-	if len(tr.wbuf) == 0 {
+	if tr.wbuf.len() == 0 {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
 	}
 	return nil
@@ -553,16 +585,23 @@ func (tr *socketTransport) String() string {
 }
 
 // dialOne connects a new non-blocking stream socket to sa; on failure the
-// socket is closed.
-func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
-	fd, err := newSocket(family, unix.SOCK_STREAM)
+// socket is closed, and so it is if the loop closes during the connect
+// (the deferred close runs while Close unwinds t).
+func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (fd int, err error) {
+	fd, err = newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
 	}
+	connected := false
+	defer func() {
+		if !connected {
+			unix.Close(fd)
+		}
+	}()
 	if err := sockConnect(t, fd, sa); err != nil {
-		unix.Close(fd)
 		return -1, err
 	}
+	connected = true
 	return fd, nil
 }
 
@@ -581,6 +620,7 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 	}
 	waiter := asyncio.NewFuture[struct{}](l)
 	tr := newSocketTransport(l, fd, network, p, nil, waiter)
+	tr.maxBuffer = o.maxWriteBuffer
 	if _, err := waiter.Await(t); err != nil {
 		tr.Close()
 		return nil, nil, err
@@ -614,7 +654,11 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	if err != nil {
 		return nil, nil, err
 	}
-	fd, err := dialOne(t, unix.AF_UNIX, &unix.SockaddrUnix{Name: path})
+	sa, err := unixSockaddr(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd, err := dialOne(t, unix.AF_UNIX, sa)
 	if err != nil {
 		return nil, nil, err
 	}

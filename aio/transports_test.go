@@ -5,6 +5,7 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -405,4 +406,157 @@ func TestTransportSetProtocol(t *testing.T) {
 		"tls first:made", "tls first:data echo 1\n", "tls Protocol is second: true", "tls second:data echo 2\n", "tls second:lost <nil>",
 	}
 	expectLog(t, want, log)
+}
+
+// The write buffer's memory stays close to the bytes it holds while a peer
+// that does not read makes it grow (issue 11, breakage 8: 256 MB buffered
+// cost 826 MB and more of RSS, a contiguous slice regrown by append), it
+// is released as it drains, and the bytes arrive whole and in order
+// through the vectored writes of many chunks.
+func TestWriteBufferMemoryStaysNearBytesHeld(t *testing.T) {
+	const total = 48 << 20
+	var grew, heldMB uint64
+	runNet(t, func(at *asyncio.T) error {
+		fds := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(fds[1])
+		var log []string
+		p := newStreamRecorder(at, "w", &log)
+		tr := newSocketTransport(at.Loop(), fds[0], "unix", p, nil, nil)
+		if err := settle(at); err != nil {
+			return err
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		chunk := make([]byte, 1000) // odd sizes: chunks fill up unevenly
+		for sent := 0; sent < total; sent += len(chunk) {
+			for i := range chunk {
+				chunk[i] = byte(sent + i)
+			}
+			tr.Write(chunk)
+		}
+		runtime.ReadMemStats(&after)
+		grew = (after.HeapSys - before.HeapSys) >> 20
+		heldMB = uint64(tr.WriteBufferSize()) >> 20
+		// The peer reads it all: every byte in order.
+		got, buf := 0, make([]byte, 256<<10)
+		for got < total {
+			if !readable(fds[1]) {
+				if err := asyncio.Sleep(at, 0); err != nil { // let the transport send
+					return err
+				}
+				continue
+			}
+			n, err := unix.Read(fds[1], buf)
+			if err != nil {
+				return err
+			}
+			for i, b := range buf[:n] {
+				if b != byte(got+i) {
+					return fmt.Errorf("byte %d is %d, want %d", got+i, b, byte(got+i))
+				}
+			}
+			got += n
+		}
+		if n := tr.WriteBufferSize(); n != 0 {
+			return fmt.Errorf("%d bytes still buffered", n)
+		}
+		if len(tr.wbuf.chunks) != 0 || tr.wbuf.iovecs != nil && tr.wbuf.iovecs[0].Base != nil {
+			return errors.New("the drained buffer still references sent chunks")
+		}
+		tr.Close()
+		return settle(at)
+	})
+	if heldMB < 40 || grew > heldMB+heldMB/4+4 {
+		t.Errorf("heap grew by %d MB for %d MB buffered", grew, heldMB)
+	}
+}
+
+// WithMaxWriteBuffer is the hard stop for a writer that does not wait:
+// a write that would take the buffer past the limit fails whole with
+// ErrWriteBufferFull and buffers nothing; writes go through again once the
+// peer reads. Plain and TLS alike.
+func TestWithMaxWriteBufferRefusesPastTheLimit(t *testing.T) {
+	serverTLS, clientTLS := testTLSConfigs(t)
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		srv  []Option
+	}{
+		{"plain", nil, nil},
+		{"tls", []Option{WithTLS(clientTLS)}, []Option{WithTLS(serverTLS)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const limit = 1 << 20
+			runNet(t, func(at *asyncio.T) error {
+				startReading := asyncio.NewFuture[struct{}](at)
+				received := asyncio.NewFuture[int](at)
+				srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+					if _, err := startReading.Await(t); err != nil {
+						return err
+					}
+					all, err := r.Read(t, -1)
+					received.SetResult(len(all))
+					return err
+				}, "127.0.0.1", 0, tc.srv...)
+				if err != nil {
+					return err
+				}
+				defer srv.Close()
+				_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), append(tc.opts, WithMaxWriteBuffer(limit))...)
+				if err != nil {
+					return err
+				}
+				data := make([]byte, 32<<10)
+				written := 0
+				for i := 0; ; i++ {
+					if i > 10000 {
+						return errors.New("the limit never stopped a write")
+					}
+					before := w.Transport().WriteBufferSize()
+					err := w.Write(data)
+					if errors.Is(err, ErrWriteBufferFull) {
+						if after := w.Transport().WriteBufferSize(); after != before {
+							return fmt.Errorf("a refused write changed the buffer: %d -> %d", before, after)
+						}
+						break
+					}
+					if err != nil {
+						return err
+					}
+					written += len(data)
+					if n := w.Transport().WriteBufferSize(); n > limit {
+						return fmt.Errorf("buffer %d past the limit", n)
+					}
+				}
+				startReading.SetResult(struct{}{})
+				if err := w.Drain(at); err != nil {
+					return err
+				}
+				if err := w.Write(data); err != nil {
+					return fmt.Errorf("after Drain: %v", err)
+				}
+				written += len(data)
+				w.Close()
+				n, err := received.Await(at)
+				if err != nil {
+					return err
+				}
+				if n != written {
+					return fmt.Errorf("received %d of %d", n, written)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func TestWithMaxWriteBufferRejectsNonPositive(t *testing.T) {
+	runNet(t, func(at *asyncio.T) error {
+		_, _, err := OpenConnection(at, "127.0.0.1", closedPort(t), WithMaxWriteBuffer(0))
+		if got := describe(err); got != "ValueError WithMaxWriteBuffer: the limit must be > 0" {
+			t.Errorf("got %s", got)
+		}
+		return nil
+	})
 }
