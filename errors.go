@@ -26,6 +26,12 @@ var (
 	// when it would block forever: nothing ready, no timer, no file
 	// descriptor and no executor work in flight.
 	ErrDeadlock = errors.New("asyncio: deadlock: the loop would block forever")
+	// ErrInterrupted is what Run and RunWith return when Ctrl-C (SIGINT)
+	// interrupted the main task, where asyncio.run raises
+	// KeyboardInterrupt. It does not match ErrCancelled. A program that
+	// wants the exit status of a shell's interrupted command exits with
+	// 130 (128 + SIGINT).
+	ErrInterrupted = errors.New("asyncio: interrupted by SIGINT (KeyboardInterrupt)")
 )
 
 // CancelledError is asyncio.CancelledError: the error an await returns when

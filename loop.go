@@ -76,7 +76,8 @@ type Loop struct {
 	stepStart        time.Time
 
 	closeHooks []func()
-	executor   *executor // the default executor, created on first use
+	executor   *executor    // the default executor, created on first use
+	signals    *signalState // signal handlers (signal.go), nil until the first
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
@@ -654,6 +655,24 @@ func (l *Loop) Close() error {
 
 // onClose registers fn to run when the loop is closed (executor shutdown).
 func (l *Loop) onClose(fn func()) { l.closeHooks = append(l.closeHooks, fn) }
+
+// OnClose registers fn to run when the loop is closed, after the tasks
+// still pending have been unwound and before the selector is closed. The
+// loop already counts as closed then: nothing can be scheduled and
+// RemoveReader/RemoveWriter do nothing, so fn simply closes what it owns.
+// Hooks run in registration order, on the goroutine calling Close. It is
+// how packages built on the core release what they own with the loop (aio
+// kills and reaps the child processes still running). On a closed loop it
+// panics with an error wrapping ErrLoopClosed; a nil fn panics with a
+// *ValueError.
+func (l *Loop) OnClose(fn func()) {
+	l.checkClosed()
+	if fn == nil {
+		panic(&ValueError{Msg: "OnClose: nil function"})
+	}
+	l.checkThread()
+	l.onClose(fn)
+}
 
 // goroutineID returns the calling goroutine's id (debug mode only: it
 // parses runtime.Stack).
