@@ -277,22 +277,20 @@ func (r *StreamReader) ReadLine(t *asyncio.T) ([]byte, error) {
 // FlowControlMixin: it feeds the reader, tracks write pause state for
 // Drain, and on a server runs the client-connected callback as a task.
 type streamProtocol struct {
-	loop        *asyncio.Loop
+	flowControlMixin
 	reader      *StreamReader
 	transport   Transport
 	overTLS     bool
 	onConnected func(t *asyncio.T, r *StreamReader, w *StreamWriter) error
 	task        *asyncio.Task[struct{}]
 	closed      *asyncio.Future[struct{}]
-
-	paused         bool
-	drainWaiters   []*asyncio.Future[struct{}]
-	connectionLost bool
 }
 
 func newStreamProtocol(l *asyncio.Loop, r *StreamReader, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) *streamProtocol {
-	return &streamProtocol{loop: l, reader: r, onConnected: cb, closed: asyncio.NewFuture[struct{}](l)}
+	return &streamProtocol{flowControlMixin: flowControlMixin{loop: l}, reader: r, onConnected: cb, closed: asyncio.NewFuture[struct{}](l)}
 }
+
+func (p *streamProtocol) closeWaiter() *asyncio.Future[struct{}] { return p.closed }
 
 func (p *streamProtocol) ConnectionMade(tr Transport) {
 	p.transport = tr
@@ -345,8 +343,38 @@ func (p *streamProtocol) ConnectionLost(err error) {
 			_ = p.closed.Err() // WaitClosed is optional: mark the error retrieved
 		}
 	}
-	// FlowControlMixin.connection_lost: wake Drain.
-	p.connectionLost = true
+	p.flowControlMixin.lost(err)
+}
+
+// flowControlMixin is asyncio's FlowControlMixin: the write pause state
+// a protocol keeps for StreamWriter.Drain. The stream protocol and the
+// subprocess's embed it.
+type flowControlMixin struct {
+	loop         *asyncio.Loop
+	paused       bool
+	drainWaiters []*asyncio.Future[struct{}]
+	connLost     bool
+}
+
+// PauseWriting is called by the transport above the high water mark.
+func (p *flowControlMixin) PauseWriting() { p.paused = true }
+
+// ResumeWriting is called by the transport at the low water mark: it
+// wakes Drain.
+func (p *flowControlMixin) ResumeWriting() {
+	p.paused = false
+	ws := p.drainWaiters
+	p.drainWaiters = nil
+	for _, w := range ws {
+		if !w.Done() {
+			w.SetResult(struct{}{})
+		}
+	}
+}
+
+// lost is FlowControlMixin.connection_lost: it wakes Drain.
+func (p *flowControlMixin) lost(err error) {
+	p.connLost = true
 	if !p.paused {
 		return
 	}
@@ -364,22 +392,9 @@ func (p *streamProtocol) ConnectionLost(err error) {
 	}
 }
 
-func (p *streamProtocol) PauseWriting() { p.paused = true }
-
-func (p *streamProtocol) ResumeWriting() {
-	p.paused = false
-	ws := p.drainWaiters
-	p.drainWaiters = nil
-	for _, w := range ws {
-		if !w.Done() {
-			w.SetResult(struct{}{})
-		}
-	}
-}
-
 // drainHelper is FlowControlMixin._drain_helper (STREAM-9).
-func (p *streamProtocol) drainHelper(t *asyncio.T) error {
-	if p.connectionLost {
+func (p *flowControlMixin) drainHelper(t *asyncio.T) error {
+	if p.connLost {
 		return errConnectionLost
 	}
 	if !p.paused {
@@ -397,12 +412,20 @@ func (p *streamProtocol) drainHelper(t *asyncio.T) error {
 	return err
 }
 
+// writerProtocol is what a StreamWriter needs of the protocol under it:
+// Drain's flow control and WaitClosed's future. The stream protocol of a
+// connection and a subprocess's protocol (for its stdin) provide it.
+type writerProtocol interface {
+	drainHelper(t *asyncio.T) error
+	closeWaiter() *asyncio.Future[struct{}]
+}
+
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
 // connection. Its methods must be called on the loop.
 type StreamWriter struct {
 	loop      *asyncio.Loop
 	transport Transport
-	protocol  *streamProtocol
+	protocol  writerProtocol
 	reader    *StreamReader
 }
 
@@ -435,7 +458,7 @@ func (w *StreamWriter) ExtraInfo(name string) any { return w.transport.ExtraInfo
 // WaitClosed waits until the connection is lost and returns the error it
 // was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
 func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
-	_, err := w.protocol.closed.Await(t)
+	_, err := w.protocol.closeWaiter().Await(t)
 	return err
 }
 
@@ -463,16 +486,20 @@ func (w *StreamWriter) Drain(t *asyncio.T) error {
 // server handshake, others the client handshake. Data already buffered
 // in the reader stays there.
 func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string) error {
-	serverSide := w.protocol.onConnected != nil
+	sp, ok := w.protocol.(*streamProtocol)
+	if !ok {
+		return runtimeErrorf("start_tls() is only for stream connections, not for a pipe")
+	}
+	serverSide := sp.onConnected != nil
 	if err := w.Drain(t); err != nil {
 		return err
 	}
-	ntr, err := StartTLS(t, w.transport, w.protocol, cfg, serverSide, serverHostname)
+	ntr, err := StartTLS(t, w.transport, sp, cfg, serverSide, serverHostname)
 	if err != nil {
 		return err
 	}
 	w.transport = ntr
-	w.protocol.replaceTransport(ntr)
+	sp.replaceTransport(ntr)
 	return nil
 }
 
