@@ -160,16 +160,27 @@ func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
 		return []byte{}, nil
 	}
 	if n < 0 {
-		var out []byte
+		// As asyncio: collect the blocks, join them once at EOF (growing
+		// one slice instead would copy it over and over).
+		var blocks [][]byte
+		size := 0
 		for {
 			block, err := r.Read(t, r.limit)
 			if err != nil {
-				return out, err
+				return bytes.Join(blocks, nil), err
 			}
 			if len(block) == 0 {
-				return append([]byte{}, out...), nil
+				if len(blocks) == 1 {
+					return blocks[0], nil
+				}
+				out := make([]byte, 0, size)
+				for _, b := range blocks {
+					out = append(out, b...)
+				}
+				return out, nil
 			}
-			out = append(out, block...)
+			blocks = append(blocks, block)
+			size += len(block)
 		}
 	}
 	if len(r.buf) == 0 && !r.eof {
