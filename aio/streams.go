@@ -5,6 +5,7 @@ package aio
 import (
 	"bytes"
 	"crypto/tls"
+	"fmt"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -429,6 +430,39 @@ func (p *flowControlMixin) drainHelper(t *asyncio.T) error {
 type writerProtocol interface {
 	drainHelper(t *asyncio.T) error
 	closeWaiter() *asyncio.Future[struct{}]
+}
+
+// NewStreamReaderProtocol returns asyncio's StreamReaderProtocol over r:
+// a Protocol that feeds r what its transport receives, and gives a
+// StreamWriter made with NewStreamWriter its flow control. With
+// ConnectReadPipe it reads a pipe (os.Stdin, say) as a stream. A nil r
+// panics with a *ValueError.
+func NewStreamReaderProtocol(r *StreamReader) Protocol {
+	if r == nil {
+		panic(&asyncio.ValueError{Msg: "NewStreamReaderProtocol: nil reader"})
+	}
+	return newStreamProtocol(r.loop, r, nil)
+}
+
+// NewStreamWriter returns a StreamWriter over tr (asyncio's
+// StreamWriter(transport, protocol, reader, loop)): p must be tr's
+// protocol made by NewStreamReaderProtocol, which gives Drain its flow
+// control; r, which may be nil, is the reader whose error Drain reports
+// first. With ConnectWritePipe it writes a pipe as a stream. Another
+// protocol, or a nil tr, panics with a *ValueError.
+func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWriter {
+	sp, ok := p.(*streamProtocol)
+	if !ok {
+		panic(&asyncio.ValueError{Msg: "NewStreamWriter: the protocol must come from NewStreamReaderProtocol"})
+	}
+	full, ok := tr.(Transport)
+	if !ok {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("NewStreamWriter: not a transport of this package: %T", tr)})
+	}
+	if sp.transport == nil {
+		sp.transport = full
+	}
+	return &StreamWriter{loop: sp.loop, transport: full, protocol: sp, reader: r}
 }
 
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
