@@ -233,13 +233,13 @@ func ExampleProcess_Communicate() {
 type logProtocol struct{ done *asyncio.Future[struct{}] }
 
 func (p *logProtocol) ConnectionMade(tr aio.SubprocessTransport) { fmt.Println("made") }
-func (p *logProtocol) PipeDataReceived(fd int, data []byte)     { fmt.Printf("fd %d: %s", fd, data) }
+func (p *logProtocol) PipeDataReceived(fd int, data []byte)      { fmt.Printf("fd %d: %s", fd, data) }
 func (p *logProtocol) PipeConnectionLost(fd int, err error) {
 	if fd == 1 {
 		fmt.Println("fd 1 closed:", err)
 	}
 }
-func (p *logProtocol) ProcessExited()           { fmt.Println("exited") }
+func (p *logProtocol) ProcessExited() { fmt.Println("exited") }
 func (p *logProtocol) ConnectionLost(err error) {
 	fmt.Println("lost:", err)
 	p.done.SetResult(struct{}{})
