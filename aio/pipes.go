@@ -294,8 +294,8 @@ func newWritePipeTransport(l *asyncio.Loop, fd int, file *os.File, p Protocol, w
 	return tr, nil
 }
 
-func (tr *writePipeTransport) buffered() int   { return len(tr.wbuf) }
-func (tr *writePipeTransport) dropBuffer()     { tr.wbuf, tr.borrowed = nil, false }
+func (tr *writePipeTransport) buffered() int { return len(tr.wbuf) }
+func (tr *writePipeTransport) dropBuffer()   { tr.wbuf, tr.borrowed = nil, false }
 
 // unborrow copies what is left of a slice send took without a copy: its
 // owner is about to get it back.
