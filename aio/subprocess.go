@@ -356,12 +356,9 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 		case redirectFile:
 			files[i] = r.file
 		case redirectStdout:
-			files[i] = files[1]
+			files[i] = files[1] // nil for DevNull: os/exec opens it again
 		}
 		// redirectDevNull: nil, which os/exec opens as /dev/null.
-	}
-	if rs[2].kind == redirectStdout && rs[1].kind == redirectDevNull {
-		files[2] = nil
 	}
 	if files[0] != nil {
 		cmd.Stdin = files[0]
@@ -372,14 +369,22 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	if files[2] != nil {
 		cmd.Stderr = files[2]
 	}
+	// As asyncio, the protocol exists before the child: a factory that
+	// panics leaves nothing running.
+	started := false
+	defer func() {
+		if !started {
+			closeAll(true)
+		}
+	}()
+	proto := factory()
 	if err := cmd.Start(); err != nil {
-		closeAll(true)
 		return nil, nil, startError(err)
 	}
+	started = true
 	closeAll(false) // the child has its ends now
 
-	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, watch: exitWatch{pidfd: -1}}
-	tr.protocol = factory()
+	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, protocol: proto, watch: exitWatch{pidfd: -1}}
 	releaseAtClose(l, tr, tr.killAndReap)
 	tr.watchExit()
 	if l.Debug() {
@@ -425,8 +430,12 @@ func (tr *subprocessTransport) processExited() {
 	if tr.exited {
 		return
 	}
+	if tr.watch.waitDone != nil {
+		// The waiting goroutine reported: all it has left to do is end.
+		<-tr.watch.waitDone
+	}
 	tr.exited = true
-	tr.returnCode = exitCode(tr.cmd.ProcessState)
+	tr.returnCode = exitCode(tr.cmd.ProcessState, tr.pid)
 	if tr.loop.Debug() {
 		slog.Info(fmt.Sprintf("%v exited with return code %d", tr, tr.returnCode))
 	}
@@ -452,7 +461,14 @@ func (tr *subprocessTransport) processExited() {
 }
 
 // exitCode is Python's returncode: the exit status, or -N for signal N.
-func exitCode(ps *os.ProcessState) int {
+// A child someone else reaped (a wait for any child elsewhere in the
+// program) has no status: 255 with a warning, as asyncio's child watchers
+// say.
+func exitCode(ps *os.ProcessState, pid int) int {
+	if ps == nil {
+		slog.Warn(fmt.Sprintf("Unknown child process pid %d, will report returncode 255", pid))
+		return 255
+	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return -int(ws.Signal())
 	}
@@ -508,7 +524,7 @@ func (tr *subprocessTransport) killAndReap() {
 		_ = tr.cmd.Process.Kill()
 		tr.reapNow()
 		tr.exited = true
-		tr.returnCode = exitCode(tr.cmd.ProcessState)
+		tr.returnCode = exitCode(tr.cmd.ProcessState, tr.pid)
 	}
 	for _, p := range tr.pipes {
 		if p != nil && !p.disconnected {

@@ -230,3 +230,54 @@ func TestSubprocess_CancelledCommunicateLeavesChildRunning(t *testing.T) {
 	})
 	expectLog(t, []string{"communicate: cancelled; exited: false", "wait: -9 <nil>"}, got)
 }
+
+// Close kills a child that still runs and closes its pipes (asyncio's
+// BaseSubprocessTransport.close); the protocol then hears of each pipe,
+// the exit and, last, ConnectionLost. ExtraInfo gives the *exec.Cmd.
+func TestSubprocess_CloseKillsRunningChild(t *testing.T) {
+	bothWatches(t, func(t *testing.T) {
+		clean(t)
+		var p *procRecorder
+		var got []string
+		runNet(t, func(at *asyncio.T) error {
+			p = newProcRecorder(at)
+			tr, _, err := SubprocessExec(at, func() SubprocessProtocol { return p }, "sleep", []string{"1000"})
+			if err != nil {
+				return err
+			}
+			cmd, _ := tr.ExtraInfo("subprocess").(*exec.Cmd)
+			got = append(got, fmt.Sprintf("cmd pid matches: %v; closing: %v", cmd != nil && cmd.Process.Pid == tr.Pid(), tr.IsClosing()))
+			tr.Close()
+			tr.Close() // again: nothing more
+			got = append(got, fmt.Sprintf("closing: %v", tr.IsClosing()))
+			_, err = p.done.Await(at)
+			return err
+		})
+		expectLog(t, []string{"cmd pid matches: true; closing: false", "closing: true"}, got)
+		n := len(p.log)
+		if n < 2 || p.log[n-2] != "exited -9 true" || p.log[n-1] != "lost <nil>" {
+			t.Fatalf("log %q: want ... exited -9 true, lost <nil>", p.log)
+		}
+		middle := slices.Clone(p.log[1 : n-2])
+		slices.Sort(middle)
+		expectLog(t, []string{"pipe lost 0 <nil>", "pipe lost 1 <nil>", "pipe lost 2 <nil>"}, middle)
+	})
+}
+
+// A protocol factory that panics does so before the child starts: the
+// panic fails the calling task and nothing is left running.
+func TestSubprocess_FactoryPanicStartsNothing(t *testing.T) {
+	clean(t)
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		task := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
+			_, _, err := SubprocessExec(t, func() SubprocessProtocol { panic("no protocol") }, "sleep", []string{"1000"})
+			return struct{}{}, err
+		})
+		_, err := task.Await(at)
+		var pe *asyncio.PanicError
+		got = append(got, fmt.Sprintf("panic: %v; children: %d", errors.As(err, &pe) && pe.Value == "no protocol", len(childProcesses())))
+		return nil
+	})
+	expectLog(t, []string{"panic: true; children: 0"}, got)
+}
