@@ -257,8 +257,8 @@ type childPipe struct {
 
 func newChildPipe(parentReads bool) (childPipe, error) {
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		return childPipe{}, os.NewSyscallError("pipe2", err)
+	if err := sysPipe(p[:]); err != nil {
+		return childPipe{}, os.NewSyscallError("pipe", err)
 	}
 	parent, child := p[1], p[0]
 	if parentReads {
