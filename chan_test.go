@@ -82,9 +82,10 @@ func TestChanClosedWhileAwaited(t *testing.T) {
 func TestChanCancelLeavesNothingBehind(t *testing.T) {
 	var r eventLog
 	runVirtual(t, func(tk *T) error {
-		ch := make(chan int)
+		// Two channels: on one, the two helpers could meet each other.
+		ch, out := make(chan int), make(chan int)
 		recvT := CreateTask(tk, func(x *T) (int, error) { v, _, err := Recv(x, ch); return v, err })
-		sendT := CreateTask(tk, func(x *T) (int, error) { return 0, Send(x, ch, 9) })
+		sendT := CreateTask(tk, func(x *T) (int, error) { return 0, Send(x, out, 9) })
 		_ = Sleep(tk, 0)
 		recvT.Cancel("no more")
 		sendT.Cancel("enough")
@@ -94,14 +95,20 @@ func TestChanCancelLeavesNothingBehind(t *testing.T) {
 		r.log("send: %s", describe(err))
 		r.log("external=%d", tk.Loop().Stats().External)
 		select {
-		case v := <-ch:
-			r.log("channel had %d", v)
+		case ch <- 1:
+			r.log("a receiver is still waiting on the recv channel")
 		default:
-			r.log("channel untouched")
+			r.log("no receiver left")
+		}
+		select {
+		case v := <-out:
+			r.log("send channel had %d", v)
+		default:
+			r.log("send channel untouched")
 		}
 		return nil
 	})
-	checkEvents(t, []string{`recv: CancelledError("no more")`, `send: CancelledError("enough")`, "external=0", "channel untouched"}, &r)
+	checkEvents(t, []string{`recv: CancelledError("no more")`, `send: CancelledError("enough")`, "external=0", "no receiver left", "send channel untouched"}, &r)
 }
 
 // When the operation wins the race with a cancellation (the helper already

@@ -33,6 +33,12 @@ var (
 	// ErrClosedChannel is matched by the error of Send on a closed channel
 	// (where a Go send would panic).
 	ErrClosedChannel = errors.New("asyncio: send on closed channel")
+	// ErrInterrupted is what Run and RunWith return when Ctrl-C (SIGINT)
+	// interrupted the main task, where asyncio.run raises
+	// KeyboardInterrupt. It does not match ErrCancelled. A program that
+	// wants the exit status of a shell's interrupted command exits with
+	// 130 (128 + SIGINT).
+	ErrInterrupted = errors.New("asyncio: interrupted by SIGINT (KeyboardInterrupt)")
 )
 
 // CancelledError is asyncio.CancelledError: the error an await returns when

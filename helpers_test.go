@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
@@ -350,4 +352,33 @@ func captureSlog(t *testing.T) *slogCapture {
 	slog.SetDefault(slog.New(h))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	return h
+}
+
+// ---- helper processes
+
+// helperEnv names the helper-process scenario the test binary runs
+// instead of its tests (TestMain checks it first).
+const helperEnv = "GO_ASYNCIO_HELPER"
+
+// helperProcesses maps a scenario to the function whose result is the
+// helper process's exit status. Tests that need a process of their own
+// (to see it die of a signal, say) register one in an init function.
+var helperProcesses = map[string]func() int{}
+
+// runHelper runs the test binary as a helper process for scenario and
+// returns its combined output and its exit error.
+func runHelper(scenario string) (string, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+scenario)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// waitForPendingSignals gives a signal sent to the process itself time to
+// arrive (a failing helper's bound, not a timing assertion: a signal that
+// ends the process does so long before).
+func waitForPendingSignals() {
+	for range 200 {
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -96,6 +96,7 @@ type Loop struct {
 	closeHooksLive int
 	executor       *executor     // the default executor, created on first use
 	outside        *outsideCalls // Go calls, executor jobs, channel ops in flight (bridge.go)
+	signals        *signalState  // signal handlers (signal.go), nil until the first
 
 	// unretrieved lists the failed futures and tasks whose error nobody
 	// has read yet; Close reports them (future.go, FUT-10).
@@ -844,6 +845,7 @@ type closeHook struct{ fn func() }
 // called on the loop's goroutine (or while it is not running); OnClose
 // panics with an error wrapping ErrLoopClosed on a closed loop.
 func (l *Loop) OnClose(fn func()) (stop func() bool) {
+	l.checkThread("OnClose")
 	l.checkClosed()
 	if fn == nil {
 		panic(&ValueError{Msg: "OnClose: nil function"})

@@ -8,6 +8,8 @@ type Runner struct {
 	loop   *Loop
 	opts   []LoopOption
 	closed bool
+	// interrupts is the running RunWith's Ctrl-C state (runner_signal.go).
+	interrupts *interrupts
 }
 
 // NewRunner returns a Runner whose loop is created, with opts, on first
@@ -32,6 +34,10 @@ func (r *Runner) Loop() *Loop {
 // opts are main's task options: RunWith(r, main, WithContext(ctx)) is
 // Runner.run(coro, context=ctx), and also cancels main when ctx is done
 // (the returned *CancelledError then matches context.Cause(ctx)).
+//
+// While it runs, the first SIGINT cancels main and a second one stops
+// waiting for it; either way RunWith then returns ErrInterrupted (see
+// runner_signal.go for the details, as asyncio.Runner handles Ctrl-C).
 func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
 	var zero V
 	if r.closed {
@@ -42,9 +48,12 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
 	}
 	task := CreateTask(l, main, opts...)
+	r.interrupts = startInterrupts(l, &task.t)
 	// RunUntilComplete already retrieved main's error: return that one, as
 	// a second retrieval of a cancelled task loses its message (FUT-8).
-	if err := l.RunUntilComplete(task); err != nil {
+	err := r.interrupts.finish(l.RunUntilComplete(task))
+	r.interrupts = nil
+	if err != nil {
 		return zero, task.t.boundContextError(err)
 	}
 	return task.f.value, nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -170,4 +171,126 @@ func ExampleWithResolver() {
 	// Output:
 	// hello from 127.0.0.1
 	// error: <nil>
+}
+
+// The asyncio docs' subprocess example: run a command, read its output
+// line by line, wait for it (asyncio.create_subprocess_exec).
+func ExampleCreateSubprocessExec() {
+	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		p, err := aio.CreateSubprocessExec(t, "printf", []string{`one\ntwo\n`}, aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return struct{}{}, err
+		}
+		for {
+			line, err := p.Stdout.ReadLine(t)
+			if err != nil || len(line) == 0 { // an empty line is EOF
+				break
+			}
+			fmt.Printf("line: %s", line)
+		}
+		rc, err := p.Wait(t)
+		fmt.Println("exit code:", rc)
+		return struct{}{}, err
+	})
+	fmt.Println("error:", err)
+	// Output:
+	// line: one
+	// line: two
+	// exit code: 0
+	// error: <nil>
+}
+
+// Communicate feeds stdin and collects stdout and stderr without the
+// deadlock of a full pipe; a child killed by a signal has a negative
+// return code, as in asyncio.
+func ExampleProcess_Communicate() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		p, err := aio.CreateSubprocessShell(t, "tr a-z A-Z; echo done >&2",
+			aio.WithStdin(aio.Pipe), aio.WithStdout(aio.Pipe), aio.WithStderr(aio.Pipe))
+		if err != nil {
+			return struct{}{}, err
+		}
+		out, errOut, err := p.Communicate(t, []byte("quiet please\n"))
+		fmt.Printf("%s%s%v\n", out, errOut, err)
+
+		p, err = aio.CreateSubprocessExec(t, "sleep", []string{"60"})
+		if err != nil {
+			return struct{}{}, err
+		}
+		p.Kill()
+		rc, err := p.Wait(t)
+		fmt.Println("killed:", rc, err)
+		return struct{}{}, nil
+	})
+	// Output:
+	// QUIET PLEASE
+	// done
+	// <nil>
+	// killed: -9 <nil>
+}
+
+// logProtocol is a SubprocessProtocol that prints what it is told.
+type logProtocol struct{ done *asyncio.Future[struct{}] }
+
+func (p *logProtocol) ConnectionMade(tr aio.SubprocessTransport) { fmt.Println("made") }
+func (p *logProtocol) PipeDataReceived(fd int, data []byte)      { fmt.Printf("fd %d: %s", fd, data) }
+func (p *logProtocol) PipeConnectionLost(fd int, err error) {
+	if fd == 1 {
+		fmt.Println("fd 1 closed:", err)
+	}
+}
+func (p *logProtocol) ProcessExited() { fmt.Println("exited") }
+func (p *logProtocol) ConnectionLost(err error) {
+	fmt.Println("lost:", err)
+	p.done.SetResult(struct{}{})
+}
+
+// The low-level API (loop.subprocess_exec): a protocol gets the child's
+// output as it comes, the end of each pipe, the exit and, last,
+// ConnectionLost.
+func ExampleSubprocessExec() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		p := &logProtocol{done: asyncio.NewFuture[struct{}](t)}
+		tr, _, err := aio.SubprocessExec(t, func() aio.SubprocessProtocol { return p }, "echo", []string{"hi"},
+			aio.WithStdin(aio.DevNull), aio.WithStderr(aio.DevNull))
+		if err != nil {
+			return struct{}{}, err
+		}
+		if _, err := p.done.Await(t); err != nil {
+			return struct{}{}, err
+		}
+		rc, _ := tr.ReturnCode()
+		fmt.Println("return code:", rc)
+		return struct{}{}, nil
+	})
+	// Output:
+	// made
+	// fd 1: hi
+	// fd 1 closed: <nil>
+	// exited
+	// lost: <nil>
+	// return code: 0
+}
+
+// A pipe read as a stream (loop.connect_read_pipe with a
+// StreamReaderProtocol), here the read end of os.Pipe; os.Stdin works the
+// same way.
+func ExampleConnectReadPipe() {
+	r, w, _ := os.Pipe()
+	go func() {
+		w.Write([]byte("from another goroutine\n"))
+		w.Close()
+	}()
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		reader := aio.NewStreamReader(t, aio.DefaultStreamLimit)
+		if _, _, err := aio.ConnectReadPipe(t, func() aio.Protocol { return aio.NewStreamReaderProtocol(reader) }, r); err != nil {
+			return struct{}{}, err
+		}
+		line, err := reader.ReadLine(t)
+		fmt.Printf("%s%v\n", line, err)
+		return struct{}{}, nil
+	})
+	// Output:
+	// from another goroutine
+	// <nil>
 }

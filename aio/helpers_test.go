@@ -16,6 +16,8 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/go-asyncio/asyncio"
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
 
@@ -415,4 +418,123 @@ func expectLog(t *testing.T, want, got []string) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("log (-want +got):\n%s", d)
 	}
+}
+
+// ---- processes and descriptors
+
+// clean registers a check, run when the test ends, that it left nothing
+// behind: no child process of the test binary (a zombie included), no
+// file descriptor it opened, no goroutine it started. Children and
+// descriptors are read from /proc, which only Linux has; the goroutine
+// check runs everywhere.
+func clean(t *testing.T) {
+	t.Helper()
+	before := openFDTargets()
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		if kids := childProcesses(); len(kids) > 0 {
+			t.Errorf("child processes left: %s", strings.Join(kids, "; "))
+		}
+		var leaked []string
+		for fd, target := range openFDTargets() {
+			if _, ok := before[fd]; !ok {
+				leaked = append(leaked, fmt.Sprintf("%d -> %s", fd, target))
+			}
+		}
+		if len(leaked) > 0 {
+			t.Errorf("file descriptors left open: %s", strings.Join(leaked, ", "))
+		}
+		if err := goleak.Find(ignore); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// openFDTargets maps each open descriptor of the process to what it points to
+// (nil on systems without /proc).
+func openFDTargets() map[int]string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	fds := map[int]string{}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		target, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil || strings.HasPrefix(target, "/proc/") {
+			continue // ReadDir's own descriptor, closed by now
+		}
+		fds[fd] = target
+	}
+	return fds
+}
+
+// childProcesses lists the test binary's children as "pid (name) state"
+// (a state Z is a zombie nobody reaped).
+func childProcesses() []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	var kids []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state ppid ...
+		if len(f) > 1 && f[1] == strconv.Itoa(self) {
+			kids = append(kids, s[:i+1]+" "+f[0])
+		}
+	}
+	return kids
+}
+
+// alive reports whether process pid exists (a zombie counts).
+func alive(pid int) bool { return unix.Kill(pid, 0) == nil }
+
+// procRecorder is a recording SubprocessProtocol: "made", "data FD TEXT",
+// "pipe lost FD ERR", "exited", "lost ERR"; done resolves at
+// ConnectionLost.
+type procRecorder struct {
+	log  []string
+	tr   SubprocessTransport
+	done *asyncio.Future[struct{}]
+}
+
+func newProcRecorder(owner asyncio.LoopOwner) *procRecorder {
+	return &procRecorder{done: asyncio.NewFuture[struct{}](owner)}
+}
+
+func (p *procRecorder) add(format string, args ...any) {
+	p.log = append(p.log, fmt.Sprintf(format, args...))
+}
+
+func (p *procRecorder) ConnectionMade(tr SubprocessTransport) { p.tr = tr; p.add("made") }
+func (p *procRecorder) PipeDataReceived(fd int, d []byte)     { p.add("data %d %s", fd, d) }
+func (p *procRecorder) PipeConnectionLost(fd int, err error) {
+	p.add("pipe lost %d %s", fd, describe(err))
+}
+func (p *procRecorder) ProcessExited() {
+	rc, ok := p.tr.ReturnCode()
+	p.add("exited %d %v", rc, ok)
+}
+func (p *procRecorder) ConnectionLost(err error) {
+	p.add("lost %s", describe(err))
+	p.done.SetResult(struct{}{})
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"os/exec"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -35,6 +36,8 @@ type options struct {
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
 	// given), applied once all options are known, so order does not matter.
 	tlsHandshakeTimeout time.Duration
+	// sub shapes a child process (subprocess.go).
+	sub subprocessOptions
 }
 
 // Resolver looks up the addresses of a host name. *net.Resolver
@@ -101,8 +104,9 @@ func WithTLSHandshakeTimeout(d time.Duration) Option {
 }
 
 // WithStreamLimit sets the StreamReader limit of OpenConnection,
-// OpenUnixConnection, StartServer and StartUnixServer (asyncio's limit=,
-// default DefaultStreamLimit). n <= 0 makes the call fail with a
+// OpenUnixConnection, StartServer, StartUnixServer, CreateSubprocessExec
+// and CreateSubprocessShell (asyncio's limit=, default
+// DefaultStreamLimit). n <= 0 makes the call fail with a
 // *ValueError "Limit cannot be <= 0".
 func WithStreamLimit(n int) Option { return func(o *options) { o.limit = n } }
 
@@ -169,3 +173,33 @@ func WithMaxWriteBuffer(n int) Option {
 // net.DefaultResolver (IP literals are never looked up). Tests pass a fake
 // one; a *net.Resolver with PreferGo or its own Dial fits too.
 func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
+
+// WithStdin sets where a child's stdin comes from (asyncio's stdin=):
+// Inherit, Pipe, DevNull or File(f). For SubprocessExec, SubprocessShell,
+// CreateSubprocessExec and CreateSubprocessShell, as are the options
+// below.
+func WithStdin(r Redirect) Option { return func(o *options) { o.sub.streams[0] = &r } }
+
+// WithStdout sets where a child's stdout goes (asyncio's stdout=).
+func WithStdout(r Redirect) Option { return func(o *options) { o.sub.streams[1] = &r } }
+
+// WithStderr sets where a child's stderr goes (asyncio's stderr=); Stdout
+// sends it where stdout goes.
+func WithStderr(r Redirect) Option { return func(o *options) { o.sub.streams[2] = &r } }
+
+// WithDir sets a child's working directory (Popen's cwd=, exec.Cmd's
+// Dir).
+func WithDir(dir string) Option { return func(o *options) { o.sub.dir = &dir } }
+
+// WithEnv sets a child's environment, "KEY=value" strings (Popen's env=,
+// exec.Cmd's Env); without it the child inherits the parent's.
+func WithEnv(env []string) Option {
+	return func(o *options) { o.sub.env, o.sub.envSet = env, true }
+}
+
+// WithCmd calls setup with the child's *exec.Cmd before it starts, for
+// every other os/exec knob: SysProcAttr (Popen's start_new_session,
+// process_group, user, group), ExtraFiles (pass_fds), and so on. setup
+// must leave Stdin, Stdout and Stderr alone (the call fails with a
+// *ValueError otherwise): they are WithStdin, WithStdout and WithStderr's.
+func WithCmd(setup func(cmd *exec.Cmd)) Option { return func(o *options) { o.sub.setup = setup } }

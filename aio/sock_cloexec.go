@@ -10,3 +10,7 @@ import "golang.org/x/sys/unix"
 func sysSocket(family, typ int) (int, error) {
 	return unix.Socket(family, typ|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 }
+
+// sysPipe makes a close-on-exec pipe in one system call (for a child's
+// standard streams, subprocess.go).
+func sysPipe(p []int) error { return unix.Pipe2(p, unix.O_CLOEXEC) }

@@ -29,3 +29,16 @@ func sysSocket(family, typ int) (int, error) {
 	}
 	return fd, nil
 }
+
+// sysPipe makes a close-on-exec pipe where there is no pipe2, under
+// syscall.ForkLock as sysSocket does (os.Pipe does the same).
+func sysPipe(p []int) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	if err := unix.Pipe(p); err != nil {
+		return err
+	}
+	unix.CloseOnExec(p[0])
+	unix.CloseOnExec(p[1])
+	return nil
+}

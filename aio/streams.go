@@ -191,16 +191,27 @@ func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
 		return []byte{}, nil
 	}
 	if n < 0 {
-		var out []byte
+		// As asyncio: collect the blocks, join them once at EOF (growing
+		// one slice instead would copy it over and over).
+		var blocks [][]byte
+		size := 0
 		for {
 			block, err := r.Read(t, r.limit)
 			if err != nil {
-				return out, err
+				return bytes.Join(blocks, nil), err
 			}
 			if len(block) == 0 {
-				return append([]byte{}, out...), nil
+				if len(blocks) == 1 {
+					return blocks[0], nil
+				}
+				out := make([]byte, 0, size)
+				for _, b := range blocks {
+					out = append(out, b...)
+				}
+				return out, nil
 			}
-			out = append(out, block...)
+			blocks = append(blocks, block)
+			size += len(block)
 		}
 	}
 	if len(r.buf) == 0 && !r.eof {
@@ -325,22 +336,20 @@ func (r *StreamReader) ReadLine(t *asyncio.T) ([]byte, error) {
 // FlowControlMixin: it feeds the reader, tracks write pause state for
 // Drain, and on a server runs the client-connected callback as a task.
 type streamProtocol struct {
-	loop        *asyncio.Loop
+	flowControlMixin
 	reader      *StreamReader
 	transport   Transport
 	overTLS     bool
 	onConnected func(t *asyncio.T, r *StreamReader, w *StreamWriter) error
 	task        *asyncio.Task[struct{}]
 	closed      *asyncio.Future[struct{}]
-
-	paused         bool
-	drainWaiters   []*asyncio.Future[struct{}]
-	connectionLost bool
 }
 
 func newStreamProtocol(l *asyncio.Loop, r *StreamReader, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) *streamProtocol {
-	return &streamProtocol{loop: l, reader: r, onConnected: cb, closed: asyncio.NewFuture[struct{}](l)}
+	return &streamProtocol{flowControlMixin: flowControlMixin{loop: l}, reader: r, onConnected: cb, closed: asyncio.NewFuture[struct{}](l)}
 }
+
+func (p *streamProtocol) closeWaiter() *asyncio.Future[struct{}] { return p.closed }
 
 func (p *streamProtocol) ConnectionMade(tr Transport) {
 	p.transport = tr
@@ -393,8 +402,38 @@ func (p *streamProtocol) ConnectionLost(err error) {
 			_ = p.closed.Err() // WaitClosed is optional: mark the error retrieved
 		}
 	}
-	// FlowControlMixin.connection_lost: wake Drain.
-	p.connectionLost = true
+	p.flowControlMixin.lost(err)
+}
+
+// flowControlMixin is asyncio's FlowControlMixin: the write pause state
+// a protocol keeps for StreamWriter.Drain. The stream protocol and the
+// subprocess's embed it.
+type flowControlMixin struct {
+	loop         *asyncio.Loop
+	paused       bool
+	drainWaiters []*asyncio.Future[struct{}]
+	connLost     bool
+}
+
+// PauseWriting is called by the transport above the high water mark.
+func (p *flowControlMixin) PauseWriting() { p.paused = true }
+
+// ResumeWriting is called by the transport at the low water mark: it
+// wakes Drain.
+func (p *flowControlMixin) ResumeWriting() {
+	p.paused = false
+	ws := p.drainWaiters
+	p.drainWaiters = nil
+	for _, w := range ws {
+		if !w.Done() {
+			w.SetResult(struct{}{})
+		}
+	}
+}
+
+// lost is FlowControlMixin.connection_lost: it wakes Drain.
+func (p *flowControlMixin) lost(err error) {
+	p.connLost = true
 	if !p.paused {
 		return
 	}
@@ -412,22 +451,9 @@ func (p *streamProtocol) ConnectionLost(err error) {
 	}
 }
 
-func (p *streamProtocol) PauseWriting() { p.paused = true }
-
-func (p *streamProtocol) ResumeWriting() {
-	p.paused = false
-	ws := p.drainWaiters
-	p.drainWaiters = nil
-	for _, w := range ws {
-		if !w.Done() {
-			w.SetResult(struct{}{})
-		}
-	}
-}
-
 // drainHelper is FlowControlMixin._drain_helper (STREAM-9).
-func (p *streamProtocol) drainHelper(t *asyncio.T) error {
-	if p.connectionLost {
+func (p *flowControlMixin) drainHelper(t *asyncio.T) error {
+	if p.connLost {
 		return errConnectionLost
 	}
 	if !p.paused {
@@ -445,12 +471,53 @@ func (p *streamProtocol) drainHelper(t *asyncio.T) error {
 	return err
 }
 
+// writerProtocol is what a StreamWriter needs of the protocol under it:
+// Drain's flow control and WaitClosed's future. The stream protocol of a
+// connection and a subprocess's protocol (for its stdin) provide it.
+type writerProtocol interface {
+	drainHelper(t *asyncio.T) error
+	closeWaiter() *asyncio.Future[struct{}]
+}
+
+// NewStreamReaderProtocol returns asyncio's StreamReaderProtocol over r:
+// a Protocol that feeds r what its transport receives, and gives a
+// StreamWriter made with NewStreamWriter its flow control. With
+// ConnectReadPipe it reads a pipe (os.Stdin, say) as a stream. A nil r
+// panics with a *ValueError.
+func NewStreamReaderProtocol(r *StreamReader) Protocol {
+	if r == nil {
+		panic(&asyncio.ValueError{Msg: "NewStreamReaderProtocol: nil reader"})
+	}
+	return newStreamProtocol(r.loop, r, nil)
+}
+
+// NewStreamWriter returns a StreamWriter over tr (asyncio's
+// StreamWriter(transport, protocol, reader, loop)): p must be tr's
+// protocol made by NewStreamReaderProtocol, which gives Drain its flow
+// control; r, which may be nil, is the reader whose error Drain reports
+// first. With ConnectWritePipe it writes a pipe as a stream. Another
+// protocol, or a nil tr, panics with a *ValueError.
+func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWriter {
+	sp, ok := p.(*streamProtocol)
+	if !ok {
+		panic(&asyncio.ValueError{Msg: "NewStreamWriter: the protocol must come from NewStreamReaderProtocol"})
+	}
+	full, ok := tr.(Transport)
+	if !ok {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("NewStreamWriter: not a transport of this package: %T", tr)})
+	}
+	if sp.transport == nil {
+		sp.transport = full
+	}
+	return &StreamWriter{loop: sp.loop, transport: full, protocol: sp, reader: r}
+}
+
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
 // connection. Its methods must be called on the loop.
 type StreamWriter struct {
 	loop      *asyncio.Loop
 	transport Transport
-	protocol  *streamProtocol
+	protocol  writerProtocol
 	reader    *StreamReader
 }
 
@@ -483,7 +550,7 @@ func (w *StreamWriter) ExtraInfo(name string) any { return w.transport.ExtraInfo
 // WaitClosed waits until the connection is lost and returns the error it
 // was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
 func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
-	_, err := w.protocol.closed.Await(t)
+	_, err := w.protocol.closeWaiter().Await(t)
 	return err
 }
 
@@ -511,16 +578,20 @@ func (w *StreamWriter) Drain(t *asyncio.T) error {
 // server handshake, others the client handshake. Data already buffered
 // in the reader stays there.
 func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string) error {
-	serverSide := w.protocol.onConnected != nil
+	sp, ok := w.protocol.(*streamProtocol)
+	if !ok {
+		return runtimeErrorf("start_tls() is only for stream connections, not for a pipe")
+	}
+	serverSide := sp.onConnected != nil
 	if err := w.Drain(t); err != nil {
 		return err
 	}
-	ntr, err := StartTLS(t, w.transport, w.protocol, cfg, serverSide, serverHostname)
+	ntr, err := StartTLS(t, w.transport, sp, cfg, serverSide, serverHostname)
 	if err != nil {
 		return err
 	}
 	w.transport = ntr
-	w.protocol.replaceTransport(ntr)
+	sp.replaceTransport(ntr)
 	return nil
 }
 

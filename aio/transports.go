@@ -35,10 +35,10 @@ type WriteFlowControl interface {
 	ResumeWriting()
 }
 
-// Transport is asyncio.Transport: a bidirectional stream connection driven
-// by the loop. Its methods must be called on the loop (from a task or a
+// BaseTransport is asyncio.BaseTransport: what every transport of a
+// Protocol has. Its methods must be called on the loop (from a task or a
 // callback).
-type Transport interface {
+type BaseTransport interface {
 	// Close closes the transport (asyncio's close): reading stops at once,
 	// buffered data is still flushed, then ConnectionLost(nil) is called
 	// on the loop. Calling it again has no effect.
@@ -47,14 +47,21 @@ type Transport interface {
 	IsClosing() bool
 	// ExtraInfo returns "peername", "sockname" (net.Addr), "socket"
 	// (the fd, int), "sslcontext" (*tls.Config, TLS only), "ssl_object"
-	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only), or
-	// nil (asyncio's get_extra_info).
+	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only),
+	// "pipe" (the *os.File of a pipe transport), or nil (asyncio's
+	// get_extra_info).
 	ExtraInfo(name string) any
 	// SetProtocol replaces the protocol that receives the following
 	// callbacks (asyncio's set_protocol).
 	SetProtocol(p Protocol)
 	// Protocol returns the current protocol (asyncio's get_protocol).
 	Protocol() Protocol
+}
+
+// ReadTransport is asyncio.ReadTransport: the receiving side of a
+// transport (ConnectReadPipe returns one).
+type ReadTransport interface {
+	BaseTransport
 	// PauseReading stops DataReceived calls until ResumeReading.
 	PauseReading()
 	// ResumeReading undoes PauseReading.
@@ -62,6 +69,12 @@ type Transport interface {
 	// IsReading reports whether the transport is receiving (not paused,
 	// not closing).
 	IsReading() bool
+}
+
+// WriteTransport is asyncio.WriteTransport: the sending side of a
+// transport (ConnectWritePipe returns one).
+type WriteTransport interface {
+	BaseTransport
 	// Write queues data: it is sent at once as far as the socket accepts
 	// it, the rest is buffered (asyncio's write). It never blocks. After
 	// the connection is lost writes are dropped (a warning is logged after
@@ -87,6 +100,16 @@ type Transport interface {
 	// WriteBufferLimits returns the water marks, in the order
 	// SetWriteBufferLimits takes them.
 	WriteBufferLimits() (high, low int)
+}
+
+// Transport is asyncio.Transport: a bidirectional stream connection driven
+// by the loop, both a ReadTransport and a WriteTransport. Pipe transports
+// are Transports too, so that any Protocol can use them; the side a pipe
+// does not have fails (Write on a read pipe returns a *RuntimeError) or
+// does nothing (PauseReading on a write pipe).
+type Transport interface {
+	ReadTransport
+	WriteTransport
 }
 
 const (
@@ -197,6 +220,10 @@ type fdTransport struct {
 	fd    int
 	extra map[string]any
 	side  fdSide
+	// file, when set, owns fd (a pipe handed over as an *os.File): the
+	// teardown closes it rather than the bare fd, which the file would
+	// otherwise close a second time.
+	file *os.File
 
 	closing bool
 	// connLost is asyncio's _conn_lost: > 0 once ConnectionLost is
@@ -237,7 +264,11 @@ func (b *fdTransport) releaseAtLoopClose() {
 	b.side.dropBuffer()
 	if !b.fdClosed {
 		b.fdClosed = true
-		unix.Close(b.fd)
+		if b.file != nil {
+			b.file.Close()
+		} else {
+			unix.Close(b.fd)
+		}
 	}
 }
 
@@ -324,6 +355,10 @@ func (b *fdTransport) closeFD() {
 	b.disown()
 	b.loop.RemoveReader(b.fd)
 	b.loop.RemoveWriter(b.fd)
+	if b.file != nil {
+		b.file.Close()
+		return
+	}
 	unix.Close(b.fd)
 }
 

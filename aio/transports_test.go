@@ -109,7 +109,7 @@ func TestFaultBrokenPipe(t *testing.T) {
 		if b, err := r.Read(at, 10); len(b) != 0 || err != nil {
 			return fmt.Errorf("want EOF, got %q %v", b, err)
 		}
-		for i := 0; i < 1000 && !w.protocol.connectionLost; i++ {
+		for i := 0; i < 1000 && !w.protocol.(*streamProtocol).connLost; i++ {
 			w.Write([]byte("x"))
 			if err := asyncio.Sleep(at, time.Millisecond); err != nil {
 				return err
@@ -201,7 +201,7 @@ func TestFaultSlowReaderFlowControl(t *testing.T) {
 		for sent := 0; sent < total; sent += chunk {
 			w.Write(data)
 			maxBuf = max(maxBuf, w.Transport().WriteBufferSize())
-			if w.protocol.paused {
+			if w.protocol.(*streamProtocol).paused {
 				blocked++
 				if !startReading.Done() {
 					startReading.SetResult(struct{}{})

@@ -25,3 +25,26 @@ func BenchmarkW4Spawn(b *testing.B)     { benchWorkload(b, "W4") }
 func BenchmarkW6Cancel(b *testing.B)    { benchWorkload(b, "W6") }
 func BenchmarkW7TaskGroup(b *testing.B) { benchWorkload(b, "W7") }
 func BenchmarkW10Parked(b *testing.B)   { benchWorkload(b, "W10") }
+
+// BenchmarkSpawnTrue: one op = one `true` spawned and waited for, 100 at
+// a time (the spawn workload).
+func BenchmarkSpawnTrue(b *testing.B) {
+	old := subprocessRuns
+	subprocessRuns = 1
+	defer func() { subprocessRuns = old }()
+	benchWorkload(b, "spawn")
+}
+
+// BenchmarkCatCommunicate: one op = 64 MiB through cat with Communicate,
+// reported in MB/s (the cat workload).
+func BenchmarkCatCommunicate(b *testing.B) {
+	old := subprocessRuns
+	subprocessRuns = 1
+	defer func() { subprocessRuns = old }()
+	b.SetBytes(64 << 20)
+	for b.Loop() {
+		if _, err := catCommunicate(64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -144,3 +144,29 @@ func TestCLI(t *testing.T) {
 		t.Errorf("bench -w nope: %v, want exit status 2", err)
 	}
 }
+
+// The subprocess workloads with small sizes: their records carry what
+// peers/run-subprocess.sh reads, and their validation passes.
+func TestSubprocessWorkloads(t *testing.T) {
+	old := subprocessRuns
+	subprocessRuns = 1
+	defer func() { subprocessRuns = old }()
+	for _, c := range []struct {
+		w    string
+		n    int
+		keys []string
+	}{{"spawn", 20, []string{"ns_per_op", "limit"}}, {"cat", 1, []string{"mb_per_s", "mib"}}} {
+		r, err := workloads[c.w](c.n)
+		if err != nil {
+			t.Fatalf("%s: %v", c.w, err)
+		}
+		if r["impl"] != "go-asyncio" || r["workload"] != c.w || r["n"] != c.n {
+			t.Errorf("%s: record %v", c.w, r)
+		}
+		for _, k := range c.keys {
+			if v, ok := r[k]; !ok || fmt.Sprint(v) == "0" {
+				t.Errorf("%s: %s = %v", c.w, k, v)
+			}
+		}
+	}
+}

@@ -1,0 +1,676 @@
+//go:build unix
+
+package aio
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
+)
+
+// Child processes (asyncio's loop.subprocess_exec / subprocess_shell and
+// base_subprocess.py; the high-level Process is in process.go). os/exec
+// starts the child: the program lookup, the environment, the working
+// directory, SysProcAttr and ExtraFiles are all its own. This file gives
+// the child's pipes to pipe transports and watches for its exit on the
+// loop: on Linux a pidfd in the selector (no thread per child; see
+// subprocess_linux.go), elsewhere one goroutine per child blocked in
+// Wait that reports through CallSoonThreadsafe (subprocess_other.go).
+//
+// Callback order. The protocol gets ConnectionMade first, then
+// PipeDataReceived and PipeConnectionLost for each pipe, ProcessExited,
+// and last ConnectionLost(nil), once the child has exited and every pipe
+// is closed (asyncio's _try_finish). asyncio itself promises nothing
+// about ProcessExited against the pipe callbacks (gh-108973: it may come
+// first). Here, when the exit is seen, the pipes are read on the spot,
+// through EOF: the kernel closes a child's descriptors before it reports
+// the exit, so everything the child wrote, and the end of every pipe only
+// the child held, is delivered before ProcessExited. A pipe that another
+// process still holds (a grandchild in the background), or whose reading
+// is paused, is not waited for: ProcessExited never hangs on it.
+//
+// Wait returns as soon as the exit status is known, not once the pipes
+// are closed too: asyncio 3.13 waits for the pipes, and hangs while a
+// grandchild holds one, which CPython fixed later (gh-119710).
+//
+// No zombie: the child is reaped when its exit is seen, also when nobody
+// waits for it. A loop that closes with children still running kills
+// them (SIGKILL) and reaps them in Close, as asyncio's transport does
+// when it is closed (or collected) with its child running.
+
+// Redirect says where a child's standard stream goes (asyncio's stdin=,
+// stdout= and stderr= arguments). The zero value is Inherit.
+type Redirect struct {
+	kind redirectKind
+	file *os.File
+}
+
+type redirectKind uint8
+
+const (
+	redirectInherit redirectKind = iota
+	redirectPipe
+	redirectDevNull
+	redirectStdout
+	redirectFile
+)
+
+var (
+	// Inherit gives the child the parent's own stream (asyncio's None):
+	// the default of CreateSubprocessExec and CreateSubprocessShell.
+	Inherit = Redirect{}
+	// Pipe connects the stream to the parent through a pipe
+	// (asyncio.subprocess.PIPE): the default of SubprocessExec and
+	// SubprocessShell.
+	Pipe = Redirect{kind: redirectPipe}
+	// DevNull connects the stream to /dev/null (asyncio.subprocess.DEVNULL).
+	DevNull = Redirect{kind: redirectDevNull}
+	// Stdout, for stderr only, sends it where stdout goes
+	// (asyncio.subprocess.STDOUT).
+	Stdout = Redirect{kind: redirectStdout}
+)
+
+// File connects the stream to f, an open file of the parent's (asyncio's
+// file object or descriptor argument). The parent keeps f and closes it.
+func File(f *os.File) Redirect { return Redirect{kind: redirectFile, file: f} }
+
+// String names the redirect as asyncio's constants do.
+func (r Redirect) String() string {
+	switch r.kind {
+	case redirectPipe:
+		return "PIPE"
+	case redirectDevNull:
+		return "DEVNULL"
+	case redirectStdout:
+		return "STDOUT"
+	case redirectFile:
+		if r.file == nil {
+			return "File(nil)"
+		}
+		return "File(" + r.file.Name() + ")"
+	}
+	return "None"
+}
+
+// SubprocessProtocol is asyncio.SubprocessProtocol: the callbacks of a
+// SubprocessTransport, called on the loop in the order described above.
+// fd is 0, 1 or 2 for the child's stdin, stdout and stderr. A protocol
+// that also implements WriteFlowControl is paused and resumed by the
+// stdin pipe's write buffer.
+type SubprocessProtocol interface {
+	// ConnectionMade is called first, with the transport.
+	ConnectionMade(tr SubprocessTransport)
+	// PipeDataReceived is called with what the child wrote on fd.
+	PipeDataReceived(fd int, data []byte)
+	// PipeConnectionLost is called when the pipe of fd is closed, with
+	// nil or the error that closed it.
+	PipeConnectionLost(fd int, err error)
+	// ProcessExited is called when the child has exited.
+	ProcessExited()
+	// ConnectionLost is called last, once the child has exited and every
+	// pipe is closed.
+	ConnectionLost(err error)
+}
+
+// SubprocessTransport is asyncio.SubprocessTransport: a child process and
+// its pipes. Its methods must be called on the loop.
+type SubprocessTransport interface {
+	// Pid returns the child's process id.
+	Pid() int
+	// ReturnCode returns the child's exit status and true once it has
+	// exited (asyncio's None while it runs): its exit code, or -N when
+	// signal N killed it.
+	ReturnCode() (int, bool)
+	// PipeTransport returns the transport of the child's fd (0, 1 or 2),
+	// or nil when that stream is not a pipe (asyncio's
+	// get_pipe_transport).
+	PipeTransport(fd int) Transport
+	// SendSignal sends sig to the child (asyncio's send_signal). Once the
+	// child has exited it does nothing; once the transport is finished
+	// (ConnectionLost was called) it returns an error matching
+	// os.ErrProcessDone and syscall.ESRCH (asyncio's
+	// ProcessLookupError).
+	SendSignal(sig os.Signal) error
+	// Terminate sends SIGTERM.
+	Terminate() error
+	// Kill sends SIGKILL.
+	Kill() error
+	// Close closes the pipes and kills the child if it is still running
+	// (asyncio's close).
+	Close()
+	// IsClosing reports whether Close was called.
+	IsClosing() bool
+	// ExtraInfo returns "subprocess" (the *exec.Cmd) or nil.
+	ExtraInfo(name string) any
+	// SetProtocol replaces the protocol.
+	SetProtocol(p SubprocessProtocol)
+	// Protocol returns the protocol.
+	Protocol() SubprocessProtocol
+}
+
+// subprocessTransport is asyncio's BaseSubprocessTransport.
+type subprocessTransport struct {
+	loop     *asyncio.Loop
+	protocol SubprocessProtocol
+	cmd      *exec.Cmd
+	pid      int
+	pipes    [3]*subprocessPipe // by fd; nil when not a pipe
+
+	returnCode int
+	exited     bool        // the child has been reaped and returnCode is set
+	closed     bool        // Close was called
+	finished   bool        // ConnectionLost is scheduled (asyncio's _finished)
+	gone       bool        // ConnectionLost was called (asyncio's _proc is None)
+	disown     func() bool // unregisters killAndReap from Loop.OnClose
+
+	exitWaiters []*asyncio.Future[int]
+	watch       exitWatch
+}
+
+// exitWatch is how the child's exit reaches the loop (one of the two).
+type exitWatch struct {
+	pidfd    int           // Linux: a pidfd in the selector, -1 when none
+	waitDone chan struct{} // elsewhere: closed when the waiting goroutine ends
+}
+
+var _ SubprocessTransport = (*subprocessTransport)(nil)
+
+// subprocessPipe is asyncio's ReadSubprocessPipeProto /
+// WriteSubprocessPipeProto: the protocol of one of the child's pipes,
+// which forwards to the subprocess protocol.
+type subprocessPipe struct {
+	proc         *subprocessTransport
+	fd           int
+	read         *readPipeTransport  // fd 1, 2
+	write        *writePipeTransport // fd 0
+	disconnected bool
+}
+
+func (p *subprocessPipe) transport() Transport {
+	if p.read != nil {
+		return p.read
+	}
+	return p.write
+}
+
+func (p *subprocessPipe) ConnectionMade(Transport) {}
+func (p *subprocessPipe) DataReceived(data []byte) { p.proc.protocol.PipeDataReceived(p.fd, data) }
+func (p *subprocessPipe) EOFReceived() bool        { return false }
+func (p *subprocessPipe) ConnectionLost(err error) {
+	p.disconnected = true
+	p.proc.pipeConnectionLost(p.fd, err)
+}
+
+// PauseWriting and ResumeWriting pass the stdin pipe's flow control on.
+func (p *subprocessPipe) PauseWriting() {
+	if w, ok := p.proc.protocol.(WriteFlowControl); ok {
+		w.PauseWriting()
+	}
+}
+
+func (p *subprocessPipe) ResumeWriting() {
+	if w, ok := p.proc.protocol.(WriteFlowControl); ok {
+		w.ResumeWriting()
+	}
+}
+
+// subprocessOptions are the Options that shape a child.
+type subprocessOptions struct {
+	streams [3]*Redirect // stdin, stdout, stderr; nil: the call's default
+	dir     *string
+	env     []string
+	envSet  bool
+	setup   func(*exec.Cmd)
+}
+
+// checkRedirects fills in the defaults and rejects what no correct
+// program asks for, naming it.
+func (o *options) redirects(def Redirect) ([3]Redirect, error) {
+	var rs [3]Redirect
+	names := [3]string{"stdin", "stdout", "stderr"}
+	for i := range rs {
+		rs[i] = def
+		if r := o.sub.streams[i]; r != nil {
+			rs[i] = *r
+		}
+		switch {
+		case rs[i].kind == redirectStdout && i != 2:
+			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: Stdout (asyncio's STDOUT) is only for stderr", names[i])}
+		case rs[i].kind == redirectFile && rs[i].file == nil:
+			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: File(nil)", names[i])}
+		}
+	}
+	return rs, nil
+}
+
+// childPipe is one pipe made for the child: the parent's end, non-blocking
+// and close-on-exec, and the child's end as the *os.File os/exec passes on.
+type childPipe struct {
+	parent int
+	child  *os.File
+}
+
+func newChildPipe(parentReads bool) (childPipe, error) {
+	var p [2]int
+	if err := sysPipe(p[:]); err != nil {
+		return childPipe{}, os.NewSyscallError("pipe", err)
+	}
+	parent, child := p[1], p[0]
+	if parentReads {
+		parent, child = p[0], p[1]
+	}
+	if err := unix.SetNonblock(parent, true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return childPipe{}, os.NewSyscallError("fcntl", err)
+	}
+	return childPipe{parent: parent, child: os.NewFile(uintptr(child), "|0")}, nil
+}
+
+// notFoundError is what starting a program that PATH does not have
+// returns: os/exec's error, which names the program, and also
+// fs.ErrNotExist, as asyncio raises FileNotFoundError both for that and
+// for a path that does not exist.
+type notFoundError struct{ err *exec.Error }
+
+func (e *notFoundError) Error() string { return e.err.Error() }
+
+func (e *notFoundError) Unwrap() error { return e.err }
+
+func (e *notFoundError) Is(target error) bool { return target == os.ErrNotExist }
+
+// startError wraps os/exec's start errors where asyncio's differ.
+func startError(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) && errors.Is(err, exec.ErrNotFound) {
+		return &notFoundError{ee}
+	}
+	return err
+}
+
+// startSubprocess is the body of SubprocessExec and SubprocessShell
+// (asyncio's _make_subprocess_transport): start cmd with pipes as o says
+// (def is the call's default redirect), wrap it in a transport, and wait
+// until the protocol's ConnectionMade has run.
+func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.Cmd, opts []Option, def Redirect) (*subprocessTransport, SubprocessProtocol, error) {
+	if t == nil {
+		panic(&asyncio.ValueError{Msg: "subprocess: nil *asyncio.T"})
+	}
+	if factory == nil {
+		return nil, nil, &asyncio.ValueError{Msg: "subprocess: nil protocol factory"}
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := o.redirects(def)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.sub.dir != nil {
+		cmd.Dir = *o.sub.dir
+	}
+	if o.sub.envSet {
+		cmd.Env = o.sub.env
+	}
+	if o.sub.setup != nil {
+		o.sub.setup(cmd)
+		if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil {
+			return nil, nil, &asyncio.ValueError{Msg: "WithCmd: set the child's stdin, stdout and stderr with WithStdin, WithStdout and WithStderr"}
+		}
+	}
+	l := t.Loop()
+
+	var pipes [3]childPipe
+	made := [3]bool{}
+	closeAll := func(parentToo bool) {
+		for i, p := range pipes {
+			if !made[i] {
+				continue
+			}
+			p.child.Close()
+			if parentToo {
+				unix.Close(p.parent)
+			}
+		}
+	}
+	files := [3]*os.File{}
+	std := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
+	for i, r := range rs {
+		switch r.kind {
+		case redirectInherit:
+			files[i] = std[i]
+		case redirectPipe:
+			p, err := newChildPipe(i != 0)
+			if err != nil {
+				closeAll(true)
+				return nil, nil, err
+			}
+			pipes[i], made[i] = p, true
+			files[i] = p.child
+		case redirectFile:
+			files[i] = r.file
+		case redirectStdout:
+			files[i] = files[1] // nil for DevNull: os/exec opens it again
+		}
+		// redirectDevNull: nil, which os/exec opens as /dev/null.
+	}
+	if files[0] != nil {
+		cmd.Stdin = files[0]
+	}
+	if files[1] != nil {
+		cmd.Stdout = files[1]
+	}
+	if files[2] != nil {
+		cmd.Stderr = files[2]
+	}
+	// As asyncio, the protocol exists before the child: a factory that
+	// panics leaves nothing running.
+	started := false
+	defer func() {
+		if !started {
+			closeAll(true)
+		}
+	}()
+	proto := factory()
+	if err := cmd.Start(); err != nil {
+		return nil, nil, startError(err)
+	}
+	started = true
+	closeAll(false) // the child has its ends now
+
+	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, protocol: proto, watch: exitWatch{pidfd: -1}}
+	tr.disown = l.OnClose(tr.killAndReap) // nothing outlives the loop
+	tr.watchExit()
+	if l.Debug() {
+		slog.Debug(fmt.Sprintf("process %q created: pid %d", cmd.Path, tr.pid))
+	}
+	for i, p := range pipes {
+		if !made[i] {
+			continue
+		}
+		sp := &subprocessPipe{proc: tr, fd: i}
+		var err error
+		if i == 0 {
+			sp.write, err = newWritePipeTransport(l, p.parent, nil, sp, nil)
+		} else {
+			sp.read, err = newReadPipeTransport(l, p.parent, nil, sp, nil)
+			if sp.read != nil {
+				sp.read.raw = true
+			}
+		}
+		if err != nil { // cannot happen for a pipe; do not leak it anyway
+			unix.Close(p.parent)
+			sp.disconnected = true
+		}
+		tr.pipes[i] = sp
+	}
+	waiter := asyncio.NewFuture[struct{}](l)
+	l.CallSoon(func() {
+		tr.protocol.ConnectionMade(tr)
+		setDone(waiter)
+	})
+	if _, err := waiter.Await(t); err != nil {
+		// asyncio: close (which kills the child) and wait for it.
+		tr.Close()
+		tr.wait(t)
+		return nil, nil, err
+	}
+	return tr, tr.protocol, nil
+}
+
+// processExited is asyncio's _process_exited, called on the loop once the
+// child is reaped (cmd.ProcessState is set).
+func (tr *subprocessTransport) processExited() {
+	if tr.exited {
+		return
+	}
+	if tr.watch.waitDone != nil {
+		// The waiting goroutine reported: all it has left to do is end.
+		<-tr.watch.waitDone
+	}
+	tr.exited = true
+	tr.returnCode = exitCode(tr.cmd.ProcessState, tr.pid)
+	if tr.loop.Debug() {
+		slog.Info(fmt.Sprintf("%v exited with return code %d", tr, tr.returnCode))
+	}
+	// Deliver what the child left in its pipes, and the ends of the pipes
+	// it alone held, before ProcessExited (see the top of the file).
+	for _, p := range tr.pipes[1:] {
+		if p != nil && p.read != nil {
+			p.read.drain()
+		}
+	}
+	if p := tr.pipes[0]; p != nil && p.write != nil && p.write.connLost == 0 && p.write.peerGone() {
+		p.write.readReady()
+	}
+	// Wait returns now (gh-119710), whatever the pipes do.
+	for _, w := range tr.exitWaiters {
+		if !w.Done() {
+			w.SetResult(tr.returnCode)
+		}
+	}
+	tr.exitWaiters = nil
+	tr.loop.CallSoon(func() { tr.protocol.ProcessExited() })
+	tr.tryFinish()
+}
+
+// exitCode is Python's returncode: the exit status, or -N for signal N.
+// A child someone else reaped (a wait for any child elsewhere in the
+// program) has no status: 255 with a warning, as asyncio's child watchers
+// say.
+func exitCode(ps *os.ProcessState, pid int) int {
+	if ps == nil {
+		slog.Warn(fmt.Sprintf("Unknown child process pid %d, will report returncode 255", pid))
+		return 255
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func (tr *subprocessTransport) pipeConnectionLost(fd int, err error) {
+	tr.protocol.PipeConnectionLost(fd, err)
+	tr.tryFinish()
+}
+
+// tryFinish is asyncio's _try_finish: ConnectionLost once the child has
+// exited and every pipe is closed.
+func (tr *subprocessTransport) tryFinish() {
+	if !tr.exited || tr.finished {
+		return
+	}
+	for _, p := range tr.pipes {
+		if p != nil && !p.disconnected {
+			return
+		}
+	}
+	tr.finished = true
+	tr.loop.CallSoon(tr.callConnectionLost)
+}
+
+func (tr *subprocessTransport) callConnectionLost() {
+	defer func() { // also when the protocol panics
+		tr.gone = true
+		tr.disown()
+	}()
+	tr.protocol.ConnectionLost(nil)
+}
+
+// wait is asyncio's _wait: the return code, once the child has exited.
+func (tr *subprocessTransport) wait(t *asyncio.T) (int, error) {
+	if tr.exited {
+		return tr.returnCode, nil
+	}
+	w := asyncio.NewFuture[int](tr.loop)
+	tr.exitWaiters = append(tr.exitWaiters, w)
+	return w.Await(t)
+}
+
+// killAndReap runs when the loop closes with the transport unfinished: the
+// child, if still running, is killed and reaped, and the pipes are closed
+// (no callback can run any more).
+func (tr *subprocessTransport) killAndReap() {
+	if !tr.exited {
+		if tr.loop.Debug() {
+			slog.Warn(fmt.Sprintf("Close running child process: kill %v", tr))
+		}
+		_ = tr.cmd.Process.Kill()
+		tr.reapNow()
+		tr.exited = true
+		tr.returnCode = exitCode(tr.cmd.ProcessState, tr.pid)
+	}
+	for _, p := range tr.pipes {
+		if p != nil && !p.disconnected {
+			if p.read != nil {
+				p.read.closeFD()
+			} else {
+				p.write.closeFD()
+			}
+		}
+	}
+}
+
+// Pid returns the child's process id.
+func (tr *subprocessTransport) Pid() int { return tr.pid }
+
+// ReturnCode returns the exit status once the child has exited.
+func (tr *subprocessTransport) ReturnCode() (int, bool) { return tr.returnCode, tr.exited }
+
+// PipeTransport returns the transport of the child's fd, or nil.
+func (tr *subprocessTransport) PipeTransport(fd int) Transport {
+	if fd < 0 || fd > 2 || tr.pipes[fd] == nil {
+		return nil
+	}
+	return tr.pipes[fd].transport()
+}
+
+// processDoneError is asyncio's ProcessLookupError for a finished
+// transport.
+type processDoneError struct{ pid int }
+
+func (e *processDoneError) Error() string {
+	return fmt.Sprintf("asyncio: process %d already finished", e.pid)
+}
+
+// Is matches os.ErrProcessDone and syscall.ESRCH (ProcessLookupError).
+func (e *processDoneError) Is(target error) bool {
+	return target == os.ErrProcessDone || target == syscall.ESRCH
+}
+
+// SendSignal sends sig to the child.
+func (tr *subprocessTransport) SendSignal(sig os.Signal) error {
+	if tr.gone {
+		return &processDoneError{tr.pid}
+	}
+	if tr.exited {
+		return nil // asyncio swallows ProcessLookupError here
+	}
+	// os.Process signals through its pidfd where it has one, so a pid the
+	// system has reused since cannot be hit.
+	if err := tr.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+// Terminate sends SIGTERM.
+func (tr *subprocessTransport) Terminate() error { return tr.SendSignal(syscall.SIGTERM) }
+
+// Kill sends SIGKILL.
+func (tr *subprocessTransport) Kill() error { return tr.SendSignal(syscall.SIGKILL) }
+
+// Close closes the pipes and kills the child if it still runs.
+func (tr *subprocessTransport) Close() {
+	if tr.closed {
+		return
+	}
+	tr.closed = true
+	for _, p := range tr.pipes {
+		if p != nil {
+			p.transport().Close()
+		}
+	}
+	if !tr.exited {
+		if tr.loop.Debug() {
+			slog.Warn(fmt.Sprintf("Close running child process: kill %v", tr))
+		}
+		_ = tr.cmd.Process.Kill()
+	}
+}
+
+// IsClosing reports whether Close was called.
+func (tr *subprocessTransport) IsClosing() bool { return tr.closed }
+
+// ExtraInfo returns "subprocess" (the *exec.Cmd) or nil.
+func (tr *subprocessTransport) ExtraInfo(name string) any {
+	if name == "subprocess" {
+		return tr.cmd
+	}
+	return nil
+}
+
+// SetProtocol replaces the protocol.
+func (tr *subprocessTransport) SetProtocol(p SubprocessProtocol) { tr.protocol = p }
+
+// Protocol returns the protocol.
+func (tr *subprocessTransport) Protocol() SubprocessProtocol { return tr.protocol }
+
+// String describes the transport as asyncio's repr does.
+func (tr *subprocessTransport) String() string {
+	s := "<subprocessTransport"
+	if tr.closed {
+		s += " closed"
+	}
+	s += fmt.Sprintf(" pid=%d", tr.pid)
+	if tr.exited {
+		s += fmt.Sprintf(" returncode=%d", tr.returnCode)
+	} else {
+		s += " running"
+	}
+	return s + ">"
+}
+
+// watchOnGoroutine is the portable exit watch: one goroutine per child
+// blocked in cmd.Wait, reporting on the loop.
+func (tr *subprocessTransport) watchOnGoroutine() {
+	done := make(chan struct{})
+	tr.watch.waitDone = done
+	l, cmd := tr.loop, tr.cmd
+	go func() {
+		defer close(done)
+		_ = cmd.Wait() // an *exec.ExitError is an exit status, read on the loop
+		// A closed loop cannot take it: killAndReap waits for done.
+		_, _ = l.CallSoonThreadsafe(tr.processExited)
+	}()
+}
+
+// SubprocessExec starts program with args as a child process and drives
+// it with a protocol from factory (asyncio's loop.subprocess_exec). It
+// returns once the protocol's ConnectionMade has run. The child's streams
+// default to Pipe (WithStdin, WithStdout, WithStderr change them);
+// WithDir, WithEnv and WithCmd set the rest of the exec.Cmd. A program
+// that cannot be found returns os/exec's error, which names it and
+// matches os.ErrNotExist (asyncio's FileNotFoundError). If t is cancelled
+// while waiting for ConnectionMade, the child is killed and reaped and the
+// cancellation returned.
+func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program string, args []string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
+	tr, p, err := startSubprocess(t, factory, exec.Command(program, args...), opts, Pipe)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, p, nil
+}
+
+// SubprocessShell runs cmd with /bin/sh -c as SubprocessExec does
+// (asyncio's loop.subprocess_shell).
+func SubprocessShell(t *asyncio.T, factory func() SubprocessProtocol, cmd string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
+	return SubprocessExec(t, factory, "/bin/sh", []string{"-c", cmd}, opts...)
+}

@@ -1,0 +1,18 @@
+//go:build unix && !linux
+
+package aio
+
+// watchExit watches for the child's exit with one goroutine blocked in
+// cmd.Wait that reports on the loop (asyncio's ThreadedChildWatcher):
+// kqueue's EVFILT_PROC could do without it, but the core's selector has
+// no place for it.
+func (tr *subprocessTransport) watchExit() { tr.watchOnGoroutine() }
+
+// reapNow waits for the goroutine that reaps the killed child.
+func (tr *subprocessTransport) reapNow() { <-tr.watch.waitDone }
+
+// exitWatchGoroutine exists for the tests, which set it on Linux.
+var exitWatchGoroutine = true
+
+// pidfdWatch tells the tests that there is no pidfd watch here.
+const pidfdWatch = false

@@ -1,0 +1,147 @@
+package asyncio
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+// Signal handlers (asyncio's loop.add_signal_handler and
+// remove_signal_handler). os/signal does the work: each handled signal
+// has its own channel and one goroutine that forwards every arrival to
+// the loop with CallSoonThreadsafe, so the handler runs as a callback on
+// the loop, never on the goroutine that received the signal. Removing a
+// handler (or closing the loop) calls signal.Stop on that channel, which
+// gives the signal back the disposition it had before, unless other code
+// in the process still asks for it with signal.Notify (signal.Reset would
+// take it away from that code too, so it is not used).
+
+// signalState is the loop's table of handled signals; nil until the first
+// AddSignalHandler.
+type signalState struct {
+	handlers map[os.Signal]*signalWatch
+}
+
+// signalWatch is one handled signal: the channel os/signal delivers to and
+// the goroutine that forwards arrivals to the loop.
+type signalWatch struct {
+	sig  os.Signal
+	fn   func() // read and replaced on the loop only
+	ch   chan os.Signal
+	stop chan struct{}
+	done chan struct{}
+}
+
+// AddSignalHandler makes fn run as a callback on the loop each time sig
+// arrives (asyncio's add_signal_handler), replacing the handler sig had
+// on this loop. fn runs on the loop like any callback (a panic in it is
+// reported to the exception handler); arrivals while the loop is busy are
+// delivered at its next iteration, and arrivals that come faster than the
+// loop takes them may merge, as POSIX signals do.
+//
+// Errors, before anything changes, in asyncio's order: an invalid signal
+// number is a *ValueError "invalid signal number N"; SIGKILL and SIGSTOP
+// are a *RuntimeError "sig N cannot be caught"; a closed loop is an error
+// matching ErrLoopClosed; a nil fn is a *ValueError. Where the system has
+// no POSIX signals (Windows, Plan 9, js, wasip1) it returns an error
+// wrapping errors.ErrUnsupported, as asyncio has no add_signal_handler
+// there. In debug mode, a call from a goroutine that is not running the
+// loop panics (asyncio: RuntimeError outside the main thread).
+func (l *Loop) AddSignalHandler(sig os.Signal, fn func()) error {
+	if err := checkSignal(sig); err != nil {
+		return err
+	}
+	if err := catchable(sig); err != nil {
+		return err
+	}
+	if l.closed {
+		return errLoopClosed()
+	}
+	if fn == nil {
+		return &ValueError{Msg: fmt.Sprintf("AddSignalHandler(%v): nil handler", sig)}
+	}
+	l.checkThread("AddSignalHandler")
+	if l.signals == nil {
+		l.signals = &signalState{handlers: make(map[os.Signal]*signalWatch)}
+		l.onClose(l.removeSignalHandlers)
+	}
+	if w := l.signals.handlers[sig]; w != nil {
+		w.fn = fn // the watch goes on; the next arrival runs the new fn
+		return nil
+	}
+	w := &signalWatch{sig: sig, fn: fn, ch: make(chan os.Signal, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l.signals.handlers[sig] = w
+	signal.Notify(w.ch, sig)
+	go l.forwardSignals(w)
+	return nil
+}
+
+// forwardSignals runs on its own goroutine for as long as w is
+// registered: it hands each arrival to the loop.
+func (l *Loop) forwardSignals(w *signalWatch) {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.ch:
+			// A closed loop cannot take it; Close stops this goroutine
+			// right after.
+			_, _ = l.CallSoonThreadsafe(func() { l.dispatchSignal(w) })
+		case <-w.stop:
+			return
+		}
+	}
+}
+
+// dispatchSignal runs w's handler on the loop, unless the handler was
+// removed or replaced by a new registration since the signal arrived.
+func (l *Loop) dispatchSignal(w *signalWatch) {
+	if l.signals == nil || l.signals.handlers[w.sig] != w {
+		return
+	}
+	w.fn()
+}
+
+// RemoveSignalHandler removes the handler of sig (asyncio's
+// remove_signal_handler) and reports whether there was one. The signal
+// gets back the disposition it had before AddSignalHandler (see
+// signal.Stop): for SIGINT or SIGTERM in a program that does not handle
+// them otherwise, the default action ends the process again. An arrival
+// already on its way to the loop is dropped. A signal that cannot have a
+// handler (invalid, SIGKILL, SIGSTOP, or any signal where the system has
+// none) reports false.
+func (l *Loop) RemoveSignalHandler(sig os.Signal) bool {
+	if l.signals == nil {
+		return false
+	}
+	l.checkThread("RemoveSignalHandler")
+	w := l.signals.handlers[sig]
+	if w == nil {
+		return false
+	}
+	delete(l.signals.handlers, sig)
+	w.unwatch()
+	return true
+}
+
+// unwatch stops delivery to w's channel and waits for its goroutine.
+func (w *signalWatch) unwatch() {
+	signal.Stop(w.ch)
+	close(w.stop)
+	<-w.done
+}
+
+// hasSignalHandler reports whether sig has a handler on l (the Runner's
+// SIGINT handling steps aside for it, as asyncio.Runner does when SIGINT
+// is not at its default handler).
+func (l *Loop) hasSignalHandler(sig os.Signal) bool {
+	return l.signals != nil && l.signals.handlers[sig] != nil
+}
+
+// removeSignalHandlers removes every handler when the loop closes
+// (asyncio's _UnixSelectorEventLoop.close).
+func (l *Loop) removeSignalHandlers() {
+	for sig, w := range l.signals.handlers {
+		delete(l.signals.handlers, sig)
+		w.unwatch()
+	}
+}
