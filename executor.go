@@ -107,6 +107,7 @@ func RunInExecutor[V any](owner LoopOwner, fn func(ctx context.Context) (V, erro
 	l := owner.ownerLoop()
 	l.checkClosed() // like CallSoon and CreateTask: a closed loop panics
 	fut := NewFuture[V](l)
+	fut.kind = kindExecutor
 	ctx, cancel := context.WithCancel(context.Background())
 	job := &executorJob{ctx: ctx}
 	job.run = func() {

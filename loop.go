@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,14 @@ type Loop struct {
 	holderGoroutine  uint64 // debug mode: goroutine currently running the loop
 	stepStart        time.Time
 
+	// diagOn is the one flag the hot paths test: some diagnostic is on
+	// (debug mode, a WithTask* option, step timing, runtime/trace, the
+	// cancellation tester). It is refreshed every iteration, since
+	// tracing can start at any time (introspect.go, trace.go).
+	diagOn    bool
+	diagFlags diagFlags
+	metrics   loopMetrics // counters and hooks (metrics.go)
+
 	closeHooks []func()
 	executor   *executor // the default executor, created on first use
 
@@ -102,6 +111,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	for _, o := range opts {
 		o(l)
 	}
+	l.refreshDiag()
 	return l
 }
 
@@ -134,6 +144,7 @@ func (l *Loop) SetDebug(on bool) {
 		l.holderGoroutine = goroutineID()
 	}
 	l.debug = on
+	l.refreshDiag()
 }
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
@@ -258,10 +269,12 @@ func (l *Loop) RunForever() error {
 	}
 	l.running = true
 	l.noteHolder()
+	start := l.Time()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.running = false
 		l.stopping = false
+		l.metrics.runTime += l.Time() - start
 	}()
 	// At least one iteration, even when Stop was called before.
 	if l.snapshotLeft == 0 {
@@ -270,7 +283,8 @@ func (l *Loop) RunForever() error {
 	l.runReady(nil)
 	if l.deadlocked {
 		l.deadlocked = false
-		return ErrDeadlock
+		// The error carries a dump of what every task waits on.
+		return &DeadlockError{Snapshot: l.snapshot(SnapshotOptions{})}
 	}
 	return nil
 }
@@ -366,6 +380,7 @@ func (l *Loop) runReady(self *T) nextUp {
 		from := e.from
 		l.ready.pop()
 		l.snapshotLeft--
+		l.metrics.steps++
 		if !l.beginStep(task, from) {
 			continue
 		}
@@ -382,25 +397,42 @@ func (l *Loop) runReady(self *T) nextUp {
 // timers, poll for I/O with the right timeout, move due timers to the ready
 // queue, and take the snapshot of entries this iteration runs.
 func (l *Loop) startIteration() {
+	l.metrics.iterations++
+	l.diagOn = l.diagFlags != 0 || trace.IsEnabled()
 	// The len checks keep the calls off the path of a loop without timers
 	// (a Sleep(t, 0) loop is this function and little else).
 	if len(l.timers) > 0 {
 		l.dropCancelledTimers()
 	}
 	l.drainThreadsafe()
+	if l.metrics.beforePoll != nil {
+		// Before the timeout is computed, as ae.c's beforesleep: what the
+		// hook schedules makes this poll not block.
+		l.runPollHook(l.metrics.beforePoll, "before-poll")
+	}
 	timeout := time.Duration(0)
 	if l.ready.len() == 0 && !l.stopping {
 		timeout = l.idleTimeout()
 	}
-	l.poll(timeout)
+	if timeout != 0 {
+		l.pollBlocking(timeout) // timed: Stats().PollTime
+	} else {
+		l.poll(0)
+	}
 	if l.deadlocked {
 		return
+	}
+	if l.metrics.afterPoll != nil {
+		l.runPollHook(l.metrics.afterPoll, "after-poll")
 	}
 	l.drainThreadsafe()
 	if len(l.timers) > 0 {
 		l.queueDueTimers()
+	} else if l.metrics.iterations&coarseClockEvery == 0 {
+		l.metrics.coarseNow = l.Time()
 	}
 	l.snapshotLeft = l.ready.len()
+	l.metrics.entries += uint64(l.snapshotLeft)
 }
 
 // dropCancelledTimers removes cancelled timers lazily (LOOP-4): the whole
@@ -434,6 +466,7 @@ func (l *Loop) idleTimeout() time.Duration {
 // now + resolution" is "when <= now".
 func (l *Loop) queueDueTimers() {
 	end := l.Time()
+	l.metrics.coarseNow = end
 	for len(l.timers) > 0 {
 		t := l.timers.first()
 		if t.cancelled {
@@ -473,7 +506,7 @@ func (l *Loop) runCallbacks() {
 				continue // cancelled
 			}
 		}
-		if !l.debug {
+		if !l.diagOn {
 			fn()
 			continue
 		}
@@ -490,7 +523,9 @@ func (l *Loop) reportIfSlow(fn func(), start time.Time) {
 	if start.IsZero() {
 		return
 	}
-	if dt := time.Since(start); dt >= l.slowCallback {
+	dt := time.Since(start)
+	l.metrics.callbackTime += dt
+	if l.debug && dt >= l.slowCallback {
 		slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
 	}
 }
@@ -633,6 +668,7 @@ func (l *Loop) Close() error {
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
 	l.ready.clear()
+	l.metrics.entries -= uint64(l.snapshotLeft) // discarded, never run
 	l.snapshotLeft = 0
 	for _, s := range l.timers {
 		s.t.inHeap = false

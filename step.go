@@ -9,10 +9,6 @@ package asyncio
 
 import (
 	"errors"
-	"fmt"
-	"log/slog"
-	"runtime"
-	"time"
 )
 
 func (l *Loop) beginStep(t *T, from *futureCore) bool {
@@ -42,8 +38,8 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	}
 	t.stepErr = err
 	l.current = t
-	if l.debug {
-		l.stepStart = time.Now()
+	if l.diagOn {
+		l.diagBeginStep(t, err)
 	}
 	return true
 }
@@ -51,6 +47,9 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 func (t *T) main() {
 	l := t.fut.loop
 	l.noteHolder()
+	if l.diagOn {
+		t.diagStarted()
+	}
 	returned := false
 	defer func() {
 		if returned {
@@ -126,6 +125,10 @@ func (t *T) yield() error {
 
 func (t *T) park() error {
 	l := t.fut.loop
+	t.waitSince = l.coarseTime()
+	if l.diagOn {
+		t.diagSuspending()
+	}
 	l.endStep(t)
 	if l.runReady(t) != upOwnStep {
 		if !t.suspend() {
@@ -136,18 +139,16 @@ func (t *T) park() error {
 	}
 	err := t.stepErr
 	t.stepErr = nil
+	if l.diagOn {
+		t.diagResumed(err)
+	}
 	return err
 }
 
 func (l *Loop) endStep(t *T) {
 	l.current = nil
-	if l.debug && !l.stepStart.IsZero() {
-		if dt := time.Since(l.stepStart); dt >= l.slowCallback {
-			buf := make([]byte, 8192)
-			buf = buf[:runtime.Stack(buf, false)]
-			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()), slog.String("stack", string(buf)))
-		}
-		l.stepStart = time.Time{}
+	if l.diagOn {
+		l.diagEndStep(t)
 	}
 }
 
@@ -167,6 +168,9 @@ func (t *T) finishStep(err error) {
 		f.finish(err)
 	}
 	t.fut.loop.removeTask(t)
+	if t.diag != nil {
+		t.diagFinished(err)
+	}
 }
 
 func (t *T) checkRunning() {

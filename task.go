@@ -47,6 +47,13 @@ type T struct {
 	futWaiter    *futureCore
 	stepErr      error // what the current step throws in
 	pendingThrow error // a RuntimeError for the next step
+
+	// waitSince is the loop's coarse clock when the task last suspended,
+	// for dumps ("waiting for 2s"); diag holds what the diagnostics
+	// record (cancel requests, goroutine, trace task), nil until one of
+	// them has something to record (introspect.go).
+	waitSince time.Duration
+	diag      *taskDiag
 }
 
 // Task is asyncio.Task: a coroutine function running as a task of a loop,
@@ -86,6 +93,9 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 		} else {
 			tk.t.name = "Task-" + strconv.FormatUint(n, 10)
 		}
+	}
+	if l.diagOn {
+		l.diagTaskCreated(&tk.t)
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
@@ -225,7 +235,7 @@ func Sleep(t *T, d time.Duration) error {
 	if d <= 0 {
 		return t.yield()
 	}
-	f := &Future[struct{}]{futureCore: futureCore{loop: t.fut.loop}}
+	f := &Future[struct{}]{futureCore: futureCore{loop: t.fut.loop, kind: kindSleep}}
 	h := t.fut.loop.CallLater(d, func() {
 		if !f.done() {
 			f.SetResult(struct{}{})

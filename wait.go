@@ -41,6 +41,7 @@ func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, 
 	fs := dedup(aws)
 	loop := t.Loop()
 	waiter := NewFuture[struct{}](loop)
+	waiter.kind = kindWait
 	release := func() {
 		if !waiter.Done() {
 			waiter.SetResult(struct{}{})
@@ -53,7 +54,7 @@ func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, 
 	counter := len(fs)
 	ids := make([]CallbackID, len(fs))
 	for i, f := range fs {
-		ids[i] = f.AddDoneCallback(func() {
+		ids[i] = f.core().addDoneCallbackFrom(func() {
 			counter--
 			if counter <= 0 || when == FirstCompleted ||
 				when == FirstException && !f.Cancelled() && f.Err() != nil {
@@ -62,7 +63,7 @@ func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, 
 				}
 				release()
 			}
-		})
+		}, &waiter.futureCore)
 	}
 	_, err = waiter.Await(t)
 	if timer != nil {
@@ -108,11 +109,12 @@ type asCompleted struct {
 	todoLeft int
 }
 
-func newAsCompleted(loop *Loop, aws []Awaitable, timeout time.Duration) *asCompleted {
+func newAsCompleted(t *T, aws []Awaitable, timeout time.Duration) *asCompleted {
+	loop := t.Loop()
 	ac := &asCompleted{loop: loop, ids: make(map[Awaitable]CallbackID)}
 	ac.todo = dedup(aws)
 	for _, f := range ac.todo {
-		ac.ids[f] = f.AddDoneCallback(func() { ac.handleCompletion(f) })
+		ac.ids[f] = f.core().addDoneCallbackFrom(func() { ac.handleCompletion(f) }, t.fut)
 	}
 	if len(ac.todo) > 0 && timeout != Never {
 		ac.timer = loop.CallAt(addSaturating(loop.Time(), timeout), ac.handleTimeout)
@@ -157,6 +159,7 @@ func (ac *asCompleted) put(f Awaitable) {
 func (ac *asCompleted) next(t *T) (Awaitable, error) {
 	for len(ac.done) == 0 {
 		ac.getter = NewFuture[struct{}](ac.loop)
+		ac.getter.kind = kindAsCompleted
 		_, err := ac.getter.Await(t)
 		ac.getter = nil
 		if err != nil {
@@ -180,7 +183,7 @@ func (ac *asCompleted) next(t *T) (Awaitable, error) {
 // while waiting it yields (nil, *CancelledError) and stops. The sequence
 // must be ranged over from task t, at most once.
 func AsCompleted(t *T, aws []Awaitable, timeout time.Duration) iter.Seq2[Awaitable, error] {
-	ac := newAsCompleted(t.Loop(), aws, timeout)
+	ac := newAsCompleted(t, aws, timeout)
 	return func(yield func(Awaitable, error) bool) {
 		for ac.todoLeft > 0 {
 			ac.todoLeft--

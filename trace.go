@@ -1,0 +1,53 @@
+package asyncio
+
+// Go's own tools see tasks: pprof labels (WithTaskLabels, debug mode) and
+// runtime/trace (while tracing is on, whatever the options).
+//
+// Under runtime/trace each task is a trace task of type "asyncio.Task"
+// (nested in the trace task of the task that created it), logging its name
+// under "asyncio.name"; each step is a region "asyncio.step" on the task's
+// goroutine; cancel requests and deliveries are log events
+// "asyncio.cancel" and "asyncio.cancel.delivered". `go tool trace` then
+// shows every asyncio task, its steps and who cancelled it. Tasks started
+// before tracing began get their trace task at their next step.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/trace"
+	"time"
+)
+
+// LabelTask is the pprof label key under which a task's goroutine carries
+// the task's name (WithTaskLabels, debug mode): CPU and goroutine profiles
+// then split by task (go tool pprof -tagfocus=asyncio.task=worker-1, or
+// -tagroot=asyncio.task).
+const LabelTask = "asyncio.task"
+
+// traceStepStart opens the trace region of a step, on the task's goroutine
+// (regions belong to a goroutine); the trace task is created on first use.
+func (t *T) traceStepStart() {
+	if !trace.IsEnabled() {
+		return
+	}
+	d := t.diagState()
+	if d.traceTask == nil {
+		parent := d.traceCtx
+		if parent == nil {
+			parent = context.Background()
+		}
+		d.traceCtx, d.traceTask = trace.NewTask(parent, "asyncio.Task")
+		trace.Log(d.traceCtx, "asyncio.name", t.Name())
+	}
+	d.traceRegion = trace.StartRegion(d.traceCtx, "asyncio.step")
+}
+
+// warnSlowStep is the debug-mode warning for a step that took dt >=
+// slowCallback (asyncio's slow_callback_duration), with the task's stack.
+func (l *Loop) warnSlowStep(t *T, dt time.Duration) {
+	buf := make([]byte, 8192)
+	buf = buf[:runtime.Stack(buf, false)]
+	slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()), slog.String("stack", string(buf)))
+}
