@@ -152,11 +152,11 @@ func (v *futureView) String() string {
 
 // FormatCallGraph renders g as asyncio's format_call_graph does:
 //
-//	* Task(name='worker', id=0xc000123400)
-//	  + Call stack:
-//	  |   File '/src/app/main.go', line 42, in main.worker()
-//	  + Awaited by:
-//	      * Task(name='main', id=0xc000120000)
+//   - Task(name='worker', id=0xc000123400)
+//   - Call stack:
+//     |   File '/src/app/main.go', line 42, in main.worker()
+//   - Awaited by:
+//   - Task(name='main', id=0xc000120000)
 //
 // A plain future is "* Future(id=0x…)", with its kind when it is a
 // combinator's or a primitive's ("* Future(id=0x…, kind='gather')").

@@ -82,11 +82,11 @@ func (k futureKind) String() string {
 type diagFlags uint8
 
 const (
-	diagDebug      diagFlags = 1 << iota // debug mode
-	diagStacks                           // WithTaskStacks
-	diagLabels                           // WithTaskLabels
-	diagTiming                           // WithStepTiming
-	diagSuspendHook                      // the cancellation tester's hook
+	diagDebug       diagFlags = 1 << iota // debug mode
+	diagStacks                            // WithTaskStacks
+	diagLabels                            // WithTaskLabels
+	diagTiming                            // WithStepTiming
+	diagSuspendHook                       // the cancellation tester's hook
 )
 
 // refreshDiag recomputes diagFlags' debug bit and diagOn after a change.
