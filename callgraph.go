@@ -150,16 +150,13 @@ func (v *futureView) String() string {
 	return "<Future " + state + " kind=" + v.kind.String() + ">"
 }
 
-// FormatCallGraph renders g as asyncio's format_call_graph does:
-//
-//   - Task(name='worker', id=0xc000123400)
-//   - Call stack:
-//     |   File '/src/app/main.go', line 42, in main.worker()
-//   - Awaited by:
-//   - Task(name='main', id=0xc000120000)
-//
-// A plain future is "* Future(id=0x…)", with its kind when it is a
-// combinator's or a primitive's ("* Future(id=0x…, kind='gather')").
+// FormatCallGraph renders g as asyncio's format_call_graph does: a line
+// "* Task(name='worker', id=0x…)" per task ("* Future(id=0x…)" for a
+// future, with its kind when it is a combinator's or a primitive's, such as
+// kind='gather'), then "+ Call stack:" with one "|   File '…', line N, in
+// function()" line per frame, innermost first, then "+ Awaited by:" and the
+// awaiters' graphs indented by four spaces (ExampleCaptureCallGraph shows
+// one).
 func FormatCallGraph(g *FutureCallGraph) string {
 	var b strings.Builder
 	renderGraph(&b, g, 0)
