@@ -232,12 +232,11 @@ func (t *T) diagFinished(err error) {
 		d.traceTask.End()
 		d.traceTask, d.traceCtx = nil, nil
 	}
-	if d.delivered && !IsCancelled(err) && t.numCancelRequested >= d.deliveredCount && t.fut.loop.debug {
-		outcome := "finished with a nil error"
-		if err != nil {
-			outcome = "failed with an error that is not a cancellation (" + err.Error() + ")"
-		}
-		t.reportSwallowed(outcome)
+	// A task failing with another error has not gone on as if nothing
+	// happened (a TaskGroup turns a cancellation into its ExceptionGroup):
+	// only a normal end is a swallowed cancellation.
+	if d.delivered && err == nil && t.numCancelRequested >= d.deliveredCount && t.fut.loop.debug {
+		t.reportSwallowed("finished with a nil error")
 	}
 	d.delivered = false
 }
@@ -321,15 +320,17 @@ func (t *T) cancelHandled() {
 // SwallowedCancelError is the Err of the exception-handler report, in
 // debug mode, of a task that swallowed a cancellation: an await returned
 // it a CancelledError while it had cancel requests pending, and it then
-// awaited again at the same place, or ended, without returning the error
-// or calling Uncancel.
+// awaited again at the same place (a loop that ignores the error), or
+// returned a nil error, without returning the CancelledError or calling
+// Uncancel. Awaits elsewhere in between (cleanup before returning the
+// error) are not reported.
 type SwallowedCancelError struct {
 	// Task is the task's name.
 	Task string
 	// DeliveredAt is the await that returned the CancelledError.
 	DeliveredAt Frame
-	// Then is what happened next: "awaited again at the same place",
-	// "finished with a nil error", ...
+	// Then is what happened next: "awaited again at the same place" or
+	// "finished with a nil error".
 	Then string
 	// ThenAt is the await where it waited again (zero when it ended).
 	ThenAt Frame
@@ -525,9 +526,10 @@ func isLoopMachinery(fn string) bool {
 
 // trimTaskStack turns a suspended (or running) task's goroutine stack,
 // innermost frame first, into the frames a reader wants: the library call
-// the user made (the outermost frame of the innermost library run), then
-// the user's frames, with library frames between them kept (a TaskGroup, a
-// WaitForFunc) and the task harness under them dropped.
+// the user made, then the user's frames, with each run of library frames
+// between them reduced to the call the user made (a TaskGroup, a
+// WaitForFunc: its outermost frame), and the task harness under them
+// dropped.
 func trimTaskStack(fs []Frame) []Frame {
 	first := -1
 	last := -1
@@ -542,11 +544,17 @@ func trimTaskStack(fs []Frame) []Frame {
 	if first < 0 {
 		return nil
 	}
-	start := first
+	var out []Frame
 	if first > 0 && !strings.HasPrefix(fs[first-1].Function, "runtime.") {
-		start = first - 1 // the library call: Queue.Get, Sleep, ...
+		out = append(out, fs[first-1]) // the library call: Queue.Get, Sleep, ...
 	}
-	return append([]Frame(nil), fs[start:last+1]...)
+	for i := first; i <= last; i++ {
+		if isLibFrame(fs[i]) && isLibFrame(fs[i+1]) {
+			continue // not the outermost of its run (i < last: fs[last] is the user's)
+		}
+		out = append(out, fs[i])
+	}
+	return out
 }
 
 // ---- the snapshot
