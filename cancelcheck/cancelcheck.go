@@ -65,8 +65,8 @@ func CancelMain() Option { return func(c *config) { c.cancelMain = true } }
 // beyond it are skipped and the report says so.
 func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = n } }
 
-// WithLoopOptions adds loop options to every run's loop (virtual time is
-// always on), e.g. asyncio.WithDebug().
+// WithLoopOptions adds loop options to every run's loop (virtual time and
+// task stacks are always on), e.g. asyncio.WithDebug().
 func WithLoopOptions(opts ...asyncio.LoopOption) Option {
 	return func(c *config) { c.loopOpts = append(c.loopOpts, opts...) }
 }
@@ -206,7 +206,8 @@ type Run struct {
 	Outcome Outcome
 	Err     error
 	MainErr error
-	// LeftTasks are the tasks still pending when the main task returned.
+	// LeftTasks are the tasks still pending when the main task returned:
+	// "name (waiting on what at function file:line)".
 	LeftTasks []string
 	// Held are the watched primitives left in a bad state (locks and
 	// semaphores held, queues unbalanced).
@@ -361,7 +362,7 @@ func Check(fn Func, opts ...Option) *Report {
 func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 	run.Point = inject
 	ignore := goleak.IgnoreCurrent()
-	r := asyncio.NewRunner(append([]asyncio.LoopOption{asyncio.WithVirtualTime()}, c.loopOpts...)...)
+	r := asyncio.NewRunner(append([]asyncio.LoopOption{asyncio.WithVirtualTime(), asyncio.WithTaskStacks()}, c.loopOpts...)...)
 	loop := r.Loop()
 	loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
 		var sw *asyncio.SwallowedCancelError
@@ -417,8 +418,19 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 			run.MainErr = mainErr
 		}
 	}
-	for _, t := range asyncio.AllTasks(loop) {
-		run.LeftTasks = append(run.LeftTasks, t.Name())
+	// Left tasks, with what they wait on and where.
+	for _, ti := range asyncio.Snapshot(loop, asyncio.SnapshotOptions{MaxTasks: -1}).Tasks {
+		desc := ti.Name
+		if ti.State == "waiting" {
+			desc += " (waiting on " + ti.Awaits
+			if st := ti.Stack; len(st) > 1 && isLibraryCall(st[0].Function) {
+				desc += " at " + st[1].String() // the caller of Sleep, Get...
+			} else if len(st) > 0 {
+				desc += " at " + st[0].String()
+			}
+			desc += ")"
+		}
+		run.LeftTasks = append(run.LeftTasks, desc)
 	}
 	// Cancel what is left and let it finish, then check the primitives.
 	if run.Outcome != Deadlock {
@@ -450,6 +462,12 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		run.Leaked = err.Error()
 	}
 	return run, sites
+}
+
+// isLibraryCall reports whether fn is a function of package asyncio or aio
+// (the first frame of a task's stack is the library call it waits in).
+func isLibraryCall(fn string) bool {
+	return strings.HasPrefix(fn, "github.com/go-asyncio/asyncio.") || strings.HasPrefix(fn, "github.com/go-asyncio/asyncio/aio.")
 }
 
 // outcome classifies how the cancelled task ended.

@@ -29,10 +29,20 @@ import (
 	"github.com/go-asyncio/asyncio/aio"
 )
 
+// server is an HTTP server on the loop that knows its requests in
+// progress, so that shutdown can end them.
+type server struct {
+	*aio.Server
+	inProgress map[*asyncio.T]bool
+}
+
 // serve starts an HTTP server on 127.0.0.1 whose every response takes
 // delay(path) to come.
-func serve(t *asyncio.T, delay func(path string) time.Duration) (*aio.Server, error) {
-	return aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+func serve(t *asyncio.T, delay func(path string) time.Duration) (*server, error) {
+	s := &server{inProgress: map[*asyncio.T]bool{}}
+	srv, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+		s.inProgress[t] = true
+		defer delete(s.inProgress, t)
 		defer w.Close()
 		head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
 		if err != nil {
@@ -47,6 +57,44 @@ func serve(t *asyncio.T, delay func(path string) time.Duration) (*aio.Server, er
 			strconv.Itoa(len(body)) + "\r\n\r\n" + body))
 		return w.Drain(t)
 	}, "127.0.0.1", 0)
+	s.Server = srv
+	return s, err
+}
+
+// shutdown stops accepting connections, cancels the requests in progress
+// (a client that timed out leaves its request sleeping on the server) and
+// waits until they have ended and every connection is closed. It returns
+// the cancellation of t if t is cancelled meanwhile.
+func (s *server) shutdown(t *asyncio.T) error {
+	s.Close()
+	var reqs []asyncio.Awaitable
+	for r := range s.inProgress {
+		r.Cancel()
+		reqs = append(reqs, r)
+	}
+	if len(reqs) > 0 {
+		if _, _, err := asyncio.Wait(t, reqs, asyncio.Never, asyncio.AllCompleted); err != nil {
+			return err
+		}
+	}
+	return s.WaitClosed(t)
+}
+
+// withServer runs body with a server from serve and shuts the server down
+// afterwards, whatever body returns. Without the shutdown, requests still
+// in progress would outlive the fan-out; ignoring the shutdown's error
+// would swallow a cancellation arriving during it (both found by
+// cancelcheck: TestHTTPFanOutCancellation).
+func withServer(t *asyncio.T, delay func(path string) time.Duration, body func(s *server) error) error {
+	s, err := serve(t, delay)
+	if err != nil {
+		return err
+	}
+	err = body(s)
+	if serr := s.shutdown(t); err == nil {
+		err = serr
+	}
+	return err
 }
 
 // get performs one GET over a loop socket. Cancelling t (a timeout, a
@@ -73,10 +121,9 @@ func get(t *asyncio.T, addr, path string) (string, error) {
 	return string(body), err
 }
 
-// fanOut sends n GETs to addr, at most limit at a time, each under
-// timeout. Request i is slow when i%5 == 0.
-func fanOut(t *asyncio.T, out io.Writer, addr string, n, limit int, timeout time.Duration) error {
-	sem := asyncio.NewSemaphore(limit)
+// fanOut sends n GETs to addr, at most limit at a time (sem holds limit
+// units), each under timeout. Request i is slow when i%5 == 0.
+func fanOut(t *asyncio.T, out io.Writer, addr string, sem *asyncio.Semaphore, n, limit int, timeout time.Duration) error {
 	inFlight, maxInFlight, ok, timedOut := 0, 0, 0, 0
 	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
 		for i := range n {
@@ -160,17 +207,15 @@ func firstSuccess(t *asyncio.T, out io.Writer, replicas []string) error {
 func run(out io.Writer, n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
 		slow := 3 * timeout
-		srv, err := serve(t, func(path string) time.Duration {
+		err := withServer(t, func(path string) time.Duration {
 			if i, _ := strconv.Atoi(strings.TrimPrefix(path, "/item/")); i%5 == 0 {
 				return slow
 			}
 			return time.Millisecond
+		}, func(srv *server) error {
+			return fanOut(t, out, srv.Addr().String(), asyncio.NewSemaphore(limit), n, limit, timeout)
 		})
 		if err != nil {
-			return struct{}{}, err
-		}
-		defer srv.Close()
-		if err := fanOut(t, out, srv.Addr().String(), n, limit, timeout); err != nil {
 			return struct{}{}, err
 		}
 
@@ -182,17 +227,11 @@ func run(out io.Writer, n, limit int, timeout time.Duration, opts ...asyncio.Loo
 		}
 		refusedAddr := refused.Addr().String()
 		refused.Close()
-		slowSrv, err := serve(t, func(string) time.Duration { return slow })
-		if err != nil {
-			return struct{}{}, err
-		}
-		defer slowSrv.Close()
-		fastSrv, err := serve(t, func(string) time.Duration { return 0 })
-		if err != nil {
-			return struct{}{}, err
-		}
-		defer fastSrv.Close()
-		return struct{}{}, firstSuccess(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
+		return struct{}{}, withServer(t, func(string) time.Duration { return slow }, func(slowSrv *server) error {
+			return withServer(t, func(string) time.Duration { return 0 }, func(fastSrv *server) error {
+				return firstSuccess(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
+			})
+		})
 	}, opts...)
 	return err
 }

@@ -3,11 +3,13 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/cancelcheck"
 	"go.uber.org/goleak"
 )
 
@@ -26,4 +28,32 @@ func TestHTTPFanOut(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
 	}
+}
+
+// TestHTTPFanOutCancellation cancels the fan-out at every moment one of
+// its tasks (client or server side) waits: every run must end cancelled
+// with the semaphore's units given back, no task left and no goroutine
+// leaked.
+func TestHTTPFanOutCancellation(t *testing.T) {
+	fn := func(t *asyncio.T, w *cancelcheck.Watch) error {
+		sem := asyncio.NewSemaphore(2)
+		w.Semaphore("limit", sem)
+		return withServer(t, func(path string) time.Duration {
+			if path == "/item/0" {
+				return 450 * time.Millisecond
+			}
+			return time.Millisecond
+		}, func(srv *server) error {
+			return fanOut(t, io.Discard, srv.Addr().String(), sem, 4, 2, 150*time.Millisecond)
+		})
+	}
+	cancelcheck.Require(t, fn, cancelcheck.AllTasks(), cancelcheck.CancelMain())
+	// The replicas' race, where the loser is cancelled by the winner.
+	cancelcheck.Require(t, func(t *asyncio.T, w *cancelcheck.Watch) error {
+		return withServer(t, func(string) time.Duration { return 450 * time.Millisecond }, func(slow *server) error {
+			return withServer(t, func(string) time.Duration { return 0 }, func(fast *server) error {
+				return firstSuccess(t, io.Discard, []string{slow.Addr().String(), fast.Addr().String()})
+			})
+		})
+	}, cancelcheck.AllTasks(), cancelcheck.CancelMain())
 }
