@@ -169,7 +169,10 @@ func (t *T) Name() string {
 }
 
 // SetName renames the task (asyncio's set_name).
-func (t *T) SetName(name string) { t.name, t.nameSeq = name, 0 }
+func (t *T) SetName(name string) {
+	t.name, t.nameSeq = name, 0
+	t.traceRename()
+}
 
 // Done reports whether the task is done.
 func (t *T) Done() bool { return t.fut.done() }

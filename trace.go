@@ -44,6 +44,14 @@ func (t *T) traceStepStart() {
 	d.traceRegion = trace.StartRegion(d.traceCtx, "asyncio.step")
 }
 
+// traceRename logs a task's new name in its trace task, so a trace shows
+// names set after the task started.
+func (t *T) traceRename() {
+	if d := t.diag; d != nil && d.traceCtx != nil && d.traceTask != nil && trace.IsEnabled() {
+		trace.Log(d.traceCtx, "asyncio.name", t.name)
+	}
+}
+
 // warnSlowStep is the debug-mode warning for a step that took dt >=
 // slowCallback (asyncio's slow_callback_duration), with the task's stack.
 func (l *Loop) warnSlowStep(t *T, dt time.Duration) {

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ func serve(t *asyncio.T, delay func(path string) time.Duration) (*server, error)
 			return nil // the client went away
 		}
 		path := strings.Fields(string(head))[1]
+		t.SetName("serve " + path) // for dumps and traces
 		if err := asyncio.Sleep(t, delay(path)); err != nil {
 			return err
 		}
@@ -149,7 +151,7 @@ func fanOut(t *asyncio.T, out io.Writer, addr string, sem *asyncio.Semaphore, n,
 				}
 				ok++
 				return struct{}{}, nil
-			})
+			}, asyncio.WithName(fmt.Sprintf("get /item/%d", i)))
 			if err != nil {
 				return err
 			}
@@ -186,7 +188,7 @@ func firstSuccess(t *asyncio.T, out io.Writer, replicas []string) error {
 					g.Cancel()
 				}
 				return struct{}{}, nil
-			})
+			}, asyncio.WithName(fmt.Sprintf("replica %d", r)))
 			if err != nil {
 				return err
 			}
@@ -206,6 +208,7 @@ func firstSuccess(t *asyncio.T, out io.Writer, replicas []string) error {
 // loop's timers alone, not by how busy the machine is).
 func run(out io.Writer, n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		t.SetName("main")
 		slow := 3 * timeout
 		err := withServer(t, func(path string) time.Duration {
 			if i, _ := strconv.Atoi(strings.TrimPrefix(path, "/item/")); i%5 == 0 {
@@ -240,9 +243,38 @@ func main() {
 	n := flag.Int("n", 50, "number of requests")
 	limit := flag.Int("limit", 10, "maximum requests in flight")
 	timeout := flag.Duration("timeout", 100*time.Millisecond, "per-request timeout")
+	traceFile := flag.String("trace", "", "write a runtime/trace of the run to this file (view it with go tool trace)")
 	flag.Parse()
-	if err := run(os.Stdout, *n, *limit, *timeout); err != nil {
+	stop := func() {}
+	if *traceFile != "" {
+		var err error
+		if stop, err = startTrace(*traceFile); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+	}
+	err := run(os.Stdout, *n, *limit, *timeout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// startTrace starts runtime/trace into path: every asyncio task becomes a
+// trace task ("asyncio.Task") with a region per step, so `go tool trace`
+// shows the tasks (docs/trace-fanout.png is drawn from such a trace).
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}, nil
 }
