@@ -31,7 +31,7 @@ func ExampleSnapshot() {
 		s := asyncio.Snapshot(t, asyncio.SnapshotOptions{})
 		_ = s.WriteTree(os.Stdout)
 		for _, ti := range s.Tasks {
-			fmt.Printf("%s: %s %s, cancel requests %d\n", ti.Name, ti.State, ti.Awaits, ti.CancelCount)
+			fmt.Printf("%s: %s %s, cancel requests %d\n", ti.Name, ti.State, ti.Awaits, len(ti.CancelRequests))
 		}
 		worker.Cancel()
 		return struct{}{}, nil

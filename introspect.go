@@ -99,17 +99,27 @@ func (l *Loop) refreshDiag() {
 	l.diagOn = l.diagFlags != 0 || trace.IsEnabled()
 }
 
-// maxCancelRecords bounds the cancel requests a task keeps (the oldest
-// are dropped; CancelRequests counts them all).
-const maxCancelRecords = 8
+// cancelLogSize is how many cancel requests a loop remembers (the most
+// recent ones), for every task together.
+const cancelLogSize = 1024
+
+// cancelRecord is one cancel request in the loop's log: compact, and
+// formatted only when a snapshot asks (the hot path of a mass
+// cancellation allocates nothing for it).
+type cancelRecord struct {
+	target *T
+	by     *T // nil: a callback
+	byName string
+	msg    string
+	at     time.Duration
+	frame  *Frame
+}
 
 // taskDiag is what the diagnostics record about a task. It is allocated
 // by the first thing that has something to record.
 type taskDiag struct {
 	goroutine uint64 // 0: not recorded (diagnostics were off at its first step)
 	creator   string // "name (0x...)" of the task that created it; "" from a callback
-	cancels   []CancelRequest
-	nCancels  int
 
 	// runtime/trace: the task, its context (for regions and logs) and the
 	// region of the step in progress.
@@ -251,7 +261,8 @@ type CancelRequest struct {
 	By string `json:"by"`
 	// Msg is the cancel message ("" for none).
 	Msg string `json:"msg,omitempty"`
-	// At is the loop's time of the request.
+	// At is the loop's time of the request: exact on virtual time and in
+	// debug mode, else the loop's coarse clock (see TaskInfo.Waiting).
 	At time.Duration `json:"at_ns"`
 	// Frame is, in debug mode, the Go frame that asked: the first frame
 	// outside this package, or the package's own function that decided
@@ -260,28 +271,55 @@ type CancelRequest struct {
 }
 
 // noteCancelRequest records a cancel request of t (called by T.cancel
-// after counting it).
+// after counting it) in the loop's log: a ring of the last cancelLogSize
+// requests, allocated at the first one. The time is the loop's coarse
+// clock (exact on virtual time and in debug mode), so recording reads no
+// clock.
 func (t *T) noteCancelRequest(msg string) {
 	l := t.fut.loop
-	d := t.diagState()
-	r := CancelRequest{By: "callback", Msg: msg, At: l.Time()}
+	if l.cancelLog == nil {
+		l.cancelLog = make([]cancelRecord, cancelLogSize)
+	}
+	r := &l.cancelLog[l.cancelLogNext%cancelLogSize]
+	l.cancelLogNext++
+	*r = cancelRecord{target: t, msg: msg, at: l.coarseTime()}
 	if c := l.current; c != nil {
-		r.By = "task '" + c.Name() + "' (" + taskID(c) + ")"
+		r.by, r.byName = c, c.name // a default name is formatted on demand
 	}
 	if l.debug {
+		r.at = l.Time()
 		if f, ok := requesterFrame(callers(2)); ok {
-			r.Frame = &f
+			r.frame = &f
 		}
 	}
-	d.nCancels++
-	if len(d.cancels) == maxCancelRecords {
-		copy(d.cancels, d.cancels[1:])
-		d.cancels = d.cancels[:maxCancelRecords-1]
+	if l.diagOn && trace.IsEnabled() {
+		if d := t.diag; d != nil && d.traceCtx != nil {
+			trace.Log(d.traceCtx, "asyncio.cancel", msg)
+		}
 	}
-	d.cancels = append(d.cancels, r)
-	if trace.IsEnabled() && d.traceCtx != nil {
-		trace.Log(d.traceCtx, "asyncio.cancel", r.By+": "+msg)
+}
+
+// cancelRequestsByTask groups the loop's cancel log by task, oldest first.
+func (l *Loop) cancelRequestsByTask() map[*T][]CancelRequest {
+	m := map[*T][]CancelRequest{}
+	n := l.cancelLogNext
+	start := uint64(0)
+	if n > cancelLogSize {
+		start = n - cancelLogSize
 	}
+	for i := start; i < n; i++ {
+		r := &l.cancelLog[i%cancelLogSize]
+		req := CancelRequest{By: "callback", Msg: r.msg, At: r.at, Frame: r.frame}
+		if r.by != nil {
+			name := r.byName
+			if name == "" {
+				name = r.by.Name()
+			}
+			req.By = "task '" + name + "' (" + taskID(r.by) + ")"
+		}
+		m[r.target] = append(m[r.target], req)
+	}
+	return m
 }
 
 // ---- swallowed cancellations (debug mode)
@@ -578,9 +616,9 @@ type TaskInfo struct {
 	// every 128 iterations, at every wait and every timer check).
 	Waiting time.Duration `json:"waiting_ns,omitempty"`
 	// Cancelling is the number of pending cancel requests (Cancelling());
-	// CancelRequests the requests recorded (the last 8; CancelCount all).
+	// CancelRequests are the task's requests among the last 1024 of the
+	// loop, oldest first.
 	Cancelling     int             `json:"cancelling,omitempty"`
-	CancelCount    int             `json:"cancel_count,omitempty"`
 	CancelRequests []CancelRequest `json:"cancel_requests,omitempty"`
 	// CancelDeliveredAt is, in debug mode, the await that returned a
 	// CancelledError the task has neither returned nor withdrawn yet.
@@ -717,8 +755,11 @@ func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {
 	if missing > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d tasks started before stacks were recorded (WithTaskStacks or debug mode): no stack, no creator", missing))
 	}
+	cancels := l.cancelRequestsByTask()
 	for _, t := range tasks {
-		s.Tasks = append(s.Tasks, l.taskInfo(t, s.Time, stacks))
+		ti := l.taskInfo(t, s.Time, stacks)
+		ti.CancelRequests = cancels[t]
+		s.Tasks = append(s.Tasks, ti)
 	}
 	return s
 }
@@ -761,8 +802,6 @@ func (l *Loop) taskInfo(t *T, now time.Duration, stacks map[uint64][]Frame) Task
 	}
 	if d := t.diag; d != nil {
 		ti.Creator = d.creator
-		ti.CancelCount = d.nCancels
-		ti.CancelRequests = append([]CancelRequest(nil), d.cancels...)
 		if d.delivered && t.numCancelRequested >= d.deliveredCount {
 			if f, ok := userFrame(d.deliveredPCs); ok {
 				ti.CancelDeliveredAt = &f

@@ -297,7 +297,7 @@ func TestCancelRequests_Recorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ti := byName(snap)["worker"]
-	if len(ti.CancelRequests) != 2 || ti.CancelCount != 2 {
+	if len(ti.CancelRequests) != 2 {
 		t.Fatalf("cancel requests %+v, want 2", ti.CancelRequests)
 	}
 	first, second := ti.CancelRequests[0], ti.CancelRequests[1]
@@ -315,20 +315,33 @@ func TestCancelRequests_Recorded(t *testing.T) {
 	}
 }
 
-// Only the last maxCancelRecords requests are kept; the count has all.
+// The loop keeps its last cancelLogSize requests, whoever they were for.
 func TestCancelRequests_Bounded(t *testing.T) {
 	var snap *LoopSnapshot
 	runVirtual(t, func(tk *T) error {
 		w := startTask(tk, "worker", func(tk *T) error { return Sleep(tk, time.Hour) })
-		for i := range maxCancelRecords + 3 {
+		for i := range cancelLogSize + 3 {
 			w.Cancel(fmt.Sprint(i))
 		}
 		snap = Snapshot(tk, SnapshotOptions{})
 		return nil
 	})
 	ti := byName(snap)["worker"]
-	if ti.CancelCount != maxCancelRecords+3 || len(ti.CancelRequests) != maxCancelRecords || ti.CancelRequests[0].Msg != "3" {
-		t.Errorf("count %d, %d records from %q", ti.CancelCount, len(ti.CancelRequests), ti.CancelRequests[0].Msg)
+	if ti.Cancelling != cancelLogSize+3 || len(ti.CancelRequests) != cancelLogSize || ti.CancelRequests[0].Msg != "3" {
+		t.Errorf("cancelling %d, %d records from %q", ti.Cancelling, len(ti.CancelRequests), ti.CancelRequests[0].Msg)
+	}
+}
+
+// Recording a cancel request allocates nothing once the loop's log exists.
+func TestCancelRequests_NoAllocations(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	tk := startTask(l, "w", func(tk *T) error { return Sleep(tk, time.Hour) })
+	runOne(t, l) // parked on its sleep
+	tk.Cancel()
+	if n := testing.AllocsPerRun(100, func() { tk.t.noteCancelRequest("x") }); n != 0 {
+		t.Errorf("%v allocations per request, want 0", n)
 	}
 }
 

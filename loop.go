@@ -83,6 +83,10 @@ type Loop struct {
 	diagOn    bool
 	diagFlags diagFlags
 	metrics   loopMetrics // counters and hooks (metrics.go)
+	// cancelLog is a ring of the last cancel requests, who cancelled whom
+	// (introspect.go); allocated at the first one.
+	cancelLog     []cancelRecord
+	cancelLogNext uint64
 
 	closeHooks []func()
 	executor   *executor // the default executor, created on first use
@@ -676,6 +680,7 @@ func (l *Loop) Close() error {
 	l.timers = nil
 	l.cancelledTimers = 0
 	l.tasks = nil
+	l.cancelLog, l.cancelLogNext = nil, 0 // it references tasks
 	for _, hook := range l.closeHooks {
 		hook()
 	}

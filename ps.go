@@ -36,8 +36,8 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 			waiting = fmtDuration(ti.Waiting)
 		}
 		cancels := ""
-		if ti.Cancelling > 0 || ti.CancelCount > 0 {
-			cancels = fmt.Sprintf("%d/%d", ti.Cancelling, ti.CancelCount)
+		if ti.Cancelling > 0 || len(ti.CancelRequests) > 0 {
+			cancels = fmt.Sprintf("%d/%d", ti.Cancelling, len(ti.CancelRequests))
 		}
 		row := func(chain, name, id string) {
 			ew.printf("%-10s %-20s %-20s %-9s %-24s %-10s %-8s %-24s %-50s %-50s %-15s %-15s\n",
