@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -919,8 +920,12 @@ func parseGoroutineStacks(dump string, want map[uint64]bool) map[uint64][]Frame 
 // callbacks, so it is consistent and races with nothing. If the loop does
 // not take it within timeout (it is blocked in a callback or step, or not
 // running), the result has Blocked set and nothing else; a closed loop
-// gives an empty snapshot with Closed set.
+// gives an empty snapshot with Closed set. A timeout <= 0 panics with a
+// *ValueError.
 func (l *Loop) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptions) *LoopSnapshot {
+	if timeout <= 0 {
+		panic(&ValueError{Msg: fmt.Sprintf("SnapshotThreadsafe: timeout %v, want > 0", timeout)})
+	}
 	ch := make(chan *LoopSnapshot, 1)
 	if _, err := l.CallSoonThreadsafe(func() { ch <- l.snapshot(opts) }); err != nil {
 		if errors.Is(err, ErrLoopClosed) {
@@ -942,7 +947,7 @@ func (l *Loop) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptions) *
 // WriteDump writes, from any goroutine, the task tree and the task table of
 // l (SnapshotThreadsafe, then WriteTree and WritePS): what a signal
 // handler calls to see inside a running program.
-func (l *Loop) WriteDump(w interface{ Write([]byte) (int, error) }, timeout time.Duration) error {
+func (l *Loop) WriteDump(w io.Writer, timeout time.Duration) error {
 	s := l.SnapshotThreadsafe(timeout, SnapshotOptions{})
 	if err := s.WriteTree(w); err != nil {
 		return err
@@ -955,9 +960,14 @@ func (l *Loop) WriteDump(w interface{ Write([]byte) (int, error) }, timeout time
 
 // ---- ErrDeadlock with a dump
 
+// deadlockDumpTasks bounds the tasks a DeadlockError describes (its
+// message prints them).
+const deadlockDumpTasks = 100
+
 // DeadlockError is the error RunForever returns on virtual time when the
 // loop would block forever (it matches ErrDeadlock): it carries a snapshot
-// of what every task was waiting on, which its message includes.
+// of what the tasks were waiting on (the first 100 described, all
+// counted), which its message includes.
 type DeadlockError struct {
 	Snapshot *LoopSnapshot
 }

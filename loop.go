@@ -288,7 +288,7 @@ func (l *Loop) RunForever() error {
 	if l.deadlocked {
 		l.deadlocked = false
 		// The error carries a dump of what every task waits on.
-		return &DeadlockError{Snapshot: l.snapshot(SnapshotOptions{})}
+		return &DeadlockError{Snapshot: l.snapshot(SnapshotOptions{MaxTasks: deadlockDumpTasks})}
 	}
 	return nil
 }
@@ -510,7 +510,7 @@ func (l *Loop) runCallbacks() {
 				continue // cancelled
 			}
 		}
-		if !l.diagOn {
+		if l.diagFlags == 0 { // timed with a diagnostic on (not for tracing alone)
 			fn()
 			continue
 		}

@@ -63,8 +63,10 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 // WriteTree writes the snapshot as a tree in the layout of `python -m
 // asyncio pstree`: each task nobody awaits is a root; under a task come its
 // frames, outermost first (when its stack was recorded), and under the
-// innermost one the tasks it awaits. A cycle of tasks awaiting each other
-// (a deadlock) is cut where it closes and listed after the trees.
+// innermost one the tasks it awaits. A task awaited by several tasks is
+// drawn in full under the first one only, so the output stays as long as
+// the snapshot. A cycle of tasks awaiting each other (a deadlock) is cut
+// where it closes and listed after the trees.
 func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 	ew := &errWriter{w: w}
 	switch {
@@ -87,6 +89,7 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 		}
 	}
 	var cycles [][]string
+	expanded := map[string]bool{} // a task awaited by several is drawn in full once
 	var render func(id, prefix string, last bool, path []string)
 	render = func(id, prefix string, last bool, path []string) {
 		ti := byID[id]
@@ -101,6 +104,11 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 				return
 			}
 		}
+		if expanded[id] {
+			ew.printf("%s%s(T) %s (shown above)\n", prefix, branch, ti.Name)
+			return
+		}
+		expanded[id] = true
 		ew.printf("%s%s(T) %s%s\n", prefix, branch, ti.Name, treeLabel(*ti))
 		prefix += next
 		path = append(path, id)

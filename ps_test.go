@@ -111,3 +111,30 @@ func TestWritePS_Layout(t *testing.T) {
 		t.Errorf("rows (-want +got):\n%s", d)
 	}
 }
+
+// A task awaited by two tasks is drawn in full once, then referred to.
+func TestWriteTree_SharedTaskDrawnOnce(t *testing.T) {
+	var b strings.Builder
+	runNamed(t, func(tk *T) error {
+		shared := startTask(tk, "shared", func(tk *T) error { return Sleep(tk, time.Hour) })
+		startTask(tk, "a", func(tk *T) error { return tk.Await(shared) })
+		startTask(tk, "b", func(tk *T) error { return tk.Await(shared) })
+		if err := Sleep(tk, time.Second); err != nil {
+			return err
+		}
+		s := Snapshot(tk, SnapshotOptions{})
+		s.Notes = nil
+		_ = s.WriteTree(&b)
+		shared.Cancel()
+		return nil
+	})
+	want := `└── (T) main [running]
+└── (T) a [waiting 1s on task 'shared']
+    └── (T) shared [waiting 1s on sleep]
+└── (T) b [waiting 1s on task 'shared']
+    └── (T) shared (shown above)
+`
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("tree (-want +got):\n%s", d)
+	}
+}
