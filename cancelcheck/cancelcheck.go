@@ -443,6 +443,7 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 			}
 			for _, x := range left {
 				if x != t {
+					//asynciovet:ignore droppedcancel the left tasks were just cancelled: their errors are expected, and nothing cancels this cleanup task
 					_ = t.Await(x)
 				}
 			}
