@@ -60,6 +60,7 @@ func (t *T) cancel(msg string) bool {
 		return false
 	}
 	t.numCancelRequested++
+	t.noteCancelRequest(msg) // who cancelled whom (introspect.go)
 	if t.futWaiter != nil && t.futWaiter.cancel(msg) {
 		return true
 	}
@@ -75,11 +76,12 @@ var errKilled = &CancelledError{Msg: "event loop closed while the task was pendi
 // itself is returned).
 func cancelAndWait(t *T, aw Awaitable) error {
 	waiter := NewFuture[struct{}](t.Loop())
-	id := aw.AddDoneCallback(func() {
+	waiter.kind = kindCancelWait
+	id := aw.core().addDoneCallbackFrom(func() {
 		if !waiter.Done() {
 			waiter.SetResult(struct{}{})
 		}
-	})
+	}, &waiter.futureCore)
 	defer aw.RemoveDoneCallback(id)
 	aw.Cancel()
 	_, err := waiter.Await(t)

@@ -170,6 +170,7 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		panic(valueErrorf("RunInExecutor: nil function"))
 	}
 	fut := NewFuture[V](l)
+	fut.kind = kindExecutor
 	ex := defaultExecutor(l)
 	job := &executorJob{loop: l}
 	// ctx has parent's values and is cancelled with the future, or when

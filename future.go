@@ -33,11 +33,16 @@ func (s futureState) String() string {
 type CallbackID uint64
 
 // doneCallback is one registration: a user callback, or (task != nil) the
-// wakeup of a task awaiting the future.
+// wakeup of a task awaiting the future. awaiter, when set, is the future or
+// task that waits through this callback (a combinator's outer future, a
+// TaskGroup's parent): the awaited-by edge of call graphs (callgraph.go).
+// A registration with only awaiter set is a bare edge added by
+// FutureAddToAwaitedBy: it is never scheduled.
 type doneCallback struct {
-	fn   func()
-	task *T
-	id   CallbackID
+	fn      func()
+	task    *T
+	id      CallbackID
+	awaiter *futureCore
 }
 
 // futureCore is the untyped state shared by Future[V] and Task[V].
@@ -46,6 +51,9 @@ type futureCore struct {
 	state futureState
 	// errOnce is for a CANCELLED future: see err.
 	errOnce bool
+	// kind says what the future is for (a sleep, a lock's waiter, a
+	// gather...), for dumps; it sits in padding and costs nothing.
+	kind futureKind
 	// err is the exception of a FINISHED future (nil: success). For a
 	// CANCELLED future it is either, with errOnce, the error a task's
 	// function ended with, which the first retrieval returns and later
@@ -211,7 +219,9 @@ func (f *futureCore) scheduleCallbacks() {
 	cbs := f.callbacks
 	f.callbacks = nil
 	for _, cb := range cbs {
-		f.loop.queueCallback(cb, f)
+		if cb.fn != nil || cb.task != nil { // not a bare awaited-by edge
+			f.loop.queueCallback(cb, f)
+		}
 	}
 }
 
@@ -229,11 +239,17 @@ func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 
 func (f *futureCore) addDoneCallback(fn func()) CallbackID {
 	f.loop.checkThread("AddDoneCallback")
+	return f.addDoneCallbackFrom(fn, nil)
+}
+
+// addDoneCallbackFrom is addDoneCallback for a combinator: awaiter is the
+// future (or task) waiting on f through fn, recorded as f's awaited-by edge.
+func (f *futureCore) addDoneCallbackFrom(fn func(), awaiter *futureCore) CallbackID {
 	if fn == nil {
 		panic(valueErrorf("AddDoneCallback: nil callback"))
 	}
 	f.loop.callbackN++
-	cb := doneCallback{fn: fn, id: f.loop.callbackN}
+	cb := doneCallback{fn: fn, id: f.loop.callbackN, awaiter: awaiter}
 	if f.done() {
 		f.loop.queueCallback(cb, f)
 	} else {
@@ -250,7 +266,7 @@ func (f *futureCore) AddDoneCallback(fn func()) CallbackID { return f.addDoneCal
 func (f *futureCore) removeDoneCallback(id CallbackID) int {
 	f.loop.checkThread("RemoveDoneCallback")
 	for i, cb := range f.callbacks {
-		if cb.id == id && cb.task == nil {
+		if cb.id == id && cb.fn != nil {
 			f.callbacks = append(f.callbacks[:i], f.callbacks[i+1:]...)
 			return 1
 		}

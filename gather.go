@@ -132,6 +132,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 		}
 	}
 	outer := NewFuture[[]R](loop)
+	outer.kind = kindGather
 	cancelRequested := false
 	// _GatheringFuture.cancel (GATHER-5), also reached when the task
 	// awaiting outer is cancelled (GATHER-6).
@@ -201,7 +202,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 		if c.Done() {
 			doneAtStart = append(doneAtStart, c)
 		} else {
-			c.AddDoneCallback(func() { onChildDone(c) })
+			c.core().addDoneCallbackFrom(func() { onChildDone(c) }, &outer.futureCore)
 		}
 	}
 	// GATHER-7 (3.12): children done already are handled now, in order.

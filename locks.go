@@ -74,8 +74,9 @@ func (w *waiterQueue) wakeNext() {
 // had been woken already and canUse reports that the turn it was woken
 // for is still there, the turn passes to the next waiter, so no wakeup is
 // lost (QUEUE-4).
-func (w *waiterQueue) await(t *T, canUse func() bool) error {
+func (w *waiterQueue) await(t *T, kind futureKind, canUse func() bool) error {
 	f := NewFuture[struct{}](t.Loop())
+	f.kind = kind
 	elem := w.push(f)
 	if _, err := f.Await(t); err != nil {
 		f.Cancel() // in case it is not done yet
@@ -137,6 +138,7 @@ func (lk *Lock) Acquire(t *T) error {
 		return err
 	}
 	fut := NewFuture[struct{}](t.Loop())
+	fut.kind = kindLock
 	elem := lk.waiters.push(fut)
 	_, err := fut.Await(t)
 	lk.waiters.remove(elem)
@@ -234,6 +236,7 @@ func (ev *Event) Wait(t *T) error {
 		return err
 	}
 	fut := NewFuture[struct{}](t.Loop())
+	fut.kind = kindEvent
 	elem := ev.waiters.push(fut)
 	_, err := fut.Await(t)
 	ev.waiters.remove(elem)
@@ -291,6 +294,7 @@ func (c *Condition) Wait(t *T) error {
 		return err
 	}
 	fut := NewFuture[struct{}](t.Loop())
+	fut.kind = kindCondition
 	if err := c.lock.Release(); err != nil {
 		return err
 	}
@@ -298,7 +302,11 @@ func (c *Condition) Wait(t *T) error {
 	_, err := fut.Await(t)
 	c.waiters.remove(elem)
 
-	// Must re-acquire even if the wait was cancelled; only CEs are retried.
+	// Must re-acquire even if the wait was cancelled; only CEs are retried
+	// (and returned afterwards: not a swallowed cancellation).
+	if IsCancelled(err) {
+		t.cancelHandled()
+	}
 	var lastCE error
 	for {
 		aerr := c.lock.Acquire(t)
@@ -310,6 +318,7 @@ func (c *Condition) Wait(t *T) error {
 			lastCE = aerr
 			break
 		}
+		t.cancelHandled()
 		lastCE = aerr
 	}
 	if lastCE != nil {
@@ -421,6 +430,7 @@ func (s *Semaphore) Acquire(t *T) error {
 		return err
 	}
 	fut := NewFuture[struct{}](t.Loop())
+	fut.kind = kindSemaphore
 	elem := s.waiters.push(fut)
 	_, err := fut.Await(t)
 	s.waiters.remove(elem)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,18 @@ type Loop struct {
 	unretrieved    []*unretrieved
 	unretrievedSeq uint64
 
+	// diagOn is the one flag the hot paths test: some diagnostic is on
+	// (debug mode, a WithTask* option, step timing, runtime/trace, the
+	// cancellation tester). It is refreshed every iteration, since
+	// tracing can start at any time (introspect.go, trace.go).
+	diagOn    bool
+	diagFlags diagFlags
+	metrics   loopMetrics // counters and hooks (metrics.go)
+	// cancelLog is a ring of the last cancel requests, who cancelled whom
+	// (introspect.go); allocated at the first one.
+	cancelLog     []cancelRecord
+	cancelLogNext uint64
+
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
 
@@ -129,6 +142,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	}
 	l.checkAll = checkEveryMode || l.debug
 	l.updateWatchdog()
+	l.refreshDiag()
 	return l
 }
 
@@ -160,6 +174,7 @@ func (l *Loop) SetDebug(on bool) {
 	l.debug = on
 	l.checkAll = checkEveryMode || on
 	l.updateWatchdog()
+	l.refreshDiag()
 }
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
@@ -368,17 +383,20 @@ func (l *Loop) RunForever() error {
 	l.driverToken = gid.Token()
 	l.takeLoop(l.driverToken)
 	l.armWatchdog()
+	start := l.Time()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.disarmWatchdog()
 		l.running.Store(false)
 		l.stopping = false
 		l.takeLoop(0)
+		l.metrics.runTime += l.Time() - start
 	}()
 	driveLoop(l.driverToken, l)
 	if l.deadlocked {
 		l.deadlocked = false
-		return ErrDeadlock
+		// The error carries a dump of what every task waits on.
+		return &DeadlockError{Snapshot: l.snapshot(SnapshotOptions{MaxTasks: deadlockDumpTasks})}
 	}
 	return nil
 }
@@ -494,6 +512,7 @@ func (l *Loop) runReady(self *T) nextUp {
 		from := e.from
 		l.ready.pop()
 		l.snapshotLeft--
+		l.metrics.steps++
 		if !l.beginStep(task, from) {
 			continue
 		}
@@ -526,25 +545,42 @@ func (l *Loop) retake() {
 // timers, poll for I/O with the right timeout, move due timers to the ready
 // queue, and take the snapshot of entries this iteration runs.
 func (l *Loop) startIteration() {
+	l.metrics.iterations++
+	l.diagOn = l.diagFlags != 0 || trace.IsEnabled()
 	// The len checks keep the calls off the path of a loop without timers
 	// (a Sleep(t, 0) loop is this function and little else).
 	if len(l.timers) > 0 {
 		l.dropCancelledTimers()
 	}
 	l.drainThreadsafe()
+	if l.metrics.beforePoll != nil {
+		// Before the timeout is computed, as ae.c's beforesleep: what the
+		// hook schedules makes this poll not block.
+		l.runPollHook(l.metrics.beforePoll, "before-poll")
+	}
 	timeout := time.Duration(0)
 	if l.ready.len() == 0 && !l.stopping {
 		timeout = l.idleTimeout()
 	}
-	l.poll(timeout)
+	if timeout != 0 {
+		l.pollBlocking(timeout) // timed: Stats().PollTime
+	} else {
+		l.poll(0)
+	}
 	if l.deadlocked {
 		return
+	}
+	if l.metrics.afterPoll != nil {
+		l.runPollHook(l.metrics.afterPoll, "after-poll")
 	}
 	l.drainThreadsafe()
 	if len(l.timers) > 0 {
 		l.queueDueTimers()
+	} else if l.metrics.iterations&coarseClockEvery == 0 {
+		l.metrics.coarseNow = l.Time()
 	}
 	l.snapshotLeft = l.ready.len()
+	l.metrics.entries += uint64(l.snapshotLeft)
 }
 
 // dropCancelledTimers removes cancelled timers lazily (LOOP-4): the whole
@@ -585,6 +621,7 @@ func (l *Loop) idleTimeout() time.Duration {
 // now + resolution" is "when <= now".
 func (l *Loop) queueDueTimers() {
 	end := l.Time()
+	l.metrics.coarseNow = end
 	for len(l.timers) > 0 {
 		t := l.timers.first()
 		if t.cancelled {
@@ -625,7 +662,7 @@ func (l *Loop) runCallbacks() {
 			}
 		}
 		l.progress()
-		if !l.debug {
+		if l.diagFlags == 0 { // timed with a diagnostic on (not for tracing alone)
 			fn()
 			continue
 		}
@@ -642,7 +679,9 @@ func (l *Loop) reportIfSlow(fn func(), start time.Time) {
 	if start.IsZero() {
 		return
 	}
-	if dt := time.Since(start); dt >= l.slowCallback {
+	dt := time.Since(start)
+	l.metrics.callbackTime += dt
+	if l.debug && dt >= l.slowCallback {
 		slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
 	}
 }
@@ -802,6 +841,7 @@ func (l *Loop) Close() error {
 	// once the cleanups can no longer queue a report.
 	l.reportUnretrievedAtClose()
 	l.ready.clear()
+	l.metrics.entries -= uint64(l.snapshotLeft) // discarded, never run
 	l.snapshotLeft = 0
 	for _, s := range l.timers {
 		s.t.inHeap = false
@@ -811,6 +851,7 @@ func (l *Loop) Close() error {
 	for _, t := range pending {
 		t.endContext() // after closed is set: the cause is ErrLoopClosed
 	}
+	l.cancelLog, l.cancelLogNext = nil, 0 // it references tasks
 	l.tasks = nil
 	for _, h := range l.closeHooks { // OnClose
 		if fn := h.fn; fn != nil {

@@ -56,3 +56,22 @@ func WithEagerTasks() LoopOption { return func(l *Loop) { l.eagerTasks = true } 
 
 // WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).
 func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }
+
+// WithTaskStacks records each task's goroutine at its first step (about a
+// microsecond per task), so that snapshots (Snapshot, SnapshotThreadsafe,
+// the ErrDeadlock dump) and call graphs (CaptureCallGraph) show the Go
+// line each suspended task waits on, and the task that created it. Debug
+// mode records them too.
+func WithTaskStacks() LoopOption { return func(l *Loop) { l.diagFlags |= diagStacks } }
+
+// WithTaskLabels sets a pprof label on each task's goroutine at its first
+// step: LabelTask ("asyncio.task") = the task's name, so CPU and goroutine
+// profiles split by task. It costs an allocation or two per task. Samples
+// taken while a task's goroutine runs the loop's callbacks between its own
+// steps carry that task's label too. Debug mode sets the labels too.
+func WithTaskLabels() LoopOption { return func(l *Loop) { l.diagFlags |= diagLabels } }
+
+// WithStepTiming times every callback and task step, for Stats'
+// CallbackTime, StepTime and StepDurations (two clock reads per step).
+// Debug mode times them too.
+func WithStepTiming() LoopOption { return func(l *Loop) { l.diagFlags |= diagTiming } }

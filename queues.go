@@ -165,7 +165,7 @@ func (q *Queue[V]) Put(t *T, v V) error {
 		if err := q.binding.bind(t.Loop(), q); err != nil {
 			return err
 		}
-		if err := q.putters.await(t, func() bool { return !q.Full() }); err != nil {
+		if err := q.putters.await(t, kindQueuePut, func() bool { return !q.Full() }); err != nil {
 			return err
 		}
 	}
@@ -205,7 +205,7 @@ func (q *Queue[V]) Get(t *T) (V, error) {
 		if err := q.binding.bind(t.Loop(), q); err != nil {
 			return zero, err
 		}
-		if err := q.getters.await(t, func() bool { return !q.Empty() }); err != nil {
+		if err := q.getters.await(t, kindQueueGet, func() bool { return !q.Empty() }); err != nil {
 			return zero, err
 		}
 	}

@@ -13,7 +13,8 @@ func Shield[V any](aw AwaitableOf[V]) AwaitableOf[V] {
 		return aw
 	}
 	outer := NewFuture[V](aw.Loop())
-	innerID := aw.AddDoneCallback(func() {
+	outer.kind = kindShield
+	innerID := aw.core().addDoneCallbackFrom(func() {
 		if outer.Cancelled() {
 			if !aw.Cancelled() {
 				aw.Err() // mark retrieved
@@ -30,7 +31,7 @@ func Shield[V any](aw AwaitableOf[V]) AwaitableOf[V] {
 		}
 		v, _ := aw.Result()
 		outer.SetResult(v)
-	})
+	}, &outer.futureCore)
 	outer.AddDoneCallback(func() {
 		if !aw.Done() {
 			aw.RemoveDoneCallback(innerID)

@@ -9,8 +9,6 @@ package asyncio
 
 import (
 	"errors"
-	"fmt"
-	"log/slog"
 	"runtime"
 	"time"
 
@@ -45,8 +43,8 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	t.stepErr = err
 	l.current = t
 	l.progress()
-	if l.debug {
-		l.stepStart = time.Now()
+	if l.diagOn {
+		l.diagBeginStep(t, err)
 	}
 	return true
 }
@@ -55,6 +53,9 @@ func (t *T) main() {
 	l := t.fut.loop
 	token := gid.Token()
 	l.takeLoop(token)
+	if l.diagOn {
+		t.diagStarted()
+	}
 	returned := false
 	defer func() {
 		if returned {
@@ -130,6 +131,10 @@ func (t *T) yield() error {
 
 func (t *T) park() error {
 	l := t.fut.loop
+	t.waitSince = l.coarseTime()
+	if l.diagOn {
+		t.diagSuspending()
+	}
 	l.endStep(t)
 	// An eager first step ends here: straight back to the creator, which
 	// resumed t inside CreateTask (eagerStart).
@@ -148,6 +153,9 @@ func (t *T) park() error {
 	}
 	err := t.stepErr
 	t.stepErr = nil
+	if l.diagOn {
+		t.diagResumed(err)
+	}
 	return err
 }
 
@@ -176,13 +184,8 @@ func (l *Loop) eagerStart(t *T) {
 
 func (l *Loop) endStep(t *T) {
 	l.current = nil
-	if l.debug && !l.stepStart.IsZero() {
-		if dt := time.Since(l.stepStart); dt >= l.slowCallback {
-			// No stack here: it would show only where the step ended. The
-			// watchdog reports the stack while a step is slow.
-			slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()))
-		}
-		l.stepStart = time.Time{}
+	if l.diagOn {
+		l.diagEndStep(t)
 	}
 }
 
@@ -205,6 +208,9 @@ func (t *T) finishStep(err error) {
 		t.endContext() // context.go: the task's Context is done
 	}
 	t.fut.loop.removeTask(t)
+	if t.diag != nil {
+		t.diagFinished(err)
+	}
 }
 
 func (t *T) checkRunning(op string) {

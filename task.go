@@ -55,6 +55,13 @@ type T struct {
 	// ctx is the task's context state (context.go); nil until anyone
 	// gives or asks the task a context.
 	ctx *taskCtx
+
+	// waitSince is the loop's coarse clock when the task last suspended,
+	// for dumps ("waiting for 2s"); diag holds what the diagnostics
+	// record (cancel requests, goroutine, trace task), nil until one of
+	// them has something to record (introspect.go).
+	waitSince time.Duration
+	diag      *taskDiag
 }
 
 const (
@@ -110,6 +117,9 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	}
 	if l.debug {
 		tk.f.unretrieved = newUnretrieved(1)
+	}
+	if l.diagOn {
+		l.diagTaskCreated(&tk.t)
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
@@ -207,7 +217,10 @@ func (t *T) Name() string {
 }
 
 // SetName renames the task (asyncio's set_name).
-func (t *T) SetName(name string) { t.name, t.nameSeq = name, 0 }
+func (t *T) SetName(name string) {
+	t.name, t.nameSeq = name, 0
+	t.traceRename()
+}
 
 // Done reports whether the task is done.
 func (t *T) Done() bool { return t.fut.done() }
@@ -280,7 +293,7 @@ func Sleep(t *T, d time.Duration) error {
 		return t.yield()
 	}
 	l := t.fut.loop
-	f := &Future[struct{}]{futureCore: futureCore{loop: l}}
+	f := &Future[struct{}]{futureCore: futureCore{loop: l, kind: kindSleep}}
 	h := l.callLater(d, func() {
 		if !f.done() {
 			f.SetResult(struct{}{})

@@ -113,7 +113,7 @@ func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V
 	g.live++
 	// Always via a done callback, even for a task that is already done, so
 	// an early failure cannot cancel the parent too early (gh-128550).
-	task.AddDoneCallback(func() { g.onTaskDone(child) })
+	task.f.addDoneCallbackFrom(func() { g.onTaskDone(child) }, g.parent.fut)
 	return task, nil
 }
 
@@ -185,6 +185,7 @@ func (g *Group) waitChildren(propagate error) (newPropagate, pending error) {
 	for g.live > 0 {
 		if g.onCompleted == nil {
 			g.onCompleted = NewFuture[struct{}](g.loop)
+			g.onCompleted.kind = kindTaskGroup
 		}
 		if _, err := g.onCompleted.Await(g.parent); err != nil && IsCancelled(err) {
 			if g.parent.killed {
@@ -194,6 +195,7 @@ func (g *Group) waitChildren(propagate error) (newPropagate, pending error) {
 				g.onCompleted = nil
 				return err, err
 			}
+			g.parent.cancelHandled() // returned or re-armed on exit
 			pending = err
 			if !g.aborting {
 				propagate = err

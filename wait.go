@@ -46,6 +46,7 @@ func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (d
 	fs := dedup(aws)
 	loop := t.Loop()
 	waiter := NewFuture[struct{}](loop)
+	waiter.kind = kindWait
 	release := func() {
 		if !waiter.Done() {
 			waiter.SetResult(struct{}{})
@@ -58,7 +59,7 @@ func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (d
 	counter := len(fs)
 	ids := make([]CallbackID, len(fs))
 	for i, f := range fs {
-		ids[i] = f.AddDoneCallback(func() {
+		ids[i] = f.core().addDoneCallbackFrom(func() {
 			counter--
 			if counter <= 0 || when == FirstCompleted ||
 				when == FirstException && !f.Cancelled() && f.Err() != nil {
@@ -67,7 +68,7 @@ func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (d
 				}
 				release()
 			}
-		})
+		}, &waiter.futureCore)
 	}
 	_, err = waiter.Await(t)
 	if timer != nil {
@@ -113,11 +114,12 @@ type asCompleted struct {
 	todoLeft int
 }
 
-func newAsCompleted(loop *Loop, aws []Awaitable, timeout time.Duration) *asCompleted {
+func newAsCompleted(t *T, aws []Awaitable, timeout time.Duration) *asCompleted {
+	loop := t.Loop()
 	ac := &asCompleted{loop: loop, ids: make(map[Awaitable]CallbackID)}
 	ac.todo = dedup(aws)
 	for _, f := range ac.todo {
-		ac.ids[f] = f.AddDoneCallback(func() { ac.handleCompletion(f) })
+		ac.ids[f] = f.core().addDoneCallbackFrom(func() { ac.handleCompletion(f) }, t.fut)
 	}
 	if len(ac.todo) > 0 && timeout != Never {
 		ac.timer = loop.CallAt(addSaturating(loop.Time(), timeout), ac.handleTimeout)
@@ -162,6 +164,7 @@ func (ac *asCompleted) put(f Awaitable) {
 func (ac *asCompleted) next(t *T) (Awaitable, error) {
 	for len(ac.done) == 0 {
 		ac.getter = NewFuture[struct{}](ac.loop)
+		ac.getter.kind = kindAsCompleted
 		_, err := ac.getter.Await(t)
 		ac.getter = nil
 		if err != nil {
@@ -192,7 +195,7 @@ func AsCompleted[A Awaitable](t *T, aws []A, timeout time.Duration) iter.Seq2[A,
 		coreOf(a, "AsCompleted")
 		untyped[i] = a
 	}
-	ac := newAsCompleted(t.Loop(), untyped, timeout)
+	ac := newAsCompleted(t, untyped, timeout)
 	return func(yield func(A, error) bool) {
 		var zero A
 		for ac.todoLeft > 0 {

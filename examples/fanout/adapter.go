@@ -30,16 +30,27 @@ import (
 	"github.com/go-asyncio/asyncio/aio"
 )
 
+// loopServer is an HTTP server on the loop that knows its requests in
+// progress, so that shutdown can end them.
+type loopServer struct {
+	*aio.Server
+	inProgress map[*asyncio.T]bool
+}
+
 // serveOnLoop starts an HTTP server on 127.0.0.1 whose every response takes
 // delay(path) to come.
-func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*aio.Server, error) {
-	return aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*loopServer, error) {
+	s := &loopServer{inProgress: map[*asyncio.T]bool{}}
+	srv, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+		s.inProgress[t] = true
+		defer delete(s.inProgress, t)
 		defer w.Close()
 		head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
 		if err != nil {
 			return nil // the client went away
 		}
 		path := strings.Fields(string(head))[1]
+		t.SetName("serve " + path) // for dumps and traces
 		if err := asyncio.Sleep(t, delay(path)); err != nil {
 			return err
 		}
@@ -48,6 +59,48 @@ func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*aio.Serv
 			strconv.Itoa(len(body)) + "\r\n\r\n" + body))
 		return w.Drain(t)
 	}, "127.0.0.1", 0)
+	s.Server = srv
+	return s, err
+}
+
+// shutdown stops accepting connections, cancels the requests in progress
+// (a client that timed out leaves its request sleeping on the server),
+// closes the connections whose handler has not started yet (accepted, but
+// their task not yet run: they would wait for a request forever), and
+// waits until the requests have ended and every connection is closed
+// (asyncio 3.12+'s wait_closed). It returns the cancellation of t if t is
+// cancelled meanwhile.
+func (s *loopServer) shutdown(t *asyncio.T) error {
+	s.Close()
+	s.CloseClients()
+	var reqs []asyncio.Awaitable
+	for r := range s.inProgress {
+		r.Cancel()
+		reqs = append(reqs, r)
+	}
+	if len(reqs) > 0 {
+		if _, _, err := asyncio.Wait(t, reqs, asyncio.Never, asyncio.AllCompleted); err != nil {
+			return err
+		}
+	}
+	return s.WaitClosed(t)
+}
+
+// withServer runs body with a server from serveOnLoop and shuts the server down
+// afterwards, whatever body returns. Without the shutdown, requests still
+// in progress would outlive the fan-out; ignoring the shutdown's error
+// would swallow a cancellation arriving during it (both found by
+// cancelcheck: TestHTTPFanOutCancellation).
+func withServer(t *asyncio.T, delay func(path string) time.Duration, body func(s *loopServer) error) error {
+	s, err := serveOnLoop(t, delay)
+	if err != nil {
+		return err
+	}
+	err = body(s)
+	if serr := s.shutdown(t); err == nil {
+		err = serr
+	}
+	return err
 }
 
 // getOverConn performs one GET over a loop socket. Cancelling t (a timeout, a
@@ -74,10 +127,9 @@ func getOverConn(t *asyncio.T, addr, path string) (string, error) {
 	return string(body), err
 }
 
-// fanOutAdapter sends n GETs to addr, at most limit at a time, each under
-// timeout. Request i is slow when i%5 == 0.
-func fanOutAdapter(t *asyncio.T, out io.Writer, addr string, n, limit int, timeout time.Duration) error {
-	sem := asyncio.NewSemaphore(limit)
+// fanOutAdapter sends n GETs to addr, at most limit at a time (sem holds limit
+// units), each under timeout. Request i is slow when i%5 == 0.
+func fanOutAdapter(t *asyncio.T, out io.Writer, addr string, sem *asyncio.Semaphore, n, limit int, timeout time.Duration) error {
 	inFlight, maxInFlight, ok, timedOut := 0, 0, 0, 0
 	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
 		for i := range n {
@@ -103,7 +155,7 @@ func fanOutAdapter(t *asyncio.T, out io.Writer, addr string, n, limit int, timeo
 				}
 				ok++
 				return struct{}{}, nil
-			})
+			}, asyncio.WithName(fmt.Sprintf("get /item/%d", i)))
 			if err != nil {
 				return err
 			}
@@ -140,7 +192,7 @@ func firstSuccessAdapter(t *asyncio.T, out io.Writer, replicas []string) error {
 					g.Cancel()
 				}
 				return struct{}{}, nil
-			})
+			}, asyncio.WithName(fmt.Sprintf("replica %d", r)))
 			if err != nil {
 				return err
 			}
@@ -155,23 +207,22 @@ func firstSuccessAdapter(t *asyncio.T, out io.Writer, replicas []string) error {
 	return err
 }
 
-// runAdapter serves and fans out on one loop made with opts (the test runs
-// it on the virtual clock, so that which requests time out is decided by
-// the loop's timers alone, not by how busy the machine is).
+// runAdapter serves and fans out on one loop made with opts (the test runs it on
+// the virtual clock, so that which requests time out is decided by the
+// loop's timers alone, not by how busy the machine is).
 func runAdapter(out io.Writer, n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		t.SetName("main")
 		slow := 3 * timeout
-		srv, err := serveOnLoop(t, func(path string) time.Duration {
+		err := withServer(t, func(path string) time.Duration {
 			if i, _ := strconv.Atoi(strings.TrimPrefix(path, "/item/")); i%5 == 0 {
 				return slow
 			}
 			return time.Millisecond
+		}, func(srv *loopServer) error {
+			return fanOutAdapter(t, out, srv.Addr().String(), asyncio.NewSemaphore(limit), n, limit, timeout)
 		})
 		if err != nil {
-			return struct{}{}, err
-		}
-		defer srv.Close()
-		if err := fanOutAdapter(t, out, srv.Addr().String(), n, limit, timeout); err != nil {
 			return struct{}{}, err
 		}
 
@@ -183,17 +234,11 @@ func runAdapter(out io.Writer, n, limit int, timeout time.Duration, opts ...asyn
 		}
 		refusedAddr := refused.Addr().String()
 		refused.Close()
-		slowSrv, err := serveOnLoop(t, func(string) time.Duration { return slow })
-		if err != nil {
-			return struct{}{}, err
-		}
-		defer slowSrv.Close()
-		fastSrv, err := serveOnLoop(t, func(string) time.Duration { return 0 })
-		if err != nil {
-			return struct{}{}, err
-		}
-		defer fastSrv.Close()
-		return struct{}{}, firstSuccessAdapter(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
+		return struct{}{}, withServer(t, func(string) time.Duration { return slow }, func(slowSrv *loopServer) error {
+			return withServer(t, func(string) time.Duration { return 0 }, func(fastSrv *loopServer) error {
+				return firstSuccessAdapter(t, out, []string{refusedAddr, slowSrv.Addr().String(), fastSrv.Addr().String()})
+			})
+		})
 	}, opts...)
 	return err
 }

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/trace"
 	"time"
 )
 
@@ -33,7 +34,16 @@ func main() {
 	n := flag.Int("n", 1000, "number of requests")
 	limit := flag.Int("limit", 100, "maximum requests in flight")
 	timeout := flag.Duration("timeout", 200*time.Millisecond, "per-request timeout")
+	traceFile := flag.String("trace", "", "write a runtime/trace of the run to this file (view it with go tool trace)")
 	flag.Parse()
+	stop := func() {}
+	if *traceFile != "" {
+		var err error
+		if stop, err = startTrace(*traceFile); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+	}
 	var err error
 	switch *mode {
 	case "client":
@@ -43,8 +53,27 @@ func main() {
 	default:
 		err = fmt.Errorf("unknown -mode %q (client or adapter)", *mode)
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// startTrace starts runtime/trace into path: every asyncio task becomes a
+// trace task ("asyncio.Task") with a region per step, so `go tool trace`
+// shows the tasks (docs/trace-fanout.png is drawn from such a trace).
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}, nil
 }

@@ -4,11 +4,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/cancelcheck"
 	"go.uber.org/goleak"
 )
 
@@ -58,4 +60,32 @@ func TestAdapterFanOut(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
 	}
+}
+
+// TestAdapterFanOutCancellation cancels the adapter fan-out at every
+// moment one of its tasks (client or server side) waits: every run must
+// end cancelled with the semaphore's units given back, no task left and no
+// goroutine leaked.
+func TestAdapterFanOutCancellation(t *testing.T) {
+	fn := func(t *asyncio.T, w *cancelcheck.Watch) error {
+		sem := asyncio.NewSemaphore(2)
+		w.Semaphore("limit", sem)
+		return withServer(t, func(path string) time.Duration {
+			if path == "/item/0" {
+				return 450 * time.Millisecond
+			}
+			return time.Millisecond
+		}, func(srv *loopServer) error {
+			return fanOutAdapter(t, io.Discard, srv.Addr().String(), sem, 4, 2, 150*time.Millisecond)
+		})
+	}
+	cancelcheck.Require(t, fn, cancelcheck.AllTasks(), cancelcheck.CancelMain())
+	// The replicas' race, where the loser is cancelled by the winner.
+	cancelcheck.Require(t, func(t *asyncio.T, w *cancelcheck.Watch) error {
+		return withServer(t, func(string) time.Duration { return 450 * time.Millisecond }, func(slow *loopServer) error {
+			return withServer(t, func(string) time.Duration { return 0 }, func(fast *loopServer) error {
+				return firstSuccessAdapter(t, io.Discard, []string{slow.Addr().String(), fast.Addr().String()})
+			})
+		})
+	}, cancelcheck.AllTasks(), cancelcheck.CancelMain())
 }

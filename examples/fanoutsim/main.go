@@ -38,9 +38,9 @@ func request(t *asyncio.T, i int) (int, error) {
 	return i * i, nil
 }
 
-// fanOut sends n requests, at most limit at a time, each under timeout.
-func fanOut(t *asyncio.T, n, limit int, timeout time.Duration) error {
-	sem := asyncio.NewSemaphore(limit)
+// fanOut sends n requests, at most limit at a time (sem holds limit
+// units), each under timeout.
+func fanOut(t *asyncio.T, sem *asyncio.Semaphore, n, limit int, timeout time.Duration) error {
 	inFlight, maxInFlight, ok, timedOut, sum := 0, 0, 0, 0, 0
 	start := t.Loop().Time()
 	err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
@@ -121,7 +121,7 @@ func firstSuccess(t *asyncio.T, i, replicas int) error {
 
 func run(n, limit int, timeout time.Duration, opts ...asyncio.LoopOption) error {
 	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
-		if err := fanOut(t, n, limit, timeout); err != nil {
+		if err := fanOut(t, asyncio.NewSemaphore(limit), n, limit, timeout); err != nil {
 			return struct{}{}, err
 		}
 		return struct{}{}, firstSuccess(t, 3, 4)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/cancelcheck"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
@@ -45,4 +46,31 @@ func TestFanout(t *testing.T) {
 	if diff := cmp.Diff(want, lines[1]); diff != "" {
 		t.Errorf("first-success line (-want +got):\n%s", diff)
 	}
+}
+
+// TestFanoutCancellation cancels the fan-out at every moment one of its
+// tasks waits (cancelcheck with AllTasks and CancelMain), then each request
+// task at each of its own awaits (AllTasks): every run must end cancelled
+// (or with the request's cancellation absorbed by the group), with the
+// semaphore's units all given back, no task left and no goroutine leaked.
+func TestFanoutCancellation(t *testing.T) {
+	var b strings.Builder
+	out = &b
+	defer func() { out = nil }()
+	fan := func(t *asyncio.T, w *cancelcheck.Watch) error {
+		sem := asyncio.NewSemaphore(3)
+		w.Semaphore("limit", sem)
+		return fanOut(t, sem, 8, 3, 60*time.Millisecond)
+	}
+	for _, opts := range [][]cancelcheck.Option{
+		{cancelcheck.AllTasks(), cancelcheck.CancelMain()},
+		{cancelcheck.AllTasks()},
+	} {
+		rep := cancelcheck.Require(t, fan, opts...)
+		t.Logf("%s", rep)
+	}
+	rep := cancelcheck.Require(t, func(t *asyncio.T, w *cancelcheck.Watch) error {
+		return firstSuccess(t, 3, 4)
+	}, cancelcheck.AllTasks(), cancelcheck.CancelMain())
+	t.Logf("%s", rep)
 }

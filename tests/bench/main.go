@@ -4,7 +4,7 @@
 // with go-asyncio, so that the shared driver (run-peers.sh, PROJECT_BIN)
 // can put its numbers in one table beside asyncio, uvloop and raw Go.
 //
-//	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N]
+//	bench -w W1|W2|W3|W4|W5|W6|W7|W7f|W10 [-n N] [-trace file]
 //	bench -w echo-server -variant streams|protocol -size S   (W8: prints PORT n, serves until SIGTERM)
 //	bench -w fanout-client -port P -n N -limit 100           (W9)
 //	bench -w http-client -variant bridge|bridge-workers|raw -port P -n N -limit 100
@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,7 +59,21 @@ func main() {
 	port := flag.Int("port", 0, "W9/http-client server port on 127.0.0.1")
 	limit := flag.Int("limit", 100, "W9/http-client concurrency limit")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	traceFile := flag.String("trace", "", "run under runtime/trace, writing the trace to this file (the cost of tracing)")
 	flag.Parse()
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		defer trace.Stop()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

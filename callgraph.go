@@ -1,0 +1,238 @@
+package asyncio
+
+// Call graphs (CPython 3.14's asyncio.graph): from a task or future, the
+// graph of who awaits it, each task with the Go frames it is suspended in.
+//
+// The awaited-by edges come from the futures themselves, at no cost: a task
+// suspended on a future is its waiter; a combinator that waits through a
+// done callback (Gather, Shield, Wait, AsCompleted, WaitFor's cancel-and-
+// wait, TaskGroup for its children) registers it with its outer future or
+// task as the awaiter; FutureAddToAwaitedBy adds a bare edge for a
+// user-written combinator. Edges vanish when the future completes.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// FutureCallGraph is one node of an await graph (asyncio.FutureCallGraph):
+// a task or future, the frames a task is suspended in, and the graphs of
+// what awaits it.
+type FutureCallGraph struct {
+	// Future is the task (a *T) or the future. A plain future reached
+	// through an edge, rather than passed in, is an untyped view of it:
+	// Done, Cancel, Err... work, its value is not reachable.
+	Future Awaitable
+	// CallStack is, for a task, where it is suspended: innermost first,
+	// the library call it waits in, then the user's frames (as in
+	// TaskInfo.Stack). For a task other than the running one it needs the
+	// task's goroutine, recorded with WithTaskStacks or in debug mode;
+	// it is empty otherwise, and for futures.
+	CallStack []Frame
+	// AwaitedBy are the graphs of the tasks and futures awaiting Future.
+	AwaitedBy []FutureCallGraph
+}
+
+// CaptureCallGraph returns the await graph of aw (asyncio's
+// capture_call_graph(future)); for the running task, pass its *T: its call
+// stack is taken right here, starting at CaptureCallGraph's caller. Call it
+// on aw's loop. A cycle (tasks awaiting each other) is cut where it closes.
+func CaptureCallGraph(aw Awaitable) *FutureCallGraph {
+	if aw == nil {
+		panic(&ValueError{Msg: "CaptureCallGraph: nil awaitable"})
+	}
+	g := buildGraph(aw, aw.core(), nil)
+	// The suspended tasks' stacks, from one goroutine dump.
+	want := map[uint64]bool{}
+	walkGraph(&g, func(n *FutureCallGraph) {
+		if gid := suspendedGoroutine(n.Future.core()); gid != 0 {
+			want[gid] = true
+		}
+	})
+	if len(want) > 0 {
+		stacks, _ := goroutineStacks(want)
+		walkGraph(&g, func(n *FutureCallGraph) {
+			if gid := suspendedGoroutine(n.Future.core()); gid != 0 {
+				n.CallStack = trimTaskStack(stacks[gid])
+			}
+		})
+	}
+	return &g
+}
+
+// suspendedGoroutine is the recorded goroutine of a pending task that is
+// not the running one (0 if none).
+func suspendedGoroutine(f *futureCore) uint64 {
+	t := f.task
+	if t == nil || f.done() || t.fut.loop.current == t || t.diag == nil {
+		return 0
+	}
+	return t.diag.goroutine
+}
+
+func walkGraph(g *FutureCallGraph, fn func(*FutureCallGraph)) {
+	fn(g)
+	for i := range g.AwaitedBy {
+		walkGraph(&g.AwaitedBy[i], fn)
+	}
+}
+
+func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph {
+	g := FutureCallGraph{Future: aw}
+	if t := f.task; t != nil && !f.done() && t.fut.loop.current == t {
+		// The running task: we are on its goroutine.
+		st := trimTaskStack(framesOf(callers(3)))
+		for len(st) > 0 && isLibFrame(st[0]) {
+			st = st[1:] // CaptureCallGraph itself, PrintCallGraph
+		}
+		g.CallStack = st
+	}
+	path = append(path, f)
+	for _, w := range directAwaiters(f) {
+		if indexOfCore(path, w) >= 0 {
+			continue // a cycle: cut it here
+		}
+		g.AwaitedBy = append(g.AwaitedBy, buildGraph(awaitableOf(w), w, path))
+	}
+	return g
+}
+
+// directAwaiters are the futures (a task's future for a task) waiting on f.
+func directAwaiters(f *futureCore) []*futureCore {
+	var out []*futureCore
+	if f.waiter != nil {
+		out = append(out, f.waiter.fut)
+	}
+	for _, cb := range f.callbacks {
+		switch {
+		case cb.task != nil:
+			out = append(out, cb.task.fut)
+		case cb.awaiter != nil:
+			out = append(out, cb.awaiter)
+		}
+	}
+	return out
+}
+
+func indexOfCore(xs []*futureCore, x *futureCore) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// awaitableOf is the Awaitable of a future core: its task, or a view.
+func awaitableOf(f *futureCore) Awaitable {
+	if f.task != nil {
+		return f.task
+	}
+	return &futureView{f}
+}
+
+// futureView is an untyped view of a future met along an await graph.
+type futureView struct{ *futureCore }
+
+func (v *futureView) Cancel(msg ...string) bool { return v.cancel(joinMsg(msg)) }
+func (v *futureView) valueAny() any             { return nil }
+func (v *futureView) isNil() bool               { return v == nil }
+
+// String is "<Future pending kind=gather>" and the like.
+func (v *futureView) String() string {
+	state := "pending"
+	switch v.state {
+	case stateFinished:
+		state = "finished"
+	case stateCancelled:
+		state = "cancelled"
+	}
+	return "<Future " + state + " kind=" + v.kind.String() + ">"
+}
+
+// FormatCallGraph renders g as asyncio's format_call_graph does: a line
+// "* Task(name='worker', id=0x…)" per task ("* Future(id=0x…)" for a
+// future, with its kind when it is a combinator's or a primitive's, such as
+// kind='gather'), then "+ Call stack:" with one "|   File '…', line N, in
+// function()" line per frame, innermost first, then "+ Awaited by:" and the
+// awaiters' graphs indented by four spaces (ExampleCaptureCallGraph shows
+// one).
+func FormatCallGraph(g *FutureCallGraph) string {
+	var b strings.Builder
+	renderGraph(&b, g, 0)
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// PrintCallGraph writes the call graph of aw (CaptureCallGraph) to w
+// (asyncio's print_call_graph).
+func PrintCallGraph(w io.Writer, aw Awaitable) error {
+	_, err := io.WriteString(w, FormatCallGraph(CaptureCallGraph(aw))+"\n")
+	return err
+}
+
+func renderGraph(b *strings.Builder, g *FutureCallGraph, level int) {
+	ind := strings.Repeat("    ", level)
+	f := g.Future.core()
+	if t := f.task; t != nil {
+		fmt.Fprintf(b, "%s* Task(name=%s, id=%s)\n", ind, pyQuote(t.Name()), taskID(t))
+	} else if f.kind != kindPlain {
+		fmt.Fprintf(b, "%s* Future(id=%s, kind=%s)\n", ind, futureID(f), pyQuote(f.kind.String()))
+	} else {
+		fmt.Fprintf(b, "%s* Future(id=%s)\n", ind, futureID(f))
+	}
+	if len(g.CallStack) > 0 {
+		fmt.Fprintf(b, "%s  + Call stack:\n", ind)
+		for _, fr := range g.CallStack {
+			fmt.Fprintf(b, "%s  |   File %s, line %d, in %s()\n", ind, pyQuote(fr.File), fr.Line, shortFunc(fr.Function))
+		}
+	}
+	if len(g.AwaitedBy) > 0 {
+		fmt.Fprintf(b, "%s  + Awaited by:\n", ind)
+		for i := range g.AwaitedBy {
+			renderGraph(b, &g.AwaitedBy[i], level+1)
+		}
+	}
+}
+
+// pyQuote quotes s as Python's repr of a str does (single quotes).
+func pyQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+// FutureAddToAwaitedBy records that waiter awaits fut
+// (asyncio.future_add_to_awaited_by), for a combinator written outside
+// this package that waits on fut through a done callback rather than an
+// await: call graphs and snapshots then show the edge. The edge vanishes
+// when fut completes, or with FutureDiscardFromAwaitedBy. Both must belong
+// to one loop, and it must be called on that loop; nil panics with a
+// *ValueError.
+func FutureAddToAwaitedBy(fut, waiter Awaitable) {
+	if fut == nil || waiter == nil {
+		panic(&ValueError{Msg: "FutureAddToAwaitedBy: nil future or waiter"})
+	}
+	f, w := fut.core(), waiter.core()
+	if f.loop != w.loop {
+		panic(&ValueError{Msg: "FutureAddToAwaitedBy: the future and the waiter belong to different loops"})
+	}
+	if f.done() {
+		return
+	}
+	f.callbacks = append(f.callbacks, doneCallback{awaiter: w})
+}
+
+// FutureDiscardFromAwaitedBy removes one edge added by FutureAddToAwaitedBy
+// (asyncio.future_discard_from_awaited_by); there is nothing to do if
+// there is none.
+func FutureDiscardFromAwaitedBy(fut, waiter Awaitable) {
+	if fut == nil || waiter == nil {
+		panic(&ValueError{Msg: "FutureDiscardFromAwaitedBy: nil future or waiter"})
+	}
+	f, w := fut.core(), waiter.core()
+	for i, cb := range f.callbacks {
+		if cb.fn == nil && cb.task == nil && cb.awaiter == w {
+			f.callbacks = append(f.callbacks[:i], f.callbacks[i+1:]...)
+			return
+		}
+	}
+}

@@ -1,0 +1,492 @@
+// Package cancelcheck tests a coroutine's cancellation handling
+// systematically. Check runs the coroutine once on the virtual clock to
+// count its suspension points (the awaits where it actually suspends),
+// then once per point with a cancellation injected exactly there, and
+// reports for each run whether the coroutine ended cancelled (or
+// deliberately swallowed the cancellation with Uncancel), and whether it
+// left tasks running, a Lock or Semaphore held, a Queue unbalanced (items
+// taken without TaskDone), or a goroutine behind.
+//
+//	func TestWorkerCancellation(t *testing.T) {
+//		cancelcheck.Require(t, func(t *asyncio.T, w *cancelcheck.Watch) error {
+//			lk := asyncio.NewLock()
+//			w.Lock("state", lk)
+//			return worker(t, lk)
+//		})
+//	}
+//
+// The coroutine must be deterministic on the virtual clock (the same
+// awaits in the same order on every run); Check notes a run whose
+// suspension points differ from the first run's. Runs are sequential and
+// check for leaked goroutines with goleak: do not run Check in a parallel
+// test.
+package cancelcheck
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/hooks"
+	"go.uber.org/goleak"
+)
+
+// Func is the coroutine under test. It runs as the main task of a fresh
+// loop on virtual time, once per run; w registers the primitives whose
+// state Check verifies after each run.
+type Func func(t *asyncio.T, w *Watch) error
+
+// Option configures Check.
+type Option func(*config)
+
+type config struct {
+	allTasks   bool
+	cancelMain bool
+	maxRuns    int
+	loopOpts   []asyncio.LoopOption
+}
+
+// AllTasks makes Check count the suspension points of every task of the
+// loop, in the order they happen, and cancel whichever task suspends at
+// the chosen point (by default only the main task's points count). With
+// CancelMain it cancels the main task instead.
+func AllTasks() Option { return func(c *config) { c.allTasks = true } }
+
+// CancelMain makes Check cancel the main task at every chosen point, even
+// when the task suspending there is another one (with AllTasks): the whole
+// operation is cancelled at every moment where any of its tasks waits,
+// which is how structured code (a TaskGroup, a Timeout) is cancelled from
+// outside.
+func CancelMain() Option { return func(c *config) { c.cancelMain = true } }
+
+// MaxRuns caps the number of cancellation runs (default 1000); the points
+// beyond it are skipped and the report says so.
+func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = n } }
+
+// WithLoopOptions adds loop options to every run's loop (virtual time and
+// task stacks are always on), e.g. asyncio.WithDebug().
+func WithLoopOptions(opts ...asyncio.LoopOption) Option {
+	return func(c *config) { c.loopOpts = append(c.loopOpts, opts...) }
+}
+
+// Watch registers the primitives whose state Check verifies after each run.
+// Register a primitive right after creating it, from the coroutine.
+type Watch struct {
+	t      *asyncio.T
+	checks []func(t *asyncio.T) string // each returns a problem, or ""
+}
+
+// Lock registers a lock that must be unlocked at the end of each run.
+func (w *Watch) Lock(name string, lk *asyncio.Lock) {
+	w.checks = append(w.checks, func(*asyncio.T) string {
+		if lk.Locked() {
+			return fmt.Sprintf("Lock %q left held", name)
+		}
+		return ""
+	})
+}
+
+// Semaphore registers a semaphore that must have as many free units at
+// the end of each run as when it was registered.
+func (w *Watch) Semaphore(name string, s *asyncio.Semaphore) {
+	w.semaphore(name, s)
+}
+
+// BoundedSemaphore is Semaphore for a *asyncio.BoundedSemaphore.
+func (w *Watch) BoundedSemaphore(name string, s *asyncio.BoundedSemaphore) {
+	w.semaphore(name, s)
+}
+
+type semaphore interface {
+	Acquire(t *asyncio.T) error
+	Release() error
+	Locked() bool
+}
+
+// maxProbe bounds the free units counted in a semaphore.
+const maxProbe = 1 << 20
+
+// freeUnits counts a semaphore's free units by acquiring them while it is
+// not locked (which never suspends), then gives them back.
+func freeUnits(t *asyncio.T, s semaphore) int {
+	n := 0
+	for n < maxProbe && !s.Locked() {
+		if s.Acquire(t) != nil {
+			break
+		}
+		n++
+	}
+	for range n {
+		_ = s.Release()
+	}
+	return n
+}
+
+func (w *Watch) semaphore(name string, s semaphore) {
+	initial := freeUnits(w.t, s)
+	w.checks = append(w.checks, func(t *asyncio.T) string {
+		switch free := freeUnits(t, s); {
+		case free < initial:
+			return fmt.Sprintf("Semaphore %q: %d of %d units left held", name, initial-free, initial)
+		case free > initial:
+			return fmt.Sprintf("Semaphore %q: released %d more times than acquired", name, free-initial)
+		}
+		return ""
+	})
+}
+
+// Queue registers a queue on which every item taken must have been marked
+// done (TaskDone) by the end of each run. Items left in the queue are not a
+// problem (a cancelled consumer leaves them); items taken and never marked
+// done are (Join would wait forever).
+func Queue[V any](w *Watch, name string, q *asyncio.Queue[V]) {
+	w.checks = append(w.checks, func(*asyncio.T) string {
+		for {
+			if _, err := q.GetNowait(); err != nil {
+				break
+			}
+			_ = q.TaskDone()
+		}
+		undone := 0
+		for q.TaskDone() == nil {
+			undone++
+		}
+		if undone > 0 {
+			return fmt.Sprintf("Queue %q unbalanced: %d items taken without TaskDone", name, undone)
+		}
+		return ""
+	})
+}
+
+// Outcome is how a run's cancelled task ended.
+type Outcome string
+
+// The outcomes of a run.
+const (
+	// Completed: no cancellation was injected (the first run), and the
+	// coroutine returned nil.
+	Completed Outcome = "completed"
+	// Cancelled: the task ended cancelled.
+	Cancelled Outcome = "cancelled"
+	// Swallowed: the task ended normally and withdrew the cancellation
+	// with Uncancel: deliberate.
+	Swallowed Outcome = "swallowed (uncancelled)"
+	// SwallowedNoUncancel: the task ended normally but did not withdraw
+	// the cancellation (Cancelling() > 0): code that relies on
+	// cancellation (a TaskGroup, a Timeout around it) is misled.
+	SwallowedNoUncancel Outcome = "swallowed without Uncancel"
+	// Failed: the task ended with an error that is not a cancellation.
+	Failed Outcome = "failed"
+	// Deadlock: the loop would have blocked forever (a task waits for
+	// something that never comes, e.g. after a cancellation was ignored).
+	Deadlock Outcome = "deadlock"
+	// NotReached: the run ended before the chosen suspension point (the
+	// coroutine is not deterministic).
+	NotReached Outcome = "point not reached"
+	// StillRunning: the cancelled task (not the main one) was still
+	// running when the main task returned (see Run.LeftTasks).
+	StillRunning Outcome = "still running"
+)
+
+// Run is the result of one run.
+type Run struct {
+	// Point is the suspension point where the cancellation was injected,
+	// 1-based; 0 for the first run, which injects nothing.
+	Point int
+	// At is where the point is: "function file:line" of the await, and
+	// Suspended the task suspending there.
+	At, Suspended string
+	// Task is the name of the task cancelled at Point (Suspended, or the
+	// main task with CancelMain).
+	Task string
+	// Outcome is how that task ended; Err is its error, and MainErr the
+	// main task's when another task was cancelled (AllTasks).
+	Outcome Outcome
+	Err     error
+	MainErr error
+	// LeftTasks are the tasks still pending when the main task returned:
+	// "name (waiting on what at function file:line)".
+	LeftTasks []string
+	// Held are the watched primitives left in a bad state (locks and
+	// semaphores held, queues unbalanced).
+	Held []string
+	// Leaked describes goroutines still running after the loop closed.
+	Leaked string
+	// Reported are the errors passed to the loop's exception handler that
+	// are problems: a swallowed cancellation (debug mode, see
+	// asyncio.SwallowedCancelError) and panics in callbacks.
+	Reported []string
+	// Notes are remarks that are not problems (a point that moved).
+	Notes []string
+}
+
+// Problems lists what is wrong with the run ("" entries never).
+func (r *Run) Problems() []string {
+	var p []string
+	switch r.Outcome {
+	case SwallowedNoUncancel:
+		p = append(p, "the task swallowed the cancellation without Uncancel")
+	case Failed:
+		if r.Point == 0 {
+			p = append(p, fmt.Sprintf("the coroutine fails without any cancellation: %v", r.Err))
+		} else {
+			p = append(p, fmt.Sprintf("the cancellation became an error that is not a CancelledError: %v", r.Err))
+		}
+	case Deadlock:
+		p = append(p, "deadlock: "+deadlockSummary(r.Err))
+	}
+	if r.MainErr != nil && r.Outcome != Deadlock && !asyncio.IsCancelled(r.MainErr) {
+		p = append(p, fmt.Sprintf("the main task failed: %v", r.MainErr))
+	}
+	if len(r.LeftTasks) > 0 {
+		p = append(p, "left tasks running: "+strings.Join(r.LeftTasks, ", "))
+	}
+	p = append(p, r.Held...)
+	p = append(p, r.Reported...)
+	if r.Leaked != "" {
+		p = append(p, "leaked goroutines: "+r.Leaked)
+	}
+	return p
+}
+
+// deadlockSummary says what the tasks of a deadlocked loop wait on.
+func deadlockSummary(err error) string {
+	var d *asyncio.DeadlockError
+	if !errors.As(err, &d) || d.Snapshot == nil {
+		return fmt.Sprint(err)
+	}
+	var parts []string
+	for _, ti := range d.Snapshot.Tasks {
+		parts = append(parts, ti.Name+" waits on "+ti.Awaits)
+	}
+	return "the loop would block forever: " + strings.Join(parts, ", ")
+}
+
+// Report is the result of Check.
+type Report struct {
+	// Points is the number of suspension points of the first run.
+	Points int
+	// Runs are the first run (Point 0) and one run per point.
+	Runs []Run
+	// Skipped counts the points beyond MaxRuns.
+	Skipped int
+}
+
+// OK reports whether no run has a problem.
+func (r *Report) OK() bool {
+	for i := range r.Runs {
+		if len(r.Runs[i].Problems()) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// String lists every run, one line each, problems after a colon.
+func (r *Report) String() string {
+	var b strings.Builder
+	n := 0
+	for i := range r.Runs {
+		if len(r.Runs[i].Problems()) > 0 {
+			n++
+		}
+	}
+	fmt.Fprintf(&b, "cancelcheck: %d suspension points, %d runs, %d with problems", r.Points, len(r.Runs), n)
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d points skipped (MaxRuns)", r.Skipped)
+	}
+	b.WriteString("\n")
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		if run.Point == 0 {
+			fmt.Fprintf(&b, "  no cancellation: %s", run.Outcome)
+		} else {
+			fmt.Fprintf(&b, "  point %d (%s at %s): %s %s", run.Point, run.Suspended, run.At, run.Task, run.Outcome)
+		}
+		if p := run.Problems(); len(p) > 0 {
+			b.WriteString(": PROBLEM: " + strings.Join(p, "; "))
+		}
+		for _, note := range run.Notes {
+			b.WriteString(" (" + note + ")")
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Require runs Check and fails tb with the report if any run has a
+// problem. It returns the report.
+func Require(tb testing.TB, fn Func, opts ...Option) *Report {
+	tb.Helper()
+	r := Check(fn, opts...)
+	if !r.OK() {
+		tb.Error(r.String())
+	}
+	return r
+}
+
+// Check runs fn once without cancellation to count its suspension points,
+// then once per point with a cancellation injected there (see the package
+// documentation). fn must not be nil.
+func Check(fn Func, opts ...Option) *Report {
+	if fn == nil {
+		panic(&asyncio.ValueError{Msg: "cancelcheck.Check: nil coroutine"})
+	}
+	c := &config{maxRuns: 1000}
+	for _, o := range opts {
+		o(c)
+	}
+	rep := &Report{}
+	base, sites := c.run(fn, 0)
+	rep.Points = len(sites)
+	rep.Runs = append(rep.Runs, base)
+	for k := 1; k <= len(sites); k++ {
+		if k > c.maxRuns {
+			rep.Skipped = len(sites) - c.maxRuns
+			break
+		}
+		run, _ := c.run(fn, k)
+		if run.Outcome != NotReached && run.At != sites[k-1] {
+			run.Notes = append(run.Notes, "in the first run this point was at "+sites[k-1])
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	return rep
+}
+
+// run runs fn once on a fresh loop, cancelling the task that reaches
+// suspension point inject (0: none). It returns the run and, for the
+// first run, every point's location.
+func (c *config) run(fn Func, inject int) (run Run, sites []string) {
+	run.Point = inject
+	ignore := goleak.IgnoreCurrent()
+	r := asyncio.NewRunner(append([]asyncio.LoopOption{asyncio.WithVirtualTime(), asyncio.WithTaskStacks()}, c.loopOpts...)...)
+	loop := r.Loop()
+	loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+		var sw *asyncio.SwallowedCancelError
+		var pe *asyncio.PanicError
+		switch {
+		case errors.As(ctx.Err, &sw):
+			run.Reported = append(run.Reported, sw.Error())
+		case errors.As(ctx.Err, &pe) && ctx.Task == nil:
+			run.Reported = append(run.Reported, ctx.Message+": "+pe.Error())
+		}
+	})
+	w := &Watch{}
+	var main, victim *asyncio.T
+	points := 0
+	hooks.SetSuspendHook(loop, func(task any, where func() string) {
+		t := task.(*asyncio.T)
+		if !c.allTasks && t != main {
+			return
+		}
+		points++
+		switch {
+		case inject == 0:
+			sites = append(sites, where())
+		case points == inject:
+			victim = t
+			if c.cancelMain {
+				victim = main
+			}
+			run.At, run.Suspended, run.Task = where(), t.Name(), victim.Name()
+			victim.Cancel(fmt.Sprintf("cancelcheck: point %d", inject))
+		}
+	})
+	_, mainErr := asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
+		main, w.t = t, t
+		return struct{}{}, fn(t, w)
+	}, asyncio.WithName("main"))
+	hooks.SetSuspendHook(loop, nil)
+
+	var ded *asyncio.DeadlockError
+	switch {
+	case errors.As(mainErr, &ded):
+		run.Outcome, run.Err = Deadlock, mainErr
+	case inject == 0:
+		run.Outcome, run.Err = Completed, mainErr
+		if mainErr != nil {
+			run.Outcome = Failed
+		}
+	case victim == nil:
+		run.Outcome = NotReached
+	default:
+		run.Outcome, run.Err = outcome(victim, mainErr, victim == main)
+		if victim != main {
+			run.MainErr = mainErr
+		}
+	}
+	// Left tasks, with what they wait on and where.
+	for _, ti := range asyncio.Snapshot(loop, asyncio.SnapshotOptions{MaxTasks: -1}).Tasks {
+		desc := ti.Name
+		if ti.State == "waiting" {
+			desc += " (waiting on " + ti.Awaits
+			if st := ti.Stack; len(st) > 1 && isLibraryCall(st[0].Function) {
+				desc += " at " + st[1].String() // the caller of Sleep, Get...
+			} else if len(st) > 0 {
+				desc += " at " + st[0].String()
+			}
+			desc += ")"
+		}
+		run.LeftTasks = append(run.LeftTasks, desc)
+	}
+	// Cancel what is left and let it finish, then check the primitives.
+	if run.Outcome != Deadlock {
+		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
+			left := asyncio.AllTasks(t)
+			for _, x := range left {
+				if x != t {
+					x.Cancel()
+				}
+			}
+			for _, x := range left {
+				if x != t {
+					//asynciovet:ignore droppedcancel the left tasks were just cancelled: their errors are expected, and nothing cancels this cleanup task
+					_ = t.Await(x)
+				}
+			}
+			return struct{}{}, nil
+		})
+		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
+			for _, check := range w.checks {
+				if p := check(t); p != "" {
+					run.Held = append(run.Held, p)
+				}
+			}
+			return struct{}{}, nil
+		})
+	}
+	_ = r.Close()
+	if err := goleak.Find(ignore); err != nil {
+		run.Leaked = err.Error()
+	}
+	return run, sites
+}
+
+// isLibraryCall reports whether fn is a function of package asyncio or aio
+// (the first frame of a task's stack is the library call it waits in).
+func isLibraryCall(fn string) bool {
+	return strings.HasPrefix(fn, "github.com/go-asyncio/asyncio.") || strings.HasPrefix(fn, "github.com/go-asyncio/asyncio/aio.")
+}
+
+// outcome classifies how the cancelled task ended.
+func outcome(t *asyncio.T, mainErr error, isMain bool) (Outcome, error) {
+	err := mainErr
+	if !isMain {
+		if !t.Done() {
+			return StillRunning, nil
+		}
+		err = t.Err()
+	}
+	switch {
+	case t.Cancelled() || asyncio.IsCancelled(err):
+		return Cancelled, err
+	case err != nil:
+		return Failed, err
+	case t.Cancelling() == 0:
+		return Swallowed, nil
+	}
+	return SwallowedNoUncancel, nil
+}

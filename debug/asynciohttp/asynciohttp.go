@@ -1,0 +1,124 @@
+// Package asynciohttp serves snapshots of a running loop over HTTP, as
+// net/http/pprof serves profiles:
+//
+//	mux.Handle("/debug/asyncio/", asynciohttp.Handler(loop))
+//
+// then, while the program runs:
+//
+//	curl localhost:6060/debug/asyncio/pstree   # who awaits whom
+//	curl localhost:6060/debug/asyncio/ps       # one row per task
+//	curl localhost:6060/debug/asyncio/json     # the whole snapshot
+//	curl localhost:6060/debug/asyncio/stats    # the loop's counters (JSON)
+//
+// Each request is served on its own goroutine while the loop runs: the
+// snapshot is taken on the loop between two callbacks
+// (Loop.SnapshotThreadsafe), so it is consistent and races with nothing.
+// When the loop does not answer within the timeout (it is blocked in a
+// callback or task step, or not running), the response is 503 and says so.
+// Query parameters: timeout (a Go duration, default 1s) and max (the most
+// tasks described one by one, default asyncio.DefaultSnapshotTasks; -1: all).
+//
+// The package is separate from the core so that a program that does not
+// serve it does not link net/http.
+package asynciohttp
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// DefaultTimeout is how long a request waits for the loop to take the
+// snapshot when it names no timeout.
+const DefaultTimeout = time.Second
+
+// Handler returns an http.Handler serving snapshots of l under whatever
+// prefix it is mounted at (it dispatches on the last element of the path:
+// "", "pstree", "ps", "json", "stats"). l must not be nil.
+func Handler(l *asyncio.Loop) http.Handler {
+	if l == nil {
+		panic(&asyncio.ValueError{Msg: "asynciohttp.Handler: nil loop"})
+	}
+	return &handler{loop: l}
+}
+
+type handler struct{ loop *asyncio.Loop }
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	timeout := DefaultTimeout
+	if v := r.URL.Query().Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			http.Error(w, fmt.Sprintf("bad timeout %q: want a positive Go duration such as 2s", v), http.StatusBadRequest)
+			return
+		}
+		timeout = d
+	}
+	var opts asyncio.SnapshotOptions
+	if v := r.URL.Query().Get("max"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 {
+			http.Error(w, fmt.Sprintf("bad max %q: want a positive number of tasks, or -1 for all", v), http.StatusBadRequest)
+			return
+		}
+		opts.MaxTasks = n
+	}
+	switch name {
+	case "":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, index)
+		return
+	case "pstree", "ps", "json", "stats":
+	default:
+		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", html.EscapeString(name)), http.StatusNotFound)
+		return
+	}
+	s := h.loop.SnapshotThreadsafe(timeout, opts)
+	if s.Blocked {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "the loop did not answer within %v: it is blocked (a callback or task step that does not return to the loop) or not running\n", timeout)
+		for _, n := range s.Notes {
+			fmt.Fprintln(w, n)
+		}
+		return
+	}
+	switch name {
+	case "pstree":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_ = s.WriteTree(w)
+	case "ps":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_ = s.WritePS(w)
+	case "json":
+		writeJSON(w, s)
+	case "stats":
+		writeJSON(w, s.Stats)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+const index = `<html><head><title>asyncio loop</title></head><body>
+<p>The tasks of this loop:</p>
+<ul>
+<li><a href="pstree">pstree</a>: who awaits whom, with the line each task waits on</li>
+<li><a href="ps">ps</a>: one row per task and awaiter</li>
+<li><a href="json">json</a>: the whole snapshot</li>
+<li><a href="stats">stats</a>: the loop's counters</li>
+</ul>
+<p>Parameters: <code>?timeout=2s</code> (how long to wait for a busy loop), <code>?max=-1</code> (describe every task).</p>
+</body></html>
+`

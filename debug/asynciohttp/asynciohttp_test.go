@@ -1,0 +1,131 @@
+package asynciohttp
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// servedLoop runs a real-time loop on its own goroutine with a main task
+// waiting on a queue and a worker child, serves the handler over httptest,
+// and returns the server's URL and a stop function.
+func servedLoop(t *testing.T) (url string, stop func()) {
+	t.Helper()
+	l := asyncio.NewLoop(asyncio.WithTaskStacks())
+	release := asyncio.NewFuture[struct{}](l)
+	main := asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
+		q := asyncio.NewQueue[int](0)
+		w := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) { return q.Get(t) }, asyncio.WithName("worker"))
+		_, err := release.Await(t)
+		w.Cancel()
+		return 0, err
+	}, asyncio.WithName("main"))
+	done := make(chan error, 1)
+	go func() { done <- l.RunUntilComplete(main) }()
+	srv := httptest.NewServer(Handler(l))
+	return srv.URL, func() {
+		srv.Close()
+		_, _ = l.CallSoonThreadsafe(func() { release.SetResult(struct{}{}) })
+		if err := <-done; err != nil {
+			t.Errorf("loop: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// Every page, from the HTTP server's goroutines while the loop runs.
+func TestHandler_Pages(t *testing.T) {
+	url, stop := servedLoop(t)
+	defer stop()
+	code, body := get(t, url+"/debug/asyncio/pstree")
+	if code != 200 || !strings.Contains(body, "└── (T) main [waiting") || !strings.Contains(body, "(T) worker [waiting") ||
+		!strings.Contains(body, "asynciohttp_test.go") {
+		t.Errorf("pstree: %d\n%s", code, body)
+	}
+	code, body = get(t, url+"/debug/asyncio/ps")
+	if code != 200 || !strings.HasPrefix(body, "tid ") || !strings.Contains(body, " worker ") {
+		t.Errorf("ps: %d\n%s", code, body)
+	}
+	code, body = get(t, url+"/debug/asyncio/json?max=-1&timeout=1m")
+	var snap asyncio.LoopSnapshot
+	if err := json.Unmarshal([]byte(body), &snap); code != 200 || err != nil || len(snap.Tasks) != 2 {
+		t.Errorf("json: %d %v\n%s", code, err, body)
+	}
+	code, body = get(t, url+"/debug/asyncio/stats")
+	var stats asyncio.LoopStats
+	if err := json.Unmarshal([]byte(body), &stats); code != 200 || err != nil || stats.Tasks != 2 {
+		t.Errorf("stats: %d %v\n%s", code, err, body)
+	}
+	code, body = get(t, url+"/debug/asyncio/")
+	if code != 200 || !strings.Contains(body, `href="pstree"`) {
+		t.Errorf("index: %d\n%s", code, body)
+	}
+}
+
+// Bad requests are answered with what is wrong.
+func TestHandler_BadRequests(t *testing.T) {
+	url, stop := servedLoop(t)
+	defer stop()
+	for path, want := range map[string]string{
+		"/debug/asyncio/nope":           "unknown page \"nope\": try pstree, ps, json or stats",
+		"/debug/asyncio/ps?timeout=x":   "bad timeout \"x\": want a positive Go duration such as 2s",
+		"/debug/asyncio/ps?timeout=-1s": "bad timeout \"-1s\": want a positive Go duration such as 2s",
+		"/debug/asyncio/ps?max=0":       "bad max \"0\": want a positive number of tasks, or -1 for all",
+	} {
+		code, body := get(t, url+path)
+		if code/100 != 4 || strings.TrimSpace(body) != want {
+			t.Errorf("%s: %d %q, want 4xx %q", path, code, body, want)
+		}
+	}
+}
+
+// A loop that does not answer (here: not running) gets a 503 saying so;
+// a closed loop an empty tree.
+func TestHandler_BlockedAndClosedLoops(t *testing.T) {
+	l := asyncio.NewLoop()
+	srv := httptest.NewServer(Handler(l))
+	defer srv.Close()
+	code, body := get(t, srv.URL+"/pstree?timeout=1ms")
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "the loop did not answer within 1ms: it is blocked") {
+		t.Errorf("blocked: %d %q", code, body)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, body = get(t, srv.URL+"/pstree")
+	if code != 200 || body != "(loop closed: no tasks)\n" {
+		t.Errorf("closed: %d %q", code, body)
+	}
+	var v any
+	func() {
+		defer func() { v = recover() }()
+		Handler(nil)
+	}()
+	if _, ok := v.(*asyncio.ValueError); !ok {
+		t.Errorf("Handler(nil) panicked with %v, want *asyncio.ValueError", v)
+	}
+}

@@ -1,0 +1,251 @@
+package asyncio
+
+// Text renderings of a LoopSnapshot in the layouts of CPython 3.14's
+// `python -m asyncio ps` (a table, one row per task and awaiter) and
+// `python -m asyncio pstree` (a tree of who awaits whom, each task's
+// frames between it and the tasks it awaits), with this library's extra
+// columns: state, what the task awaits and for how long, cancel requests,
+// creator.
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WritePS writes the snapshot as a table in the layout of `python -m
+// asyncio ps`: one row per task and task awaiting it (the awaiter columns
+// empty, awaiter id 0x0, for a task nobody awaits), with the goroutine in
+// the "tid" column ("-" when not recorded).
+func (s *LoopSnapshot) WritePS(w io.Writer) error {
+	ew := &errWriter{w: w}
+	byID := s.byID()
+	ew.printf("%-10s %-20s %-20s %-9s %-24s %-10s %-8s %-24s %-50s %-50s %-15s %-15s\n",
+		"tid", "task id", "task name", "state", "awaits", "waiting", "cancels", "creator",
+		"coroutine stack", "awaiter chain", "awaiter name", "awaiter id")
+	ew.printf("%s\n", strings.Repeat("-", 10+20+20+9+24+10+8+24+50+50+15+15+11))
+	for _, ti := range s.Tasks {
+		tid := "-"
+		if ti.Goroutine != 0 {
+			tid = fmt.Sprint(ti.Goroutine)
+		}
+		waiting := ""
+		if ti.State == "waiting" {
+			waiting = fmtDuration(ti.Waiting)
+		}
+		cancels := ""
+		if ti.Cancelling > 0 || len(ti.CancelRequests) > 0 {
+			cancels = fmt.Sprintf("%d/%d", ti.Cancelling, len(ti.CancelRequests))
+		}
+		row := func(chain, name, id string) {
+			ew.printf("%-10s %-20s %-20s %-9s %-24s %-10s %-8s %-24s %-50s %-50s %-15s %-15s\n",
+				tid, ti.ID, ti.Name, ti.State, ti.Awaits, waiting, cancels, ti.Creator,
+				stackChain(ti.Stack), chain, name, id)
+		}
+		if len(ti.AwaitedBy) == 0 {
+			row("", "", "0x0")
+			continue
+		}
+		for _, a := range ti.AwaitedBy {
+			chain := ""
+			if p, ok := byID[a.ID]; ok {
+				chain = stackChain(p.Stack)
+			}
+			row(chain, a.Name, a.ID)
+		}
+	}
+	s.writeFooter(ew)
+	return ew.err
+}
+
+// WriteTree writes the snapshot as a tree in the layout of `python -m
+// asyncio pstree`: each task nobody awaits is a root; under a task come its
+// frames, outermost first (when its stack was recorded), and under the
+// innermost one the tasks it awaits. A task awaited by several tasks is
+// drawn in full under the first one only, so the output stays as long as
+// the snapshot. A cycle of tasks awaiting each other (a deadlock) is cut
+// where it closes and listed after the trees.
+func (s *LoopSnapshot) WriteTree(w io.Writer) error {
+	ew := &errWriter{w: w}
+	switch {
+	case s.Blocked:
+		ew.printf("(loop blocked: no snapshot)\n")
+	case s.Closed:
+		ew.printf("(loop closed: no tasks)\n")
+	case len(s.Tasks) == 0:
+		ew.printf("(no tasks)\n")
+	}
+	byID := s.byID()
+	children := map[string][]string{} // awaiter id -> awaited task ids
+	awaited := map[string]bool{}
+	for _, ti := range s.Tasks {
+		for _, a := range ti.AwaitedBy {
+			if _, ok := byID[a.ID]; ok {
+				children[a.ID] = append(children[a.ID], ti.ID)
+				awaited[ti.ID] = true
+			}
+		}
+	}
+	var cycles [][]string
+	expanded := map[string]bool{} // a task awaited by several is drawn in full once
+	var render func(id, prefix string, last bool, path []string)
+	render = func(id, prefix string, last bool, path []string) {
+		ti := byID[id]
+		branch, next := "├── ", "│   "
+		if last {
+			branch, next = "└── ", "    "
+		}
+		for _, p := range path {
+			if p == id {
+				ew.printf("%s%s(T) %s (cycle: awaits itself through the tasks above)\n", prefix, branch, ti.Name)
+				cycles = append(cycles, append(append([]string(nil), path[indexOf(path, id):]...), id))
+				return
+			}
+		}
+		if expanded[id] {
+			ew.printf("%s%s(T) %s (shown above)\n", prefix, branch, ti.Name)
+			return
+		}
+		expanded[id] = true
+		ew.printf("%s%s(T) %s%s\n", prefix, branch, ti.Name, treeLabel(*ti))
+		prefix += next
+		path = append(path, id)
+		// The task's frames, outermost first, each under the previous.
+		for i := len(ti.Stack) - 1; i >= 0; i-- {
+			ew.printf("%s└──  %s\n", prefix, ti.Stack[i])
+			prefix += "    "
+		}
+		kids := children[id]
+		for i, k := range kids {
+			render(k, prefix, i == len(kids)-1, path)
+		}
+	}
+	var roots []string
+	for _, ti := range s.Tasks {
+		if !awaited[ti.ID] {
+			roots = append(roots, ti.ID)
+		}
+	}
+	for _, r := range roots {
+		render(r, "", true, nil)
+	}
+	// Tasks only in cycles have no root: start from each one not drawn.
+	drawn := map[string]bool{}
+	var mark func(id string)
+	mark = func(id string) {
+		if drawn[id] {
+			return
+		}
+		drawn[id] = true
+		for _, k := range children[id] {
+			mark(k)
+		}
+	}
+	for _, r := range roots {
+		mark(r)
+	}
+	for _, ti := range s.Tasks {
+		if !drawn[ti.ID] {
+			render(ti.ID, "", true, nil)
+			mark(ti.ID)
+		}
+	}
+	for _, c := range cycles {
+		names := make([]string, len(c))
+		for i, id := range c {
+			names[i] = byID[id].Name
+		}
+		ew.printf("cycle: %s\n", strings.Join(names, " → "))
+	}
+	s.writeFooter(ew)
+	return ew.err
+}
+
+// treeLabel is what follows a task's name in the tree: " [waiting 1.5s on
+// sleep; cancelling 1]".
+func treeLabel(ti TaskInfo) string {
+	var parts []string
+	switch ti.State {
+	case "waiting":
+		parts = append(parts, "waiting "+fmtDuration(ti.Waiting)+" on "+ti.Awaits)
+	default:
+		parts = append(parts, ti.State)
+	}
+	if ti.Cancelling > 0 {
+		parts = append(parts, fmt.Sprintf("cancelling %d", ti.Cancelling))
+	}
+	if ti.CancelDeliveredAt != nil {
+		parts = append(parts, "CancelledError returned at "+ti.CancelDeliveredAt.String()+" not returned")
+	}
+	return " [" + strings.Join(parts, "; ") + "]"
+}
+
+func (s *LoopSnapshot) writeFooter(ew *errWriter) {
+	if s.Omitted > 0 {
+		ew.printf("... %d more tasks not shown; all tasks:", s.Omitted)
+		keys := make([]string, 0, len(s.Summary))
+		for k := range s.Summary {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ew.printf(" %s %d;", k, s.Summary[k])
+		}
+		ew.printf("\n")
+	}
+	for _, n := range s.Notes {
+		ew.printf("note: %s\n", n)
+	}
+}
+
+func (s *LoopSnapshot) byID() map[string]*TaskInfo {
+	m := make(map[string]*TaskInfo, len(s.Tasks))
+	for i := range s.Tasks {
+		m[s.Tasks[i].ID] = &s.Tasks[i]
+	}
+	return m
+}
+
+// stackChain joins the short function names of a stack, innermost first,
+// with " -> ", as asyncio's ps does.
+func stackChain(fs []Frame) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = shortFunc(f.Function)
+	}
+	return strings.Join(names, " -> ")
+}
+
+// fmtDuration rounds d for a table: 1.5s, 250ms, 12µs.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	}
+	return d.String()
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
