@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
@@ -352,10 +353,17 @@ func TestSubprocess_test_kill_issue43884(t *testing.T) {
 	})
 }
 
+// bpo-31034: the child gets the default SIGHUP handler (which kills it).
+// CPython sets it to SIG_DFL in the parent in case the parent ignores
+// SIGHUP (under nohup), as children inherit that; a Go program cannot
+// undo an ignored disposition it started with, so the child does it then.
 func TestSubprocess_test_send_signal(t *testing.T) {
 	var returncode int
 	runReal(t, func(tk *asyncio.T) error {
 		code := `import sys; print("sleeping", flush=True); sys.stdin.read()`
+		if signal.Ignored(syscall.SIGHUP) {
+			code = "import signal; signal.signal(signal.SIGHUP, signal.SIG_DFL); " + code
+		}
 		proc, err := aio.CreateSubprocessExec(tk, python, []string{"-c", code}, aio.WithStdin(aio.Pipe), aio.WithStdout(aio.Pipe))
 		if err != nil {
 			return err
