@@ -33,6 +33,8 @@ type options struct {
 	allowBroadcast     bool
 	resolver           Resolver
 	maxWriteBuffer     int // 0: no limit
+	deferServing       bool
+	keepSocketFile     bool
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
 	// given), applied once all options are known, so order does not matter.
 	tlsHandshakeTimeout time.Duration
@@ -131,6 +133,18 @@ func WithInterleave(n int) Option { return func(o *options) { o.interleave = max
 // their Unix variants (asyncio's backlog=, default 100); it also bounds
 // how many connections one readiness event accepts, as in asyncio.
 func WithBacklog(n int) Option { return func(o *options) { o.backlog = max(n, 1) } }
+
+// WithDeferredServing makes CreateServer, CreateUnixServer, StartServer
+// and StartUnixServer return a server that listens but does not accept
+// yet (asyncio's start_serving=False): the backlog holds the connections
+// until StartServing or ServeForever.
+func WithDeferredServing() Option { return func(o *options) { o.deferServing = true } }
+
+// WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the
+// socket file in place when the server closes (asyncio 3.13's
+// cleanup_socket=False); by default Close removes it if it is still the
+// one the server bound.
+func WithKeepSocketFile() Option { return func(o *options) { o.keepSocketFile = true } }
 
 // WithReusePort sets SO_REUSEPORT on the listening sockets of
 // CreateServer/StartServer and on the socket of CreateDatagramEndpoint

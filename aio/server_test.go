@@ -406,3 +406,61 @@ func TestUnixPathTooLongNamesTheLimit(t *testing.T) {
 		return nil
 	})
 }
+
+// WithDeferredServing (asyncio's start_serving=False): the server listens
+// but accepts nothing until StartServing; a client's connection waits in
+// the backlog and is served once serving starts.
+func TestServerWithDeferredServing(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, echoLines("s: "), "127.0.0.1", 0, WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		if srv.IsServing() {
+			return errors.New("serving before StartServing")
+		}
+		addr := srv.Addr().(*net.TCPAddr)
+		r, w, err := OpenConnection(at, "127.0.0.1", addr.Port)
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write([]byte("hi\n"))
+		for range 3 {
+			asyncio.Sleep(at, 0)
+		}
+		if len(srv.clients) != 0 {
+			return errors.New("a connection was accepted before StartServing")
+		}
+		srv.StartServing()
+		line, err := r.ReadLine(at)
+		if string(line) != "s: hi\n" {
+			return fmt.Errorf("reply %q %v", line, err)
+		}
+		return nil
+	})
+}
+
+// WithKeepSocketFile (asyncio 3.13's cleanup_socket=False): Close leaves
+// the socket file; without it Close removes the file.
+func TestUnixServerWithKeepSocketFile(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		for _, keep := range []bool{false, true} {
+			path := t.TempDir() + "/s"
+			var opts []Option
+			if keep {
+				opts = append(opts, WithKeepSocketFile())
+			}
+			srv, err := StartUnixServer(at, closeAtOnce, path, opts...)
+			if err != nil {
+				return err
+			}
+			srv.Close()
+			if _, err := os.Stat(path); (err == nil) != keep {
+				return fmt.Errorf("keep=%v: after Close, stat says %v", keep, err)
+			}
+		}
+		return nil
+	})
+}
