@@ -464,3 +464,67 @@ func TestUnixServerWithKeepSocketFile(t *testing.T) {
 		return nil
 	})
 }
+
+// WithSocket (asyncio's sock=): a server listens on a socket the caller
+// bound, a connection runs over a socket the caller connected; an address
+// given as well, or a socket that is not a stream socket, is a
+// *ValueError, before anything is taken over.
+func TestWithSocket(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0) // blocking: made non-blocking
+		if err != nil {
+			return err
+		}
+		if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(lfd)
+			return err
+		}
+		srv, err := StartServer(at, echoLines("s: "), "", 0, WithSocket(lfd))
+		if err != nil {
+			unix.Close(lfd)
+			return err
+		}
+		defer srv.Close()
+		addr := srv.Addr().(*net.TCPAddr)
+
+		cfd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		if err := SockConnect(at, cfd, addr); err != nil {
+			unix.Close(cfd)
+			return err
+		}
+		r, w, err := OpenConnection(at, "", 0, WithSocket(cfd))
+		if err != nil {
+			unix.Close(cfd)
+			return err
+		}
+		w.Write([]byte("hi\n"))
+		line, err := r.ReadLine(at)
+		if string(line) != "s: hi\n" {
+			return fmt.Errorf("reply %q %v", line, err)
+		}
+		w.Close()
+
+		udp, err := NewSocket("udp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(udp)
+		for name, err := range map[string]error{
+			"host and sock": func() error { _, err := CreateServer(at, nil, "127.0.0.1", 0, WithSocket(udp)); return err }(),
+			"path and sock": func() error { _, _, err := OpenUnixConnection(at, "/x", WithSocket(udp)); return err }(),
+			"datagram sock": func() error { _, _, err := OpenConnection(at, "", 0, WithSocket(udp)); return err }(),
+		} {
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) {
+				return fmt.Errorf("%s: %v, want a *ValueError", name, err)
+			}
+		}
+		if _, err := unix.GetsockoptInt(udp, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
+			return fmt.Errorf("a refused socket was closed: %v", err)
+		}
+		return nil
+	})
+}

@@ -336,13 +336,50 @@ func TestServer_test_unix_server_addr_cleanup(t *testing.T) {
 	})
 }
 
-func TestServer_test_unix_server_cleanup_gone(t *testing.T) {
-	// Someone else has already cleaned up the socket. (CPython hands the
-	// server a socket bound to addr; a server binds its own here.)
+// boundUnixSocket is `socket.socket(AF_UNIX, SOCK_STREAM)` bound to addr;
+// a server given it with WithSocket closes it, so the test does not.
+func boundUnixSocket(t *testing.T, addr string) (int, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: addr}); err != nil {
+		syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func TestServer_test_unix_server_sock_cleanup(t *testing.T) {
+	// Using already bound socket
 	addr := filepath.Join(t.TempDir(), "sock")
 	run(t, func(tk *asyncio.T) error {
-		srv, err := aio.StartUnixServer(tk, serveNothing, addr)
+		sock, err := boundUnixSocket(t, addr)
 		if err != nil {
+			return err
+		}
+		srv, err := aio.StartUnixServer(tk, serveNothing, "", aio.WithSocket(sock))
+		if err != nil {
+			syscall.Close(sock)
+			return err
+		}
+		srv.Close()
+		check(t, !exists(addr), "the socket file is removed")
+		return nil
+	})
+}
+
+func TestServer_test_unix_server_cleanup_gone(t *testing.T) {
+	// Someone else has already cleaned up the socket
+	addr := filepath.Join(t.TempDir(), "sock")
+	run(t, func(tk *asyncio.T) error {
+		sock, err := boundUnixSocket(t, addr)
+		if err != nil {
+			return err
+		}
+		srv, err := aio.StartUnixServer(tk, serveNothing, "", aio.WithSocket(sock))
+		if err != nil {
+			syscall.Close(sock)
 			return err
 		}
 		noErr(t, os.Remove(addr))

@@ -558,6 +558,38 @@ func TestSockLowlevel_test_cancel_sock_accept(t *testing.T) {
 	})
 }
 
+func TestSockLowlevel_test_create_connection_sock(t *testing.T) {
+	run(t, func(tk *asyncio.T) error {
+		return withServer(t, tk, false, func(h *httpd) error {
+			// getaddrinfo of the server's address (127.0.0.1) gives one
+			// AF_INET stream address: connect a socket to it.
+			sock, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				return err
+			}
+			setNonblocking(t, sock)
+			if err := aio.SockConnect(tk, sock, h.address()); err != nil {
+				syscall.Close(sock)
+				t.Errorf("Can not create socket: %v", err)
+				return nil
+			}
+			pr := newMyProto(t, tk)
+			tr, p, err := aio.CreateConnection(tk, func() aio.Protocol { return pr }, "", 0, aio.WithSocket(sock))
+			if err != nil {
+				syscall.Close(sock)
+				return err
+			}
+			// the transport and protocol (isinstance checks)
+			check(t, tr != nil && p == aio.Protocol(pr), "a transport and our protocol")
+			_, err = pr.done.Await(tk)
+			noErr(t, err)
+			check(t, pr.nbytes > 0, "bytes received: ", pr.nbytes)
+			tr.Close()
+			return nil
+		})
+	})
+}
+
 // myProto is MyProto: a protocol that sends a GET when connected and
 // checks the order of the callbacks it gets.
 type myProto struct {
