@@ -59,9 +59,9 @@ func basetestSockClientOps(t *testing.T, tk *asyncio.T, h *httpd, fd int, closeF
 	// in debug mode, socket operations must fail if the socket is not in
 	// blocking mode
 	tk.Loop().SetDebug(true)
-	_, err := aio.SockRecv(tk, fd, 1024)
 	isValueError(t, aio.SockConnect(tk, fd, h.address()), "")
 	isValueError(t, aio.SockSendall(tk, fd, []byte("GET / HTTP/1.0\r\n\r\n")), "")
+	_, err := aio.SockRecv(tk, fd, 1024)
 	isValueError(t, err, "")
 	_, err = aio.SockRecvInto(tk, fd, []byte{})
 	isValueError(t, err, "")

@@ -1142,6 +1142,7 @@ func TestStreams_test_drain_raises(t *testing.T) {
 		eq(t, messages.messages(), []string(nil))
 		return nil
 	})
+	ln.Close() // ends an Accept still waiting if the client never came
 	<-serverDone
 }
 
