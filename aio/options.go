@@ -33,6 +33,9 @@ type options struct {
 	allowBroadcast     bool
 	resolver           Resolver
 	maxWriteBuffer     int // 0: no limit
+	deferServing       bool
+	keepSocketFile     bool
+	sock               int // WithSocket's fd; -1: none
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
 	// given), applied once all options are known, so order does not matter.
 	tlsHandshakeTimeout time.Duration
@@ -54,6 +57,7 @@ func buildOptions(opts []Option) (*options, error) {
 		backlog:            100,
 		reuseAddr:          true, // asyncio's reuse_address default on Unix
 		resolver:           net.DefaultResolver,
+		sock:               -1,
 	}
 	for _, f := range opts {
 		f(o)
@@ -131,6 +135,29 @@ func WithInterleave(n int) Option { return func(o *options) { o.interleave = max
 // their Unix variants (asyncio's backlog=, default 100); it also bounds
 // how many connections one readiness event accepts, as in asyncio.
 func WithBacklog(n int) Option { return func(o *options) { o.backlog = max(n, 1) } }
+
+// WithDeferredServing makes CreateServer, CreateUnixServer, StartServer
+// and StartUnixServer return a server that listens but does not accept
+// yet (asyncio's start_serving=False): the backlog holds the connections
+// until StartServing or ServeForever.
+func WithDeferredServing() Option { return func(o *options) { o.deferServing = true } }
+
+// WithSocket makes CreateConnection, CreateUnixConnection, OpenConnection
+// and OpenUnixConnection use fd, a stream socket already connected, and
+// CreateServer, CreateUnixServer, StartServer and StartUnixServer listen on
+// fd, a stream socket already bound (asyncio's sock=). The host must then
+// be "" and the port 0 (the path "" for the Unix calls), and fd must be a
+// stream socket: anything else is a *ValueError. fd is made non-blocking
+// and belongs to the transport or server from then on, which closes it.
+// A Unix server removes the socket file fd is bound to when it closes, as
+// for a path (unless WithKeepSocketFile).
+func WithSocket(fd int) Option { return func(o *options) { o.sock = fd } }
+
+// WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the
+// socket file in place when the server closes (asyncio 3.13's
+// cleanup_socket=False); by default Close removes it if it is still the
+// one the server bound.
+func WithKeepSocketFile() Option { return func(o *options) { o.keepSocketFile = true } }
 
 // WithReusePort sets SO_REUSEPORT on the listening sockets of
 // CreateServer/StartServer and on the socket of CreateDatagramEndpoint

@@ -117,8 +117,9 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) IsServing() bool { return s.serving }
 
 // StartServing starts accepting connections (asyncio's start_serving).
-// CreateServer already starts serving, so this is a no-op unless serving
-// stopped; it is idempotent and does nothing once the server is closed.
+// CreateServer already starts serving unless given WithDeferredServing,
+// so this is a no-op unless serving was deferred or stopped; it is
+// idempotent and does nothing once the server is closed.
 func (s *Server) StartServing() {
 	if s.serving || s.listeners == nil {
 		return
@@ -353,11 +354,17 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 // (asyncio's loop.create_server). host "" listens on 0.0.0.0; a name is
 // resolved and every address is listened on. Port 0 picks a free port
 // (read it with Addr). Options: WithTLS (serve TLS), WithBacklog,
-// WithReusePort, WithResolver.
+// WithReusePort, WithResolver, WithDeferredServing, WithSocket.
 func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if o.sock >= 0 {
+		if host != "" || port != 0 {
+			return nil, errSockAndAddress("host/port")
+		}
+		return serveOnSocket(t, factory, o)
 	}
 	var ips []net.IP
 	if host == "" {
@@ -387,6 +394,9 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 }
 
 func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
+	if s.opts.deferServing {
+		return s, nil // as asyncio: no iteration either
+	}
 	s.StartServing()
 	// As asyncio does: one iteration so that the readers are in place.
 	if err := asyncio.Sleep(t, 0); err != nil {
@@ -398,11 +408,18 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 
 // CreateUnixServer listens on the Unix stream socket path (asyncio's
 // loop.create_unix_server). A stale socket file at path is removed first;
-// Close removes the file. Options: WithTLS, WithBacklog.
+// Close removes the file. Options: WithTLS, WithBacklog,
+// WithDeferredServing, WithKeepSocketFile, WithSocket.
 func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if o.sock >= 0 {
+		if path != "" {
+			return nil, errSockAndAddress("path")
+		}
+		return serveOnSocket(t, factory, o)
 	}
 	sa, err := unixSockaddr(path)
 	if err != nil {
@@ -417,9 +434,31 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 	}
 	s := newServer(t.Loop(), "unix", factory, o)
 	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}}}
-	if id, ok := statID(path); ok && path[0] != '@' && path[0] != 0 {
+	if id, ok := statID(path); ok && path[0] != '@' && path[0] != 0 && !o.keepSocketFile {
 		// Not an abstract socket (Linux), which has no file to remove.
 		s.unixPath, s.unixIno = path, id
+	}
+	return s.startAfterCreate(t)
+}
+
+// serveOnSocket is CreateServer and CreateUnixServer with WithSocket: it
+// listens on the bound socket and serves it; a Unix server removes the
+// socket file it is bound to when it closes (asyncio 3.13).
+func serveOnSocket(t *asyncio.T, factory func() Protocol, o *options) (*Server, error) {
+	network, err := adoptStreamSocket(o.sock)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Listen(o.sock, o.backlog); err != nil {
+		return nil, os.NewSyscallError("listen", err)
+	}
+	s := newServer(t.Loop(), network, factory, o)
+	addr := localAddr(o.sock, network)
+	s.listeners = []*listener{{fd: o.sock, addr: addr}}
+	if ua, ok := addr.(*net.UnixAddr); ok && ua.Name != "" && ua.Name[0] != '@' && ua.Name[0] != 0 && !o.keepSocketFile {
+		if id, ok := statID(ua.Name); ok {
+			s.unixPath, s.unixIno = ua.Name, id
+		}
 	}
 	return s.startAfterCreate(t)
 }

@@ -406,3 +406,125 @@ func TestUnixPathTooLongNamesTheLimit(t *testing.T) {
 		return nil
 	})
 }
+
+// WithDeferredServing (asyncio's start_serving=False): the server listens
+// but accepts nothing until StartServing; a client's connection waits in
+// the backlog and is served once serving starts.
+func TestServerWithDeferredServing(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, echoLines("s: "), "127.0.0.1", 0, WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		if srv.IsServing() {
+			return errors.New("serving before StartServing")
+		}
+		addr := srv.Addr().(*net.TCPAddr)
+		r, w, err := OpenConnection(at, "127.0.0.1", addr.Port)
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write([]byte("hi\n"))
+		for range 3 {
+			asyncio.Sleep(at, 0)
+		}
+		if len(srv.clients) != 0 {
+			return errors.New("a connection was accepted before StartServing")
+		}
+		srv.StartServing()
+		line, err := r.ReadLine(at)
+		if string(line) != "s: hi\n" {
+			return fmt.Errorf("reply %q %v", line, err)
+		}
+		return nil
+	})
+}
+
+// WithKeepSocketFile (asyncio 3.13's cleanup_socket=False): Close leaves
+// the socket file; without it Close removes the file.
+func TestUnixServerWithKeepSocketFile(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		for _, keep := range []bool{false, true} {
+			path := t.TempDir() + "/s"
+			var opts []Option
+			if keep {
+				opts = append(opts, WithKeepSocketFile())
+			}
+			srv, err := StartUnixServer(at, closeAtOnce, path, opts...)
+			if err != nil {
+				return err
+			}
+			srv.Close()
+			if _, err := os.Stat(path); (err == nil) != keep {
+				return fmt.Errorf("keep=%v: after Close, stat says %v", keep, err)
+			}
+		}
+		return nil
+	})
+}
+
+// WithSocket (asyncio's sock=): a server listens on a socket the caller
+// bound, a connection runs over a socket the caller connected; an address
+// given as well, or a socket that is not a stream socket, is a
+// *ValueError, before anything is taken over.
+func TestWithSocket(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0) // blocking: made non-blocking
+		if err != nil {
+			return err
+		}
+		if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(lfd)
+			return err
+		}
+		srv, err := StartServer(at, echoLines("s: "), "", 0, WithSocket(lfd))
+		if err != nil {
+			unix.Close(lfd)
+			return err
+		}
+		defer srv.Close()
+		addr := srv.Addr().(*net.TCPAddr)
+
+		cfd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		if err := SockConnect(at, cfd, addr); err != nil {
+			unix.Close(cfd)
+			return err
+		}
+		r, w, err := OpenConnection(at, "", 0, WithSocket(cfd))
+		if err != nil {
+			unix.Close(cfd)
+			return err
+		}
+		w.Write([]byte("hi\n"))
+		line, err := r.ReadLine(at)
+		if string(line) != "s: hi\n" {
+			return fmt.Errorf("reply %q %v", line, err)
+		}
+		w.Close()
+
+		udp, err := NewSocket("udp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(udp)
+		for name, err := range map[string]error{
+			"host and sock": func() error { _, err := CreateServer(at, nil, "127.0.0.1", 0, WithSocket(udp)); return err }(),
+			"path and sock": func() error { _, _, err := OpenUnixConnection(at, "/x", WithSocket(udp)); return err }(),
+			"datagram sock": func() error { _, _, err := OpenConnection(at, "", 0, WithSocket(udp)); return err }(),
+		} {
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) {
+				return fmt.Errorf("%s: %v, want a *ValueError", name, err)
+			}
+		}
+		if _, err := unix.GetsockoptInt(udp, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
+			return fmt.Errorf("a refused socket was closed: %v", err)
+		}
+		return nil
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/go-asyncio/asyncio"
@@ -13,7 +14,7 @@ import (
 )
 
 // This file holds asyncio's low-level socket coroutines (loop.sock_recv,
-// sock_sendall, sock_connect, sock_accept) over non-blocking file
+// sock_sendall, sock_connect, sock_accept, sock_recvfrom, sock_sendto) over non-blocking file
 // descriptors, and the small address helpers the transports share. The
 // system calls that differ between Unix systems live in the sock_*.go
 // files.
@@ -24,6 +25,22 @@ import (
 // when the wait is cancelled, before the cancellation is returned, so the
 // fd is never left with a stale callback.
 
+// ioWait identifies the waitIO registered for one direction of an fd on
+// one loop.
+type ioWait struct {
+	loop  *asyncio.Loop
+	fd    int
+	write bool
+}
+
+// ioWaiters maps each ioWait to the future of the waitIO whose callback
+// is registered, so that a cancelled wait removes the fd's callback only
+// if it is still its own: another call on the same fd (the typical
+// "cancel a sock_recv, then sock_recv again") may have replaced it since
+// (asyncio's _sock_read_done checks its handle the same way). Loops on
+// several goroutines share it, hence the sync.Map.
+var ioWaiters sync.Map // ioWait -> *asyncio.Future[struct{}]
+
 // waitIO suspends t until fd is readable (write false) or writable.
 func waitIO(t *asyncio.T, fd int, write bool) error {
 	l := t.Loop()
@@ -32,22 +49,45 @@ func waitIO(t *asyncio.T, fd int, write bool) error {
 	if write {
 		add, remove = l.AddWriter, l.RemoveWriter
 	}
+	key := ioWait{l, fd, write}
 	if err := add(fd, func() {
 		remove(fd) // level-triggered: one wakeup per wait, no spinning
+		ioWaiters.CompareAndDelete(key, f)
 		if !f.Done() {
 			f.SetResult(struct{}{})
 		}
 	}); err != nil {
 		return err
 	}
+	ioWaiters.Store(key, f)
 	if _, err := f.Await(t); err != nil {
-		remove(fd)
+		if ioWaiters.CompareAndDelete(key, f) {
+			remove(fd)
+		}
 		return err
 	}
 	return nil
 }
 
 func isWouldBlock(err error) bool { return err == unix.EAGAIN || err == unix.EWOULDBLOCK }
+
+// checkNonBlocking is asyncio's debug-mode check of the sock_* coroutines:
+// a blocking socket would block the whole loop in the system call, so in
+// debug mode it is a *ValueError "the socket must be non-blocking" (from
+// NewSocket, SockAccept and the transports' sockets it never is).
+func checkNonBlocking(t *asyncio.T, fd int, call string) error {
+	if !t.Loop().Debug() {
+		return nil
+	}
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		return &asyncio.ValueError{Msg: call + ": the socket must be non-blocking"}
+	}
+	return nil
+}
 
 // NewSocket creates a non-blocking, close-on-exec socket (socket.socket
 // followed by setblocking(False), as asyncio requires of every socket
@@ -90,6 +130,9 @@ func newSocket(family, typ int) (int, error) {
 // an empty slice at EOF. If t is cancelled while waiting, the read
 // interest is removed and the cancellation returned; no data is consumed.
 func SockRecv(t *asyncio.T, fd int, n int) ([]byte, error) {
+	if err := checkNonBlocking(t, fd, "SockRecv"); err != nil {
+		return nil, err
+	}
 	buf := make([]byte, n)
 	k, err := SockRecvInto(t, fd, buf)
 	return buf[:k], err
@@ -98,6 +141,9 @@ func SockRecv(t *asyncio.T, fd int, n int) ([]byte, error) {
 // SockRecvInto reads into buf (asyncio's loop.sock_recv_into) and returns
 // the number of bytes read, 0 at EOF. Cancellation as for SockRecv.
 func SockRecvInto(t *asyncio.T, fd int, buf []byte) (int, error) {
+	if err := checkNonBlocking(t, fd, "SockRecvInto"); err != nil {
+		return 0, err
+	}
 	for {
 		k, err := unix.Read(fd, buf)
 		switch {
@@ -136,6 +182,9 @@ func sendNoSignal(fd int, p []byte) (int, error) {
 // is removed and the cancellation returned; a prefix of data may have been
 // sent, as in asyncio.
 func SockSendall(t *asyncio.T, fd int, data []byte) error {
+	if err := checkNonBlocking(t, fd, "SockSendall"); err != nil {
+		return err
+	}
 	for len(data) > 0 {
 		n, err := sendNoSignal(fd, data)
 		switch {
@@ -150,6 +199,83 @@ func SockSendall(t *asyncio.T, fd int, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// SockRecvFrom reads one datagram of up to n bytes from the non-blocking
+// socket fd, suspending t until one arrives (asyncio's loop.sock_recvfrom,
+// 3.11), and returns it with the sender's address: a *net.UDPAddr, or a
+// *net.UnixAddr for a "unixgram" socket. Cancellation as for SockRecv.
+func SockRecvFrom(t *asyncio.T, fd int, n int) ([]byte, net.Addr, error) {
+	if err := checkNonBlocking(t, fd, "SockRecvFrom"); err != nil {
+		return nil, nil, err
+	}
+	buf := make([]byte, n)
+	k, addr, err := SockRecvFromInto(t, fd, buf)
+	return buf[:k], addr, err
+}
+
+// SockRecvFromInto reads one datagram into buf (asyncio's
+// loop.sock_recvfrom_into; its nbytes argument is buf[:nbytes] here) and
+// returns its length and the sender's address. Cancellation as for
+// SockRecv.
+func SockRecvFromInto(t *asyncio.T, fd int, buf []byte) (int, net.Addr, error) {
+	if err := checkNonBlocking(t, fd, "SockRecvFromInto"); err != nil {
+		return 0, nil, err
+	}
+	for {
+		k, from, err := unix.Recvfrom(fd, buf, 0)
+		switch {
+		case err == nil:
+			return k, sockaddrToAddr(from, datagramNetwork(from)), nil
+		case err == unix.EINTR:
+			continue
+		case isWouldBlock(err):
+			if err := waitIO(t, fd, false); err != nil {
+				return 0, nil, err
+			}
+		default:
+			return 0, nil, os.NewSyscallError("recvfrom", err)
+		}
+	}
+}
+
+// datagramNetwork is the network sockaddrToAddr needs for a datagram
+// sender's address.
+func datagramNetwork(sa unix.Sockaddr) string {
+	if _, ok := sa.(*unix.SockaddrUnix); ok {
+		return "unixgram"
+	}
+	return "udp"
+}
+
+// SockSendTo sends data as one datagram to addr, a *net.UDPAddr or
+// *net.UnixAddr, from the non-blocking socket fd, suspending t while the
+// socket cannot take it (asyncio's loop.sock_sendto, 3.11), and returns
+// the number of bytes sent. Another address type, or a nil one, is a
+// *net.AddrError. If t is cancelled while waiting, nothing was sent.
+func SockSendTo(t *asyncio.T, fd int, data []byte, addr net.Addr) (int, error) {
+	sa, _ := addrToSockaddr(addr)
+	if sa == nil {
+		return 0, &net.AddrError{Err: "unsupported address type", Addr: fmt.Sprintf("%T %v", addr, addr)}
+	}
+	if err := checkNonBlocking(t, fd, "SockSendTo"); err != nil {
+		return 0, err
+	}
+	for {
+		n, err := unix.SendmsgN(fd, data, nil, sa, unix.MSG_NOSIGNAL)
+		switch {
+		case err == nil:
+			return n, nil
+		case err == unix.EINTR:
+			continue
+		case isWouldBlock(err):
+			if err := waitIO(t, fd, true); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, os.NewSyscallError("sendto", err)
+		}
+	}
 }
 
 // SockConnect connects the non-blocking socket fd to addr, a
@@ -169,6 +295,9 @@ func SockConnect(t *asyncio.T, fd int, addr net.Addr) error {
 	sa, _ := addrToSockaddr(addr)
 	if sa == nil {
 		return &net.AddrError{Err: "unsupported address type", Addr: fmt.Sprintf("%T %v", addr, addr)}
+	}
+	if err := checkNonBlocking(t, fd, "SockConnect"); err != nil {
+		return err
 	}
 	return sockConnect(t, fd, sa)
 }
@@ -213,6 +342,9 @@ func sockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
 // address: a *net.TCPAddr, or a *net.UnixAddr (whose Name is empty for
 // an unnamed peer).
 func SockAccept(t *asyncio.T, fd int) (int, net.Addr, error) {
+	if err := checkNonBlocking(t, fd, "SockAccept"); err != nil {
+		return -1, nil, err
+	}
 	for {
 		nfd, sa, err := sysAccept(fd)
 		switch {

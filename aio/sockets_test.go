@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,4 +260,120 @@ func TestSockSendallWaitsAndFails(t *testing.T) {
 	})
 	want := []string{"sendall: <nil>, reader still running: true", fmt.Sprintf("reader got %d <nil>", 1<<20), "peer gone: syscall=send EPIPE"}
 	expectLog(t, want, log)
+}
+
+// SockSendTo and SockRecvFrom(Into) exchange datagrams with the sender's
+// address (asyncio 3.11's sock_sendto, sock_recvfrom, sock_recvfrom_into);
+// a receive waits for the datagram, and a bad address is refused.
+func TestSockDatagrams(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		a, b := boundUDP(t), boundUDP(t)
+		aAddr, bAddr := localAddr(a, "udp"), localAddr(b, "udp")
+		recv := asyncio.CreateTask(at, func(t *asyncio.T) (string, error) {
+			data, from, err := SockRecvFrom(t, b, 100)
+			return fmt.Sprintf("%s from %v", data, from), err
+		})
+		asyncio.Sleep(at, 0) // the receive waits
+		if n, err := SockSendTo(at, a, []byte("ping"), bAddr); n != 4 || err != nil {
+			return fmt.Errorf("SockSendTo: %d, %v", n, err)
+		}
+		got, err := recv.Await(at)
+		if want := "ping from " + aAddr.String(); got != want || err != nil {
+			return fmt.Errorf("SockRecvFrom: %q, %v; want %q", got, err, want)
+		}
+		SockSendTo(at, b, []byte("pong!"), aAddr)
+		buf := make([]byte, 8)
+		n, from, err := SockRecvFromInto(at, a, buf[:4])
+		if string(buf[:n]) != "pong" || from.String() != bAddr.String() || err != nil {
+			return fmt.Errorf("SockRecvFromInto: %q from %v, %v", buf[:n], from, err)
+		}
+		var ae *net.AddrError
+		if _, err := SockSendTo(at, a, []byte("x"), &net.IPAddr{}); !errors.As(err, &ae) {
+			return fmt.Errorf("SockSendTo to an *IPAddr: %v, want a *net.AddrError", err)
+		}
+		return nil
+	})
+}
+
+// boundUDP is a non-blocking UDP socket bound to 127.0.0.1, closed at the
+// end of the test.
+func boundUDP(t *testing.T) int {
+	fd, err := NewSocket("udp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	return fd
+}
+
+// In debug mode the sock_* calls refuse a blocking socket with a
+// *ValueError (asyncio's debug check): its system call would block the
+// loop. Outside debug mode the socket is used as given.
+func TestSockDebugRejectsBlockingSocket(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0) // blocking
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
+	calls := map[string]func(at *asyncio.T) error{
+		"SockConnect":      func(at *asyncio.T) error { return SockConnect(at, fd, addr) },
+		"SockSendall":      func(at *asyncio.T) error { return SockSendall(at, fd, []byte("x")) },
+		"SockRecv":         func(at *asyncio.T) error { _, err := SockRecv(at, fd, 1); return err },
+		"SockRecvInto":     func(at *asyncio.T) error { _, err := SockRecvInto(at, fd, nil); return err },
+		"SockAccept":       func(at *asyncio.T) error { _, _, err := SockAccept(at, fd); return err },
+		"SockRecvFrom":     func(at *asyncio.T) error { _, _, err := SockRecvFrom(at, fd, 1); return err },
+		"SockRecvFromInto": func(at *asyncio.T) error { _, _, err := SockRecvFromInto(at, fd, nil); return err },
+		"SockSendTo":       func(at *asyncio.T) error { _, err := SockSendTo(at, fd, []byte("x"), addr); return err },
+	}
+	_, err = asyncio.Run(func(at *asyncio.T) (struct{}, error) {
+		for name, call := range calls {
+			err := call(at)
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), name+": the socket must be non-blocking") {
+				t.Errorf("%s on a blocking socket in debug mode: %v", name, err)
+			}
+		}
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime(), asyncio.WithDebug())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not in debug mode: the call goes through (a blocking recv on an
+	// unconnected TCP socket fails at once with ENOTCONN).
+	runVirtual(t, func(at *asyncio.T) error {
+		if _, err := SockRecv(at, fd, 1); !errors.Is(err, unix.ENOTCONN) {
+			return fmt.Errorf("SockRecv outside debug mode: %v, want ENOTCONN", err)
+		}
+		return nil
+	})
+}
+
+// A SockRecv started right after another one on the same fd was
+// cancelled, before the cancelled task ran again, keeps its read
+// interest: the cancelled wait removes the fd's callback only if it is
+// still its own (CPython's test_sock_client_racing; before the fix the
+// second SockRecv never woke).
+func TestSockRecvAfterCancelledRecvKeepsInterest(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		fds := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		first := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return SockRecv(t, fds[0], 10) })
+		asyncio.Sleep(at, 0)
+		first.Cancel()
+		// The data comes after the cancelled task has unwound.
+		at.Loop().CallSoon(func() { unix.Write(fds[1], []byte("hi")) })
+		b, err := SockRecv(at, fds[0], 10)
+		if string(b) != "hi" || err != nil {
+			return fmt.Errorf("second SockRecv: %q %v", b, err)
+		}
+		if _, err := first.Await(at); !asyncio.IsCancelled(err) {
+			return fmt.Errorf("first: %v", err)
+		}
+		return nil
+	})
 }

@@ -669,11 +669,21 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 // several addresses they are tried with happy eyeballs (RFC 8305): a new
 // attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
 // previous one fails, and the first to connect wins. WithTLS wraps the
-// connection in TLS.
+// connection in TLS; WithSocket uses a socket already connected.
 func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (Transport, Protocol, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.sock >= 0 {
+		if host != "" || port != 0 {
+			return nil, nil, errSockAndAddress("host/port")
+		}
+		network, err := adoptStreamSocket(o.sock)
+		if err != nil {
+			return nil, nil, err
+		}
+		return makeConnection(t, o.sock, network, factory, o, host)
 	}
 	fd, err := dialHost(t, host, port, o)
 	if err != nil {
@@ -682,12 +692,48 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 	return makeConnection(t, fd, "tcp", factory, o, host)
 }
 
+// errSockAndAddress is asyncio's ValueError for sock= given with an
+// address.
+func errSockAndAddress(what string) *asyncio.ValueError {
+	return &asyncio.ValueError{Msg: what + " and sock can not be specified at the same time"}
+}
+
+// adoptStreamSocket checks that fd (WithSocket's) is a stream socket,
+// makes it non-blocking and returns its network: "unix" or "tcp".
+func adoptStreamSocket(fd int) (string, error) {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil || typ != unix.SOCK_STREAM {
+		return "", &asyncio.ValueError{Msg: fmt.Sprintf("A Stream Socket was expected, got fd %d", fd)}
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return "", os.NewSyscallError("fcntl", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return "", os.NewSyscallError("getsockname", err)
+	}
+	if _, ok := sa.(*unix.SockaddrUnix); ok {
+		return "unix", nil
+	}
+	return "tcp", nil
+}
+
 // CreateUnixConnection connects to the Unix stream socket at path
 // (asyncio's loop.create_unix_connection).
 func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (Transport, Protocol, error) {
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.sock >= 0 {
+		if path != "" {
+			return nil, nil, errSockAndAddress("path")
+		}
+		network, err := adoptStreamSocket(o.sock)
+		if err != nil {
+			return nil, nil, err
+		}
+		return makeConnection(t, o.sock, network, factory, o, "")
 	}
 	sa, err := unixSockaddr(path)
 	if err != nil {
