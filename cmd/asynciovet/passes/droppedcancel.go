@@ -55,6 +55,11 @@ func awaitResults(info *types.Info, call *ast.CallExpr) (*types.Func, int, bool)
 	if !isErrorType(sig.Results().At(sig.Results().Len() - 1).Type()) {
 		return nil, 0, false
 	}
+	// ContextVar.Reset takes the task only to find its context: it never
+	// suspends, and its error reports a misused token, not a cancellation.
+	if libFuncIs(fn, "ContextVar", "Reset") {
+		return nil, 0, false
+	}
 	if libFuncIs(fn, "T", "Await") || taskParam(sig) != nil {
 		return fn, sig.Results().Len(), true
 	}
