@@ -2,6 +2,7 @@ package droppedcancel
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -65,4 +66,40 @@ func asCompletedChecked(t *asyncio.T, tasks []*asyncio.Task[int]) error {
 		}
 	}
 	return nil
+}
+
+// Cleanup after a delivered cancellation, then the cancellation returned:
+// nothing is swallowed.
+func goodbye(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+	for {
+		line, err := r.ReadLine(t)
+		if asyncio.IsCancelled(err) {
+			_ = w.Write([]byte("goodbye\n"))
+			w.Drain(t) // negative: the task returns err next
+			return err
+		}
+		if errors.Is(err, asyncio.ErrCancelled) {
+			_ = w.Drain(t) // negative: the same with errors.Is
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		_ = line
+	}
+}
+
+// Positive: the cleanup branch does not return the cancellation.
+func goodbyeCarriesOn(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+	_, err := r.ReadLine(t)
+	if asyncio.IsCancelled(err) {
+		w.Drain(t) // want `the error of aio.StreamWriter.Drain is discarded`
+		return nil
+	}
+	if asyncio.IsCancelled(err) {
+		err = nil
+		w.Drain(t) // want `the error of aio.StreamWriter.Drain is discarded`
+		return err
+	}
+	return err
 }
