@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel asyncio.Go tests: awaits in misuse cases must panic, others only wait for a helper to finish
+
 package asyncio
 
 import (

@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel Recv/Send tests: the values are checked, and awaits in misuse cases must panic
+
 package asyncio
 
 import (

@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel ContextVar tests: awaited tasks report the values they saw; their errors are not what is tested
+
 package asyncio
 
 import (

@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel Gather tests: children sleep to be gathered or cancelled; the gathered outcome is what is checked
+
 package asyncio
 
 import (

@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel introspection tests park tasks in awaits to inspect them; the dropped errors are the parked tasks cleanup
+
 package asyncio
 
 import (

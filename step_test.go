@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel tests of the task step: yields, and awaits that must panic (misuse tables) and so produce no error
+
 package asyncio
 
 import (
@@ -90,6 +92,7 @@ func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 	runOne(t, l)
 	// With another task's handle.
 	other := CreateTask(l, func(*T) (int, error) {
+		//asynciovet:ignore wronghandle awaiting with another task handle is the misuse under test: it must panic
 		v := mustPanic(t, "Await with another task's T", func() { f.Await(saved) })
 		r.log("other task: %v", v)
 		return 0, nil
@@ -147,7 +150,9 @@ func TestBadInput_NilTaskAwaitableOwnerOrFunction(tt *testing.T) {
 			{"TaskGroup(nil, body)", func() { TaskGroup(nil, func(*Group) error { return nil }) }},
 			{"TaskGroup(t, nil)", func() { TaskGroup(t, nil) }},
 			{"Spawn(nil, fn)", func() { Spawn(nilGroup, body) }},
+			//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 			{"CreateTask(nil *Loop, fn)", func() { CreateTask(nilLoop, body) }},
+			//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 			{"CreateTask(nil, fn)", func() { CreateTask[int](nil, body) }},
 			{"NewFuture(nil *T)", func() { NewFuture[int](nilT) }},
 			{"CurrentTask(nil)", func() { CurrentTask(nil) }},

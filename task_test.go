@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel task tests: yields and awaits whose cancellation or panic is the behaviour under test
+
 package asyncio
 
 import (
@@ -249,6 +251,7 @@ func TestTASK8_CurrentTaskAndAllTasks(t *testing.T) {
 		slices.Sort(s)
 		return strings.Join(s, ",")
 	}
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(*T) (int, error) { return 0, nil }, WithName("quick"))
 	main := CreateTask(l, func(t *T) (int, error) {
 		r.log("current is me: %v", CurrentTask(l) == t)
@@ -282,6 +285,7 @@ func TestTASK9_PendingAtCloseReportedAndUnwound(t *testing.T) {
 		return never.Await(t)
 	}, WithName("started"))
 	runOne(t, l)
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(t *T) (int, error) { r.log("never runs"); return 0, nil }, WithName("unstarted"))
 	mustClose(t, l)
 	var names []string
@@ -312,6 +316,7 @@ func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
 		r.log("a2 at %v", l.Time())
 		return 0, nil
 	})
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(t *T) (int, error) { r.log("b"); return 0, nil })
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
@@ -365,6 +370,7 @@ func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
 	l := NewTestLoop()
 	var r eventLog
 	handlerLog(l, &r)
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(t *T) (int, error) {
 		defer func() { r.log("outer deferred still runs") }()
 		defer panic("panic in deferred cleanup")

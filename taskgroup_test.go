@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel TaskGroup tests cancel children in Sleep on purpose: what a child does with the cancellation is the behaviour under test
+
 package asyncio
 
 import (
@@ -558,6 +560,7 @@ func TestTaskErrForms(t *testing.T) {
 			return err
 		})
 		r.log("group: %s", describe(err))
+		//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 		r.log("%v", mustPanic(t, "nil", func() { CreateTaskErr(tk, nil) }))
 		return nil
 	})

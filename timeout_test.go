@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel Timeout tests: the body sleeps to be cancelled or to outlive the deadline; the scope records the outcome under test
+
 package asyncio
 
 import (

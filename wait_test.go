@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel Wait tests: tasks sleep to be waited for or cancelled; the done and pending sets are what is checked
+
 package asyncio
 
 import (

@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel stream tests yield with Sleep(at, 0) and read in tasks the test does not cancel; the results are checked
+
 //go:build unix
 
 package aio

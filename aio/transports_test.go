@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel transport tests await connection-lost futures as teardown; the protocols record what is checked
+
 //go:build unix
 
 package aio
