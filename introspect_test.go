@@ -1,5 +1,3 @@
-//asynciovet:file-ignore droppedcancel introspection tests park tasks in awaits to inspect them; the dropped errors are the parked tasks cleanup
-
 package asyncio
 
 import (
@@ -56,6 +54,7 @@ func TestSnapshot_StatesAwaitsAndEdges(t *testing.T) {
 	var snap *LoopSnapshot
 	runNamed(t, func(tk *T) error {
 		lk := NewLock()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = lk.Acquire(tk)
 		q := NewQueue[int](0)
 		a := startTask(tk, "sleeper", func(tk *T) error { return Sleep(tk, time.Hour) })
@@ -276,7 +275,9 @@ func TestCancelRequests_Recorded(t *testing.T) {
 	main := startTask(l, "main", func(tk *T) error {
 		w := startTask(tk, "worker", func(tk *T) error {
 			err := Sleep(tk, time.Hour)
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			_ = Sleep(tk, time.Hour) // cancelled again below
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			_ = Sleep(tk, time.Hour) // and once more after the snapshot
 			return err
 		})
@@ -291,6 +292,7 @@ func TestCancelRequests_Recorded(t *testing.T) {
 		}
 		snap = Snapshot(tk, SnapshotOptions{})
 		w.Cancel("third")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		return nil
 	})
@@ -374,6 +376,7 @@ func TestSwallowedCancel_SameAwaitAgain(t *testing.T) {
 		w := startTask(tk, "stubborn", func(tk *T) error {
 			for i := 0; i < 2; i++ {
 				line = nextLine()
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				_ = Sleep(tk, time.Second) // the error is ignored
 			}
 			return nil
@@ -407,10 +410,12 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 		want string // "" for no report
 	}{
 		{"finishes normally", func(tk *T) error {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			_ = Sleep(tk, time.Hour)
 			return nil
 		}, "finished with a nil error"},
 		{"fails with another error", func(tk *T) error {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			_ = Sleep(tk, time.Hour)
 			return errBoom
 		}, ""},
@@ -422,7 +427,9 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 		}, ""},
 		{"returns it after cleanup awaits", func(tk *T) error {
 			err := Sleep(tk, time.Hour)
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			_ = Sleep(tk, time.Second) // cleanup
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			_ = Sleep(tk, time.Second)
 			return err
 		}, ""},
@@ -438,6 +445,7 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 					return err
 				}
 				w.Cancel()
+				//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 				_ = tk.Await(w)
 				return nil
 			})
@@ -486,6 +494,7 @@ func TestDeadlockError_CarriesDump(t *testing.T) {
 	a = startTask(l, "a", func(tk *T) error { return Sleep(tk, 0) })
 	main := startTask(l, "main", func(tk *T) error {
 		lk := NewLock()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = lk.Acquire(tk)
 		b = startTask(tk, "b", func(tk *T) error { return lk.Acquire(tk) })
 		return tk.Await(b)

@@ -1,5 +1,3 @@
-//asynciovet:file-ignore droppedcancel loop tests: awaits in misuse tables must panic (no error is produced) and yields drive the schedule
-
 package asyncio
 
 import (
@@ -587,24 +585,38 @@ func TestTHREAD6_ForeignGoroutineRejectedBeforeAnyChange(t *testing.T) {
 					{"Task.Uncancel", func() { sleeper.Uncancel() }},
 					{"AddDoneCallback", func() { fut.AddDoneCallback(noop) }},
 					{"RemoveDoneCallback", func() { fut.RemoveDoneCallback(id) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Future.Await", func() { fut.Await(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Future.Await", func() { done.Await(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Task.Await", func() { sleeper.Await(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"T.Await", func() { t.Await(fut) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Sleep", func() { Sleep(t, time.Second) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Sleep", func() { Sleep(t, 0) }},
 					{"Gather", func() { Gather[int](l, fut) }},
 					{"GatherFuncs", func() { GatherFuncs(l, body) }},
 					{"Shield", func() { Shield[int](fut) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"WaitFor", func() { WaitFor[int](t, time.Second, fut) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Timeout", func() { Timeout(t, time.Second, func(*TimeoutScope) error { return nil }) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"TaskGroup", func() { TaskGroup(t, func(*Group) error { return nil }) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Wait", func() { Wait(t, []Awaitable{fut}, Never, AllCompleted) }},
 					{"AsCompleted", func() { AsCompleted(t, []Awaitable{fut}, Never) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Lock.Acquire", func() { lock.Acquire(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Event.Wait", func() { ev.Wait(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Queue.Get", func() { q.Get(t) }},
 					{"RunInExecutor", func() { RunInExecutor(l, blocking) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"ToThread", func() { ToThread(t, blocking) }},
 					{"AddReader", func() { l.AddReader(0, noop) }},
 					{"AddWriter", func() { l.AddWriter(1, noop) }},
@@ -847,6 +859,7 @@ func TestOnLoopGoroutineOnlyOnTheHolder(t *testing.T) {
 	startTask(l, "a", func(tk *T) error {
 		r.log("task step: %v, foreign: %v", l.OnLoopGoroutine(), foreign())
 		l.CallSoon(func() { r.log("callback run by the task's goroutine: %v", l.OnLoopGoroutine()) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(tk, 0)
 		r.log("task after its yield: %v", l.OnLoopGoroutine())
 		defer func() { r.log("unwinding at Close: %v", l.OnLoopGoroutine()) }()

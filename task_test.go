@@ -1,5 +1,3 @@
-//asynciovet:file-ignore droppedcancel task tests: yields and awaits whose cancellation or panic is the behaviour under test
-
 package asyncio
 
 import (
@@ -166,17 +164,21 @@ func TestTASK5_IterationCosts(t *testing.T) {
 		done := NewFuture[int](t)
 		done.SetResult(1)
 		before := *n
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		done.Await(t)
 		r.log("await done future: %d", *n-before)
 		before = *n
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		r.log("sleep(0): %d", *n-before)
 		before = *n
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(t, -time.Second)
 		r.log("sleep(-1s): %d", *n-before)
 		f := NewFuture[int](t)
 		l.CallSoon(func() { f.SetResult(2) })
 		before = *n
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		f.Await(t)
 		r.log("await future set by call_soon: %d", *n-before)
 		return 0, nil
@@ -255,9 +257,11 @@ func TestTASK8_CurrentTaskAndAllTasks(t *testing.T) {
 	CreateTask(l, func(*T) (int, error) { return 0, nil }, WithName("quick"))
 	main := CreateTask(l, func(t *T) (int, error) {
 		r.log("current is me: %v", CurrentTask(l) == t)
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		r.log("all: %s", names())
 		l.CallSoon(func() { r.log("in callback: %v", CurrentTask(l)) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		return 0, nil
 	}, WithName("main"))
@@ -312,6 +316,7 @@ func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
 	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		r.log("a1")
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(t, -time.Second)
 		r.log("a2 at %v", l.Time())
 		return 0, nil
@@ -393,6 +398,7 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 	runVirtual(t, func(at *T) error {
 		boom := errors.New("boom")
 		failing := CreateTask(at, func(t *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(t, time.Second)
 			return 0, boom
 		})
@@ -404,10 +410,12 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 		if err := at.Await(aw); err != boom {
 			return fmt.Errorf("await: %v", err)
 		}
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(at, 0) // the done callbacks run before this task resumes again
 		log = append(log, "Err: "+describe(aw.Err()), "Err again: "+describe(aw.Err()))
 
 		cancelled := CreateTask(at, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(at, 0)
 		cancelled.T().Cancel("stop")
 		log = append(log, "cancelled Await: "+describe(at.Await(cancelled.T())))
@@ -471,6 +479,7 @@ func TestTASK10_EagerStepEndsAtFirstSuspension(t *testing.T) {
 		tk.Loop().CallSoon(r.logFn("callback queued before"))
 		yielder := CreateTask(tk, func(ct *T) (int, error) {
 			r.log("yielder step 1")
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			Sleep(ct, 0)
 			r.log("yielder step 2")
 			return 1, nil
