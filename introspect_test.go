@@ -275,9 +275,9 @@ func TestCancelRequests_Recorded(t *testing.T) {
 	main := startTask(l, "main", func(tk *T) error {
 		w := startTask(tk, "worker", func(tk *T) error {
 			err := Sleep(tk, time.Hour)
-			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
+			//asynciovet:ignore droppedcancel the task is cancelled here on purpose: the test reads the cancel records
 			_ = Sleep(tk, time.Hour) // cancelled again below
-			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
+			//asynciovet:ignore droppedcancel the task is cancelled here on purpose: the test reads the cancel records
 			_ = Sleep(tk, time.Hour) // and once more after the snapshot
 			return err
 		})
@@ -376,8 +376,7 @@ func TestSwallowedCancel_SameAwaitAgain(t *testing.T) {
 		w := startTask(tk, "stubborn", func(tk *T) error {
 			for i := 0; i < 2; i++ {
 				line = nextLine()
-				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
-				_ = Sleep(tk, time.Second) // the error is ignored
+				_ = Sleep(tk, time.Second) //asynciovet:ignore droppedcancel the swallowed cancellation is what the test reports
 			}
 			return nil
 		})
@@ -410,12 +409,12 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 		want string // "" for no report
 	}{
 		{"finishes normally", func(tk *T) error {
-			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
+			//asynciovet:ignore droppedcancel the swallowed cancellation is what debug mode must report
 			_ = Sleep(tk, time.Hour)
 			return nil
 		}, "finished with a nil error"},
 		{"fails with another error", func(tk *T) error {
-			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
+			//asynciovet:ignore droppedcancel the swallowed cancellation is what debug mode must report
 			_ = Sleep(tk, time.Hour)
 			return errBoom
 		}, ""},
@@ -427,9 +426,9 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 		}, ""},
 		{"returns it after cleanup awaits", func(tk *T) error {
 			err := Sleep(tk, time.Hour)
-			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
+			//asynciovet:ignore droppedcancel a cleanup await before returning the cancellation, which debug mode must accept
 			_ = Sleep(tk, time.Second) // cleanup
-			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
+			//asynciovet:ignore droppedcancel a cleanup await before returning the cancellation, which debug mode must accept
 			_ = Sleep(tk, time.Second)
 			return err
 		}, ""},
