@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"github.com/go-asyncio/asyncio/internal/gid"
 	"time"
 )
 
@@ -98,6 +99,9 @@ func (l *Loop) runPollHook(fn func(), which string) {
 			})
 		}
 	}()
+	// User code runs next on this goroutine: it must be the holder (the
+	// driver may have left a parked task's token there, see retake).
+	l.takeLoop(gid.Token())
 	fn()
 }
 

@@ -210,3 +210,48 @@ func TestDiagOptions(t *testing.T) {
 		t.Error(fmt.Sprintf("a plain loop has diagOn (flags %b)", l.diagFlags))
 	}
 }
+
+// THREAD-6: a poll hook is loop code like a callback: it may schedule,
+// also when the driver reaches the poll right after a task parked without
+// running anything else (here: the step after main's is the first step of
+// a task cancelled before it started, which ends it without resuming it
+// (CANCEL-3), so the driver got the loop back from main and went on to
+// the next iteration with main's token still recorded as the holder).
+func TestPollHooksMaySchedule(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) { r.log("handler: %s %v", c.Message, c.Err) })
+	armed, polls := false, 0
+	l.SetBeforePoll(func() {
+		if armed {
+			polls++
+		}
+		if polls == 2 { // the first poll runs on main's goroutine as it parks
+			l.CallSoon(func() { r.log("scheduled by before-poll") })
+		}
+	})
+	tk := startTask(l, "main", func(t *T) error {
+		never := CreateTask(t, func(*T) (int, error) { return 0, nil })
+		never.Cancel()
+		armed = true
+		err := Sleep(t, time.Second) // parks; the driver runs never's step, then polls
+		r.log("main woke: %v", err)
+		return err
+	})
+	if err := l.RunUntilComplete(tk); err != nil {
+		t.Fatal(err)
+	}
+	l.SetBeforePoll(nil)
+	checkEvents(t, []string{"scheduled by before-poll", "main woke: <nil>"}, &r)
+}
+
+// parkedInSwitch tells a task parked in its coroutine switch (whose stack
+// says nothing about what holds the loop) from a goroutine that runs.
+func TestWatchdog_ParkedInSwitch(t *testing.T) {
+	parked := "goroutine 7 [coroutine]:\niter.Pull[...].func1.1()\ngithub.com/go-asyncio/asyncio.(*T).suspend(...)\n"
+	running := "goroutine 7 [chan receive]:\nmain.f()\ngithub.com/go-asyncio/asyncio.(*T).suspend(...)\n"
+	if !parkedInSwitch(parked) || parkedInSwitch(running) || parkedInSwitch("") {
+		t.Errorf("parkedInSwitch: parked %v, running %v", parkedInSwitch(parked), parkedInSwitch(running))
+	}
+}

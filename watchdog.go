@@ -29,6 +29,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,7 @@ type watchdog struct {
 	armed    bool        // RunForever runs and the threshold is not off
 	asked    time.Time   // when beat was raised; zero: not yet
 	reported bool        // the step running since asked was reported
+	driver   uint64      // the token of the goroutine in RunForever
 }
 
 // SetBlockedThreshold sets how long one task step or callback may hold
@@ -113,6 +115,7 @@ func (l *Loop) armWatchdog() {
 	defer w.mu.Unlock()
 	w.armed = th > 0
 	w.asked, w.reported = time.Time{}, false
+	w.driver = l.driverToken
 	switch {
 	case !w.armed:
 		if w.timer != nil {
@@ -172,6 +175,12 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 		return // RunForever is returning
 	}
 	goroutine, stack := holderStack(token)
+	if token != l.wd.driver && parkedInSwitch(stack) {
+		// The holder is a task parked in its switch, which the driver
+		// left as holder after resuming it (see retake in loop.go): the
+		// loop runs on the driver now, and the driver's stack says where.
+		goroutine, stack = holderStack(l.wd.driver)
+	}
 	who := "the goroutine holding it"
 	if goroutine != "" {
 		who = goroutine
@@ -185,6 +194,13 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 			blocked.Seconds(), who),
 		Stack: stack,
 	})
+}
+
+// parkedInSwitch reports whether a goroutine's stack is that of a task
+// parked in its coroutine switch (T.suspend), which runs nothing.
+func parkedInSwitch(stack string) bool {
+	header, _, _ := strings.Cut(stack, "\n")
+	return strings.Contains(header, "[coroutine]") && strings.Contains(stack, "asyncio.(*T).suspend")
 }
 
 // holderStack returns the header ("goroutine 42") and the stack of the

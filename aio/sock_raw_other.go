@@ -32,7 +32,7 @@ func rawSendv(fd int, bufs [][]byte, _ []unix.Iovec) (int, error) {
 		case unix.EINTR:
 			continue
 		case unix.ENOTSOCK: // a pipe or other stream fd
-			return unix.Writev(fd, bufs)
+			return writeBuffers(fd, bufs)
 		}
 		return n, err
 	}

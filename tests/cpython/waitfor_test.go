@@ -243,7 +243,7 @@ func TestWaitFor_test_cancel_blocking_wait_for(t *testing.T) { cancelWaitFor(t, 
 func TestWaitFor_test_cancel_wait_for(t *testing.T) { cancelWaitFor(t, 60*time.Second) }
 
 func TestWaitFor_test_wait_for_cancel_suppressed(t *testing.T) {
-	// GH-86296: a task that suppresses CancelledError and returns a value:
+	// gh-86296: a task that suppresses CancelledError and returns a value:
 	// wait_for returns the value, as asyncio.timeout does.
 	run(t, func(tk *asyncio.T) error {
 		res, err := asyncio.WaitForFunc(tk, 100*ms, func(tk *asyncio.T) (int, error) {
@@ -259,7 +259,7 @@ func TestWaitFor_test_wait_for_cancel_suppressed(t *testing.T) {
 }
 
 func TestWaitFor_test_wait_for_issue86296(t *testing.T) {
-	// GH-86296: The task should get cancelled and not run to completion.
+	// gh-86296: The task should get cancelled and not run to completion.
 	// inner completes in one cycle of the event loop so it completes
 	// before the task is cancelled.
 	run(t, func(tk *asyncio.T) error {
