@@ -43,6 +43,7 @@ func TestGoErrorsPanicsAndValues(t *testing.T) {
 		var pe *PanicError
 		r.log("panic: %v %v", errors.As(err, &pe), pe.Value)
 		v.Set(tk, "task value")
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		got, _ := Go(tk, func(ctx context.Context) (string, error) { return v.Value(ctx), nil })
 		r.log("value: %s", got)
 		return nil
@@ -72,10 +73,13 @@ func TestGoCancelReturnsAtOnce(t *testing.T) {
 			return err
 		})
 		// Wait off the loop until fn runs.
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		_, _ = Go(tk, func(context.Context) (int, error) { <-inFn; return 0, nil })
 		w.Cancel("stop")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		close(fnMayReturn)
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		_, _ = Go(tk, func(context.Context) (int, error) { <-fnDone; return 0, nil })
 		r.log("fn: %s", fnSaw)
 		return nil
@@ -117,13 +121,17 @@ func TestGoMisuse(t *testing.T) {
 	var r eventLog
 	runVirtual(t, func(tk *T) error {
 		fn := func(context.Context) (int, error) { return 0, nil }
+		//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 		r.log("nil task: %v", mustPanic(t, "Go(nil)", func() { Go(nil, fn) }))
+		//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 		r.log("nil fn: %v", mustPanic(t, "Go(t, nil)", func() { Go[int](tk, nil) }))
 		done := NewFuture[any](tk)
 		tk.Loop().CallSoon(func() {
 			defer func() { done.SetResult(recover()) }()
+			//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 			Go(tk, fn)
 		})
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		p, _ := done.Await(tk)
 		r.log("from a callback: runtime error %v, external=%d", errors.Is(p.(error), ErrRuntime), tk.Loop().Stats().External)
 		return nil
@@ -206,8 +214,10 @@ func TestRunInExecutorOnUserExecutor(t *testing.T) {
 			r.log("w: %s", describe(err))
 			return err
 		})
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0)
 		w.Cancel("give up")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		hold.jobs[0]() // runs late: its outcome is dropped
 		r.log("late job saw ctx: %v; external=%d", jobCtx.Err(), tk.Loop().Stats().External)

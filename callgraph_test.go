@@ -95,6 +95,7 @@ func TestCallGraph_EdgesThroughCombinators(t *testing.T) {
 				got = graphShape(CaptureCallGraph(root))
 				outer.Cancel()
 				leaf.Cancel()
+				//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 				_ = tk.Await(outer)
 				return nil
 			})
@@ -111,6 +112,7 @@ func TestCallGraph_LockAndQueueWaiters(t *testing.T) {
 	var got []string
 	runVirtual(t, func(tk *T) error {
 		lk := NewLock()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = lk.Acquire(tk)
 		q := NewQueue[int](1)
 		_ = q.PutNowait(1)

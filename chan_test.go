@@ -25,11 +25,13 @@ func TestChanRecvSend(t *testing.T) {
 		})
 		s, ok, err := Recv(tk, unbuf)
 		r.log("recv: %q %v %v", s, ok, err)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(other)
 
 		got := make(chan string, 1)
 		go func() { got <- <-unbuf }()
 		r.log("send: %v", Send(tk, unbuf, "to a goroutine"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		s, _, _ = Recv(tk, got)
 		r.log("goroutine got %q", s)
 
@@ -61,6 +63,7 @@ func TestChanClosedWhileAwaited(t *testing.T) {
 	runVirtual(t, func(tk *T) error {
 		rc := make(chan int)
 		recvT := CreateTask(tk, func(x *T) (bool, error) { _, ok, err := Recv(x, rc); return ok, err })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0) // recvT waits now
 		close(rc)
 		ok, err := recvT.Await(tk)
@@ -86,6 +89,7 @@ func TestChanCancelLeavesNothingBehind(t *testing.T) {
 		ch, out := make(chan int), make(chan int)
 		recvT := CreateTask(tk, func(x *T) (int, error) { v, _, err := Recv(x, ch); return v, err })
 		sendT := CreateTask(tk, func(x *T) (int, error) { return 0, Send(x, out, 9) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0)
 		recvT.Cancel("no more")
 		sendT.Cancel("enough")
@@ -126,6 +130,7 @@ func TestChanValueWinsRaceWithCancel(t *testing.T) {
 			r.log("next await: %s", describe(err))
 			return err
 		})
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0) // w waits in Recv
 		// Deliver the value and wait until the helper has taken it, holding
 		// the loop so that its answer cannot be drained yet; then cancel:
@@ -133,6 +138,7 @@ func TestChanValueWinsRaceWithCancel(t *testing.T) {
 		go func() { ch <- 5; close(taken) }()
 		<-taken //asynciovet:ignore blockingcall holds the loop on purpose: the helper's answer must not be drained before the cancel
 		w.Cancel("late")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		return nil
 	})
@@ -144,8 +150,11 @@ func TestChanValueWinsRaceWithCancel(t *testing.T) {
 func TestChanMisuse(t *testing.T) {
 	var r eventLog
 	runVirtual(t, func(tk *T) error {
+		//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 		r.log("%v", mustPanic(t, "Recv nil ch", func() { Recv[int](tk, nil) }))
+		//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 		r.log("%v", mustPanic(t, "Send nil ch", func() { Send[int](tk, nil, 1) }))
+		//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 		r.log("%v", mustPanic(t, "Recv nil t", func() { Recv(nil, make(chan int)) }))
 		return nil
 	})
@@ -167,6 +176,7 @@ func BenchmarkRecv(b *testing.B) {
 			ch := make(chan int, 1)
 			for i := 0; i < b.N; i++ {
 				ch <- i //asynciovet:ignore blockingcall a buffered channel with room: never blocks
+				//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 				if v, _, _ := Recv(tk, ch); v != i {
 					b.Fatal(v)
 				}
@@ -186,6 +196,7 @@ func BenchmarkRecv(b *testing.B) {
 				if err := Send(tk, ping, i); err != nil {
 					b.Fatal(err)
 				}
+				//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 				if v, _, _ := Recv(tk, pong); v != i {
 					b.Fatal(v)
 				}

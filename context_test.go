@@ -69,11 +69,14 @@ func TestCTX2_SharedUntilChanged(t *testing.T) {
 		if tk.ctx == node || node.base.Value(v.key).(contextVarBox[int]).v != 1 {
 			t.Error("the creator changed the node its children share")
 		}
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		av, _ := a.Await(tk)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		bv, _ := b.Await(tk)
 		if av != 1 || bv != 1 || v.Get(tk) != 2 {
 			t.Errorf("children see %d %d, main %d; want 1 1 2", av, bv, v.Get(tk))
 		}
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(bare)
 		return nil
 	})
@@ -94,6 +97,7 @@ func TestContextVarReset(t *testing.T) {
 		child := CreateTask(tk, func(c *T) (string, error) {
 			return describe(v.Reset(c, second)), nil
 		})
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		msg, _ := child.Await(tk)
 		r.log("reset from another task: %s", msg)
 		r.log("reset second: %s -> %s", describe(v.Reset(tk, second)), v.Get(tk))
@@ -147,10 +151,14 @@ func TestTaskContextDoneWithTask(t *testing.T) {
 			cancelCtx = c.Context()
 			return 0, Sleep(c, Never)
 		})
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0)
 		cancelled.Cancel("stop")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_, _ = ok.Await(tk)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_, _ = fail.Await(tk)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_, _ = cancelled.Await(tk)
 		for _, c := range []struct {
 			name string

@@ -17,7 +17,9 @@ func ExampleSnapshot() {
 	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
 		t.SetName("main")
 		lock := asyncio.NewLock()
-		_ = lock.Acquire(t)
+		if err := lock.Acquire(t); err != nil {
+			return struct{}{}, err
+		}
 		worker := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
 			return 0, lock.Acquire(t)
 		}, asyncio.WithName("worker"))
@@ -76,7 +78,7 @@ func ExampleCaptureCallGraph() {
 			return 1, asyncio.Sleep(t, time.Second)
 		}, asyncio.WithName("leaf"))
 		gather := asyncio.Gather[int](t, leaf)
-		asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
+		printer := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
 			g := asyncio.CaptureCallGraph(leaf)
 			for n := g; n != nil; {
 				fmt.Println(n.Future)
@@ -87,7 +89,10 @@ func ExampleCaptureCallGraph() {
 			}
 			return 0, nil
 		})
-		_, err := gather.Await(t)
+		if _, err := gather.Await(t); err != nil {
+			return struct{}{}, err
+		}
+		_, err := printer.Await(t)
 		return struct{}{}, err
 	}, asyncio.WithVirtualTime())
 	// Output:

@@ -35,15 +35,23 @@ func ExampleCreateTask() {
 			return func(t *asyncio.T) (int, error) {
 				for i := range 2 {
 					fmt.Println(name, "step", i)
-					asyncio.Sleep(t, 0)
+					if err := asyncio.Sleep(t, 0); err != nil {
+						return 0, err
+					}
 				}
 				return len(name), nil
 			}
 		}
 		a := asyncio.CreateTask(t, worker("a"))
 		b := asyncio.CreateTask(t, worker("bb"))
-		x, _ := a.Await(t)
-		y, _ := b.Await(t)
+		x, err := a.Await(t)
+		if err != nil {
+			return struct{}{}, err
+		}
+		y, err := b.Await(t)
+		if err != nil {
+			return struct{}{}, err
+		}
 		fmt.Println("sum", x+y)
 		return struct{}{}, nil
 	})
@@ -64,7 +72,9 @@ func ExampleTask_Cancel() {
 			defer fmt.Println("cleanup")
 			return 0, asyncio.Sleep(t, time.Hour)
 		})
-		asyncio.Sleep(t, 0) // let it start
+		if err := asyncio.Sleep(t, 0); err != nil { // let it start
+			return struct{}{}, err
+		}
 		fmt.Println("cancel:", task.Cancel("enough"))
 		_, err := task.Await(t)
 		var ce *asyncio.CancelledError
@@ -144,7 +154,9 @@ func ExampleTaskGroup() {
 				return 1, nil
 			})
 			asyncio.Spawn(g, func(t *asyncio.T) (int, error) {
-				asyncio.Sleep(t, time.Second)
+				if err := asyncio.Sleep(t, time.Second); err != nil {
+					return 0, err
+				}
 				return 0, errDisk
 			})
 			return asyncio.Sleep(t, time.Hour) // the body is cancelled too
@@ -213,7 +225,10 @@ func ExampleGather() {
 
 		bad := asyncio.CreateTask(t, func(*asyncio.T) (int, error) { return 0, errors.New("bad") })
 		good := asyncio.CreateTask(t, after(0, 7))
-		outs, _ := asyncio.GatherOutcomes[int](t, bad, good).Await(t)
+		outs, err := asyncio.GatherOutcomes[int](t, bad, good).Await(t)
+		if err != nil { // only a cancellation of the gather itself
+			return struct{}{}, err
+		}
 		fmt.Println(outs)
 		return struct{}{}, nil
 	}, asyncio.WithVirtualTime())
@@ -291,15 +306,21 @@ func ExampleLock() {
 				}
 				defer lock.Release()
 				order = append(order, name+" in")
-				_ = asyncio.Sleep(t, 0) // others queue up meanwhile
+				if err := asyncio.Sleep(t, 0); err != nil { // others queue up meanwhile
+					return struct{}{}, err
+				}
 				order = append(order, name+" out")
 				return struct{}{}, nil
 			}
 		}
 		a := asyncio.CreateTask(t, worker("a"))
 		b := asyncio.CreateTask(t, worker("b"))
-		_ = t.Await(a)
-		_ = t.Await(b)
+		if err := t.Await(a); err != nil {
+			return struct{}{}, err
+		}
+		if err := t.Await(b); err != nil {
+			return struct{}{}, err
+		}
 		fmt.Println(order)
 		return struct{}{}, nil
 	})
@@ -320,13 +341,17 @@ func ExampleSemaphore() {
 				defer sem.Release()
 				active++
 				peak = max(peak, active)
-				_ = asyncio.Sleep(t, 0)
+				if err := asyncio.Sleep(t, 0); err != nil {
+					return struct{}{}, err
+				}
 				active--
 				return struct{}{}, nil
 			}))
 		}
 		for _, task := range tasks {
-			_ = t.Await(task)
+			if err := t.Await(task); err != nil {
+				return struct{}{}, err
+			}
 		}
 		fmt.Println("peak concurrency:", peak)
 		return struct{}{}, nil
@@ -355,7 +380,9 @@ func ExampleQueue() {
 				return struct{}{}, err
 			}
 		}
-		_ = q.Join(t) // every item processed
+		if err := q.Join(t); err != nil { // every item processed
+			return struct{}{}, err
+		}
 		q.Shutdown(false)
 		return struct{}{}, t.Await(consumer)
 	}, asyncio.WithVirtualTime())
@@ -401,6 +428,7 @@ func ExampleLoop_SetBlockedThreshold() {
 		}
 	})
 	task := asyncio.CreateTask(l, func(t *asyncio.T) (bool, error) {
+		//asynciovet:ignore blockingcall the example blocks the loop on purpose: the watchdog reports it
 		c := <-reports // blocks the loop: every other task waits too
 		l.SetBlockedThreshold(0)
 		fmt.Println(c.Message[:len("Event loop blocked")])
@@ -520,11 +548,16 @@ func ExampleContextVar() {
 		}
 		requestID.Set(t, "a")
 		first := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) {
-			asyncio.Sleep(t, 0)
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return "", err
+			}
 			return "child sees " + requestID.Get(t), nil
 		})
 		requestID.Set(t, "b") // the child keeps "a"
-		s, _ := first.Await(t)
+		s, err := first.Await(t)
+		if err != nil {
+			return struct{}{}, err
+		}
 		fmt.Println(s)
 		fmt.Println(handle())
 		return struct{}{}, nil
@@ -628,7 +661,10 @@ func ExampleAwaitables() {
 				return i, asyncio.Sleep(t, time.Duration(3-i)*time.Second)
 			})
 		}
-		done, pending, _ := asyncio.Wait(t, tasks, asyncio.Never, asyncio.FirstCompleted)
+		done, pending, err := asyncio.Wait(t, tasks, asyncio.Never, asyncio.FirstCompleted)
+		if err != nil {
+			return struct{}{}, err
+		}
 		first, _ := done[0].Result()
 		fmt.Println("first done:", first, "still pending:", len(pending))
 		all, err := asyncio.Gather(t, asyncio.Awaitables(tasks)...).Await(t)

@@ -216,6 +216,7 @@ func TestTHREAD2_CancelShutdownAndClosedLoop(t *testing.T) {
 			r.log("second ran")
 			return 2, nil
 		})
+		//asynciovet:ignore blockingcall blocks the loop briefly on purpose: the worker needs nothing from it
 		<-started // block the loop briefly: the worker needs nothing from it
 		second.Cancel()
 		first.Cancel() // its done callback cancels ctx
@@ -314,11 +315,14 @@ func TestTHREAD3_ToThreadCancelledTaskReturnsAtOnce(t *testing.T) {
 			return err
 		})
 		// Wait (off the loop) until fn runs.
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-inFn; return struct{}{}, nil })
 		w.Cancel("stop")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		r.log("task done, cancelled=%v", w.Cancelled())
 		close(fnMayReturn)
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		_, _ = ToThread(tk, func(context.Context) (struct{}, error) { <-fnDone; return struct{}{}, nil })
 		return nil
 	})

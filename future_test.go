@@ -149,12 +149,16 @@ func TestFUT5_TaskWakeupsAndCallbacksInRegistrationOrder(t *testing.T) {
 	}
 	f := NewFuture[int](l) // task first: A, cb1, B, cb2
 	g := NewFuture[int](l) // callback first: cb3, C, D
+	//asynciovet:ignore unawaitedtask scheduling-order test: the loop runs these tasks to completion and the event log checks them
 	CreateTask(l, awaiter("A", f))
 	l.CallSoon(func() { f.AddDoneCallback(r.logFn("cb1")) })
+	//asynciovet:ignore unawaitedtask scheduling-order test: the loop runs these tasks to completion and the event log checks them
 	CreateTask(l, awaiter("B", f))
 	l.CallSoon(func() { f.AddDoneCallback(r.logFn("cb2")) })
 	l.CallSoon(func() { g.AddDoneCallback(r.logFn("cb3")) })
+	//asynciovet:ignore unawaitedtask scheduling-order test: the loop runs these tasks to completion and the event log checks them
 	CreateTask(l, awaiter("C", g))
+	//asynciovet:ignore unawaitedtask scheduling-order test: the loop runs these tasks to completion and the event log checks them
 	CreateTask(l, awaiter("D", g))
 	l.CallSoon(func() { f.SetResult(1) })
 	l.CallSoon(func() { g.SetResult(2) })
@@ -298,6 +302,7 @@ func TestFUT10_NeverRetrievedReportedAtClose(t *testing.T) {
 	awaited := CreateTask(l, func(t *T) (int, error) { return 0, errors.New("awaited") })
 	cancelledLate := CreateTask(l, func(t *T) (int, error) { return 0, errors.New("cancel() on a done task") })
 	main := CreateTask(l, func(t *T) (int, error) {
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		awaited.Await(t)
 		err := Sleep(t, 2*time.Second)
 		read.Err()
@@ -360,6 +365,7 @@ func TestFUT10_RunReportsFailedFireAndForgetTask(t *testing.T) {
 	var r eventLog
 	_, err := Run(func(t *T) (int, error) {
 		handlerLog(t.Loop(), &r)
+		//asynciovet:ignore unawaitedtask a failed or pending task nobody awaits is the report under test
 		CreateTask(t, func(t *T) (int, error) { return 0, errors.New("nobody looks") }, WithName("background"))
 		return 0, Sleep(t, time.Second)
 	}, WithVirtualTime())
@@ -375,7 +381,9 @@ func TestDEBUG4_CreationStackInReports(t *testing.T) {
 	ctxs := handlerLog(l, &r)
 	failing := NewFuture[int](l)
 	failing.SetException(errBoom)
+	//asynciovet:ignore unawaitedtask a failed or pending task nobody awaits is the report under test
 	CreateTask(l, func(t *T) (int, error) { return 0, errBoom }, WithName("failed"))
+	//asynciovet:ignore unawaitedtask a failed or pending task nobody awaits is the report under test
 	CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) }, WithName("pending"))
 	runOne(t, l)
 	mustClose(t, l)
@@ -431,6 +439,7 @@ func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
 		return CreateTask(l, func(*T) (int, error) { return 0, errors.New(name) }, WithName(name))
 	}
 	awaited, cancelled, unread := fail("awaited"), fail("cancelled"), fail("unread")
+	//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 	awaiter := CreateTask(l, func(t *T) (int, error) { awaited.Await(t); return 0, nil })
 	l.RunUntilComplete(awaiter)
 	r.log("awaited watched=%v", awaited.f.unretrieved != nil)

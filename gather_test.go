@@ -60,6 +60,7 @@ func TestGATHER3_FirstErrorAndCancelledChild(t *testing.T) {
 		bad2 := CreateTask(tk, failer(r, "bad2", 2*time.Second, errKey))
 		_, err := Gather[int](tk, slow, bad, bad2).Await(tk)
 		r.log("gather: %v", err)
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, 5*time.Second)
 		r.log("slow cancelled=%v bad2 unretrieved=%v", slow.Cancelled(), bad2.core().unretrieved != nil)
 
@@ -137,6 +138,7 @@ func TestGATHER5_OuterCancel(t *testing.T) {
 			a := CreateTask(tk, sleeper(r, "a", time.Hour, 0))
 			b := CreateTask(tk, func(ctk *T) (int, error) {
 				err := Sleep(ctk, time.Hour)
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(ctk, time.Second) // slow to finish
 				return 0, err
 			})
@@ -148,6 +150,7 @@ func TestGATHER5_OuterCancel(t *testing.T) {
 			} else {
 				g = Gather[int](tk, a, b)
 			}
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			Sleep(tk, 0)
 			r.log("cancel=%v", g.Cancel("gc"))
 			err := tk.Await(g)
@@ -187,6 +190,7 @@ func TestGATHER5_OuterCancelErrorOfLastListedChild(t *testing.T) {
 			r.log("watcher got %q", err.(*CancelledError).Msg)
 			return nil
 		})
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(tk, 0)
 		g := GatherOutcomes[int](tk, b, a)
 		a.Cancel("m")
@@ -217,6 +221,7 @@ func TestGATHER6_CancelAwaitingTask(t *testing.T) {
 			_, err := Gather[int](wt, a, b).Await(wt)
 			return 0, err
 		})
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, time.Second)
 		w.Cancel("stop")
 		_, err := w.Await(tk)
@@ -247,8 +252,10 @@ func TestGATHER6_CancelTaskGatheringItself(t *testing.T) {
 			_, err := Gather[int](wt, w, b).Await(wt)
 			return 0, err
 		})
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, time.Second)
 		r.log("cancel: %v", w.Cancel("stop"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b.Await(tk)
 		r.log("b cancelled %v, w cancelling %d", b.Cancelled(), w.Cancelling())
 		return nil

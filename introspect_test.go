@@ -54,6 +54,7 @@ func TestSnapshot_StatesAwaitsAndEdges(t *testing.T) {
 	var snap *LoopSnapshot
 	runNamed(t, func(tk *T) error {
 		lk := NewLock()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = lk.Acquire(tk)
 		q := NewQueue[int](0)
 		a := startTask(tk, "sleeper", func(tk *T) error { return Sleep(tk, time.Hour) })
@@ -274,7 +275,9 @@ func TestCancelRequests_Recorded(t *testing.T) {
 	main := startTask(l, "main", func(tk *T) error {
 		w := startTask(tk, "worker", func(tk *T) error {
 			err := Sleep(tk, time.Hour)
+			//asynciovet:ignore droppedcancel the task is cancelled here on purpose: the test reads the cancel records
 			_ = Sleep(tk, time.Hour) // cancelled again below
+			//asynciovet:ignore droppedcancel the task is cancelled here on purpose: the test reads the cancel records
 			_ = Sleep(tk, time.Hour) // and once more after the snapshot
 			return err
 		})
@@ -289,6 +292,7 @@ func TestCancelRequests_Recorded(t *testing.T) {
 		}
 		snap = Snapshot(tk, SnapshotOptions{})
 		w.Cancel("third")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		return nil
 	})
@@ -372,7 +376,7 @@ func TestSwallowedCancel_SameAwaitAgain(t *testing.T) {
 		w := startTask(tk, "stubborn", func(tk *T) error {
 			for i := 0; i < 2; i++ {
 				line = nextLine()
-				_ = Sleep(tk, time.Second) // the error is ignored
+				_ = Sleep(tk, time.Second) //asynciovet:ignore droppedcancel the swallowed cancellation is what the test reports
 			}
 			return nil
 		})
@@ -405,10 +409,12 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 		want string // "" for no report
 	}{
 		{"finishes normally", func(tk *T) error {
+			//asynciovet:ignore droppedcancel the swallowed cancellation is what debug mode must report
 			_ = Sleep(tk, time.Hour)
 			return nil
 		}, "finished with a nil error"},
 		{"fails with another error", func(tk *T) error {
+			//asynciovet:ignore droppedcancel the swallowed cancellation is what debug mode must report
 			_ = Sleep(tk, time.Hour)
 			return errBoom
 		}, ""},
@@ -420,7 +426,9 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 		}, ""},
 		{"returns it after cleanup awaits", func(tk *T) error {
 			err := Sleep(tk, time.Hour)
+			//asynciovet:ignore droppedcancel a cleanup await before returning the cancellation, which debug mode must accept
 			_ = Sleep(tk, time.Second) // cleanup
+			//asynciovet:ignore droppedcancel a cleanup await before returning the cancellation, which debug mode must accept
 			_ = Sleep(tk, time.Second)
 			return err
 		}, ""},
@@ -436,6 +444,7 @@ func TestSwallowedCancel_FinishAndLegitimateCases(t *testing.T) {
 					return err
 				}
 				w.Cancel()
+				//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 				_ = tk.Await(w)
 				return nil
 			})
@@ -484,6 +493,7 @@ func TestDeadlockError_CarriesDump(t *testing.T) {
 	a = startTask(l, "a", func(tk *T) error { return Sleep(tk, 0) })
 	main := startTask(l, "main", func(tk *T) error {
 		lk := NewLock()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = lk.Acquire(tk)
 		b = startTask(tk, "b", func(tk *T) error { return lk.Acquire(tk) })
 		return tk.Await(b)

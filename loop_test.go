@@ -398,6 +398,7 @@ func TestLOOP11_Close(t *testing.T) {
 	isClosed("CallLater", mustPanic(t, "CallLater", func() { l.CallLater(time.Second, func() {}) }))
 	isClosed("CallAt", mustPanic(t, "CallAt", func() { l.CallAt(time.Second, func() {}) }))
 	isClosed("CreateTask", mustPanic(t, "CreateTask", func() {
+		//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 		CreateTask(l, func(*T) (int, error) { r.log("task ran"); return 0, nil })
 	}))
 	isClosed("NewFuture", mustPanic(t, "NewFuture", func() { NewFuture[int](l) }))
@@ -465,6 +466,7 @@ func TestBadInput_NilCallbacksRejected(t *testing.T) {
 	isValue("CallLater", mustPanic(t, "CallLater(nil)", func() { l.CallLater(time.Second, nil) }))
 	isValue("CallAt", mustPanic(t, "CallAt(nil)", func() { l.CallAt(time.Second, nil) }))
 	isValue("AddDoneCallback", mustPanic(t, "AddDoneCallback(nil)", func() { NewFuture[int](l).AddDoneCallback(nil) }))
+	//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 	isValue("CreateTask", mustPanic(t, "CreateTask(nil)", func() { CreateTask[int](l, nil) }))
 	_, err := l.CallSoonThreadsafe(nil)
 	isValue("CallSoonThreadsafe", err)
@@ -572,7 +574,9 @@ func TestTHREAD6_ForeignGoroutineRejectedBeforeAnyChange(t *testing.T) {
 					{"CallAt", func() { l.CallAt(time.Second, noop) }},
 					{"Stop", l.Stop},
 					{"Close", func() { l.Close() }},
+					//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 					{"CreateTask", func() { CreateTask(l, body) }},
+					//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 					{"CreateTask", func() { CreateTask(t, body) }},
 					{"Future.SetResult", func() { fut.SetResult(1) }},
 					{"Future.SetException", func() { fut.SetException(errBoom) }},
@@ -581,24 +585,38 @@ func TestTHREAD6_ForeignGoroutineRejectedBeforeAnyChange(t *testing.T) {
 					{"Task.Uncancel", func() { sleeper.Uncancel() }},
 					{"AddDoneCallback", func() { fut.AddDoneCallback(noop) }},
 					{"RemoveDoneCallback", func() { fut.RemoveDoneCallback(id) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Future.Await", func() { fut.Await(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Future.Await", func() { done.Await(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Task.Await", func() { sleeper.Await(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"T.Await", func() { t.Await(fut) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Sleep", func() { Sleep(t, time.Second) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Sleep", func() { Sleep(t, 0) }},
 					{"Gather", func() { Gather[int](l, fut) }},
 					{"GatherFuncs", func() { GatherFuncs(l, body) }},
 					{"Shield", func() { Shield[int](fut) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"WaitFor", func() { WaitFor[int](t, time.Second, fut) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Timeout", func() { Timeout(t, time.Second, func(*TimeoutScope) error { return nil }) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"TaskGroup", func() { TaskGroup(t, func(*Group) error { return nil }) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Wait", func() { Wait(t, []Awaitable{fut}, Never, AllCompleted) }},
 					{"AsCompleted", func() { AsCompleted(t, []Awaitable{fut}, Never) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Lock.Acquire", func() { lock.Acquire(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Event.Wait", func() { ev.Wait(t) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"Queue.Get", func() { q.Get(t) }},
 					{"RunInExecutor", func() { RunInExecutor(l, blocking) }},
+					//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 					{"ToThread", func() { ToThread(t, blocking) }},
 					{"AddReader", func() { l.AddReader(0, noop) }},
 					{"AddWriter", func() { l.AddWriter(1, noop) }},
@@ -841,6 +859,7 @@ func TestOnLoopGoroutineOnlyOnTheHolder(t *testing.T) {
 	startTask(l, "a", func(tk *T) error {
 		r.log("task step: %v, foreign: %v", l.OnLoopGoroutine(), foreign())
 		l.CallSoon(func() { r.log("callback run by the task's goroutine: %v", l.OnLoopGoroutine()) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(tk, 0)
 		r.log("task after its yield: %v", l.OnLoopGoroutine())
 		defer func() { r.log("unwinding at Close: %v", l.OnLoopGoroutine()) }()

@@ -1,3 +1,5 @@
+//asynciovet:file-ignore droppedcancel scheduler tests of the queues yield with Sleep(tk, 0) to order the tasks; the event log checks each outcome
+
 package asyncio
 
 import (
@@ -338,6 +340,7 @@ func TestREPR_QueuesMatchAsyncio(t *testing.T) {
 	runVirtual(t, func(at *T) error {
 		yield := func() { Sleep(at, 0) }
 		spawn := func(fn func(t *T) error) {
+			//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 			CreateTask(at, func(t *T) (struct{}, error) { return struct{}{}, fn(t) })
 		}
 
@@ -346,6 +349,7 @@ func TestREPR_QueuesMatchAsyncio(t *testing.T) {
 		add(NewPriorityQueue[int](1, func(a, b int) bool { return a < b }))
 		q := NewQueue[int](1)
 		for range 2 {
+			//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 			CreateTask(at, func(t *T) (int, error) { return q.Get(t) })
 		}
 		yield()

@@ -47,6 +47,7 @@ func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
 	RunWith(rn, func(t *T) (int, error) {
 		first = t.Loop()
 		bg = CreateTask(t, func(t *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(t, time.Second)
 			r.log("background finished in a later run at %v", t.Loop().Time())
 			return 0, nil
@@ -79,6 +80,7 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 	rn := NewRunner(WithVirtualTime())
 	ctxs := handlerLog(rn.Loop(), &r)
 	RunWith(rn, func(t *T) (int, error) {
+		//asynciovet:ignore unawaitedtask the Runner cancels tasks left running at exit: that is the behaviour under test
 		CreateTask(t, func(t *T) (int, error) {
 			err := Sleep(t, time.Hour)
 			r.log("polite sees %s", describe(err))
@@ -87,6 +89,7 @@ func TestRUN3_CloseCancelsDrainsAndReports(t *testing.T) {
 			r.log("polite cleanup slept: %v at %v", err, t.Loop().Time())
 			return 0, &CancelledError{Msg: "polite"}
 		}, WithName("polite"))
+		//asynciovet:ignore unawaitedtask the Runner cancels tasks left running at exit: that is the behaviour under test
 		CreateTask(t, func(t *T) (int, error) {
 			err := Sleep(t, time.Hour)
 			r.log("rude sees %s", describe(err))
@@ -183,6 +186,7 @@ func TestRUN3_StubbornTaskAtCloseOnVirtualTime(t *testing.T) {
 	rn := NewRunner(WithVirtualTime())
 	handlerLog(rn.Loop(), &r)
 	RunWith(rn, func(t *T) (int, error) {
+		//asynciovet:ignore unawaitedtask the Runner cancels tasks left running at exit: that is the behaviour under test
 		CreateTask(t, func(t *T) (int, error) {
 			defer r.log("stubborn unwound")
 			err := Sleep(t, time.Hour)

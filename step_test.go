@@ -14,10 +14,12 @@ func TestTaskPanicBecomesPanicError(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
 	tk := CreateTask(l, func(t *T) (int, error) {
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		panicInTask()
 		return 0, nil
 	})
+	//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 	other := CreateTask(l, func(t *T) (int, error) { Sleep(t, time.Second); return 2, nil })
 	err := l.RunUntilComplete(tk)
 	var pe *PanicError
@@ -47,6 +49,7 @@ func TestTaskGoexitFailsTaskAndEndsLoopGoroutine(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
 	tk := CreateTask(l, func(t *T) (int, error) {
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		runtime.Goexit()
 		return 0, nil
@@ -80,16 +83,19 @@ func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 	tk := CreateTask(l, func(t *T) (int, error) { saved = t; return f.Await(t) }, WithName("victim"))
 	runOne(t, l)
 	// From the test goroutine, outside the loop.
+	//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 	v := mustPanic(t, "Await outside the loop", func() { f.Await(saved) })
 	r.log("outside: %v", v)
 	// From a plain callback.
 	l.CallSoon(func() {
+		//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 		v := mustPanic(t, "Await in a callback", func() { Sleep(saved, 0) })
 		r.log("callback: %v", v)
 	})
 	runOne(t, l)
 	// With another task's handle.
 	other := CreateTask(l, func(*T) (int, error) {
+		//asynciovet:ignore wronghandle,droppedcancel awaiting with another task handle is the misuse under test: it must panic
 		v := mustPanic(t, "Await with another task's T", func() { f.Await(saved) })
 		r.log("other task: %v", v)
 		return 0, nil
@@ -127,35 +133,53 @@ func TestBadInput_NilTaskAwaitableOwnerOrFunction(tt *testing.T) {
 			name string
 			call func()
 		}{
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Sleep(nil, d)", func() { Sleep(nil, time.Second) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"fut.Await(nil)", func() { fut.Await(nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"task.Await(nil)", func() { child.Await(nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"t.Await(nil)", func() { t.Await(nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"t.Await(nil *Future)", func() { t.Await(nilFut) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"t.Await(nil *Task)", func() { t.Await(nilTask) }},
 			{"Gather(t, fut, nil)", func() { Gather[int](t, fut, nil) }},
 			{"GatherAny(t, nil *T)", func() { GatherAny(t, nilT) }},
 			{"Gather(nil, fut)", func() { Gather[int](nil, fut) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"WaitFor(t, d, nil)", func() { WaitFor[int](t, time.Second, nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"WaitForFunc(t, d, nil)", func() { WaitForFunc[int](t, time.Second, nil) }},
 			{"Shield(nil)", func() { Shield[int](nil) }},
 			{"Shield(nil *Future)", func() { Shield[int](nilFut) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Wait(t, [fut, nil])", func() { Wait(t, []Awaitable{fut, nil}, Never, AllCompleted) }},
 			{"AsCompleted(t, [nil])", func() { AsCompleted(t, []Awaitable{nil}, Never) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Timeout(nil, d, body)", func() { Timeout(nil, time.Second, func(*TimeoutScope) error { return nil }) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Timeout(t, d, nil)", func() { Timeout(t, time.Second, nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"TaskGroup(nil, body)", func() { TaskGroup(nil, func(*Group) error { return nil }) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"TaskGroup(t, nil)", func() { TaskGroup(t, nil) }},
 			{"Spawn(nil, fn)", func() { Spawn(nilGroup, body) }},
+			//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 			{"CreateTask(nil *Loop, fn)", func() { CreateTask(nilLoop, body) }},
+			//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 			{"CreateTask(nil, fn)", func() { CreateTask[int](nil, body) }},
 			{"NewFuture(nil *T)", func() { NewFuture[int](nilT) }},
 			{"CurrentTask(nil)", func() { CurrentTask(nil) }},
 			{"GatherFuncs(t, fn, nil)", func() { GatherFuncs(t, body, nil) }},
 			{"RunInExecutor(t, nil)", func() { RunInExecutor[int](t, nil) }},
 			{"RunCoroutineThreadsafe(l, nil)", func() { RunCoroutineThreadsafe[int](l, nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Lock.Acquire(nil)", func() { NewLock().Acquire(nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Queue.Get(nil)", func() { NewQueue[int](1).Get(nil) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 			{"Condition.WaitFor(t, nil)", func() { NewCondition(nil).WaitFor(t, nil) }},
 		} {
 			v := mustPanic(tt, c.name, c.call)
@@ -281,6 +305,7 @@ func TestCloseUnwindsPastUserRecover(t *testing.T) {
 				if i > 0 {
 					r.log("carried on after the unwinding")
 				}
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(tk, time.Hour)
 			}()
 		}
@@ -298,6 +323,7 @@ func TestCloseUnwindsDeferredTaskGroupAndConditionWait(t *testing.T) {
 			return err
 		}
 		startTask(tk, "waiter", func(t *T) error { return lock.Acquire(t) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(tk, 0) // the waiter queues on the lock
 		defer func() {
 			err := TaskGroup(tk, func(g *Group) error {

@@ -164,17 +164,21 @@ func TestTASK5_IterationCosts(t *testing.T) {
 		done := NewFuture[int](t)
 		done.SetResult(1)
 		before := *n
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		done.Await(t)
 		r.log("await done future: %d", *n-before)
 		before = *n
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		r.log("sleep(0): %d", *n-before)
 		before = *n
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(t, -time.Second)
 		r.log("sleep(-1s): %d", *n-before)
 		f := NewFuture[int](t)
 		l.CallSoon(func() { f.SetResult(2) })
 		before = *n
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		f.Await(t)
 		r.log("await future set by call_soon: %d", *n-before)
 		return 0, nil
@@ -249,12 +253,15 @@ func TestTASK8_CurrentTaskAndAllTasks(t *testing.T) {
 		slices.Sort(s)
 		return strings.Join(s, ",")
 	}
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(*T) (int, error) { return 0, nil }, WithName("quick"))
 	main := CreateTask(l, func(t *T) (int, error) {
 		r.log("current is me: %v", CurrentTask(l) == t)
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		r.log("all: %s", names())
 		l.CallSoon(func() { r.log("in callback: %v", CurrentTask(l)) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(t, 0)
 		return 0, nil
 	}, WithName("main"))
@@ -282,6 +289,7 @@ func TestTASK9_PendingAtCloseReportedAndUnwound(t *testing.T) {
 		return never.Await(t)
 	}, WithName("started"))
 	runOne(t, l)
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(t *T) (int, error) { r.log("never runs"); return 0, nil }, WithName("unstarted"))
 	mustClose(t, l)
 	var names []string
@@ -308,10 +316,12 @@ func TestSLEEP1_NonPositiveIsOneYield(t *testing.T) {
 	var r eventLog
 	tk := CreateTask(l, func(t *T) (int, error) {
 		r.log("a1")
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(t, -time.Second)
 		r.log("a2 at %v", l.Time())
 		return 0, nil
 	})
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(t *T) (int, error) { r.log("b"); return 0, nil })
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
@@ -365,6 +375,7 @@ func TestTASK9_PanicWhileUnwindingAtClose(t *testing.T) {
 	l := NewTestLoop()
 	var r eventLog
 	handlerLog(l, &r)
+	//asynciovet:ignore unawaitedtask the test creates a task it does not await on purpose (scheduling order or pending-task reporting)
 	CreateTask(l, func(t *T) (int, error) {
 		defer func() { r.log("outer deferred still runs") }()
 		defer panic("panic in deferred cleanup")
@@ -387,6 +398,7 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 	runVirtual(t, func(at *T) error {
 		boom := errors.New("boom")
 		failing := CreateTask(at, func(t *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(t, time.Second)
 			return 0, boom
 		})
@@ -398,10 +410,12 @@ func TestFUT3_FUT6_UntypedTaskHandle(t *testing.T) {
 		if err := at.Await(aw); err != boom {
 			return fmt.Errorf("await: %v", err)
 		}
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(at, 0) // the done callbacks run before this task resumes again
 		log = append(log, "Err: "+describe(aw.Err()), "Err again: "+describe(aw.Err()))
 
 		cancelled := CreateTask(at, func(t *T) (int, error) { return 0, Sleep(t, time.Hour) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(at, 0)
 		cancelled.T().Cancel("stop")
 		log = append(log, "cancelled Await: "+describe(at.Await(cancelled.T())))
@@ -465,6 +479,7 @@ func TestTASK10_EagerStepEndsAtFirstSuspension(t *testing.T) {
 		tk.Loop().CallSoon(r.logFn("callback queued before"))
 		yielder := CreateTask(tk, func(ct *T) (int, error) {
 			r.log("yielder step 1")
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			Sleep(ct, 0)
 			r.log("yielder step 2")
 			return 1, nil

@@ -68,6 +68,7 @@ func TestTG2_SpawnWhileExitWaits(t *testing.T) {
 		err := TaskGroup(tk, func(g *Group) error {
 			Spawn(g, func(ctk *T) (int, error) {
 				r.log("a start")
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(ctk, time.Second)
 				_, err := Spawn(g, sleeper(r, "b", time.Second, 0))
 				r.log("a spawned b: %v", err)
@@ -99,6 +100,7 @@ func TestTG3_UserCancelledChildDoesNotAbort(t *testing.T) {
 		err := TaskGroup(tk, func(g *Group) error {
 			a, _ := Spawn(g, sleeper(r, "a", 5*time.Second, 1))
 			Spawn(g, sleeper(r, "b", 2*time.Second, 2))
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(tk, time.Second)
 			a.Cancel("user")
 			return nil
@@ -149,10 +151,13 @@ func TestTG3_AbortCancelsInCreationOrder(t *testing.T) {
 func TestTG3_ParentAlreadyDone(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		parent := CreateTask(tk, func(*T) (int, error) { return 0, nil }, WithName("parent"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		parent.Await(tk)
 		g := &Group{loop: tk.Loop(), parent: parent.T(), entered: true}
 		child, _ := Spawn(g, func(*T) (int, error) { return 0, errBoom }, WithName("kid"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		child.Await(tk)
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(tk, 0) // the done handler runs one iteration later
 		r.log("parent cancelling=%d", parent.Cancelling())
 		return nil
@@ -203,10 +208,12 @@ func TestTG6b_BodyErrorCancelsChildren(t *testing.T) {
 			Spawn(g, func(ctk *T) (int, error) {
 				err := Sleep(ctk, 5*time.Second)
 				r.log("c: %v", err)
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(ctk, time.Second) // cleanup takes a while
 				r.log("c cleaned up")
 				return 0, err
 			})
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(tk, time.Second)
 			return errKey
 		})
@@ -230,10 +237,13 @@ func TestTG6c_BodyPanicAwaitsChildrenThenRepanics(t *testing.T) {
 		defer func() {
 			r.log("recovered: %v", recover())
 		}()
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		TaskGroup(tk, func(g *Group) error {
 			Spawn(g, sleeper(r, "c", 5*time.Second, 0))
 			Spawn(g, failer(r, "f", 0, errBoom))
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			Sleep(tk, 0)
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			Sleep(tk, 0)
 			panic("interrupt")
 		})
@@ -286,6 +296,7 @@ func TestTG6e_OutsideCancel(t *testing.T) {
 					r.log("tg: %v", err)
 					return 0, err
 				})
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(tk, time.Second)
 				w.Cancel("ext")
 				_, err := w.Await(tk)
@@ -369,7 +380,9 @@ func TestTG7_MemberOrder(t *testing.T) {
 	// convert fails with err once cancelled, after a cleanup taking d.
 	convert := func(d time.Duration, err error) func(*T) (int, error) {
 		return func(ctk *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ctk, time.Hour)
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ctk, d)
 			return 0, err
 		}
@@ -380,6 +393,7 @@ func TestTG7_MemberOrder(t *testing.T) {
 			Spawn(g, convert(3*time.Second, ec))
 			Spawn(g, convert(2*time.Second, eb))
 			Spawn(g, convert(time.Second, ea))
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			Sleep(tk, 0)
 			return errKey
 		})
@@ -400,10 +414,12 @@ func TestTG7_DoneHandlerOrder(t *testing.T) {
 	_, err := runMain(t, func(tk *T, r *eventLog) error {
 		return TaskGroup(tk, func(g *Group) error {
 			Spawn(g, func(ctk *T) (int, error) {
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(ctk, 5*time.Second) // cancelled by a's failure
 				return 0, eb
 			})
 			Spawn(g, func(ctk *T) (int, error) {
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(ctk, time.Second)
 				return 0, ea
 			})
@@ -424,6 +440,7 @@ func TestTG4_SimultaneousInternalAndExternalCancelRearms(t *testing.T) {
 		w = CreateTask(tk, func(wt *T) (int, error) {
 			err := TaskGroup(wt, func(g *Group) error {
 				Spawn(g, func(ctk *T) (int, error) {
+					//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 					Sleep(ctk, time.Second)
 					w.Cancel("ext") // the outside cancel, same iteration as the failure
 					return 0, errBoom
@@ -479,6 +496,7 @@ func TestTG8_GroupCancel(t *testing.T) {
 		err := TaskGroup(tk, func(g *Group) error {
 			Spawn(g, sleeper(r, "a", 5*time.Second, 0))
 			Spawn(g, func(ctk *T) (int, error) {
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(ctk, time.Second)
 				r.log("b cancels the group")
 				g.Cancel()
@@ -514,10 +532,12 @@ func TestTG8_GroupCancelKeepsForeignCancellation(t *testing.T) {
 			err := TaskGroup(wt, func(g *Group) error {
 				Spawn(g, func(ctk *T) (int, error) {
 					err := Sleep(ctk, 5*time.Second)
+					//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 					Sleep(ctk, time.Second) // slow cleanup
 					return 0, err
 				})
 				Spawn(g, func(ctk *T) (int, error) {
+					//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 					Sleep(ctk, time.Second)
 					g.Cancel()
 					return 0, nil
@@ -527,6 +547,7 @@ func TestTG8_GroupCancelKeepsForeignCancellation(t *testing.T) {
 			r.log("tg: %v", err)
 			return 0, err
 		})
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, 1500*time.Millisecond)
 		w.Cancel("ext")
 		_, err := w.Await(tk)
@@ -558,6 +579,7 @@ func TestTaskErrForms(t *testing.T) {
 			return err
 		})
 		r.log("group: %s", describe(err))
+		//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 		r.log("%v", mustPanic(t, "nil", func() { CreateTaskErr(tk, nil) }))
 		return nil
 	})

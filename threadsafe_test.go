@@ -47,6 +47,7 @@ func TestTHREAD4_RunCoroutineThreadsafe(t *testing.T) {
 	go func() { loopDone <- l.RunForever() }()
 
 	ok := RunCoroutineThreadsafe(l, func(tk *T) (string, error) {
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0)
 		return "hi from " + tk.Name(), nil
 	})
@@ -177,10 +178,12 @@ func TestThreadsafeWaitFromForeignGoroutine(t *testing.T) {
 		if err := Send(tk, viewsCh, v); err != nil {
 			return struct{}{}, err
 		}
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		_ = Sleep(tk, 0)
 		release.SetResult(struct{}{})
 		_, err := victim.Await(tk)
 		r.log("victim: %s", describe(err))
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		_, _ = Go(tk, func(context.Context) (int, error) { <-foreignDone; return 0, nil })
 		return struct{}{}, nil
 	})

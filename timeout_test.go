@@ -9,7 +9,9 @@ import (
 // TMO-1: the deadline is now+d when Timeout is called; Never is no deadline.
 func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, 500*time.Millisecond)
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			r.log("when=%v", s.When())
 			return nil
@@ -40,12 +42,14 @@ func TestTMO1_DeadlineComputedAtCall(t *testing.T) {
 func TestTMO2_Repr(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		var saved *TimeoutScope
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Timeout(tk, 1234567*time.Microsecond, func(s *TimeoutScope) error {
 			saved = s
 			r.log("%v", s)
 			return nil
 		})
 		r.log("%v", saved)
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
 			r.log("%v", s)
@@ -54,6 +58,7 @@ func TestTMO2_Repr(t *testing.T) {
 			return err
 		})
 		r.log("%v expired=%v", saved, saved.Expired())
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Timeout(tk, Never, func(s *TimeoutScope) error {
 			r.log("%v", s)
 			return nil
@@ -84,6 +89,7 @@ func TestTMO3_EnterErrors(t *testing.T) {
 			return nil
 		})
 		r.log("%s", describe(err))
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			r.log("%s", describe(s.enter(tk)))
 			return nil
@@ -128,6 +134,7 @@ func TestTMO5_Reschedule(t *testing.T) {
 		var saved *TimeoutScope
 		err := Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(tk, 500*time.Millisecond)
 			r.log("reschedule: %v", s.Reschedule(3*time.Second))
 			r.log("when=%v", s.When())
@@ -142,6 +149,7 @@ func TestTMO5_Reschedule(t *testing.T) {
 		})
 		r.log("%s", timeoutTraits(err))
 		r.log("%s", describe(saved.Reschedule(time.Hour)))
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
 			r.log("to Never: %v", s.Reschedule(Never))
@@ -173,7 +181,9 @@ func TestTMO6_ExitConversion(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		func() {
 			defer func() { r.log("recovered %v cancelling=%d", recover(), tk.Cancelling()) }()
+			//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 			Timeout(tk, time.Second, func(*TimeoutScope) error {
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(tk, time.Hour)
 				panic("oops")
 			})
@@ -201,6 +211,7 @@ func TestTMO7_ForeignErrorAfterExpiryUnchanged(t *testing.T) {
 		var saved *TimeoutScope
 		err := Timeout(tk, time.Second, func(s *TimeoutScope) error {
 			saved = s
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(tk, time.Hour)
 			return errBoom
 		})
@@ -303,6 +314,7 @@ func TestTMO8_Scenarios(t *testing.T) {
 			var s0 *TimeoutScope
 			err := Timeout(tk, time.Second, func(s *TimeoutScope) error {
 				s0 = s
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				Sleep(tk, time.Hour)
 				return nil
 			})
@@ -356,10 +368,13 @@ func TestWAITFOR1_NonPositiveTimeout(t *testing.T) {
 		r.log("func: %s; ran=%v", timeoutTraits(err), ran)
 
 		stubborn := CreateTask(tk, func(ctk *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ctk, time.Hour)
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ctk, time.Second)
 			return 42, nil
 		})
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		Sleep(tk, 0)
 		v, err = WaitFor[int](tk, 0, stubborn)
 		r.log("swallowed: %v %v", v, err)
@@ -403,6 +418,7 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 		slow := CreateTask(tk, func(ctk *T) (int, error) {
 			err := Sleep(ctk, time.Hour)
 			r.log("inner: %v", err)
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ctk, time.Second) // cleanup outlasts the timeout
 			return 0, err
 		})
@@ -410,6 +426,7 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 		r.log("task: %s", timeoutTraits(err))
 
 		swallow := CreateTask(tk, func(ctk *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ctk, time.Hour)
 			return 9, nil
 		})
@@ -417,6 +434,7 @@ func TestWAITFOR3_InnerCancelledAndAwaited(t *testing.T) {
 		r.log("swallow: %v %v", v, err)
 
 		_, err = WaitForFunc(tk, time.Second, func(ft *T) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			Sleep(ft, time.Hour)
 			return 0, errKey
 		})
@@ -439,6 +457,7 @@ func TestWAITFOR4_CancelWaiter(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		inner := CreateTask(tk, sleeper(r, "inner", time.Hour, 0))
 		w := CreateTask(tk, func(wt *T) (int, error) { return WaitFor[int](wt, 10*time.Second, inner) })
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, time.Second)
 		w.Cancel("stop")
 		_, err := w.Await(tk)

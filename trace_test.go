@@ -24,6 +24,7 @@ func TestTrace_TasksRegionsAndCancelLogs(t *testing.T) {
 			return err
 		}
 		w.Cancel("traced-stop")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		_ = tk.Await(w)
 		return nil
 	})

@@ -47,6 +47,7 @@ func TestWAIT3_ReturnWhen(t *testing.T) {
 			byAw := map[Awaitable]string{c: "c", x: "x", f: "f", s: "s"}
 			done, pending, err := Wait(tk, []Awaitable{s, c, x, c, f}, Never, when)
 			r.log("%v: done=%v pending=%v err=%v", when, names(done, byAw), names(pending, byAw), err)
+			//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 			Wait(tk, pending, Never, AllCompleted)
 			f.Err() // read, or Close reports it as never retrieved
 		}
@@ -82,6 +83,7 @@ func TestWAIT4_Timeout(t *testing.T) {
 		done, pending, err := Wait(tk, []Awaitable{a, b}, 2*time.Second, AllCompleted)
 		r.log("done=%d pending=%d err=%v b cancelled=%v", len(done), len(pending), err, b.Cancelling())
 		b.Cancel()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b.Await(tk)
 		return nil
 	})
@@ -111,11 +113,13 @@ func TestWAIT5_SuspendsAndSplitsOnWake(t *testing.T) {
 		l.CallSoon(tick)
 		d := NewFuture[int](tk)
 		d.SetResult(1)
+		//asynciovet:ignore droppedcancel the outcome of this await is not what the test checks: the event log is
 		Wait(tk, []Awaitable{d}, Never, AllCompleted)
 		r.log("iterations=%d", n)
 
 		a, b := NewFuture[int](tk), NewFuture[int](tk)
 		l.CallLater(time.Second, func() { a.SetResult(1); b.SetResult(2) })
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		done, _, _ := Wait(tk, []Awaitable{a, b}, Never, FirstCompleted)
 		r.log("first completed: %d done", len(done))
 
@@ -124,6 +128,7 @@ func TestWAIT5_SuspendsAndSplitsOnWake(t *testing.T) {
 			_, _, err := Wait(wt, []Awaitable{c}, Never, AllCompleted)
 			return 0, err
 		})
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, time.Second)
 		w.Cancel()
 		_, err := w.Await(tk)
@@ -147,6 +152,7 @@ func TestASC1_StartsAtCall(t *testing.T) {
 		a := CreateTask(tk, sleeper(r, "a", 500*time.Millisecond, 1))
 		b := CreateTask(tk, sleeper(r, "b", time.Hour, 2))
 		seq := AsCompleted(tk, []Awaitable{a, b, a}, 1500*time.Millisecond)
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, time.Second)
 		for aw, err := range seq {
 			r.log("got a=%v err=%s", aw == Awaitable(a), func() string {
@@ -158,6 +164,7 @@ func TestASC1_StartsAtCall(t *testing.T) {
 		}
 		r.log("b cancelled=%v", b.Cancelling() > 0)
 		b.Cancel()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b.Await(tk)
 		return nil
 	})
@@ -219,8 +226,10 @@ func TestASC4_CountsAndCancellation(t *testing.T) {
 			}
 			return 0, nil
 		})
+		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, time.Second)
 		w.Cancel()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		w.Await(tk)
 		r.log("p cancelled=%v", p.Cancelled())
 		return nil

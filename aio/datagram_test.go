@@ -98,8 +98,10 @@ func TestDatagramEcho(t *testing.T) {
 			return err
 		}
 		ctr.Close()
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		client.lost.Await(at)
 		str.Close()
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		server.lost.Await(at)
 		return nil
 	})
@@ -308,7 +310,9 @@ func TestDatagramAbortUDP(t *testing.T) {
 		}
 		otr.Close()
 		str.Close()
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		asyncio.WaitFor(at, 10*time.Second, other.lost)
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		asyncio.WaitFor(at, 10*time.Second, server.lost)
 		return nil
 	})

@@ -73,10 +73,12 @@ func TestResolveCancelled(t *testing.T) {
 	var log []string
 	runVirtual(t, func(at *asyncio.T) error {
 		res := asyncio.CreateTask(at, func(t *asyncio.T) ([]net.IP, error) { return resolveHost(t, r, "slow.test") })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
 		res.Cancel()
 		_, err := res.Await(at)
 		log = append(log, fmt.Sprintf("cancelled=%v external=%d", asyncio.IsCancelled(err), at.Loop().Stats().External))
+		//asynciovet:ignore droppedcancel test scaffolding: waits off the loop for a signal of the test
 		asyncio.Go(at, func(context.Context) (int, error) { <-sawCancel; return 0, nil })
 		log = append(log, "resolver saw its context cancelled")
 		close(mayReturn)
@@ -325,6 +327,7 @@ func TestHappyEyeballsAllFail(t *testing.T) {
 	runVirtual(t, func(at *asyncio.T) error {
 		var err error
 		_, winner, errs, err = staggeredRace(at, 3, time.Second, func(t *asyncio.T, i int) (int, error) {
+			//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 			asyncio.Sleep(t, time.Duration(i+1)*time.Millisecond)
 			return 0, fmt.Errorf("e%d", i)
 		}, func(int) {})

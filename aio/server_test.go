@@ -71,6 +71,7 @@ func TestFaultAcceptEMFILEBacksOff(t *testing.T) {
 		}
 		// While backing off, the listening socket is not watched.
 		for len(log) == 0 {
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			asyncio.Sleep(at, 0)
 		}
 		log = append(log, fmt.Sprintf("watched=%v", watchingAny(l, lfd)))
@@ -115,10 +116,12 @@ func TestServerCloseAndAbortClients(t *testing.T) {
 				readers, writers = append(readers, r), append(writers, w)
 			}
 			for len(srv.clients) < 2 {
+				//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 				asyncio.Sleep(at, time.Millisecond)
 			}
 			srv.Close()
 			waited := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) { return struct{}{}, srv.WaitClosed(t) })
+			//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 			asyncio.Sleep(at, 0)
 			log = append(log, fmt.Sprintf("closed, clients=%d waiting=%v", len(srv.clients), !waited.Done()))
 			if abort {
@@ -152,6 +155,7 @@ func TestServerServeForeverCancel(t *testing.T) {
 			return err
 		}
 		serve := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) { return struct{}{}, srv.ServeForever(t) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
 		log = append(log, fmt.Sprint(srv.ServeForever(at)))
 		serve.Cancel()
@@ -302,6 +306,7 @@ func TestLoopCloseUnderSuspendedTasksClosesSockets(t *testing.T) {
 	l := asyncio.NewLoop()
 	l.SetExceptionHandler(func(*asyncio.Loop, asyncio.ExceptionContext) {})
 	ready := asyncio.NewFuture[struct{}](l)
+	//asynciovet:ignore unawaitedtask a task left pending for Close to cancel is the scenario under test
 	asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
 		srv, err := StartUnixServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 			_, err := r.Read(t, 1)
@@ -317,6 +322,7 @@ func TestLoopCloseUnderSuspendedTasksClosesSockets(t *testing.T) {
 		}
 		port := closedPort(t)
 		defer blackHole(t, at, [4]byte{127, 0, 0, 1}, port)() // runs as Close unwinds the task
+		//asynciovet:ignore unawaitedtask a task left pending for Close to cancel is the scenario under test
 		asyncio.CreateTask(at, func(t *asyncio.T) (int, error) {
 			// Never completes: the listener's queue is full.
 			_, err := DialConn(t, "tcp", fmt.Sprintf("127.0.0.1:%d", port))

@@ -73,8 +73,10 @@ func TestSTREAM2_ReaderPausesTransport(t *testing.T) {
 		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
 		r.FeedData(make([]byte, 1))
 		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		r.Read(at, 5)
 		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		r.Read(at, 6)
 		log = append(log, fmt.Sprintf("buffered=%d", len(r.buf)))
 		return nil
@@ -93,9 +95,11 @@ func TestSTREAM2_FeedDataCopies(t *testing.T) {
 		r.FeedData(buf)
 		copy(buf, "xyz")
 		r.FeedData(buf)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ := r.Read(at, 3)
 		got = append(got, string(b))
 		copy(b, "!!!")
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b2, _ := r.Read(at, 3)
 		got = append(got, string(b2))
 		return nil
@@ -112,6 +116,7 @@ func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
 	runVirtual(t, func(at *asyncio.T) error {
 		r := NewStreamReader(at, 100)
 		first := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 10) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
 		_, got = r.ReadLine(at)
 		r.FeedData([]byte("x"))
@@ -131,6 +136,7 @@ func TestSTREAM3_StoredExceptionRaisedByNextRead(t *testing.T) {
 	runVirtual(t, func(at *asyncio.T) error {
 		r := NewStreamReader(at, 10)
 		waiting := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 1) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
 		r.SetException(boom)
 		_, err := waiting.Await(at)
@@ -151,17 +157,22 @@ func TestSTREAM4_ReadSemantics(t *testing.T) {
 	var log []string
 	runVirtual(t, func(at *asyncio.T) error {
 		r := NewStreamReader(at, 4)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ := r.Read(at, 0)
 		log = append(log, fmt.Sprintf("n=0:%q", b))
 		r.FeedData([]byte("abcdef"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ = r.Read(at, 2)
 		log = append(log, fmt.Sprintf("n=2:%q", b))
 		waiter := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 100) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ = waiter.Await(at)
 		log = append(log, fmt.Sprintf("n=100:%q", b))
 		r.FeedData([]byte("0123456789"))
 		r.FeedEOF()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ = r.Read(at, -1)
 		log = append(log, fmt.Sprintf("n=-1:%q", b))
 		b, err := r.Read(at, 5)
@@ -203,8 +214,10 @@ func TestSTREAM5_CancelledReadExactlyKeepsBytes(t *testing.T) {
 	runVirtual(t, func(at *asyncio.T) error {
 		r := NewStreamReader(at, 100)
 		reader := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.ReadExactly(t, 10) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
 		r.FeedData([]byte("abc"))
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0) // the reader wakes, sees 3 < 10 bytes, waits again
 		reader.Cancel()
 		_, err := reader.Await(at)
@@ -239,6 +252,7 @@ func TestSTREAM6_ReadUntilLimits(t *testing.T) {
 		log = append(log, fmt.Sprintf("%s consumed=%d", lo.Msg, lo.Consumed))
 		r.buf = nil
 		r.FeedData([]byte("ab||cd"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ := r.ReadUntil(at, []byte("||"))
 		log = append(log, string(b))
 		r.FeedEOF()
@@ -269,10 +283,12 @@ func TestSTREAM6_ReadUntilSeveralSeparators(t *testing.T) {
 		log = append(log, err.Error())
 		r.FeedData([]byte("line 1\nline 2\r"))
 		for range 2 {
+			//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 			b, _ := r.ReadUntil(at, []byte("\r"), []byte("\n"))
 			log = append(log, fmt.Sprintf("%q", b))
 		}
 		r.FeedData([]byte("ABCDEFG"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		b, _ := r.ReadUntil(at, []byte("DEF"), []byte("BCDE"))
 		log = append(log, fmt.Sprintf("%q rest=%q", b, r.buf))
 		r.buf = nil
@@ -316,9 +332,11 @@ func TestSTREAM2_ReaderRepr(t *testing.T) {
 		log = append(log, r.String())
 		r = NewStreamReader(at, DefaultStreamLimit)
 		reader := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 10) })
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 		asyncio.Sleep(at, 0)
 		log = append(log, r.String())
 		r.FeedData([]byte("x"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		reader.Await(at)
 		log = append(log, r.String())
 		r.SetException(errors.New("boom"))
@@ -352,11 +370,14 @@ func TestSTREAM7_OversizedLineStreamStaysUsable(t *testing.T) {
 		_, err = r.ReadLine(at)
 		log = append(log, fmt.Sprintf("%v buffered=%d", err, len(r.buf)))
 		r.FeedData([]byte("ok\nlast"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		line, _ = r.ReadLine(at)
 		log = append(log, string(line))
 		r.FeedEOF()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		line, _ = r.ReadLine(at)
 		log = append(log, string(line))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		line, _ = r.ReadLine(at)
 		log = append(log, fmt.Sprintf("%q", line))
 		return nil
@@ -673,8 +694,10 @@ func FuzzStreamReader(f *testing.F) {
 				fed += n
 				switch at(i) % 3 {
 				case 1:
+					//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
 					asyncio.Sleep(t, 0)
 				case 2:
+					//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 					asyncio.Sleep(t, time.Millisecond)
 				}
 			}

@@ -117,6 +117,7 @@ func TestStreamWriterStartTLS(t *testing.T) {
 			return err
 		}
 		w.Write([]byte("STARTTLS\n"))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		line, _ := r.ReadLine(at)
 		log = append(log, string(line), fmt.Sprintf("sslcontext before=%v", w.ExtraInfo("sslcontext")))
 		if err := w.StartTLS(at, clientCfg, "localhost"); err != nil {
@@ -267,7 +268,9 @@ func TestTLSTransportPauseReading(t *testing.T) {
 		log = append(log, "received "+got)
 		tr.Close()
 		log = append(log, fmt.Sprintf("reading after Close=%v", tr.IsReading()))
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		asyncio.WaitFor(at, 10*time.Second, client.lost)
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		asyncio.WaitFor(at, 10*time.Second, server.lost)
 		srv.Close()
 		return srv.WaitClosed(at)
@@ -298,6 +301,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	runVirtual(t, func(at *asyncio.T) error {
 		release := asyncio.NewFuture[struct{}](at.Loop())
 		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 			release.Await(t) // a plain TCP server that never answers
 			w.Close()
 			return nil

@@ -156,6 +156,7 @@ func TestFaultPeerHalfClose(t *testing.T) {
 		log = append(log, fmt.Sprintf("client read %q %v", reply, err))
 		log = append(log, fmt.Sprintf("write after eof: %v", w.Write([]byte("x"))))
 		w.Close()
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		w.WaitClosed(at)
 		srv.Close()
 		return srv.WaitClosed(at)
@@ -287,6 +288,7 @@ func TestFaultWriteAfterClose(t *testing.T) {
 		tr.Write([]byte("before"))
 		tr.Close()
 		log = append(log, fmt.Sprintf("write after close: %v", tr.Write([]byte("after-close"))))
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		p.(*streamRecorder).lost.Await(at)
 		for i := 0; i < 6; i++ {
 			if err := tr.Write([]byte("after-lost")); err != nil {
@@ -294,6 +296,7 @@ func TestFaultWriteAfterClose(t *testing.T) {
 			}
 		}
 		log = append(log, fmt.Sprintf("buffered=%d", tr.WriteBufferSize()))
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		peerLost.Await(at)
 		srv.Close()
 		return srv.WaitClosed(at)
@@ -347,6 +350,7 @@ func TestTransportPauseResumeReading(t *testing.T) {
 			return err
 		}
 		tr.Close()
+		//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 		p.(*streamRecorder).lost.Await(at)
 		srv.Close()
 		return srv.WaitClosed(at)
@@ -386,13 +390,16 @@ func TestTransportSetProtocol(t *testing.T) {
 			}
 			got = asyncio.NewFuture[struct{}](l)
 			tr.Write([]byte("1\n"))
+			//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 			got.Await(at)
 			tr.SetProtocol(second)
 			log = append(log, fmt.Sprintf("%s Protocol is second: %v", c.name, tr.Protocol() == Protocol(second)))
 			got = asyncio.NewFuture[struct{}](l)
 			tr.Write([]byte("2\n"))
+			//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 			got.Await(at)
 			tr.Close()
+			//asynciovet:ignore droppedcancel test teardown: waits for the connection to be lost
 			asyncio.WaitFor(at, 10*time.Second, second.lost)
 			srv.Close()
 			if err := srv.WaitClosed(at); err != nil {

@@ -106,6 +106,7 @@ func TestCheck_FindsProblems(t *testing.T) {
 		{"semaphore released twice", func(t *asyncio.T, w *Watch) error {
 			s := asyncio.NewSemaphore(3)
 			w.Semaphore("s", s)
+			//asynciovet:ignore droppedcancel the swallowed cancellation is deliberate: cancelcheck must report it
 			_ = s.Acquire(t)
 			defer s.Release()
 			if err := asyncio.Sleep(t, ms); err != nil {
@@ -147,6 +148,7 @@ func TestCheck_FindsProblems(t *testing.T) {
 			return nil
 		}, []string{"0: completed", "1: cancelled: left tasks running: orphan (waiting on sleep at cancelcheck.TestCheck_FindsProblems.func6.1 FILE:N)"}},
 		{"swallowed without Uncancel", func(t *asyncio.T, w *Watch) error {
+			//asynciovet:ignore droppedcancel the swallowed cancellation is deliberate: cancelcheck must report it
 			_ = asyncio.Sleep(t, ms)
 			return nil
 		}, []string{"0: completed", "1: swallowed without Uncancel: the task swallowed the cancellation without Uncancel"}},
@@ -200,6 +202,7 @@ func TestCheck_FindsProblems(t *testing.T) {
 func TestCheck_DebugModeReportsSwallowedCancellations(t *testing.T) {
 	r := Check(func(t *asyncio.T, w *Watch) error {
 		for range 2 {
+			//asynciovet:ignore droppedcancel the swallowed cancellation is deliberate: cancelcheck must report it
 			_ = asyncio.Sleep(t, ms) // ignores the error and waits again
 		}
 		return asyncio.Sleep(t, ms)
@@ -282,6 +285,7 @@ func TestCheck_NondeterministicPointsAreNoted(t *testing.T) {
 func TestRequire_FailsWithTheReport(t *testing.T) {
 	ft := &fakeTB{}
 	Require(ft, func(t *asyncio.T, w *Watch) error {
+		//asynciovet:ignore droppedcancel the swallowed cancellation is deliberate: cancelcheck must report it
 		_ = asyncio.Sleep(t, ms)
 		return nil
 	})

@@ -40,7 +40,7 @@ import (
 // runCommand runs name with args, copying its output lines to out, and
 // returns its return code. Whatever ends it early (the timeout, a
 // cancellation), the child does not outlive it.
-func runCommand(t *asyncio.T, name string, args []string, timeout time.Duration, out io.Writer) (int, error) {
+func runCommand(t *asyncio.T, name string, args []string, timeout time.Duration, out io.Writer) (rc int, err error) {
 	p, err := aio.CreateSubprocessExec(t, name, args, aio.WithStdout(aio.Pipe))
 	if err != nil {
 		return 0, err
@@ -49,7 +49,9 @@ func runCommand(t *asyncio.T, name string, args []string, timeout time.Duration,
 	defer func() {
 		if _, exited := p.ReturnCode(); !exited {
 			p.Kill()
-			p.Wait(t)
+			if _, werr := p.Wait(t); werr != nil && err == nil {
+				err = werr // cancelled while reaping: report it
+			}
 			fmt.Fprintln(out, "killed the child")
 		}
 	}()
@@ -67,7 +69,7 @@ func runCommand(t *asyncio.T, name string, args []string, timeout time.Duration,
 		_, err := p.Wait(t)
 		return err
 	})
-	rc, _ := p.ReturnCode()
+	rc, _ = p.ReturnCode()
 	return rc, err
 }
 

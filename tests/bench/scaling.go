@@ -262,6 +262,7 @@ func scaleTimers(n int) (rec, error) {
 				_, hp1 := memStats()
 				heapBytes = round1(float64(int64(hp1)-int64(hp0)) / float64(n))
 			}
+			//asynciovet:ignore blockingcall holds the loop on purpose so that every deadline passes
 			time.Sleep(scaleTimerSpreadUs*time.Microsecond + time.Millisecond) // holds the loop on purpose: all deadlines pass
 			t1 := time.Now()
 			if _, err := done.Await(t); err != nil {

@@ -22,8 +22,15 @@ const (
 	AioPath = "github.com/go-asyncio/asyncio/aio"
 )
 
-// ignoreDirective is the comment prefix that suppresses a finding.
-const ignoreDirective = "//asynciovet:ignore"
+// ignoreDirective is the comment prefix that suppresses a finding on its
+// line and the next; fileIgnoreDirective, placed before the package clause,
+// suppresses a check in the whole file (for a test file whose every case
+// breaks the rule on purpose, such as scheduler tests that yield with a
+// discarded Sleep(t, 0)).
+const (
+	ignoreDirective     = "//asynciovet:ignore"
+	fileIgnoreDirective = "//asynciovet:file-ignore"
+)
 
 // isLibPath reports whether path is one of the library's packages.
 func isLibPath(path string) bool { return path == AsyncioPath || path == AioPath }
@@ -272,22 +279,29 @@ func files(pass *analysis.Pass) []*ast.File {
 // reporter reports the findings of one analyzer run, dropping those that
 // an ignore directive covers and duplicates at the same position.
 type reporter struct {
-	pass    *analysis.Pass
-	ignored map[string]map[int]bool // file name -> lines on which findings are suppressed
-	seen    map[token.Pos]bool
+	pass        *analysis.Pass
+	ignored     map[string]map[int]bool // file name -> lines on which findings are suppressed
+	ignoredFile map[string]bool         // file names in which findings are suppressed
+	seen        map[token.Pos]bool
 }
 
 // newReporter indexes the ignore directives for pass.Analyzer in the
 // package's files.
 func newReporter(pass *analysis.Pass) *reporter {
-	r := &reporter{pass: pass, ignored: map[string]map[int]bool{}, seen: map[token.Pos]bool{}}
+	r := &reporter{pass: pass, ignored: map[string]map[int]bool{}, ignoredFile: map[string]bool{}, seen: map[token.Pos]bool{}}
 	for _, f := range pass.Files {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
+				p := pass.Fset.PositionFor(c.Slash, false)
+				// A file directive counts only before the package clause,
+				// where a reader of the file sees it first.
+				if c.Slash < f.Package && directiveIn(c.Text, fileIgnoreDirective, pass.Analyzer.Name) {
+					r.ignoredFile[p.Filename] = true
+					continue
+				}
 				if !directiveCovers(c.Text, pass.Analyzer.Name) {
 					continue
 				}
-				p := pass.Fset.PositionFor(c.Slash, false)
 				lines := r.ignored[p.Filename]
 				if lines == nil {
 					lines = map[int]bool{}
@@ -305,7 +319,13 @@ func newReporter(pass *analysis.Pass) *reporter {
 // directiveCovers reports whether comment text is an ignore directive that
 // names check and gives a reason.
 func directiveCovers(text, check string) bool {
-	rest, ok := strings.CutPrefix(text, ignoreDirective)
+	return directiveIn(text, ignoreDirective, check)
+}
+
+// directiveIn reports whether comment text is the directive prefix that
+// names check and gives a reason.
+func directiveIn(text, prefix, check string) bool {
+	rest, ok := strings.CutPrefix(text, prefix)
 	if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
 		return false
 	}
@@ -328,7 +348,7 @@ func (r *reporter) report(d analysis.Diagnostic) {
 		return
 	}
 	p := r.pass.Fset.PositionFor(d.Pos, false)
-	if r.ignored[p.Filename][p.Line] {
+	if r.ignored[p.Filename][p.Line] || r.ignoredFile[p.Filename] {
 		return
 	}
 	r.seen[d.Pos] = true

@@ -29,7 +29,9 @@ whose error is:
   - checked by "if err != nil { ... }" where the body only logs and/or
     continues, and err is not used anywhere else.
 It stays silent when the body returns, panics, breaks, calls Uncancel or
-any other function, tests IsCancelled or errors.Is/As, or stores err.
+any other function, tests IsCancelled or errors.Is/As, or stores err; and
+on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
+(the task returns the cancellation right after, whatever they say).
 
 Fix: return the error (wrapped if you like) so the task ends cancelled;
 or, to really keep going after a cancellation, handle it explicitly and
@@ -55,6 +57,11 @@ func awaitResults(info *types.Info, call *ast.CallExpr) (*types.Func, int, bool)
 	if !isErrorType(sig.Results().At(sig.Results().Len() - 1).Type()) {
 		return nil, 0, false
 	}
+	// ContextVar.Reset takes the task only to find its context: it never
+	// suspends, and its error reports a misused token, not a cancellation.
+	if libFuncIs(fn, "ContextVar", "Reset") {
+		return nil, 0, false
+	}
 	if libFuncIs(fn, "T", "Await") || taskParam(sig) != nil {
 		return fn, sig.Results().Len(), true
 	}
@@ -67,7 +74,7 @@ func runDroppedCancel(pass *analysis.Pass) (any, error) {
 	}
 	rep := newReporter(pass)
 	for _, f := range files(pass) {
-		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f)}
+		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f), unwinding: unwindingStmts(pass.TypesInfo, f)}
 		// Visit every function body with its signature, innermost first on
 		// the stack, so that a fix returns from the right function.
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -89,9 +96,94 @@ func runDroppedCancel(pass *analysis.Pass) (any, error) {
 
 // dropChecker checks the functions of one file.
 type dropChecker struct {
-	pass  *analysis.Pass
-	rep   *reporter
-	lists map[ast.Stmt]bool
+	pass      *analysis.Pass
+	rep       *reporter
+	lists     map[ast.Stmt]bool
+	unwinding map[ast.Stmt]bool // cleanup awaits of a cancelled task that then returns the cancellation
+}
+
+// unwindingStmts returns the statements of file that sit directly in the
+// body of "if asyncio.IsCancelled(err) { ...; return ..., err }" (or
+// errors.Is(err, asyncio.ErrCancelled)): the cleanup of a task whose
+// cancellation was delivered and which then ends with it. A cleanup await
+// there (say goodbye, drain) may drop its error: whatever it says, the task
+// returns the cancellation next, so nothing is swallowed.
+func unwindingStmts(info *types.Info, file *ast.File) map[ast.Stmt]bool {
+	out := map[ast.Stmt]bool{}
+	ast.Inspect(file, func(n ast.Node) bool {
+		ifs, ok := n.(*ast.IfStmt)
+		if !ok || ifs.Body == nil || len(ifs.Body.List) == 0 {
+			return true
+		}
+		v := cancelledTest(info, ifs.Cond)
+		if v == nil {
+			return true
+		}
+		ret, ok := ifs.Body.List[len(ifs.Body.List)-1].(*ast.ReturnStmt)
+		if !ok || len(ret.Results) == 0 {
+			return true
+		}
+		last, ok := ast.Unparen(ret.Results[len(ret.Results)-1]).(*ast.Ident)
+		if !ok || info.ObjectOf(last) != v {
+			return true
+		}
+		for _, st := range ifs.Body.List[:len(ifs.Body.List)-1] {
+			if assigns(info, st, v) {
+				break // what follows may return something else
+			}
+			out[st] = true
+		}
+		return true
+	})
+	return out
+}
+
+// cancelledTest returns v if cond is asyncio.IsCancelled(v) or
+// errors.Is(v, asyncio.ErrCancelled), else nil.
+func cancelledTest(info *types.Info, cond ast.Expr) types.Object {
+	call, ok := ast.Unparen(cond).(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return nil
+	}
+	fn := callee(info, call)
+	switch {
+	case libFuncIs(fn, "", "IsCancelled") && len(call.Args) == 1:
+	case funcIs(fn, "errors", "", "Is") && len(call.Args) == 2:
+		sel, ok := ast.Unparen(call.Args[1]).(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "ErrCancelled" {
+			return nil
+		}
+		if obj := info.ObjectOf(sel.Sel); obj == nil || !isLibPkg(obj.Pkg()) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	id, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	if _, ok := info.ObjectOf(id).(*types.Var); !ok {
+		return nil
+	}
+	return info.ObjectOf(id)
+}
+
+// assigns reports whether st assigns to v, after which v may no longer
+// hold the cancellation.
+func assigns(info *types.Info, st ast.Stmt, v types.Object) bool {
+	found := false
+	ast.Inspect(st, func(n ast.Node) bool {
+		if as, ok := n.(*ast.AssignStmt); ok {
+			for _, l := range as.Lhs {
+				if id, ok := l.(*ast.Ident); ok && info.ObjectOf(id) == v {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // function checks the statements of one function body, and the nested
@@ -127,7 +219,7 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 		return
 	}
 	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
-	if !ok {
+	if !ok || d.unwinding[s] {
 		return
 	}
 	diag := analysis.Diagnostic{
@@ -150,7 +242,7 @@ func (d *dropChecker) blankAssign(s *ast.AssignStmt, sig *types.Signature) {
 		return
 	}
 	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
-	if !ok || len(s.Lhs) != nres || !isBlank(s.Lhs[nres-1]) {
+	if !ok || len(s.Lhs) != nres || !isBlank(s.Lhs[nres-1]) || d.unwinding[s] {
 		return
 	}
 	diag := analysis.Diagnostic{

@@ -17,7 +17,8 @@ The event loop, its tasks, futures, locks, events, queues, streams and
 connections belong to the loop's goroutine schedule: only code that the
 loop runs (tasks and callbacks) may use them. A goroutine started inside a
 task (a go statement, sync.WaitGroup.Go, errgroup's Group.Go,
-time.AfterFunc) runs beside the loop, so calling CallSoon, Sleep, Set,
+time.AfterFunc), and the function given to asyncio.Go, ToThread,
+RunInExecutor or RunInExecutorOn, run beside the loop, so calling CallSoon, Sleep, Set,
 PutNowait, SetResult, Cancel... from it is a data race that the library
 cannot detect outside debug mode.
 
@@ -25,8 +26,8 @@ The check reports such calls when their receiver (or their *T, *Loop or
 LoopOwner argument) is a variable of the enclosing task, captured by the
 goroutine. Objects the goroutine makes itself (a loop of its own) are fine,
 and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
-asyncio.RunCoroutineThreadsafe, the methods of ConcurrentFuture, and the
-Loop() accessors.
+asyncio.RunCoroutineThreadsafe, asyncio.Threadsafe, Loop.ExpectExternal,
+the methods of ConcurrentFuture, and the Loop() accessors.
 
 Fix: hand the work back to the loop with l.CallSoonThreadsafe(func() {...})
 (capture l := t.Loop() before the go statement) or
@@ -51,7 +52,8 @@ var loopBoundTypes = []string{
 // threadSafe reports whether fn may be called from any goroutine.
 func threadSafe(fn *types.Func) bool {
 	return libFuncIs(fn, "Loop", "CallSoonThreadsafe") ||
-		libFuncIs(fn, "", "RunCoroutineThreadsafe") ||
+		libFuncIs(fn, "", "RunCoroutineThreadsafe", "Threadsafe") ||
+		libFuncIs(fn, "Loop", "ExpectExternal") ||
 		(isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "Loop") // returns an immutable field
 }
 
@@ -99,11 +101,15 @@ func (c *foreignChecker) goStmt(g *ast.GoStmt) {
 }
 
 // spawner checks the function literals that sync.WaitGroup.Go,
-// errgroup.Group.Go and time.AfterFunc run on a goroutine of their own.
+// errgroup.Group.Go and time.AfterFunc run on a goroutine of their own, and
+// those the library runs off the loop while the task awaits them
+// (asyncio.Go, ToThread, RunInExecutor, RunInExecutorOn): their ctx is
+// theirs, the task's handle and loop objects are not.
 func (c *foreignChecker) spawner(call *ast.CallExpr) {
 	fn := callee(c.pass.TypesInfo, call)
 	if !funcIs(fn, "sync", "WaitGroup", "Go") && !funcIs(fn, "golang.org/x/sync/errgroup", "Group", "Go", "TryGo") &&
-		!funcIs(fn, "time", "", "AfterFunc") {
+		!funcIs(fn, "time", "", "AfterFunc") &&
+		!libFuncIs(fn, "", "Go", "ToThread", "RunInExecutor", "RunInExecutorOn") {
 		return
 	}
 	for _, a := range call.Args {
@@ -140,7 +146,10 @@ func (c *foreignChecker) call(call *ast.CallExpr, body *ast.BlockStmt, where str
 	info := c.pass.TypesInfo
 	fn := callee(info, call)
 	sig := funcSig(fn)
-	if sig == nil || !isLibPkg(fn.Pkg()) || threadSafe(fn) {
+	// Only the library's API is known: its unexported helpers, which only
+	// its own tests can call, guard themselves (a test helper that polls
+	// loop state under its mutex from a worker is fine).
+	if sig == nil || !isLibPkg(fn.Pkg()) || !fn.Exported() || threadSafe(fn) {
 		return
 	}
 	owned := func(e ast.Expr) (string, bool) {

@@ -11,3 +11,9 @@ import (
 func TestForeignGoroutine(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), passes.ForeignGoroutine, "foreigngoroutine")
 }
+
+// TestForeignGoroutineLibraryTests runs the check over the stub library's
+// own test file: its unexported helpers are not reported.
+func TestForeignGoroutineLibraryTests(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), passes.ForeignGoroutine, "github.com/go-asyncio/asyncio")
+}

@@ -68,6 +68,13 @@ func TestIgnoreDirective(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), combined, "ignore")
 }
 
+// TestFileIgnoreDirective checks that //asynciovet:file-ignore before the
+// package clause suppresses the named checks in its file only, and only
+// with a reason.
+func TestFileIgnoreDirective(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), combined, "fileignore")
+}
+
 // TestPorts runs every check over three asyncio programs ported the way
 // a careful user would write them (an echo server and client, a queue
 // pipeline, a crawler): any finding there is a false positive.

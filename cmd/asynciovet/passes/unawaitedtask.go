@@ -14,7 +14,7 @@ var UnawaitedTask = &analysis.Analyzer{
 	Name: "unawaitedtask",
 	Doc: `report tasks created with CreateTask and never awaited, stored or grouped
 
-asyncio.CreateTask starts a task and returns its *Task. When the result is
+asyncio.CreateTask (or CreateTaskErr) starts a task and returns its *Task. When the result is
 discarded, nothing awaits the task: its error (a failure or a cancellation)
 is lost, nothing waits for it before the caller returns, and the loop
 reports it as never retrieved or still pending when it closes. This is
@@ -44,7 +44,7 @@ func runUnawaitedTask(pass *analysis.Pass) (any, error) {
 		if !ok {
 			return nil, false
 		}
-		return call, libFuncIs(callee(info, call), "", "CreateTask")
+		return call, libFuncIs(callee(info, call), "", "CreateTask", "CreateTaskErr")
 	}
 	const msg = "the task started by CreateTask is never awaited: its error, a cancellation included, is lost and nothing waits for it; await it (tk.Await(t)), keep it, or start it in a TaskGroup with asyncio.Spawn"
 	for _, f := range files(pass) {

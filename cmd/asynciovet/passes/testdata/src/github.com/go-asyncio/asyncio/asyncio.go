@@ -88,11 +88,19 @@ func (f *Future[V]) AddDoneCallback(fn func()) CallbackID { return 0 }
 type TaskOption func(*T)
 
 func WithName(name string) TaskOption { return nil }
+func WithEagerStart() TaskOption      { return nil }
+func WithEagerTasks() LoopOption      { return nil }
 
 type Task[V any] struct{}
 
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
 	return nil
+}
+func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task[struct{}] {
+	return nil
+}
+func SpawnErr(g *Group, fn func(*T) error, opts ...TaskOption) (*Task[struct{}], error) {
+	return nil, nil
 }
 func (tk *Task[V]) Await(t *T) (V, error)                { var v V; return v, nil }
 func (tk *Task[V]) Result() (V, error)                   { var v V; return v, nil }
@@ -144,10 +152,13 @@ const (
 	AllCompleted
 )
 
-func Wait(t *T, aws []Awaitable, timeout time.Duration, when ReturnWhen) (done, pending []Awaitable, err error) {
+func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (done, pending []A, err error) {
 	return nil, nil, nil
 }
-func AsCompleted(t *T, aws []Awaitable, timeout time.Duration) iter.Seq2[Awaitable, error] {
+func AsCompleted[A Awaitable](t *T, aws []A, timeout time.Duration) iter.Seq2[A, error] {
+	return nil
+}
+func AsCompletedOf[V any](t *T, aws []AwaitableOf[V], timeout time.Duration) iter.Seq2[AwaitableOf[V], error] {
 	return nil
 }
 
@@ -218,6 +229,14 @@ func (cf *ConcurrentFuture[V]) Cancel() bool                   { return false }
 func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error { return nil }
 
 // Issue 10.
+type Executor interface{ Submit(job func()) error }
+
+func RunInExecutorOn[V any](owner LoopOwner, ex Executor, fn func(ctx context.Context) (V, error)) *Future[V] {
+	return nil
+}
+func Threadsafe[V any](aw AwaitableOf[V]) *ConcurrentFuture[V] { return nil }
+func (l *Loop) ExpectExternal() (release func())               { return nil }
+
 func Go[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) { var v V; return v, nil }
 func Recv[V any](t *T, ch <-chan V) (V, bool, error)                     { var v V; return v, false, nil }
 func Send[V any](t *T, ch chan<- V, v V) error                           { return nil }
@@ -243,3 +262,12 @@ var (
 )
 
 func IsCancelled(err error) bool { return errors.Is(err, ErrCancelled) }
+
+type ContextVar[V any] struct{}
+type ContextVarToken[V any] struct{}
+
+func NewContextVar[V any](name string, def V) *ContextVar[V]       { return nil }
+func (v *ContextVar[V]) Get(t *T) V                                { var z V; return z }
+func (v *ContextVar[V]) Set(t *T, val V) *ContextVarToken[V]       { return nil }
+func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error { return nil }
+func (v *ContextVar[V]) Value(ctx context.Context) V               { var z V; return z }
