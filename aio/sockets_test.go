@@ -275,7 +275,7 @@ func TestSockDatagrams(t *testing.T) {
 			data, from, err := SockRecvFrom(t, b, 100)
 			return fmt.Sprintf("%s from %v", data, from), err
 		})
-		asyncio.Sleep(at, 0) // the receive waits
+		asyncio.Sleep(at, 0) //asynciovet:ignore droppedcancel a yield so that the receive waits; the task is not cancelled here
 		if n, err := SockSendTo(at, a, []byte("ping"), bAddr); n != 4 || err != nil {
 			return fmt.Errorf("SockSendTo: %d, %v", n, err)
 		}
@@ -283,7 +283,9 @@ func TestSockDatagrams(t *testing.T) {
 		if want := "ping from " + aAddr.String(); got != want || err != nil {
 			return fmt.Errorf("SockRecvFrom: %q, %v; want %q", got, err, want)
 		}
-		SockSendTo(at, b, []byte("pong!"), aAddr)
+		if _, err := SockSendTo(at, b, []byte("pong!"), aAddr); err != nil {
+			return err
+		}
 		buf := make([]byte, 8)
 		n, from, err := SockRecvFromInto(at, a, buf[:4])
 		if string(buf[:n]) != "pong" || from.String() != bAddr.String() || err != nil {
@@ -365,7 +367,7 @@ func TestSockRecvAfterCancelledRecvKeepsInterest(t *testing.T) {
 		defer unix.Close(fds[0])
 		defer unix.Close(fds[1])
 		first := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return SockRecv(t, fds[0], 10) })
-		asyncio.Sleep(at, 0)
+		asyncio.Sleep(at, 0) //asynciovet:ignore droppedcancel a yield so that the first receive waits; the task is not cancelled here
 		first.Cancel()
 		// The data comes after the cancelled task has unwound.
 		at.Loop().CallSoon(func() { unix.Write(fds[1], []byte("hi")) })
