@@ -189,4 +189,3 @@ func sendChunks(t *asyncio.T, w *aio.StreamWriter, data, script []byte) error {
 	}
 	return nil
 }
-
