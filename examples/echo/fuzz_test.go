@@ -81,11 +81,11 @@ func FuzzEchoLines(f *testing.F) {
 				if err := w.Drain(t); err != nil {
 					return nil, err
 				}
-				switch at(i) % 3 {
-				case 1:
-					asyncio.Sleep(t, 0)
-				case 2:
-					asyncio.Sleep(t, time.Millisecond)
+				d := time.Duration(at(i)%3-1) * time.Millisecond // none, a yield, 1 ms
+				if d >= 0 {
+					if err := asyncio.Sleep(t, d); err != nil {
+						return nil, err
+					}
 				}
 			}
 			if err := w.WriteEOF(); err != nil {

@@ -206,7 +206,9 @@ func load(t *asyncio.T, st *counters, samples *[]sample, duration, every time.Du
 			crng := mrand.New(mrand.NewPCG(rng.Uint64(), uint64(i)))
 			asyncio.SpawnErr(g, func(t *asyncio.T) error {
 				for !over() {
-					echoClient(t, st, crng, ports, cliCfg)
+					if err := echoClient(t, st, crng, ports, cliCfg); err != nil {
+						return err
+					}
 				}
 				return nil
 			})
@@ -248,17 +250,21 @@ func load(t *asyncio.T, st *counters, samples *[]sample, duration, every time.Du
 
 // echoClient runs one connection: up to 20 payloads of up to 16 KiB, each
 // read back and compared; one connection in ten is aborted after a
-// payload was sent but before it was read back.
-func echoClient(t *asyncio.T, st *counters, rng *mrand.Rand, ports [2]int, cliCfg *tls.Config) {
+// payload was sent but before it was read back. It returns only a
+// cancellation of t; the other errors are counted.
+func echoClient(t *asyncio.T, st *counters, rng *mrand.Rand, ports [2]int, cliCfg *tls.Config) error {
 	useTLS := rng.IntN(2) == 1
 	var opts []aio.Option
 	if useTLS {
 		opts = append(opts, aio.WithTLS(cliCfg))
 	}
 	r, w, err := aio.OpenConnection(t, "127.0.0.1", ports[b2i(useTLS)], opts...)
+	if asyncio.IsCancelled(err) {
+		return err
+	}
 	if err != nil {
 		st.connErrs++
-		return
+		return nil
 	}
 	st.conns++
 	msgs := 1 + rng.IntN(20)
@@ -279,7 +285,7 @@ func echoClient(t *asyncio.T, st *counters, rng *mrand.Rand, ports [2]int, cliCf
 			w.Transport().Abort()
 			st.aborted++
 			st.abortedBytes += int64(len(payload))
-			return
+			return nil
 		}
 		got, err := asyncio.WaitForFunc(t, 30*time.Second, func(t *asyncio.T) ([]byte, error) {
 			if err := w.Drain(t); err != nil {
@@ -290,6 +296,10 @@ func echoClient(t *asyncio.T, st *counters, rng *mrand.Rand, ports [2]int, cliCf
 		if errors.Is(err, asyncio.ErrTimeout) {
 			st.hung++
 			break
+		}
+		if asyncio.IsCancelled(err) {
+			w.Close()
+			return err
 		}
 		if err != nil {
 			st.connErrs++
@@ -302,7 +312,10 @@ func echoClient(t *asyncio.T, st *counters, rng *mrand.Rand, ports [2]int, cliCf
 		}
 	}
 	w.Close()
-	w.WaitClosed(t)
+	if err := w.WaitClosed(t); asyncio.IsCancelled(err) {
+		return err
+	}
+	return nil
 }
 
 func b2i(b bool) int {
