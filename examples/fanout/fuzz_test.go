@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,7 +52,8 @@ func runFuzz[V any](t *testing.T, main func(t *asyncio.T) (V, error)) (V, error)
 // FuzzServeRequestHead sends an arbitrary request to the adapter mode's
 // loop server (serveOnLoop), in the chunks the script chooses, and reads
 // the answer to EOF. The server never panics and always answers with a
-// well-formed HTTP response: 200 with "response to PATH" for a request
+// well-formed HTTP response (unless bytes after the head make the kernel
+// reset the connection): 200 with "response to PATH" for a request
 // line of three fields, 400 otherwise; or closes without answering if the
 // request head never ended.
 func FuzzServeRequestHead(f *testing.F) {
@@ -82,10 +84,16 @@ func FuzzServeRequestHead(f *testing.F) {
 			})
 			return reply, err
 		})
+		head, rest, complete := bytes.Cut(req, []byte("\r\n\r\n"))
 		if err != nil {
+			// The server reads the head only and closes: with bytes after
+			// it left unread, the kernel resets the connection (TCP), and
+			// the reset may come before the answer is read.
+			if complete && len(rest) > 0 && errors.Is(err, syscall.ECONNRESET) {
+				return
+			}
 			t.Fatalf("request %q: %v", req, err)
 		}
-		head, _, complete := bytes.Cut(req, []byte("\r\n\r\n"))
 		if !complete {
 			if len(reply) != 0 {
 				t.Fatalf("request %q without the end of its head got an answer: %q", req, reply)
