@@ -61,8 +61,17 @@ func (t *T) cancel(msg string) bool {
 	}
 	t.numCancelRequested++
 	t.noteCancelRequest(msg) // who cancelled whom (introspect.go)
-	if t.futWaiter != nil && t.futWaiter.cancel(msg) {
-		return true
+	// inCancel: back at t through a cycle of tasks awaiting each other
+	// (FuzzTaskGraph). CPython recurses until RecursionError; the request
+	// stops here and t keeps it as mustCancel, as for a gather holding
+	// its own awaiter (GATHER-6).
+	if t.futWaiter != nil && !t.inCancel {
+		t.inCancel = true
+		ok := t.futWaiter.cancel(msg)
+		t.inCancel = false
+		if ok {
+			return true
+		}
 	}
 	t.mustCancel = true
 	t.cancelMsg = msg

@@ -136,17 +136,12 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 	cancelRequested := false
 	// _GatheringFuture.cancel (GATHER-5), also reached when the task
 	// awaiting outer is cancelled (GATHER-6).
-	cancelling := false
 	outer.cancelFn = func(msg string) bool {
-		// A task that awaits a gather holding itself comes back here
-		// from its own cancel: CPython recurses until RecursionError; we
-		// let the inner call report "not cancelled", so the task keeps
-		// the request as mustCancel and the outer call goes on.
-		if outer.Done() || cancelling {
+		// (A task that awaits a gather holding itself comes back to its
+		// own cancel from here: T.cancel stops that cycle, see inCancel.)
+		if outer.Done() {
 			return false
 		}
-		cancelling = true
-		defer func() { cancelling = false }()
 		ret := false
 		for _, c := range args {
 			if c.Cancel(msg) {

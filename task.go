@@ -40,6 +40,10 @@ type T struct {
 	eager uint8
 
 	mustCancel bool
+	// inCancel is set while cancel passes the request on to futWaiter: a
+	// cycle of tasks awaiting each other comes back to t, which must
+	// not recurse without end (a stack overflow kills the process).
+	inCancel bool
 	// The two counters are int32 and sit beside the bools to keep T small:
 	// a Task[V] with a word-sized V fits the 224-byte size class.
 	numCancelRequested int32

@@ -49,7 +49,11 @@ func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*loopServ
 		if err != nil {
 			return nil // the client went away
 		}
-		path := strings.Fields(string(head))[1]
+		path, ok := requestPath(head)
+		if !ok {
+			w.Write([]byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
+			return w.Drain(t)
+		}
 		t.SetName("serve " + path) // for dumps and traces
 		if err := asyncio.Sleep(t, delay(path)); err != nil {
 			return err
@@ -61,6 +65,19 @@ func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*loopServ
 	}, "127.0.0.1", 0)
 	s.Server = srv
 	return s, err
+}
+
+// requestPath returns the path of an HTTP request head ("GET /x
+// HTTP/1.1\r\n..."), or false if its request line is not three fields
+// (FuzzServeRequestHead: a head with one field used to make the handler
+// index out of range).
+func requestPath(head []byte) (string, bool) {
+	line, _, _ := strings.Cut(string(head), "\r\n")
+	f := strings.Fields(line)
+	if len(f) != 3 {
+		return "", false
+	}
+	return f[1], true
 }
 
 // shutdown stops accepting connections, cancels the requests in progress

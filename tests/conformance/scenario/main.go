@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,6 +80,9 @@ func runFile(path string, w io.Writer) error {
 	if err := json.Unmarshal(data, &sc); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if err := validate(&sc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	bw := bufio.NewWriter(w)
 	r := newRun(&sc, bw)
 	if err := r.run(); err != nil {
@@ -111,6 +116,10 @@ type run struct {
 	finished bool
 
 	internal error // first interpreter error (bad op); ends the run, exit 1
+
+	// maxIterations, if > 0, ends the run with an error after that many
+	// loop iterations (the fuzz target's livelock check).
+	maxIterations int
 
 	awNames  []string                            // creation order, for nameOf
 	aw       map[string]asyncio.AwaitableOf[any] // awaitable name -> task/future
@@ -164,14 +173,35 @@ func (r *run) nameOf(x asyncio.Awaitable) string {
 
 func (r *run) run() error {
 	r.loop = asyncio.NewTestLoop()
-	// Callback errors are logged by the interpreter; silence the handler.
-	r.loop.SetExceptionHandler(func(*asyncio.Loop, asyncio.ExceptionContext) {})
+	// Callback errors are logged by the interpreter; silence the handler,
+	// except for a panic: a bug of the interpreter or the library, which
+	// must not pass for a trace.
+	r.loop.SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+		var pe *asyncio.PanicError
+		if errors.As(c.Err, &pe) {
+			r.fail(fmt.Errorf("panic: %v\n%s", pe.Value, pe.Stack))
+		}
+	})
 	r.makePrimitives()
+	if r.maxIterations > 0 {
+		n := 0
+		r.loop.SetBeforePoll(func() {
+			if n++; n == r.maxIterations {
+				r.fail(fmt.Errorf("no end after %d loop iterations (at %v)", n, r.loop.Time()))
+			}
+		})
+	}
 	main := asyncio.CreateTask[any](r.loop, r.taskBody("main", r.sc.Main), asyncio.WithName("main"))
 	r.addAwaitable("main", main)
 	r.tasks["main"] = main
 	main.AddDoneCallback(r.loop.Stop)
 	err := r.loop.RunForever()
+	for _, n := range slices.Sorted(maps.Keys(r.tasks)) {
+		var pe *asyncio.PanicError
+		if t := r.tasks[n]; t.Done() && errors.As(t.Err(), &pe) {
+			r.fail(fmt.Errorf("task %s panicked: %v\n%s", n, pe.Value, pe.Stack))
+		}
+	}
 	if r.internal != nil {
 		return r.internal
 	}

@@ -209,7 +209,11 @@ func opSetResult(r *run, f *frame, a []json.RawMessage) (*ret, error) {
 	if !ok {
 		return r.undefined(f, "set_result "+name)
 	}
-	return nil, x.(settable).SetResult(value(a[1]))
+	s, ok := x.(settable)
+	if !ok { // a task: Task.set_result raises RuntimeError
+		return nil, &asyncio.RuntimeError{Msg: "Task does not support set_result operation"}
+	}
+	return nil, s.SetResult(value(a[1]))
 }
 
 func opSetException(r *run, f *frame, a []json.RawMessage) (*ret, error) {
@@ -218,7 +222,11 @@ func opSetException(r *run, f *frame, a []json.RawMessage) (*ret, error) {
 	if !ok {
 		return r.undefined(f, "set_exception "+name)
 	}
-	return nil, x.(settable).SetException(makeErr(str(a[1])))
+	s, ok := x.(settable)
+	if !ok { // a task: Task.set_exception raises RuntimeError
+		return nil, &asyncio.RuntimeError{Msg: "Task does not support set_exception operation"}
+	}
+	return nil, s.SetException(makeErr(str(a[1])))
 }
 
 func opDoneCallback(r *run, f *frame, a []json.RawMessage) (*ret, error) {
