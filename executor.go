@@ -2,8 +2,11 @@ package asyncio
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // defaultExecutorWorkers is the size of a loop's default executor,
@@ -263,18 +266,41 @@ func ShutdownDefaultExecutor(t *T) error {
 	return err
 }
 
+// executorJoinTimeout is how long Runner.Close waits for the default
+// executor's jobs (CPython's THREAD_JOIN_TIMEOUT, 300 s of real time); a
+// variable so that tests can shorten it.
+var executorJoinTimeout = 300 * time.Second
+
 // shutdownDefaultExecutorForRunner is step 3 of Runner.Close (RUN-3): run
 // ShutdownDefaultExecutor on l, which must not be running, until every job
 // already submitted has finished. It does nothing if l never used its
-// executor. (CPython 3.12+ gives up after 300 s with a RuntimeWarning; no
-// timeout here.)
+// executor. After executorJoinTimeout it gives up as CPython 3.12+ does
+// (with a warning, leaving the jobs running), and first cancels the jobs'
+// contexts: a job that waits on its ctx would otherwise keep Run waiting
+// for a cancellation that only Close, after this step, would send.
 func shutdownDefaultExecutorForRunner(l *Loop) error {
 	if l.IsClosed() {
 		return nil
 	}
-	if l.executor == nil {
+	ex := l.executor
+	if ex == nil {
 		return nil
 	}
 	task := CreateTask(l, func(t *T) (struct{}, error) { return struct{}{}, ShutdownDefaultExecutor(t) })
-	return l.RunUntilComplete(task)
+	timedOut := false
+	timer := time.AfterFunc(executorJoinTimeout, func() {
+		ex.cancelAll()
+		_, _ = l.CallSoonThreadsafe(func() {
+			timedOut = true
+			task.Cancel()
+		})
+	})
+	err := l.RunUntilComplete(task)
+	timer.Stop()
+	if timedOut {
+		slog.Warn(fmt.Sprintf("The executor did not finish joining its threads within %v; "+
+			"the jobs' contexts were cancelled", executorJoinTimeout))
+		return nil
+	}
+	return err
 }

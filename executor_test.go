@@ -377,3 +377,29 @@ func TestTHREAD2_CloseCancelsRunningAndQueuedJobs(t *testing.T) {
 		t.Error("the queued job ran after Close")
 	}
 }
+
+// RUN-3 step 3: Run ends although a fire-and-forget executor job waits on
+// its context. After the join timeout (CPython: 300 s, then a warning)
+// the jobs' contexts are cancelled and the shutdown gives up waiting; a
+// job that honours its ctx then returns, and nothing is left running.
+// (The timeout is shortened; the outcome does not depend on timing: the
+// job can only end through the cancellation.)
+func TestRUN3_RunEndsWhenAnExecutorJobWaitsOnItsContext(t *testing.T) {
+	defer func(d time.Duration) { executorJoinTimeout = d }(executorJoinTimeout)
+	executorJoinTimeout = time.Millisecond
+	jobEnded := make(chan error, 1)
+	v, err := Run(func(tk *T) (string, error) {
+		RunInExecutor(tk, func(ctx context.Context) (int, error) {
+			<-ctx.Done() // a well-behaved job that runs until told to stop
+			jobEnded <- context.Cause(ctx)
+			return 0, ctx.Err()
+		})
+		return "main done", nil
+	})
+	if v != "main done" || err != nil {
+		t.Fatalf("Run = %q, %v", v, err)
+	}
+	if cause := <-jobEnded; !errors.Is(cause, context.Canceled) {
+		t.Errorf("the job's ctx ended with %v, want context.Canceled", cause)
+	}
+}
