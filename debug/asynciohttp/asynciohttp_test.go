@@ -21,15 +21,21 @@ func servedLoop(t *testing.T) (url string, stop func()) {
 	t.Helper()
 	l := asyncio.NewLoop(asyncio.WithTaskStacks())
 	release := asyncio.NewFuture[struct{}](l)
+	waiting := make(chan struct{}) // both tasks wait: the pages can show them so
 	main := asyncio.CreateTask(l, func(t *asyncio.T) (int, error) {
 		q := asyncio.NewQueue[int](0)
 		w := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) { return q.Get(t) }, asyncio.WithName("worker"))
+		if err := asyncio.Sleep(t, 0); err != nil { // the worker's first step: it waits in Get
+			return 0, err
+		}
+		close(waiting)
 		_, err := release.Await(t)
 		w.Cancel()
 		return 0, err
 	}, asyncio.WithName("main"))
 	done := make(chan error, 1)
 	go func() { done <- l.RunUntilComplete(main) }()
+	<-waiting
 	srv := httptest.NewServer(Handler(l))
 	return srv.URL, func() {
 		srv.Close()
