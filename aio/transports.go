@@ -622,13 +622,15 @@ func (tr *socketTransport) String() string {
 // dialOne connects a new non-blocking stream socket to sa; on failure the
 // socket is closed, and so it is if the loop closes during the connect
 // (the deferred close runs while Close unwinds t).
-func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (fd int, err error) {
-	fd, err = newSocket(family, unix.SOCK_STREAM)
+func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
+	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
 	}
 	connected := false
 	defer func() {
+		// fd is not a named result: `return -1, err` must not change
+		// what this closes (a cancelled connect leaked its socket so).
 		if !connected {
 			unix.Close(fd)
 		}
