@@ -370,14 +370,11 @@ func (l *Loop) Stop() {
 // It returns an error if the loop is closed or already running, and
 // ErrDeadlock on virtual time when the loop would block forever.
 func (l *Loop) RunForever() error {
-	if l.holder.Load() != 0 { // running: l.running, readable from any goroutine
+	if l.running.Load() { // atomic: any goroutine may try
 		return runtimeErrorf("This event loop is already running")
 	}
 	if l.closed {
 		return errLoopClosed()
-	}
-	if l.running.Load() {
-		return runtimeErrorf("This event loop is already running")
 	}
 	l.running.Store(true)
 	l.driverToken = gid.Token()
@@ -421,7 +418,7 @@ func driveLoop(token uint64, l *Loop) {
 // run_until_complete) and returns aw's error: nil on success, the error it
 // failed with, or a *CancelledError. Read a result with aw's Result.
 func (l *Loop) RunUntilComplete(aw Awaitable) error {
-	if l.holder.Load() != 0 || l.running.Load() {
+	if l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
 	}
 	if l.closed {
