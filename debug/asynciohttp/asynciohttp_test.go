@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 	"go.uber.org/goleak"
@@ -133,5 +135,73 @@ func TestHandler_BlockedAndClosedLoops(t *testing.T) {
 	}()
 	if _, ok := v.(*asyncio.ValueError); !ok {
 		t.Errorf("Handler(nil) panicked with %v, want *asyncio.ValueError", v)
+	}
+}
+
+// Issue 19 item 3: 300 requests that give up on a blocked loop are each
+// answered 503 (the loop did not answer, or another snapshot is in
+// flight), and the loop then serves the next request: the abandoned ones
+// left it no work (the core's
+// TestSnapshotThreadsafe_AbandonedRequestsTakeNoSnapshot counts it).
+func TestHandler_AbandonedRequestsDuringABlock(t *testing.T) {
+	l := asyncio.NewLoop(asyncio.WithTaskStacks())
+	l.SetBlockedThreshold(-1)
+	release := asyncio.NewFuture[struct{}](l)
+	main := asyncio.CreateTask(l, func(t *asyncio.T) (int, error) { _, err := release.Await(t); return 0, err })
+	done := make(chan error, 1)
+	go func() { done <- l.RunUntilComplete(main) }()
+	blocked, unblock := make(chan struct{}), make(chan struct{})
+	if _, err := l.CallSoonThreadsafe(func() { close(blocked); <-unblock }); err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	srv := httptest.NewServer(Handler(l))
+	defer srv.Close()
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := "?timeout=1ms&max=-1"
+			if i%3 == 0 {
+				q = "?timeout=1ms&max=7"
+			}
+			code, body := get(t, srv.URL+"/json"+q)
+			if code != http.StatusServiceUnavailable ||
+				!(strings.HasPrefix(body, "the loop did not answer within 1ms") || strings.HasPrefix(body, "another snapshot of this loop")) {
+				t.Errorf("request %d: %d %q", i, code, body)
+			}
+		}()
+	}
+	wg.Wait()
+	close(unblock)
+	code, body := get(t, srv.URL+"/stats?timeout=1m")
+	var stats asyncio.LoopStats
+	if err := json.Unmarshal([]byte(body), &stats); code != 200 || err != nil || stats.Tasks != 1 {
+		t.Errorf("stats after the block: %d %v\n%s", code, err, body)
+	}
+	if _, err := l.CallSoonThreadsafe(func() { release.SetResult(struct{}{}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 19 item 3: the timeout parameter is cut to MaxTimeout, so that
+// ?timeout=1000h does not hold a goroutine per request for 1000 hours.
+func TestHandler_TimeoutCappedAtMaxTimeout(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"": DefaultTimeout, "1ms": time.Millisecond, "30s": MaxTimeout, "31s": MaxTimeout, "1000h": MaxTimeout,
+	} {
+		if got, err := requestTimeout(v); err != nil || got != want {
+			t.Errorf("requestTimeout(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	if MaxTimeout != 30*time.Second {
+		t.Errorf("MaxTimeout %v, documented as 30 s", MaxTimeout)
 	}
 }
