@@ -205,3 +205,39 @@ func TestHandler_TimeoutCappedAtMaxTimeout(t *testing.T) {
 		t.Errorf("MaxTimeout %v, documented as 30 s", MaxTimeout)
 	}
 }
+
+// Issue 19 item 7: every page, error pages included, is sent with
+// X-Content-Type-Options: nosniff and a text or JSON content type (the
+// index, the one HTML page, shows nothing from the program).
+func TestHandler_NosniffOnEveryPage(t *testing.T) {
+	url, stop := servedLoop(t)
+	defer stop()
+	idle := asyncio.NewLoop() // not running: its pages are 503
+	defer idle.Close()
+	idleSrv := httptest.NewServer(Handler(idle))
+	defer idleSrv.Close()
+	for path, wantType := range map[string]string{
+		url + "/debug/asyncio/":                "text/html; charset=utf-8",
+		url + "/debug/asyncio/pstree":          "text/plain; charset=utf-8",
+		url + "/debug/asyncio/ps":              "text/plain; charset=utf-8",
+		url + "/debug/asyncio/json":            "application/json",
+		url + "/debug/asyncio/stats":           "application/json",
+		url + "/debug/asyncio/<script>":        "text/plain; charset=utf-8",
+		url + "/debug/asyncio/ps?timeout=bad":  "text/plain; charset=utf-8",
+		idleSrv.URL + "/pstree?timeout=1ms":    "text/plain; charset=utf-8",
+		url + "/debug/asyncio/ps?max=<b>x</b>": "text/plain; charset=utf-8",
+	} {
+		resp, err := http.Get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options %q, want nosniff", path, got)
+		}
+		if got := resp.Header.Get("Content-Type"); got != wantType {
+			t.Errorf("%s: Content-Type %q, want %q", path, got, wantType)
+		}
+	}
+}
