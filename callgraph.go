@@ -13,7 +13,9 @@ package asyncio
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // FutureCallGraph is one node of an await graph (asyncio.FutureCallGraph):
@@ -184,7 +186,7 @@ func renderGraph(b *strings.Builder, g *FutureCallGraph, level int) {
 	if len(g.CallStack) > 0 {
 		fmt.Fprintf(b, "%s  + Call stack:\n", ind)
 		for _, fr := range g.CallStack {
-			fmt.Fprintf(b, "%s  |   File %s, line %d, in %s()\n", ind, pyQuote(fr.File), fr.Line, shortFunc(fr.Function))
+			fmt.Fprintf(b, "%s  |   File %s, line %d, in %s()\n", ind, pyQuote(fr.File), fr.Line, quoteText(shortFunc(fr.Function)))
 		}
 	}
 	if len(g.AwaitedBy) > 0 {
@@ -195,9 +197,45 @@ func renderGraph(b *strings.Builder, g *FutureCallGraph, level int) {
 	}
 }
 
-// pyQuote quotes s as Python's repr of a str does (single quotes).
+// pyQuote quotes s as Python's repr of a str does: in single quotes
+// (double quotes when s holds a single quote and no double one), with
+// backslashes, the quote, and every character that is not printable
+// escaped (\n, \r, \t, \xhh, \uhhhh, \Uhhhhhhhh); bytes that are not
+// UTF-8 are escaped as \xhh.
 func pyQuote(s string) string {
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x` + hex2(s[i]))
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case strconv.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			b.WriteString(`\x` + hex2(byte(r)))
+		case r < 0x10000:
+			b.WriteString(`\u` + hexN(uint32(r), 4))
+		default:
+			b.WriteString(`\U` + hexN(uint32(r), 8))
+		}
+		i += size
+	}
+	b.WriteByte(q)
+	return b.String()
 }
 
 // FutureAddToAwaitedBy records that waiter awaits fut

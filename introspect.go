@@ -312,7 +312,7 @@ func (l *Loop) cancelRequestsByTask() map[*T][]CancelRequest {
 			if name == "" {
 				name = r.by.Name()
 			}
-			req.By = "task '" + name + "' (" + taskID(r.by) + ")"
+			req.By = "task " + pyQuote(name) + " (" + taskID(r.by) + ")"
 		}
 		m[r.target] = append(m[r.target], req)
 	}
@@ -407,12 +407,13 @@ type Frame struct {
 	Line     int    `json:"line"`
 }
 
-// String formats the frame as "function file:line".
+// String formats the frame as "function file:line", the function and
+// the file quoted when they must be (see WriteTree).
 func (f Frame) String() string {
 	if f.Function == "" {
 		return "?"
 	}
-	return fmt.Sprintf("%s %s:%d", shortFunc(f.Function), f.File, f.Line)
+	return fmt.Sprintf("%s %s:%d", quoteText(shortFunc(f.Function)), quoteText(f.File), f.Line)
 }
 
 // shortFunc drops the import path before the package name:
@@ -792,7 +793,7 @@ func (l *Loop) taskInfo(t *T, now time.Duration, stacks map[uint64][]Frame) Task
 	if ti.State == "waiting" {
 		f := t.futWaiter
 		if f.task != nil {
-			ti.Awaits = "task '" + f.task.Name() + "'"
+			ti.Awaits = "task " + pyQuote(f.task.Name())
 			ti.AwaitsID = taskID(f.task)
 		} else {
 			ti.Awaits = f.kind.String()

@@ -41,8 +41,8 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 		}
 		row := func(chain, name, id string) {
 			ew.printf("%-10s %-20s %-20s %-9s %-24s %-10s %-8s %-24s %-50s %-50s %-15s %-15s\n",
-				tid, ti.ID, ti.Name, ti.State, ti.Awaits, waiting, cancels, ti.Creator,
-				stackChain(ti.Stack), chain, name, id)
+				tid, ti.ID, quoteText(ti.Name), ti.State, quoteText(ti.Awaits), waiting, cancels, quoteText(ti.Creator),
+				stackChain(ti.Stack), chain, quoteText(name), id)
 		}
 		if len(ti.AwaitedBy) == 0 {
 			row("", "", "0x0")
@@ -67,6 +67,13 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 // drawn in full under the first one only, so the output stays as long as
 // the snapshot. A cycle of tasks awaiting each other (a deadlock) is cut
 // where it closes and listed after the trees.
+//
+// In the tree and in WritePS's table, a task name, a source path or any
+// other string from the program is printed as it is when it is printable
+// and on one line, and as a Go string literal (strconv.Quote) otherwise,
+// so that no name can forge a line or send raw escape bytes to a
+// terminal: a task named "x\n└── (T) fake" is printed "x\n└── (T) fake"
+// in double quotes, with the backslash.
 func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 	ew := &errWriter{w: w}
 	switch {
@@ -99,17 +106,17 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 		}
 		for _, p := range path {
 			if p == id {
-				ew.printf("%s%s(T) %s (cycle: awaits itself through the tasks above)\n", prefix, branch, ti.Name)
+				ew.printf("%s%s(T) %s (cycle: awaits itself through the tasks above)\n", prefix, branch, quoteText(ti.Name))
 				cycles = append(cycles, append(append([]string(nil), path[indexOf(path, id):]...), id))
 				return
 			}
 		}
 		if expanded[id] {
-			ew.printf("%s%s(T) %s (shown above)\n", prefix, branch, ti.Name)
+			ew.printf("%s%s(T) %s (shown above)\n", prefix, branch, quoteText(ti.Name))
 			return
 		}
 		expanded[id] = true
-		ew.printf("%s%s(T) %s%s\n", prefix, branch, ti.Name, treeLabel(*ti))
+		ew.printf("%s%s(T) %s%s\n", prefix, branch, quoteText(ti.Name), treeLabel(*ti))
 		prefix += next
 		path = append(path, id)
 		// The task's frames, outermost first, each under the previous.
@@ -155,7 +162,7 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 	for _, c := range cycles {
 		names := make([]string, len(c))
 		for i, id := range c {
-			names[i] = byID[id].Name
+			names[i] = quoteText(byID[id].Name)
 		}
 		ew.printf("cycle: %s\n", strings.Join(names, " → "))
 	}
@@ -169,7 +176,7 @@ func treeLabel(ti TaskInfo) string {
 	var parts []string
 	switch ti.State {
 	case "waiting":
-		parts = append(parts, "waiting "+fmtDuration(ti.Waiting)+" on "+ti.Awaits)
+		parts = append(parts, "waiting "+fmtDuration(ti.Waiting)+" on "+quoteText(ti.Awaits))
 	default:
 		parts = append(parts, ti.State)
 	}
@@ -191,7 +198,7 @@ func (s *LoopSnapshot) writeFooter(ew *errWriter) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			ew.printf(" %s %d;", k, s.Summary[k])
+			ew.printf(" %s %d;", quoteText(k), s.Summary[k])
 		}
 		ew.printf("\n")
 	}
@@ -213,7 +220,7 @@ func (s *LoopSnapshot) byID() map[string]*TaskInfo {
 func stackChain(fs []Frame) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
-		names[i] = shortFunc(f.Function)
+		names[i] = quoteText(shortFunc(f.Function))
 	}
 	return strings.Join(names, " -> ")
 }
