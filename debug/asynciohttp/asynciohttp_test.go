@@ -241,3 +241,46 @@ func TestHandler_NosniffOnEveryPage(t *testing.T) {
 		}
 	}
 }
+
+// Issue 19 items 6 and 7: a task name with a newline, markup and escape
+// bytes reaches the text pages quoted, on one line, as text/plain with
+// nosniff; the JSON page carries it exactly, escaped by encoding/json.
+func TestHandler_TaskNamesQuotedOnTextPages(t *testing.T) {
+	const name = "<script>alert(1)</script>\n└── (T) fake\x1b[2J"
+	l := asyncio.NewLoop()
+	release := asyncio.NewFuture[struct{}](l)
+	main := asyncio.CreateTask(l, func(t *asyncio.T) (int, error) { _, err := release.Await(t); return 0, err }, asyncio.WithName(name))
+	done := make(chan error, 1)
+	go func() { done <- l.RunUntilComplete(main) }()
+	srv := httptest.NewServer(Handler(l))
+	defer srv.Close()
+	quoted := `"<script>alert(1)</script>\n└── (T) fake\x1b[2J"`
+	for _, page := range []string{"/pstree?timeout=1m", "/ps?timeout=1m"} {
+		resp, err := http.Get(srv.URL + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body := string(b)
+		if resp.StatusCode != 200 || !strings.Contains(body, quoted) || strings.Contains(body, "\n└── (T) fake") ||
+			strings.Contains(body, "\x1b") || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" ||
+			resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d %v\n%s", page, resp.StatusCode, resp.Header, body)
+		}
+	}
+	code, body := get(t, srv.URL+"/json?timeout=1m")
+	var snap asyncio.LoopSnapshot
+	if err := json.Unmarshal([]byte(body), &snap); code != 200 || err != nil || len(snap.Tasks) != 1 || snap.Tasks[0].Name != name {
+		t.Errorf("json: %d %v\n%s", code, err, body)
+	}
+	if _, err := l.CallSoonThreadsafe(func() { release.SetResult(struct{}{}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
