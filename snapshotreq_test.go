@@ -24,6 +24,7 @@ func blockedLoop(t *testing.T, l *Loop) (unblock func(), stop func()) {
 	go func() { done <- l.RunUntilComplete(main) }()
 	<-running
 	blocked, unblockCh := make(chan struct{}), make(chan struct{})
+	//asynciovet:ignore blockingcall blocks the loop on purpose: the requests must find it blocked
 	if _, err := l.CallSoonThreadsafe(func() { close(blocked); <-unblockCh }); err != nil {
 		t.Fatal(err)
 	}

@@ -151,6 +151,7 @@ func TestHandler_AbandonedRequestsDuringABlock(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- l.RunUntilComplete(main) }()
 	blocked, unblock := make(chan struct{}), make(chan struct{})
+	//asynciovet:ignore blockingcall blocks the loop on purpose: the requests must find it blocked
 	if _, err := l.CallSoonThreadsafe(func() { close(blocked); <-unblock }); err != nil {
 		t.Fatal(err)
 	}
