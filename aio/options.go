@@ -198,9 +198,10 @@ func (o *options) interleaveCount() int {
 	return o.interleave
 }
 
-// WithTLS makes CreateConnection/OpenConnection speak TLS as a client, or
-// CreateServer/StartServer as a server, with cfg (asyncio's ssl=). For a
-// client without cfg.ServerName, the host name is used.
+// WithTLS makes CreateConnection/OpenConnection (and their Unix variants)
+// speak TLS as a client, or CreateServer/StartServer (and their Unix
+// variants) as a server, with cfg (asyncio's ssl=). For a client without
+// cfg.ServerName, the host name is used.
 func WithTLS(cfg *tls.Config) Option {
 	return option("WithTLS", streamCalls, func(o *options) {
 		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
