@@ -21,19 +21,34 @@ it control: while it runs, nothing else on the loop does. A call that
 blocks the goroutine (time.Sleep, a channel send or receive, a select
 without default, sync.Mutex.Lock, WaitGroup.Wait, Cond.Wait, net.Dial,
 net/http client calls, os/exec Cmd.Run/Wait/Output, database/sql queries,
-io.ReadAll on a file or a net connection) therefore freezes every task and
-every timer of the loop, timeouts included, until it returns.
+os.ReadFile, (*os.File).Read, fmt.Scan, syscall.Read, io.ReadAll or a
+bufio reader on a file, a net connection or an HTTP response body)
+therefore freezes every task and every timer of the loop, timeouts
+included, until it returns. So does a call of a helper function that does
+one of those (not counting mutexes, channels and raw fd reads): the check
+follows calls within the package and, through facts, across packages.
 
 The check looks inside functions with a *asyncio.T parameter, TaskGroup and
 Timeout bodies, Condition.WaitFor predicates and loop callbacks (CallSoon,
 CallLater, AddDoneCallback...). It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
 functions given to asyncio.Go, asyncio.ToThread and asyncio.RunInExecutor,
-which run off the loop.
+which run off the loop. Raw fd reads are not reported in AddReader and
+AddWriter callbacks, which the loop calls when the fd is ready; reads of
+/proc, /sys and /dev/fd, served from memory, are not reported.
+
+Channel operations that provably do not block are not reported: a send on
+a local buffered channel that has room (counted in straight-line code after
+its make, or over the whole file for a channel used only by sends,
+receives and close), a receive from one that holds a value, and a receive
+or range over a channel after close(ch) when the variable is never
+reassigned.
 
 sync.Mutex and RWMutex locking is reported too: the loop stalls for as
-long as another goroutine holds the lock. When the critical sections are
-known to be short, -blockingcall.mutex=false turns that part off.
+long as another goroutine holds the lock. A local mutex that never leaves
+its function (used only by its locking methods, there or in literals
+called on the spot) is not. When the critical sections are known to be
+short, -blockingcall.mutex=false turns that part off.
 
 Fix: await instead of blocking. asyncio.Sleep(t, d) for time.Sleep (offered
 as a suggested fix where the error can be returned mechanically);
@@ -386,8 +401,10 @@ func newBlockingSources(pass *analysis.Pass, file *ast.File) *blockingSources {
 		uncontended: map[*types.Var]bool{},
 	}
 	s.collectAssigns(file)
-	s.findRoomySends(file)
-	s.findSafeChanOps(file)
+	if noGoto(file) { // a goto may repeat a send that the count saw once
+		s.findRoomySends(file)
+		s.findSafeChanOps(file)
+	}
 	s.findUncontended(file)
 	return s
 }

@@ -443,10 +443,9 @@ func (s *blockingSources) madeChan(st ast.Stmt) (*types.Var, int64) {
 //   - every receive from, and range over, a channel variable that is
 //     never reassigned, in the statements that follow close(ch) in the
 //     same list.
+//
+// The caller makes sure that file has no goto.
 func (s *blockingSources) findSafeChanOps(file *ast.File) {
-	if !noGoto(file) {
-		return
-	}
 	ast.Inspect(file, func(n ast.Node) bool {
 		var list []ast.Stmt
 		switch n := n.(type) {

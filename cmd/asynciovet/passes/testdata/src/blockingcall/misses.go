@@ -151,3 +151,27 @@ func readerCallback(l *asyncio.Loop, fd int, buf []byte) error {
 		readFD(fd, buf)
 	})
 }
+
+// Mutual recursion reaches its fixed point; generic helpers carry the fact
+// on their origin.
+
+func ping(n int) { // want ping:"blocks: calls blockingcall.pong, which calls time.Sleep"
+	if n > 0 {
+		pong(n - 1)
+	}
+}
+
+func pong(n int) { // want pong:"blocks: calls time.Sleep"
+	ping(n)
+	time.Sleep(time.Millisecond)
+}
+
+func waitFor[V any](v V) V { // want waitFor:"blocks: calls time.Sleep"
+	time.Sleep(time.Millisecond)
+	return v
+}
+
+func viaRecursionAndGenerics(t *asyncio.T) int {
+	ping(3)                // want `blockingcall.ping inside a task blocks .*: it calls blockingcall.pong, which calls time.Sleep`
+	return waitFor[int](1) // want `blockingcall.waitFor inside a task blocks .*: it calls time.Sleep`
+}
