@@ -21,8 +21,9 @@ it control: while it runs, nothing else on the loop does. A call that
 blocks the goroutine (time.Sleep, a channel send or receive, a select
 without default, sync.Mutex.Lock, WaitGroup.Wait, Cond.Wait, net.Dial,
 net/http client calls, os/exec Cmd.Run/Wait/Output, database/sql queries,
-os.ReadFile, (*os.File).Read, fmt.Scan, syscall.Read, io.ReadAll or a
-bufio reader on a file, a net connection or an HTTP response body)
+os.ReadFile, (*os.File).Read, fmt.Scan, syscall.Read, io.ReadAll, a bufio
+reader or a json decoder on a file, a net connection or an HTTP response
+body)
 therefore freezes every task and every timer of the loop, timeouts
 included, until it returns. So does a call of a helper function that does
 one of those (not counting mutexes, channels and raw fd reads): the check
@@ -33,8 +34,9 @@ Timeout bodies, Condition.WaitFor predicates and loop callbacks (CallSoon,
 CallLater, AddDoneCallback...). It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
 functions given to asyncio.Go, asyncio.ToThread and asyncio.RunInExecutor,
-which run off the loop. Raw fd reads are not reported in AddReader and
-AddWriter callbacks, which the loop calls when the fd is ready; reads of
+which run off the loop. Raw fd reads and (*os.File).Read are not reported
+in AddReader and AddWriter callbacks, which the loop calls when the fd is
+ready; reads of
 /proc, /sys and /dev/fd, served from memory, are not reported.
 
 Channel operations that provably do not block are not reported: a send on
@@ -272,8 +274,8 @@ func (c *blockingChecker) checkCall(call *ast.CallExpr, nested bool) {
 		if isMutexLock(fn) && (!reportMutex || c.srcs.uncontendedLock(call)) {
 			return
 		}
-		if isRawFDCall(fn) && c.root.fdReady {
-			return // the loop calls it when the fd is ready
+		if c.root.fdReady && (isRawFDCall(fn) || funcIs(fn, "os", "File", "Read", "ReadAt")) {
+			return // one read, and the loop calls it when the fd is ready
 		}
 		if c.srcs.pseudoFSCall(call, fn) {
 			return

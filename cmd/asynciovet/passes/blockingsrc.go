@@ -44,7 +44,26 @@ type valueAt struct {
 var readMethods = map[string]bool{
 	"Read": true, "ReadAt": true, "ReadByte": true, "ReadBytes": true, "ReadLine": true,
 	"ReadRune": true, "ReadSlice": true, "ReadString": true, "Peek": true, "Discard": true,
-	"Scan": true, "WriteTo": true,
+	"Scan": true, "WriteTo": true, "ReadAll": true,
+	"Decode": true, "DecodeElement": true, "DecodeValue": true, "Token": true, "RawToken": true, "More": true,
+}
+
+// readerWrappers are the functions that return a reader, scanner or
+// decoder reading from their first argument: it blocks when that does.
+var readerWrappers = []struct{ path, name string }{
+	{"bufio", "NewScanner"}, {"bufio", "NewReader"}, {"bufio", "NewReaderSize"},
+	{"encoding/json", "NewDecoder"}, {"encoding/xml", "NewDecoder"}, {"encoding/gob", "NewDecoder"},
+	{"encoding/csv", "NewReader"}, {"io", "LimitReader"}, {"io", "TeeReader"}, {"io", "NopCloser"},
+}
+
+// isReaderWrapper reports whether fn is one of readerWrappers.
+func isReaderWrapper(fn *types.Func) bool {
+	for _, w := range readerWrappers {
+		if funcIs(fn, w.path, "", w.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // httpClientCall reports whether fn sends a request with net/http's
@@ -177,7 +196,7 @@ func (s *blockingSources) sourceAt(e ast.Expr, idx int) source {
 			return source{"a connection from package net", srcConn}
 		case idx == 0 && httpClientCall(fn):
 			return source{"a response from net/http's client", srcResp}
-		case idx == 0 && funcIs(fn, "bufio", "", "NewScanner", "NewReader", "NewReaderSize") && len(e.Args) > 0:
+		case idx == 0 && isReaderWrapper(fn) && len(e.Args) > 0:
 			if in := s.sourceAt(e.Args[0], 0); in.kind == srcReader || in.kind == srcConn {
 				return source{in.what, srcReader}
 			}

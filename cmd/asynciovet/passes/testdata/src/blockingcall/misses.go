@@ -3,6 +3,7 @@ package blockingcall
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -50,6 +51,19 @@ func readsAResponseBody(t *asyncio.T, c *http.Client, url string) ([]byte, error
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body) // want `io.ReadAll on the body of a response from net/http's client inside a task blocks the whole event loop until the read completes`
+}
+
+func decodesAResponseBody(t *asyncio.T, url string) (map[string]any, error) {
+	resp, err := asyncio.Go(t, func(ctx context.Context) (*http.Response, error) {
+		return http.Get(url)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&v) // want `json.Decoder.Decode on the body of a response from net/http's client inside a task`
+	return v, err
 }
 
 // A connection dialled off the loop and read on it.
@@ -142,13 +156,21 @@ func notViaHelpers(t *asyncio.T, c *blockinghelper.Counter) error {
 	return err
 }
 
-// A helper's blocking fd read is not a fact: the fd may be non-blocking.
+// A helper's blocking fd read is not a fact: the fd may be non-blocking, and
+// a read in an AddReader callback finds it ready.
 func readFD(fd int, buf []byte) (int, error) { return syscall.Read(fd, buf) }
 
 func readerCallback(l *asyncio.Loop, fd int, buf []byte) error {
 	return l.AddReader(fd, func() {
 		syscall.Read(fd, buf) // the fd is ready: silent
 		readFD(fd, buf)
+		os.Stdin.Read(buf) // one read of a ready file: silent
+	})
+}
+
+func stdinCallback(l *asyncio.Loop, buf []byte) error {
+	return l.AddReader(0, func() {
+		io.ReadAll(os.Stdin) // want `io.ReadAll on os.Stdin inside a loop callback`
 	})
 }
 
