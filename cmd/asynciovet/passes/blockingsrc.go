@@ -224,6 +224,9 @@ func (s *blockingSources) typedSource(e ast.Expr) (source, bool) {
 	}
 	switch {
 	case namedIn(t, "os", "File"):
+		if s.pseudoFile(e) {
+			return source{}, true
+		}
 		if sel, ok := e.(*ast.SelectorExpr); ok {
 			if v, ok := s.pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == "os" && v.Parent() == v.Pkg().Scope() {
 				return source{"os." + v.Name(), srcReader}, true
@@ -717,32 +720,34 @@ func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 
 // pseudoFSCall reports whether call, of the blocking function fn of
 // package os, reads a file of an in-memory file system:
-// os.ReadFile("/proc/self/status"), or a method of an *os.File variable
-// only ever assigned os.Open or os.OpenFile of such a path.
+// os.ReadFile("/proc/self/status"), or a method of a pseudoFile.
 func (s *blockingSources) pseudoFSCall(call *ast.CallExpr, fn *types.Func) bool {
 	switch {
 	case funcIs(fn, "os", "", "ReadFile", "WriteFile", "ReadDir"):
 		return len(call.Args) > 0 && s.pseudoPath(call.Args[0])
 	case funcIs(fn, "os", "File", fn.Name()):
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-		if !ok {
-			return false
-		}
-		id, ok := ast.Unparen(sel.X).(*ast.Ident)
-		if !ok {
-			return false
-		}
-		v := localVar(s.pass, id)
-		if v == nil || s.unknown[v] || len(s.assigns[v]) == 0 {
-			return false
-		}
-		for _, a := range s.assigns[v] {
-			open, ok := ast.Unparen(a.e).(*ast.CallExpr)
-			if !ok || a.idx != 0 || len(open.Args) == 0 || !funcIs(callee(s.pass.TypesInfo, open), "os", "", "Open", "OpenFile") || !s.pseudoPath(open.Args[0]) {
-				return false
-			}
-		}
-		return true
+		return ok && s.pseudoFile(sel.X)
 	}
 	return false
+}
+
+// pseudoFile reports whether e is an *os.File variable only ever assigned
+// os.Open or os.OpenFile of a file of an in-memory file system.
+func (s *blockingSources) pseudoFile(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v := localVar(s.pass, id)
+	if v == nil || s.unknown[v] || len(s.assigns[v]) == 0 {
+		return false
+	}
+	for _, a := range s.assigns[v] {
+		open, ok := ast.Unparen(a.e).(*ast.CallExpr)
+		if !ok || a.idx != 0 || len(open.Args) == 0 || !funcIs(callee(s.pass.TypesInfo, open), "os", "", "Open", "OpenFile") || !s.pseudoPath(open.Args[0]) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package blockingcall
 
 import (
+	"io"
 	"os"
 	"sync"
 
@@ -177,6 +178,14 @@ func readsProc(t *asyncio.T, pid string) (int, error) {
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {
+		return 0, err
+	}
+	status, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer status.Close()
+	if _, err := io.ReadAll(status); err != nil {
 		return 0, err
 	}
 	for _, d := range []string{"/proc/self/fd", "/dev/fd"} {
