@@ -40,6 +40,9 @@ type FutureCallGraph struct {
 // capture_call_graph(future)); for the running task, pass its *T: its call
 // stack is taken right here, starting at CaptureCallGraph's caller. Call it
 // on aw's loop. A cycle (tasks awaiting each other) is cut where it closes.
+// As in asyncio, the tasks and futures given to a Gather, Shield or Wait
+// are awaited by the task awaiting the combinator (its future is a node
+// of the graph only while nothing awaits it, or when it is aw).
 func CaptureCallGraph(aw Awaitable) *FutureCallGraph {
 	if aw == nil {
 		panic(&ValueError{Msg: "CaptureCallGraph: nil awaitable"})
