@@ -10,7 +10,9 @@ package cpython
 // Go has one kind of frame, so the call-stack labels have no "s "/"a "/
 // "ag " prefix: a frame of the test is its function's name (the methods of
 // each test's type stand for CPython's nested functions; a closure keeps
-// its ".funcN"), and a frame of the library is "asyncio.<function>". A
+// its ".funcN"; they keep CPython's names, underscores included, so that
+// the frames read as CPython's), and a frame of the library is
+// "asyncio.<function>". A
 // suspended task's stack starts with the library call it waits in
 // (asyncio.(*Task[...]).Await for `await task`, asyncio.TaskGroup for the
 // end of `async with TaskGroup()`, asyncio.Wait for `await wait(...)`),
