@@ -40,6 +40,9 @@ type FutureCallGraph struct {
 // capture_call_graph(future)); for the running task, pass its *T: its call
 // stack is taken right here, starting at CaptureCallGraph's caller. Call it
 // on aw's loop. A cycle (tasks awaiting each other) is cut where it closes.
+// As in asyncio, the tasks and futures given to a Gather, Shield or Wait
+// are awaited by the task awaiting the combinator (its future is a node
+// of the graph only while nothing awaits it, or when it is aw).
 func CaptureCallGraph(aw Awaitable) *FutureCallGraph {
 	if aw == nil {
 		panic(&ValueError{Msg: "CaptureCallGraph: nil awaitable"})
@@ -91,7 +94,26 @@ func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph
 		g.CallStack = st
 	}
 	path = append(path, f)
-	for _, w := range directAwaiters(f) {
+	// asyncio's gather, shield and wait record the task that called them
+	// as the awaiter of each child (future_add_to_awaited_by), so a
+	// child's graph goes straight to that task: here the future of a
+	// Gather, Shield or Wait met as an awaiter gives way to what awaits it
+	// (one that nothing awaits yet stays, to show what holds the child).
+	var awaiters []*futureCore
+	var splice func(ws []*futureCore, depth int)
+	splice = func(ws []*futureCore, depth int) {
+		for _, w := range ws {
+			if k := w.kind; w.task == nil && depth < 8 && (k == kindGather || k == kindShield || k == kindWait) {
+				if up := directAwaiters(w); len(up) > 0 {
+					splice(up, depth+1)
+					continue
+				}
+			}
+			awaiters = append(awaiters, w)
+		}
+	}
+	splice(directAwaiters(f), 0)
+	for _, w := range awaiters {
 		if indexOfCore(path, w) >= 0 {
 			continue // a cycle: cut it here
 		}
