@@ -66,6 +66,10 @@ type T struct {
 	// them has something to record (introspect.go).
 	waitSince time.Duration
 	diag      *taskDiag
+	// timeout is the innermost active Timeout scope of the task (its
+	// outer ones are chained through TimeoutScope.outer), so Deadline and
+	// Retry can see the deadline that encloses them.
+	timeout *TimeoutScope
 }
 
 const (

@@ -1,0 +1,255 @@
+package asyncio
+
+import (
+	"fmt"
+	"iter"
+)
+
+// BoundedGroup is an entered bounded task group: a TaskGroup whose
+// children run at most Limit at a time. It is handed to the body of
+// BoundedTaskGroup; start children with SpawnBounded. A BoundedGroup must
+// only be used from tasks of its loop.
+type BoundedGroup struct {
+	g       *Group
+	limit   int
+	slots   *Semaphore // FIFO, no barging, a cancelled waiter passes its turn on
+	running int        // children that hold a slot
+	started int        // children whose function has started
+}
+
+// BoundedTaskGroup is TaskGroup with at most limit children running at
+// once: SpawnBounded creates the child task at once, but the child's
+// function starts only when one of the limit slots is free, in the order
+// the children were spawned (FIFO, no barging); a slot is freed when a
+// running child's function returns. A child cancelled while it is queued
+// never runs its function. Everything else — the first failure cancelling
+// the other children (the queued ones too, which then never start) and
+// the body, the ExceptionGroup, the handling of an outside cancellation
+// and of a panic in body — is TaskGroup's exactly.
+//
+// A limit <= 0 is a programming error: BoundedTaskGroup panics with a
+// *ValueError naming it, before running body.
+func BoundedTaskGroup(t *T, limit int, body func(g *BoundedGroup) error) error {
+	t.checkCaller("BoundedTaskGroup")
+	if limit <= 0 {
+		panic(valueErrorf("BoundedTaskGroup: limit must be > 0, got %d", limit))
+	}
+	if body == nil {
+		panic(valueErrorf("BoundedTaskGroup: nil body"))
+	}
+	return TaskGroup(t, func(g *Group) error {
+		bg := &BoundedGroup{g: g, limit: limit, slots: NewSemaphore(limit)}
+		return body(bg)
+	})
+}
+
+// SpawnBounded starts fn as a child of g (see BoundedTaskGroup): the task
+// exists at once, its function runs when a slot is free. opts are passed
+// to CreateTask. It fails like Spawn, with a *RuntimeError and without
+// creating a task, when the group is finished or shutting down.
+func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
+	if g == nil {
+		panic(valueErrorf("SpawnBounded: nil *BoundedGroup"))
+	}
+	if fn == nil {
+		panic(valueErrorf("SpawnBounded: nil coroutine function"))
+	}
+	return Spawn(g.g, func(t *T) (V, error) {
+		if err := g.slots.Acquire(t); err != nil {
+			var zero V
+			return zero, err // cancelled while queued: fn never runs
+		}
+		g.running++
+		g.started++
+		defer func() {
+			g.running--
+			_ = g.slots.Release()
+		}()
+		return fn(t)
+	}, opts...)
+}
+
+// SpawnBoundedErr is SpawnBounded for a coroutine function with no value.
+func SpawnBoundedErr(g *BoundedGroup, fn func(*T) error, opts ...TaskOption) (*Task[struct{}], error) {
+	if fn == nil {
+		panic(valueErrorf("SpawnBoundedErr: nil coroutine function"))
+	}
+	return SpawnBounded(g, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
+}
+
+// Limit returns the group's concurrency limit.
+func (g *BoundedGroup) Limit() int { return g.limit }
+
+// Running returns the number of children whose function is running now
+// (at most Limit).
+func (g *BoundedGroup) Running() int { return g.running }
+
+// Started returns the number of children whose function has started so far.
+func (g *BoundedGroup) Started() int { return g.started }
+
+// Cancel ends the group early without an error, as Group.Cancel does:
+// running children are cancelled, queued ones never start.
+func (g *BoundedGroup) Cancel() { g.g.Cancel() }
+
+// String is the TaskGroup repr with the limit and the running count:
+// "<BoundedTaskGroup limit=2 running=2 tasks=5 entered>".
+func (g *BoundedGroup) String() string {
+	s := g.g.String()
+	return fmt.Sprintf("<BoundedTaskGroup limit=%d running=%d%s", g.limit, g.running, s[len("<TaskGroup"):])
+}
+
+// GatherBounded runs fns as tasks, at most limit at a time, started in
+// argument order as slots free, and returns their results in argument
+// order (asyncio.gather over a semaphore, the gather(limit=) CPython
+// declined). Unlike Gather it is structured: the first failure cancels
+// every other child (queued ones never start) and, once all of them have
+// finished, is returned as it is; cancelling t cancels them all and
+// returns the *CancelledError after they have finished. No child outlives
+// the call. A limit <= 0 or a nil function panics with a *ValueError
+// before any task starts.
+func GatherBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]V, error) {
+	t.checkCaller("GatherBounded")
+	checkBoundedArgs("GatherBounded", limit, fns)
+	results := make([]V, len(fns))
+	var first error
+	err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
+		for i, fn := range fns {
+			if _, err := SpawnBounded(g, func(t *T) (struct{}, error) {
+				v, err := fn(t)
+				if err != nil {
+					if first == nil && !IsCancelled(err) {
+						first = err
+					}
+					return struct{}{}, err
+				}
+				results[i] = v
+				return struct{}{}, nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if first != nil {
+		return nil, first
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// GatherBoundedOutcomes is GatherBounded with return_exceptions=True: every
+// child runs to its end (at most limit at a time) and its value or error
+// is returned in argument order; the error is only t's cancellation (then
+// the children are cancelled and awaited first).
+func GatherBoundedOutcomes[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]Outcome[V], error) {
+	t.checkCaller("GatherBoundedOutcomes")
+	checkBoundedArgs("GatherBoundedOutcomes", limit, fns)
+	out := make([]Outcome[V], len(fns))
+	err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
+		for i, fn := range fns {
+			if _, err := SpawnBounded(g, func(t *T) (struct{}, error) {
+				v, err := fn(t)
+				out[i] = Outcome[V]{Value: v, Err: err}
+				if IsCancelled(err) {
+					return struct{}{}, err
+				}
+				return struct{}{}, nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AsCompletedBounded runs fns as tasks, at most limit at a time, started in
+// argument order as slots free, and yields each one's index and outcome in
+// completion order (as_completed(limit=), which CPython declined). A
+// failure is yielded, not raised, and does not stop the others. Breaking
+// out of the loop cancels the children still running or queued and waits
+// for them before the loop statement ends; if t is cancelled while
+// waiting, the children are cancelled and awaited and the sequence yields
+// (-1, Outcome{Err: the *CancelledError}) and stops. The sequence must be
+// ranged over from task t, at most once; nothing is started until it is.
+// A limit <= 0 or a nil function panics with a *ValueError.
+func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter.Seq2[int, Outcome[V]] {
+	t.checkCaller("AsCompletedBounded")
+	checkBoundedArgs("AsCompletedBounded", limit, fns)
+	return func(yield func(int, Outcome[V]) bool) {
+		type done struct {
+			i int
+			o Outcome[V]
+		}
+		var queue []done
+		var getter *Future[struct{}]
+		stopped, broke := false, false
+		err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
+			for i, fn := range fns {
+				if _, err := SpawnBounded(g, func(ct *T) (struct{}, error) {
+					v, err := fn(ct)
+					if IsCancelled(err) && stopped {
+						return struct{}{}, err
+					}
+					queue = append(queue, done{i, Outcome[V]{Value: v, Err: err}})
+					if getter != nil && !getter.Done() {
+						getter.SetResult(struct{}{})
+					}
+					if IsCancelled(err) {
+						return struct{}{}, err
+					}
+					return struct{}{}, nil
+				}); err != nil {
+					return err
+				}
+			}
+			for n := 0; n < len(fns); n++ {
+				for len(queue) == 0 {
+					getter = NewFuture[struct{}](t)
+					getter.kind = kindAsCompleted
+					_, err := getter.Await(t)
+					getter = nil
+					if err != nil {
+						stopped = true
+						return err
+					}
+				}
+				d := queue[0]
+				queue = queue[1:]
+				if !yield(d.i, d.o) {
+					stopped, broke = true, true
+					g.Cancel()
+					return nil
+				}
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+		case !broke:
+			yield(-1, Outcome[V]{Err: err})
+		case IsCancelled(err) && t.Cancelling() > 0:
+			// Cancelled from outside while the children stopped after a
+			// break: the loop statement cannot return the error, so the
+			// cancellation is re-armed for t's next await.
+			t.Uncancel()
+			t.Cancel()
+		}
+	}
+}
+
+func checkBoundedArgs[V any](op string, limit int, fns []func(*T) (V, error)) {
+	if limit <= 0 {
+		panic(valueErrorf("%s: limit must be > 0, got %d", op, limit))
+	}
+	for i, fn := range fns {
+		if fn == nil {
+			panic(valueErrorf("%s: nil coroutine function at index %d", op, i))
+		}
+	}
+}
