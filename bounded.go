@@ -54,19 +54,31 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 	if fn == nil {
 		panic(valueErrorf("SpawnBounded: nil coroutine function"))
 	}
-	return Spawn(g.g, func(t *T) (V, error) {
+	acquired := false
+	task, err := Spawn(g.g, func(t *T) (V, error) {
 		if err := g.slots.Acquire(t); err != nil {
 			var zero V
 			return zero, err // cancelled while queued: fn never runs
 		}
+		acquired = true
 		g.running++
 		g.started++
-		defer func() {
-			g.running--
-			_ = g.slots.Release()
-		}()
+		defer func() { g.running-- }()
 		return fn(t)
 	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	// The slot is given back by a done callback, which runs after the
+	// group's own (registered by Spawn): when a failure aborts the group,
+	// the queued children are cancelled before the slot frees, so none of
+	// them starts.
+	task.AddDoneCallback(func() {
+		if acquired {
+			_ = g.slots.Release()
+		}
+	})
+	return task, nil
 }
 
 // SpawnBoundedErr is SpawnBounded for a coroutine function with no value.
