@@ -96,6 +96,9 @@ func (g *BoundedGroup) Limit() int { return g.limit }
 // (at most Limit).
 func (g *BoundedGroup) Running() int { return g.running }
 
+// Free returns the number of free slots (Limit minus the slots held).
+func (g *BoundedGroup) Free() int { return g.slots.value }
+
 // Started returns the number of children whose function has started so far.
 func (g *BoundedGroup) Started() int { return g.started }
 
@@ -113,9 +116,10 @@ func (g *BoundedGroup) String() string {
 // GatherBounded runs fns as tasks, at most limit at a time, started in
 // argument order as slots free, and returns their results in argument
 // order (asyncio.gather over a semaphore, the gather(limit=) CPython
-// declined). Unlike Gather it is structured: the first failure cancels
-// every other child (queued ones never start) and, once all of them have
-// finished, is returned as it is; cancelling t cancels them all and
+// declined). Unlike Gather it is structured: the first failure — or a
+// child's own cancellation, as a *CancelledError — cancels every other
+// child (queued ones never start) and, once all of them have finished, is
+// returned as it is; cancelling t cancels them all and
 // returns the *CancelledError after they have finished. No child outlives
 // the call. A limit <= 0 or a nil function panics with a *ValueError
 // before any task starts.
@@ -126,19 +130,30 @@ func GatherBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]V, err
 	var first error
 	err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
 		for i, fn := range fns {
-			if _, err := SpawnBounded(g, func(t *T) (struct{}, error) {
-				v, err := fn(t)
-				if err != nil {
-					if first == nil && !IsCancelled(err) {
-						first = err
-					}
-					return struct{}{}, err
-				}
-				results[i] = v
-				return struct{}{}, nil
-			}); err != nil {
+			task, err := SpawnBounded(g, fn)
+			if err != nil {
 				return err
 			}
+			// Runs after the group's own done callback, which aborts the
+			// group on a failure.
+			task.AddDoneCallback(func() {
+				switch {
+				case !task.Cancelled() && task.Err() != nil:
+					if first == nil {
+						first = task.Err()
+					}
+				case task.Cancelled():
+					if first == nil && !g.g.aborting {
+						// A child cancelled on its own (queued or
+						// running) fails the gather (GATHER-3) and
+						// stops the others.
+						first = task.Err()
+						g.Cancel()
+					}
+				default:
+					results[i], _ = task.Result()
+				}
+			})
 		}
 		return nil
 	})
@@ -153,24 +168,31 @@ func GatherBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]V, err
 
 // GatherBoundedOutcomes is GatherBounded with return_exceptions=True: every
 // child runs to its end (at most limit at a time) and its value or error
-// is returned in argument order; the error is only t's cancellation (then
-// the children are cancelled and awaited first).
+// (a *CancelledError for a child cancelled on its own) is returned in
+// argument order; the error is only t's cancellation (then the children
+// are cancelled and awaited first).
 func GatherBoundedOutcomes[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]Outcome[V], error) {
 	t.checkCaller("GatherBoundedOutcomes")
 	checkBoundedArgs("GatherBoundedOutcomes", limit, fns)
 	out := make([]Outcome[V], len(fns))
 	err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
 		for i, fn := range fns {
-			if _, err := SpawnBounded(g, func(t *T) (struct{}, error) {
+			task, err := SpawnBounded(g, func(t *T) (struct{}, error) {
 				v, err := fn(t)
 				out[i] = Outcome[V]{Value: v, Err: err}
 				if IsCancelled(err) {
 					return struct{}{}, err
 				}
-				return struct{}{}, nil
-			}); err != nil {
+				return struct{}{}, nil // a failure does not abort the group
+			})
+			if err != nil {
 				return err
 			}
+			task.AddDoneCallback(func() {
+				if task.Cancelled() {
+					out[i] = Outcome[V]{Err: task.Err()}
+				}
+			})
 		}
 		return nil
 	})
@@ -183,13 +205,14 @@ func GatherBoundedOutcomes[V any](t *T, limit int, fns ...func(*T) (V, error)) (
 // AsCompletedBounded runs fns as tasks, at most limit at a time, started in
 // argument order as slots free, and yields each one's index and outcome in
 // completion order (as_completed(limit=), which CPython declined). A
-// failure is yielded, not raised, and does not stop the others. Breaking
-// out of the loop cancels the children still running or queued and waits
-// for them before the loop statement ends; if t is cancelled while
-// waiting, the children are cancelled and awaited and the sequence yields
-// (-1, Outcome{Err: the *CancelledError}) and stops. The sequence must be
-// ranged over from task t, at most once; nothing is started until it is.
-// A limit <= 0 or a nil function panics with a *ValueError.
+// failure is yielded, not raised, and does not stop the others; so is a
+// child's own cancellation (a *CancelledError). Breaking out of the loop
+// cancels the children still running or queued and waits for them before
+// the loop statement ends; if t is cancelled while waiting, the children
+// are cancelled and awaited and the sequence yields (-1, Outcome{Err: the
+// *CancelledError}) and stops. The sequence must be ranged over from task
+// t, at most once; nothing is started until it is. A limit <= 0 or a nil
+// function panics with a *ValueError.
 func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter.Seq2[int, Outcome[V]] {
 	t.checkCaller("AsCompletedBounded")
 	checkBoundedArgs("AsCompletedBounded", limit, fns)
@@ -203,22 +226,30 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 		stopped, broke := false, false
 		err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
 			for i, fn := range fns {
-				if _, err := SpawnBounded(g, func(ct *T) (struct{}, error) {
+				var o Outcome[V]
+				task, err := SpawnBounded(g, func(ct *T) (struct{}, error) {
 					v, err := fn(ct)
-					if IsCancelled(err) && stopped {
-						return struct{}{}, err
-					}
-					queue = append(queue, done{i, Outcome[V]{Value: v, Err: err}})
-					if getter != nil && !getter.Done() {
-						getter.SetResult(struct{}{})
-					}
+					o = Outcome[V]{Value: v, Err: err}
 					if IsCancelled(err) {
 						return struct{}{}, err
 					}
-					return struct{}{}, nil
-				}); err != nil {
+					return struct{}{}, nil // a failure does not abort the group
+				})
+				if err != nil {
 					return err
 				}
+				task.AddDoneCallback(func() {
+					if stopped {
+						return
+					}
+					if task.Cancelled() {
+						o = Outcome[V]{Err: task.Err()}
+					}
+					queue = append(queue, done{i, o})
+					if getter != nil && !getter.Done() {
+						getter.SetResult(struct{}{})
+					}
+				})
 			}
 			for n := 0; n < len(fns); n++ {
 				for len(queue) == 0 {

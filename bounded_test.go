@@ -266,6 +266,7 @@ func TestAsCompletedBounded(t *testing.T) {
 		`15ms #2 "5" <nil>`,
 		`30ms #0 "30" <nil>`,
 		"30ms cancelled after 100",
+		"30ms cancelled after 1", // its slot freed at 30ms, before the break
 		"30ms after loop, tasks=1",
 	}, r)
 }
@@ -298,4 +299,69 @@ func TestAsCompletedBounded_Cancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEvents(t, []string{"1ms #0 1 <nil>", "5ms #-1 0 asyncio: cancelled", "5ms cancelled=true tasks=1"}, r)
+}
+
+// A queued child cancelled on its own (found by cancelcheck): GatherBounded
+// fails with the *CancelledError and stops the others; GatherBoundedOutcomes
+// puts the CancelledError in place; AsCompletedBounded yields it.
+func TestGatherBounded_QueuedChildCancelledOnItsOwn(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		ran := 0
+		fns := []func(*T) (int, error){
+			func(tk *T) (int, error) { ran++; return 1, Sleep(tk, 10*ms) },
+			func(tk *T) (int, error) { ran++; return 2, nil },
+		}
+		cancelLast := func() {
+			all := AllTasks(tk)
+			all[len(all)-1].Cancel() // the queued child, created last
+		}
+		tk.Loop().CallLater(ms, cancelLast)
+		_, err := GatherBounded(tk, 1, fns...)
+		r.log("gather: %v ran=%d", describe(err), ran)
+		tk.Loop().CallLater(ms, cancelLast)
+		out, err := GatherBoundedOutcomes(tk, 1, fns...)
+		r.log("outcomes: %v %v %v ran=%d", out[0], describe(out[1].Err), err, ran)
+		tk.Loop().CallLater(ms, cancelLast)
+		for i, o := range AsCompletedBounded(tk, 1, fns...) {
+			r.log("as_completed: #%d %v %v", i, o.Value, describe(o.Err))
+		}
+		r.log("ran=%d", ran)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"1ms gather: " + describe(&CancelledError{}) + " ran=1",
+		"11ms outcomes: {1 <nil>} " + describe(&CancelledError{}) + " <nil> ran=2",
+		"12ms as_completed: #1 0 " + describe(&CancelledError{}),
+		"21ms as_completed: #0 1 " + describe(nil),
+		"21ms ran=3",
+	}, r)
+}
+
+// Every hedged attempt cancelled on its own: the result is the
+// *CancelledError, not an empty ExceptionGroup.
+func TestHedge_AttemptsCancelledOnTheirOwn(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		cancelAttempts := func() {
+			for _, x := range AllTasks(tk) {
+				if x != tk {
+					x.Cancel()
+				}
+			}
+		}
+		tk.Loop().CallLater(ms, cancelAttempts)
+		tk.Loop().CallLater(2*ms, cancelAttempts)
+		_, err := Hedge(tk, HedgePolicy{Delay: time.Hour}, func(tk *T, i int) (int, error) {
+			r.log("attempt %d", i)
+			return 0, Sleep(tk, time.Hour)
+		})
+		r.log("%v", describe(err))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s attempt 0", "1ms attempt 1", "2ms " + describe(&CancelledError{})}, r)
 }

@@ -106,7 +106,9 @@ func (p *HedgePolicy) delay() time.Duration {
 // delay. The first attempt to succeed wins: the others are cancelled and
 // awaited before Hedge returns its value, so no attempt outlives the call.
 // If every attempt fails, the result is an *ExceptionGroup of their errors
-// in attempt order. If t is cancelled, every attempt is cancelled and
+// in attempt order (an attempt cancelled on its own, not by Hedge, counts
+// as failed but is left out of the group; if all were, the result is the
+// last one's *CancelledError). If t is cancelled, every attempt is cancelled and
 // awaited and the *CancelledError is returned. Each attempt is a task; fn
 // receives its attempt number (0 for the first).
 //
@@ -179,11 +181,16 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 						window.Add(loop.Time() - begin)
 					}
 					g.Cancel()
-				case err == nil || IsCancelled(err):
-					return struct{}{}, err
+				case err == nil || IsCancelled(err) && (winner || g.aborting):
+					return struct{}{}, err // a loser, or all are stopping
 				default:
+					// A failure, or an attempt cancelled on its own:
+					// the next attempt starts at once.
 					errs[i] = err
 					wake()
+					if IsCancelled(err) {
+						return struct{}{}, err
+					}
 				}
 				return struct{}{}, nil
 			}, WithName(fmt.Sprintf("attempt-%d", i))); err != nil {
@@ -225,10 +232,18 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		return zero, err
 	}
 	var all []error
+	var cancelled error
 	for _, e := range errs[:started] {
-		if e != nil {
+		switch {
+		case IsCancelled(e):
+			cancelled = e
+		case e != nil:
 			all = append(all, e)
 		}
+	}
+	if len(all) == 0 {
+		// Every attempt was cancelled, each on its own.
+		return zero, cancelled
 	}
 	return zero, &ExceptionGroup{Msg: hedgeErrorMessage, Errs: all}
 }
