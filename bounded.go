@@ -12,20 +12,26 @@ import (
 type BoundedGroup struct {
 	g       *Group
 	limit   int
-	slots   *Semaphore // FIFO, no barging, a cancelled waiter passes its turn on
-	running int        // children that hold a slot
-	started int        // children whose function has started
+	busy    int // slots held
+	running int // children whose function runs
+	started int // children whose function has started
+	// queue holds the children waiting for a slot, FIFO from head; each
+	// entry starts its child and reports true, or reports false if the
+	// child no longer waits (it was cancelled meanwhile).
+	queue []func() bool
+	head  int
 }
 
 // BoundedTaskGroup is TaskGroup with at most limit children running at
-// once: SpawnBounded creates the child task at once, but the child's
-// function starts only when one of the limit slots is free, in the order
-// the children were spawned (FIFO, no barging); a slot is freed when a
-// running child's function returns. A child cancelled while it is queued
-// never runs its function. Everything else — the first failure cancelling
-// the other children (the queued ones too, which then never start) and
-// the body, the ExceptionGroup, the handling of an outside cancellation
-// and of a panic in body — is TaskGroup's exactly.
+// once: SpawnBounded creates the child task at once, but the child starts
+// only when one of the limit slots is free, in the order the children
+// were spawned (FIFO, no barging); a slot is freed when a running child
+// ends. A queued child costs no goroutine, and if it is cancelled while
+// queued it ends cancelled at once without running its function.
+// Everything else — the first failure cancelling the other children (the
+// queued ones too, which then never start) and the body, the
+// ExceptionGroup, the handling of an outside cancellation and of a panic
+// in body — is TaskGroup's exactly.
 //
 // A limit <= 0 is a programming error: BoundedTaskGroup panics with a
 // *ValueError naming it, before running body.
@@ -38,15 +44,15 @@ func BoundedTaskGroup(t *T, limit int, body func(g *BoundedGroup) error) error {
 		panic(valueErrorf("BoundedTaskGroup: nil body"))
 	}
 	return TaskGroup(t, func(g *Group) error {
-		bg := &BoundedGroup{g: g, limit: limit, slots: NewSemaphore(limit)}
-		return body(bg)
+		return body(&BoundedGroup{g: g, limit: limit})
 	})
 }
 
 // SpawnBounded starts fn as a child of g (see BoundedTaskGroup): the task
-// exists at once, its function runs when a slot is free. opts are passed
-// to CreateTask. It fails like Spawn, with a *RuntimeError and without
-// creating a task, when the group is finished or shutting down.
+// exists at once and is returned; it runs when a slot is free. opts are
+// passed to CreateTask (WithEagerStart is ignored for a queued child). It
+// fails like Spawn, with a *RuntimeError and without creating a task, when
+// the group is finished or shutting down.
 func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
 	if g == nil {
 		panic(valueErrorf("SpawnBounded: nil *BoundedGroup"))
@@ -54,31 +60,93 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 	if fn == nil {
 		panic(valueErrorf("SpawnBounded: nil coroutine function"))
 	}
-	acquired := false
-	task, err := Spawn(g.g, func(t *T) (V, error) {
-		if err := g.slots.Acquire(t); err != nil {
-			var zero V
-			return zero, err // cancelled while queued: fn never runs
+	granted := false // the child holds a slot
+	wrapper := func(t *T) (V, error) {
+		if !granted && g.busy < g.limit && g.head == len(g.queue) {
+			g.busy++
+			granted = true
 		}
-		acquired = true
+		if !granted {
+			// Started by a cancellation that Uncancel withdrew before
+			// the first step: wait for a slot at the back of the queue.
+			w := NewFuture[struct{}](t)
+			g.queue = append(g.queue, func() bool {
+				if w.Done() {
+					return false
+				}
+				granted = true
+				w.SetResult(struct{}{})
+				return true
+			})
+			if _, err := w.Await(t); err != nil {
+				w.Cancel()
+				if granted { // granted, then cancelled before it resumed
+					granted = false
+					g.release()
+				}
+				var zero V
+				return zero, err
+			}
+		}
 		g.running++
 		g.started++
 		defer func() { g.running-- }()
 		return fn(t)
-	}, opts...)
-	if err != nil {
-		return nil, err
+	}
+	var task *Task[V]
+	var err error
+	if g.busy < g.limit && g.head == len(g.queue) {
+		g.busy++
+		granted = true
+		if task, err = spawn(g.g, wrapper, opts, false); err != nil {
+			g.busy--
+			return nil, err
+		}
+	} else {
+		if task, err = spawn(g.g, wrapper, opts, true); err != nil {
+			return nil, err
+		}
+		t := task.T()
+		g.queue = append(g.queue, func() bool {
+			if !t.deferred {
+				return false // cancelled while queued: it ends without running
+			}
+			granted = true
+			t.startDeferred()
+			return true
+		})
 	}
 	// The slot is given back by a done callback, which runs after the
 	// group's own (registered by Spawn): when a failure aborts the group,
-	// the queued children are cancelled before the slot frees, so none of
-	// them starts.
+	// the queued children are cancelled before the slot frees.
 	task.AddDoneCallback(func() {
-		if acquired {
-			_ = g.slots.Release()
+		if granted {
+			granted = false
+			g.release()
 		}
 	})
 	return task, nil
+}
+
+// release frees a slot and starts the next queued children the free
+// slots allow.
+func (g *BoundedGroup) release() {
+	g.busy--
+	for g.busy < g.limit && g.head < len(g.queue) {
+		start := g.queue[g.head]
+		g.queue[g.head] = nil
+		g.head++
+		if start() {
+			g.busy++
+		}
+	}
+	if g.head == len(g.queue) {
+		g.queue, g.head = g.queue[:0], 0
+	} else if g.head > 1024 && g.head > len(g.queue)/2 {
+		n := copy(g.queue, g.queue[g.head:])
+		clear(g.queue[n:])
+		g.queue, g.head = g.queue[:n], 0
+	}
 }
 
 // SpawnBoundedErr is SpawnBounded for a coroutine function with no value.
@@ -97,7 +165,11 @@ func (g *BoundedGroup) Limit() int { return g.limit }
 func (g *BoundedGroup) Running() int { return g.running }
 
 // Free returns the number of free slots (Limit minus the slots held).
-func (g *BoundedGroup) Free() int { return g.slots.value }
+func (g *BoundedGroup) Free() int { return g.limit - g.busy }
+
+// Queued returns the number of children waiting for a slot (cancelled
+// ones that have not ended yet included).
+func (g *BoundedGroup) Queued() int { return len(g.queue) - g.head }
 
 // Started returns the number of children whose function has started so far.
 func (g *BoundedGroup) Started() int { return g.started }

@@ -3,6 +3,7 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -146,7 +147,9 @@ func TestBoundedTaskGroup_BadInput(t *testing.T) {
 	runVirtual(t, func(tk *T) error {
 		ran := false
 		for _, f := range []func(){
+			//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 			func() { BoundedTaskGroup(tk, 0, func(*BoundedGroup) error { ran = true; return nil }) },
+			//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 			func() { GatherBounded[int](tk, -1) },
 			func() { AsCompletedBounded[int](tk, 0) },
 		} {
@@ -364,4 +367,55 @@ func TestHedge_AttemptsCancelledOnTheirOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEvents(t, []string{"0s attempt 0", "1ms attempt 1", "2ms " + describe(&CancelledError{})}, r)
+}
+
+// A queued child cancelled and uncancelled before it ever ran (so its
+// first step is scheduled by the cancellation but has nothing to deliver)
+// still waits for a slot: the limit holds.
+func TestBoundedTaskGroup_QueuedCancelWithdrawn(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		return BoundedTaskGroup(tk, 1, func(g *BoundedGroup) error {
+			var tasks []*Task[struct{}]
+			for i := range 3 {
+				task, err := SpawnBoundedErr(g, func(tk *T) error {
+					r.log("c%d start running=%d", i, g.Running())
+					return Sleep(tk, 10*ms)
+				})
+				if err != nil {
+					return err
+				}
+				tasks = append(tasks, task)
+			}
+			tk.Loop().CallLater(ms, func() {
+				tasks[1].Cancel()
+				tasks[1].Uncancel()
+			})
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s c0 start running=1", "10ms c2 start running=1", "20ms c1 start running=1"}, r)
+}
+
+// A queued child costs no goroutine until it starts.
+func TestBoundedTaskGroup_QueuedChildrenHaveNoGoroutine(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		return BoundedTaskGroup(tk, 2, func(g *BoundedGroup) error {
+			before := runtime.NumGoroutine()
+			for range 1000 {
+				if _, err := SpawnBoundedErr(g, func(tk *T) error { return Sleep(tk, ms) }); err != nil {
+					return err
+				}
+			}
+			if err := Sleep(tk, 0); err != nil {
+				return err
+			}
+			if d := runtime.NumGoroutine() - before; d > 10 || g.Queued() != 998 {
+				t.Errorf("%d more goroutines, %d queued", d, g.Queued())
+			}
+			return nil
+		})
+	})
 }

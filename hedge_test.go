@@ -188,6 +188,7 @@ func TestHedge_BadPolicy(t *testing.T) {
 			{HedgePolicy{Percentile: 101, Window: NewLatencyWindow(1)}, "Percentile"},
 			{HedgePolicy{Percentile: 90}, "Window"},
 		} {
+			//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 			v := mustPanic(t, c.word, func() { _, _ = Hedge(tk, c.p, fn) })
 			var ve *ValueError
 			if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, c.word) {

@@ -172,6 +172,7 @@ func TestRetry_SeededDeterministic(t *testing.T) {
 	schedule := func() []time.Duration {
 		var at []time.Duration
 		runVirtual(t, func(tk *T) error {
+			//asynciovet:ignore droppedcancel the attempts always fail and nothing cancels this task; the schedule is what the test checks
 			_, _ = Retry(tk, RetryPolicy{MaxAttempts: 6, Rand: rand.New(rand.NewPCG(1, 2))},
 				func(tk *T, a Attempt) (int, error) {
 					at = append(at, tk.Loop().Time())
@@ -220,6 +221,7 @@ func TestRetry_BadPolicy(t *testing.T) {
 			{RetryPolicy{MaxAttempts: 1, Max: -ms}, "Max"},
 			{RetryPolicy{MaxAttempts: 1, Multiplier: 0.5}, "Multiplier"},
 		} {
+			//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 			v := mustPanic(t, c.word, func() { _, _ = Retry(tk, c.p, fn) })
 			var ve *ValueError
 			if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, c.word) {
