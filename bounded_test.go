@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -418,4 +419,31 @@ func TestBoundedTaskGroup_QueuedChildrenHaveNoGoroutine(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// A queued child whose context is already done (WithContext) is cancelled
+// at creation: it ends cancelled at once and never runs.
+func TestBoundedTaskGroup_QueuedChildWithDoneContext(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return BoundedTaskGroup(tk, 1, func(g *BoundedGroup) error {
+			if _, err := SpawnBoundedErr(g, func(tk *T) error { r.log("first"); return Sleep(tk, 10*ms) }); err != nil {
+				return err
+			}
+			late, err := SpawnBoundedErr(g, func(tk *T) error { r.log("late ran"); return nil }, WithContext(ctx))
+			if err != nil {
+				return err
+			}
+			if err := Sleep(tk, ms); err != nil {
+				return err
+			}
+			r.log("late done=%v cancelled=%v", late.Done(), late.Cancelled())
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s first", "1ms late done=true cancelled=true"}, r)
 }

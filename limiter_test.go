@@ -3,6 +3,7 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -182,7 +183,7 @@ func TestLimiter_BadInput(t *testing.T) {
 		rate  float64
 		burst int
 		word  string
-	}{{-1, 1, "rate"}, {1, 0, "burst"}, {1, -3, "burst"}} {
+	}{{-1, 1, "rate"}, {math.NaN(), 1, "rate"}, {math.Inf(1), 1, "rate"}, {1, 0, "burst"}, {1, -3, "burst"}} {
 		v := mustPanic(t, "NewLimiter", func() { NewLimiter(c.rate, c.burst) })
 		var ve *ValueError
 		if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, c.word) {
@@ -246,4 +247,20 @@ func containsWord(s, w string) bool {
 		}
 	}
 	return false
+}
+
+// A rate-0 limiter is a fixed budget: burst tokens, then nothing.
+func TestLimiter_RateZeroIsABudget(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(0, 2)
+		got := []bool{lim.TryAcquire(tk, 1), lim.TryAcquire(tk, 1), lim.TryAcquire(tk, 1)}
+		if err := Sleep(tk, time.Hour); err != nil {
+			return err
+		}
+		got = append(got, lim.TryAcquire(tk, 1))
+		if fmt.Sprint(got) != "[true true false false]" {
+			t.Errorf("TryAcquire: %v", got)
+		}
+		return nil
+	})
 }

@@ -234,3 +234,39 @@ func TestRetry_BadPolicy(t *testing.T) {
 		return nil
 	})
 }
+
+// Deadline: the earliest active scope's deadline; an expiring scope counts
+// as now; none outside a scope.
+func TestDeadline(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		_, ok := Deadline(tk)
+		r.log("none: %v", !ok)
+		err := Timeout(tk, time.Second, func(outer *TimeoutScope) error {
+			return Timeout(tk, 2*time.Second, func(inner *TimeoutScope) error {
+				d, _ := Deadline(tk)
+				r.log("nested: %v", d)
+				if err := inner.Reschedule(500 * ms); err != nil {
+					return err
+				}
+				d, _ = Deadline(tk)
+				r.log("rescheduled: %v", d)
+				err := Sleep(tk, time.Hour)
+				d, _ = Deadline(tk)
+				r.log("expiring: %v %v", d, IsCancelled(err))
+				return err
+			})
+		})
+		r.log("%v", describe(err))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s none: true",
+		"0s nested: 1s",
+		"0s rescheduled: 500ms",
+		"500ms expiring: 500ms true",
+		"500ms " + describe(&TimeoutError{Cause: &CancelledError{}}),
+	}, r)
+}
