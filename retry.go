@@ -178,9 +178,16 @@ func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, 
 		if p.MaxAttempts > 0 && a.N >= p.MaxAttempts {
 			return zero, &RetryError{Attempts: a.N, Last: err, Reason: "max attempts"}
 		}
-		d := time.Duration(src.Float64() * float64(p.backoffCap(a.N)))
+		x := src.Float64()
+		if !(x >= 0) || x >= 1 { // a source out of [0, 1): clamp, NaN to 0
+			x = min(max(x, 0), math.Nextafter(1, 0))
+			if x != x {
+				x = 0
+			}
+		}
+		d := time.Duration(x * float64(p.backoffCap(a.N)))
 		start := addSaturating(loop.Time(), d)
-		if start >= stop {
+		if p.MaxElapsed > 0 && start >= stop {
 			return zero, &RetryError{Attempts: a.N, Last: err, Reason: "max elapsed"}
 		}
 		if dl, ok := Deadline(t); ok && start >= dl {

@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -269,4 +270,26 @@ func TestDeadline(t *testing.T) {
 		"500ms expiring: 500ms true",
 		"500ms " + describe(&TimeoutError{Cause: &CancelledError{}}),
 	}, r)
+}
+
+// A jitter source outside [0, 1) is clamped: 7 waits the whole cap, -5
+// and NaN wait nothing.
+func TestRetry_BadJitterSourceClamped(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want time.Duration
+	}{{7, 100*ms - 1}, {-5, 0}, {math.NaN(), 0}} {
+		runVirtual(t, func(tk *T) error {
+			var waits []time.Duration
+			_, err := Retry(tk, RetryPolicy{MaxAttempts: 2, Initial: 100 * ms, Rand: constRand(c.x)},
+				func(tk *T, a Attempt) (int, error) {
+					waits = append(waits, a.Delay)
+					return 0, errFlaky
+				})
+			if !errors.Is(err, ErrRetriesExhausted) || len(waits) != 2 || waits[1] != c.want {
+				t.Errorf("source %v: waits %v, err %v", c.x, waits, err)
+			}
+			return nil
+		})
+	}
 }
