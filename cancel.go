@@ -75,6 +75,7 @@ func (t *T) cancel(msg string) bool {
 	}
 	t.mustCancel = true
 	t.cancelMsg = msg
+	t.startDeferred() // a deferred task ends cancelled at its first step
 	return true
 }
 

@@ -295,3 +295,7 @@ var ErrQueueEmpty = errors.New("asyncio: queue empty")
 // ErrQueueShutDown ports asyncio.QueueShutDown (3.13): putting on a shut-down
 // queue, or getting from one that is shut down and empty.
 var ErrQueueShutDown = errors.New("asyncio: queue shut down")
+
+// ErrRetriesExhausted matches every *RetryError: Retry stopped because a
+// stopping rule ran out (see RetryPolicy).
+var ErrRetriesExhausted = errors.New("asyncio: retries exhausted")
