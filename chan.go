@@ -9,7 +9,9 @@ package asyncio
 // BenchmarkRecv). A cancellation asks the helper to stop and waits for its
 // answer, so that a value is never lost: if the operation won the race,
 // it completes (Recv returns the value, Send reports the value sent) and
-// the cancellation is delivered at the task's next await instead.
+// the cancellation is delivered at the task's next await instead. So it is
+// when the cancellation comes after the answer, before the task resumed
+// (outcomeOutlivesCancel, cancel.go).
 
 import "fmt"
 
@@ -119,15 +121,16 @@ func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R
 	fut := &Future[R]{futureCore: futureCore{loop: l}}
 	c := &outsideCall{stop: make(chan struct{}), fn: op, task: t}
 	c.running.Store(true)
-	stopping, msg := false, ""
+	fut.outside = true // see outcomeOutlivesCancel
+	var held heldCancel
 	// A cancellation only asks the helper to stop; the future stays
 	// pending until it answers, so a value it already took is not lost.
 	fut.cancelFn = func(m string) bool {
 		if fut.state != statePending {
 			return false
 		}
-		if !stopping {
-			stopping, msg = true, m
+		if !held.held {
+			held.hold(m)
 			c.abort(nil)
 		}
 		return true
@@ -141,7 +144,7 @@ func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R
 			switch {
 			case fut.state != statePending:
 			case !done:
-				fut.cancelPlain(msg)
+				fut.cancelPlain(held.msg)
 			case err != nil:
 				_ = fut.SetException(err)
 			default:
@@ -150,11 +153,8 @@ func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R
 		})
 	}()
 	r, err := fut.Await(t)
-	if stopping && !IsCancelled(err) && t.numCancelRequested > 0 {
-		// The operation won the race with the cancellation: keep its
-		// outcome, and deliver the cancellation at the next await, as for
-		// a task cancelled while it runs (CANCEL-2).
-		t.mustCancel, t.cancelMsg = true, msg
-	}
+	// The operation won the race with the cancellation: keep its outcome,
+	// and deliver the cancellation at the next await.
+	held.rearm(t, err)
 	return r, err
 }

@@ -54,6 +54,11 @@ type futureCore struct {
 	// kind says what the future is for (a sleep, a lock's waiter, a
 	// gather...), for dumps; it sits in padding and costs nothing.
 	kind futureKind
+	// outside: the outcome is the effect of an operation that already
+	// happened outside the loop (a channel operation, a Go call, an
+	// executor job), so a task cancelled after it completed still gets
+	// it (see outcomeOutlivesCancel in cancel.go). Padding too.
+	outside bool
 	// err is the exception of a FINISHED future (nil: success). For a
 	// CANCELLED future it is either, with errOnce, the error a task's
 	// function ended with, which the first retrieval returns and later

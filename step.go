@@ -26,7 +26,7 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	if t.pendingThrow != nil {
 		err, t.pendingThrow = t.pendingThrow, nil
 	}
-	if t.mustCancel {
+	if t.mustCancel && !outcomeOutlivesCancel(from) {
 		if !IsCancelled(err) {
 			err = &CancelledError{Msg: t.cancelMsg}
 		}
