@@ -9,7 +9,7 @@ package asyncio
 // future it is about to wait on; finishStep ends a task that returns
 // without awaiting as cancelled, CANCEL-2). A task cancelled before its
 // first step never runs its function (beginStep, CANCEL-3; an eager task
-// too, eagerStart). Uncancel withdraws requests (3.13: the last one
+// too, endCancelledUnstarted). Uncancel withdraws requests (3.13: the last one
 // withdraws a pending delivery). The message a CancelledError carries is
 // handed out once, then a fresh error without it (makeCancelledError,
 // FUT-8).
@@ -149,6 +149,21 @@ func (h *heldCancel) rearm(t *T, err error) {
 // lose it (issue 19 item 1).
 func outcomeOutlivesCancel(from *futureCore) bool {
 	return from != nil && from.outside && from.state == stateFinished
+}
+
+// endCancelledUnstarted ends t, whose first step has not run, if a
+// cancellation is pending (a done WithContext ctx): its function never runs
+// (CANCEL-3). beginStep does this for a scheduled first step; CreateTask
+// calls it instead of an eager first step, which would run the function
+// at once, so the eager task is done, cancelled, when CreateTask returns.
+func (t *T) endCancelledUnstarted() bool {
+	if !t.mustCancel {
+		return false
+	}
+	t.mustCancel = false
+	t.started = true
+	t.finishStep(&CancelledError{Msg: t.cancelMsg})
+	return true
 }
 
 var errKilled = &CancelledError{Msg: "event loop closed while the task was pending"}

@@ -14,7 +14,9 @@ func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
 // 3.14): if the loop is running, CreateTask runs the task's first step at
 // once, with the task as CurrentTask, until its function first suspends or
 // returns; only then does CreateTask return. Without a running loop the
-// task is scheduled as usual.
+// task is scheduled as usual. A task whose WithContext ctx is done already
+// does not run at all: it is done, cancelled, when CreateTask returns
+// (CANCEL-3).
 func WithEagerStart() TaskOption { return func(t *T) { t.eager = eagerAsked } }
 
 // WithContext gives the task ctx as its context instead of its creator's

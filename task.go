@@ -131,7 +131,9 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 		tk.t.watchBoundContext() // WithContext: a done ctx cancels before the first step
 	}
 	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running.Load() {
-		l.eagerStart(&tk.t)
+		if !tk.t.endCancelledUnstarted() { // a done ctx: CANCEL-3 (cancel.go)
+			l.eagerStart(&tk.t)
+		}
 	} else {
 		l.scheduleStep(&tk.t)
 	}
