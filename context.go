@@ -257,12 +257,21 @@ func (v *ContextVar[V]) Name() string { return v.name }
 func (v *ContextVar[V]) String() string { return fmt.Sprintf("<ContextVar name='%s'>", v.name) }
 
 // Get returns the variable's value in task t's context, or its default.
-func (v *ContextVar[V]) Get(t *T) V { return v.Value(t.baseContext()) }
+// A nil t panics with a *ValueError.
+func (v *ContextVar[V]) Get(t *T) V {
+	if t == nil {
+		panicNilT("ContextVar.Get")
+	}
+	return v.Value(t.baseContext())
+}
 
 // Value returns the variable's value in ctx (any context derived from a
 // task's: t.Context(), a Go call's ctx), or its default. It is safe from
-// any goroutine.
+// any goroutine. A nil ctx panics with a *ValueError.
 func (v *ContextVar[V]) Value(ctx context.Context) V {
+	if ctx == nil {
+		panic(&ValueError{Msg: "ContextVar.Value: nil context"})
+	}
 	if b, ok := ctx.Value(v.key).(contextVarBox[V]); ok && b.set {
 		return b.v
 	}
@@ -270,8 +279,12 @@ func (v *ContextVar[V]) Value(ctx context.Context) V {
 }
 
 // Set sets the variable in task t's context (what t reads next and the
-// tasks it creates from now on see) and returns a token for Reset.
+// tasks it creates from now on see) and returns a token for Reset. A nil
+// t panics with a *ValueError, before any change.
 func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
+	if t == nil {
+		panicNilT("ContextVar.Set")
+	}
 	base := t.baseContext()
 	tok := &ContextVarToken[V]{v: v, t: t, old: base.Value(v.key)}
 	t.setBase(context.WithValue(base, v.key, contextVarBox[V]{v: value, set: true}))

@@ -40,3 +40,37 @@ func TestEagerTaskWithDoneContextNeverRuns(t *testing.T) {
 		})
 	}
 }
+
+// Nil functions and nil tasks are *ValueErrors naming the call, like every
+// other nil argument, not a *RuntimeError or a nil dereference.
+func TestNilArgumentsAreValueErrors(t *testing.T) {
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
+		cv := NewContextVar("cv", 1)
+		try := func(what string, f func()) {
+			v := mustPanic(t, what, f)
+			err, _ := v.(error)
+			r.log("%s: %s", what, describe(err))
+		}
+		//asynciovet:ignore unawaitedtask CreateTaskErr must panic here (misuse under test): no task is created
+		try("CreateTaskErr", func() { CreateTaskErr(tk, nil) })
+		_ = TaskGroup(tk, func(g *Group) error {
+			try("SpawnErr", func() { _, _ = SpawnErr(g, nil) })
+			return nil
+		})
+		try("Get", func() { cv.Get(nil) })
+		try("Set", func() { cv.Set(nil, 2) })
+		//lint:ignore SA1012 the nil context is the misuse under test
+		try("Value", func() { cv.Value(nil) })
+		r.log("unchanged: %d", cv.Get(tk))
+		return nil
+	})
+	checkEvents(t, []string{
+		`CreateTaskErr: ValueError("CreateTaskErr: nil coroutine function")`,
+		`SpawnErr: ValueError("SpawnErr: nil coroutine function")`,
+		`Get: ValueError("ContextVar.Get: nil *T (pass the running task's t, the argument of its function)")`,
+		`Set: ValueError("ContextVar.Set: nil *T (pass the running task's t, the argument of its function)")`,
+		`Value: ValueError("ContextVar.Value: nil context")`,
+		"unchanged: 1",
+	}, &r)
+}

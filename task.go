@@ -145,7 +145,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 // None).
 func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task[struct{}] {
 	if fn == nil {
-		panic(runtimeErrorf("CreateTaskErr: nil coroutine function"))
+		panic(valueErrorf("CreateTaskErr: nil coroutine function"))
 	}
 	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
 }
