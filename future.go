@@ -524,6 +524,23 @@ func (f *Future[V]) await(t *T) (V, error) {
 	return f.Result()
 }
 
+// repr is the asyncio-style repr of a future seen untyped: a task's as
+// T.String, else Future.String's without the value (for messages that
+// name a future, such as awaiting one of another loop).
+func (f *futureCore) repr() string {
+	switch {
+	case f.task != nil:
+		return f.task.String()
+	case f.state == stateCancelled:
+		return "<Future cancelled>"
+	case f.state == stateFinished && f.err != nil:
+		return fmt.Sprintf("<Future finished exception=%v>", f.err)
+	case f.state == stateFinished:
+		return "<Future finished>"
+	}
+	return "<Future pending>"
+}
+
 // String returns the asyncio-style repr, for logs and debugging.
 func (f *Future[V]) String() string {
 	switch f.state {

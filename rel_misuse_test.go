@@ -74,3 +74,32 @@ func TestNilArgumentsAreValueErrors(t *testing.T) {
 		"unchanged: 1",
 	}, &r)
 }
+
+// Awaiting a future or a task of another loop fails the await with
+// asyncio's message, naming both by their repr (no Go struct dump).
+func TestAwaitFutureOfAnotherLoopMessage(t *testing.T) {
+	other := NewTestLoop()
+	defer mustClose(t, other)
+	foreign := NewFuture[int](other)
+	foreignTask := CreateTask(other, func(*T) (int, error) { return 0, nil }, WithName("far"))
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
+		w := startTask(tk, "w", func(x *T) error {
+			_, err := foreign.Await(x)
+			r.log("%s", describe(err))
+			_, err = foreignTask.Await(x)
+			r.log("%s", describe(err))
+			return nil
+		})
+		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
+		_ = tk.Await(w)
+		return nil
+	})
+	if err := other.RunUntilComplete(foreignTask); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		`RuntimeError("Task <Task pending name='w'> got Future <Future pending> attached to a different loop")`,
+		`RuntimeError("Task <Task pending name='w'> got Future <Task pending name='far'> attached to a different loop")`,
+	}, &r)
+}
