@@ -141,8 +141,8 @@ func (h *heldCancel) rearm(t *T, err error) {
 // outcomeOutlivesCancel reports whether a task woken by from (nil: not a
 // wakeup) keeps a pending cancellation for its next await instead of
 // having it replace from's outcome. asyncio's Task.__step replaces it
-// (a future completed, then its awaiting task cancelled before it
-// resumed: the await raises CancelledError), and so does this package for
+// (CANCEL-4: a future completed, then its awaiting task cancelled before
+// it resumed: the await raises CancelledError), and so does this package for
 // every future of the loop's own; but an outside future's outcome is an
 // effect that already happened (a value taken from a channel, a value
 // sent, a Go call or executor job that returned), and replacing it would

@@ -25,13 +25,14 @@ func WithEagerStart() TaskOption { return func(t *T) { t.eager = eagerAsked } }
 // context.Cause(ctx) as the message — at once, before its first step, if
 // ctx is done already. RunWith then returns a *CancelledError that also
 // matches the cause (errors.Is(err, context.Canceled)). The task's Context
-// is done when ctx is or when the task is. A nil ctx panics with a
+// is done when ctx is or when the task is. Tasks it creates get ctx's
+// values but not its cancellation (see T.Context). A nil ctx panics with a
 // *ValueError.
 func WithContext(ctx context.Context) TaskOption {
 	if ctx == nil {
 		panic(&ValueError{Msg: "WithContext: nil context"})
 	}
-	return func(t *T) { t.ctx = &taskCtx{base: ctx, owner: t, bound: ctx} }
+	return func(t *T) { t.ctx = &taskCtx{base: ctx, owner: t, bound: ctx, boundBase: true} }
 }
 
 // LoopOption configures a new Loop.
