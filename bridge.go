@@ -37,6 +37,10 @@ type outsideCall struct {
 	report bool
 	fn     any
 	task   *T
+	// what the call is ("Go call", "Recv"...) and, on virtual time, the
+	// pc of the call that started it, for the stall report (stall.go).
+	what string
+	site uintptr
 	// prev, next link the loop's calls in flight (outsideCalls).
 	prev, next *outsideCall
 }
@@ -127,10 +131,10 @@ func (l *Loop) closeOutside() {
 // only its task awaits), a cancellation that comes once fn has returned is
 // held until fn's outcome arrives, which the future then gets (see
 // heldCancel): fn's effect has happened.
-func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error, held *heldCancel) *Future[V] {
+func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error, held *heldCancel, what string, site uintptr) *Future[V] {
 	fut := &Future[V]{futureCore: futureCore{loop: l, outside: true}}
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task}
+	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
 	fut.cancelFn = func(msg string) bool {
 		if fut.state != statePending {
@@ -226,7 +230,8 @@ func Go[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 		return zero, errKilled // unwinding at Close: start nothing
 	}
 	var held heldCancel
-	v, err := startOutside(t.fut.loop, t.baseContext(), fn, true, t, nil, &held).Await(t)
+	l := t.fut.loop
+	v, err := startOutside(l, t.baseContext(), fn, true, t, nil, &held, "Go call", l.outsideSite(0)).Await(t)
 	held.rearm(t, err) // fn's outcome won: the cancellation comes next
 	return v, err
 }
@@ -265,7 +270,7 @@ func RunInExecutorOn[V any](owner LoopOwner, ex Executor, fn func(ctx context.Co
 	if cur := l.current; cur != nil {
 		parent = cur.baseContext()
 	}
-	return startOutside(l, parent, fn, false, nil, ex.Submit, nil)
+	return startOutside(l, parent, fn, false, nil, ex.Submit, nil, "RunInExecutorOn job", l.outsideSite(0))
 }
 
 // ExpectExternal tells the loop that work on another goroutine will come
@@ -281,9 +286,13 @@ func RunInExecutorOn[V any](owner LoopOwner, ex Executor, fn func(ctx context.Co
 // to wait for has returned ErrDeadlock.
 func (l *Loop) ExpectExternal() (release func()) {
 	l.addExternal(1)
+	forget := l.expect(l.outsideSite(0)) // for the stall report (stall.go)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			if forget != nil {
+				forget()
+			}
 			// Through the loop: the decrement wakes a loop that sleeps
 			// waiting for outside work, so it looks again.
 			if _, err := l.CallSoonThreadsafe(func() { l.addExternal(-1) }); err != nil {

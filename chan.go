@@ -41,7 +41,7 @@ func Recv[V any](t *T, ch <-chan V) (v V, ok bool, err error) {
 		v  V
 		ok bool
 	}
-	r, err := awaitChanOp(t, func(stop <-chan struct{}) (received, bool, error) {
+	r, err := awaitChanOp(t, "Recv", t.fut.loop.outsideSite(0), func(stop <-chan struct{}) (received, bool, error) {
 		select {
 		case v, ok := <-ch:
 			return received{v, ok}, true, nil
@@ -68,7 +68,7 @@ func Send[V any](t *T, ch chan<- V, v V) error {
 	if sent, err := trySend(ch, v); sent || err != nil {
 		return err
 	}
-	_, err := awaitChanOp(t, func(stop <-chan struct{}) (struct{}, bool, error) {
+	_, err := awaitChanOp(t, "Send", t.fut.loop.outsideSite(0), func(stop <-chan struct{}) (struct{}, bool, error) {
 		return sendOrStop(stop, ch, v)
 	})
 	return err
@@ -111,15 +111,16 @@ func closedChannelError(r any) error {
 }
 
 // awaitChanOp runs op on a helper goroutine while t waits for it. op
-// returns done false when it gave up because stop was closed.
-func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R, error) {
+// returns done false when it gave up because stop was closed. what and
+// site are for the stall report (stall.go).
+func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan struct{}) (R, bool, error)) (R, error) {
 	if t.killed {
 		var zero R
 		return zero, errKilled // unwinding at Close: start nothing
 	}
 	l := t.fut.loop
 	fut := &Future[R]{futureCore: futureCore{loop: l}}
-	c := &outsideCall{stop: make(chan struct{}), fn: op, task: t}
+	c := &outsideCall{stop: make(chan struct{}), fn: op, task: t, what: what, site: site}
 	c.running.Store(true)
 	fut.outside = true // see outcomeOutlivesCancel
 	var held heldCancel

@@ -46,7 +46,9 @@ type LoopOption func(*Loop)
 // the loop first polls them without waiting and jumps only when none is
 // ready. Outside work in flight (executor jobs, Go calls, waiting Recv and
 // Send, ExpectExternal) takes no virtual time: the loop waits for it
-// instead of jumping. This is Trio's MockClock with autojump, for tests.
+// instead of jumping, and after a grace period of real time with nothing
+// else to run reports it to the exception handler, with where it started
+// (WithOutsideGrace). This is Trio's MockClock with autojump, for tests.
 func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
 
 // WithEagerTasks makes every task of the loop start eagerly, as
