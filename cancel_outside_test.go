@@ -190,7 +190,7 @@ func TestGoCancelledWhileResultQueued(t *testing.T) {
 		// queue itself, not a sleep.
 		<-returning //asynciovet:ignore blockingcall holds the loop on purpose: the outcome must not be drained before the cancel
 		for queued := false; !queued; {
-			l.threadsafeMu.Lock()
+			l.threadsafeMu.Lock() //asynciovet:ignore blockingcall the loop's own queue lock, held for a read: the test's signal
 			queued = len(l.threadsafePending) > 0
 			l.threadsafeMu.Unlock()
 			runtime.Gosched()

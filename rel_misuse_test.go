@@ -54,6 +54,7 @@ func TestNilArgumentsAreValueErrors(t *testing.T) {
 		}
 		//asynciovet:ignore unawaitedtask CreateTaskErr must panic here (misuse under test): no task is created
 		try("CreateTaskErr", func() { CreateTaskErr(tk, nil) })
+		//asynciovet:ignore droppedcancel test scaffolding: the group only hosts the SpawnErr misuse; the task is not cancelled here
 		_ = TaskGroup(tk, func(g *Group) error {
 			try("SpawnErr", func() { _, _ = SpawnErr(g, nil) })
 			return nil
