@@ -203,9 +203,9 @@ func submitRecovered(submit func(func()) error, job func()) (err error) {
 // result is dropped. But once fn has returned, its effect has happened: a
 // cancellation that comes later (fn's outcome on its way to the loop, or
 // back and t not yet resumed) does not replace the outcome; Go returns it,
-// and the *CancelledError comes at t's next await. There is no pool: one goroutine per call, so calls do
-// not queue behind each other (ToThread runs on the bounded default
-// executor instead).
+// and the *CancelledError comes at t's next await. There is no pool: one
+// goroutine per call, so calls do not queue behind each other (ToThread
+// runs on the bounded default executor instead).
 //
 // While fn runs it is outside work: a virtual-time loop waits for it
 // rather than moving its clock or reporting ErrDeadlock (a Go call takes

@@ -9,9 +9,9 @@ package asyncio
 // future it is about to wait on; finishStep ends a task that returns
 // without awaiting as cancelled, CANCEL-2). A task cancelled before its
 // first step never runs its function (beginStep, CANCEL-3; an eager task
-// too, endCancelledUnstarted). Uncancel withdraws requests (3.13: the last one
-// withdraws a pending delivery). The message a CancelledError carries is
-// handed out once, then a fresh error without it (makeCancelledError,
+// too, endCancelledUnstarted). Uncancel withdraws requests (3.13: the last
+// one withdraws a pending delivery). The message a CancelledError carries
+// is handed out once, then a fresh error without it (makeCancelledError,
 // FUT-8).
 //
 // Who requests a cancellation:
@@ -142,9 +142,9 @@ func (h *heldCancel) rearm(t *T, err error) {
 // wakeup) keeps a pending cancellation for its next await instead of
 // having it replace from's outcome. asyncio's Task.__step replaces it
 // (CANCEL-4: a future completed, then its awaiting task cancelled before
-// it resumed: the await raises CancelledError), and so does this package for
-// every future of the loop's own; but an outside future's outcome is an
-// effect that already happened (a value taken from a channel, a value
+// it resumed: the await raises CancelledError), and so does this package
+// for every future of the loop's own; but an outside future's outcome is
+// an effect that already happened (a value taken from a channel, a value
 // sent, a Go call or executor job that returned), and replacing it would
 // lose it (issue 19 item 1).
 func outcomeOutlivesCancel(from *futureCore) bool {
