@@ -126,3 +126,36 @@ func TestVirtualClockStallReportsGoCall(t *testing.T) {
 func blockUntilClosed(ch chan struct{}) func(ctx context.Context) (int, error) {
 	return func(context.Context) (int, error) { <-ch; return 1, nil }
 }
+
+// One report per stall: while nothing runs, the grace periods that follow
+// the first report add none (the poll hook counts them, then releases).
+func TestVirtualClockStallReportsOncePerStall(t *testing.T) {
+	l := NewLoop(WithVirtualTime(), WithOutsideGrace(time.Millisecond))
+	defer mustClose(t, l)
+	var release func()
+	reports, polls := 0, -1
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		if errors.Is(c.Err, ErrStalled) {
+			if reports++; reports == 1 {
+				polls = 0
+			}
+		}
+	})
+	l.SetBeforePoll(func() {
+		if polls >= 0 {
+			if polls++; polls == 4 {
+				release()
+			}
+		}
+	})
+	task := CreateTask(l, func(x *T) (struct{}, error) {
+		release = x.Loop().ExpectExternal()
+		return struct{}{}, Sleep(x, time.Second)
+	})
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	if reports != 1 || polls < 4 {
+		t.Fatalf("%d reports over %d more idle polls, want 1", reports, polls)
+	}
+}
