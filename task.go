@@ -107,7 +107,9 @@ type Task[V any] struct {
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
 	tk, l := newTask(owner, fn, opts, false)
 	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running.Load() {
-		l.eagerStart(&tk.t)
+		if !tk.t.endCancelledUnstarted() { // a done ctx: CANCEL-3 (cancel.go)
+			l.eagerStart(&tk.t)
+		}
 	} else {
 		l.scheduleStep(&tk.t)
 	}
@@ -177,7 +179,7 @@ func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, 
 // None).
 func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task[struct{}] {
 	if fn == nil {
-		panic(runtimeErrorf("CreateTaskErr: nil coroutine function"))
+		panic(valueErrorf("CreateTaskErr: nil coroutine function"))
 	}
 	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
 }

@@ -132,7 +132,7 @@ func spawn[V any](g *Group, fn func(*T) (V, error), opts []TaskOption, deferred 
 // outcome is fn's error alone.
 func SpawnErr(g *Group, fn func(*T) error, opts ...TaskOption) (*Task[struct{}], error) {
 	if fn == nil {
-		panic(runtimeErrorf("SpawnErr: nil coroutine function"))
+		panic(valueErrorf("SpawnErr: nil coroutine function"))
 	}
 	return Spawn(g, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
 }
