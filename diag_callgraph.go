@@ -13,6 +13,7 @@ package asyncio
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -90,7 +91,7 @@ func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph
 	}
 	path = append(path, f)
 	for _, w := range directAwaiters(f) {
-		if indexOfCore(path, w) >= 0 {
+		if slices.Contains(path, w) {
 			continue // a cycle: cut it here
 		}
 		g.AwaitedBy = append(g.AwaitedBy, buildGraph(awaitableOf(w), w, path))
@@ -98,7 +99,9 @@ func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph
 	return g
 }
 
-// directAwaiters are the futures (a task's future for a task) waiting on f.
+// directAwaiters are the futures (a task's future for a task) waiting on
+// f: the one walk over awaited-by edges that call graphs and snapshots
+// (awaitersOf) share.
 func directAwaiters(f *futureCore) []*futureCore {
 	var out []*futureCore
 	if f.waiter != nil {
@@ -113,15 +116,6 @@ func directAwaiters(f *futureCore) []*futureCore {
 		}
 	}
 	return out
-}
-
-func indexOfCore(xs []*futureCore, x *futureCore) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // awaitableOf is the Awaitable of a future core: its task, or a view.

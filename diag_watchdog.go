@@ -28,7 +28,6 @@ package asyncio
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,15 +208,7 @@ func parkedInSwitch(stack string) bool {
 // returns every goroutine that runs a loop, so that the report still
 // shows the blocking call.
 func holderStack(token uint64) (goroutine, stack string) {
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) || len(buf) >= 64<<20 {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	buf, _ := goroutineDump()
 	marker := []byte(fmt.Sprintf("(%#x", token))
 	var candidates [][]byte
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {

@@ -91,7 +91,15 @@ type Loop struct {
 	holder      atomic.Uint64
 	driverToken uint64 // gid.Token of the goroutine in RunForever
 
-	wd watchdog // see watchdog.go
+	wd watchdog // see diag_watchdog.go
+
+	// coarseNow is the loop's clock as last read by the loop itself (a
+	// wait, a timer check, or every coarseClockEvery+1 iterations): what
+	// a suspending task records as the start of its wait, for free.
+	coarseNow time.Duration
+	// beforePoll and afterPoll are the poll hooks (Redis ae.c's
+	// beforesleep/aftersleep): SetBeforePoll, SetAfterPoll.
+	beforePoll, afterPoll func()
 
 	closeHooks     []*closeHook // OnClose, in registration order
 	closeHooksLive int
@@ -107,17 +115,21 @@ type Loop struct {
 	// diagOn is the one flag the hot paths test: some diagnostic is on
 	// (debug mode, a WithTask* option, step timing, runtime/trace, the
 	// cancellation tester). It is refreshed every iteration, since
-	// tracing can start at any time (introspect.go, trace.go).
+	// tracing can start at any time (diag_observe.go, diag_trace.go).
 	diagOn    bool
 	diagFlags diagFlags
-	metrics   loopMetrics // counters and hooks (metrics.go)
+	metrics   loopMetrics // counters (diag_stats.go)
 	// cancelLog is a ring of the last cancel requests, who cancelled whom
-	// (introspect.go); allocated at the first one.
+	// (diag_cancel.go); allocated at the first one.
 	cancelLog     []cancelRecord
 	cancelLogNext uint64
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 }
+
+// coarseClockEvery+1 is how many iterations may pass between two reads of
+// the coarse clock when the loop neither waits nor has timers.
+const coarseClockEvery = 127
 
 const (
 	sleepAwake = iota
@@ -550,10 +562,10 @@ func (l *Loop) startIteration() {
 		l.dropCancelledTimers()
 	}
 	l.drainThreadsafe()
-	if l.metrics.beforePoll != nil {
+	if l.beforePoll != nil {
 		// Before the timeout is computed, as ae.c's beforesleep: what the
 		// hook schedules makes this poll not block.
-		l.runPollHook(l.metrics.beforePoll, "before-poll")
+		l.runPollHook(l.beforePoll, "before-poll")
 	}
 	timeout := time.Duration(0)
 	if l.ready.len() == 0 && !l.stopping {
@@ -567,14 +579,14 @@ func (l *Loop) startIteration() {
 	if l.deadlocked {
 		return
 	}
-	if l.metrics.afterPoll != nil {
-		l.runPollHook(l.metrics.afterPoll, "after-poll")
+	if l.afterPoll != nil {
+		l.runPollHook(l.afterPoll, "after-poll")
 	}
 	l.drainThreadsafe()
 	if len(l.timers) > 0 {
 		l.queueDueTimers()
 	} else if l.metrics.iterations&coarseClockEvery == 0 {
-		l.metrics.coarseNow = l.Time()
+		l.coarseNow = l.Time()
 	}
 	l.snapshotLeft = l.ready.len()
 	l.metrics.entries += uint64(l.snapshotLeft)
@@ -618,7 +630,7 @@ func (l *Loop) idleTimeout() time.Duration {
 // now + resolution" is "when <= now".
 func (l *Loop) queueDueTimers() {
 	end := l.Time()
-	l.metrics.coarseNow = end
+	l.coarseNow = end
 	for len(l.timers) > 0 {
 		t := l.timers.first()
 		if t.cancelled {
@@ -940,4 +952,56 @@ func (l *Loop) reportCallbackPanic(r any, fn func(), h *Handle) {
 		Err:     newPanicError(r),
 		Handle:  h,
 	})
+}
+
+// coarseTime is Time without a clock read: exact on virtual time, else
+// the clock as the loop last read it.
+func (l *Loop) coarseTime() time.Duration {
+	if l.virtual {
+		return l.virtualNow
+	}
+	return l.coarseNow
+}
+
+// pollBlocking is poll for a wait that may block, timed for Stats.
+func (l *Loop) pollBlocking(timeout time.Duration) {
+	t0 := l.Time()
+	l.poll(timeout)
+	t1 := l.Time()
+	l.metrics.pollTime += t1 - t0
+	l.coarseNow = t1
+}
+
+// SetBeforePoll sets fn to run on the loop right before each poll for I/O,
+// once per iteration, before the poll's timeout is computed (Redis ae.c's
+// beforesleep): whatever fn schedules keeps that poll from blocking. Use it
+// to batch work once per iteration, e.g. flush buffered writes. nil removes
+// the hook. A panic in fn is reported to the exception handler and the
+// loop goes on, as for a callback. Call it from the goroutine running the
+// loop (or before the loop runs).
+func (l *Loop) SetBeforePoll(fn func()) { l.beforePoll = fn }
+
+// SetAfterPoll sets fn to run on the loop right after each poll for I/O,
+// before the ready file descriptors' and due timers' callbacks are queued
+// (ae.c's aftersleep); what fn schedules with CallSoon runs in the same
+// iteration. It does not run when a loop on virtual time stops with
+// ErrDeadlock (there was no poll). nil removes the hook; panics are
+// contained as in SetBeforePoll.
+func (l *Loop) SetAfterPoll(fn func()) { l.afterPoll = fn }
+
+// runPollHook runs a poll hook, reporting a panic to the exception handler
+// (LOOP-12) instead of letting it take the loop down.
+func (l *Loop) runPollHook(fn func(), which string) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{
+				Message: "Exception in " + which + " hook " + funcName(fn),
+				Err:     newPanicError(r),
+			})
+		}
+	}()
+	// User code runs next on this goroutine: it must be the holder (the
+	// driver may have left a parked task's token there, see retake).
+	l.takeLoop(gid.Token())
+	fn()
 }

@@ -63,7 +63,7 @@ type T struct {
 	// waitSince is the loop's coarse clock when the task last suspended,
 	// for dumps ("waiting for 2s"); diag holds what the diagnostics
 	// record (cancel requests, goroutine, trace task), nil until one of
-	// them has something to record (introspect.go).
+	// them has something to record (diag_observe.go).
 	waitSince time.Duration
 	diag      *taskDiag
 }
