@@ -5,7 +5,6 @@ package asyncio
 
 import (
 	"fmt"
-	"runtime/trace"
 	"time"
 )
 
@@ -66,10 +65,8 @@ func (t *T) noteCancelRequest(msg string) {
 			r.frame = &f
 		}
 	}
-	if l.diagOn && trace.IsEnabled() {
-		if d := t.diag; d != nil && d.traceCtx != nil {
-			trace.Log(d.traceCtx, "asyncio.cancel", msg)
-		}
+	if l.obs != nil {
+		l.obs.cancelRequested(t, msg)
 	}
 }
 

@@ -1,7 +1,14 @@
 package asyncio
 
-// What the diagnostics record about a task, and the hooks the hot paths
-// call when l.diagOn.
+// The observer seam: everything that watches the loop's tasks (runtime/trace
+// regions, pprof labels, stack recording, step timing and slow-step
+// warnings, the swallowed-cancellation check, the cancellation tester) is an
+// observer, told when a task is created, a step begins, the task suspends
+// or resumes, a step ends, the task finishes, and when a cancel is
+// requested (Trio's instruments, net/http's httptrace). The loop holds them
+// in one field, l.obs, nil when nothing observes: then each of those
+// points on the hot path costs one nil check. settingsChanged derives
+// l.obs (and everything else that follows from the settings) in one place.
 
 import (
 	"context"
@@ -12,27 +19,6 @@ import (
 	"github.com/go-asyncio/asyncio/internal/gid"
 	"github.com/go-asyncio/asyncio/internal/hooks"
 )
-
-// diagFlags are the diagnostics switched on for a loop.
-type diagFlags uint8
-
-const (
-	diagDebug       diagFlags = 1 << iota // debug mode
-	diagStacks                            // WithTaskStacks
-	diagLabels                            // WithTaskLabels
-	diagTiming                            // WithStepTiming
-	diagSuspendHook                       // the cancellation tester's hook
-)
-
-// refreshDiag recomputes diagFlags' debug bit and diagOn after a change.
-func (l *Loop) refreshDiag() {
-	if l.debug {
-		l.diagFlags |= diagDebug
-	} else {
-		l.diagFlags &^= diagDebug
-	}
-	l.diagOn = l.diagFlags != 0 || trace.IsEnabled()
-}
 
 // taskDiag is what the diagnostics record about a task. It is allocated
 // by the first thing that has something to record.
@@ -61,121 +47,264 @@ func (t *T) diagState() *taskDiag {
 	return t.diag
 }
 
-// ---- hooks called from the hot paths when l.diagOn
+// observer is told what happens to a loop's tasks. Each method runs on the
+// loop (the goroutine holding it), at the point its name says; the
+// *Task methods that run on the task's own goroutine say so.
+type observer interface {
+	// taskCreated: CreateTask made t (l.current is its creator, or nil).
+	taskCreated(t *T)
+	// taskStarted: t's first step starts, on t's goroutine.
+	taskStarted(t *T)
+	// stepBegan: the loop is about to run a step of t, which throws err
+	// in (nil, an awaited future's error, a cancellation); an eager first
+	// step inside CreateTask begins with err nil. Steps nest only that way.
+	stepBegan(t *T, err error)
+	// suspending: t suspends at an await, on t's goroutine.
+	suspending(t *T)
+	// resumed: an await of t returns err, on t's goroutine.
+	resumed(t *T, err error)
+	// stepEnded: t's step has ended (it suspended or finished).
+	stepEnded(t *T)
+	// taskFinished: t's function returned err and t is done.
+	taskFinished(t *T, err error)
+	// cancelRequested: t.Cancel(msg) was counted.
+	cancelRequested(t *T, msg string)
+	// callbackBegan and callbackEnded bracket a callback the loop runs
+	// (also when it panicked: then callbackEnded runs from the recover).
+	callbackBegan()
+	callbackEnded(fn func())
+}
 
-// diagTaskCreated records t's creator (and, while tracing, the trace task
-// its own is nested in).
-func (l *Loop) diagTaskCreated(t *T) {
-	c := l.current
-	if c == nil && l.diagFlags == 0 {
-		return // only tracing, from a callback: nothing to record
+// noObserver implements observer with methods that do nothing; an
+// observer embeds it and overrides what it watches.
+type noObserver struct{}
+
+func (noObserver) taskCreated(*T)             {}
+func (noObserver) taskStarted(*T)             {}
+func (noObserver) stepBegan(*T, error)        {}
+func (noObserver) suspending(*T)              {}
+func (noObserver) resumed(*T, error)          {}
+func (noObserver) stepEnded(*T)               {}
+func (noObserver) taskFinished(*T, error)     {}
+func (noObserver) cancelRequested(*T, string) {}
+func (noObserver) callbackBegan()             {}
+func (noObserver) callbackEnded(func())       {}
+
+// observers tells each of several observers, in order.
+type observers []observer
+
+func (os observers) taskCreated(t *T) {
+	for _, o := range os {
+		o.taskCreated(t)
 	}
-	d := t.diagState()
-	if c != nil {
-		d.creator = c.Name() + " (" + taskID(c) + ")"
-		if c.diag != nil && c.diag.traceCtx != nil {
-			d.traceCtx = c.diag.traceCtx // the parent, until the task starts
-		}
+}
+func (os observers) taskStarted(t *T) {
+	for _, o := range os {
+		o.taskStarted(t)
+	}
+}
+func (os observers) stepBegan(t *T, err error) {
+	for _, o := range os {
+		o.stepBegan(t, err)
+	}
+}
+func (os observers) suspending(t *T) {
+	for _, o := range os {
+		o.suspending(t)
+	}
+}
+func (os observers) resumed(t *T, err error) {
+	for _, o := range os {
+		o.resumed(t, err)
+	}
+}
+func (os observers) stepEnded(t *T) {
+	for _, o := range os {
+		o.stepEnded(t)
+	}
+}
+func (os observers) taskFinished(t *T, err error) {
+	for _, o := range os {
+		o.taskFinished(t, err)
+	}
+}
+func (os observers) cancelRequested(t *T, msg string) {
+	for _, o := range os {
+		o.cancelRequested(t, msg)
+	}
+}
+func (os observers) callbackBegan() {
+	for _, o := range os {
+		o.callbackBegan()
+	}
+}
+func (os observers) callbackEnded(fn func()) {
+	for _, o := range os {
+		o.callbackEnded(fn)
 	}
 }
 
-// diagStarted runs on t's own goroutine at its first step.
-func (t *T) diagStarted() {
-	l := t.fut.loop
-	if l.diagFlags&(diagDebug|diagStacks|diagLabels) != 0 {
-		d := t.diagState()
-		d.goroutine = gid.Current()
-		if l.diagFlags&(diagDebug|diagLabels) != 0 {
-			pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(LabelTask, t.Name())))
-		}
-	}
-	t.traceStepStart()
+// diagSettings are the loop's diagnostic settings (options and setters);
+// settingsChanged derives the observers from them and debug mode.
+type diagSettings struct {
+	stacks, labels, timing bool // WithTaskStacks, WithTaskLabels, WithStepTiming
+	// tester is the cancellation tester's suspend hook (internal/hooks).
+	tester func(t *T, where func() string)
+	// tracing is whether runtime/trace was on when the observers were
+	// last derived: startIteration compares it with trace.IsEnabled().
+	tracing bool
 }
 
-// diagBeginStep is the loop's side of a step's start: timing, and a
-// cancellation delivered into the step.
-func (l *Loop) diagBeginStep(t *T, err error) {
-	if l.diagFlags != 0 {
-		l.stepStart = time.Now()
+// settingsChanged derives, in one place, everything that follows from the
+// loop's settings: the foreign-goroutine check's mode, the watchdog's
+// threshold, and the observers. Every setter and NewLoop call it.
+func (l *Loop) settingsChanged() {
+	l.checkAll = checkEveryMode || l.debug
+	l.updateWatchdog()
+	s := &l.diagSet
+	s.tracing = trace.IsEnabled()
+	var os observers
+	if l.debug || s.stacks || s.labels {
+		os = append(os, stackObserver{})
 	}
-	if err != nil && trace.IsEnabled() && IsCancelled(err) {
-		if d := t.diag; d != nil && d.traceCtx != nil {
-			trace.Log(d.traceCtx, "asyncio.cancel.delivered", err.Error())
-		}
+	if l.debug || s.labels {
+		os = append(os, labelObserver{})
+	}
+	if l.debug || s.stacks || s.labels || s.timing {
+		os = append(os, &timingObserver{l: l})
+	}
+	if l.debug {
+		os = append(os, swallowObserver{})
+	}
+	if s.tracing {
+		os = append(os, traceObserver{})
+	}
+	if s.tester != nil {
+		os = append(os, testerObserver{fn: s.tester})
+	}
+	switch len(os) {
+	case 0:
+		l.obs = nil
+	case 1:
+		l.obs = os[0]
+	default:
+		l.obs = os
 	}
 }
 
-// diagSuspending runs on t's goroutine as an await suspends it.
-func (t *T) diagSuspending() {
-	l := t.fut.loop
-	if l.debug && t.diag != nil && t.diag.delivered {
+// stackObserver records each task's goroutine at its first step, so that
+// snapshots and call graphs can show where it waits, and its creator
+// (WithTaskStacks, WithTaskLabels, debug mode).
+type stackObserver struct{ noObserver }
+
+func (stackObserver) taskCreated(t *T) {
+	if c := t.fut.loop.current; c != nil {
+		t.diagState().creator = c.Name() + " (" + taskID(c) + ")"
+	}
+}
+
+func (stackObserver) taskStarted(t *T) { t.diagState().goroutine = gid.Current() }
+
+// labelObserver sets the pprof label LabelTask on each task's goroutine
+// (WithTaskLabels, debug mode).
+type labelObserver struct{ noObserver }
+
+func (labelObserver) taskStarted(t *T) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(LabelTask, t.Name())))
+}
+
+// timingObserver times steps and callbacks for Stats, and warns about slow
+// ones in debug mode (DEBUG-2). starts holds the start of the step in
+// progress and, under it, of the steps an eager first step interrupted.
+type timingObserver struct {
+	noObserver
+	l        *Loop
+	starts   []time.Time
+	callback time.Time
+}
+
+func (o *timingObserver) stepBegan(*T, error) { o.starts = append(o.starts, time.Now()) }
+
+func (o *timingObserver) stepEnded(t *T) {
+	n := len(o.starts)
+	if n == 0 {
+		return // the observer came after the step began
+	}
+	dt := time.Since(o.starts[n-1])
+	o.starts = o.starts[:n-1]
+	l := o.l
+	l.recordStep(dt)
+	if l.debug && dt >= l.slowCallback {
+		l.warnSlowStep(t, dt)
+	}
+}
+
+func (o *timingObserver) callbackBegan() { o.callback = time.Now() }
+
+func (o *timingObserver) callbackEnded(fn func()) {
+	if o.callback.IsZero() {
+		return
+	}
+	dt := time.Since(o.callback)
+	o.callback = time.Time{}
+	l := o.l
+	l.metrics.callbackTime += dt
+	if l.debug && dt >= l.slowCallback {
+		l.warnSlowCallback(fn, dt)
+	}
+}
+
+// swallowObserver is debug mode's swallowed-cancellation check
+// (diag_cancel.go).
+type swallowObserver struct{ noObserver }
+
+func (swallowObserver) suspending(t *T) {
+	if t.diag != nil && t.diag.delivered {
 		t.checkSwallowedAtAwait()
 	}
-	if l.metrics.suspendHook != nil {
-		l.metrics.suspendHook(t)
-	}
 }
 
-// diagResumed runs on t's goroutine when an await returns err.
-func (t *T) diagResumed(err error) {
-	t.traceStepStart()
-	if err != nil && t.fut.loop.debug && t.numCancelRequested > 0 && IsCancelled(err) {
+func (swallowObserver) resumed(t *T, err error) {
+	if err != nil && t.numCancelRequested > 0 && IsCancelled(err) {
 		d := t.diagState()
 		d.delivered = true
 		d.deliveredCount = t.numCancelRequested
-		d.deliveredPCs = callers(1)
+		d.deliveredPCs = callers(1) // park and the await under it
 		d.laterPCs = nil
 	}
 }
 
-// diagEndStep is the end of a step: timing, the debug-mode slow-step
-// warning, the trace region.
-func (l *Loop) diagEndStep(t *T) {
-	if !l.stepStart.IsZero() {
-		dt := time.Since(l.stepStart)
-		l.recordStep(dt)
-		if l.debug && dt >= l.slowCallback {
-			l.warnSlowStep(t, dt)
-		}
-		l.stepStart = time.Time{}
-	}
-	if d := t.diag; d != nil && d.traceRegion != nil {
-		d.traceRegion.End()
-		d.traceRegion = nil
-	}
-}
-
-// diagFinished runs when t's function has returned err and t is done.
-func (t *T) diagFinished(err error) {
+func (swallowObserver) taskFinished(t *T, err error) {
 	d := t.diag
-	if d.traceTask != nil {
-		d.traceTask.End()
-		d.traceTask, d.traceCtx = nil, nil
+	if d == nil {
+		return
 	}
 	// A task failing with another error has not gone on as if nothing
 	// happened (a TaskGroup turns a cancellation into its ExceptionGroup):
 	// only a normal end is a swallowed cancellation.
-	if d.delivered && err == nil && t.numCancelRequested >= d.deliveredCount && t.fut.loop.debug {
+	if d.delivered && err == nil && t.numCancelRequested >= d.deliveredCount {
 		t.reportSwallowed("finished with a nil error")
 	}
 	d.delivered = false
 }
 
+// testerObserver runs the cancellation tester's hook each time a task
+// suspends, on the task's goroutine.
+type testerObserver struct {
+	noObserver
+	fn func(t *T, where func() string)
+}
+
+func (o testerObserver) suspending(t *T) {
+	o.fn(t, func() string {
+		f, _ := userFrame(callers(3))
+		return f.String()
+	})
+}
+
 func init() {
-	hooks.SetSuspendHook = func(loop any, fn func(task any, where func() string)) {
-		l := loop.(*Loop)
-		if fn == nil {
-			l.metrics.suspendHook = nil
-			l.diagFlags &^= diagSuspendHook
-		} else {
-			l.metrics.suspendHook = func(t *T) {
-				fn(t, func() string {
-					f, _ := userFrame(callers(4))
-					return f.String()
-				})
-			}
-			l.diagFlags |= diagSuspendHook
-		}
-		l.refreshDiag()
-	}
+	hooks.Register(func(l *Loop, fn func(t *T, where func() string)) {
+		l.diagSet.tester = fn
+		l.settingsChanged()
+	})
 }

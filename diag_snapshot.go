@@ -9,7 +9,8 @@ package asyncio
 // registrations), the coarse clock a task reads when it suspends, and one
 // record per cancel request (an allocation per cancelled task).
 //
-// What costs, only when asked (Loop.diagOn, one flag on the hot paths):
+// What costs, only when asked (an observer, diag_observe.go: with none,
+// one nil check on the hot paths):
 // the goroutine of each task, recorded at its first step, so a snapshot can
 // show the line each suspended task waits on (WithTaskStacks, debug mode);
 // pprof labels (WithTaskLabels); runtime/trace tasks and regions (while

@@ -76,11 +76,12 @@ func (l *Loop) SetBlockedThreshold(d time.Duration) {
 		d = -1
 	}
 	l.wd.explicit = d
-	l.updateWatchdog()
+	l.settingsChanged()
 }
 
 // updateWatchdog recomputes the effective threshold after a change of
-// setting, and re-arms the watchdog of a running loop.
+// setting, and re-arms the watchdog of a running loop (settingsChanged
+// calls it).
 func (l *Loop) updateWatchdog() {
 	th := l.wd.explicit
 	switch {

@@ -1,8 +1,6 @@
 package asyncio
 
 import (
-	"fmt"
-	"log/slog"
 	"math"
 	"runtime/trace"
 	"sync"
@@ -82,7 +80,6 @@ type Loop struct {
 	debug            bool
 	checkAll         bool // checkThread checks: checkEveryMode || debug
 	slowCallback     time.Duration
-	stepStart        time.Time
 
 	// holder is the gid.Token of the goroutine running the loop right now
 	// (the driver in RunForever, or the task goroutine holding it), 0
@@ -112,13 +109,11 @@ type Loop struct {
 	unretrieved    []*unretrieved
 	unretrievedSeq uint64
 
-	// diagOn is the one flag the hot paths test: some diagnostic is on
-	// (debug mode, a WithTask* option, step timing, runtime/trace, the
-	// cancellation tester). It is refreshed every iteration, since
-	// tracing can start at any time (diag_observe.go, diag_trace.go).
-	diagOn    bool
-	diagFlags diagFlags
-	metrics   loopMetrics // counters (diag_stats.go)
+	// obs is what observes the loop's tasks (diag_observe.go), nil when
+	// nothing does; diagSet the settings it is derived from.
+	obs     observer
+	diagSet diagSettings
+	metrics loopMetrics // counters (diag_stats.go)
 	// cancelLog is a ring of the last cancel requests, who cancelled whom
 	// (diag_cancel.go); allocated at the first one.
 	cancelLog     []cancelRecord
@@ -152,9 +147,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	for _, o := range opts {
 		o(l)
 	}
-	l.checkAll = checkEveryMode || l.debug
-	l.updateWatchdog()
-	l.refreshDiag()
+	l.settingsChanged()
 	return l
 }
 
@@ -184,9 +177,7 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // goroutine that is not running the loop panic.
 func (l *Loop) SetDebug(on bool) {
 	l.debug = on
-	l.checkAll = checkEveryMode || on
-	l.updateWatchdog()
-	l.refreshDiag()
+	l.settingsChanged()
 }
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
@@ -198,7 +189,7 @@ func (l *Loop) Debug() bool { return l.debug }
 // watchdog with its stack (see SetBlockedThreshold).
 func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
 	l.slowCallback = d
-	l.updateWatchdog()
+	l.settingsChanged()
 }
 
 func (l *Loop) checkClosed() {
@@ -555,7 +546,9 @@ func (l *Loop) retake() {
 // queue, and take the snapshot of entries this iteration runs.
 func (l *Loop) startIteration() {
 	l.metrics.iterations++
-	l.diagOn = l.diagFlags != 0 || trace.IsEnabled()
+	if trace.IsEnabled() != l.diagSet.tracing {
+		l.settingsChanged() // tracing started or stopped: the observers follow
+	}
 	// The len checks keep the calls off the path of a loop without timers
 	// (a Sleep(t, 0) loop is this function and little else).
 	if len(l.timers) > 0 {
@@ -654,11 +647,12 @@ func (l *Loop) queueDueTimers() {
 func (l *Loop) runCallbacks() {
 	var fn func()
 	var h *Handle
-	var start time.Time
 	defer func() {
 		if r := recover(); r != nil {
 			l.reportCallbackPanic(r, fn, h)
-			l.reportIfSlow(fn, start)
+			if l.obs != nil {
+				l.obs.callbackEnded(fn)
+			}
 		}
 	}()
 	for l.snapshotLeft > 0 && !l.ready.nextIsTask() {
@@ -671,27 +665,13 @@ func (l *Loop) runCallbacks() {
 			}
 		}
 		l.progress()
-		if l.diagFlags == 0 { // timed with a diagnostic on (not for tracing alone)
+		if l.obs == nil {
 			fn()
 			continue
 		}
-		start = time.Now()
+		l.obs.callbackBegan()
 		fn()
-		l.reportIfSlow(fn, start)
-		start = time.Time{}
-	}
-}
-
-// reportIfSlow warns about a callback that ran for slowCallback or longer
-// (debug mode; start is zero when the callback was not timed).
-func (l *Loop) reportIfSlow(fn func(), start time.Time) {
-	if start.IsZero() {
-		return
-	}
-	dt := time.Since(start)
-	l.metrics.callbackTime += dt
-	if l.debug && dt >= l.slowCallback {
-		slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
+		l.obs.callbackEnded(fn)
 	}
 }
 

@@ -62,16 +62,16 @@ func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }
 // the ErrDeadlock dump) and call graphs (CaptureCallGraph) show the Go
 // line each suspended task waits on, and the task that created it. Debug
 // mode records them too.
-func WithTaskStacks() LoopOption { return func(l *Loop) { l.diagFlags |= diagStacks } }
+func WithTaskStacks() LoopOption { return func(l *Loop) { l.diagSet.stacks = true } }
 
 // WithTaskLabels sets a pprof label on each task's goroutine at its first
 // step: LabelTask ("asyncio.task") = the task's name, so CPU and goroutine
 // profiles split by task. It costs an allocation or two per task. Samples
 // taken while a task's goroutine runs the loop's callbacks between its own
 // steps carry that task's label too. Debug mode sets the labels too.
-func WithTaskLabels() LoopOption { return func(l *Loop) { l.diagFlags |= diagLabels } }
+func WithTaskLabels() LoopOption { return func(l *Loop) { l.diagSet.labels = true } }
 
 // WithStepTiming times every callback and task step, for Stats'
 // CallbackTime, StepTime and StepDurations (two clock reads per step).
 // Debug mode times them too.
-func WithStepTiming() LoopOption { return func(l *Loop) { l.diagFlags |= diagTiming } }
+func WithStepTiming() LoopOption { return func(l *Loop) { l.diagSet.timing = true } }

@@ -10,7 +10,6 @@ package asyncio
 import (
 	"errors"
 	"runtime"
-	"time"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
 )
@@ -43,8 +42,8 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	t.stepErr = err
 	l.current = t
 	l.progress()
-	if l.diagOn {
-		l.diagBeginStep(t, err)
+	if l.obs != nil {
+		l.obs.stepBegan(t, err)
 	}
 	return true
 }
@@ -53,8 +52,8 @@ func (t *T) main() {
 	l := t.fut.loop
 	token := gid.Token()
 	l.takeLoop(token)
-	if l.diagOn {
-		t.diagStarted()
+	if l.obs != nil {
+		l.obs.taskStarted(t)
 	}
 	returned := false
 	defer func() {
@@ -132,8 +131,8 @@ func (t *T) yield() error {
 func (t *T) park() error {
 	l := t.fut.loop
 	t.waitSince = l.coarseTime()
-	if l.diagOn {
-		t.diagSuspending()
+	if l.obs != nil {
+		l.obs.suspending(t)
 	}
 	l.endStep(t)
 	// An eager first step ends here: straight back to the creator, which
@@ -153,8 +152,8 @@ func (t *T) park() error {
 	}
 	err := t.stepErr
 	t.stepErr = nil
-	if l.diagOn {
-		t.diagResumed(err)
+	if l.obs != nil {
+		l.obs.resumed(t, err)
 	}
 	return err
 }
@@ -170,22 +169,22 @@ func (t *T) park() error {
 // it: next switches to the task's goroutine and its yield switches back
 // to whichever goroutine called next).
 func (l *Loop) eagerStart(t *T) {
-	prev, prevStart, prevHolder := l.current, l.stepStart, l.holder.Load()
+	prev, prevHolder := l.current, l.holder.Load()
 	t.started, t.eager = true, eagerStepping
 	l.current = t
-	if l.debug {
-		l.stepStart = time.Now()
+	if l.obs != nil {
+		l.obs.stepBegan(t, nil)
 	}
 	t.resume()
 	t.eager = 0
-	l.current, l.stepStart = prev, prevStart
+	l.current = prev
 	l.takeLoop(prevHolder) // the creator runs the loop again
 }
 
 func (l *Loop) endStep(t *T) {
 	l.current = nil
-	if l.diagOn {
-		l.diagEndStep(t)
+	if l.obs != nil {
+		l.obs.stepEnded(t)
 	}
 }
 
@@ -207,9 +206,10 @@ func (t *T) finishStep(err error) {
 	if t.ctx != nil {
 		t.endContext() // context.go: the task's Context is done
 	}
-	t.fut.loop.removeTask(t)
-	if t.diag != nil {
-		t.diagFinished(err)
+	l := t.fut.loop
+	l.removeTask(t)
+	if l.obs != nil {
+		l.obs.taskFinished(t, err)
 	}
 }
 

@@ -122,8 +122,8 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	if l.debug {
 		tk.f.unretrieved = newUnretrieved(1)
 	}
-	if l.diagOn {
-		l.diagTaskCreated(&tk.t)
+	if l.obs != nil {
+		l.obs.taskCreated(&tk.t)
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
