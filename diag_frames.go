@@ -5,9 +5,11 @@ package asyncio
 // that snapshots, call graphs and the watchdog share.
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 )
 
 // ---- frames
@@ -223,21 +225,46 @@ func goroutineStacks(want map[uint64]bool) (stacks map[uint64][]Frame, truncated
 }
 
 // goroutineDump is the one reader of every goroutine's stack that the
-// snapshot, call graphs and the watchdog share: runtime.Stack(all), which
-// stops the world while it runs, cut at maxStackDump (truncated).
+// snapshot, call graphs and the watchdog share: one runtime.Stack(all),
+// which stops the world while it formats every goroutine. Its buffer is
+// sized once, from the number of goroutines, instead of growing by retries
+// (each a full stop-the-world traceback: with 100,000 parked tasks, ten of
+// them froze the process for seconds). Only when that estimate proves too
+// small is there one more capture, sized from what the first one showed.
+// The dump is cut at maxStackDump (truncated).
 func goroutineDump() (buf []byte, truncated bool) {
-	buf = make([]byte, 256<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return buf[:n], false
-		}
-		if len(buf) >= maxStackDump {
-			return buf, true
-		}
-		buf = make([]byte, 2*len(buf))
+	n := runtime.NumGoroutine()
+	buf, full := stackAll(min(n*dumpBytesPerGoroutine+minStackDump, maxStackDump))
+	if !full || len(buf) >= maxStackDump {
+		return buf, full
 	}
+	// The estimate was short: the goroutines seen so far give the size.
+	seen := max(bytes.Count(buf, []byte("\ngoroutine ")), 1)
+	per := len(buf)/seen + 1
+	buf, full = stackAll(min(per*(runtime.NumGoroutine()+n/8+16)+minStackDump, maxStackDump))
+	return buf, full
 }
+
+// dumpBytesPerGoroutine is what goroutineDump reserves per goroutine: a
+// parked task's traceback is about 1.5 KiB.
+const dumpBytesPerGoroutine = 2 << 10
+
+// minStackDump is the smallest dump buffer.
+const minStackDump = 64 << 10
+
+// stackAll is one runtime.Stack(all) into a buffer of size bytes; full
+// reports that it filled the buffer (the dump may be cut).
+func stackAll(size int) (buf []byte, full bool) {
+	stackDumps.full.Add(1)
+	buf = make([]byte, size)
+	n := runtime.Stack(buf, true)
+	return buf[:n], n == len(buf)
+}
+
+// stackDumps counts the goroutine captures, for tests: full dumps
+// (runtime.Stack(all), a stop-the-world traceback of every goroutine) and
+// reads of the goroutine profile.
+var stackDumps struct{ full, profiles atomic.Int64 }
 
 // parseGoroutineStacks parses runtime.Stack(all) text: "goroutine N
 // [state]:", then a "function(args)" line and a "\tfile:line +0x.." line

@@ -28,6 +28,8 @@ package asyncio
 import (
 	"bytes"
 	"fmt"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -174,13 +176,7 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 	if token == 0 {
 		return // RunForever is returning
 	}
-	goroutine, stack := holderStack(token)
-	if token != l.wd.driver && parkedInSwitch(stack) {
-		// The holder is a task parked in its switch, which the driver
-		// left as holder after resuming it (see retake in loop.go): the
-		// loop runs on the driver now, and the driver's stack says where.
-		goroutine, stack = holderStack(l.wd.driver)
-	}
+	goroutine, stack := blockedStack(token, l.wd.driver)
 	who := "the goroutine holding it"
 	if goroutine != "" {
 		who = goroutine
@@ -196,6 +192,34 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 	})
 }
 
+// textDumpGoroutines is how many goroutines the process may have for the
+// watchdog to take its report from a text dump of every goroutine
+// (runtime.Stack(all), which stops the world while it formats them all:
+// about 2 ms per 1,000 goroutines). With more, it reads the goroutine
+// profile instead, which stops the world only briefly at its start and end
+// and records the other goroutines' stacks while they stay stopped one at
+// a time, so the pause an unrelated goroutine sees stays small whatever
+// the number of parked tasks; that report has no goroutine id, wait
+// reason or arguments. A variable, so that tests can take either path.
+var textDumpGoroutines = 1000
+
+// blockedStack returns the header ("goroutine 42") and the stack of the
+// goroutine holding the loop: the one whose driveLoop or runTaskFunc frame
+// carries token or, when that is a task parked in its switch (the driver
+// left it as holder after resuming it, see retake in loop.go), the
+// driver's, whose stack says where the loop runs now.
+func blockedStack(token, driver uint64) (goroutine, stack string) {
+	if runtime.NumGoroutine() > textDumpGoroutines {
+		return "", holderFromProfile()
+	}
+	buf, _ := goroutineDump()
+	goroutine, stack = holderStack(buf, token)
+	if token != driver && parkedInSwitch(stack) {
+		goroutine, stack = holderStack(buf, driver)
+	}
+	return goroutine, stack
+}
+
 // parkedInSwitch reports whether a goroutine's stack is that of a task
 // parked in its coroutine switch (T.suspend), which runs nothing.
 func parkedInSwitch(stack string) bool {
@@ -204,12 +228,11 @@ func parkedInSwitch(stack string) bool {
 }
 
 // holderStack returns the header ("goroutine 42") and the stack of the
-// goroutine whose driveLoop or runTaskFunc frame carries token. If the
-// traceback does not show the token (a format it does not know), it
-// returns every goroutine that runs a loop, so that the report still
-// shows the blocking call.
-func holderStack(token uint64) (goroutine, stack string) {
-	buf, _ := goroutineDump()
+// goroutine in the dump buf whose driveLoop or runTaskFunc frame carries
+// token. If the traceback does not show the token (a format it does not
+// know), it returns every goroutine that runs a loop, so that the report
+// still shows the blocking call.
+func holderStack(buf []byte, token uint64) (goroutine, stack string) {
 	marker := []byte(fmt.Sprintf("(%#x", token))
 	var candidates [][]byte
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
@@ -228,4 +251,48 @@ func holderStack(token uint64) (goroutine, stack string) {
 		}
 	}
 	return "", string(bytes.Join(candidates, []byte("\n\n")))
+}
+
+// holderFromProfile finds the goroutine holding the loop in the goroutine
+// profile (pprof's, at debug level 1: stacks without goroutine ids or
+// arguments, identical stacks counted once): the goroutines running a
+// loop (a driveLoop or runTaskFunc frame) that are neither parked in their
+// switch (T.suspend), resuming a task (T.resume: the loop runs on that
+// task) nor waiting in the loop's poll. With one loop running that is the
+// holder; with several, each loop's holder is listed. Each stack is
+// rendered as a traceback ("function(...)", "\tfile:line").
+func holderFromProfile() string {
+	var b bytes.Buffer
+	stackDumps.profiles.Add(1)
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return ""
+	}
+	var out []string
+	for _, rec := range strings.Split(b.String(), "\n\n") {
+		var frames []string
+		runsLoop, excluded := false, false
+		for _, line := range strings.Split(rec, "\n") {
+			// "#\t0x4a3f2c\tpkg.fn+0x2c\t/path/file.go:42"
+			f := strings.FieldsFunc(line, func(r rune) bool { return r == '\t' }) // padded with tabs
+			if len(f) != 4 || f[0] != "#" {
+				continue
+			}
+			fn := f[2]
+			if k := strings.LastIndex(fn, "+0x"); k > 0 {
+				fn = fn[:k]
+			}
+			switch {
+			case strings.HasSuffix(fn, "asyncio.runTaskFunc"), strings.HasSuffix(fn, "asyncio.driveLoop"):
+				runsLoop = true
+			case strings.HasSuffix(fn, "asyncio.(*T).suspend"), strings.HasSuffix(fn, "asyncio.(*T).resume"),
+				strings.HasSuffix(fn, "asyncio.(*Loop).poll"):
+				excluded = true
+			}
+			frames = append(frames, fn+"(...)\n\t"+f[3])
+		}
+		if runsLoop && !excluded {
+			out = append(out, "goroutine ? [from the goroutine profile]:\n"+strings.Join(frames, "\n"))
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
