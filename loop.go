@@ -119,7 +119,8 @@ type Loop struct {
 	cancelLog     []cancelRecord
 	cancelLogNext uint64
 
-	handleSlab []Handle // unused Handles for CallSoon; see newHandle
+	handleSlab []Handle  // unused Handles for CallSoon; see newHandle
+	workers    []*worker // parked task goroutines (switch.go)
 }
 
 // coarseClockEvery+1 is how many iterations may pass between two reads of
@@ -826,6 +827,7 @@ func (l *Loop) Close() error {
 	l.threadsafePending = nil
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
+	l.releaseWorkers() // the pooled task goroutines (switch.go)
 	// After the pending tasks' deferred calls (they may fail futures) and
 	// once the cleanups can no longer queue a report.
 	l.reportUnretrievedAtClose()
