@@ -14,6 +14,8 @@ import (
 	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
+// beginStep does the loop's half of asyncio's Task.__step before the
+// task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
 func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	if t.fut.done() {
 		return false
@@ -48,6 +50,8 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	return true
 }
 
+// main is the body of the task's goroutine. When it returns, control goes
+// back to the goroutine that resumed the task.
 func (t *T) main() {
 	l := t.fut.loop
 	token := gid.Token()
@@ -91,6 +95,9 @@ func (t *T) main() {
 	l.endStep(t)
 }
 
+// suspendOn makes t wait until f is done (TASK-3 step 5, "yielded a
+// future"). It returns the error thrown into the step that resumes t: the
+// awaited future's error, or a cancellation.
 func (t *T) suspendOn(f *futureCore) error {
 	if t.killed {
 		return errKilled
@@ -120,6 +127,8 @@ func (t *T) suspendOn(f *futureCore) error {
 	return err
 }
 
+// yield is a bare yield (sleep(0)): one more step is queued behind
+// everything already ready.
 func (t *T) yield() error {
 	if t.killed {
 		return errKilled
@@ -128,6 +137,10 @@ func (t *T) yield() error {
 	return t.park()
 }
 
+// park ends the current step. The task first runs the loop itself, as
+// long as what comes next is callbacks or its own next step (then it goes
+// on with no switch at all); when another task's step comes up, it gives
+// control back to the goroutine in RunForever and waits to be resumed.
 func (t *T) park() error {
 	l := t.fut.loop
 	t.waitSince = l.coarseTime()
@@ -181,6 +194,7 @@ func (l *Loop) eagerStart(t *T) {
 	l.takeLoop(prevHolder) // the creator runs the loop again
 }
 
+// endStep is called when t's step ends (it parks or finishes).
 func (l *Loop) endStep(t *T) {
 	l.current = nil
 	if l.obs != nil {
@@ -188,6 +202,7 @@ func (l *Loop) endStep(t *T) {
 	}
 }
 
+// finishStep records the outcome of the task's function (TASK-3 step 5).
 func (t *T) finishStep(err error) {
 	f := t.fut
 	switch {
@@ -213,6 +228,9 @@ func (t *T) finishStep(err error) {
 	}
 }
 
+// checkRunning panics unless t is the task whose step is running: an
+// await from a plain goroutine, a callback, or with another task's handle
+// is a programming error that would corrupt the loop.
 func (t *T) checkRunning(op string) {
 	if t == nil {
 		panicNilT(op)
@@ -264,46 +282,7 @@ func runTaskFunc(token uint64, t *T) error {
 	return err
 }
 
-var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
-
-// park ends the current step. The task first runs the loop itself, as
-
-// long as what comes next is callbacks or its own next step (then it goes
-
-// on with no switch at all); when another task's step comes up, it gives
-
-// control back to the goroutine in RunForever and waits to be resumed.
-
-// beginStep does the loop's half of asyncio's Task.__step before the
-
-// task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
-
-// endStep is called when t's step ends (it parks or finishes).
-
 // errGoexit fails a task whose goroutine called runtime.Goexit (for
-
 // example t.FailNow inside a task in a test). The Goexit then also ends
-
 // the goroutine running the loop, as iter.Pull propagates it.
-
-// main is the body of the task's goroutine. When it returns, control goes
-
-// back to the goroutine that resumed the task.
-
-// checkRunning panics unless t is the task whose step is running: an
-
-// await from a plain goroutine, a callback, or with another task's handle
-
-// is a programming error that would corrupt the loop.
-
-// suspendOn makes t wait until f is done (TASK-3 step 5, "yielded a
-
-// future"). It returns the error thrown into the step that resumes t: the
-
-// awaited future's error, or a cancellation.
-
-// yield is a bare yield (sleep(0)): one more step is queued behind
-
-// everything already ready.
-
-// finishStep records the outcome of the task's function (TASK-3 step 5).
+var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
