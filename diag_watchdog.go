@@ -74,11 +74,16 @@ type watchdog struct {
 // slow-callback duration (100 ms unless set). The watchdog is a timer that
 // RunForever arms and stops; it takes effect at once on a running loop.
 func (l *Loop) SetBlockedThreshold(d time.Duration) {
-	if d <= 0 {
-		d = -1
-	}
-	l.wd.explicit = d
+	l.wd.explicit = blockedSetting(d)
 	l.settingsChanged()
+}
+
+// blockedSetting is the explicit threshold for d: < 0 means off.
+func blockedSetting(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // updateWatchdog recomputes the effective threshold after a change of

@@ -1,6 +1,9 @@
 package asyncio
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // TaskOption configures CreateTask.
 type TaskOption func(*T)
@@ -56,6 +59,21 @@ func WithEagerTasks() LoopOption { return func(l *Loop) { l.eagerTasks = true } 
 
 // WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).
 func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }
+
+// WithBlockedThreshold sets the watchdog's threshold from the start, as
+// Loop.SetBlockedThreshold does on a running loop: how long one task step
+// or callback may hold the loop before it is reported; d <= 0 turns the
+// watchdog off.
+func WithBlockedThreshold(d time.Duration) LoopOption {
+	return func(l *Loop) { l.wd.explicit = blockedSetting(d) }
+}
+
+// WithSlowCallbackDuration sets debug mode's slow-callback threshold from
+// the start (asyncio's loop.slow_callback_duration), as
+// Loop.SetSlowCallbackDuration does later.
+func WithSlowCallbackDuration(d time.Duration) LoopOption {
+	return func(l *Loop) { l.slowCallback = d }
+}
 
 // WithTaskStacks records each task's goroutine at its first step (about a
 // microsecond per task), so that snapshots (Snapshot, SnapshotThreadsafe,
