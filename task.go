@@ -29,7 +29,8 @@ type T struct {
 	body taskBody
 
 	// sw resumes the task's goroutine for a step and gives control back
-	// when the step ends; the goroutine is started at the first step.
+	// when the step ends; the goroutine is taken from the loop's pool (or
+	// started) at the first step (switch.go).
 	sw      taskSwitch
 	started bool
 	killed  bool
