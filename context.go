@@ -254,7 +254,7 @@ func NewContextVar[V any](name string, def V) *ContextVar[V] {
 func (v *ContextVar[V]) Name() string { return v.name }
 
 // String returns a repr like contextvars': <ContextVar name='x'>.
-func (v *ContextVar[V]) String() string { return fmt.Sprintf("<ContextVar name='%s'>", v.name) }
+func (v *ContextVar[V]) String() string { return fmt.Sprintf("<ContextVar name=%s>", pyQuote(v.name)) }
 
 // Get returns the variable's value in task t's context, or its default.
 func (v *ContextVar[V]) Get(t *T) V { return v.Value(t.baseContext()) }

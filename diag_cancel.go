@@ -86,7 +86,7 @@ func (l *Loop) cancelRequestsByTask() map[*T][]CancelRequest {
 			if name == "" {
 				name = r.by.Name()
 			}
-			req.By = "task '" + name + "' (" + taskID(r.by) + ")"
+			req.By = "task " + pyQuote(name) + " (" + taskID(r.by) + ")"
 		}
 		m[r.target] = append(m[r.target], req)
 	}

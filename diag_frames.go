@@ -21,12 +21,13 @@ type Frame struct {
 	Line     int    `json:"line"`
 }
 
-// String formats the frame as "function file:line".
+// String formats the frame as "function file:line", the function and
+// the file quoted when they must be (see WriteTree).
 func (f Frame) String() string {
 	if f.Function == "" {
 		return "?"
 	}
-	return fmt.Sprintf("%s %s:%d", shortFunc(f.Function), f.File, f.Line)
+	return fmt.Sprintf("%s %s:%d", quoteText(shortFunc(f.Function)), quoteText(f.File), f.Line)
 }
 
 // shortFunc drops the import path before the package name:

@@ -342,7 +342,7 @@ func (f *futureCore) watchUnretrieved(err error) {
 	r.loop, r.err = f.loop, err
 	r.message = "Future exception was never retrieved"
 	if f.task != nil {
-		r.message = "Task exception was never retrieved: " + f.task.Name()
+		r.message = "Task exception was never retrieved: " + quoteText(f.task.Name())
 	}
 	l := f.loop
 	l.unretrievedSeq++

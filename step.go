@@ -72,7 +72,7 @@ func (t *T) main() {
 			// it (TASK-9), and the Goexit goes on.
 			if r != nil {
 				l.CallExceptionHandler(ExceptionContext{
-					Message: "Exception in task " + t.Name() + " while unwinding at Close",
+					Message: "Exception in task " + quoteText(t.Name()) + " while unwinding at Close",
 					Err:     newPanicError(r),
 					Task:    t,
 				})

@@ -268,7 +268,7 @@ func (t *T) String() string {
 	case t.numCancelRequested > 0:
 		state = "cancelling"
 	}
-	return fmt.Sprintf("<Task %s name='%s'>", state, t.Name())
+	return fmt.Sprintf("<Task %s name=%s>", state, pyQuote(t.Name()))
 }
 
 func (l *Loop) removeTask(t *T) {
