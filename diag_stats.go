@@ -94,10 +94,6 @@ type loopMetrics struct {
 	callbackTime time.Duration // timed callbacks (diagnostics on)
 	stepTime     time.Duration // timed steps (diagnostics on)
 	stepHist     [StepBuckets]uint64
-
-	// suspendHook, set by the cancellation tester (internal/hooks), runs
-	// on a task's goroutine each time one of the loop's tasks suspends.
-	suspendHook func(t *T)
 }
 
 // recordStep adds one timed step of duration d to the metrics.

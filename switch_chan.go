@@ -51,5 +51,6 @@ func (s *taskSwitch) created() bool { return s.resumeCh != nil }
 func (l *Loop) releaseWorkers() {}
 func (s *taskSwitch) labelled() {}
 
-// worker is the pooled goroutine of switch.go; this implementation has none.
+// worker is the pooled goroutine of switch.go; this implementation has
+// none, so Loop.workers stays empty.
 type worker struct{}
