@@ -200,10 +200,10 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 // textDumpGoroutines is how many goroutines the process may have for the
 // watchdog to take its report from a text dump of every goroutine
 // (runtime.Stack(all), which stops the world while it formats them all:
-// about 2 ms per 1,000 goroutines). With more, it reads the goroutine
-// profile instead, which stops the world only briefly at its start and end
-// and records the other goroutines' stacks while they stay stopped one at
-// a time, so the pause an unrelated goroutine sees stays small whatever
+// 1.8 s for 100,000 parked tasks on our loaded test machine, so some 20 ms
+// per 1,000 goroutines). With more, it reads the goroutine profile instead,
+// which stops the world only briefly at its start and end and records each
+// other goroutine's stack while only that goroutine waits, so the pause an unrelated goroutine sees stays small whatever
 // the number of parked tasks; that report has no goroutine id, wait
 // reason or arguments. A variable, so that tests can take either path.
 var textDumpGoroutines = 1000
