@@ -35,7 +35,7 @@ type CallbackID uint64
 // doneCallback is one registration: a user callback, or (task != nil) the
 // wakeup of a task awaiting the future. awaiter, when set, is the future or
 // task that waits through this callback (a combinator's outer future, a
-// TaskGroup's parent): the awaited-by edge of call graphs (callgraph.go).
+// TaskGroup's parent): the awaited-by edge of call graphs (diag_callgraph.go).
 // A registration with only awaiter set is a bare edge added by
 // FutureAddToAwaitedBy: it is never scheduled.
 type doneCallback struct {
@@ -553,4 +553,51 @@ func (f *Future[V]) String() string {
 		return "<Future cancelled>"
 	}
 	return "<Future pending>"
+}
+
+// futureKind says what a future is for, so a dump can say what a task
+// awaits without a stack.
+type futureKind uint8
+
+const (
+	kindPlain futureKind = iota
+	kindSleep
+	kindGather
+	kindShield
+	kindWait
+	kindAsCompleted
+	kindCancelWait
+	kindTaskGroup
+	kindLock
+	kindEvent
+	kindCondition
+	kindSemaphore
+	kindQueueGet
+	kindQueuePut
+	kindExecutor
+)
+
+var kindNames = [...]string{
+	kindPlain:       "future",
+	kindSleep:       "sleep",
+	kindGather:      "gather",
+	kindShield:      "shield",
+	kindWait:        "wait",
+	kindAsCompleted: "as_completed",
+	kindCancelWait:  "cancel-and-wait",
+	kindTaskGroup:   "taskgroup",
+	kindLock:        "Lock.Acquire",
+	kindEvent:       "Event.Wait",
+	kindCondition:   "Condition.Wait",
+	kindSemaphore:   "Semaphore.Acquire",
+	kindQueueGet:    "Queue.Get",
+	kindQueuePut:    "Queue.Put",
+	kindExecutor:    "executor",
+}
+
+func (k futureKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "future"
 }

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// ValueError and ErrValue (used below for bad input) are defined in combinators.go.
+// ValueError and ErrValue (used below for bad input) are defined in errors.go.
 
 // loopBinding ports mixins._LoopBoundMixin: a primitive binds to the loop of
 // the first task that has to create a future, and refuses every other loop.
@@ -98,7 +98,7 @@ func waitersSuffix(n int) string {
 
 // Lock ports asyncio.Lock: a non-reentrant mutex without an owner (any task
 // may release it) with strict FIFO hand-off (LOCK-1..4). The zero value is
-// not usable; create it with NewLock. Like every primitive here it is not
+// an unlocked Lock, ready to use (NewLock returns one). Like every primitive here it is not
 // goroutine-safe: use it only from tasks and callbacks of one loop.
 type Lock struct {
 	binding loopBinding

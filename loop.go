@@ -1,8 +1,6 @@
 package asyncio
 
 import (
-	"fmt"
-	"log/slog"
 	"math"
 	"runtime/trace"
 	"sync"
@@ -83,7 +81,6 @@ type Loop struct {
 	debug            bool
 	checkAll         bool // checkThread checks: checkEveryMode || debug
 	slowCallback     time.Duration
-	stepStart        time.Time
 
 	// holder is the gid.Token of the goroutine running the loop right now
 	// (the driver in RunForever, or the task goroutine holding it), 0
@@ -92,8 +89,16 @@ type Loop struct {
 	holder      atomic.Uint64
 	driverToken uint64 // gid.Token of the goroutine in RunForever
 
-	wd    watchdog   // see watchdog.go
+	wd    watchdog   // see diag_watchdog.go
 	stall stallWatch // virtual time waiting for outside work (stall.go)
+
+	// coarseNow is the loop's clock as last read by the loop itself (a
+	// wait, a timer check, or every coarseClockEvery+1 iterations): what
+	// a suspending task records as the start of its wait, for free.
+	coarseNow time.Duration
+	// beforePoll and afterPoll are the poll hooks (Redis ae.c's
+	// beforesleep/aftersleep): SetBeforePoll, SetAfterPoll.
+	beforePoll, afterPoll func()
 
 	closeHooks     []*closeHook // OnClose, in registration order
 	closeHooksLive int
@@ -106,20 +111,23 @@ type Loop struct {
 	unretrieved    []*unretrieved
 	unretrievedSeq uint64
 
-	// diagOn is the one flag the hot paths test: some diagnostic is on
-	// (debug mode, a WithTask* option, step timing, runtime/trace, the
-	// cancellation tester). It is refreshed every iteration, since
-	// tracing can start at any time (introspect.go, trace.go).
-	diagOn    bool
-	diagFlags diagFlags
-	metrics   loopMetrics // counters and hooks (metrics.go)
+	// obs is what observes the loop's tasks (diag_observe.go), nil when
+	// nothing does; diagSet the settings it is derived from.
+	obs     observer
+	diagSet diagSettings
+	metrics loopMetrics // counters (diag_stats.go)
 	// cancelLog is a ring of the last cancel requests, who cancelled whom
-	// (introspect.go); allocated at the first one.
+	// (diag_cancel.go); allocated at the first one.
 	cancelLog     []cancelRecord
 	cancelLogNext uint64
 
-	handleSlab []Handle // unused Handles for CallSoon; see newHandle
+	handleSlab []Handle  // unused Handles for CallSoon; see newHandle
+	workers    []*worker // parked task goroutines (switch.go)
 }
+
+// coarseClockEvery+1 is how many iterations may pass between two reads of
+// the coarse clock when the loop neither waits nor has timers.
+const coarseClockEvery = 127
 
 const (
 	sleepAwake = iota
@@ -142,9 +150,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	for _, o := range opts {
 		o(l)
 	}
-	l.checkAll = checkEveryMode || l.debug
-	l.updateWatchdog()
-	l.refreshDiag()
+	l.settingsChanged()
 	return l
 }
 
@@ -174,9 +180,7 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // goroutine that is not running the loop panic.
 func (l *Loop) SetDebug(on bool) {
 	l.debug = on
-	l.checkAll = checkEveryMode || on
-	l.updateWatchdog()
-	l.refreshDiag()
+	l.settingsChanged()
 }
 
 // Debug reports whether debug mode is on (asyncio's get_debug).
@@ -188,7 +192,7 @@ func (l *Loop) Debug() bool { return l.debug }
 // watchdog with its stack (see SetBlockedThreshold).
 func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
 	l.slowCallback = d
-	l.updateWatchdog()
+	l.settingsChanged()
 }
 
 func (l *Loop) checkClosed() {
@@ -545,17 +549,19 @@ func (l *Loop) retake() {
 // queue, and take the snapshot of entries this iteration runs.
 func (l *Loop) startIteration() {
 	l.metrics.iterations++
-	l.diagOn = l.diagFlags != 0 || trace.IsEnabled()
+	if trace.IsEnabled() != l.diagSet.tracing {
+		l.settingsChanged() // tracing started or stopped: the observers follow
+	}
 	// The len checks keep the calls off the path of a loop without timers
 	// (a Sleep(t, 0) loop is this function and little else).
 	if len(l.timers) > 0 {
 		l.dropCancelledTimers()
 	}
 	l.drainThreadsafe()
-	if l.metrics.beforePoll != nil {
+	if l.beforePoll != nil {
 		// Before the timeout is computed, as ae.c's beforesleep: what the
 		// hook schedules makes this poll not block.
-		l.runPollHook(l.metrics.beforePoll, "before-poll")
+		l.runPollHook(l.beforePoll, "before-poll")
 	}
 	timeout := time.Duration(0)
 	if l.ready.len() == 0 && !l.stopping {
@@ -569,14 +575,14 @@ func (l *Loop) startIteration() {
 	if l.deadlocked {
 		return
 	}
-	if l.metrics.afterPoll != nil {
-		l.runPollHook(l.metrics.afterPoll, "after-poll")
+	if l.afterPoll != nil {
+		l.runPollHook(l.afterPoll, "after-poll")
 	}
 	l.drainThreadsafe()
 	if len(l.timers) > 0 {
 		l.queueDueTimers()
 	} else if l.metrics.iterations&coarseClockEvery == 0 {
-		l.metrics.coarseNow = l.Time()
+		l.coarseNow = l.Time()
 	}
 	l.snapshotLeft = l.ready.len()
 	l.metrics.entries += uint64(l.snapshotLeft)
@@ -620,7 +626,7 @@ func (l *Loop) idleTimeout() time.Duration {
 // now + resolution" is "when <= now".
 func (l *Loop) queueDueTimers() {
 	end := l.Time()
-	l.metrics.coarseNow = end
+	l.coarseNow = end
 	for len(l.timers) > 0 {
 		t := l.timers.first()
 		if t.cancelled {
@@ -644,11 +650,12 @@ func (l *Loop) queueDueTimers() {
 func (l *Loop) runCallbacks() {
 	var fn func()
 	var h *Handle
-	var start time.Time
 	defer func() {
 		if r := recover(); r != nil {
 			l.reportCallbackPanic(r, fn, h)
-			l.reportIfSlow(fn, start)
+			if l.obs != nil {
+				l.obs.callbackEnded(fn)
+			}
 		}
 	}()
 	for l.snapshotLeft > 0 && !l.ready.nextIsTask() {
@@ -661,27 +668,13 @@ func (l *Loop) runCallbacks() {
 			}
 		}
 		l.progress()
-		if l.diagFlags == 0 { // timed with a diagnostic on (not for tracing alone)
+		if l.obs == nil {
 			fn()
 			continue
 		}
-		start = time.Now()
+		l.obs.callbackBegan()
 		fn()
-		l.reportIfSlow(fn, start)
-		start = time.Time{}
-	}
-}
-
-// reportIfSlow warns about a callback that ran for slowCallback or longer
-// (debug mode; start is zero when the callback was not timed).
-func (l *Loop) reportIfSlow(fn func(), start time.Time) {
-	if start.IsZero() {
-		return
-	}
-	dt := time.Since(start)
-	l.metrics.callbackTime += dt
-	if l.debug && dt >= l.slowCallback {
-		slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
+		l.obs.callbackEnded(fn)
 	}
 }
 
@@ -848,6 +841,7 @@ func (l *Loop) Close() error {
 	l.threadsafePending = nil
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
+	l.releaseWorkers() // the pooled task goroutines (switch.go)
 	// After the pending tasks' deferred calls (they may fail futures) and
 	// once the cleanups can no longer queue a report.
 	l.reportUnretrievedAtClose()
@@ -954,4 +948,56 @@ func (l *Loop) reportCallbackPanic(r any, fn func(), h *Handle) {
 		Err:     newPanicError(r),
 		Handle:  h,
 	})
+}
+
+// coarseTime is Time without a clock read: exact on virtual time, else
+// the clock as the loop last read it.
+func (l *Loop) coarseTime() time.Duration {
+	if l.virtual {
+		return l.virtualNow
+	}
+	return l.coarseNow
+}
+
+// pollBlocking is poll for a wait that may block, timed for Stats.
+func (l *Loop) pollBlocking(timeout time.Duration) {
+	t0 := l.Time()
+	l.poll(timeout)
+	t1 := l.Time()
+	l.metrics.pollTime += t1 - t0
+	l.coarseNow = t1
+}
+
+// SetBeforePoll sets fn to run on the loop right before each poll for I/O,
+// once per iteration, before the poll's timeout is computed (Redis ae.c's
+// beforesleep): whatever fn schedules keeps that poll from blocking. Use it
+// to batch work once per iteration, e.g. flush buffered writes. nil removes
+// the hook. A panic in fn is reported to the exception handler and the
+// loop goes on, as for a callback. Call it from the goroutine running the
+// loop (or before the loop runs).
+func (l *Loop) SetBeforePoll(fn func()) { l.beforePoll = fn }
+
+// SetAfterPoll sets fn to run on the loop right after each poll for I/O,
+// before the ready file descriptors' and due timers' callbacks are queued
+// (ae.c's aftersleep); what fn schedules with CallSoon runs in the same
+// iteration. It does not run when a loop on virtual time stops with
+// ErrDeadlock (there was no poll). nil removes the hook; panics are
+// contained as in SetBeforePoll.
+func (l *Loop) SetAfterPoll(fn func()) { l.afterPoll = fn }
+
+// runPollHook runs a poll hook, reporting a panic to the exception handler
+// (LOOP-12) instead of letting it take the loop down.
+func (l *Loop) runPollHook(fn func(), which string) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.CallExceptionHandler(ExceptionContext{
+				Message: "Exception in " + which + " hook " + funcName(fn),
+				Err:     newPanicError(r),
+			})
+		}
+	}()
+	// User code runs next on this goroutine: it must be the holder (the
+	// driver may have left a parked task's token there, see retake).
+	l.takeLoop(gid.Token())
+	fn()
 }

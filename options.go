@@ -1,6 +1,9 @@
 package asyncio
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // TaskOption configures CreateTask.
 type TaskOption func(*T)
@@ -62,21 +65,36 @@ func WithEagerTasks() LoopOption { return func(l *Loop) { l.eagerTasks = true } 
 // WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).
 func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }
 
+// WithBlockedThreshold sets the watchdog's threshold from the start, as
+// Loop.SetBlockedThreshold does on a running loop: how long one task step
+// or callback may hold the loop before it is reported; d <= 0 turns the
+// watchdog off.
+func WithBlockedThreshold(d time.Duration) LoopOption {
+	return func(l *Loop) { l.wd.explicit = blockedSetting(d) }
+}
+
+// WithSlowCallbackDuration sets debug mode's slow-callback threshold from
+// the start (asyncio's loop.slow_callback_duration), as
+// Loop.SetSlowCallbackDuration does later.
+func WithSlowCallbackDuration(d time.Duration) LoopOption {
+	return func(l *Loop) { l.slowCallback = d }
+}
+
 // WithTaskStacks records each task's goroutine at its first step (about a
 // microsecond per task), so that snapshots (Snapshot, SnapshotThreadsafe,
 // the ErrDeadlock dump) and call graphs (CaptureCallGraph) show the Go
 // line each suspended task waits on, and the task that created it. Debug
 // mode records them too.
-func WithTaskStacks() LoopOption { return func(l *Loop) { l.diagFlags |= diagStacks } }
+func WithTaskStacks() LoopOption { return func(l *Loop) { l.diagSet.stacks = true } }
 
 // WithTaskLabels sets a pprof label on each task's goroutine at its first
 // step: LabelTask ("asyncio.task") = the task's name, so CPU and goroutine
 // profiles split by task. It costs an allocation or two per task. Samples
 // taken while a task's goroutine runs the loop's callbacks between its own
 // steps carry that task's label too. Debug mode sets the labels too.
-func WithTaskLabels() LoopOption { return func(l *Loop) { l.diagFlags |= diagLabels } }
+func WithTaskLabels() LoopOption { return func(l *Loop) { l.diagSet.labels = true } }
 
 // WithStepTiming times every callback and task step, for Stats'
 // CallbackTime, StepTime and StepDurations (two clock reads per step).
 // Debug mode times them too.
-func WithStepTiming() LoopOption { return func(l *Loop) { l.diagFlags |= diagTiming } }
+func WithStepTiming() LoopOption { return func(l *Loop) { l.diagSet.timing = true } }

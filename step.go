@@ -10,11 +10,12 @@ package asyncio
 import (
 	"errors"
 	"runtime"
-	"time"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
+// beginStep does the loop's half of asyncio's Task.__step before the
+// task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
 func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	if t.fut.done() {
 		return false
@@ -43,18 +44,20 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	t.stepErr = err
 	l.current = t
 	l.progress()
-	if l.diagOn {
-		l.diagBeginStep(t, err)
+	if l.obs != nil {
+		l.obs.stepBegan(t, err)
 	}
 	return true
 }
 
+// main is the body of the task's goroutine. When it returns, control goes
+// back to the goroutine that resumed the task.
 func (t *T) main() {
 	l := t.fut.loop
 	token := gid.Token()
 	l.takeLoop(token)
-	if l.diagOn {
-		t.diagStarted()
+	if l.obs != nil {
+		l.obs.taskStarted(t)
 	}
 	returned := false
 	defer func() {
@@ -92,6 +95,9 @@ func (t *T) main() {
 	l.endStep(t)
 }
 
+// suspendOn makes t wait until f is done (TASK-3 step 5, "yielded a
+// future"). It returns the error thrown into the step that resumes t: the
+// awaited future's error, or a cancellation.
 func (t *T) suspendOn(f *futureCore) error {
 	if t.killed {
 		return errKilled
@@ -121,6 +127,8 @@ func (t *T) suspendOn(f *futureCore) error {
 	return err
 }
 
+// yield is a bare yield (sleep(0)): one more step is queued behind
+// everything already ready.
 func (t *T) yield() error {
 	if t.killed {
 		return errKilled
@@ -129,11 +137,15 @@ func (t *T) yield() error {
 	return t.park()
 }
 
+// park ends the current step. The task first runs the loop itself, as
+// long as what comes next is callbacks or its own next step (then it goes
+// on with no switch at all); when another task's step comes up, it gives
+// control back to the goroutine in RunForever and waits to be resumed.
 func (t *T) park() error {
 	l := t.fut.loop
 	t.waitSince = l.coarseTime()
-	if l.diagOn {
-		t.diagSuspending()
+	if l.obs != nil {
+		l.obs.suspending(t)
 	}
 	l.endStep(t)
 	// An eager first step ends here: straight back to the creator, which
@@ -153,8 +165,8 @@ func (t *T) park() error {
 	}
 	err := t.stepErr
 	t.stepErr = nil
-	if l.diagOn {
-		t.diagResumed(err)
+	if l.obs != nil {
+		l.obs.resumed(t, err)
 	}
 	return err
 }
@@ -170,25 +182,27 @@ func (t *T) park() error {
 // it: next switches to the task's goroutine and its yield switches back
 // to whichever goroutine called next).
 func (l *Loop) eagerStart(t *T) {
-	prev, prevStart, prevHolder := l.current, l.stepStart, l.holder.Load()
+	prev, prevHolder := l.current, l.holder.Load()
 	t.started, t.eager = true, eagerStepping
 	l.current = t
-	if l.debug {
-		l.stepStart = time.Now()
+	if l.obs != nil {
+		l.obs.stepBegan(t, nil)
 	}
 	t.resume()
 	t.eager = 0
-	l.current, l.stepStart = prev, prevStart
+	l.current = prev
 	l.takeLoop(prevHolder) // the creator runs the loop again
 }
 
+// endStep is called when t's step ends (it parks or finishes).
 func (l *Loop) endStep(t *T) {
 	l.current = nil
-	if l.diagOn {
-		l.diagEndStep(t)
+	if l.obs != nil {
+		l.obs.stepEnded(t)
 	}
 }
 
+// finishStep records the outcome of the task's function (TASK-3 step 5).
 func (t *T) finishStep(err error) {
 	f := t.fut
 	switch {
@@ -207,12 +221,16 @@ func (t *T) finishStep(err error) {
 	if t.ctx != nil {
 		t.endContext() // context.go: the task's Context is done
 	}
-	t.fut.loop.removeTask(t)
-	if t.diag != nil {
-		t.diagFinished(err)
+	l := t.fut.loop
+	l.removeTask(t)
+	if l.obs != nil {
+		l.obs.taskFinished(t, err)
 	}
 }
 
+// checkRunning panics unless t is the task whose step is running: an
+// await from a plain goroutine, a callback, or with another task's handle
+// is a programming error that would corrupt the loop.
 func (t *T) checkRunning(op string) {
 	if t == nil {
 		panicNilT(op)
@@ -264,46 +282,7 @@ func runTaskFunc(token uint64, t *T) error {
 	return err
 }
 
-var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")
-
-// park ends the current step. The task first runs the loop itself, as
-
-// long as what comes next is callbacks or its own next step (then it goes
-
-// on with no switch at all); when another task's step comes up, it gives
-
-// control back to the goroutine in RunForever and waits to be resumed.
-
-// beginStep does the loop's half of asyncio's Task.__step before the
-
-// task runs (TASK-3/TASK-4). It returns false if there is nothing to run.
-
-// endStep is called when t's step ends (it parks or finishes).
-
 // errGoexit fails a task whose goroutine called runtime.Goexit (for
-
 // example t.FailNow inside a task in a test). The Goexit then also ends
-
 // the goroutine running the loop, as iter.Pull propagates it.
-
-// main is the body of the task's goroutine. When it returns, control goes
-
-// back to the goroutine that resumed the task.
-
-// checkRunning panics unless t is the task whose step is running: an
-
-// await from a plain goroutine, a callback, or with another task's handle
-
-// is a programming error that would corrupt the loop.
-
-// suspendOn makes t wait until f is done (TASK-3 step 5, "yielded a
-
-// future"). It returns the error thrown into the step that resumes t: the
-
-// awaited future's error, or a cancellation.
-
-// yield is a bare yield (sleep(0)): one more step is queued behind
-
-// everything already ready.
-
-// finishStep records the outcome of the task's function (TASK-3 step 5).
+var errGoexit = errors.New("asyncio: task goroutine exited through runtime.Goexit")

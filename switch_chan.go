@@ -5,7 +5,7 @@ package asyncio
 import "runtime"
 
 // taskSwitch, channel implementation: one buffered channel each way. It
-// exists to measure against the coroutine switch (switch_coro.go), which
+// exists to measure against the coroutine switch (switch.go), which
 // is the default; build with -tags asyncio_chanswitch to use it.
 type taskSwitch struct {
 	resumeCh, backCh chan struct{}
@@ -46,3 +46,11 @@ func (t *T) kill() {
 }
 
 func (s *taskSwitch) created() bool { return s.resumeCh != nil }
+
+// The channel implementation does not pool goroutines.
+func (l *Loop) releaseWorkers() {}
+func (s *taskSwitch) labelled() {}
+
+// worker is the pooled goroutine of switch.go; this implementation has
+// none, so Loop.workers stays empty.
+type worker struct{}

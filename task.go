@@ -29,7 +29,8 @@ type T struct {
 	body taskBody
 
 	// sw resumes the task's goroutine for a step and gives control back
-	// when the step ends; the goroutine is started at the first step.
+	// when the step ends; the goroutine is taken from the loop's pool (or
+	// started) at the first step (switch.go).
 	sw      taskSwitch
 	started bool
 	killed  bool
@@ -65,7 +66,7 @@ type T struct {
 	// waitSince is the loop's coarse clock when the task last suspended,
 	// for dumps ("waiting for 2s"); diag holds what the diagnostics
 	// record (cancel requests, goroutine, trace task), nil until one of
-	// them has something to record (introspect.go).
+	// them has something to record (diag_observe.go).
 	waitSince time.Duration
 	diag      *taskDiag
 	// timeout is the innermost active Timeout scope of the task (its
@@ -162,8 +163,8 @@ func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, 
 	if l.debug {
 		tk.f.unretrieved = newUnretrieved(1)
 	}
-	if l.diagOn {
-		l.diagTaskCreated(&tk.t)
+	if l.obs != nil {
+		l.obs.taskCreated(&tk.t)
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)

@@ -377,8 +377,7 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 	w := &Watch{}
 	var main, victim *asyncio.T
 	points := 0
-	hooks.SetSuspendHook(loop, func(task any, where func() string) {
-		t := task.(*asyncio.T)
+	hooks.SetSuspendHook(loop, func(t *asyncio.T, where func() string) {
 		if !c.allTasks && t != main {
 			return
 		}
@@ -399,7 +398,7 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		main, w.t = t, t
 		return struct{}{}, fn(t, w)
 	}, asyncio.WithName("main"))
-	hooks.SetSuspendHook(loop, nil)
+	hooks.SetSuspendHook[asyncio.Loop, asyncio.T](loop, nil)
 
 	var ded *asyncio.DeadlockError
 	switch {

@@ -1,12 +1,37 @@
-// Package hooks lets the module's own tool packages reach loop internals
-// that are not public API. Package asyncio fills the variables in at init;
-// the types are untyped (any) because this package cannot import asyncio.
+// Package hooks lets the module's own tool packages (cancelcheck) observe a
+// loop through the seam package asyncio keeps unexported (its observers),
+// without widening the public API. Package asyncio registers the function
+// at init; this package cannot import asyncio (asyncio imports it), so the
+// registration is generic: the function is stored once, with its types,
+// and SetSuspendHook's type arguments, inferred at the call site from
+// *asyncio.Loop and a func(*asyncio.T, ...), must match them. A caller
+// therefore needs no type assertion, and a mismatch is a panic naming both
+// types at the first call, not a silent no-op.
 package hooks
 
-// SetSuspendHook installs fn on loop (an *asyncio.Loop) to run each time a
-// task of the loop suspends at an await, on that task's goroutine, with the
-// task (an *asyncio.T) and a function returning the await's location
-// ("function file:line" of the first frame outside the library); nil
-// removes it. The cancellation tester uses it to count a coroutine's
-// suspension points and to cancel it exactly at one of them.
-var SetSuspendHook func(loop any, fn func(task any, where func() string))
+import "fmt"
+
+// suspendHookSetter is what package asyncio registered: a
+// func(*asyncio.Loop, func(*asyncio.T, func() string)).
+var suspendHookSetter any
+
+// Register records set as the implementation of SetSuspendHook for loops
+// of type L and tasks of type T. Package asyncio calls it at init.
+func Register[L, T any](set func(loop *L, fn func(task *T, where func() string))) {
+	suspendHookSetter = set
+}
+
+// SetSuspendHook installs fn on loop to run each time a task of the loop
+// suspends at an await, on that task's goroutine, with the task and a
+// function returning the await's location ("function file:line" of the
+// first frame outside the library); nil removes it. The cancellation tester
+// uses it to count a coroutine's suspension points and to cancel it exactly
+// at one of them.
+func SetSuspendHook[L, T any](loop *L, fn func(task *T, where func() string)) {
+	set, ok := suspendHookSetter.(func(*L, func(*T, func() string)))
+	if !ok {
+		panic(fmt.Sprintf("hooks.SetSuspendHook: registered %T, called for (*%T, func(*%T, func() string))",
+			suspendHookSetter, *new(L), *new(T)))
+	}
+	set(loop, fn)
+}

@@ -29,6 +29,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,15 +74,21 @@ type watchdog struct {
 // slow-callback duration (100 ms unless set). The watchdog is a timer that
 // RunForever arms and stops; it takes effect at once on a running loop.
 func (l *Loop) SetBlockedThreshold(d time.Duration) {
+	l.wd.explicit = blockedSetting(d)
+	l.settingsChanged()
+}
+
+// blockedSetting is the explicit threshold for d: < 0 means off.
+func blockedSetting(d time.Duration) time.Duration {
 	if d <= 0 {
-		d = -1
+		return -1
 	}
-	l.wd.explicit = d
-	l.updateWatchdog()
+	return d
 }
 
 // updateWatchdog recomputes the effective threshold after a change of
-// setting, and re-arms the watchdog of a running loop.
+// setting, and re-arms the watchdog of a running loop (settingsChanged
+// calls it).
 func (l *Loop) updateWatchdog() {
 	th := l.wd.explicit
 	switch {
@@ -174,13 +181,7 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 	if token == 0 {
 		return // RunForever is returning
 	}
-	goroutine, stack := holderStack(token)
-	if token != l.wd.driver && parkedInSwitch(stack) {
-		// The holder is a task parked in its switch, which the driver
-		// left as holder after resuming it (see retake in loop.go): the
-		// loop runs on the driver now, and the driver's stack says where.
-		goroutine, stack = holderStack(l.wd.driver)
-	}
+	goroutine, stack := blockedStack(token, l.wd.driver)
 	who := "the goroutine holding it"
 	if goroutine != "" {
 		who = goroutine
@@ -196,6 +197,34 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 	})
 }
 
+// textDumpGoroutines is how many goroutines the process may have for the
+// watchdog to take its report from a text dump of every goroutine
+// (runtime.Stack(all), which stops the world while it formats them all:
+// 1.8 s for 100,000 parked tasks on our loaded test machine, so some 20 ms
+// per 1,000 goroutines). With more, it reads the goroutine profile instead,
+// which stops the world only briefly at its start and end and records each
+// other goroutine's stack while only that goroutine waits, so the pause an unrelated goroutine sees stays small whatever
+// the number of parked tasks; that report has no goroutine id, wait
+// reason or arguments. A variable, so that tests can take either path.
+var textDumpGoroutines = 1000
+
+// blockedStack returns the header ("goroutine 42") and the stack of the
+// goroutine holding the loop: the one whose driveLoop or runTaskFunc frame
+// carries token or, when that is a task parked in its switch (the driver
+// left it as holder after resuming it, see retake in loop.go), the
+// driver's, whose stack says where the loop runs now.
+func blockedStack(token, driver uint64) (goroutine, stack string) {
+	if runtime.NumGoroutine() > textDumpGoroutines {
+		return "", holderFromProfile()
+	}
+	buf, _ := goroutineDump()
+	goroutine, stack = holderStack(buf, token)
+	if token != driver && parkedInSwitch(stack) {
+		goroutine, stack = holderStack(buf, driver)
+	}
+	return goroutine, stack
+}
+
 // parkedInSwitch reports whether a goroutine's stack is that of a task
 // parked in its coroutine switch (T.suspend), which runs nothing.
 func parkedInSwitch(stack string) bool {
@@ -204,20 +233,11 @@ func parkedInSwitch(stack string) bool {
 }
 
 // holderStack returns the header ("goroutine 42") and the stack of the
-// goroutine whose driveLoop or runTaskFunc frame carries token. If the
-// traceback does not show the token (a format it does not know), it
-// returns every goroutine that runs a loop, so that the report still
-// shows the blocking call.
-func holderStack(token uint64) (goroutine, stack string) {
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) || len(buf) >= 64<<20 {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+// goroutine in the dump buf whose driveLoop or runTaskFunc frame carries
+// token. If the traceback does not show the token (a format it does not
+// know), it returns every goroutine that runs a loop, so that the report
+// still shows the blocking call.
+func holderStack(buf []byte, token uint64) (goroutine, stack string) {
 	marker := []byte(fmt.Sprintf("(%#x", token))
 	var candidates [][]byte
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
@@ -236,4 +256,48 @@ func holderStack(token uint64) (goroutine, stack string) {
 		}
 	}
 	return "", string(bytes.Join(candidates, []byte("\n\n")))
+}
+
+// holderFromProfile finds the goroutine holding the loop in the goroutine
+// profile (pprof's, at debug level 1: stacks without goroutine ids or
+// arguments, identical stacks counted once): the goroutines running a
+// loop (a driveLoop or runTaskFunc frame) that are neither parked in their
+// switch (T.suspend), resuming a task (T.resume: the loop runs on that
+// task) nor waiting in the loop's poll. With one loop running that is the
+// holder; with several, each loop's holder is listed. Each stack is
+// rendered as a traceback ("function(...)", "\tfile:line").
+func holderFromProfile() string {
+	var b bytes.Buffer
+	stackDumps.profiles.Add(1)
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return ""
+	}
+	var out []string
+	for _, rec := range strings.Split(b.String(), "\n\n") {
+		var frames []string
+		runsLoop, excluded := false, false
+		for _, line := range strings.Split(rec, "\n") {
+			// "#\t0x4a3f2c\tpkg.fn+0x2c\t/path/file.go:42"
+			f := strings.FieldsFunc(line, func(r rune) bool { return r == '\t' }) // padded with tabs
+			if len(f) != 4 || f[0] != "#" {
+				continue
+			}
+			fn := f[2]
+			if k := strings.LastIndex(fn, "+0x"); k > 0 {
+				fn = fn[:k]
+			}
+			switch {
+			case strings.HasSuffix(fn, "asyncio.runTaskFunc"), strings.HasSuffix(fn, "asyncio.driveLoop"):
+				runsLoop = true
+			case strings.HasSuffix(fn, "asyncio.(*T).suspend"), strings.HasSuffix(fn, "asyncio.(*T).resume"),
+				strings.HasSuffix(fn, "asyncio.(*Loop).poll"):
+				excluded = true
+			}
+			frames = append(frames, fn+"(...)\n\t"+f[3])
+		}
+		if runsLoop && !excluded {
+			out = append(out, "goroutine ? [from the goroutine profile]:\n"+strings.Join(frames, "\n"))
+		}
+	}
+	return strings.Join(out, "\n\n")
 }

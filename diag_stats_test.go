@@ -2,6 +2,8 @@ package asyncio
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,30 +186,63 @@ func TestPollHooks_PanicContained(t *testing.T) {
 	}, r)
 }
 
-// Each option switches its diagnostic on, and debug mode all of them.
+// Each option installs its observers, debug mode all of them, and a loop
+// with nothing on has no observer at all (the hot path's one nil check).
 func TestDiagOptions(t *testing.T) {
 	for _, c := range []struct {
+		name string
 		opt  LoopOption
-		want diagFlags
+		want string
 	}{
-		{WithTaskStacks(), diagStacks},
-		{WithTaskLabels(), diagLabels},
-		{WithStepTiming(), diagTiming},
-		{WithDebug(), diagDebug},
+		{"stacks", WithTaskStacks(), "stack timing"},
+		{"labels", WithTaskLabels(), "stack label timing"},
+		{"timing", WithStepTiming(), "timing"},
+		{"debug", WithDebug(), "stack label timing swallow"},
 	} {
 		l := NewLoop(c.opt)
-		if l.diagFlags != c.want || !l.diagOn {
-			t.Errorf("flags %b diagOn %v, want %b and true", l.diagFlags, l.diagOn, c.want)
+		if got := observerNames(l.obs); got != c.want {
+			t.Errorf("%s: observers %q, want %q", c.name, got, c.want)
 		}
 		l.SetDebug(false)
-		if c.want == diagDebug && (l.diagFlags != 0 || l.diagOn) {
-			t.Errorf("SetDebug(false) left flags %b diagOn %v", l.diagFlags, l.diagOn)
+		if c.name == "debug" && l.obs != nil {
+			t.Errorf("SetDebug(false) left observers %q", observerNames(l.obs))
 		}
 		mustClose(t, l)
 	}
-	if l := NewLoop(); l.diagOn {
-		t.Errorf("a plain loop has diagOn (flags %b)", l.diagFlags)
+	if l := NewLoop(); l.obs != nil {
+		t.Errorf("a plain loop has observers %q", observerNames(l.obs))
 	}
+}
+
+// observerNames names a loop's observers in order, for tests.
+func observerNames(o observer) string {
+	var names []string
+	var add func(o observer)
+	add = func(o observer) {
+		switch o := o.(type) {
+		case nil:
+		case observers:
+			for _, x := range o {
+				add(x)
+			}
+		case stackObserver:
+			names = append(names, "stack")
+		case labelObserver:
+			names = append(names, "label")
+		case *timingObserver:
+			names = append(names, "timing")
+		case swallowObserver:
+			names = append(names, "swallow")
+		case traceObserver:
+			names = append(names, "trace")
+		case testerObserver:
+			names = append(names, "tester")
+		default:
+			names = append(names, fmt.Sprintf("%T", o))
+		}
+	}
+	add(o)
+	return strings.Join(names, " ")
 }
 
 // THREAD-6: a poll hook is loop code like a callback: it may schedule,

@@ -13,6 +13,7 @@ package asyncio
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -114,7 +115,7 @@ func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph
 	}
 	splice(directAwaiters(f), 0)
 	for _, w := range awaiters {
-		if indexOfCore(path, w) >= 0 {
+		if slices.Contains(path, w) {
 			continue // a cycle: cut it here
 		}
 		g.AwaitedBy = append(g.AwaitedBy, buildGraph(awaitableOf(w), w, path))
@@ -122,7 +123,9 @@ func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph
 	return g
 }
 
-// directAwaiters are the futures (a task's future for a task) waiting on f.
+// directAwaiters are the futures (a task's future for a task) waiting on
+// f: the one walk over awaited-by edges that call graphs and snapshots
+// (awaitersOf) share.
 func directAwaiters(f *futureCore) []*futureCore {
 	var out []*futureCore
 	if f.waiter != nil {
@@ -137,15 +140,6 @@ func directAwaiters(f *futureCore) []*futureCore {
 		}
 	}
 	return out
-}
-
-func indexOfCore(xs []*futureCore, x *futureCore) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }
 
 // awaitableOf is the Awaitable of a future core: its task, or a view.

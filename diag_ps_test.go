@@ -57,18 +57,18 @@ func TestWriteTree_Layout(t *testing.T) {
 	}
 	want := `└── (T) main [running]
     └──  asyncio.startTask.func1 helpers_test.go:N
-        └──  asyncio.dumpScenario.func1 ps_test.go:N
+        └──  asyncio.dumpScenario.func1 diag_ps_test.go:N
             └──  asyncio.TaskGroup taskgroup.go:N
-                └──  asyncio.dumpScenario.func1.1 ps_test.go:N
-                    └──  asyncio.Snapshot introspect.go:N
+                └──  asyncio.dumpScenario.func1.1 diag_ps_test.go:N
+                    └──  asyncio.Snapshot diag_snapshot.go:N
                         ├── (T) worker [ready; cancelling 1]
-                        │   └──  asyncio.dumpScenario.func1.1.1 ps_test.go:N
+                        │   └──  asyncio.dumpScenario.func1.1.1 diag_ps_test.go:N
                         │       └──  asyncio.(*Queue[...]).Get queues.go:N
                         └── (T) awaiter [waiting 1.5s on task 'sleeper']
-                            └──  asyncio.dumpScenario.func1.1.3 ps_test.go:N
+                            └──  asyncio.dumpScenario.func1.1.3 diag_ps_test.go:N
                                 └──  asyncio.(*Task[...]).Await task.go:N
                                     └── (T) sleeper [waiting 1.5s on sleep]
-                                        └──  asyncio.dumpScenario.func1.1.2 ps_test.go:N
+                                        └──  asyncio.dumpScenario.func1.1.2 diag_ps_test.go:N
                                             └──  asyncio.Sleep task.go:N
 `
 	if d := cmp.Diff(want, normalizeDump(b.String())); d != "" {

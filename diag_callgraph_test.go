@@ -156,8 +156,8 @@ func TestCallGraph_Stacks(t *testing.T) {
 	if err := l.RunUntilComplete(main); err != nil {
 		t.Fatal(err)
 	}
-	if len(self.CallStack) == 0 || self.CallStack[0].Line != selfLine || !strings.HasSuffix(self.CallStack[0].File, "/callgraph_test.go") {
-		t.Errorf("own stack %v, want callgraph_test.go:%d first", self.CallStack, selfLine)
+	if len(self.CallStack) == 0 || self.CallStack[0].Line != selfLine || !strings.HasSuffix(self.CallStack[0].File, "/diag_callgraph_test.go") {
+		t.Errorf("own stack %v, want diag_callgraph_test.go:%d first", self.CallStack, selfLine)
 	}
 	if len(other.CallStack) < 2 || shortFunc(other.CallStack[0].Function) != "asyncio.Sleep" || other.CallStack[1].Line != otherLine {
 		t.Errorf("worker's stack %v, want asyncio.Sleep then line %d", other.CallStack, otherLine)
@@ -191,7 +191,7 @@ func TestFormatCallGraph_Layout(t *testing.T) {
 	want := `* Task(name='leaf', id=0xID)
   + Call stack:
   |   File 'task.go', line N, in asyncio.Sleep()
-  |   File 'callgraph_test.go', line N, in asyncio.TestFormatCallGraph_Layout.func1.1()
+  |   File 'diag_callgraph_test.go', line N, in asyncio.TestFormatCallGraph_Layout.func1.1()
   |   File 'helpers_test.go', line N, in asyncio.startTask.func1()
   + Awaited by:
     * Future(id=0xID, kind='gather')

@@ -394,7 +394,7 @@ func TestSwallowedCancel_SameAwaitAgain(t *testing.T) {
 		e.DeliveredAt.Line != line || e.ThenAt.Line != line || e.DeliveredAt.File != thisFile {
 		t.Errorf("report %+v, want both locations at line %d", e, line)
 	}
-	if !strings.Contains(e.Error(), fmt.Sprintf("introspect_test.go:%d", line)) {
+	if !strings.Contains(e.Error(), fmt.Sprintf("diag_snapshot_test.go:%d", line)) {
 		t.Errorf("message %q does not name the line", e.Error())
 	}
 }

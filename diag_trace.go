@@ -25,6 +25,53 @@ import (
 // -tagroot=asyncio.task).
 const LabelTask = "asyncio.task"
 
+// traceObserver is the runtime/trace observer, present while tracing is
+// on (startIteration notices when it starts or stops).
+type traceObserver struct{ noObserver }
+
+// taskCreated nests t's trace task in its creator's.
+func (traceObserver) taskCreated(t *T) {
+	if c := t.fut.loop.current; c != nil && c.diag != nil && c.diag.traceCtx != nil {
+		t.diagState().traceCtx = c.diag.traceCtx // the parent, until the task starts
+	}
+}
+
+func (traceObserver) taskStarted(t *T) { t.traceStepStart() }
+
+func (traceObserver) resumed(t *T, _ error) { t.traceStepStart() }
+
+// stepBegan logs a cancellation delivered into the step.
+func (traceObserver) stepBegan(t *T, err error) {
+	if err != nil && trace.IsEnabled() && IsCancelled(err) {
+		if d := t.diag; d != nil && d.traceCtx != nil {
+			trace.Log(d.traceCtx, "asyncio.cancel.delivered", err.Error())
+		}
+	}
+}
+
+func (traceObserver) stepEnded(t *T) {
+	if d := t.diag; d != nil && d.traceRegion != nil {
+		d.traceRegion.End()
+		d.traceRegion = nil
+	}
+}
+
+func (traceObserver) taskFinished(t *T, _ error) {
+	if d := t.diag; d != nil && d.traceTask != nil {
+		d.traceTask.End()
+		d.traceTask, d.traceCtx = nil, nil
+	}
+}
+
+func (traceObserver) cancelRequested(t *T, msg string) {
+	if !trace.IsEnabled() {
+		return
+	}
+	if d := t.diag; d != nil && d.traceCtx != nil {
+		trace.Log(d.traceCtx, "asyncio.cancel", msg)
+	}
+}
+
 // traceStepStart opens the trace region of a step, on the task's goroutine
 // (regions belong to a goroutine); the trace task is created on first use.
 func (t *T) traceStepStart() {
@@ -56,4 +103,9 @@ func (t *T) traceRename() {
 // watchdog reports a slow step's stack while it is still running.
 func (l *Loop) warnSlowStep(t *T, dt time.Duration) {
 	slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", t, dt.Seconds()))
+}
+
+// warnSlowCallback is the same warning for a callback.
+func (l *Loop) warnSlowCallback(fn func(), dt time.Duration) {
+	slog.Warn(fmt.Sprintf("Executing %s took %.3f seconds", funcName(fn), dt.Seconds()))
 }

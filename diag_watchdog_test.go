@@ -216,3 +216,25 @@ func firstFrame(stack string) string {
 	}
 	return lines[1]
 }
+
+// The options set from the start what the setters set later: the
+// watchdog's threshold (off for d <= 0) and the slow-callback duration, which
+// debug mode's threshold follows.
+func TestWatchdog_OptionsMatchSetters(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts []LoopOption
+		want time.Duration
+	}{
+		{"default", nil, defaultBlockedThreshold},
+		{"blocked 5s", []LoopOption{WithBlockedThreshold(5 * time.Second)}, 5 * time.Second},
+		{"blocked off", []LoopOption{WithBlockedThreshold(0)}, 0},
+		{"debug, slow 30ms", []LoopOption{WithDebug(), WithSlowCallbackDuration(30 * time.Millisecond)}, 30 * time.Millisecond},
+	} {
+		l := NewLoop(c.opts...)
+		if got := time.Duration(l.wd.threshold.Load()); got != c.want {
+			t.Errorf("%s: threshold %v, want %v", c.name, got, c.want)
+		}
+		mustClose(t, l)
+	}
+}
