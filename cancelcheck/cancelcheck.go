@@ -30,6 +30,7 @@ import (
 
 	"github.com/go-asyncio/asyncio"
 	"github.com/go-asyncio/asyncio/internal/hooks"
+	"github.com/go-asyncio/asyncio/internal/textquote"
 	"go.uber.org/goleak"
 )
 
@@ -259,7 +260,7 @@ func deadlockSummary(err error) string {
 	}
 	var parts []string
 	for _, ti := range d.Snapshot.Tasks {
-		parts = append(parts, ti.Name+" waits on "+ti.Awaits)
+		parts = append(parts, textquote.Text(ti.Name)+" waits on "+ti.Awaits)
 	}
 	return "the loop would block forever: " + strings.Join(parts, ", ")
 }

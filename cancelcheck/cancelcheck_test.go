@@ -314,3 +314,16 @@ type fakeTB struct {
 
 func (f *fakeTB) Helper()           {}
 func (f *fakeTB) Error(args ...any) { f.errors = append(f.errors, fmt.Sprint(args...)) }
+
+// A task name that carries a newline cannot add a line to a deadlock
+// outcome: it is quoted by the module's one rule (internal/textquote).
+func TestDeadlockSummary_QuotesTaskNames(t *testing.T) {
+	err := &asyncio.DeadlockError{Snapshot: &asyncio.LoopSnapshot{Tasks: []asyncio.TaskInfo{
+		{Name: "x\n└── (T) fake", Awaits: "future"},
+	}}}
+	got := deadlockSummary(err)
+	want := `the loop would block forever: "x\n└── (T) fake" waits on future`
+	if got != want {
+		t.Errorf("deadlockSummary = %q, want %q", got, want)
+	}
+}
