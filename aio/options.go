@@ -41,6 +41,8 @@ type options struct {
 	tlsHandshakeTimeout time.Duration
 	// sub shapes a child process (subprocess.go).
 	sub subprocessOptions
+	// simHost is WithNetwork's host (sim.go); nil: real sockets.
+	simHost *SimHost
 }
 
 // Resolver looks up the addresses of a host name. *net.Resolver
