@@ -88,3 +88,263 @@ func TestSimRefused(t *testing.T) {
 		return nil
 	})
 }
+
+// A reset in the middle of a response: the reader gets what arrived
+// before it and then an *IncompleteReadError, the protocol's
+// ConnectionLost gets ECONNRESET, Drain after it fails as on a real
+// reset, and the server's side sees the reset too.
+func TestSimResetMidStream(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		serverErr := asyncio.NewFuture[error](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			w.Write([]byte("part one;"))
+			_, err := r.ReadExactly(t, 1) // the client never sends: ends with the reset
+			serverErr.SetResult(err)
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		n.At(t.Loop().Time()+50*time.Millisecond, func() { n.Conns()[0].Reset() })
+		// As on a real socket: the reset is the reader's error (asyncio's
+		// ConnectionResetError), whatever was buffered.
+		_, err = r.ReadExactly(t, 100)
+		if !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("ReadExactly: %v, want ECONNRESET", err)
+		}
+		if !errors.Is(w.WaitClosed(t), syscall.ECONNRESET) {
+			return fmt.Errorf("WaitClosed: %v, want ECONNRESET", w.WaitClosed(t))
+		}
+		if !errors.Is(r.Err(), syscall.ECONNRESET) {
+			return fmt.Errorf("reader exception %v, want ECONNRESET", r.Err())
+		}
+		w.Write([]byte("late"))
+		if err := w.Drain(t); !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("Drain after the reset: %v, want ECONNRESET", err)
+		}
+		serr, err := serverErr.Await(t)
+		if err != nil {
+			return err
+		}
+		if !errors.Is(serr, syscall.ECONNRESET) {
+			return fmt.Errorf("server's read: %v, want ECONNRESET", serr)
+		}
+		if len(n.Conns()) != 0 {
+			return fmt.Errorf("connections left: %v", n.Conns())
+		}
+		return nil
+	})
+}
+
+// Half-close: the client's WriteEOF reaches the server as EOF after the
+// latency; the server still answers, then closes.
+func TestSimHalfClose(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			all, err := r.Read(t, -1) // until EOF
+			if err != nil {
+				return err
+			}
+			w.Write([]byte(fmt.Sprintf("got %q at %v", all, t.Loop().Time())))
+			return w.Drain(t)
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write([]byte("question"))
+		if err := w.WriteEOF(); err != nil {
+			return err
+		}
+		answer, err := r.Read(t, -1)
+		if err != nil {
+			return err
+		}
+		if want := `got "question" at 30ms`; string(answer) != want {
+			return fmt.Errorf("answer %q, want %q", answer, want)
+		}
+		w.Close()
+		if err := w.WaitClosed(t); err != nil {
+			return err
+		}
+		for len(n.Conns()) > 0 { // the relay closes once both EOFs are through
+			if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// A stalled connection is silent: a read under a timeout times out; after
+// Resume the held data arrives.
+func TestSimStall(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 5 * time.Millisecond})
+		srv, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		conn := n.Conns()[0]
+		conn.StallFor(30 * time.Second)
+		w.Write([]byte("ping\n"))
+		_, err = asyncio.WaitForFunc(t, time.Second, func(t *asyncio.T) ([]byte, error) { return r.ReadLine(t) })
+		if !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("read during the stall: %v, want a timeout", err)
+		}
+		line, err := r.ReadLine(t)
+		if err != nil {
+			return err
+		}
+		// Resumed at 30.01 s; the ping then takes 5 ms each way.
+		if string(line) != "ping\n" || t.Loop().Time() != 30*time.Second+10*time.Millisecond+10*time.Millisecond {
+			return fmt.Errorf("got %q at %v", line, t.Loop().Time())
+		}
+		return nil
+	})
+}
+
+// A partition holds segments and loses SYNs; after Heal both go through.
+func TestSimPartitionHeals(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 5 * time.Millisecond})
+		srv, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		n.Partition(c, s)
+		n.At(10*time.Second, func() { n.Heal(c, s) })
+		// SYNs at 0, 1, 3, 7 s are lost; the one at 15 s gets through.
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if now := t.Loop().Time(); now != 15*time.Second+10*time.Millisecond {
+			return fmt.Errorf("connected at %v, want 15.01s", now)
+		}
+		n.Partition(c, s)
+		n.At(t.Loop().Time()+time.Minute, func() { n.Heal(c, s) })
+		w.Write([]byte("ping\n"))
+		line, err := r.ReadLine(t)
+		if err != nil {
+			return err
+		}
+		if want := 15*time.Second + 10*time.Millisecond + time.Minute + 10*time.Millisecond; string(line) != "ping\n" || t.Loop().Time() != want {
+			return fmt.Errorf("got %q at %v, want at %v", line, t.Loop().Time(), want)
+		}
+		return nil
+	})
+}
+
+// A partition that never heals: the dial fails with ETIMEDOUT after the
+// SYN retries (1+2+...+64 s).
+func TestSimPartitionTimesOut(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{})
+		n.Partition(c, s)
+		_, err := DialConn(t, "tcp", "server:80", WithNetwork(c))
+		if !errors.Is(err, syscall.ETIMEDOUT) || t.Loop().Time() != 127*time.Second {
+			return fmt.Errorf("dial: %v at %v, want ETIMEDOUT at 127s", err, t.Loop().Time())
+		}
+		return nil
+	})
+}
+
+// Bandwidth: 1 MB at 1 MB/s over a 0-latency link takes 1 s; a small
+// Buffer makes the sender's transport buffer and pause its protocol.
+func TestSimBandwidthAndBuffer(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Bandwidth: 1 << 20, Buffer: 16 << 10})
+		got := asyncio.NewFuture[time.Duration](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			if _, err := r.ReadExactly(t, 1<<20); err != nil {
+				return err
+			}
+			got.SetResult(t.Loop().Time())
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		_, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write(make([]byte, 1<<20))
+		if w.Transport().WriteBufferSize() == 0 {
+			return fmt.Errorf("the transport buffered nothing: the network took 1 MiB at once")
+		}
+		if err := w.Drain(t); err != nil {
+			return err
+		}
+		at, err := got.Await(t)
+		if err != nil {
+			return err
+		}
+		if at != time.Second {
+			return fmt.Errorf("1 MiB at 1 MiB/s arrived at %v, want 1s", at)
+		}
+		return nil
+	})
+}
+
+// A peer that closes in the middle of a message: the reader gets an
+// *IncompleteReadError with what came.
+func TestSimEOFMidMessage(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Latency: time.Millisecond})
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			w.Write([]byte("part one;"))
+			w.Close()
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		_, err = r.ReadExactly(t, 100)
+		var short *IncompleteReadError
+		if !errors.As(err, &short) || string(short.Partial) != "part one;" {
+			return fmt.Errorf("ReadExactly: %v, want an IncompleteReadError with part one", err)
+		}
+		return nil
+	})
+}
