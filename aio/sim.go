@@ -344,8 +344,9 @@ func (h *SimHost) port() int {
 // WithNetwork runs CreateConnection, OpenConnection, DialConn ("tcp"),
 // CreateServer and StartServer on h's simulated network, as host h:
 // connections are dialled from h (a host name or address of the network,
-// not resolved by WithResolver), servers listen on h (host "" or h's name
-// or address). The code that makes the calls is the same as on real
+// not resolved by WithResolver), servers listen on h (host "", a
+// wildcard or loopback address, or h's name or address: a simulated host
+// has one address, so code that listens on 127.0.0.1 runs unchanged). The code that makes the calls is the same as on real
 // sockets; only this option changes. Other calls ignore it.
 func WithNetwork(h *SimHost) Option {
 	return func(o *options) { o.simHost = h }
@@ -368,13 +369,24 @@ type simListener struct {
 	closed  bool
 }
 
+// owns reports whether a server on h may listen on host: "", the
+// wildcard and loopback addresses (a simulated host has one address, and
+// they all mean it), h's name and h's address.
+func (h *SimHost) owns(host string) bool {
+	switch host {
+	case "", "0.0.0.0", "::", "127.0.0.1", "::1", "localhost":
+		return true
+	}
+	return h.n.lookup(host) == h
+}
+
 // listen is CreateServer on the network.
 func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, port int, o *options) (*Server, error) {
 	n := h.n
 	if err := n.check(t.Loop()); err != nil {
 		return nil, err
 	}
-	if host != "" && n.lookup(host) != h && host != "0.0.0.0" {
+	if !h.owns(host) {
 		return nil, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(host, port), os.NewSyscallError("bind", unix.EADDRNOTAVAIL))
 	}
 	if port == 0 {

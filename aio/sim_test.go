@@ -3,9 +3,13 @@
 package aio
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -344,6 +348,230 @@ func TestSimEOFMidMessage(t *testing.T) {
 		var short *IncompleteReadError
 		if !errors.As(err, &short) || string(short.Partial) != "part one;" {
 			return fmt.Errorf("ReadExactly: %v, want an IncompleteReadError with part one", err)
+		}
+		return nil
+	})
+}
+
+// jitteryScenario is a small fan-out over jittery links with a fault the
+// seed chooses; it returns the network's trace.
+func jitteryScenario(seed uint64) ([]string, error) {
+	var trace []string
+	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		n := NewSimNetwork(t, seed)
+		n.SetDefaultLink(LinkConfig{Latency: 5 * time.Millisecond, Jitter: 20 * time.Millisecond})
+		client := n.Host("client")
+		for i := range 3 {
+			h := n.Host(fmt.Sprintf("server%d", i))
+			echo := echoLines(h.Name() + ": ")
+			srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+				echo(t, r, w) // ends with the reset on one of them
+				return nil
+			}, "", 80, WithNetwork(h))
+			if err != nil {
+				return struct{}{}, err
+			}
+			defer srv.Close()
+		}
+		err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+			for i := range 3 {
+				asyncio.SpawnErr(g, func(t *asyncio.T) error {
+					r, w, err := OpenConnection(t, fmt.Sprintf("server%d", i), 80, WithNetwork(client))
+					if err != nil {
+						return err
+					}
+					defer w.Close()
+					for j := range 3 {
+						w.Write([]byte(fmt.Sprintf("line %d\n", j)))
+						if _, err := r.ReadLine(t); err != nil {
+							return nil // the reset
+						}
+					}
+					return nil
+				})
+			}
+			asyncio.SpawnErr(g, func(t *asyncio.T) error {
+				if err := asyncio.Sleep(t, 30*time.Millisecond); err != nil {
+					return err
+				}
+				if cs := n.Conns(); len(cs) > 0 {
+					cs[n.Rand().IntN(len(cs))].Reset()
+				}
+				return nil
+			})
+			return nil
+		})
+		trace = n.Trace()
+		return struct{}{}, err
+	}, asyncio.WithVirtualTime())
+	return trace, err
+}
+
+// The same seed gives the same trace, byte for byte; another seed another
+// one (jitter and the reset connection are the seed's choices).
+func TestSimTraceDeterministic(t *testing.T) {
+	clean(t)
+	a, err := jitteryScenario(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		b, err := jitteryScenario(7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Fatalf("seed 7 gave two traces:\n%s\n----\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+		}
+	}
+	c, err := jitteryScenario(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(a, "\n") == strings.Join(c, "\n") {
+		t.Fatalf("seeds 7 and 8 gave the same trace")
+	}
+	t.Logf("seed 7:\n%s", strings.Join(a, "\n"))
+	if !strings.Contains(strings.Join(a, "\n"), " reset") {
+		t.Fatalf("no reset in the trace:\n%s", strings.Join(a, "\n"))
+	}
+}
+
+// SearchSeeds reports the first seed whose run fails, and its error.
+func TestSimSearchSeeds(t *testing.T) {
+	var ran []uint64
+	seed, err := SearchSeeds(10, 20, func(seed uint64) error {
+		ran = append(ran, seed)
+		if seed%7 == 0 {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	if seed != 14 || err == nil || err.Error() != "seed 14: boom" || len(ran) != 5 {
+		t.Fatalf("SearchSeeds = %d, %v after %v", seed, err, ran)
+	}
+	if seed, err := SearchSeeds(1, 5, func(uint64) error { return nil }); seed != 0 || err != nil {
+		t.Fatalf("all pass: %d, %v", seed, err)
+	}
+}
+
+// A network used from another loop, or after Close, fails clearly;
+// closing the network ends its connections and its dials; nothing is
+// left open when the loop closes with connections open.
+func TestSimMisuseAndClose(t *testing.T) {
+	clean(t)
+	var other *SimHost
+	runVirtual(t, func(t *asyncio.T) error {
+		other = NewSimNetwork(t, 1).Host("x")
+		return nil
+	})
+	runVirtual(t, func(t *asyncio.T) error {
+		if _, err := DialConn(t, "tcp", "x:80", WithNetwork(other)); !errors.Is(err, ErrSimNetworkLoop) {
+			return fmt.Errorf("dial on another loop's network: %v", err)
+		}
+		if _, err := StartServer(t, closeAtOnce, "", 80, WithNetwork(other)); !errors.Is(err, ErrSimNetworkLoop) {
+			return fmt.Errorf("listen on another loop's network: %v", err)
+		}
+		n, c, s := simPair(t, 1, LinkConfig{Latency: time.Millisecond})
+		srv, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		n.Partition(c, s)
+		dial := asyncio.CreateTask(t, func(t *asyncio.T) (*Conn, error) { return DialConn(t, "tcp", "server:80", WithNetwork(c)) })
+		if err := asyncio.Sleep(t, 10*time.Millisecond); err != nil {
+			return err
+		}
+		n.Close()
+		if _, err := dial.Await(t); !errors.Is(err, ErrSimNetworkClosed) {
+			return fmt.Errorf("dial waiting at Close: %v", err)
+		}
+		if _, err := r.ReadLine(t); err != nil {
+			return fmt.Errorf("read after the network closed: %v, want EOF", err)
+		}
+		if !r.AtEOF() {
+			return fmt.Errorf("no EOF after the network closed")
+		}
+		if _, err := DialConn(t, "tcp", "server:80", WithNetwork(c)); !errors.Is(err, ErrSimNetworkClosed) {
+			return fmt.Errorf("dial after Close: %v", err)
+		}
+		// A second network's connection stays open until the loop closes.
+		n2, c2, s2 := simPair(t, 2, LinkConfig{})
+		srv2, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s2))
+		if err != nil {
+			return err
+		}
+		_ = srv2
+		if _, _, err := OpenConnection(t, "server", 80, WithNetwork(c2)); err != nil {
+			return err
+		}
+		if len(n2.Conns()) != 1 {
+			return fmt.Errorf("conns: %v", n2.Conns())
+		}
+		return nil
+	})
+}
+
+// DialConn over the network: net/http's request and response over the
+// loop's net.Conn, with the simulated addresses; a dial cancelled after
+// its connection was made closes the client's end (the server sees EOF).
+func TestSimDialConnHTTP(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		sawEOF := asyncio.NewFuture[bool](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			head, err := r.ReadUntil(t, []byte("\r\n\r\n"))
+			if err != nil {
+				var short *IncompleteReadError
+				sawEOF.SetResult(errors.As(err, &short) && len(short.Partial) == 0)
+				return nil
+			}
+			body := "you asked " + strings.Fields(string(head))[1]
+			w.Write([]byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)))
+			return w.Drain(t)
+		}, "", 8080, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		conn, err := DialConn(t, "tcp", "server:8080", WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if conn.RemoteAddr().String() != "10.0.0.2:8080" || conn.LocalAddr().String() != "10.0.0.1:49152" {
+			return fmt.Errorf("addresses %v -> %v", conn.LocalAddr(), conn.RemoteAddr())
+		}
+		req, _ := http.NewRequest("GET", "http://server:8080/x", nil)
+		if err := req.Write(conn); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || string(body) != "you asked /x" {
+			return fmt.Errorf("body %q, %v", body, err)
+		}
+		// Cancelled between the SYN's arrival (5 ms... here 10) and the
+		// SYN-ACK's: the server has the connection, the client gives up.
+		_, err = asyncio.WaitForFunc(t, 15*time.Millisecond, func(t *asyncio.T) (*Conn, error) {
+			return DialConn(t, "tcp", "server:8080", WithNetwork(c))
+		})
+		if !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("cancelled dial: %v", err)
+		}
+		if ok, err := sawEOF.Await(t); err != nil || !ok {
+			return fmt.Errorf("the server did not see the cancelled client go (%v)", err)
 		}
 		return nil
 	})
