@@ -256,6 +256,21 @@ func (n *SimNetwork) Conns() []*SimConn {
 	return cs
 }
 
+// ConnOf returns the open connection whose client end has the address
+// client (the client's "sockname", the server's "peername"), or nil:
+// how a test finds the connection of a transport, stream or Conn.
+func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
+	if client == nil {
+		return nil
+	}
+	for c := range n.conns {
+		if c.caddr.String() == client.String() {
+			return c
+		}
+	}
+	return nil
+}
+
 // Close closes the network: every connection's relay is closed (the
 // applications' sockets see EOF), listeners are forgotten, waiting dials
 // fail with ErrSimNetworkClosed, and later calls fail with it too.
