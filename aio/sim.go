@@ -59,6 +59,11 @@ type LinkConfig struct {
 	Jitter time.Duration
 	// Bandwidth is in bytes per second per direction; 0 is unlimited.
 	Bandwidth int
+	// Loss is the probability that a datagram is lost (streams are
+	// reliable and ignore it); Duplicate the probability that it arrives
+	// twice. Datagrams are each delayed by their own jitter, so Jitter
+	// reorders them.
+	Loss, Duplicate float64
 	// Buffer is how many bytes a direction holds in flight before it
 	// stops reading from the sender (whose own socket buffer then fills,
 	// and whose transport then buffers and pauses its protocol); 0 means
@@ -95,6 +100,8 @@ type SimNetwork struct {
 	conns     map[*SimConn]struct{}
 	nextConn  int
 	dials     map[*simDial]struct{}
+	endpoints map[string]*simEndpoint // datagram endpoints by address
+	peers     []int                   // the other ends of the endpoints' descriptors
 	trace     []string
 	closed    bool
 	disown    func() bool
@@ -114,6 +121,7 @@ func NewSimNetwork(owner asyncio.LoopOwner, seed uint64) *SimNetwork {
 		listeners: map[string]*simListener{},
 		conns:     map[*SimConn]struct{}{},
 		dials:     map[*simDial]struct{}{},
+		endpoints: map[string]*simEndpoint{},
 	}
 	n.disown = l.OnClose(n.release)
 	n.tracef("network seed %d", seed)
@@ -183,7 +191,8 @@ func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) { n.deflt = checkLink(cfg) }
 func (n *SimNetwork) SetLink(a, b *SimHost, cfg LinkConfig) { n.links[linkKey(a, b)] = checkLink(cfg) }
 
 func checkLink(cfg LinkConfig) LinkConfig {
-	if cfg.Latency < 0 || cfg.Jitter < 0 || cfg.Bandwidth < 0 || cfg.Buffer < 0 {
+	if cfg.Latency < 0 || cfg.Jitter < 0 || cfg.Bandwidth < 0 || cfg.Buffer < 0 ||
+		cfg.Loss < 0 || cfg.Loss > 1 || cfg.Duplicate < 0 || cfg.Duplicate > 1 {
 		panic(&asyncio.ValueError{Msg: fmt.Sprintf("LinkConfig: negative value in %+v", cfg)})
 	}
 	if cfg.Buffer == 0 {
@@ -291,7 +300,16 @@ func (n *SimNetwork) Close() {
 		sl.close(true)
 	}
 	n.closed = true
+	n.closePeers()
 	n.forgetFDs()
+}
+
+// closePeers closes the far ends of the datagram endpoints' descriptors.
+func (n *SimNetwork) closePeers() {
+	for _, fd := range n.peers {
+		unix.Close(fd)
+	}
+	n.peers = nil
 }
 
 func (n *SimNetwork) sortedListeners() []*simListener {
@@ -327,6 +345,7 @@ func (n *SimNetwork) release() {
 			unix.Close(d.conn.cfd)
 		}
 	}
+	n.closePeers()
 	n.forgetFDs()
 }
 
