@@ -430,9 +430,9 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 	if n.listeners[key] != nil {
 		return nil, fmt.Errorf("error while attempting to bind on address %s: %w", key, os.NewSyscallError("bind", unix.EADDRINUSE))
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fds, err := simSocketpair()
 	if err != nil {
-		return nil, os.NewSyscallError("socketpair", err)
+		return nil, err
 	}
 	sl := &simListener{n: n, host: h, addr: &net.TCPAddr{IP: h.ip, Port: port}, l1: fds[0], l2: fds[1], max: o.backlog}
 	s := newServer(t.Loop(), "tcp", factory, o)

@@ -5,6 +5,7 @@ package aio
 import (
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -56,15 +57,15 @@ type simSegment struct {
 
 // newConn makes the two socket pairs of a connection from client to sl.
 func (n *SimNetwork) newConn(client *SimHost, sl *simListener) (*SimConn, error) {
-	a, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	a, err := simSocketpair()
 	if err != nil {
-		return nil, os.NewSyscallError("socketpair", err)
+		return nil, err
 	}
-	b, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	b, err := simSocketpair()
 	if err != nil {
 		unix.Close(a[0])
 		unix.Close(a[1])
-		return nil, os.NewSyscallError("socketpair", err)
+		return nil, err
 	}
 	n.nextConn++
 	c := &SimConn{
@@ -405,4 +406,29 @@ func (c *SimConn) closeFDs() {
 	c.done = true
 	unix.Close(c.c2)
 	unix.Close(c.s2)
+}
+
+// simSocketpair makes a connected, non-blocking, close-on-exec pair of
+// AF_UNIX stream sockets, on every Unix (some have no SOCK_NONBLOCK): under
+// a read lock of syscall.ForkLock, as sysSocket does where it must, so no
+// child forked meanwhile inherits them.
+func simSocketpair() ([2]int, error) {
+	syscall.ForkLock.RLock()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err == nil {
+		unix.CloseOnExec(fds[0])
+		unix.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return fds, os.NewSyscallError("socketpair", err)
+	}
+	for _, fd := range fds {
+		if err := unix.SetNonblock(fd, true); err != nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+			return fds, os.NewSyscallError("fcntl", err)
+		}
+	}
+	return fds, nil
 }

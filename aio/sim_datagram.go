@@ -58,9 +58,9 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 	}
 	// The transport owns a descriptor, as every fdTransport does, for its
 	// lifecycle alone: one end of a socket pair nobody writes to.
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fds, err := simSocketpair()
 	if err != nil {
-		return nil, nil, os.NewSyscallError("socketpair", err)
+		return nil, nil, err
 	}
 	e := &simEndpoint{host: h, addr: addr, remote: raddr}
 	p := factory()
