@@ -91,3 +91,27 @@ func TestSynctestDetection(t *testing.T) {
 		}
 	})
 }
+
+// The README's synctest example: an ordinary goroutine on the bubble's
+// clock feeds a loop task through a channel (Recv); the bubble's time
+// moves for both.
+func TestSynctestLoopAndGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ch := make(chan int)
+		go func() {
+			time.Sleep(time.Hour)
+			ch <- 42
+		}()
+		start := time.Now()
+		v, err := Run(func(tk *T) (int, error) {
+			v, _, err := Recv(tk, ch)
+			return v, err
+		})
+		if err != nil || v != 42 {
+			t.Fatalf("Run = %v, %v", v, err)
+		}
+		if d := time.Since(start); d != time.Hour {
+			t.Errorf("took %v of bubble time, want 1h", d)
+		}
+	})
+}
