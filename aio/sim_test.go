@@ -576,3 +576,87 @@ func TestSimDialConnHTTP(t *testing.T) {
 		return nil
 	})
 }
+
+// TLS over the simulated network: the handshake takes its round trips of
+// virtual time; the echo works.
+func TestSimTLS(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	clientCfg.ServerName = "localhost"
+	runVirtual(t, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		srv, err := StartServer(t, echoLines("tls: "), "", 443, WithNetwork(s), WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 443, WithNetwork(c), WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if t.Loop().Time() < 40*time.Millisecond {
+			return fmt.Errorf("connected with TLS at %v: less than two round trips", t.Loop().Time())
+		}
+		w.Write([]byte("secret\n"))
+		line, err := r.ReadLine(t)
+		if err != nil || string(line) != "tls: secret\n" {
+			return fmt.Errorf("got %q, %v", line, err)
+		}
+		return nil
+	})
+}
+
+// Deferred serving: a connection waits in the listener's backlog (the
+// client is connected, the server has not accepted); StartServing
+// accepts it. A listener that closes resets what waits in its backlog.
+func TestSimBacklog(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: time.Millisecond})
+		srv, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s), WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write([]byte("waiting\n"))
+		if err := asyncio.Sleep(t, time.Second); err != nil {
+			return err
+		}
+		srv.StartServing()
+		line, err := r.ReadLine(t)
+		if err != nil || string(line) != "waiting\n" {
+			return fmt.Errorf("after StartServing: %q, %v", line, err)
+		}
+		srv.Close()
+		srv.CloseClients()
+		if err := srv.WaitClosed(t); err != nil {
+			return err
+		}
+
+		srv2, err := StartServer(t, echoLines(""), "", 81, WithNetwork(s), WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		r2, w2, err := OpenConnection(t, "server", 81, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w2.Close()
+		srv2.Close() // never served: the waiting connection is reset
+		if _, err := r2.ReadLine(t); !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("read from a connection of a closed backlog: %v, want ECONNRESET", err)
+		}
+		if _, _, err := OpenConnection(t, "server", 81, WithNetwork(c)); !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("dial after the listener closed: %v, want ECONNREFUSED", err)
+		}
+		if !strings.Contains(strings.Join(n.Trace(), "\n"), "listener 10.0.0.2:81 closed") {
+			return fmt.Errorf("trace:\n%s", strings.Join(n.Trace(), "\n"))
+		}
+		return nil
+	})
+}
