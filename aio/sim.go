@@ -100,6 +100,7 @@ type SimNetwork struct {
 	conns     map[*SimConn]struct{}
 	nextConn  int
 	dials     map[*simDial]struct{}
+	nextDial  int
 	endpoints map[string]*simEndpoint // datagram endpoints by address
 	peers     []int                   // the other ends of the endpoints' descriptors
 	trace     []string
@@ -290,7 +291,12 @@ func (n *SimNetwork) Close() {
 	}
 	n.disown()
 	n.tracef("network closed")
+	dials := make([]*simDial, 0, len(n.dials))
 	for d := range n.dials {
+		dials = append(dials, d)
+	}
+	sort.Slice(dials, func(i, j int) bool { return dials[i].seq < dials[j].seq })
+	for _, d := range dials { // in order: failing one may trace
 		d.fail(fmt.Errorf("connect to %s: %w", d.addr, ErrSimNetworkClosed))
 	}
 	for _, c := range n.Conns() {
@@ -508,6 +514,7 @@ func (sl *simListener) close(network bool) {
 // simDial is a connection attempt in progress.
 type simDial struct {
 	n      *SimNetwork
+	seq    int // the order of the dials, for Close
 	from   *SimHost
 	to     *SimHost
 	addr   string
@@ -545,7 +552,8 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
 	if to == nil {
 		return -1, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
-	d := &simDial{n: n, from: h, to: to, addr: addrString(to.ip.String(), port), port: port, fut: asyncio.NewFuture[int](t)}
+	n.nextDial++
+	d := &simDial{n: n, seq: n.nextDial, from: h, to: to, addr: addrString(to.ip.String(), port), port: port, fut: asyncio.NewFuture[int](t)}
 	n.dials[d] = struct{}{}
 	n.tracef("dial %s -> %s", h.name, d.addr)
 	d.syn(0)
