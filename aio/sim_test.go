@@ -660,3 +660,74 @@ func TestSimBacklog(t *testing.T) {
 		return nil
 	})
 }
+
+// A peer that closes with unread data resets the connection, as TCP
+// does: the client sees ECONNRESET after the latency. Data sent to a
+// peer that has closed its socket gets a reset back too.
+func TestSimPeerResets(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		serverLost := asyncio.NewFuture[error](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			w.Transport().PauseReading() // the client's data stays in the socket
+			if err := asyncio.Sleep(t, 50*time.Millisecond); err != nil {
+				return err
+			}
+			w.Transport().Abort() // closed with unread data
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write([]byte("abc"))
+		if _, err := r.ReadLine(t); !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("client read: %v, want ECONNRESET", err)
+		}
+		if !strings.Contains(strings.Join(n.Trace(), "\n"), "sender reset") {
+			return fmt.Errorf("trace:\n%s", strings.Join(n.Trace(), "\n"))
+		}
+
+		srv2, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			if _, err := r.Read(t, -1); err != nil { // the client's close
+				return err
+			}
+			w.Write([]byte("too late"))
+			if err := asyncio.Sleep(t, 50*time.Millisecond); err != nil { // the reset comes back
+				return err
+			}
+			w.Write([]byte("later still")) // and this write finds it
+			serverLost.SetResult(w.WaitClosed(t))
+			return nil
+		}, "", 81, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv2.Close()
+		_, w2, err := OpenConnection(t, "server", 81, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		w2.Close()
+		lost, err := serverLost.Await(t)
+		if err != nil {
+			return err
+		}
+		// On a real TCP socket the write after the RST fails with
+		// ECONNRESET; on the socket pair with EPIPE (see the README).
+		if !errors.Is(lost, syscall.ECONNRESET) && !errors.Is(lost, syscall.EPIPE) {
+			return fmt.Errorf("server's connection lost with %v, want ECONNRESET or EPIPE", lost)
+		}
+		if !strings.Contains(strings.Join(n.Trace(), "\n"), "receiver gone") {
+			return fmt.Errorf("trace:\n%s", strings.Join(n.Trace(), "\n"))
+		}
+		return nil
+	})
+}
