@@ -32,8 +32,10 @@ func serveHTTPOnLoop(t *asyncio.T, h *SimHost, wait func(string) time.Duration) 
 		}
 		body := "hello from " + h.Name() + " " + path
 		w.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body))
-		w.Drain(t)
-		return nil
+		if err := w.Drain(t); asyncio.IsCancelled(err) {
+			return err
+		}
+		return nil // a client that went away is not the server's error
 	}, "", 80, WithNetwork(h))
 }
 
