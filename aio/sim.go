@@ -24,7 +24,6 @@ package aio
 // the same run, event for event.
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -36,16 +35,6 @@ import (
 	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
 )
-
-// ErrSimNetworkClosed is matched (errors.Is) by the error a simulated
-// network's calls return once it is closed (SimNetwork.Close, or its loop
-// closed); a dial still waiting then fails with it too.
-var ErrSimNetworkClosed = errors.New("aio: the simulated network is closed")
-
-// ErrSimNetworkLoop is matched (errors.Is) by the error a call returns
-// when a simulated network is used from a loop other than the one it was
-// made for.
-var ErrSimNetworkLoop = errors.New("aio: the simulated network belongs to another loop")
 
 // LinkConfig describes one link between two simulated hosts, the same in
 // both directions (each direction has its own bandwidth and buffer).
@@ -379,17 +368,6 @@ func (h *SimHost) port() int {
 	p := h.nextPort
 	h.nextPort++
 	return p
-}
-
-// WithNetwork runs CreateConnection, OpenConnection, DialConn ("tcp"),
-// CreateServer and StartServer on h's simulated network, as host h:
-// connections are dialled from h (a host name or address of the network,
-// not resolved by WithResolver), servers listen on h (host "", a
-// wildcard or loopback address, or h's name or address: a simulated host
-// has one address, so code that listens on 127.0.0.1 runs unchanged). The code that makes the calls is the same as on real
-// sockets; only this option changes. Other calls ignore it.
-func WithNetwork(h *SimHost) Option {
-	return func(o *options) { o.simHost = h }
 }
 
 // simListener is a server listening on the simulated network. Its
