@@ -204,14 +204,15 @@ func WithMaxWriteBuffer(n int) Option {
 func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
 
 // WithNetwork runs CreateConnection, OpenConnection, DialConn ("tcp"),
-// CreateServer and StartServer on h's simulated network, as host h:
-// connections are dialled from h (a host name or address of the network,
-// not resolved by WithResolver), servers listen on h (host "", a
-// wildcard or loopback address, or h's name or address: a simulated host
-// has one address, so code that listens on 127.0.0.1 runs unchanged). The code that makes the calls is the same as on real
-// sockets; only this option changes. Other calls ignore it. A nil h
-// means real sockets, so a program can pass its network down as one value
-// (nil in production).
+// CreateServer, StartServer, StartHTTPServer and CreateDatagramEndpoint
+// on h's simulated network (NewSimNetwork), as host h: connections are
+// dialled from h to a host name or address of the network (WithResolver
+// is not used), servers and endpoints bind on h (host "", a wildcard or
+// loopback address, or h's name or address: a simulated host has one
+// address, so code that listens on 127.0.0.1 runs unchanged). The code
+// that makes the calls is the same as on real sockets; only this option
+// changes. Other calls ignore it. A nil h means real sockets, so a program
+// can pass its network down as one value (nil in production).
 func WithNetwork(h *SimHost) Option {
 	return func(o *options) { o.simHost = h }
 }

@@ -731,3 +731,30 @@ func TestSimPeerResets(t *testing.T) {
 		return nil
 	})
 }
+
+// WithNetwork(nil) is real sockets: the same call on a real server.
+func TestSimNilNetworkIsReal(t *testing.T) {
+	clean(t)
+	runNet(t, func(t *asyncio.T) error {
+		var host *SimHost // production: no simulated network
+		srv, err := StartServer(t, echoLines("real: "), "127.0.0.1", 0, WithNetwork(host))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "127.0.0.1", serverPort(srv), WithNetwork(host))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		w.Write([]byte("x\n"))
+		line, err := r.ReadLine(t)
+		if err != nil || string(line) != "real: x\n" {
+			return fmt.Errorf("got %q, %v", line, err)
+		}
+		if _, ok := w.ExtraInfo("peername").(*net.TCPAddr); !ok {
+			return fmt.Errorf("peername %v", w.ExtraInfo("peername"))
+		}
+		return nil
+	})
+}
