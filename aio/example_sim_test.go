@@ -131,3 +131,80 @@ func ExampleSimHost_HTTPTransport() {
 	}
 	// Output: HELLO after 200ms
 }
+
+// An http.Handler served from the loop on a simulated host, and called
+// with http.Client over the same network: 2 round trips of 30 ms.
+func ExampleStartHTTPServer() {
+	_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		n := aio.NewSimNetwork(t, 1)
+		n.SetDefaultLink(aio.LinkConfig{Latency: 15 * time.Millisecond})
+		srv, err := aio.StartHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "hello %s", r.URL.Query().Get("name"))
+		}), "", 80, aio.WithNetwork(n.Host("api")))
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer srv.Close()
+		client := &http.Client{Transport: n.Host("client").HTTPTransport()}
+		body, err := asyncio.Go(t, func(ctx context.Context) (string, error) {
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://api/?name=gopher", nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return string(b), err
+		})
+		fmt.Printf("%s after %v\n", body, t.Loop().Time())
+		srv.CloseClients()
+		return struct{}{}, err
+	}, asyncio.WithVirtualTime())
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output: hello gopher after 60ms
+}
+
+// SearchSeeds runs a scenario over seeds and names the first that fails:
+// here the scenario fails when the seed's jitter makes a 10 ms echo take
+// more than 25 ms.
+func ExampleSearchSeeds() {
+	scenario := func(seed uint64) error {
+		_, err := asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+			n := aio.NewSimNetwork(t, seed)
+			n.SetDefaultLink(aio.LinkConfig{Latency: 5 * time.Millisecond, Jitter: 10 * time.Millisecond})
+			srv, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+				defer w.Close()
+				line, err := r.ReadLine(t)
+				w.Write(line)
+				return err
+			}, "", 7, aio.WithNetwork(n.Host("echo")))
+			if err != nil {
+				return struct{}{}, err
+			}
+			defer srv.Close()
+			r, w, err := aio.OpenConnection(t, "echo", 7, aio.WithNetwork(n.Host("client")))
+			if err != nil {
+				return struct{}{}, err
+			}
+			defer w.Close()
+			start := t.Loop().Time()
+			w.Write([]byte("ping\n"))
+			if _, err := r.ReadLine(t); err != nil {
+				return struct{}{}, err
+			}
+			if d := t.Loop().Time() - start; d > 25*time.Millisecond {
+				return struct{}{}, fmt.Errorf("echo took %v", d.Round(time.Millisecond))
+			}
+			return struct{}{}, nil
+		}, asyncio.WithVirtualTime())
+		return err
+	}
+	seed, err := aio.SearchSeeds(1, 100, scenario)
+	fmt.Println(err)
+	fmt.Println("again:", scenario(seed))
+	// Output:
+	// seed 12: echo took 28ms
+	// again: echo took 28ms
+}
