@@ -36,6 +36,8 @@ func TestSynctestExamples(t *testing.T) {
 	}{
 		{"ExampleNewSimNetwork", ExampleNewSimNetwork},
 		{"ExampleSimHost_HTTPTransport", ExampleSimHost_HTTPTransport},
+		{"ExampleStartHTTPServer", ExampleStartHTTPServer},
+		{"ExampleSearchSeeds", ExampleSearchSeeds},
 		{"ExampleOpenConnection", ExampleOpenConnection},
 		{"ExampleDialConn", ExampleDialConn},
 		{"ExampleCreateDatagramEndpoint", ExampleCreateDatagramEndpoint},
