@@ -34,10 +34,18 @@ func TestSynctestExamples(t *testing.T) {
 		name string
 		fn   func()
 	}{
+		{"ExampleBoundedTaskGroup", ExampleBoundedTaskGroup},
+		{"ExampleGatherBounded", ExampleGatherBounded},
+		{"ExampleAsCompletedBounded", ExampleAsCompletedBounded},
+		{"ExampleLimiter", ExampleLimiter},
+		{"ExampleRetry", ExampleRetry},
+		{"ExampleHedge", ExampleHedge},
+		{"ExampleFirstSuccess", ExampleFirstSuccess},
 		{"ExampleSnapshot", ExampleSnapshot},
 		{"ExampleDeadlockError", ExampleDeadlockError},
 		{"ExampleCaptureCallGraph", ExampleCaptureCallGraph},
 		{"ExampleLoop_SetBeforePoll", ExampleLoop_SetBeforePoll},
+		{"ExampleWithOutsideGrace", ExampleWithOutsideGrace},
 		{"ExampleRun", ExampleRun},
 		{"ExampleCreateTask", ExampleCreateTask},
 		{"ExampleTask_Cancel", ExampleTask_Cancel},

@@ -445,7 +445,7 @@ func localAddr(fd int, network string) net.Addr {
 	if a, _, ok := simAddrs(fd); ok {
 		return a
 	}
-	sa, err := unix.Getsockname(fd)
+	sa, err := getsockname(fd)
 	if err != nil {
 		return nil
 	}
@@ -456,7 +456,7 @@ func peerAddr(fd int, network string) net.Addr {
 	if _, a, ok := simAddrs(fd); ok {
 		return a
 	}
-	sa, err := unix.Getpeername(fd)
+	sa, err := getpeername(fd)
 	if err != nil {
 		return nil
 	}
