@@ -758,3 +758,18 @@ func TestSimNilNetworkIsReal(t *testing.T) {
 		return nil
 	})
 }
+
+// WithNetwork is refused by the calls it does not apply to, before they
+// do anything.
+func TestSimNetworkOptionRefused(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		h := NewSimNetwork(t, 1).Host("h")
+		_, _, err := OpenUnixConnection(t, "/nonexistent", WithNetwork(h))
+		var ve *asyncio.ValueError
+		if !errors.As(err, &ve) || !strings.Contains(err.Error(), "WithNetwork") {
+			return fmt.Errorf("OpenUnixConnection with WithNetwork: %v, want a ValueError naming it", err)
+		}
+		return nil
+	})
+}
