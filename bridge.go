@@ -133,7 +133,11 @@ func (l *Loop) closeOutside() {
 // heldCancel): fn's effect has happened.
 func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error, held *heldCancel, what string, site uintptr) *Future[V] {
 	fut := &Future[V]{futureCore: futureCore{loop: l, outside: true}}
-	ctx, cancel := context.WithCancelCause(parent)
+	// waiter lets fn wait for its own loop without holding the virtual
+	// clock: ConcurrentFuture.Wait(ctx) stops counting the call while it
+	// waits (as for an executor job), and counts it again before fn runs on.
+	waiter := &executorJob{loop: l}
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, executorJobKey{}, waiter))
 	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
 	fut.cancelFn = func(msg string) bool {
@@ -146,6 +150,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 			return true
 		}
 		cancel(&CancelledError{Msg: msg})
+		waiter.unblock(nil) // counted again, so that release takes it out once
 		c.release()
 		return fut.cancelPlain(msg)
 	}
@@ -210,7 +215,9 @@ func submitRecovered(submit func(func()) error, job func()) (err error) {
 // While fn runs it is outside work: a virtual-time loop waits for it
 // rather than moving its clock or reporting ErrDeadlock (a Go call takes
 // no virtual time; one that never returns holds the clock until it is
-// cancelled). If the loop closes while fn runs, ctx is cancelled and the
+// cancelled) — except while fn waits, in ConcurrentFuture.Wait with ctx,
+// for work of the same loop (RunCoroutineThreadsafe): then the loop's
+// clock moves on, and fn counts again before it runs on. If the loop closes while fn runs, ctx is cancelled and the
 // exception handler is told; the goroutine ends when fn returns — a fn
 // that ignores ctx keeps its goroutine (the caller's) running until then,
 // but Close does not wait for it.

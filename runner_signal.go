@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 )
 
 // Ctrl-C as asyncio.run does it (asyncio.Runner.run and _on_sigint,
@@ -52,7 +53,7 @@ type interrupts struct {
 // that signal.getsignal(SIGINT) is default_int_handler).
 func startInterrupts(l *Loop, main *T) *interrupts {
 	in := &interrupts{loop: l, main: main}
-	if !signal.Ignored(os.Interrupt) && !l.hasSignalHandler(os.Interrupt) {
+	if !inSynctestBubble() && !signal.Ignored(os.Interrupt) && !l.hasSignalHandler(os.Interrupt) {
 		in.ch = make(chan os.Signal, 1)
 		in.stop = make(chan struct{})
 		in.done = make(chan struct{})
@@ -60,6 +61,19 @@ func startInterrupts(l *Loop, main *T) *interrupts {
 		go in.watchSIGINT()
 	}
 	return in
+}
+
+// inSynctestBubble reports whether the calling goroutine runs inside a
+// testing/synctest bubble. There, os/signal cannot be used (its goroutine
+// would touch the bubble's channels from outside: "fatal error: select on
+// synctest channel from outside bubble"), and RunWith does not watch
+// SIGINT: Ctrl-C keeps its default disposition and ends the test binary,
+// as it does for any test. The runtime gives time.Now no monotonic
+// reading inside a bubble and always gives it one outside, so a reading
+// that Round(0) (which strips it) leaves unchanged is a bubble's.
+func inSynctestBubble() bool {
+	now := time.Now()
+	return now == now.Round(0)
 }
 
 // watchSIGINT forwards SIGINTs to the loop. After the second it gives the

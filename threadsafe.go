@@ -129,10 +129,10 @@ func (cf *ConcurrentFuture[V]) Result() (V, error) {
 }
 
 // Wait waits until the future is done (nil) or ctx is done (ctx.Err()).
-// Called from a RunInExecutor job of the future's loop with the job's ctx
-// (or one derived from it), it tells a loop on virtual time that the job
-// now waits for the loop, which then keeps moving its clock instead of
-// waiting for the job. A nil ctx panics with a *ValueError.
+// Called from a RunInExecutor job or a Go call of the future's loop with
+// its ctx (or one derived from it, such as an http.Request's), it tells a
+// loop on virtual time that the job now waits for the loop, which then
+// keeps moving its clock instead of waiting for the job. A nil ctx panics with a *ValueError.
 func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
 	if ctx == nil {
 		panic(&ValueError{Msg: "ConcurrentFuture.Wait: nil context"})

@@ -63,6 +63,7 @@ type datagramTransport struct {
 	remote     net.Addr
 	queue      []datagram
 	bufferSize int
+	sim        *simEndpoint // on a simulated network (sim_datagram.go)
 }
 
 var _ DatagramTransport = (*datagramTransport)(nil)
@@ -85,6 +86,9 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	}
 	if local == nil && remote == nil {
 		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
+	}
+	if o.simHost != nil {
+		return o.simHost.datagramEndpoint(t, factory, local, remote)
 	}
 	family := unix.AF_INET
 	for _, a := range []*net.UDPAddr{local, remote} {
@@ -198,6 +202,9 @@ func (tr *datagramTransport) readReady() {
 }
 
 func (tr *datagramTransport) send(d datagram) error {
+	if tr.sim != nil {
+		return tr.sim.send(d.data, d.sa)
+	}
 	if tr.remote != nil {
 		_, err := unix.SendmsgN(tr.fd, d.data, nil, nil, unix.MSG_NOSIGNAL)
 		return err

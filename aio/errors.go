@@ -64,6 +64,16 @@ var ErrLoopNotRunning = errors.New("the loop is not running")
 // with WithMaxWriteBuffer; nothing was written.
 var ErrWriteBufferFull = errors.New("write buffer full")
 
+// ErrSimNetworkClosed is matched (errors.Is) by the error a simulated
+// network's calls return once it is closed (SimNetwork.Close, or its loop
+// closed); a dial still waiting then fails with it too.
+var ErrSimNetworkClosed = errors.New("aio: the simulated network is closed")
+
+// ErrSimNetworkLoop is matched (errors.Is) by the error a call returns
+// when a simulated network is used from a loop other than the one it was
+// made for.
+var ErrSimNetworkLoop = errors.New("aio: the simulated network belongs to another loop")
+
 // errWriteBufferFull says how full, and what to do.
 func errWriteBufferFull(held, size, limit int) error {
 	return fmt.Errorf("aio: %w: %d bytes buffered + %d would exceed the limit of %d (the peer is not reading fast enough; Drain waits for room)", ErrWriteBufferFull, held, size, limit)

@@ -129,6 +129,8 @@ type options struct {
 	tlsHandshakeTimeout time.Duration
 	// sub shapes a child process (subprocess.go).
 	sub subprocessOptions
+	// simHost is WithNetwork's host (sim.go); nil: real sockets.
+	simHost *SimHost
 }
 
 // Resolver looks up the addresses of a host name. *net.Resolver
@@ -325,6 +327,20 @@ func WithMaxWriteBuffer(n int) Option {
 // one; a *net.Resolver with PreferGo or its own Dial fits too.
 func WithResolver(r Resolver) Option {
 	return option("WithResolver", tcpConnect|callDialConn|tcpServe, func(o *options) { o.resolver = r })
+}
+
+// WithNetwork runs CreateConnection, OpenConnection, DialConn ("tcp"),
+// CreateServer, StartServer, StartHTTPServer and CreateDatagramEndpoint
+// on h's simulated network (NewSimNetwork), as host h: connections are
+// dialled from h to a host name or address of the network (WithResolver
+// is not used), servers and endpoints bind on h (host "", a wildcard or
+// loopback address, or h's name or address: a simulated host has one
+// address, so code that listens on 127.0.0.1 runs unchanged). The code
+// that makes the calls is the same as on real sockets; only this option
+// changes. Other calls refuse it. A nil h means real sockets, so a program
+// can pass its network down as one value (nil in production).
+func WithNetwork(h *SimHost) Option {
+	return option("WithNetwork", tcpConnect|callDialConn|tcpServe|callCreateDatagramEndpoint, func(o *options) { o.simHost = h })
 }
 
 // WithStdin sets where a child's stdin comes from (asyncio's stdin=):

@@ -51,6 +51,9 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 // addresses at port, as CreateConnection and DialConn do: families
 // interleaved and attempts staggered as the options say.
 func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
+	if o.simHost != nil {
+		return o.simHost.dial(t, host, port)
+	}
 	ips, err := resolveHost(t, o.resolver, host)
 	if err != nil {
 		return -1, err

@@ -366,6 +366,9 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 		}
 		return serveOnSocket(t, factory, o)
 	}
+	if o.simHost != nil {
+		return o.simHost.listen(t, factory, host, port, o)
+	}
 	var ips []net.IP
 	if host == "" {
 		ips = []net.IP{net.IPv4zero}

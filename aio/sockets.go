@@ -442,6 +442,9 @@ func unixSockaddr(path string) (*unix.SockaddrUnix, error) {
 
 // localAddr and peerAddr return fd's addresses, or nil.
 func localAddr(fd int, network string) net.Addr {
+	if a, _, ok := simAddrs(fd); ok {
+		return a
+	}
 	sa, err := getsockname(fd)
 	if err != nil {
 		return nil
@@ -450,6 +453,9 @@ func localAddr(fd int, network string) net.Addr {
 }
 
 func peerAddr(fd int, network string) net.Addr {
+	if _, a, ok := simAddrs(fd); ok {
+		return a
+	}
 	sa, err := getpeername(fd)
 	if err != nil {
 		return nil

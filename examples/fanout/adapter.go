@@ -38,8 +38,9 @@ type loopServer struct {
 }
 
 // serveOnLoop starts an HTTP server on 127.0.0.1 whose every response takes
-// delay(path) to come.
-func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*loopServer, error) {
+// delay(path) to come; opts go to aio.StartServer (the simulated network's
+// test passes aio.WithNetwork).
+func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration, opts ...aio.Option) (*loopServer, error) {
 	s := &loopServer{inProgress: map[*asyncio.T]bool{}}
 	srv, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 		s.inProgress[t] = true
@@ -62,7 +63,7 @@ func serveOnLoop(t *asyncio.T, delay func(path string) time.Duration) (*loopServ
 		w.Write([]byte("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: " +
 			strconv.Itoa(len(body)) + "\r\n\r\n" + body))
 		return w.Drain(t)
-	}, "127.0.0.1", 0)
+	}, "127.0.0.1", 0, opts...)
 	s.Server = srv
 	return s, err
 }
@@ -122,8 +123,9 @@ func withServer(t *asyncio.T, delay func(path string) time.Duration, body func(s
 
 // getOverConn performs one GET over a loop socket. Cancelling t (a timeout, a
 // lost race) interrupts it wherever it waits; the connection is closed.
-func getOverConn(t *asyncio.T, addr, path string) (string, error) {
-	conn, err := aio.DialConn(t, "tcp", addr)
+// opts go to aio.DialConn.
+func getOverConn(t *asyncio.T, addr, path string, opts ...aio.Option) (string, error) {
+	conn, err := aio.DialConn(t, "tcp", addr, opts...)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,142 @@
+//go:build unix
+
+package aio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// StartHTTPServer serves handler over HTTP/1.1 on host:port, on real
+// sockets or, with WithNetwork, on a simulated network (its other
+// options are StartServer's). The connections are the loop's: each
+// request is read on the loop, body included, and handler runs inside
+// asyncio.Go, on a goroutine of its own, with the Go call's context as
+// the request's context. So a handler is ordinary net/http code; the
+// loop counts it as outside work while it runs (a virtual clock waits for
+// it), and a handler that calls back into the loop with that context
+// (SimHost.HTTPTransport, ConcurrentFuture.Wait) does not hold the clock
+// while it waits. The response is buffered whole and written when the
+// handler returns (no streaming: http.Flusher and http.Hijacker are not
+// supported); keep-alive is served until the client asks to close.
+// Cancelling the connection's task (Server.Close does not; shutting the
+// server down with CloseClients or AbortClients ends the connections)
+// cancels the handler's context.
+func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, opts ...Option) (*Server, error) {
+	if handler == nil {
+		panic(&asyncio.ValueError{Msg: "StartHTTPServer: nil handler"})
+	}
+	return StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+		defer w.Close()
+		br := bufio.NewReader(streamReaderOf{t, r})
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return nil // EOF, a reset or a malformed request: the connection ends
+			}
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				return nil
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			rw := &bufferedResponse{header: http.Header{}}
+			_, err = asyncio.Go(t, func(ctx context.Context) (struct{}, error) {
+				handler.ServeHTTP(rw, req.WithContext(ctx))
+				return struct{}{}, nil
+			})
+			if err != nil {
+				return err // cancelled, or the handler panicked
+			}
+			resp := rw.response(req)
+			if err := resp.Write(streamWriterOf{w}); err != nil {
+				return nil
+			}
+			if err := w.Drain(t); err != nil {
+				if asyncio.IsCancelled(err) {
+					return err
+				}
+				return nil
+			}
+			if resp.Close {
+				return nil
+			}
+		}
+	}, host, port, opts...)
+}
+
+// streamReaderOf is an io.Reader over a StreamReader, for the task t.
+type streamReaderOf struct {
+	t *asyncio.T
+	r *StreamReader
+}
+
+func (s streamReaderOf) Read(p []byte) (int, error) {
+	data, err := s.r.Read(s.t, len(p))
+	if err != nil {
+		return 0, err
+	}
+	if len(data) == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return copy(p, data), nil
+}
+
+// streamWriterOf is an io.Writer over a StreamWriter (it buffers; the
+// caller drains).
+type streamWriterOf struct{ w *StreamWriter }
+
+func (s streamWriterOf) Write(p []byte) (int, error) {
+	if err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// bufferedResponse is the http.ResponseWriter of StartHTTPServer.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}
+
+func (b *bufferedResponse) response(req *http.Request) *http.Response {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	h := b.header.Clone()
+	if h.Get("Content-Type") == "" && b.body.Len() > 0 {
+		h.Set("Content-Type", http.DetectContentType(b.body.Bytes()))
+	}
+	h.Set("Content-Length", strconv.Itoa(b.body.Len()))
+	return &http.Response{
+		Status:        strconv.Itoa(b.status) + " " + http.StatusText(b.status),
+		StatusCode:    b.status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(b.body.Bytes())),
+		ContentLength: int64(b.body.Len()),
+		Request:       req,
+		Close:         req.Close,
+	}
+}

@@ -1,0 +1,174 @@
+//go:build unix
+
+package aio
+
+import (
+	"net"
+	"os"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
+)
+
+// Datagrams on the simulated network: CreateDatagramEndpoint with
+// WithNetwork makes an ordinary datagram transport whose sends go to the
+// network instead of a socket, and whose protocol the network calls with
+// each datagram that arrives. Each datagram is delayed by the link's
+// latency and its own jitter (so datagrams overtake each other), lost with
+// the link's Loss probability or to a partition, and duplicated with its
+// Duplicate probability, every draw from the network's seeded source.
+
+// simEndpoint is a datagram endpoint bound on the network.
+type simEndpoint struct {
+	host   *SimHost
+	addr   *net.UDPAddr
+	remote *net.UDPAddr // connected: sends go there, only its datagrams arrive
+	tr     *datagramTransport
+}
+
+func (e *simEndpoint) gone() bool { return e.tr.fdClosed || e.tr.connLost > 0 }
+
+// datagramEndpoint is CreateDatagramEndpoint on the network.
+func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr) (DatagramTransport, DatagramProtocol, error) {
+	n := h.n
+	if err := n.check(t.Loop()); err != nil {
+		return nil, nil, err
+	}
+	port := 0
+	if local != nil {
+		if local.IP != nil && !h.owns(local.IP.String()) {
+			return nil, nil, os.NewSyscallError("bind", unix.EADDRNOTAVAIL)
+		}
+		port = local.Port
+	}
+	if port == 0 {
+		port = h.port()
+	}
+	addr := &net.UDPAddr{IP: h.ip, Port: port}
+	if e := n.endpoints[addr.String()]; e != nil && !e.gone() {
+		return nil, nil, os.NewSyscallError("bind", unix.EADDRINUSE)
+	}
+	var raddr *net.UDPAddr
+	if remote != nil {
+		to := n.lookup(remote.IP.String())
+		if to == nil {
+			return nil, nil, os.NewSyscallError("connect", unix.ENETUNREACH)
+		}
+		raddr = &net.UDPAddr{IP: to.ip, Port: remote.Port}
+	}
+	// The transport owns a descriptor, as every fdTransport does, for its
+	// lifecycle alone: one end of a socket pair nobody writes to.
+	fds, err := simSocketpair()
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &simEndpoint{host: h, addr: addr, remote: raddr}
+	p := factory()
+	tr := newDatagramTransport(t.Loop(), fds[0], p, map[string]any{"socket": fds[0], "sockname": addr})
+	tr.sim = e
+	e.tr = tr
+	n.peers = append(n.peers, fds[1])
+	if raddr != nil {
+		tr.remote = raddr
+		tr.extra["peername"] = raddr
+	}
+	n.endpoints[addr.String()] = e
+	n.tracef("udp endpoint %s", addr)
+	l := t.Loop()
+	waiter := asyncio.NewFuture[struct{}](l)
+	l.CallSoon(func() { p.ConnectionMade(tr) })
+	l.CallSoon(func() {
+		if !waiter.Done() {
+			waiter.SetResult(struct{}{})
+		}
+	})
+	if _, err := waiter.Await(t); err != nil {
+		tr.Abort()
+		return nil, nil, err
+	}
+	return tr, p, nil
+}
+
+// send is the transport's send on the network: never blocks.
+func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
+	n := e.host.n
+	if n.closed {
+		return ErrSimNetworkClosed
+	}
+	to := e.remote
+	if to == nil {
+		a, _ := sockaddrToAddr(sa, "udp").(*net.UDPAddr)
+		if a == nil {
+			return unix.EAFNOSUPPORT
+		}
+		to = a
+	}
+	dst := n.lookup(to.IP.String())
+	if dst == nil {
+		n.tracef("udp %s -> %s: %d bytes, no such host", e.addr, to, len(data))
+		return nil // lost on the way, as to an address nobody has
+	}
+	cfg := n.link(e.host, dst)
+	copies := 1
+	if n.partitioned(e.host, dst) {
+		n.tracef("udp %s -> %s: %d bytes lost (partition)", e.addr, to, len(data))
+		return nil
+	}
+	if cfg.Loss > 0 && n.rng.Float64() < cfg.Loss {
+		n.tracef("udp %s -> %s: %d bytes lost", e.addr, to, len(data))
+		return nil
+	}
+	if cfg.Duplicate > 0 && n.rng.Float64() < cfg.Duplicate {
+		copies = 2
+	}
+	for i := range copies {
+		d := n.delay(e.host, dst)
+		if i == 0 {
+			n.tracef("udp %s -> %s: %d bytes sent, due at %v", e.addr, to, len(data), n.loop.Time()+d)
+		} else {
+			n.tracef("udp %s -> %s: %d bytes duplicated, due at %v", e.addr, to, len(data), n.loop.Time()+d)
+		}
+		from := e.addr
+		dest := &net.UDPAddr{IP: dst.ip, Port: to.Port}
+		n.loop.CallLater(d, func() { n.arriveDatagram(e, from, dest, data) })
+	}
+	return nil
+}
+
+// arriveDatagram hands a datagram to the endpoint bound at dest, if any;
+// a connected sender whose datagram finds none gets ECONNREFUSED (the
+// ICMP port unreachable) after the way back.
+func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, data []byte) {
+	if n.closed {
+		return
+	}
+	e := n.endpoints[dest.String()]
+	if e != nil && e.gone() {
+		delete(n.endpoints, dest.String())
+		e = nil
+	}
+	if e == nil || (e.remote != nil && e.remote.String() != from.String()) {
+		n.tracef("udp %s -> %s: %d bytes, port unreachable", from, dest, len(data))
+		if src.remote != nil {
+			back := n.delay(n.lookup(dest.IP.String()), src.host)
+			n.loop.CallLater(back, func() {
+				if !src.gone() {
+					src.tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", unix.ECONNREFUSED))
+				}
+			})
+		}
+		return
+	}
+	n.tracef("udp %s -> %s: %d bytes delivered", from, dest, len(data))
+	e.tr.deliver(append([]byte(nil), data...), from)
+}
+
+// deliver is readReady for a simulated datagram.
+func (tr *datagramTransport) deliver(data []byte, from net.Addr) {
+	if tr.connLost > 0 {
+		return
+	}
+	if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, from) }); perr != nil {
+		tr.fatalError(perr, "Fatal error: protocol.datagram_received() call failed.")
+	}
+}
