@@ -343,6 +343,7 @@ type streamProtocol struct {
 	onConnected func(t *asyncio.T, r *StreamReader, w *StreamWriter) error
 	task        *asyncio.Task[struct{}]
 	closed      *asyncio.Future[struct{}]
+	handler     handlerWriter // STREAM-11 (writer_cleanup.go)
 }
 
 func newStreamProtocol(l *asyncio.Loop, r *StreamReader, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) *streamProtocol {
@@ -361,8 +362,10 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 	w := &StreamWriter{transport: tr, protocol: p, reader: p.reader, loop: p.loop}
 	r := p.reader
 	cb := p.onConnected
-	p.task = asyncio.CreateTask(p.loop, func(t *asyncio.T) (struct{}, error) { return struct{}{}, cb(t, r, w) })
+	p.holdWriter(w) // STREAM-11: held until cb returns (writer_cleanup.go)
+	p.task = asyncio.CreateTask(p.loop, func(t *asyncio.T) (struct{}, error) { return struct{}{}, cb(t, r, p.handlerWriter()) })
 	p.task.AddDoneCallback(func() {
+		p.releaseWriter()
 		if p.task.Cancelled() {
 			tr.Close()
 			return
@@ -651,8 +654,13 @@ func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamW
 // connection with its (reader, writer) pair (asyncio.start_server). If cb
 // fails, the exception handler gets "Unhandled exception in
 // client_connected_cb" and the connection is closed; if it is cancelled
-// the connection is closed too (STREAM-11). Options: WithStreamLimit and
-// those of CreateServer.
+// the connection is closed too (STREAM-11). If cb returns and nothing
+// else holds its writer, the connection is closed once the writer is
+// collected, as CPython 3.12+ closes it when the writer is dropped; so a
+// handler that never closes its writer does not keep Server.WaitClosed
+// waiting (WaitClosed runs a collection for such connections). A writer
+// kept elsewhere (in a map of subscribers, say) keeps its connection
+// open. Options: WithStreamLimit and those of CreateServer.
 func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...Option) (*Server, error) {
 	return startStreamServer(t, cb, opts, func(f func() Protocol) (*Server, error) {
 		return CreateServer(t, f, host, port, opts...)
