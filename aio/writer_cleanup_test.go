@@ -180,7 +180,6 @@ func TestSTREAM11_DebugWaitClosedNamesConnections(t *testing.T) {
 	}
 }
 
-
 func boolString(b bool) string {
 	if b {
 		return "true"
