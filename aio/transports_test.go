@@ -165,7 +165,7 @@ func TestFaultPeerHalfClose(t *testing.T) {
 		"can_write_eof=true",
 		`server read "request" eof=true`,
 		`client read "got request" <nil>`,
-		"write after eof: asyncio: Cannot call write() after write_eof()",
+		"write after eof: Cannot call write() after write_eof()",
 	}
 	expectLog(t, want, log)
 }
@@ -443,7 +443,9 @@ func TestWriteBufferMemoryStaysNearBytesHeld(t *testing.T) {
 			tr.Write(chunk)
 		}
 		runtime.ReadMemStats(&after)
-		grew = (after.HeapSys - before.HeapSys) >> 20
+		if after.HeapSys > before.HeapSys { // the scavenger may have shrunk it
+			grew = (after.HeapSys - before.HeapSys) >> 20
+		}
 		heldMB = uint64(tr.WriteBufferSize()) >> 20
 		// The peer reads it all: every byte in order.
 		got, buf := 0, make([]byte, 256<<10)
