@@ -300,6 +300,11 @@ type unretrieved struct {
 	seq     uint64    // order of failure, for Close's reports
 	claimed atomic.Bool
 	cleanup runtime.Cleanup
+	// A failed task's repr, coroutine and debug-mode await graph
+	// (origin.go).
+	taskRepr   string
+	fnPC       uintptr
+	awaitChain string
 }
 
 // newUnretrieved captures where a future or task is being created, in
@@ -329,7 +334,7 @@ func (r *unretrieved) createdAt() string {
 }
 
 func (r *unretrieved) context() ExceptionContext {
-	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt()}
+	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt(), Origin: r.origin(), AwaitChain: r.awaitChain}
 }
 
 // watchUnretrieved lists f's error as not retrieved yet (FUT-10).
@@ -343,6 +348,7 @@ func (f *futureCore) watchUnretrieved(err error) {
 	r.message = "Future exception was never retrieved"
 	if f.task != nil {
 		r.message = "Task exception was never retrieved: " + f.task.Name()
+		r.recordFailure(f.task)
 	}
 	l := f.loop
 	l.unretrievedSeq++

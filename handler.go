@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 )
@@ -28,6 +29,14 @@ type ExceptionContext struct {
 	// created (asyncio's source_traceback): for "exception was never
 	// retrieved" and "Task was destroyed but it is pending!".
 	CreatedAt string
+	// Origin is, for a task's error nobody retrieved, the task as asyncio
+	// prints it with its coroutine function and where that is defined
+	// ("<Task finished name='w' coro=<main.worker() done, defined at
+	// main.go:12>>"), and in debug mode where it was created.
+	Origin string
+	// AwaitChain is, in debug mode, the await graph of that task when it
+	// failed (FormatCallGraph: who was awaiting it).
+	AwaitChain string
 }
 
 // SetExceptionHandler sets the handler called with errors nobody else
@@ -81,7 +90,7 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	var attrs []any
 	if ctx.Err != nil {
 		attrs = append(attrs, slog.String("exception", ctx.Err.Error()))
-		if p, ok := ctx.Err.(*PanicError); ok {
+		if p := (*PanicError)(nil); errors.As(ctx.Err, &p) {
 			attrs = append(attrs, slog.String("stack", string(p.Stack)))
 		}
 	}
@@ -99,6 +108,12 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	}
 	if ctx.CreatedAt != "" {
 		attrs = append(attrs, slog.String("created_at", ctx.CreatedAt))
+	}
+	if ctx.Origin != "" {
+		attrs = append(attrs, slog.String("origin", ctx.Origin))
+	}
+	if ctx.AwaitChain != "" {
+		attrs = append(attrs, slog.String("await_chain", ctx.AwaitChain))
 	}
 	slog.Error(msg, attrs...)
 }
