@@ -230,6 +230,8 @@ type ContextVar[V any] struct {
 	name string
 	def  V
 	key  *contextVarKey
+	// noDefault: made by NewContextVarNoDefault (contextvar_lookup.go).
+	noDefault bool
 }
 
 // contextVarKey is a ContextVar's context key: a pointer, so every
