@@ -130,12 +130,15 @@ type fdHandlers struct {
 }
 
 // NewLoop returns a new, not yet running event loop
-// (asyncio.new_event_loop).
+// (asyncio.new_event_loop). Debug mode is on if the environment variable
+// GOASYNCIODEBUG is set to a non-empty string (see DebugEnv), or with
+// WithDebug.
 func NewLoop(opts ...LoopOption) *Loop {
 	l := &Loop{
 		epoch:        time.Now(),
 		wakeCh:       make(chan struct{}, 1),
 		slowCallback: defaultSlowCallbackDuration,
+		debug:        debugFromEnv(), // GOASYNCIODEBUG (debugenv.go)
 	}
 	for _, o := range opts {
 		o(l)
