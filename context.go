@@ -43,6 +43,9 @@ type taskCtx struct {
 	bound     context.Context
 	stopWatch func() bool
 	fired     bool
+	// vars is the VarContext the task runs in (varcontext.go): each
+	// change of base is written through to it.
+	vars *VarContext
 }
 
 // inheritedContext is the context node a task created now starts with: its
@@ -89,6 +92,9 @@ func (t *T) setBase(base context.Context) {
 	}
 	c.base = base
 	c.derived = nil
+	if c.vars != nil {
+		c.vars.base = base // varcontext.go
+	}
 }
 
 // Context returns the task's context.Context: it carries the values of the
