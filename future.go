@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -305,6 +306,7 @@ type unretrieved struct {
 	taskRepr   string
 	fnPC       uintptr
 	awaitChain string
+	ctx        context.Context // the task's values when it failed
 }
 
 // newUnretrieved captures where a future or task is being created, in
@@ -334,7 +336,7 @@ func (r *unretrieved) createdAt() string {
 }
 
 func (r *unretrieved) context() ExceptionContext {
-	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt(), Origin: r.origin(), AwaitChain: r.awaitChain}
+	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt(), Origin: r.origin(), AwaitChain: r.awaitChain, Context: r.ctx}
 }
 
 // watchUnretrieved lists f's error as not retrieved yet (FUT-10).

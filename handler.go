@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,11 @@ type ExceptionContext struct {
 	// AwaitChain is, in debug mode, the await graph of that task when it
 	// failed (FormatCallGraph: who was awaiting it).
 	AwaitChain string
+	// Context carries the ContextVar values of the task concerned (when it
+	// failed, for an error nobody retrieved): asyncio runs the handler in
+	// that task's context, here the handler reads v.Value(ctx.Context).
+	// CallExceptionHandler fills it from Task when it is nil.
+	Context context.Context
 }
 
 // SetExceptionHandler sets the handler called with errors nobody else
@@ -60,6 +66,9 @@ func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {
 // CallExceptionHandler passes ctx to the loop's exception handler
 // (asyncio's call_exception_handler).
 func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
+	if ctx.Context == nil && ctx.Task != nil {
+		ctx.Context = ctx.Task.baseContext()
+	}
 	l.handlerMu.Lock()
 	defer l.handlerMu.Unlock()
 	h := l.exceptionHandler.Load()

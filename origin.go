@@ -85,6 +85,7 @@ func isLibFunction(name string) bool {
 func (r *unretrieved) recordFailure(t *T) {
 	r.taskRepr = t.String()
 	r.fnPC = t.fnPC
+	r.ctx = t.baseContext()
 	if t.fut.loop.debug {
 		r.awaitChain = FormatCallGraph(CaptureCallGraph(t))
 	}

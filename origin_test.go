@@ -94,3 +94,29 @@ func TestOrigin_DefaultHandlerLogsOriginAndPanicStack(t *testing.T) {
 		"ERROR grouped exception=g (1 sub-exception) stack=...",
 	}, logs.take())
 }
+
+// A report about a task carries the task's ContextVar values: from the
+// moment it failed for an error nobody retrieved, from the task itself
+// for a report naming it (CallExceptionHandler fills Context from Task).
+func TestOrigin_ReportsCarryTheTasksContext(t *testing.T) {
+	v := NewContextVar("v", "default")
+	l := NewTestLoop()
+	var got []string
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) { got = append(got, c.Message+": "+v.Value(c.Context)) })
+	main := CreateTask(l, func(tk *T) (struct{}, error) {
+		CreateTaskErr(tk, func(st *T) error {
+			v.Set(st, "failed task's")
+			return errors.New("x")
+		})
+		v.Set(tk, "main's")
+		l.CallExceptionHandler(ExceptionContext{Message: "about main", Task: tk})
+		return struct{}{}, Sleep(tk, 0)
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, l)
+	if len(got) != 2 || got[0] != "about main: main's" || !strings.HasSuffix(got[1], ": failed task's") {
+		t.Errorf("reports: %q", got)
+	}
+}

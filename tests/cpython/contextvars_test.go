@@ -210,3 +210,28 @@ func TestRunners_test_run_keeps_context(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
+
+func TestFutures2_test_task_exc_handler_correct_context(t *testing.T) {
+	// CPython reports the error nobody retrieved when the task is
+	// collected, right after it fails; here at the latest when the loop
+	// closes (FUT-10). The exception handler sees the failed task's
+	// values: asyncio runs it in the task's context, Go hands the
+	// handler that context as ExceptionContext.Context.
+	name := asyncio.NewContextVar("name", "foo")
+	called := false
+	l := asyncio.NewTestLoop()
+	l.SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+		eq(t, name.Value(c.Context), "bar", "name.get() in the handler")
+		called = true
+	})
+	main := asyncio.CreateTask(l, fn0(func(tk *asyncio.T) error {
+		asyncio.CreateTask(tk, fn0(func(st *asyncio.T) error {
+			name.Set(st, "bar")
+			return exc("ZeroDivisionError")
+		}))
+		return asyncio.Sleep(tk, 0)
+	}))
+	noErr(t, l.RunUntilComplete(main))
+	noErr(t, l.Close())
+	check(t, called, "exc_handler_called")
+}
