@@ -79,3 +79,41 @@ func WithLock(t *T, lk Locker, fn func() error) (err error) {
 	}()
 	return fn()
 }
+
+// AsCompletedFuncs is the plain-for form of as_completed (ASC-3): `for f
+// in as_completed(aws)` and `list(as_completed(aws))`. It returns one
+// function per element of aws; each call of any of them waits for the
+// next awaitable to complete, in completion order, whichever function it
+// is (CPython's _wait_for_one coroutines), and returns that awaitable's
+// result. So the first function awaited gets the first completion even if
+// it is not fns[0]. A call cancelled while waiting takes nothing: the
+// completion goes to the next call. aws are not cancelled. Call the
+// functions from tasks of owner's loop; each at most once is the
+// intended use (a call beyond len(aws) completions waits forever).
+func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V]) []func(t *T) (V, error) {
+	l := loopOf(owner, "AsCompletedFuncs")
+	done := NewQueue[AwaitableOf[V]](0)
+	for _, a := range aws {
+		if a == nil {
+			panic(valueErrorf("AsCompletedFuncs: nil awaitable"))
+		}
+		if a.Loop() != l {
+			panic(valueErrorf("AsCompletedFuncs: an awaitable of another loop"))
+		}
+	}
+	for _, a := range aws {
+		a.AddDoneCallback(func() { done.PutNowait(a) })
+	}
+	fns := make([]func(*T) (V, error), len(aws))
+	for i := range fns {
+		fns[i] = func(t *T) (V, error) {
+			a, err := done.Get(t)
+			if err != nil {
+				var zero V
+				return zero, err
+			}
+			return a.Await(t)
+		}
+	}
+	return fns
+}

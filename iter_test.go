@@ -155,3 +155,42 @@ func TestWithLock_BodyReleased(t *testing.T) {
 		return nil
 	})
 }
+
+// AsCompletedFuncs' calls take completions in order, whichever function
+// is called; a call cancelled while waiting takes nothing, and the
+// completion goes to the next call; an awaitable's error is its call's.
+func TestAsCompletedFuncs_CompletionOrder(t *testing.T) {
+	boom := errors.New("boom")
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		slow := CreateTask(tk, sleeper(r, "slow", 3*time.Second, 3))
+		fast := CreateTask(tk, failer(r, "fast", time.Second, boom))
+		mid := CreateTask(tk, sleeper(r, "mid", 2*time.Second, 2))
+		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{slow, fast, mid})
+		waiter := CreateTask(tk, func(t *T) (int, error) { return fns[0](t) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		waiter.Cancel()
+		_, err := waiter.Await(tk)
+		r.log("cancelled call: %v", IsCancelled(err))
+		for _, i := range []int{2, 1} {
+			v, err := fns[i](tk)
+			r.log("fns[%d]: %d %v", i, v, err)
+		}
+		mustPanic(t, "nil awaitable", func() { AsCompletedFuncs[int](tk, []AwaitableOf[int]{nil}) })
+		_, err = slow.Await(tk)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s slow start", "0s fast start", "0s mid start",
+		"0s cancelled call: true",
+		"1s fast fails",
+		"1s fns[2]: 0 boom",
+		"2s mid done",
+		"2s fns[1]: 2 <nil>",
+		"3s slow done",
+	}, r)
+}
