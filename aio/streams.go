@@ -615,11 +615,15 @@ func openStream(t *asyncio.T, opts []Option, connect func(factory func() Protoco
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, &StreamWriter{loop: t.Loop(), transport: tr, protocol: p, reader: r}, nil
+	w := &StreamWriter{loop: t.Loop(), transport: tr, protocol: p, reader: r}
+	closeWhenCollected(w, p) // STREAM-11 (writer_cleanup.go)
+	return r, w, nil
 }
 
 // OpenConnection connects to host:port and returns a (reader, writer)
-// pair (asyncio.open_connection). Options: WithStreamLimit and those of
+// pair (asyncio.open_connection). A writer that is collected unclosed
+// closes the connection (STREAM-11: in debug mode it warns "unclosed
+// <StreamWriter ...>"): keep the writer while you use the reader. Options: WithStreamLimit and those of
 // CreateConnection.
 func OpenConnection(t *asyncio.T, host string, port int, opts ...Option) (*StreamReader, *StreamWriter, error) {
 	return openStream(t, opts, func(f func() Protocol) (Transport, Protocol, error) {

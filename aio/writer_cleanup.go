@@ -26,6 +26,8 @@ import (
 //   - when the handler returns the protocol lets go, and a cleanup
 //     (runtime.AddCleanup) closes the connection once the writer is
 //     collected; a writer kept elsewhere keeps its connection open;
+//   - a writer OpenConnection returned gets the same cleanup (the user
+//     holds it, not the loop);
 //   - a closed Server with connections whose handler returned runs one
 //     collection (runtime.GC) before WaitClosed waits and when such a
 //     handler returns, so WaitClosed does not depend on when the
@@ -43,8 +45,14 @@ type handlerWriter struct {
 // the handler runs) alive.
 func (p *streamProtocol) holdWriter(w *StreamWriter) {
 	p.handler.w = w
-	wp := weak.Make(p)
-	runtime.AddCleanup(w, writerCollected, wp)
+	closeWhenCollected(w, p)
+}
+
+// closeWhenCollected registers the cleanup that closes p's connection
+// once w is collected unclosed: a server handler's writer, and the
+// writer OpenConnection returns (CPython's StreamWriter.__del__).
+func closeWhenCollected(w *StreamWriter, p *streamProtocol) {
+	runtime.AddCleanup(w, writerCollected, weak.Make(p))
 }
 
 // handlerWriter is the writer the handler receives.

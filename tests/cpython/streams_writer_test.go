@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,64 @@ func TestStreams_test_unclosed_server_resource_warnings(t *testing.T) {
 			defer conn.Close()
 			_, err = fut.Await(tk) // give the loop time to notice the connection
 			return err
+		})
+	}, asyncio.WithDebug())
+	noErr(t, err)
+	eq(t, len(messages), 0, "exception handler messages", messages)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, m := range w.msgs {
+		if strings.HasPrefix(m, "unclosed <StreamWriter") {
+			n++
+		}
+	}
+	eq(t, n, 1, "ResourceWarnings", w.msgs)
+}
+
+func TestStreams_test_unclosed_resource_warnings(t *testing.T) {
+	// `del wr; gc.collect()`: the writer becomes unreachable and is
+	// collected; its connection is closed with the warning "unclosed
+	// <StreamWriter ...>" (debug mode, as Python shows ResourceWarnings in
+	// development mode), and nothing reaches the exception handler.
+	w := &warnings{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(w))
+	defer slog.SetDefault(old)
+	var messages []string
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		tk.Loop().SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) { messages = append(messages, c.Message) })
+		return struct{}{}, withServer(t, tk, false, func(h *httpd) error {
+			var tr aio.Transport
+			rd, err := func() (*aio.StreamReader, error) { // wr is local to this function
+				rd, wr, err := aio.OpenConnection(tk, h.host, h.port)
+				if err != nil {
+					return nil, err
+				}
+				tr = wr.Transport()
+				wr.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+				return rd, nil
+			}()
+			if err != nil {
+				return err
+			}
+			data, err := rd.ReadLine(tk)
+			noErr(t, err)
+			eq(t, string(data), "HTTP/1.0 200 OK\r\n")
+			data, err = rd.Read(tk, -1)
+			noErr(t, err)
+			check(t, strings.HasSuffix(string(data), "\r\n\r\nTest message"))
+			check(t, !tr.IsClosing(), "open until the writer is collected")
+			for i := 0; !tr.IsClosing(); i++ { // gc.collect(), then the cleanup's close
+				if i == 1000 {
+					t.Fatal("the collected writer's connection is still open")
+				}
+				runtime.GC()
+				if err := asyncio.Sleep(tk, 0); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}, asyncio.WithDebug())
 	noErr(t, err)
