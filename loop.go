@@ -380,6 +380,7 @@ func (l *Loop) RunForever() error {
 		return errLoopClosed()
 	}
 	l.running.Store(true)
+	registerRunning(l) // runningloops.go
 	l.driverToken = gid.Token()
 	l.takeLoop(l.driverToken)
 	l.armWatchdog()
@@ -387,6 +388,7 @@ func (l *Loop) RunForever() error {
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.disarmWatchdog()
+		unregisterRunning(l)
 		l.running.Store(false)
 		l.stopping = false
 		l.takeLoop(0)

@@ -109,7 +109,9 @@ func (r *Runner) Close() error {
 
 // Run runs main as a task on a new loop until it is done, cancels and
 // drains every task left, closes the loop, and returns main's result or
-// error (asyncio.run).
+// error (asyncio.run). Called from a task or callback of a running loop
+// it returns the *RuntimeError "asyncio.run() cannot be called from a
+// running event loop" at once, as asyncio.run raises it (RUN-1).
 func Run[V any](main func(*T) (V, error), opts ...LoopOption) (V, error) {
 	return run(main, opts)
 }
@@ -126,6 +128,10 @@ func RunContext[V any](ctx context.Context, main func(*T) (V, error), opts ...Lo
 }
 
 func run[V any](main func(*T) (V, error), opts []LoopOption, taskOpts ...TaskOption) (V, error) {
+	if callerRunsALoop() {
+		var zero V
+		return zero, runtimeErrorf("asyncio.run() cannot be called from a running event loop")
+	}
 	r := NewRunner(opts...)
 	v, err := RunWith(r, main, taskOpts...)
 	if cerr := r.Close(); err == nil && cerr != nil {

@@ -267,3 +267,22 @@ func TestRunWithContextOnRunner(t *testing.T) {
 		t.Errorf("second run: %v %v", v, err)
 	}
 }
+
+// RUN-1: asyncio.Run from a task of a running loop returns the
+// RuntimeError asyncio.run raises, without running main; from a goroutine
+// that holds no loop (Go, an executor job) it runs.
+func TestRUN1_RunInsideARunningLoop(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		_, err := Run(func(*T) (int, error) { t.Error("nested main ran"); return 0, nil })
+		if !errors.Is(err, ErrRuntime) || err.Error() != "asyncio.run() cannot be called from a running event loop" {
+			t.Errorf("nested Run: %v", err)
+		}
+		v, err := Go(tk, func(context.Context) (int, error) {
+			return Run(func(*T) (int, error) { return 7, nil })
+		})
+		if v != 7 || err != nil {
+			t.Errorf("Run on another goroutine: %d %v", v, err)
+		}
+		return nil
+	})
+}
