@@ -4,7 +4,9 @@ package cpython
 // and of resuming the iterator.
 
 import (
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
@@ -121,4 +123,34 @@ func TestTasks_test_as_completed_coroutine_use_running_loop(t *testing.T) {
 		return nil
 	}))
 	noErr(t, err)
+}
+
+func TestTasks_test_baseexception_during_cancel(t *testing.T) {
+	// SystemExit raised by a task escapes the loop: Go's form is
+	// runtime.Goexit in the task, which fails the task and ends the
+	// goroutine running the loop (run_briefly does not return). The task
+	// is done, not cancelled, with the exit as its error.
+	loop := newLoop(t)
+	task := asyncio.CreateTask(loop, fn0(func(tk *asyncio.T) error {
+		if err := asyncio.Sleep(tk, 10_000*ms); asyncio.IsCancelled(err) {
+			runtime.Goexit() // raise base_exc
+		}
+		return nil
+	}))
+	runBriefly(loop)
+	task.Cancel()
+	check(t, !task.Done(), "not task.done()")
+	returned := false
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		runBriefly(loop)
+		returned = true
+	}()
+	<-exited
+	check(t, !returned, "assertRaises(SystemExit, run_briefly): the loop's goroutine exited")
+	check(t, task.Done(), "task.done()")
+	check(t, !task.Cancelled(), "not task.cancelled()")
+	err := task.Err()
+	check(t, err != nil && strings.Contains(err.Error(), "runtime.Goexit"), "task.exception() is the exit:", err)
 }
