@@ -37,7 +37,9 @@ func unretrievedReports(t *testing.T, debug bool, main func(tk *T) error) []Exce
 // defined, also through CreateTaskErr's and SpawnErr's wrappers.
 func TestOrigin_UnretrievedNamesTaskAndCoroutine(t *testing.T) {
 	got := unretrievedReports(t, false, func(tk *T) error {
+		//asynciovet:ignore unawaitedtask a failed task nobody awaits is the scenario under test
 		CreateTaskErr(tk, failingWorker, WithName("w1"))
+		//asynciovet:ignore unawaitedtask a failed task nobody awaits is the scenario under test
 		CreateTask(tk, func(tk *T) (int, error) { return 0, errors.New("closure failed") }, WithName("w2"))
 		return Sleep(tk, 0)
 	})
@@ -104,6 +106,7 @@ func TestOrigin_ReportsCarryTheTasksContext(t *testing.T) {
 	var got []string
 	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) { got = append(got, c.Message+": "+v.Value(c.Context)) })
 	main := CreateTask(l, func(tk *T) (struct{}, error) {
+		//asynciovet:ignore unawaitedtask a failed task nobody awaits is the scenario under test
 		CreateTaskErr(tk, func(st *T) error {
 			v.Set(st, "failed task's")
 			return errors.New("x")
