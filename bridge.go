@@ -37,6 +37,10 @@ type outsideCall struct {
 	report bool
 	fn     any
 	task   *T
+	// what the call is ("Go call", "Recv"...) and, on virtual time, the
+	// pc of the call that started it, for the stall report (stall.go).
+	what string
+	site uintptr
 	// prev, next link the loop's calls in flight (outsideCalls).
 	prev, next *outsideCall
 }
@@ -123,15 +127,23 @@ func (l *Loop) closeOutside() {
 // *CancelledError) and releases the virtual clock at once; fn's late
 // outcome is then dropped. A panic in fn fails the future with a
 // *PanicError. submit, when not nil, runs the job instead of a goroutine;
-// its error (or panic) fails the future.
-func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error) *Future[V] {
-	fut := &Future[V]{futureCore: futureCore{loop: l}}
+// its error (or panic) fails the future. With held set (Go, whose future
+// only its task awaits), a cancellation that comes once fn has returned is
+// held until fn's outcome arrives, which the future then gets (see
+// heldCancel): fn's effect has happened.
+func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error, held *heldCancel, what string, site uintptr) *Future[V] {
+	fut := &Future[V]{futureCore: futureCore{loop: l, outside: true}}
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task}
+	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
 	fut.cancelFn = func(msg string) bool {
 		if fut.state != statePending {
 			return false
+		}
+		if held != nil && !c.running.Load() {
+			// fn returned; its outcome is in CallSoonThreadsafe's queue.
+			held.hold(msg)
+			return true
 		}
 		cancel(&CancelledError{Msg: msg})
 		c.release()
@@ -188,9 +200,12 @@ func submitRecovered(submit func(func()) error, job func()) (err error) {
 // is done). Go then returns the *CancelledError at once, without waiting
 // for fn: pass ctx to what fn calls (http.NewRequestWithContext,
 // QueryContext, exec.CommandContext) so that the work stops too; fn's late
-// result is dropped. There is no pool: one goroutine per call, so calls do
-// not queue behind each other (ToThread runs on the bounded default
-// executor instead).
+// result is dropped. But once fn has returned, its effect has happened: a
+// cancellation that comes later (fn's outcome on its way to the loop, or
+// back and t not yet resumed) does not replace the outcome; Go returns it,
+// and the *CancelledError comes at t's next await. There is no pool: one
+// goroutine per call, so calls do not queue behind each other (ToThread
+// runs on the bounded default executor instead).
 //
 // While fn runs it is outside work: a virtual-time loop waits for it
 // rather than moving its clock or reporting ErrDeadlock (a Go call takes
@@ -214,7 +229,11 @@ func Go[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 		var zero V
 		return zero, errKilled // unwinding at Close: start nothing
 	}
-	return startOutside(t.fut.loop, t.baseContext(), fn, true, t, nil).Await(t)
+	var held heldCancel
+	l := t.fut.loop
+	v, err := startOutside(l, t.baseContext(), fn, true, t, nil, &held, "Go call", l.outsideSite(0)).Await(t)
+	held.rearm(t, err) // fn's outcome won: the cancellation comes next
+	return v, err
 }
 
 // Executor runs jobs on goroutines of its own: a worker pool, a rate
@@ -251,7 +270,7 @@ func RunInExecutorOn[V any](owner LoopOwner, ex Executor, fn func(ctx context.Co
 	if cur := l.current; cur != nil {
 		parent = cur.baseContext()
 	}
-	return startOutside(l, parent, fn, false, nil, ex.Submit)
+	return startOutside(l, parent, fn, false, nil, ex.Submit, nil, "RunInExecutorOn job", l.outsideSite(0))
 }
 
 // ExpectExternal tells the loop that work on another goroutine will come
@@ -267,9 +286,13 @@ func RunInExecutorOn[V any](owner LoopOwner, ex Executor, fn func(ctx context.Co
 // to wait for has returned ErrDeadlock.
 func (l *Loop) ExpectExternal() (release func()) {
 	l.addExternal(1)
+	forget := l.expect(l.outsideSite(0)) // for the stall report (stall.go)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			if forget != nil {
+				forget()
+			}
 			// Through the loop: the decrement wakes a loop that sleeps
 			// waiting for outside work, so it looks again.
 			if _, err := l.CallSoonThreadsafe(func() { l.addExternal(-1) }); err != nil {

@@ -13,7 +13,9 @@ package asyncio
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // FutureCallGraph is one node of an await graph (asyncio.FutureCallGraph):
@@ -38,6 +40,9 @@ type FutureCallGraph struct {
 // capture_call_graph(future)); for the running task, pass its *T: its call
 // stack is taken right here, starting at CaptureCallGraph's caller. Call it
 // on aw's loop. A cycle (tasks awaiting each other) is cut where it closes.
+// As in asyncio, the tasks and futures given to a Gather, Shield or Wait
+// are awaited by the task awaiting the combinator (its future is a node
+// of the graph only while nothing awaits it, or when it is aw).
 func CaptureCallGraph(aw Awaitable) *FutureCallGraph {
 	if aw == nil {
 		panic(&ValueError{Msg: "CaptureCallGraph: nil awaitable"})
@@ -89,7 +94,26 @@ func buildGraph(aw Awaitable, f *futureCore, path []*futureCore) FutureCallGraph
 		g.CallStack = st
 	}
 	path = append(path, f)
-	for _, w := range directAwaiters(f) {
+	// asyncio's gather, shield and wait record the task that called them
+	// as the awaiter of each child (future_add_to_awaited_by), so a
+	// child's graph goes straight to that task: here the future of a
+	// Gather, Shield or Wait met as an awaiter gives way to what awaits it
+	// (one that nothing awaits yet stays, to show what holds the child).
+	var awaiters []*futureCore
+	var splice func(ws []*futureCore, depth int)
+	splice = func(ws []*futureCore, depth int) {
+		for _, w := range ws {
+			if k := w.kind; w.task == nil && depth < 8 && (k == kindGather || k == kindShield || k == kindWait) {
+				if up := directAwaiters(w); len(up) > 0 {
+					splice(up, depth+1)
+					continue
+				}
+			}
+			awaiters = append(awaiters, w)
+		}
+	}
+	splice(directAwaiters(f), 0)
+	for _, w := range awaiters {
 		if indexOfCore(path, w) >= 0 {
 			continue // a cycle: cut it here
 		}
@@ -188,7 +212,7 @@ func renderGraph(b *strings.Builder, g *FutureCallGraph, level int) {
 	if len(g.CallStack) > 0 {
 		fmt.Fprintf(b, "%s  + Call stack:\n", ind)
 		for _, fr := range g.CallStack {
-			fmt.Fprintf(b, "%s  |   File %s, line %d, in %s()\n", ind, pyQuote(fr.File), fr.Line, shortFunc(fr.Function))
+			fmt.Fprintf(b, "%s  |   File %s, line %d, in %s()\n", ind, pyQuote(fr.File), fr.Line, quoteText(shortFunc(fr.Function)))
 		}
 	}
 	if len(g.AwaitedBy) > 0 {
@@ -199,9 +223,45 @@ func renderGraph(b *strings.Builder, g *FutureCallGraph, level int) {
 	}
 }
 
-// pyQuote quotes s as Python's repr of a str does (single quotes).
+// pyQuote quotes s as Python's repr of a str does: in single quotes
+// (double quotes when s holds a single quote and no double one), with
+// backslashes, the quote, and every character that is not printable
+// escaped (\n, \r, \t, \xhh, \uhhhh, \Uhhhhhhhh); bytes that are not
+// UTF-8 are escaped as \xhh.
 func pyQuote(s string) string {
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	q := byte('\'')
+	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x` + hex2(s[i]))
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case strconv.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			b.WriteString(`\x` + hex2(byte(r)))
+		case r < 0x10000:
+			b.WriteString(`\u` + hexN(uint32(r), 4))
+		default:
+			b.WriteString(`\U` + hexN(uint32(r), 8))
+		}
+		i += size
+	}
+	b.WriteByte(q)
+	return b.String()
 }
 
 // FutureAddToAwaitedBy records that waiter awaits fut

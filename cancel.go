@@ -8,13 +8,39 @@ package asyncio
 // (beginStep throws a CancelledError into the step; suspendOn cancels the
 // future it is about to wait on; finishStep ends a task that returns
 // without awaiting as cancelled, CANCEL-2). A task cancelled before its
-// first step never runs its function (beginStep, CANCEL-3). Uncancel
-// withdraws requests (3.13: the last one withdraws a pending delivery).
-// The message a CancelledError carries is handed out once, then a fresh
-// error without it (makeCancelledError, FUT-8). Structured code cancels
-// through these paths only: TaskGroup (taskgroup.go), Timeout and WaitFor
-// (timeout.go, cancelAndWait here), Gather (gather.go), and the Runner's
-// shutdown (cancelAllTasks here).
+// first step never runs its function (beginStep, CANCEL-3; an eager task
+// too, endCancelledUnstarted). Uncancel withdraws requests (3.13: the last
+// one withdraws a pending delivery). The message a CancelledError carries
+// is handed out once, then a fresh error without it (makeCancelledError,
+// FUT-8).
+//
+// Who requests a cancellation:
+//   - T.Cancel and Task.Cancel (here), Future.Cancel (futureCore.cancel
+//     here: cancelPlain, or the future's own cancelFn).
+//   - cancelFn overrides: gather's outer future cancels its children
+//     (gather.go); a channel operation's future asks its helper goroutine
+//     to stop and stays pending until it answers (awaitChanOp, chan.go); a
+//     Go call's or executor job's future cancels the call's context and
+//     releases the virtual clock (startOutside, bridge.go).
+//   - Structured code: TaskGroup (taskgroup.go), Timeout and WaitFor
+//     (timeout.go, and cancelAndWait here), Gather (gather.go), the
+//     Runner's shutdown (cancelAllTasks here) and its join timeout for the
+//     default executor (executor.go).
+//   - From outside the loop, through CallSoonThreadsafe: a task's bound
+//     context (WithContext, RunContext) being done (cancelByContext,
+//     context.go); Ctrl-C cancelling the main task (interrupts.interrupt,
+//     runner_signal.go, withdrawn again by interrupts.finish); a
+//     ConcurrentFuture cancelled by its goroutine cancels its source,
+//     or cancels it as soon as the chain exists (threadsafe.go).
+//   - Shield (shield.go): cancelling the outer future leaves the inner
+//     awaitable running; the inner one cancelled cancels the outer.
+//   - RunInExecutor's future cancelled cancels the job's context
+//     (runInExecutor's done callback, executor.go).
+//
+// When the cancellation comes too late for an operation outside the loop
+// (issue 19): its outcome wins, and the cancellation is re-armed for the
+// task's next await (rearmCancel, heldCancel, outcomeOutlivesCancel here;
+// used by awaitChanOp and Go).
 
 // Cancel requests the task's cancellation (asyncio's Task.cancel); see
 // T.Cancel.
@@ -75,6 +101,69 @@ func (t *T) cancel(msg string) bool {
 	}
 	t.mustCancel = true
 	t.cancelMsg = msg
+	t.startDeferred() // a deferred task ends cancelled at its first step
+	return true
+}
+
+// rearmCancel leaves a cancellation of t pending for its next await (as
+// for a task cancelled while it runs, CANCEL-2): the operation t awaited
+// completed outside the loop before the cancellation could stop it, and
+// its outcome was returned instead.
+func (t *T) rearmCancel(msg string) {
+	t.mustCancel, t.cancelMsg = true, msg
+}
+
+// heldCancel is a cancellation that an operation outside the loop held
+// back because its outcome was already on the way (a channel helper asked
+// to stop, a Go call whose function had returned): the operation's future
+// stays pending until the outcome arrives.
+type heldCancel struct {
+	held bool
+	msg  string
+}
+
+// hold records the first held request's message.
+func (h *heldCancel) hold(msg string) {
+	if !h.held {
+		h.held, h.msg = true, msg
+	}
+}
+
+// rearm is called by the awaiting task t once the operation's await
+// returned err: if a cancellation was held and the operation's outcome won
+// (err is not the cancellation), the cancellation is re-armed for t's next
+// await, unless it was withdrawn meanwhile (Uncancel).
+func (h *heldCancel) rearm(t *T, err error) {
+	if h.held && !IsCancelled(err) && t.numCancelRequested > 0 {
+		t.rearmCancel(h.msg)
+	}
+}
+
+// outcomeOutlivesCancel reports whether a task woken by from (nil: not a
+// wakeup) keeps a pending cancellation for its next await instead of
+// having it replace from's outcome. asyncio's Task.__step replaces it
+// (CANCEL-4: a future completed, then its awaiting task cancelled before
+// it resumed: the await raises CancelledError), and so does this package
+// for every future of the loop's own; but an outside future's outcome is
+// an effect that already happened (a value taken from a channel, a value
+// sent, a Go call or executor job that returned), and replacing it would
+// lose it (issue 19 item 1).
+func outcomeOutlivesCancel(from *futureCore) bool {
+	return from != nil && from.outside && from.state == stateFinished
+}
+
+// endCancelledUnstarted ends t, whose first step has not run, if a
+// cancellation is pending (a done WithContext ctx): its function never runs
+// (CANCEL-3). beginStep does this for a scheduled first step; CreateTask
+// calls it instead of an eager first step, which would run the function
+// at once, so the eager task is done, cancelled, when CreateTask returns.
+func (t *T) endCancelledUnstarted() bool {
+	if !t.mustCancel {
+		return false
+	}
+	t.mustCancel = false
+	t.started = true
+	t.finishStep(&CancelledError{Msg: t.cancelMsg})
 	return true
 }
 

@@ -9,7 +9,9 @@ package asyncio
 // BenchmarkRecv). A cancellation asks the helper to stop and waits for its
 // answer, so that a value is never lost: if the operation won the race,
 // it completes (Recv returns the value, Send reports the value sent) and
-// the cancellation is delivered at the task's next await instead.
+// the cancellation is delivered at the task's next await instead. So it is
+// when the cancellation comes after the answer, before the task resumed
+// (outcomeOutlivesCancel, cancel.go).
 
 import "fmt"
 
@@ -39,7 +41,7 @@ func Recv[V any](t *T, ch <-chan V) (v V, ok bool, err error) {
 		v  V
 		ok bool
 	}
-	r, err := awaitChanOp(t, func(stop <-chan struct{}) (received, bool, error) {
+	r, err := awaitChanOp(t, "Recv", t.fut.loop.outsideSite(0), func(stop <-chan struct{}) (received, bool, error) {
 		select {
 		case v, ok := <-ch:
 			return received{v, ok}, true, nil
@@ -66,7 +68,7 @@ func Send[V any](t *T, ch chan<- V, v V) error {
 	if sent, err := trySend(ch, v); sent || err != nil {
 		return err
 	}
-	_, err := awaitChanOp(t, func(stop <-chan struct{}) (struct{}, bool, error) {
+	_, err := awaitChanOp(t, "Send", t.fut.loop.outsideSite(0), func(stop <-chan struct{}) (struct{}, bool, error) {
 		return sendOrStop(stop, ch, v)
 	})
 	return err
@@ -109,25 +111,27 @@ func closedChannelError(r any) error {
 }
 
 // awaitChanOp runs op on a helper goroutine while t waits for it. op
-// returns done false when it gave up because stop was closed.
-func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R, error) {
+// returns done false when it gave up because stop was closed. what and
+// site are for the stall report (stall.go).
+func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan struct{}) (R, bool, error)) (R, error) {
 	if t.killed {
 		var zero R
 		return zero, errKilled // unwinding at Close: start nothing
 	}
 	l := t.fut.loop
 	fut := &Future[R]{futureCore: futureCore{loop: l}}
-	c := &outsideCall{stop: make(chan struct{}), fn: op, task: t}
+	c := &outsideCall{stop: make(chan struct{}), fn: op, task: t, what: what, site: site}
 	c.running.Store(true)
-	stopping, msg := false, ""
+	fut.outside = true // see outcomeOutlivesCancel
+	var held heldCancel
 	// A cancellation only asks the helper to stop; the future stays
 	// pending until it answers, so a value it already took is not lost.
 	fut.cancelFn = func(m string) bool {
 		if fut.state != statePending {
 			return false
 		}
-		if !stopping {
-			stopping, msg = true, m
+		if !held.held {
+			held.hold(m)
 			c.abort(nil)
 		}
 		return true
@@ -141,7 +145,7 @@ func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R
 			switch {
 			case fut.state != statePending:
 			case !done:
-				fut.cancelPlain(msg)
+				fut.cancelPlain(held.msg)
 			case err != nil:
 				_ = fut.SetException(err)
 			default:
@@ -150,11 +154,8 @@ func awaitChanOp[R any](t *T, op func(stop <-chan struct{}) (R, bool, error)) (R
 		})
 	}()
 	r, err := fut.Await(t)
-	if stopping && !IsCancelled(err) && t.numCancelRequested > 0 {
-		// The operation won the race with the cancellation: keep its
-		// outcome, and deliver the cancellation at the next await, as for
-		// a task cancelled while it runs (CANCEL-2).
-		t.mustCancel, t.cancelMsg = true, msg
-	}
+	// The operation won the race with the cancellation: keep its outcome,
+	// and deliver the cancellation at the next await.
+	held.rearm(t, err)
 	return r, err
 }

@@ -7,6 +7,12 @@ package asyncio
 // A task created while another task runs starts with its creator's base
 // (create_task copies the current context); WithContext sets another one
 // at creation and also binds it: when it is done, the task is cancelled.
+// That end is the bound task's cancellation, so the tasks it creates get
+// its values without its cancellation (context.WithoutCancel): as Shield
+// protects an inner task from the outer one's cancellation, RunContext's
+// ctx being cancelled does not cancel the context or the Go calls of a
+// task main shielded or does not await (structured code, a TaskGroup,
+// cancels its children, whose contexts then end with them).
 // SetContext and ContextVar.Set replace a task's base for what it does
 // next; children created earlier keep the base they started with
 // (copy-on-create), and nothing a child sets reaches its creator.
@@ -43,6 +49,12 @@ type taskCtx struct {
 	bound     context.Context
 	stopWatch func() bool
 	fired     bool
+	// boundBase: base is bound or derived from it (ContextVar.Set), so it
+	// carries the bound context's cancellation, which is the owner's
+	// cancellation and not its children's: they start with children, the
+	// same values without it (see inheritedContext). SetContext clears it.
+	boundBase bool
+	children  *taskCtx
 	// vars is the VarContext the task runs in (varcontext.go): each
 	// change of base is written through to it.
 	vars *VarContext
@@ -50,16 +62,29 @@ type taskCtx struct {
 
 // inheritedContext is the context node a task created now starts with: its
 // creator's (the running task's), shared, or nil (context.Background) when
-// no task runs or the creator has none.
+// no task runs or the creator has none. A creator bound to a context
+// (WithContext, RunContext) hands out its values without that context's
+// cancellation: the bound context's end is the creator's cancellation, and
+// as in asyncio a task's cancellation does not reach the tasks it created
+// (a shielded task, one it does not await) except through structured code
+// (TaskGroup, Gather), which cancels them, and ends their contexts then.
 func (l *Loop) inheritedContext() *taskCtx {
 	p := l.current
 	if p == nil || p.ctx == nil {
 		return nil
 	}
-	if p.ctx.owner == p {
-		p.ctx.shared = true
+	c := p.ctx
+	if c.owner != p {
+		return c
 	}
-	return p.ctx
+	if c.boundBase {
+		if c.children == nil {
+			c.children = &taskCtx{base: context.WithoutCancel(c.base), shared: true}
+		}
+		return c.children
+	}
+	c.shared = true
+	return c
 }
 
 // baseContext is t's base: what its children and Go calls start from.
@@ -92,6 +117,7 @@ func (t *T) setBase(base context.Context) {
 	}
 	c.base = base
 	c.derived = nil
+	c.children = nil
 	if c.vars != nil {
 		c.vars.base = base // varcontext.go
 	}
@@ -100,7 +126,9 @@ func (t *T) setBase(base context.Context) {
 // Context returns the task's context.Context: it carries the values of the
 // task's base (WithContext, SetContext, ContextVar.Set, or the creator's at
 // creation) and is done when the task is done — or when the base itself is
-// done. context.Cause then wraps ErrTaskDone and the task's outcome (its
+// done (for a task created by a task bound with WithContext or RunContext:
+// not when that bound context is done, see the top of context.go).
+// context.Cause then wraps ErrTaskDone and the task's outcome (its
 // error, or a *CancelledError), or ErrLoopClosed when the loop closed with
 // the task pending. The first call allocates it; a task that never asks
 // pays nothing. Pass it to Go code the task starts; for a blocking call use
@@ -130,6 +158,7 @@ func (t *T) SetContext(ctx context.Context) {
 		panic(&ValueError{Msg: "SetContext: nil context"})
 	}
 	t.setBase(ctx)
+	t.ctx.boundBase = false // not bound: children keep ctx's cancellation
 }
 
 // contextEndCause is the cause a derived context of t is cancelled with,
@@ -262,15 +291,24 @@ func NewContextVar[V any](name string, def V) *ContextVar[V] {
 func (v *ContextVar[V]) Name() string { return v.name }
 
 // String returns a repr like contextvars': <ContextVar name='x'>.
-func (v *ContextVar[V]) String() string { return fmt.Sprintf("<ContextVar name='%s'>", v.name) }
+func (v *ContextVar[V]) String() string { return fmt.Sprintf("<ContextVar name=%s>", pyQuote(v.name)) }
 
 // Get returns the variable's value in task t's context, or its default.
-func (v *ContextVar[V]) Get(t *T) V { return v.Value(t.baseContext()) }
+// A nil t panics with a *ValueError.
+func (v *ContextVar[V]) Get(t *T) V {
+	if t == nil {
+		panicNilT("ContextVar.Get")
+	}
+	return v.Value(t.baseContext())
+}
 
 // Value returns the variable's value in ctx (any context derived from a
 // task's: t.Context(), a Go call's ctx), or its default. It is safe from
-// any goroutine.
+// any goroutine. A nil ctx panics with a *ValueError.
 func (v *ContextVar[V]) Value(ctx context.Context) V {
+	if ctx == nil {
+		panic(&ValueError{Msg: "ContextVar.Value: nil context"})
+	}
 	if b, ok := ctx.Value(v.key).(contextVarBox[V]); ok && b.set {
 		return b.v
 	}
@@ -278,8 +316,12 @@ func (v *ContextVar[V]) Value(ctx context.Context) V {
 }
 
 // Set sets the variable in task t's context (what t reads next and the
-// tasks it creates from now on see) and returns a token for Reset.
+// tasks it creates from now on see) and returns a token for Reset. A nil
+// t panics with a *ValueError, before any change.
 func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
+	if t == nil {
+		panicNilT("ContextVar.Set")
+	}
 	base := t.baseContext()
 	tok := &ContextVarToken[V]{v: v, t: t, old: base.Value(v.key)}
 	t.setBase(context.WithValue(base, v.key, contextVarBox[V]{v: value, set: true}))

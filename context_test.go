@@ -252,6 +252,7 @@ func TestSetContext(t *testing.T) {
 		cancel()
 		r.log("own ctx done with its base: %v; main cancelling=%d", own.Err() != nil, tk.Cancelling())
 		awaitAll(tk, before, after)
+		//lint:ignore SA1012 the test checks that a nil ctx panics with a *ValueError
 		v := mustPanic(t, "SetContext(nil)", func() { tk.SetContext(nil) })
 		var ve *ValueError
 		r.log("nil: %v", errors.As(v.(error), &ve))
@@ -276,6 +277,7 @@ func TestWithContextAlreadyDone(t *testing.T) {
 		task := CreateTask(tk, func(*T) (int, error) { r.log("ran"); return 0, nil }, WithContext(ctx))
 		_, err := task.Await(tk)
 		r.log("task: %s", describe(err))
+		//lint:ignore SA1012 the test checks that a nil ctx panics with a *ValueError
 		v := mustPanic(t, "WithContext(nil)", func() { WithContext(nil) })
 		r.log("nil: %v", describe(v.(error)))
 		return nil

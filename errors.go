@@ -25,6 +25,10 @@ var (
 	// when it would block forever: nothing ready, no timer, no file
 	// descriptor and no executor work in flight.
 	ErrDeadlock = errors.New("asyncio: deadlock: the loop would block forever")
+	// ErrStalled is matched by the error of the report a loop on virtual
+	// time makes when it has waited a grace period for outside work with
+	// nothing else to run (*StalledError, WithOutsideGrace).
+	ErrStalled = errors.New("asyncio: virtual clock stalled")
 	// ErrTaskDone is matched by the cause of a task's Context once the
 	// task is done (context.Cause); the cause also wraps the task's error
 	// or *CancelledError.
@@ -282,3 +286,7 @@ var ErrQueueEmpty = errors.New("asyncio: queue empty")
 // ErrQueueShutDown ports asyncio.QueueShutDown (3.13): putting on a shut-down
 // queue, or getting from one that is shut down and empty.
 var ErrQueueShutDown = errors.New("asyncio: queue shut down")
+
+// ErrRetriesExhausted matches every *RetryError: Retry stopped because a
+// stopping rule ran out (see RetryPolicy).
+var ErrRetriesExhausted = errors.New("asyncio: retries exhausted")

@@ -97,7 +97,6 @@ func ExampleCaptureCallGraph() {
 	}, asyncio.WithVirtualTime())
 	// Output:
 	// <Task pending name='leaf'>
-	// <Future pending kind=gather>
 	// <Task pending name='main'>
 }
 

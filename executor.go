@@ -174,6 +174,7 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 	}
 	fut := NewFuture[V](l)
 	fut.kind = kindExecutor
+	fut.outside = true // a ready result outlives a late cancel (cancel.go)
 	ex := defaultExecutor(l)
 	job := &executorJob{loop: l}
 	// ctx has parent's values and is cancelled with the future, or when
@@ -227,7 +228,9 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 // t's loop and waits for its result (THREAD-3). ctx carries t's context
 // values (to_thread copies the contextvars context). If t is cancelled
 // while waiting, ctx is cancelled and ToThread returns the CancelledError
-// at once, without waiting for fn to return. A panic in fn is returned as
+// at once, without waiting for fn to return; but if fn's result is back
+// before t resumed, ToThread returns it and the CancelledError comes at t's
+// next await (a ready result is not lost, cancel.go). A panic in fn is returned as
 // a *PanicError. For blocking calls that should not queue behind the
 // bounded pool, use Go.
 func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {

@@ -55,6 +55,11 @@ type futureCore struct {
 	// kind says what the future is for (a sleep, a lock's waiter, a
 	// gather...), for dumps; it sits in padding and costs nothing.
 	kind futureKind
+	// outside: the outcome is the effect of an operation that already
+	// happened outside the loop (a channel operation, a Go call, an
+	// executor job), so a task cancelled after it completed still gets
+	// it (see outcomeOutlivesCancel in cancel.go). Padding too.
+	outside bool
 	// err is the exception of a FINISHED future (nil: success). For a
 	// CANCELLED future it is either, with errOnce, the error a task's
 	// function ended with, which the first retrieval returns and later
@@ -349,7 +354,7 @@ func (f *futureCore) watchUnretrieved(err error) {
 	r.loop, r.err = f.loop, err
 	r.message = "Future exception was never retrieved"
 	if f.task != nil {
-		r.message = "Task exception was never retrieved: " + f.task.Name()
+		r.message = "Task exception was never retrieved: " + quoteText(f.task.Name())
 		r.recordFailure(f.task)
 	}
 	l := f.loop
@@ -525,6 +530,23 @@ func (f *Future[V]) await(t *T) (V, error) {
 		}
 	}
 	return f.Result()
+}
+
+// repr is the asyncio-style repr of a future seen untyped: a task's as
+// T.String, else Future.String's without the value (for messages that
+// name a future, such as awaiting one of another loop).
+func (f *futureCore) repr() string {
+	switch {
+	case f.task != nil:
+		return f.task.String()
+	case f.state == stateCancelled:
+		return "<Future cancelled>"
+	case f.state == stateFinished && f.err != nil:
+		return fmt.Sprintf("<Future finished exception=%v>", f.err)
+	case f.state == stateFinished:
+		return "<Future finished>"
+	}
+	return "<Future pending>"
 }
 
 // String returns the asyncio-style repr, for logs and debugging.

@@ -18,7 +18,6 @@ package asyncio
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/go-asyncio/asyncio/internal/gid"
 	"io"
@@ -313,7 +312,7 @@ func (l *Loop) cancelRequestsByTask() map[*T][]CancelRequest {
 			if name == "" {
 				name = r.by.Name()
 			}
-			req.By = "task '" + name + "' (" + taskID(r.by) + ")"
+			req.By = "task " + pyQuote(name) + " (" + taskID(r.by) + ")"
 		}
 		m[r.target] = append(m[r.target], req)
 	}
@@ -408,12 +407,13 @@ type Frame struct {
 	Line     int    `json:"line"`
 }
 
-// String formats the frame as "function file:line".
+// String formats the frame as "function file:line", the function and
+// the file quoted when they must be (see WriteTree).
 func (f Frame) String() string {
 	if f.Function == "" {
 		return "?"
 	}
-	return fmt.Sprintf("%s %s:%d", shortFunc(f.Function), f.File, f.Line)
+	return fmt.Sprintf("%s %s:%d", quoteText(shortFunc(f.Function)), quoteText(f.File), f.Line)
 }
 
 // shortFunc drops the import path before the package name:
@@ -653,6 +653,9 @@ type LoopSnapshot struct {
 	// blocked in a callback or a task step, or not running. Nothing else
 	// is filled in.
 	Blocked bool `json:"blocked,omitempty"`
+	// Busy (with Blocked): SnapshotThreadsafe did not ask the loop,
+	// because a snapshot with other options was in flight.
+	Busy bool `json:"busy,omitempty"`
 	// Stats are the loop's counters.
 	Stats LoopStats `json:"stats"`
 	// Tasks are the tasks, at most SnapshotOptions.MaxTasks of them:
@@ -790,7 +793,7 @@ func (l *Loop) taskInfo(t *T, now time.Duration, stacks map[uint64][]Frame) Task
 	if ti.State == "waiting" {
 		f := t.futWaiter
 		if f.task != nil {
-			ti.Awaits = "task '" + f.task.Name() + "'"
+			ti.Awaits = "task " + pyQuote(f.task.Name())
 			ti.AwaitsID = taskID(f.task)
 		} else {
 			ti.Awaits = f.kind.String()
@@ -915,27 +918,36 @@ func parseGoroutineStacks(dump string, want map[uint64]bool) map[uint64][]Frame 
 // SnapshotThreadsafe takes a snapshot of l from any goroutine: the
 // snapshot is taken on the loop, through CallSoonThreadsafe, between two
 // callbacks, so it is consistent and races with nothing. If the loop does
-// not take it within timeout (it is blocked in a callback or step, or not
-// running), the result has Blocked set and nothing else; a closed loop
-// gives an empty snapshot with Closed set. A timeout <= 0 panics with a
-// *ValueError.
+// not begin taking it within timeout (it is blocked in a callback or step,
+// or not running), the result has Blocked set and nothing else, and the
+// request costs the loop nothing later: once every caller waiting for it
+// has given up, the loop skips it. Once the loop has begun, the call waits
+// for the snapshot. A closed loop gives an empty snapshot with Closed set.
+// A timeout <= 0 panics with a *ValueError.
+//
+// The work other goroutines can ask of the loop is bounded: one request
+// per loop is in flight at a time. Callers asking with the same options
+// while one is in flight share its snapshot (they get the same
+// *LoopSnapshot: treat it as read-only); a caller with other options gets
+// at once a result with Blocked and Busy set and a note saying so.
 func (l *Loop) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptions) *LoopSnapshot {
 	if timeout <= 0 {
 		panic(&ValueError{Msg: fmt.Sprintf("SnapshotThreadsafe: timeout %v, want > 0", timeout)})
 	}
-	ch := make(chan *LoopSnapshot, 1)
-	if _, err := l.CallSoonThreadsafe(func() { ch <- l.snapshot(opts) }); err != nil {
-		if errors.Is(err, ErrLoopClosed) {
-			return &LoopSnapshot{Closed: true, Tasks: []TaskInfo{}}
-		}
-		return &LoopSnapshot{Blocked: true, Tasks: []TaskInfo{}, Notes: []string{err.Error()}}
+	r, now := l.joinSnapshot(opts)
+	if r == nil {
+		return now
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case s := <-ch:
-		return s
+	case <-r.done:
+		return r.result
 	case <-timer.C:
+		if !l.leaveSnapshot(r) {
+			<-r.done // the loop is taking it
+			return r.result
+		}
 		return &LoopSnapshot{Blocked: true, Tasks: []TaskInfo{}, Notes: []string{fmt.Sprintf(
 			"the loop did not take the snapshot within %v: it is blocked in a callback or task step that does not return to the loop, or it is not running", timeout)}}
 	}

@@ -76,6 +76,7 @@ type Loop struct {
 	// RunCoroutineThreadsafe futures not yet done, completed by Close
 	// (guarded by threadsafeMu).
 	threadsafeFutures map[threadsafeFuture]struct{}
+	snapReq           snapshotRequests // SnapshotThreadsafe's request in flight (snapshotreq.go)
 
 	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
 	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
@@ -91,7 +92,8 @@ type Loop struct {
 	holder      atomic.Uint64
 	driverToken uint64 // gid.Token of the goroutine in RunForever
 
-	wd watchdog // see watchdog.go
+	wd    watchdog   // see watchdog.go
+	stall stallWatch // virtual time waiting for outside work (stall.go)
 
 	closeHooks     []*closeHook // OnClose, in registration order
 	closeHooksLive int
@@ -703,8 +705,13 @@ func (l *Loop) poll(timeout time.Duration) {
 				return
 			}
 			// Outside work in flight takes no virtual time: wait for it
-			// (CallSoonThreadsafe wakes the selector) or for I/O.
-			timeout = -1
+			// (CallSoonThreadsafe wakes the selector) or for I/O, and
+			// report it after a grace period (stall.go).
+			start := time.Now()
+			if l.pollSelector(l.stallWait()) == 0 {
+				l.noteStall(start)
+			}
+			return
 		}
 		l.pollSelector(timeout)
 		return
@@ -739,7 +746,11 @@ func (l *Loop) poll(timeout time.Duration) {
 	l.sleepMode = sleepOnChannel
 	l.threadsafeMu.Unlock()
 	l.wd.idle.Store(true)
-	if timeout > 0 && !l.virtual {
+	var stallStart time.Time
+	if l.virtual { // waiting for outside work: report it after a grace (stall.go)
+		stallStart, timeout = time.Now(), l.stallWait()
+	}
+	if timeout > 0 {
 		if l.sleepTimer == nil {
 			l.sleepTimer = time.NewTimer(timeout)
 		} else {
@@ -757,6 +768,9 @@ func (l *Loop) poll(timeout time.Duration) {
 	l.threadsafeMu.Lock()
 	l.sleepMode = sleepAwake
 	l.threadsafeMu.Unlock()
+	if l.virtual {
+		l.noteStall(stallStart)
+	}
 }
 
 // pollSelector waits on the selector and queues the handles of ready file

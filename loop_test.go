@@ -433,8 +433,7 @@ func TestLOOP12_CallbackPanicGoesToHandler(t *testing.T) {
 	l.CallSoon(func() { f.SetResult(1) })
 	runOne(t, l)
 	runOne(t, l)
-	var h *Handle
-	h = l.CallSoon(func() { panic(errors.New("as error")) })
+	h := l.CallSoon(func() { panic(errors.New("as error")) })
 	runOne(t, l)
 	checkEvents(t, []string{
 		"first done callback panics",

@@ -2,7 +2,6 @@ package asyncio
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -207,7 +206,7 @@ func TestDiagOptions(t *testing.T) {
 		mustClose(t, l)
 	}
 	if l := NewLoop(); l.diagOn {
-		t.Error(fmt.Sprintf("a plain loop has diagOn (flags %b)", l.diagFlags))
+		t.Errorf("a plain loop has diagOn (flags %b)", l.diagFlags)
 	}
 }
 

@@ -14,7 +14,9 @@ func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
 // 3.14): if the loop is running, CreateTask runs the task's first step at
 // once, with the task as CurrentTask, until its function first suspends or
 // returns; only then does CreateTask return. Without a running loop the
-// task is scheduled as usual.
+// task is scheduled as usual. A task whose WithContext ctx is done already
+// does not run at all: it is done, cancelled, when CreateTask returns
+// (CANCEL-3).
 func WithEagerStart() TaskOption { return func(t *T) { t.eager = eagerAsked } }
 
 // WithContext gives the task ctx as its context instead of its creator's
@@ -23,13 +25,14 @@ func WithEagerStart() TaskOption { return func(t *T) { t.eager = eagerAsked } }
 // context.Cause(ctx) as the message — at once, before its first step, if
 // ctx is done already. RunWith then returns a *CancelledError that also
 // matches the cause (errors.Is(err, context.Canceled)). The task's Context
-// is done when ctx is or when the task is. A nil ctx panics with a
+// is done when ctx is or when the task is. Tasks it creates get ctx's
+// values but not its cancellation (see T.Context). A nil ctx panics with a
 // *ValueError.
 func WithContext(ctx context.Context) TaskOption {
 	if ctx == nil {
 		panic(&ValueError{Msg: "WithContext: nil context"})
 	}
-	return func(t *T) { t.ctx = &taskCtx{base: ctx, owner: t, bound: ctx} }
+	return func(t *T) { t.ctx = &taskCtx{base: ctx, owner: t, bound: ctx, boundBase: true} }
 }
 
 // LoopOption configures a new Loop.
@@ -43,7 +46,9 @@ type LoopOption func(*Loop)
 // the loop first polls them without waiting and jumps only when none is
 // ready. Outside work in flight (executor jobs, Go calls, waiting Recv and
 // Send, ExpectExternal) takes no virtual time: the loop waits for it
-// instead of jumping. This is Trio's MockClock with autojump, for tests.
+// instead of jumping, and after a grace period of real time with nothing
+// else to run reports it to the exception handler, with where it started
+// (WithOutsideGrace). This is Trio's MockClock with autojump, for tests.
 func WithVirtualTime() LoopOption { return func(l *Loop) { l.virtual = true } }
 
 // WithEagerTasks makes every task of the loop start eagerly, as

@@ -41,19 +41,21 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 		}
 		row := func(chain, name, id string) {
 			ew.printf("%-10s %-20s %-20s %-9s %-24s %-10s %-8s %-24s %-50s %-50s %-15s %-15s\n",
-				tid, ti.ID, ti.Name, ti.State, ti.Awaits, waiting, cancels, ti.Creator,
-				stackChain(ti.Stack), chain, name, id)
+				tid, ti.ID, quoteText(ti.Name), ti.State, quoteText(ti.Awaits), waiting, cancels, quoteText(ti.Creator),
+				stackChain(ti.Stack), chain, quoteText(name), id)
 		}
 		if len(ti.AwaitedBy) == 0 {
 			row("", "", "0x0")
 			continue
 		}
 		for _, a := range ti.AwaitedBy {
-			chain := ""
+			chain, name := "", a.Name
 			if p, ok := byID[a.ID]; ok {
 				chain = stackChain(p.Stack)
+			} else if name == "" {
+				name = "Unknown" // as ps, for an awaiter it knows nothing of
 			}
-			row(chain, a.Name, a.ID)
+			row(chain, name, a.ID)
 		}
 	}
 	s.writeFooter(ew)
@@ -64,9 +66,18 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 // asyncio pstree`: each task nobody awaits is a root; under a task come its
 // frames, outermost first (when its stack was recorded), and under the
 // innermost one the tasks it awaits. A task awaited by several tasks is
-// drawn in full under the first one only, so the output stays as long as
-// the snapshot. A cycle of tasks awaiting each other (a deadlock) is cut
-// where it closes and listed after the trees.
+// drawn under each, as in pstree, except that one awaiting other tasks is
+// drawn in full under the first only ("(shown above)" after), so the
+// output stays as long as the snapshot. A cycle of tasks awaiting each
+// other (a deadlock), which pstree reports as an error, is cut where it
+// closes, and listed after the trees as pstree lists it.
+//
+// In the tree and in WritePS's table, a task name, a source path or any
+// other string from the program is printed as it is when it is printable
+// and on one line, and as a Go string literal (strconv.Quote) otherwise,
+// so that no name can forge a line or send raw escape bytes to a
+// terminal: a task named "x\n└── (T) fake" is printed "x\n└── (T) fake"
+// in double quotes, with the backslash.
 func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 	ew := &errWriter{w: w}
 	switch {
@@ -74,8 +85,6 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 		ew.printf("(loop blocked: no snapshot)\n")
 	case s.Closed:
 		ew.printf("(loop closed: no tasks)\n")
-	case len(s.Tasks) == 0:
-		ew.printf("(no tasks)\n")
 	}
 	byID := s.byID()
 	children := map[string][]string{} // awaiter id -> awaited task ids
@@ -88,7 +97,6 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 			}
 		}
 	}
-	var cycles [][]string
 	expanded := map[string]bool{} // a task awaited by several is drawn in full once
 	var render func(id, prefix string, last bool, path []string)
 	render = func(id, prefix string, last bool, path []string) {
@@ -99,22 +107,28 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 		}
 		for _, p := range path {
 			if p == id {
-				ew.printf("%s%s(T) %s (cycle: awaits itself through the tasks above)\n", prefix, branch, ti.Name)
-				cycles = append(cycles, append(append([]string(nil), path[indexOf(path, id):]...), id))
+				ew.printf("%s%s(T) %s (cycle: awaits itself through the tasks above)\n", prefix, branch, quoteText(ti.Name))
 				return
 			}
 		}
-		if expanded[id] {
-			ew.printf("%s%s(T) %s (shown above)\n", prefix, branch, ti.Name)
+		if expanded[id] && len(children[id]) > 0 {
+			// A task awaiting others is drawn in full once (pstree
+			// repeats it); one awaiting none is repeated, as in pstree.
+			ew.printf("%s%s(T) %s (shown above)\n", prefix, branch, quoteText(ti.Name))
 			return
 		}
 		expanded[id] = true
-		ew.printf("%s%s(T) %s%s\n", prefix, branch, ti.Name, treeLabel(*ti))
+		ew.printf("%s%s(T) %s%s\n", prefix, branch, quoteText(ti.Name), treeLabel(*ti))
 		prefix += next
 		path = append(path, id)
 		// The task's frames, outermost first, each under the previous.
 		for i := len(ti.Stack) - 1; i >= 0; i-- {
-			ew.printf("%s└──  %s\n", prefix, ti.Stack[i])
+			fr := ti.Stack[i]
+			if fr.File == "" && fr.Line == 0 && fr.Function != "" {
+				ew.printf("%s└──  %s\n", prefix, quoteText(shortFunc(fr.Function))) // no location: the name alone, as pstree
+			} else {
+				ew.printf("%s└──  %s\n", prefix, fr)
+			}
 			prefix += "    "
 		}
 		kids := children[id]
@@ -152,10 +166,44 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 			mark(ti.ID)
 		}
 	}
+	// The cycles, found as pstree finds them: a depth-first search of the
+	// awaiter -> awaited graph from each awaiter in the order met, each
+	// back edge giving the path from the task it reaches.
+	var parents []string
+	for _, ti := range s.Tasks {
+		for _, a := range ti.AwaitedBy {
+			if _, ok := byID[a.ID]; ok && indexOf(parents, a.ID) < 0 {
+				parents = append(parents, a.ID)
+			}
+		}
+	}
+	var cycles [][]string
+	color := map[string]int{} // 0 not seen, 1 on the path, 2 done
+	var dfsPath []string
+	var dfs func(v string)
+	dfs = func(v string) {
+		color[v] = 1
+		dfsPath = append(dfsPath, v)
+		for _, w := range children[v] {
+			switch color[w] {
+			case 0:
+				dfs(w)
+			case 1:
+				cycles = append(cycles, append(append([]string(nil), dfsPath[indexOf(dfsPath, w):]...), w))
+			}
+		}
+		color[v] = 2
+		dfsPath = dfsPath[:len(dfsPath)-1]
+	}
+	for _, p := range parents {
+		if color[p] == 0 {
+			dfs(p)
+		}
+	}
 	for _, c := range cycles {
 		names := make([]string, len(c))
 		for i, id := range c {
-			names[i] = byID[id].Name
+			names[i] = quoteText(byID[id].Name)
 		}
 		ew.printf("cycle: %s\n", strings.Join(names, " → "))
 	}
@@ -169,7 +217,8 @@ func treeLabel(ti TaskInfo) string {
 	var parts []string
 	switch ti.State {
 	case "waiting":
-		parts = append(parts, "waiting "+fmtDuration(ti.Waiting)+" on "+ti.Awaits)
+		parts = append(parts, "waiting "+fmtDuration(ti.Waiting)+" on "+quoteText(ti.Awaits))
+	case "":
 	default:
 		parts = append(parts, ti.State)
 	}
@@ -178,6 +227,9 @@ func treeLabel(ti TaskInfo) string {
 	}
 	if ti.CancelDeliveredAt != nil {
 		parts = append(parts, "CancelledError returned at "+ti.CancelDeliveredAt.String()+" not returned")
+	}
+	if len(parts) == 0 {
+		return "" // nothing known but the name (a snapshot built by hand), as pstree
 	}
 	return " [" + strings.Join(parts, "; ") + "]"
 }
@@ -191,7 +243,7 @@ func (s *LoopSnapshot) writeFooter(ew *errWriter) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			ew.printf(" %s %d;", k, s.Summary[k])
+			ew.printf(" %s %d;", quoteText(k), s.Summary[k])
 		}
 		ew.printf("\n")
 	}
@@ -213,7 +265,7 @@ func (s *LoopSnapshot) byID() map[string]*TaskInfo {
 func stackChain(fs []Frame) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
-		names[i] = shortFunc(f.Function)
+		names[i] = quoteText(shortFunc(f.Function))
 	}
 	return strings.Join(names, " -> ")
 }

@@ -112,27 +112,34 @@ func TestWritePS_Layout(t *testing.T) {
 	}
 }
 
-// A task awaited by two tasks is drawn in full once, then referred to.
+// A task awaited by two tasks is drawn under each; one that awaits other
+// tasks is drawn in full once, then referred to, and one that awaits none
+// is repeated in full, as pstree repeats it.
 func TestWriteTree_SharedTaskDrawnOnce(t *testing.T) {
 	var b strings.Builder
 	runNamed(t, func(tk *T) error {
-		shared := startTask(tk, "shared", func(tk *T) error { return Sleep(tk, time.Hour) })
+		inner := startTask(tk, "inner", func(tk *T) error { return Sleep(tk, time.Hour) })
+		shared := startTask(tk, "shared", func(tk *T) error { return tk.Await(inner) })
 		startTask(tk, "a", func(tk *T) error { return tk.Await(shared) })
 		startTask(tk, "b", func(tk *T) error { return tk.Await(shared) })
+		startTask(tk, "c", func(tk *T) error { return tk.Await(inner) })
 		if err := Sleep(tk, time.Second); err != nil {
 			return err
 		}
 		s := Snapshot(tk, SnapshotOptions{})
 		s.Notes = nil
 		_ = s.WriteTree(&b)
-		shared.Cancel()
+		inner.Cancel()
 		return nil
 	})
 	want := `└── (T) main [running]
 └── (T) a [waiting 1s on task 'shared']
-    └── (T) shared [waiting 1s on sleep]
+    └── (T) shared [waiting 1s on task 'inner']
+        └── (T) inner [waiting 1s on sleep]
 └── (T) b [waiting 1s on task 'shared']
     └── (T) shared (shown above)
+└── (T) c [waiting 1s on task 'inner']
+    └── (T) inner [waiting 1s on sleep]
 `
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("tree (-want +got):\n%s", d)

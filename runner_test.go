@@ -239,6 +239,7 @@ func TestRunContextDoneBeforeStart(t *testing.T) {
 	if v != 2 || err != nil {
 		t.Errorf("live context: %d %v", v, err)
 	}
+	//lint:ignore SA1012 the test checks that a nil ctx panics with a *ValueError
 	p := mustPanic(t, "RunContext(nil)", func() { RunContext(nil, func(*T) (int, error) { return 0, nil }) })
 	if !errors.Is(p.(error), ErrValue) {
 		t.Errorf("nil context: %v", p)

@@ -26,7 +26,7 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	if t.pendingThrow != nil {
 		err, t.pendingThrow = t.pendingThrow, nil
 	}
-	if t.mustCancel {
+	if t.mustCancel && !outcomeOutlivesCancel(from) {
 		if !IsCancelled(err) {
 			err = &CancelledError{Msg: t.cancelMsg}
 		}
@@ -69,7 +69,7 @@ func (t *T) main() {
 			// it (TASK-9), and the Goexit goes on.
 			if r != nil {
 				l.CallExceptionHandler(ExceptionContext{
-					Message: "Exception in task " + t.Name() + " while unwinding at Close",
+					Message: "Exception in task " + quoteText(t.Name()) + " while unwinding at Close",
 					Err:     newPanicError(r),
 					Task:    t,
 				})
@@ -98,7 +98,7 @@ func (t *T) suspendOn(f *futureCore) error {
 	}
 	switch {
 	case f.loop != t.fut.loop:
-		t.pendingThrow = runtimeErrorf("Task %s got Future %v attached to a different loop", t, f)
+		t.pendingThrow = runtimeErrorf("Task %s got Future %s attached to a different loop", t, f.repr())
 		t.fut.loop.scheduleStep(t)
 	case f == t.fut:
 		t.pendingThrow = runtimeErrorf("Task cannot await on itself: %s", t)

@@ -39,6 +39,8 @@ type T struct {
 	// (eagerStart). One byte, so that T keeps its size.
 	eager uint8
 
+	// deferred: created by createDeferredTask and not scheduled yet.
+	deferred   bool
 	mustCancel bool
 	// inCancel is set while cancel passes the request on to futWaiter: a
 	// cycle of tasks awaiting each other comes back to t, which must
@@ -69,6 +71,10 @@ type T struct {
 	// them has something to record (introspect.go).
 	waitSince time.Duration
 	diag      *taskDiag
+	// timeout is the innermost active Timeout scope of the task (its
+	// outer ones are chained through TimeoutScope.outer), so Deadline and
+	// Retry can see the deadline that encloses them.
+	timeout *TimeoutScope
 }
 
 const (
@@ -102,6 +108,40 @@ type Task[V any] struct {
 // that finishes without suspending is done when CreateTask returns and is
 // never scheduled.
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
+	tk, l := newTask(owner, fn, opts, false)
+	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running.Load() {
+		if !tk.t.endCancelledUnstarted() { // a done ctx: CANCEL-3 (cancel.go)
+			l.eagerStart(&tk.t)
+		}
+	} else {
+		l.scheduleStep(&tk.t)
+	}
+	return tk
+}
+
+// createDeferredTask is CreateTask without the first step: the task
+// exists (it is pending, listed, cancellable) but runs only once
+// startDeferred schedules it — or at once if it is cancelled meanwhile,
+// so that it ends cancelled without running fn (BoundedTaskGroup's queued
+// children: no goroutine until a slot frees).
+func createDeferredTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
+	tk, _ := newTask(owner, fn, opts, true)
+	return tk
+}
+
+// startDeferred schedules the first step of a deferred task; it reports
+// false if the task was started already (a cancellation did it).
+func (t *T) startDeferred() bool {
+	if !t.deferred {
+		return false
+	}
+	t.deferred = false
+	t.fut.loop.scheduleStep(t)
+	return true
+}
+
+// newTask builds a task and lists it on its loop, without scheduling it.
+func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, deferred bool) (*Task[V], *Loop) {
 	l := loopOf(owner, "CreateTask")
 	l.checkThread("CreateTask")
 	l.checkClosed()
@@ -133,15 +173,11 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 	}
 	tk.t.tasksIndex = int32(len(l.tasks))
 	l.tasks = append(l.tasks, &tk.t)
+	tk.t.deferred = deferred
 	if tk.t.ctx != nil {
 		tk.t.watchBoundContext() // WithContext: a done ctx cancels before the first step
 	}
-	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running.Load() {
-		l.eagerStart(&tk.t)
-	} else {
-		l.scheduleStep(&tk.t)
-	}
-	return tk
+	return tk, l
 }
 
 // CreateTaskErr is CreateTask for a coroutine function with no value: the
@@ -149,7 +185,7 @@ func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOpti
 // None).
 func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task[struct{}] {
 	if fn == nil {
-		panic(runtimeErrorf("CreateTaskErr: nil coroutine function"))
+		panic(valueErrorf("CreateTaskErr: nil coroutine function"))
 	}
 	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, withFuncOf(fn, opts)...)
 }
@@ -273,7 +309,7 @@ func (t *T) String() string {
 	case t.numCancelRequested > 0:
 		state = "cancelling"
 	}
-	return fmt.Sprintf("<Task %s name='%s'>", state, t.Name())
+	return fmt.Sprintf("<Task %s name=%s>", state, pyQuote(t.Name()))
 }
 
 func (l *Loop) removeTask(t *T) {

@@ -91,6 +91,12 @@ func TaskGroup(t *T, body func(g *Group) error) error {
 // shutting down"). Children may be spawned while TaskGroup waits for the
 // others on exit (TG-2).
 func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
+	return spawn(g, fn, opts, false)
+}
+
+// spawn is Spawn; with deferred the child is created by createDeferredTask
+// (BoundedTaskGroup's queued children).
+func spawn[V any](g *Group, fn func(*T) (V, error), opts []TaskOption, deferred bool) (*Task[V], error) {
 	if g == nil {
 		panic(valueErrorf("Spawn: nil *Group"))
 	}
@@ -107,7 +113,12 @@ func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V
 	if g.aborting {
 		return nil, &RuntimeError{Msg: fmt.Sprintf("TaskGroup %v is shutting down", g)}
 	}
-	task := CreateTask(g.loop, fn, opts...)
+	var task *Task[V]
+	if deferred {
+		task = createDeferredTask(g.loop, fn, opts...)
+	} else {
+		task = CreateTask(g.loop, fn, opts...)
+	}
 	child := &groupChild{task: task}
 	g.children = append(g.children, child)
 	g.live++
@@ -121,7 +132,7 @@ func Spawn[V any](g *Group, fn func(*T) (V, error), opts ...TaskOption) (*Task[V
 // outcome is fn's error alone.
 func SpawnErr(g *Group, fn func(*T) error, opts ...TaskOption) (*Task[struct{}], error) {
 	if fn == nil {
-		panic(runtimeErrorf("SpawnErr: nil coroutine function"))
+		panic(valueErrorf("SpawnErr: nil coroutine function"))
 	}
 	return Spawn(g, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, withFuncOf(fn, opts)...)
 }

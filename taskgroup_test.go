@@ -586,6 +586,6 @@ func TestTaskErrForms(t *testing.T) {
 	checkEvents(t, []string{
 		"ok: <nil>", "bad: boom",
 		`group: ExceptionGroup("unhandled errors in a TaskGroup", [*errors.errorString("key")])`,
-		"CreateTaskErr: nil coroutine function",
+		"asyncio: CreateTaskErr: nil coroutine function",
 	}, &r)
 }

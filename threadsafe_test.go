@@ -208,6 +208,7 @@ func TestThreadsafeWaitFromForeignGoroutine(t *testing.T) {
 		t.Errorf("closed loop: %v", err)
 	}
 	mustPanic(t, "Threadsafe(nil)", func() { Threadsafe[int](nil) })
+	//lint:ignore SA1012 the test checks that a nil ctx panics
 	mustPanic(t, "Wait(nil)", func() { newConcurrentFuture[int](l).Wait(nil) })
 }
 

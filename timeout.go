@@ -42,7 +42,8 @@ type TimeoutScope struct {
 	loop      *Loop
 	task      *T
 	handle    interface{ Cancel() }
-	cancelled int // task.Cancelling() at entry (TMO-3)
+	cancelled int           // task.Cancelling() at entry (TMO-3)
+	outer     *TimeoutScope // the task's enclosing active scope, if any
 }
 
 // Timeout runs body under a deadline d from now (asyncio.timeout(d)). The
@@ -103,11 +104,15 @@ func (s *TimeoutScope) enter(t *T) error {
 	s.state = tmoActive
 	s.task = t
 	s.cancelled = t.Cancelling()
+	s.outer, t.timeout = t.timeout, s
 	return s.Reschedule(s.when)
 }
 
 // exit is Timeout.__aexit__ (TMO-6). escaping is what the body returned.
 func (s *TimeoutScope) exit(escaping error) error {
+	if s.task != nil && s.task.timeout == s {
+		s.task.timeout = s.outer
+	}
 	if s.handle != nil {
 		s.handle.Cancel()
 		s.handle = nil

@@ -107,7 +107,7 @@ func NewConn(owner asyncio.LoopOwner, fd int, network string) *Conn {
 // WithResolver), and returns a Conn (asyncio has no equivalent; it is
 // net.Dial for the loop). Errors are *net.OpError, as net.Dial's.
 func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("DialConn", opts)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // protocol's ConnectionMade has run. Options: WithReusePort,
 // WithAllowBroadcast.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("CreateDatagramEndpoint", opts)
 	if err != nil {
 		return nil, nil, err
 	}

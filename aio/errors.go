@@ -80,6 +80,8 @@ type lineLimitError struct {
 func (e *lineLimitError) Unwrap() error { return e.overrun }
 
 // errConnectionLost is Drain's ConnectionResetError("Connection lost").
+//
+//lint:ignore ST1005 asyncio's own message (streams.py: ConnectionResetError('Connection lost')), kept word for word
 var errConnectionLost = fmt.Errorf("Connection lost: %w", syscall.ECONNRESET)
 
 func runtimeErrorf(format string, args ...any) *asyncio.RuntimeError {

@@ -5,20 +5,108 @@ package aio
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
 
-// Option configures the calls that open or serve connections:
-// CreateConnection, CreateUnixConnection, OpenConnection,
+// Option configures the calls that open or serve connections or start
+// child processes: CreateConnection, CreateUnixConnection, OpenConnection,
 // OpenUnixConnection, DialConn, CreateServer, CreateUnixServer,
-// StartServer, StartUnixServer and CreateDatagramEndpoint. Each option
-// says which calls it applies to; the others ignore it, as asyncio's
-// functions simply have no such keyword.
-type Option func(*options)
+// StartServer, StartUnixServer, CreateDatagramEndpoint, SubprocessExec,
+// SubprocessShell, CreateSubprocessExec and CreateSubprocessShell. Each
+// option says which calls it applies to; given to another call, it makes
+// that call return a *asyncio.ValueError naming the option and the call
+// before it does anything (asyncio raises TypeError for a keyword its
+// function does not take), so that a misplaced option is never silently
+// ignored. Make Options with the With functions; the zero Option is an
+// error too.
+type Option struct {
+	name  string  // "WithStdin"
+	calls callSet // the calls that accept it
+	apply func(*options)
+	// via marks the options a call passes on to the call it is built
+	// on (OpenConnection to CreateConnection): they were checked against
+	// via's list, and errors name via.
+	via string
+}
+
+// callSet is a set of the calls that take Options, one bit each.
+type callSet uint32
+
+const (
+	callCreateConnection callSet = 1 << iota
+	callCreateUnixConnection
+	callOpenConnection
+	callOpenUnixConnection
+	callDialConn
+	callCreateServer
+	callCreateUnixServer
+	callStartServer
+	callStartUnixServer
+	callCreateDatagramEndpoint
+	callSubprocessExec
+	callSubprocessShell
+	callCreateSubprocessExec
+	callCreateSubprocessShell
+	numCalls = iota
+)
+
+// callNames are the calls' names, in the order of their bits.
+var callNames = [numCalls]string{
+	"CreateConnection", "CreateUnixConnection", "OpenConnection", "OpenUnixConnection", "DialConn",
+	"CreateServer", "CreateUnixServer", "StartServer", "StartUnixServer", "CreateDatagramEndpoint",
+	"SubprocessExec", "SubprocessShell", "CreateSubprocessExec", "CreateSubprocessShell",
+}
+
+// The sets the options share.
+const (
+	tcpConnect   = callCreateConnection | callOpenConnection
+	unixConnect  = callCreateUnixConnection | callOpenUnixConnection
+	tcpServe     = callCreateServer | callStartServer
+	unixServe    = callCreateUnixServer | callStartUnixServer
+	streamCalls  = tcpConnect | unixConnect | tcpServe | unixServe
+	processCalls = callSubprocessExec | callSubprocessShell | callCreateSubprocessExec | callCreateSubprocessShell
+	limitCalls   = callOpenConnection | callOpenUnixConnection | callStartServer | callStartUnixServer |
+		callCreateSubprocessExec | callCreateSubprocessShell
+)
+
+func (c callSet) String() string {
+	var names []string
+	for i, n := range callNames {
+		if c&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func callBit(call string) callSet {
+	for i, n := range callNames {
+		if n == call {
+			return 1 << i
+		}
+	}
+	panic("aio: buildOptions for an unknown call " + call)
+}
+
+func option(name string, calls callSet, apply func(*options)) Option {
+	return Option{name: name, calls: calls, apply: apply}
+}
+
+// via returns opts marked as passed on by call (see Option.via).
+// Options already marked keep their mark: errors name the call the
+// program made.
+func via(call string, opts []Option) []Option {
+	if len(opts) > 0 && opts[0].via != "" {
+		return opts
+	}
+	return append([]Option{{via: call}}, opts...)
+}
 
 // options is what the Options set; buildOptions fills in asyncio's
 // defaults first.
@@ -49,7 +137,15 @@ type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 }
 
-func buildOptions(opts []Option) (*options, error) {
+// buildOptions checks that call accepts every option of opts and applies
+// them over asyncio's defaults; then it checks the values that cannot be
+// checked one option at a time. Every error is a *asyncio.ValueError,
+// returned before the call changes anything.
+func buildOptions(call string, opts []Option) (*options, error) {
+	if len(opts) > 0 && opts[0].via != "" {
+		call, opts = opts[0].via, opts[1:]
+	}
+	bit := callBit(call)
 	o := &options{
 		happyEyeballsDelay: defaultHappyEyeballsDelay,
 		interleave:         -1,
@@ -59,8 +155,19 @@ func buildOptions(opts []Option) (*options, error) {
 		resolver:           net.DefaultResolver,
 		sock:               -1,
 	}
-	for _, f := range opts {
-		f(o)
+	for _, opt := range opts {
+		if opt.apply == nil {
+			return nil, &asyncio.ValueError{Msg: call + ": an Option not made by a With function (the zero Option)"}
+		}
+		if opt.calls&bit == 0 {
+			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("%s does not take the option %s (it applies to %v)", call, opt.name, opt.calls)}
+		}
+	}
+	for _, opt := range opts {
+		opt.apply(o)
+	}
+	if o.limit <= 0 {
+		return nil, errBadLimit()
 	}
 	if o.maxWriteBuffer < 0 {
 		return nil, &asyncio.ValueError{Msg: "WithMaxWriteBuffer: the limit must be > 0"}
@@ -91,20 +198,21 @@ func (o *options) interleaveCount() int {
 	return o.interleave
 }
 
-// WithTLS makes CreateConnection/OpenConnection speak TLS as a client, or
-// CreateServer/StartServer as a server, with cfg (asyncio's ssl=). For a
-// client without cfg.ServerName, the host name is used.
+// WithTLS makes CreateConnection/OpenConnection (and their Unix variants)
+// speak TLS as a client, or CreateServer/StartServer (and their Unix
+// variants) as a server, with cfg (asyncio's ssl=). For a client without
+// cfg.ServerName, the host name is used.
 func WithTLS(cfg *tls.Config) Option {
-	return func(o *options) {
+	return option("WithTLS", streamCalls, func(o *options) {
 		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
-	}
+	})
 }
 
 // WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
 // ssl_handshake_timeout, default 60 s). Without WithTLS the call fails with
 // a *ValueError, as asyncio does.
 func WithTLSHandshakeTimeout(d time.Duration) Option {
-	return func(o *options) { o.tlsHandshakeTimeout = d }
+	return option("WithTLSHandshakeTimeout", streamCalls, func(o *options) { o.tlsHandshakeTimeout = d })
 }
 
 // WithStreamLimit sets the StreamReader limit of OpenConnection,
@@ -112,7 +220,9 @@ func WithTLSHandshakeTimeout(d time.Duration) Option {
 // and CreateSubprocessShell (asyncio's limit=, default
 // DefaultStreamLimit). n <= 0 makes the call fail with a
 // *ValueError "Limit cannot be <= 0".
-func WithStreamLimit(n int) Option { return func(o *options) { o.limit = n } }
+func WithStreamLimit(n int) Option {
+	return option("WithStreamLimit", limitCalls, func(o *options) { o.limit = n })
+}
 
 // WithHappyEyeballsDelay sets how long a connection attempt may run before
 // the next address is tried in parallel (asyncio's happy_eyeballs_delay;
@@ -120,7 +230,7 @@ func WithStreamLimit(n int) Option { return func(o *options) { o.limit = n } }
 // d <= 0 tries the addresses one after the other. For CreateConnection,
 // OpenConnection and DialConn.
 func WithHappyEyeballsDelay(d time.Duration) Option {
-	return func(o *options) { o.happyEyeballsDelay = d }
+	return option("WithHappyEyeballsDelay", tcpConnect|callDialConn, func(o *options) { o.happyEyeballsDelay = d })
 }
 
 // WithInterleave sets asyncio's interleave: with n > 0 the resolved
@@ -129,18 +239,24 @@ func WithHappyEyeballsDelay(d time.Duration) Option {
 // 8305 section 4, "First Address Family Count"); n <= 0 keeps the
 // resolver's order. By default it is 1 exactly when happy eyeballs is on.
 // For CreateConnection, OpenConnection and DialConn.
-func WithInterleave(n int) Option { return func(o *options) { o.interleave = max(n, 0) } }
+func WithInterleave(n int) Option {
+	return option("WithInterleave", tcpConnect|callDialConn, func(o *options) { o.interleave = max(n, 0) })
+}
 
 // WithBacklog sets the listen backlog of CreateServer/StartServer and
 // their Unix variants (asyncio's backlog=, default 100); it also bounds
 // how many connections one readiness event accepts, as in asyncio.
-func WithBacklog(n int) Option { return func(o *options) { o.backlog = max(n, 1) } }
+func WithBacklog(n int) Option {
+	return option("WithBacklog", tcpServe|unixServe, func(o *options) { o.backlog = max(n, 1) })
+}
 
 // WithDeferredServing makes CreateServer, CreateUnixServer, StartServer
 // and StartUnixServer return a server that listens but does not accept
 // yet (asyncio's start_serving=False): the backlog holds the connections
 // until StartServing or ServeForever.
-func WithDeferredServing() Option { return func(o *options) { o.deferServing = true } }
+func WithDeferredServing() Option {
+	return option("WithDeferredServing", tcpServe|unixServe, func(o *options) { o.deferServing = true })
+}
 
 // WithSocket makes CreateConnection, CreateUnixConnection, OpenConnection
 // and OpenUnixConnection use fd, a stream socket already connected, and
@@ -151,25 +267,33 @@ func WithDeferredServing() Option { return func(o *options) { o.deferServing = t
 // and belongs to the transport or server from then on, which closes it.
 // A Unix server removes the socket file fd is bound to when it closes, as
 // for a path (unless WithKeepSocketFile).
-func WithSocket(fd int) Option { return func(o *options) { o.sock = fd } }
+func WithSocket(fd int) Option {
+	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe, func(o *options) { o.sock = fd })
+}
 
 // WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the
 // socket file in place when the server closes (asyncio 3.13's
 // cleanup_socket=False); by default Close removes it if it is still the
 // one the server bound.
-func WithKeepSocketFile() Option { return func(o *options) { o.keepSocketFile = true } }
+func WithKeepSocketFile() Option {
+	return option("WithKeepSocketFile", unixServe, func(o *options) { o.keepSocketFile = true })
+}
 
 // WithReusePort sets SO_REUSEPORT on the listening sockets of
 // CreateServer/StartServer and on the socket of CreateDatagramEndpoint
 // (asyncio's reuse_port=True), so that several sockets may bind the same
 // address. Where the system has no SO_REUSEPORT (Solaris, illumos) the
 // call fails with a *ValueError, as asyncio does.
-func WithReusePort() Option { return func(o *options) { o.reusePort = true } }
+func WithReusePort() Option {
+	return option("WithReusePort", tcpServe|callCreateDatagramEndpoint, func(o *options) { o.reusePort = true })
+}
 
 // WithAllowBroadcast sets SO_BROADCAST on the socket of
 // CreateDatagramEndpoint (asyncio's allow_broadcast=True), so that it may
 // send to broadcast addresses.
-func WithAllowBroadcast() Option { return func(o *options) { o.allowBroadcast = true } }
+func WithAllowBroadcast() Option {
+	return option("WithAllowBroadcast", callCreateDatagramEndpoint, func(o *options) { o.allowBroadcast = true })
+}
 
 // WithMaxWriteBuffer bounds the write buffer of the transports that
 // CreateConnection, CreateUnixConnection, OpenConnection,
@@ -187,41 +311,51 @@ func WithAllowBroadcast() Option { return func(o *options) { o.allowBroadcast = 
 // part of it (a stream cannot take back half a write); over TLS the limit
 // counts the encrypted bytes. n <= 0 is a *ValueError.
 func WithMaxWriteBuffer(n int) Option {
-	return func(o *options) {
+	return option("WithMaxWriteBuffer", streamCalls, func(o *options) {
 		if n <= 0 {
 			n = -1
 		}
 		o.maxWriteBuffer = n
-	}
+	})
 }
 
 // WithResolver makes CreateConnection, OpenConnection, DialConn,
 // CreateServer and StartServer look host names up with r instead of
 // net.DefaultResolver (IP literals are never looked up). Tests pass a fake
 // one; a *net.Resolver with PreferGo or its own Dial fits too.
-func WithResolver(r Resolver) Option { return func(o *options) { o.resolver = r } }
+func WithResolver(r Resolver) Option {
+	return option("WithResolver", tcpConnect|callDialConn|tcpServe, func(o *options) { o.resolver = r })
+}
 
 // WithStdin sets where a child's stdin comes from (asyncio's stdin=):
 // Inherit, Pipe, DevNull or File(f). For SubprocessExec, SubprocessShell,
 // CreateSubprocessExec and CreateSubprocessShell, as are the options
 // below.
-func WithStdin(r Redirect) Option { return func(o *options) { o.sub.streams[0] = &r } }
+func WithStdin(r Redirect) Option {
+	return option("WithStdin", processCalls, func(o *options) { o.sub.streams[0] = &r })
+}
 
 // WithStdout sets where a child's stdout goes (asyncio's stdout=).
-func WithStdout(r Redirect) Option { return func(o *options) { o.sub.streams[1] = &r } }
+func WithStdout(r Redirect) Option {
+	return option("WithStdout", processCalls, func(o *options) { o.sub.streams[1] = &r })
+}
 
 // WithStderr sets where a child's stderr goes (asyncio's stderr=); Stdout
 // sends it where stdout goes.
-func WithStderr(r Redirect) Option { return func(o *options) { o.sub.streams[2] = &r } }
+func WithStderr(r Redirect) Option {
+	return option("WithStderr", processCalls, func(o *options) { o.sub.streams[2] = &r })
+}
 
 // WithDir sets a child's working directory (Popen's cwd=, exec.Cmd's
 // Dir).
-func WithDir(dir string) Option { return func(o *options) { o.sub.dir = &dir } }
+func WithDir(dir string) Option {
+	return option("WithDir", processCalls, func(o *options) { o.sub.dir = &dir })
+}
 
 // WithEnv sets a child's environment, "KEY=value" strings (Popen's env=,
 // exec.Cmd's Env); without it the child inherits the parent's.
 func WithEnv(env []string) Option {
-	return func(o *options) { o.sub.env, o.sub.envSet = env, true }
+	return option("WithEnv", processCalls, func(o *options) { o.sub.env, o.sub.envSet = env, true })
 }
 
 // WithCmd calls setup with the child's *exec.Cmd before it starts, for
@@ -229,4 +363,6 @@ func WithEnv(env []string) Option {
 // process_group, user, group), ExtraFiles (pass_fds), and so on. setup
 // must leave Stdin, Stdout and Stderr alone (the call fails with a
 // *ValueError otherwise): they are WithStdin, WithStdout and WithStderr's.
-func WithCmd(setup func(cmd *exec.Cmd)) Option { return func(o *options) { o.sub.setup = setup } }
+func WithCmd(setup func(cmd *exec.Cmd)) Option {
+	return option("WithCmd", processCalls, func(o *options) { o.sub.setup = setup })
+}

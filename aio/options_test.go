@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,12 +30,12 @@ func TestTLSHandshakeTimeoutOption(t *testing.T) {
 		{"before WithTLS", []Option{WithTLSHandshakeTimeout(2 * time.Second), WithTLS(cfg)}, 2 * time.Second},
 		{"default", []Option{WithTLS(cfg)}, defaultTLSHandshakeTimeout},
 	} {
-		o, err := buildOptions(tc.opts)
+		o, err := buildOptions("CreateConnection", tc.opts)
 		if err != nil || o.tls.handshakeTimeout != tc.want {
 			t.Errorf("%s: timeout %v, err %v; want %v", tc.name, o.tls.handshakeTimeout, err, tc.want)
 		}
 	}
-	_, err := buildOptions([]Option{WithTLSHandshakeTimeout(time.Second)})
+	_, err := buildOptions("CreateConnection", []Option{WithTLSHandshakeTimeout(time.Second)})
 	var ve *asyncio.ValueError
 	if !errors.As(err, &ve) || ve.Msg != "ssl_handshake_timeout is only meaningful with ssl" {
 		t.Errorf("without WithTLS: err = %v, want the ValueError", err)
@@ -50,7 +53,7 @@ func TestTLSHandshakeTimeoutOption(t *testing.T) {
 // 64 KiB stream limit) and the system's resolver; WithBacklog keeps at
 // least one.
 func TestOptionDefaults(t *testing.T) {
-	o, err := buildOptions(nil)
+	o, err := buildOptions("OpenConnection", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +63,159 @@ func TestOptionDefaults(t *testing.T) {
 	if got != want {
 		t.Errorf("defaults:\n got %s\nwant %s", got, want)
 	}
-	if o, _ := buildOptions([]Option{WithBacklog(0)}); o.backlog != 1 {
+	if o, _ := buildOptions("CreateServer", []Option{WithBacklog(0)}); o.backlog != 1 {
 		t.Errorf("WithBacklog(0): backlog %d, want 1", o.backlog)
 	}
-	if o, _ := buildOptions([]Option{WithHappyEyeballsDelay(0)}); o.interleaves() {
+	if o, _ := buildOptions("CreateConnection", []Option{WithHappyEyeballsDelay(0)}); o.interleaves() {
 		t.Error("without happy eyeballs, interleaving is on; asyncio turns it on only with happy_eyeballs_delay")
+	}
+}
+
+// nopSubprocess is a SubprocessProtocol that does nothing.
+type nopSubprocess struct{}
+
+func (nopSubprocess) ConnectionMade(SubprocessTransport) {}
+func (nopSubprocess) PipeDataReceived(int, []byte)       {}
+func (nopSubprocess) PipeConnectionLost(int, error)      {}
+func (nopSubprocess) ProcessExited()                     {}
+func (nopSubprocess) ConnectionLost(error)               {}
+
+// Issue 20 item 5: every call, given one option it does not apply to,
+// returns a *ValueError naming the option and the call (as asyncio raises
+// TypeError for a keyword its function does not take), before it does
+// anything: no connection, no socket file, no child process.
+func TestOptions_RejectedByCallsTheyDoNotApplyTo(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	marker := filepath.Join(dir, "ran")
+	touch := "touch " + marker
+	proto := func() Protocol { return &chunkProtocol{} }
+	sub := func() SubprocessProtocol { return nopSubprocess{} }
+	cb := func(*asyncio.T, *StreamReader, *StreamWriter) error { return nil }
+	runNet(t, func(at *asyncio.T) error {
+		for _, tc := range []struct {
+			call, option string
+			run          func() error
+		}{
+			{"CreateConnection", "WithStdin", func() error {
+				_, _, err := CreateConnection(at, proto, "127.0.0.1", 1, WithStdin(Pipe))
+				return err
+			}},
+			{"CreateUnixConnection", "WithHappyEyeballsDelay", func() error {
+				_, _, err := CreateUnixConnection(at, proto, sock, WithHappyEyeballsDelay(time.Second))
+				return err
+			}},
+			{"OpenConnection", "WithStdin", func() error {
+				_, _, err := OpenConnection(at, "127.0.0.1", 1, WithStdin(Pipe))
+				return err
+			}},
+			{"OpenConnection", "WithBacklog", func() error { // named as the program called it, not as CreateConnection
+				_, _, err := OpenConnection(at, "127.0.0.1", 1, WithBacklog(5))
+				return err
+			}},
+			{"OpenUnixConnection", "WithResolver", func() error {
+				_, _, err := OpenUnixConnection(at, sock, WithResolver(net.DefaultResolver))
+				return err
+			}},
+			{"DialConn", "WithTLS", func() error {
+				_, err := DialConn(at, "tcp", "127.0.0.1:1", WithTLS(&tls.Config{}))
+				return err
+			}},
+			{"CreateServer", "WithStreamLimit", func() error {
+				_, err := CreateServer(at, proto, "127.0.0.1", 0, WithStreamLimit(10))
+				return err
+			}},
+			{"CreateUnixServer", "WithReusePort", func() error {
+				_, err := CreateUnixServer(at, proto, sock, WithReusePort())
+				return err
+			}},
+			{"StartServer", "WithKeepSocketFile", func() error {
+				_, err := StartServer(at, cb, "127.0.0.1", 0, WithKeepSocketFile())
+				return err
+			}},
+			{"StartUnixServer", "WithInterleave", func() error {
+				_, err := StartUnixServer(at, cb, sock, WithInterleave(1))
+				return err
+			}},
+			{"CreateDatagramEndpoint", "WithBacklog", func() error {
+				_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return nil }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil, WithBacklog(5))
+				return err
+			}},
+			{"SubprocessExec", "WithStreamLimit", func() error {
+				_, _, err := SubprocessExec(at, sub, "touch", []string{marker}, WithStreamLimit(10))
+				return err
+			}},
+			{"SubprocessShell", "WithSocket", func() error {
+				_, _, err := SubprocessShell(at, sub, touch, WithSocket(0))
+				return err
+			}},
+			{"CreateSubprocessExec", "WithAllowBroadcast", func() error {
+				_, err := CreateSubprocessExec(at, "touch", []string{marker}, WithAllowBroadcast())
+				return err
+			}},
+			{"CreateSubprocessShell", "WithMaxWriteBuffer", func() error {
+				_, err := CreateSubprocessShell(at, touch, WithMaxWriteBuffer(10))
+				return err
+			}},
+			{"CreateSubprocessShell", "WithDeferredServing", func() error {
+				_, err := CreateSubprocessShell(at, touch, WithStdout(Pipe), WithDeferredServing())
+				return err
+			}},
+		} {
+			err := tc.run()
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || !strings.HasPrefix(ve.Msg, tc.call+" does not take the option "+tc.option+" (it applies to ") {
+				t.Errorf("%s with %s: err = %v, want a *ValueError naming both", tc.call, tc.option, err)
+			}
+		}
+		return nil
+	})
+	for _, p := range []string{sock, marker} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists (%v): a call with a wrong option did something", p, err)
+		}
+	}
+}
+
+// Issue 20 item 5: the message lists the calls the option applies to; the
+// zero Option is an error too.
+func TestOptions_MessageAndZeroOption(t *testing.T) {
+	_, err := buildOptions("OpenConnection", []Option{WithStdin(Pipe)})
+	want := "asyncio: OpenConnection does not take the option WithStdin (it applies to SubprocessExec, SubprocessShell, CreateSubprocessExec, CreateSubprocessShell)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	_, err = buildOptions("CreateServer", []Option{{}})
+	if !errors.Is(err, asyncio.ErrValue) || !strings.Contains(err.Error(), "CreateServer: an Option not made by a With function") {
+		t.Errorf("zero Option: err = %v", err)
+	}
+	// Accepted options still apply, in a call and in the call it is built on.
+	o, err := buildOptions("StartServer", via("StartServer", []Option{WithStreamLimit(7), WithBacklog(3)}))
+	if err != nil || o.limit != 7 || o.backlog != 3 {
+		t.Errorf("StartServer options: %+v, %v", o, err)
+	}
+}
+
+// Issue 20 item 5 (the review's point): the stream limit is checked in
+// buildOptions, once, for every call that takes it, before anything runs.
+func TestOptions_StreamLimitCheckedInBuildOptions(t *testing.T) {
+	for _, call := range []string{"OpenConnection", "OpenUnixConnection", "StartServer", "StartUnixServer", "CreateSubprocessExec", "CreateSubprocessShell"} {
+		for _, n := range []int{0, -1} {
+			_, err := buildOptions(call, []Option{WithStreamLimit(n)})
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || ve.Msg != "Limit cannot be <= 0" {
+				t.Errorf("%s WithStreamLimit(%d): err = %v", call, n, err)
+			}
+		}
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	runNet(t, func(at *asyncio.T) error {
+		if _, err := CreateSubprocessShell(at, "touch "+marker, WithStreamLimit(0)); !errors.Is(err, asyncio.ErrValue) {
+			t.Errorf("CreateSubprocessShell WithStreamLimit(0): err = %v", err)
+		}
+		return nil
+	})
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child ran (%v)", err)
 	}
 }

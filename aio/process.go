@@ -232,16 +232,13 @@ func (p *subprocessStreamProtocol) closeWaiter() *asyncio.Future[struct{}] { ret
 
 // createProcess is create_subprocess_exec's body.
 func createProcess(t *asyncio.T, cmd *exec.Cmd, opts []Option) (*Process, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("CreateSubprocessExec", opts)
 	if err != nil {
 		return nil, err
 	}
-	if o.limit <= 0 {
-		return nil, errBadLimit()
-	}
 	l := t.Loop()
 	proto := &subprocessStreamProtocol{flowControlMixin: flowControlMixin{loop: l}, limit: o.limit, stdinClosed: asyncio.NewFuture[struct{}](l)}
-	tr, _, err := startSubprocess(t, func() SubprocessProtocol { return proto }, cmd, opts, Inherit)
+	tr, _, err := startSubprocess(t, func() SubprocessProtocol { return proto }, cmd, via("CreateSubprocessExec", opts), Inherit)
 	if err != nil {
 		return nil, err
 	}
@@ -267,5 +264,5 @@ func CreateSubprocessExec(t *asyncio.T, program string, args []string, opts ...O
 // does (asyncio.create_subprocess_shell). Quote what cmd takes from
 // outside: the shell interprets it.
 func CreateSubprocessShell(t *asyncio.T, cmd string, opts ...Option) (*Process, error) {
-	return CreateSubprocessExec(t, "/bin/sh", []string{"-c", cmd}, opts...)
+	return CreateSubprocessExec(t, "/bin/sh", []string{"-c", cmd}, via("CreateSubprocessShell", opts)...)
 }

@@ -153,6 +153,7 @@ func joinConnectErrors(errs []error) error {
 	if same {
 		return errs[0]
 	}
+	//lint:ignore ST1005 asyncio's own message (base_events.py: OSError('Multiple exceptions: ...')), kept word for word
 	return fmt.Errorf("Multiple exceptions: %w", errors.Join(errs...))
 }
 

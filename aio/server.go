@@ -364,7 +364,7 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 // (read it with Addr). Options: WithTLS (serve TLS), WithBacklog,
 // WithReusePort, WithResolver, WithDeferredServing, WithSocket.
 func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (*Server, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("CreateServer", opts)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 // Close removes the file. Options: WithTLS, WithBacklog,
 // WithDeferredServing, WithKeepSocketFile, WithSocket.
 func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("CreateUnixServer", opts)
 	if err != nil {
 		return nil, err
 	}

@@ -78,3 +78,42 @@ func rawSendv(fd int, bufs [][]byte, iov []unix.Iovec) (int, error) {
 		return 0, e
 	}
 }
+
+// getsockname is unix.Getsockname without its hidden cost for IP
+// sockets: on Linux, x/sys/unix asks every AF_INET or AF_INET6 socket its
+// SO_PROTOCOL (to tell L2TP sockets apart), one more system call per
+// address, two per connection (W9 profile, docs/w9-profile-2026-12-01.md).
+// This decodes IPv4 and IPv6 addresses itself and leaves the other
+// families to x/sys/unix.
+func getsockname(fd int) (unix.Sockaddr, error) {
+	return rawSockaddr(fd, unix.SYS_GETSOCKNAME, unix.Getsockname)
+}
+
+// getpeername is getsockname for the peer's address.
+func getpeername(fd int) (unix.Sockaddr, error) {
+	return rawSockaddr(fd, unix.SYS_GETPEERNAME, unix.Getpeername)
+}
+
+func rawSockaddr(fd int, trap uintptr, fallback func(int) (unix.Sockaddr, error)) (unix.Sockaddr, error) {
+	var rsa unix.RawSockaddrAny
+	n := uint32(unix.SizeofSockaddrAny)
+	_, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return nil, e
+	}
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		pp := (*unix.RawSockaddrInet4)(unsafe.Pointer(&rsa))
+		sa := &unix.SockaddrInet4{Addr: pp.Addr}
+		p := (*[2]byte)(unsafe.Pointer(&pp.Port))
+		sa.Port = int(p[0])<<8 + int(p[1])
+		return sa, nil
+	case unix.AF_INET6:
+		pp := (*unix.RawSockaddrInet6)(unsafe.Pointer(&rsa))
+		sa := &unix.SockaddrInet6{Addr: pp.Addr, ZoneId: pp.Scope_id}
+		p := (*[2]byte)(unsafe.Pointer(&pp.Port))
+		sa.Port = int(p[0])<<8 + int(p[1])
+		return sa, nil
+	}
+	return fallback(fd)
+}

@@ -37,3 +37,9 @@ func rawSendv(fd int, bufs [][]byte, _ []unix.Iovec) (int, error) {
 		return n, err
 	}
 }
+
+// getsockname and getpeername are unix.Getsockname and unix.Getpeername
+// (see sock_raw_linux.go for the Linux form).
+func getsockname(fd int) (unix.Sockaddr, error) { return unix.Getsockname(fd) }
+
+func getpeername(fd int) (unix.Sockaddr, error) { return unix.Getpeername(fd) }

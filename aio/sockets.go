@@ -442,7 +442,7 @@ func unixSockaddr(path string) (*unix.SockaddrUnix, error) {
 
 // localAddr and peerAddr return fd's addresses, or nil.
 func localAddr(fd int, network string) net.Addr {
-	sa, err := unix.Getsockname(fd)
+	sa, err := getsockname(fd)
 	if err != nil {
 		return nil
 	}
@@ -450,7 +450,7 @@ func localAddr(fd int, network string) net.Addr {
 }
 
 func peerAddr(fd int, network string) net.Addr {
-	sa, err := unix.Getpeername(fd)
+	sa, err := getpeername(fd)
 	if err != nil {
 		return nil
 	}

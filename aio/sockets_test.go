@@ -61,7 +61,7 @@ func isUnix(sa unix.Sockaddr) bool  { _, ok := sa.(*unix.SockaddrUnix); return o
 func TestSockPrimitivesEcho(t *testing.T) {
 	var log []string
 	runNet(t, func(at *asyncio.T) error {
-		o, _ := buildOptions(nil)
+		o, _ := buildOptions("CreateServer", nil)
 		lfd, err := listenOn(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}, o)
 		if err != nil {
 			return err

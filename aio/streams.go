@@ -601,13 +601,10 @@ func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname st
 // openStream is asyncio.open_connection's body: a reader, a protocol
 // that feeds it, and connect (CreateConnection or CreateUnixConnection)
 // with that protocol's factory.
-func openStream(t *asyncio.T, opts []Option, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
-	o, err := buildOptions(opts)
+func openStream(t *asyncio.T, call string, opts []Option, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
+	o, err := buildOptions(call, opts)
 	if err != nil {
 		return nil, nil, err
-	}
-	if o.limit <= 0 {
-		return nil, nil, errBadLimit()
 	}
 	r := NewStreamReader(t, o.limit)
 	p := newStreamProtocol(t.Loop(), r, nil)
@@ -626,29 +623,26 @@ func openStream(t *asyncio.T, opts []Option, connect func(factory func() Protoco
 // <StreamWriter ...>"): keep the writer while you use the reader. Options: WithStreamLimit and those of
 // CreateConnection.
 func OpenConnection(t *asyncio.T, host string, port int, opts ...Option) (*StreamReader, *StreamWriter, error) {
-	return openStream(t, opts, func(f func() Protocol) (Transport, Protocol, error) {
-		return CreateConnection(t, f, host, port, opts...)
+	return openStream(t, "OpenConnection", opts, func(f func() Protocol) (Transport, Protocol, error) {
+		return CreateConnection(t, f, host, port, via("OpenConnection", opts)...)
 	})
 }
 
 // OpenUnixConnection connects to the Unix socket path
 // (asyncio.open_unix_connection).
 func OpenUnixConnection(t *asyncio.T, path string, opts ...Option) (*StreamReader, *StreamWriter, error) {
-	return openStream(t, opts, func(f func() Protocol) (Transport, Protocol, error) {
-		return CreateUnixConnection(t, f, path, opts...)
+	return openStream(t, "OpenUnixConnection", opts, func(f func() Protocol) (Transport, Protocol, error) {
+		return CreateUnixConnection(t, f, path, via("OpenUnixConnection", opts)...)
 	})
 }
 
 // startStreamServer is asyncio.start_server's body: create (CreateServer
 // or CreateUnixServer) with a factory whose protocols run cb for each
 // connection.
-func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, opts []Option, create func(factory func() Protocol) (*Server, error)) (*Server, error) {
-	o, err := buildOptions(opts)
+func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, call string, opts []Option, create func(factory func() Protocol) (*Server, error)) (*Server, error) {
+	o, err := buildOptions(call, opts)
 	if err != nil {
 		return nil, err
-	}
-	if o.limit <= 0 {
-		return nil, errBadLimit()
 	}
 	l := t.Loop()
 	return create(func() Protocol { return newStreamProtocol(l, NewStreamReader(l, o.limit), cb) })
@@ -666,15 +660,15 @@ func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamW
 // kept elsewhere (in a map of subscribers, say) keeps its connection
 // open. Options: WithStreamLimit and those of CreateServer.
 func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...Option) (*Server, error) {
-	return startStreamServer(t, cb, opts, func(f func() Protocol) (*Server, error) {
-		return CreateServer(t, f, host, port, opts...)
+	return startStreamServer(t, cb, "StartServer", opts, func(f func() Protocol) (*Server, error) {
+		return CreateServer(t, f, host, port, via("StartServer", opts)...)
 	})
 }
 
 // StartUnixServer is StartServer on the Unix socket path
 // (asyncio.start_unix_server).
 func StartUnixServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, path string, opts ...Option) (*Server, error) {
-	return startStreamServer(t, cb, opts, func(f func() Protocol) (*Server, error) {
-		return CreateUnixServer(t, f, path, opts...)
+	return startStreamServer(t, cb, "StartUnixServer", opts, func(f func() Protocol) (*Server, error) {
+		return CreateUnixServer(t, f, path, via("StartUnixServer", opts)...)
 	})
 }

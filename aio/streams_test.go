@@ -554,6 +554,9 @@ func TestStreamEcho(t *testing.T) {
 		}
 		w.WriteEOF()
 		rest, err := r.Read(at, -1)
+		if err != nil {
+			return err
+		}
 		log = append(log, "rest:"+string(rest))
 		if !r.AtEOF() {
 			return errors.New("not at EOF")

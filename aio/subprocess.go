@@ -305,7 +305,7 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	if factory == nil {
 		return nil, nil, &asyncio.ValueError{Msg: "subprocess: nil protocol factory"}
 	}
-	o, err := buildOptions(opts)
+	o, err := buildOptions("SubprocessExec", opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -672,5 +672,5 @@ func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program str
 // SubprocessShell runs cmd with /bin/sh -c as SubprocessExec does
 // (asyncio's loop.subprocess_shell).
 func SubprocessShell(t *asyncio.T, factory func() SubprocessProtocol, cmd string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
-	return SubprocessExec(t, factory, "/bin/sh", []string{"-c", cmd}, opts...)
+	return SubprocessExec(t, factory, "/bin/sh", []string{"-c", cmd}, via("SubprocessShell", opts)...)
 }

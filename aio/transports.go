@@ -673,7 +673,7 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 // previous one fails, and the first to connect wins. WithTLS wraps the
 // connection in TLS; WithSocket uses a socket already connected.
 func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (Transport, Protocol, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("CreateConnection", opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -723,7 +723,7 @@ func adoptStreamSocket(fd int) (string, error) {
 // CreateUnixConnection connects to the Unix stream socket at path
 // (asyncio's loop.create_unix_connection).
 func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (Transport, Protocol, error) {
-	o, err := buildOptions(opts)
+	o, err := buildOptions("CreateUnixConnection", opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,8 +15,31 @@
 // (Loop.SnapshotThreadsafe), so it is consistent and races with nothing.
 // When the loop does not answer within the timeout (it is blocked in a
 // callback or task step, or not running), the response is 503 and says so.
-// Query parameters: timeout (a Go duration, default 1s) and max (the most
-// tasks described one by one, default asyncio.DefaultSnapshotTasks; -1: all).
+// Query parameters: timeout (a Go duration, default 1s, at most
+// MaxTimeout: a longer one is cut to it) and max (the most tasks described
+// one by one, default asyncio.DefaultSnapshotTasks; -1: all).
+//
+// What a request costs the loop is bounded whatever the requests: one
+// snapshot per loop is asked at a time (concurrent requests with the same
+// max share it, others get 503 at once), and a request that timed out
+// before the loop reached it costs the loop nothing (see
+// Loop.SnapshotThreadsafe). A request holds its goroutine at most
+// MaxTimeout, plus the time the loop takes for a snapshot it has begun.
+//
+// # Security
+//
+// The pages show what the program's tasks are doing: task names, cancel
+// messages, source paths and function names, goroutine stacks, and the
+// loop's counters. Whoever can reach the handler can read them, and can
+// make the loop take snapshots. As with net/http/pprof, do not mount it on
+// a mux served to the public: serve it on its own listener bound to
+// localhost (http.ListenAndServe("localhost:6060", mux)), or wrap it in
+// your own authentication (a handler that checks the request before
+// calling this one). Every page is sent with X-Content-Type-Options:
+// nosniff; the text pages are text/plain, the index is HTML with
+// everything it shows escaped, and the task names and messages in the text
+// pages are quoted when they hold a byte that could forge a line or drive
+// a terminal (see asyncio.LoopSnapshot.WriteTree).
 //
 // The package is separate from the core so that a program that does not
 // serve it does not link net/http.
@@ -25,7 +48,6 @@ package asynciohttp
 import (
 	"encoding/json"
 	"fmt"
-	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,6 +59,11 @@ import (
 // DefaultTimeout is how long a request waits for the loop to take the
 // snapshot when it names no timeout.
 const DefaultTimeout = time.Second
+
+// MaxTimeout is the longest a request waits for the loop: a longer
+// timeout parameter is cut to it, so that no request holds a goroutine
+// longer than that on a loop that does not answer.
+const MaxTimeout = 30 * time.Second
 
 // Handler returns an http.Handler serving snapshots of l under whatever
 // prefix it is mounted at (it dispatches on the last element of the path:
@@ -51,15 +78,12 @@ func Handler(l *asyncio.Loop) http.Handler {
 type handler struct{ loop *asyncio.Loop }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	name := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	timeout := DefaultTimeout
-	if v := r.URL.Query().Get("timeout"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			http.Error(w, fmt.Sprintf("bad timeout %q: want a positive Go duration such as 2s", v), http.StatusBadRequest)
-			return
-		}
-		timeout = d
+	timeout, err := requestTimeout(r.URL.Query().Get("timeout"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
 	var opts asyncio.SnapshotOptions
 	if v := r.URL.Query().Get("max"); v != "" {
@@ -77,14 +101,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "pstree", "ps", "json", "stats":
 	default:
-		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", html.EscapeString(name)), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", name), http.StatusNotFound)
 		return
 	}
 	s := h.loop.SnapshotThreadsafe(timeout, opts)
 	if s.Blocked {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "the loop did not answer within %v: it is blocked (a callback or task step that does not return to the loop) or not running\n", timeout)
+		if !s.Busy {
+			fmt.Fprintf(w, "the loop did not answer within %v: it is blocked (a callback or task step that does not return to the loop) or not running\n", timeout)
+		}
 		for _, n := range s.Notes {
 			fmt.Fprintln(w, n)
 		}
@@ -102,6 +128,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "stats":
 		writeJSON(w, s.Stats)
 	}
+}
+
+// requestTimeout parses the timeout parameter: DefaultTimeout when
+// empty, cut to MaxTimeout.
+func requestTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return DefaultTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("bad timeout %q: want a positive Go duration such as 2s", v)
+	}
+	return min(d, MaxTimeout), nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -17,7 +17,7 @@ func TestSelfConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "server: accepted\nclient: connected\nclient: echo \"ping\"\nserver: peer closed\n"
-	if strings.Index(out.String(), "client: connected") < 0 || !strings.HasSuffix(out.String(), "client: echo \"ping\"\nserver: peer closed\n") {
+	if !strings.Contains(out.String(), "client: connected") || !strings.HasSuffix(out.String(), "client: echo \"ping\"\nserver: peer closed\n") {
 		t.Fatalf("got %q, want %q (accept/connect order may vary)", out.String(), want)
 	}
 }

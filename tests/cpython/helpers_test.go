@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -229,5 +228,3 @@ func (r *recorder) messages() []string {
 	}
 	return out
 }
-
-func hasPrefix(s, p string) bool { return strings.HasPrefix(s, p) }

@@ -341,7 +341,7 @@ func hugeContent(t *testing.T, recv func(tk *asyncio.T, fd int) ([]byte, error))
 			// HTTP headers size is less than MTU, they are sent by the
 			// first packet always
 			check(t, bytes.HasPrefix(data, []byte("HTTP/1.0 200 OK")), string(data))
-			for bytes.Index(data, []byte("\r\n\r\n")) == -1 {
+			for !bytes.Contains(data, []byte("\r\n\r\n")) {
 				more, err := recv(tk, sock)
 				if err != nil || len(more) == 0 {
 					t.Errorf("no end of headers: %v", err)

@@ -6,7 +6,6 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -22,19 +21,36 @@ it control: while it runs, nothing else on the loop does. A call that
 blocks the goroutine (time.Sleep, a channel send or receive, a select
 without default, sync.Mutex.Lock, WaitGroup.Wait, Cond.Wait, net.Dial,
 net/http client calls, os/exec Cmd.Run/Wait/Output, database/sql queries,
-io.ReadAll on a file or a net connection) therefore freezes every task and
-every timer of the loop, timeouts included, until it returns.
+os.ReadFile, (*os.File).Read, fmt.Scan, syscall.Read, io.ReadAll, a bufio
+reader or a json decoder on a file, a net connection or an HTTP response
+body)
+therefore freezes every task and every timer of the loop, timeouts
+included, until it returns. So does a call of a helper function that does
+one of those (not counting mutexes, channels and raw fd reads): the check
+follows calls within the package and, through facts, across packages.
 
 The check looks inside functions with a *asyncio.T parameter, TaskGroup and
 Timeout bodies, Condition.WaitFor predicates and loop callbacks (CallSoon,
 CallLater, AddDoneCallback...). It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
 functions given to asyncio.Go, asyncio.ToThread and asyncio.RunInExecutor,
-which run off the loop.
+which run off the loop. Raw fd reads and (*os.File).Read are not reported
+in AddReader and AddWriter callbacks, which the loop calls when the fd is
+ready; reads of
+/proc, /sys and /dev/fd, served from memory, are not reported.
+
+Channel operations that provably do not block are not reported: a send on
+a local buffered channel that has room (counted in straight-line code after
+its make, or over the whole file for a channel used only by sends,
+receives and close), a receive from one that holds a value, and a receive
+or range over a channel after close(ch) when the variable is never
+reassigned.
 
 sync.Mutex and RWMutex locking is reported too: the loop stalls for as
-long as another goroutine holds the lock. When the critical sections are
-known to be short, -blockingcall.mutex=false turns that part off.
+long as another goroutine holds the lock. A local mutex that never leaves
+its function (used only by its locking methods, there or in literals
+called on the spot) is not. When the critical sections are known to be
+short, -blockingcall.mutex=false turns that part off.
 
 Fix: await instead of blocking. asyncio.Sleep(t, d) for time.Sleep (offered
 as a suggested fix where the error can be returned mechanically);
@@ -45,6 +61,7 @@ connections for networking; and asyncio.Go(t, func(ctx context.Context)
 while the task awaits it.`,
 	Run:              runBlockingCall,
 	RunDespiteErrors: true,
+	FactTypes:        []analysis.Fact{new(blocksFact)},
 }
 
 // reportMutex is the -blockingcall.mutex flag. sync.Mutex and RWMutex
@@ -71,6 +88,7 @@ const (
 	hintNetDial = "connect with aio.DialConn or aio.OpenConnection, or " + hintGo
 	hintHTTP    = "make the request inside asyncio.Go(t, ...) with http.NewRequestWithContext(ctx, ...), or over an aio.Conn"
 	hintCtx     = "run it inside asyncio.Go(t, ...) with the ...Context variant and its ctx"
+	hintFD      = "make the fd non-blocking and read it in a Loop.AddReader callback, or " + hintGo
 )
 
 var blockers = []blocker{
@@ -95,6 +113,11 @@ var blockers = []blocker{
 	{"net/http", "Transport", []string{"RoundTrip"}, hintHTTP},
 	{"net/http", "", []string{"ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS"}, "serve on a goroutine of its own (go srv.ListenAndServe()) or with aio.StartServer"},
 	{"net/http", "Server", []string{"ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS"}, "serve on a goroutine of its own (go srv.ListenAndServe()) or with aio.StartServer"},
+	{"os", "", []string{"ReadFile", "WriteFile", "ReadDir"}, hintGo},
+	{"os", "File", []string{"Read", "ReadAt", "ReadDir", "Readdir", "Readdirnames"}, hintGo},
+	{"fmt", "", []string{"Scan", "Scanln", "Scanf"}, "read standard input inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}), which runs it off the loop while the task awaits"},
+	{"syscall", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},
+	{"golang.org/x/sys/unix", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},
 	{"os/exec", "Cmd", []string{"Run", "Wait", "Output", "CombinedOutput"}, "run the command inside asyncio.Go(t, ...) with exec.CommandContext(ctx, ...)"},
 	{"database/sql", "DB", []string{"Query", "QueryContext", "QueryRow", "QueryRowContext", "Exec", "ExecContext", "Ping", "PingContext", "Begin", "BeginTx", "Prepare", "PrepareContext", "Conn"}, hintCtx},
 	{"database/sql", "Tx", []string{"Query", "QueryContext", "QueryRow", "QueryRowContext", "Exec", "ExecContext", "Prepare", "PrepareContext", "Commit", "Rollback"}, hintCtx},
@@ -140,12 +163,18 @@ func runBlockingCall(pass *analysis.Pass) (any, error) {
 	rep := newReporter(pass)
 	lists := map[*ast.File]map[ast.Stmt]bool{}
 	srcs := map[*ast.File]*blockingSources{}
+	srcsOf := func(f *ast.File) *blockingSources {
+		if srcs[f] == nil {
+			srcs[f] = newBlockingSources(pass, f)
+		}
+		return srcs[f]
+	}
+	facts := newBlockingFacts(pass, srcsOf)
 	for _, r := range findRoots(pass) {
 		if lists[r.file] == nil {
 			lists[r.file] = listStmts(r.file)
-			srcs[r.file] = newBlockingSources(pass, r.file)
 		}
-		c := &blockingChecker{pass: pass, rep: rep, root: r, lists: lists[r.file], srcs: srcs[r.file]}
+		c := &blockingChecker{pass: pass, rep: rep, root: r, lists: lists[r.file], srcs: srcsOf(r.file), facts: facts}
 		c.w = &loopWalker{visit: c.visit}
 		c.w.walk(r.body)
 	}
@@ -159,6 +188,7 @@ type blockingChecker struct {
 	root  *root
 	lists map[ast.Stmt]bool
 	srcs  *blockingSources
+	facts *blockingFacts
 	w     *loopWalker
 	stmt  *ast.ExprStmt // the expression statement being visited, if any
 }
@@ -186,11 +216,11 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 			c.rep.reportf(n.Arrow, "channel send inside %s blocks the whole event loop until a receiver is ready; use asyncio.Send(t, ch, v)", c.where())
 		}
 	case *ast.UnaryExpr:
-		if n.Op == token.ARROW && isChan(info.TypeOf(n.X)) {
+		if n.Op == token.ARROW && isChan(info.TypeOf(n.X)) && !c.srcs.safe[n] {
 			c.rep.reportf(n.OpPos, "channel receive inside %s blocks the whole event loop until a value arrives; use asyncio.Recv(t, ch)", c.where())
 		}
 	case *ast.RangeStmt:
-		if isChan(info.TypeOf(n.X)) {
+		if isChan(info.TypeOf(n.X)) && !c.srcs.safe[n] {
 			c.rep.reportf(n.For, "range over a channel inside %s blocks the whole event loop at every receive; loop on asyncio.Recv(t, ch) instead", c.where())
 		}
 	case *ast.SelectStmt:
@@ -241,7 +271,13 @@ func (c *blockingChecker) checkCall(call *ast.CallExpr, nested bool) {
 		return
 	}
 	if b, ok := findBlocker(fn); ok {
-		if !reportMutex && (funcIs(fn, "sync", "Mutex", "Lock") || funcIs(fn, "sync", "RWMutex", "Lock", "RLock")) {
+		if isMutexLock(fn) && (!reportMutex || c.srcs.uncontendedLock(call)) {
+			return
+		}
+		if c.root.fdReady && (isRawFDCall(fn) || funcIs(fn, "os", "File", "Read", "ReadAt")) {
+			return // one read, and the loop calls it when the fd is ready
+		}
+		if c.srcs.pseudoFSCall(call, fn) {
 			return
 		}
 		d := analysis.Diagnostic{
@@ -254,10 +290,16 @@ func (c *blockingChecker) checkCall(call *ast.CallExpr, nested bool) {
 		c.rep.report(d)
 		return
 	}
-	if idx, ok := ioReaders[fn.Name()]; ok && funcIs(fn, "io", "", fn.Name()) && idx < len(call.Args) {
-		if what, ok := c.srcs.blocks(call.Args[idx]); ok {
-			c.rep.reportf(call.Pos(), "io.%s on %s inside %s blocks the whole event loop until the read completes; read inside asyncio.Go(t, ...), or from a loop connection", fn.Name(), what, c.where())
-		}
+	what, ok := ioReaderCall(c.srcs, call, fn)
+	if !ok {
+		what, ok = c.srcs.blockingMethod(call, fn)
+	}
+	if ok {
+		c.rep.reportf(call.Pos(), "%s inside %s blocks the whole event loop until the read completes; read inside asyncio.Go(t, ...), or from a loop connection", what, c.where())
+		return
+	}
+	if f := c.facts.lookup(fn); f != nil {
+		c.rep.reportf(call.Pos(), "%s inside %s blocks the whole event loop until it returns: it %s; make it await (pass it the task's *asyncio.T), or call it inside asyncio.Go(t, ...)", displayName(fn), c.where(), f.Why)
 	}
 }
 
@@ -326,80 +368,55 @@ func usedElsewhere(pass *analysis.Pass, file *ast.File, id *ast.Ident) bool {
 }
 
 // blockingSources holds what the check knows about the values of one
-// file: which reader expressions provably block (files, concrete net
-// connections, local variables assigned only from calls into package net
-// such as net.Dial), and which channel sends provably find room.
+// file (blockingsrc.go): which readers provably block, which channel
+// operations provably do not, which local mutexes nobody else can hold.
 type blockingSources struct {
-	pass    *analysis.Pass
-	fromNet map[*types.Var]bool // false once assigned anything else
+	pass     *analysis.Pass
+	assigns  map[*types.Var][]valueAt // every value assigned to a local variable
+	unknown  map[*types.Var]bool      // assigned in a way the check does not follow
+	rangeOf  map[*types.Var]ast.Expr  // what the value variable of a range statement ranges over
+	memo     map[*types.Var]source
+	visiting map[*types.Var]bool
 	// roomy holds the sends that cannot block: on a local channel made
 	// only with make(chan T, n), n a constant, that the file sends on at
 	// most n times, never inside a loop, and uses in no other way than
-	// sending, receiving and closing (so nothing else fills it). This is
-	// the common "report the result on a buffered channel" idiom.
+	// sending, receiving and closing (so nothing else fills it), the
+	// common "report the result on a buffered channel" idiom; and the
+	// sends that findSafeChanOps proves find room.
 	roomy map[*ast.SendStmt]bool
+	// safe holds the receives and ranges that cannot block (findSafeChanOps).
+	safe map[ast.Node]bool
+	// uncontended holds the local mutexes that nothing else can lock.
+	uncontended map[*types.Var]bool
 }
 
 func newBlockingSources(pass *analysis.Pass, file *ast.File) *blockingSources {
-	s := &blockingSources{pass: pass, fromNet: map[*types.Var]bool{}, roomy: map[*ast.SendStmt]bool{}}
-	s.findRoomySends(file)
-	mark := func(lhs []ast.Expr, rhs []ast.Expr) {
-		fromNet := false
-		if len(rhs) == 1 {
-			if call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr); ok {
-				fn := callee(pass.TypesInfo, call)
-				fromNet = fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "net"
-			}
-		}
-		for _, l := range lhs {
-			id, ok := l.(*ast.Ident)
-			if !ok {
-				continue
-			}
-			v := localVar(pass, id)
-			if v == nil {
-				continue
-			}
-			prev, seen := s.fromNet[v]
-			s.fromNet[v] = fromNet && (!seen || prev)
-		}
+	s := &blockingSources{
+		pass:        pass,
+		assigns:     map[*types.Var][]valueAt{},
+		unknown:     map[*types.Var]bool{},
+		rangeOf:     map[*types.Var]ast.Expr{},
+		memo:        map[*types.Var]source{},
+		visiting:    map[*types.Var]bool{},
+		roomy:       map[*ast.SendStmt]bool{},
+		safe:        map[ast.Node]bool{},
+		uncontended: map[*types.Var]bool{},
 	}
-	ast.Inspect(file, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			mark(n.Lhs, n.Rhs)
-		case *ast.ValueSpec:
-			lhs := make([]ast.Expr, len(n.Names))
-			for i, id := range n.Names {
-				lhs[i] = id
-			}
-			mark(lhs, n.Values)
-		}
-		return true
-	})
+	s.collectAssigns(file)
+	if noGoto(file) { // a goto may repeat a send that the count saw once
+		s.findRoomySends(file)
+		s.findSafeChanOps(file)
+	}
+	s.findUncontended(file)
 	return s
 }
 
 // blocks reports whether reading from e blocks the goroutine, and what e
 // is, for the message.
 func (s *blockingSources) blocks(e ast.Expr) (string, bool) {
-	t := s.pass.TypesInfo.TypeOf(e)
-	switch {
-	case t == nil:
-		return "", false
-	case namedIn(t, "os", "File"):
-		if _, ptr := types.Unalias(t).(*types.Pointer); ptr {
-			return "an *os.File", true
-		}
-	case namedIn(t, "net", "TCPConn", "UDPConn", "UnixConn", "IPConn"):
-		if _, ptr := types.Unalias(t).(*types.Pointer); ptr {
-			return "a *" + strings.TrimPrefix(types.TypeString(t, nil), "*"), true
-		}
-	}
-	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
-		if v := localVar(s.pass, id); v != nil && s.fromNet[v] {
-			return "a connection from package net", true
-		}
+	src := s.sourceAt(e, 0)
+	if src.kind == srcReader || src.kind == srcConn {
+		return src.what, true
 	}
 	return "", false
 }

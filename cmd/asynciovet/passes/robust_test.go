@@ -21,6 +21,7 @@ var combined = &analysis.Analyzer{
 	Name:             "asynciovet",
 	Doc:              "all asynciovet checks",
 	RunDespiteErrors: true,
+	FactTypes:        factTypes(),
 	Run: func(pass *analysis.Pass) (any, error) {
 		for _, a := range passes.All() {
 			p := *pass
@@ -35,6 +36,16 @@ var combined = &analysis.Analyzer{
 		}
 		return nil, nil
 	},
+}
+
+// factTypes returns the fact types of every analyzer, which the combined
+// analyzer must declare to export them.
+func factTypes() []analysis.Fact {
+	var out []analysis.Fact
+	for _, a := range passes.All() {
+		out = append(out, a.FactTypes...)
+	}
+	return out
 }
 
 // TestRobust runs every check over generic code, method values, function

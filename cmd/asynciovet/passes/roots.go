@@ -32,6 +32,9 @@ type root struct {
 	tparam *types.Var // the *asyncio.T parameter of a rootTask, else nil
 	kind   rootKind
 	file   *ast.File
+	// fdReady is set for AddReader and AddWriter callbacks, which the
+	// loop calls when their fd is ready: a raw read there does not block.
+	fdReady bool
 }
 
 // taskParam returns the first *asyncio.T parameter of sig, or nil.
@@ -100,10 +103,12 @@ func findRoots(pass *analysis.Pass) []*root {
 					roots = append(roots, &root{node: n, body: n.Body, sig: sig, tparam: p, kind: rootTask, file: f})
 				}
 			case *ast.CallExpr:
-				kind, ok := bodyKind(callee(info, n))
+				fn := callee(info, n)
+				kind, ok := bodyKind(fn)
 				if !ok {
 					break
 				}
+				fdReady := libFuncIs(fn, "Loop", "AddReader", "AddWriter")
 				for _, a := range n.Args {
 					lit, ok := ast.Unparen(a).(*ast.FuncLit)
 					if !ok || lit.Body == nil {
@@ -113,7 +118,7 @@ func findRoots(pass *analysis.Pass) []*root {
 					if taskParam(sig) != nil {
 						continue // a root of its own (rootTask)
 					}
-					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f})
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady})
 				}
 			}
 			return true

@@ -161,8 +161,9 @@ func nonBlocking(t *asyncio.T, ch chan int, conn *aio.Conn, r io.Reader) ([]byte
 	return io.ReadAll(r) // an unknown reader: maybe a loop reader, stay silent
 }
 
-// Not a task function: no *asyncio.T, not given to the library.
-func plain(ch chan int) int {
+// Not a task function: no *asyncio.T, not given to the library. It is a
+// blocking helper, though: a task that calls it is reported (helpers.go).
+func plain(ch chan int) int { // want plain:"blocks: calls time.Sleep"
 	time.Sleep(time.Millisecond)
 	return <-ch
 }

@@ -105,3 +105,17 @@ func notifyAfter(t *asyncio.T) error {
 		return err
 	})
 }
+
+func settings() ([]byte, error) { return os.ReadFile("/etc/app.conf") } // want settings:"blocks: calls os.ReadFile"
+
+func startBefore(t *asyncio.T) error {
+	b, err := settings() // want `blockingcall: readme.settings inside a task blocks the whole event loop until it returns: it calls os.ReadFile`
+	_ = b
+	return err
+}
+
+func startAfter(t *asyncio.T) error {
+	b, err := asyncio.Go(t, func(ctx context.Context) ([]byte, error) { return settings() })
+	_ = b
+	return err
+}

@@ -1,0 +1,249 @@
+package asyncio
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// hedgeErrorMessage is the message of the ExceptionGroup Hedge and
+// FirstSuccess return when every attempt failed.
+const hedgeErrorMessage = "all attempts failed"
+
+// LatencyWindow keeps the latencies of the last N successful attempts for
+// a HedgePolicy that hedges after a percentile. Create it with
+// NewLatencyWindow; like every primitive here it is used from one loop.
+type LatencyWindow struct {
+	buf  []time.Duration
+	next int
+	full bool
+}
+
+// NewLatencyWindow returns a window of the last n latencies. An n <= 0
+// panics with a *ValueError.
+func NewLatencyWindow(n int) *LatencyWindow {
+	if n <= 0 {
+		panic(valueErrorf("NewLatencyWindow: size must be > 0, got %d", n))
+	}
+	return &LatencyWindow{buf: make([]time.Duration, 0, n)}
+}
+
+// Add records one latency.
+func (w *LatencyWindow) Add(d time.Duration) {
+	if !w.full && len(w.buf) < cap(w.buf) {
+		w.buf = append(w.buf, d)
+		if len(w.buf) == cap(w.buf) {
+			w.full = true
+		}
+		return
+	}
+	w.buf[w.next] = d
+	w.next = (w.next + 1) % len(w.buf)
+}
+
+// Len returns the number of latencies held.
+func (w *LatencyWindow) Len() int { return len(w.buf) }
+
+// Percentile returns the p-th percentile (0 < p <= 100, nearest rank) of
+// the latencies held, and false when there are none.
+func (w *LatencyWindow) Percentile(p float64) (time.Duration, bool) {
+	if len(w.buf) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(w.buf)
+	slices.Sort(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	rank = max(1, min(rank, len(s)))
+	return s[rank-1], true
+}
+
+// HedgePolicy says when Hedge starts its extra attempts.
+type HedgePolicy struct {
+	// MaxAttempts is the most attempts started, the first included
+	// (default 2).
+	MaxAttempts int
+	// Delay is how long after the latest attempt started the next one
+	// starts if none has succeeded yet. With Percentile set it is the
+	// delay used until Window holds MinSamples latencies.
+	Delay time.Duration
+	// Percentile, when > 0, takes the delay from Window: the p-th
+	// percentile of recent latencies (e.g. 95). Window is required then.
+	Percentile float64
+	// Window holds recent latencies; Hedge adds the winning attempt's.
+	Window *LatencyWindow
+	// MinSamples is how many latencies Window must hold before its
+	// percentile is used (default 1).
+	MinSamples int
+}
+
+func (p *HedgePolicy) validate() {
+	switch {
+	case p.MaxAttempts < 0:
+		panic(valueErrorf("HedgePolicy: MaxAttempts must be >= 0, got %d", p.MaxAttempts))
+	case p.Delay < 0:
+		panic(valueErrorf("HedgePolicy: Delay must be >= 0, got %v", p.Delay))
+	case math.IsNaN(p.Percentile) || p.Percentile < 0 || p.Percentile > 100:
+		panic(valueErrorf("HedgePolicy: Percentile must be in (0, 100], got %v", p.Percentile))
+	case p.Percentile > 0 && p.Window == nil:
+		panic(valueErrorf("HedgePolicy: Percentile %v needs a Window", p.Percentile))
+	case p.MinSamples < 0:
+		panic(valueErrorf("HedgePolicy: MinSamples must be >= 0, got %d", p.MinSamples))
+	}
+}
+
+func (p *HedgePolicy) delay() time.Duration {
+	if p.Percentile > 0 && p.Window.Len() >= max(1, p.MinSamples) {
+		d, _ := p.Window.Percentile(p.Percentile)
+		return d
+	}
+	return p.Delay
+}
+
+// Hedge runs fn, and if it has not succeeded after the policy's delay,
+// starts it again (a hedged request), up to MaxAttempts attempts; an
+// attempt that fails starts the next one at once, without waiting for the
+// delay. The first attempt to succeed wins: the others are cancelled and
+// awaited before Hedge returns its value, so no attempt outlives the call.
+// If every attempt fails, the result is an *ExceptionGroup of their errors
+// in attempt order (an attempt cancelled on its own, not by Hedge, counts
+// as failed but is left out of the group; if all were, the result is the
+// last one's *CancelledError). If t is cancelled, every attempt is cancelled and
+// awaited and the *CancelledError is returned. Each attempt is a task; fn
+// receives its attempt number (0 for the first).
+//
+// A negative delay, a Percentile outside (0, 100] or without a Window, or
+// a negative MaxAttempts is a programming error: Hedge panics with a
+// *ValueError naming it before the first attempt.
+func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V, error) {
+	t.checkCaller("Hedge")
+	p.validate()
+	if fn == nil {
+		panic(valueErrorf("Hedge: nil coroutine function"))
+	}
+	n := p.MaxAttempts
+	if n == 0 {
+		n = 2
+	}
+	return race(t, n, p.delay, p.Window, fn)
+}
+
+// FirstSuccess starts every fn at once, as a task each, and returns the
+// value of the first to succeed, after cancelling and awaiting the others
+// (the race over replicas of examples/fanout, as API; asyncio users write
+// it with as_completed or wait(FIRST_COMPLETED) and a cleanup loop). If all
+// fail the result is an *ExceptionGroup of their errors in argument order;
+// with no fn at all it is a *ValueError. Cancelling t cancels and awaits
+// every attempt and returns the *CancelledError.
+func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
+	t.checkCaller("FirstSuccess")
+	if len(fns) == 0 {
+		var zero V
+		return zero, &ValueError{Msg: "FirstSuccess: no coroutine function"}
+	}
+	for i, fn := range fns {
+		if fn == nil {
+			panic(valueErrorf("FirstSuccess: nil coroutine function at index %d", i))
+		}
+	}
+	return race(t, len(fns), func() time.Duration { return 0 }, nil,
+		func(t *T, i int) (V, error) { return fns[i](t) })
+}
+
+// race starts attempt 0, then each next one after delay() unless one has
+// succeeded (at once when an attempt fails), up to n attempts, inside a
+// TaskGroup so that every attempt is awaited.
+func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, fn func(*T, int) (V, error)) (V, error) {
+	var (
+		winner  bool
+		value   V
+		errs    = make([]error, n)
+		kick    *Future[struct{}]
+		loop    = t.Loop()
+		started int
+	)
+	wake := func() {
+		if kick != nil && !kick.Done() {
+			kick.SetResult(struct{}{})
+		}
+	}
+	err := TaskGroup(t, func(g *Group) error {
+		for started < n && !winner {
+			i := started
+			started++
+			begin := loop.Time()
+			if _, err := Spawn(g, func(ct *T) (struct{}, error) {
+				v, err := fn(ct, i)
+				switch {
+				case err == nil && !winner:
+					winner, value = true, v
+					if window != nil {
+						window.Add(loop.Time() - begin)
+					}
+					g.Cancel()
+				case err == nil || IsCancelled(err) && (winner || g.aborting):
+					return struct{}{}, err // a loser, or all are stopping
+				default:
+					// A failure, or an attempt cancelled on its own:
+					// the next attempt starts at once.
+					errs[i] = err
+					wake()
+					if IsCancelled(err) {
+						return struct{}{}, err
+					}
+				}
+				return struct{}{}, nil
+			}, WithName(fmt.Sprintf("attempt-%d", i))); err != nil {
+				return err
+			}
+			if started == n {
+				break
+			}
+			// Wait for the delay, a failure, or the end.
+			kick = NewFuture[struct{}](t)
+			var timer *TimerHandle
+			if d := delay(); d > 0 {
+				timer = loop.CallLater(d, wake)
+			} else {
+				wake()
+			}
+			_, err := kick.Await(t)
+			if timer != nil {
+				timer.Cancel()
+			}
+			kick = nil
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if winner {
+		if err != nil && IsCancelled(err) {
+			// Cancelled from outside after the winner: the cancellation
+			// wins, as it would for any other await.
+			var zero V
+			return zero, err
+		}
+		return value, nil
+	}
+	var zero V
+	if err != nil {
+		return zero, err
+	}
+	var all []error
+	var cancelled error
+	for _, e := range errs[:started] {
+		switch {
+		case IsCancelled(e):
+			cancelled = e
+		case e != nil:
+			all = append(all, e)
+		}
+	}
+	if len(all) == 0 {
+		// Every attempt was cancelled, each on its own.
+		return zero, cancelled
+	}
+	return zero, &ExceptionGroup{Msg: hedgeErrorMessage, Errs: all}
+}

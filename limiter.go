@@ -1,0 +1,242 @@
+package asyncio
+
+import (
+	"container/list"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Limiter is a token bucket on the loop's clock (aiolimiter's
+// AsyncLimiter, AnyIO's CapacityLimiter with a rate): it holds at most
+// burst tokens, starts full, and gains rate tokens per second of loop time.
+// An acquisition of k tokens (AcquireN) takes them at once if no one is
+// waiting and the bucket holds k; otherwise the task waits in FIFO order.
+//
+// Waiters are served one by one: a single timer is armed for the moment
+// the first waiter's tokens are there, and when it fires exactly the
+// waiters whose tokens are there are woken, each once (never a broadcast
+// to all waiters, aiolimiter #73). A waiter cancelled while it waits
+// leaves the queue and takes no token; one cancelled after its tokens were
+// granted but before it resumed gives them back. On a virtual clock
+// (WithVirtualTime) the admission times are exact: a Limiter of rate 10
+// and burst 5 admits at 0, 0, 0, 0, 0, 100ms, 200ms, ...
+//
+// A Limiter binds to the loop of its first acquisition and must only be
+// used from that loop's tasks and callbacks. Create it with NewLimiter.
+type Limiter struct {
+	binding loopBinding
+	loop    *Loop
+	rate    float64 // tokens per second
+	burst   int
+	tokens  float64       // at last
+	last    time.Duration // loop time of tokens
+	waiters list.List     // of *limiterWaiter
+	timer   *TimerHandle
+	stats   LimiterStats
+}
+
+type limiterWaiter struct {
+	fut     *Future[struct{}]
+	k       int
+	granted bool
+}
+
+// LimiterStats counts what a Limiter did (for benchmarks and metrics).
+type LimiterStats struct {
+	// Granted counts acquisitions granted (at once or after waiting).
+	Granted int64
+	// Waited counts acquisitions that had to wait.
+	Waited int64
+	// Wakeups counts waiter wakeups: exactly one per acquisition granted
+	// to a waiter.
+	Wakeups int64
+	// Refunded counts grants given back by a waiter cancelled before it
+	// resumed.
+	Refunded int64
+	// Ticks counts the limiter's timer firings.
+	Ticks int64
+}
+
+// NewLimiter returns a full token bucket of burst tokens that refills at
+// rate tokens per second of loop time. rate 0 is a fixed budget of burst
+// tokens. A burst <= 0, or a rate that is negative, NaN or infinite, is a
+// programming error: NewLimiter panics with a *ValueError naming it.
+func NewLimiter(rate float64, burst int) *Limiter {
+	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+		panic(valueErrorf("NewLimiter: rate must be a finite number >= 0, got %v", rate))
+	}
+	if burst <= 0 {
+		panic(valueErrorf("NewLimiter: burst must be > 0, got %d", burst))
+	}
+	return &Limiter{rate: rate, burst: burst, tokens: float64(burst)}
+}
+
+// Rate returns the refill rate in tokens per second.
+func (l *Limiter) Rate() float64 { return l.rate }
+
+// Burst returns the bucket's capacity.
+func (l *Limiter) Burst() int { return l.burst }
+
+// Waiters returns the number of tasks waiting.
+func (l *Limiter) Waiters() int { return l.waiters.Len() }
+
+// Stats returns the counters.
+func (l *Limiter) Stats() LimiterStats { return l.stats }
+
+// Tokens returns the tokens in the bucket now (fractional while it refills).
+// It is burst for a Limiter never used.
+func (l *Limiter) Tokens() float64 {
+	if l.loop != nil {
+		l.refill(l.loop.Time())
+	}
+	return l.tokens
+}
+
+// String returns a repr like "<Limiter rate=10 burst=5 tokens=2.5 waiters=3>".
+func (l *Limiter) String() string {
+	return fmt.Sprintf("<Limiter rate=%v burst=%d tokens=%.3g waiters=%d>", l.rate, l.burst, l.Tokens(), l.waiters.Len())
+}
+
+// tokenEps absorbs floating-point error in the refill (a token due at a
+// timer's exact moment must be there when the timer fires).
+const tokenEps = 1e-9
+
+func (l *Limiter) refill(now time.Duration) {
+	if now > l.last {
+		l.tokens = math.Min(float64(l.burst), l.tokens+float64(now-l.last)*l.rate/1e9)
+		l.last = now
+	}
+}
+
+// Acquire takes one token (AcquireN(t, 1)).
+func (l *Limiter) Acquire(t *T) error { return l.AcquireN(t, 1) }
+
+// AcquireN takes k tokens, waiting in FIFO order behind the tasks already
+// waiting (no barging). It returns nil once they are taken; the
+// *CancelledError if t is cancelled meanwhile (no token is taken then); a
+// *ValueError, at once and changing nothing, if k <= 0 or k > Burst (such a
+// request could never be served); a *RuntimeError if the Limiter is bound
+// to another loop. A rate-0 Limiter that cannot serve k waits until t is
+// cancelled.
+func (l *Limiter) AcquireN(t *T, k int) error {
+	t.checkCaller("Limiter.AcquireN")
+	if k <= 0 || k > l.burst {
+		return &ValueError{Msg: fmt.Sprintf("Limiter.AcquireN: weight must be in 1..burst (%d), got %d", l.burst, k)}
+	}
+	if err := l.bind(t.Loop()); err != nil {
+		return err
+	}
+	l.refill(l.loop.Time())
+	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
+		l.take(k)
+		return nil
+	}
+	w := &limiterWaiter{fut: NewFuture[struct{}](t), k: k}
+	elem := l.waiters.PushBack(w)
+	l.stats.Waited++
+	if elem == l.waiters.Front() {
+		l.schedule()
+	}
+	if _, err := w.fut.Await(t); err != nil {
+		if w.granted {
+			// Granted, then cancelled before it resumed: give them back.
+			l.refill(l.loop.Time())
+			l.tokens = math.Min(float64(l.burst), l.tokens+float64(k))
+			l.stats.Granted--
+			l.stats.Refunded++
+		} else {
+			w.fut.Cancel()
+			wasFront := elem == l.waiters.Front()
+			l.waiters.Remove(elem)
+			if !wasFront {
+				return err
+			}
+		}
+		// The first waiter changed, or tokens came back: serve anew.
+		l.dispatch()
+		return err
+	}
+	return nil
+}
+
+// TryAcquire takes k tokens if it can do so at once (no one waiting and
+// k tokens in the bucket) and reports whether it did. It never suspends;
+// owner gives the loop whose clock the bucket runs on. A weight outside
+// 1..Burst returns false.
+func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
+	loop := loopOf(owner, "Limiter.TryAcquire")
+	loop.checkThread("Limiter.TryAcquire")
+	if k <= 0 || k > l.burst || l.bind(loop) != nil {
+		return false
+	}
+	l.refill(loop.Time())
+	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
+		l.take(k)
+		return true
+	}
+	return false
+}
+
+func (l *Limiter) bind(loop *Loop) error {
+	if l.loop == loop {
+		return nil
+	}
+	if err := l.binding.bind(loop, l); err != nil {
+		return err
+	}
+	l.loop = loop
+	l.last = loop.Time()
+	return nil
+}
+
+func (l *Limiter) take(k int) {
+	l.tokens -= float64(k)
+	if l.tokens < 0 {
+		l.tokens = 0 // only ever the floating-point residue
+	}
+	l.stats.Granted++
+}
+
+// dispatch grants the first waiters whose tokens are there, in order, one
+// wakeup each, then arms the timer for the next one.
+func (l *Limiter) dispatch() {
+	l.refill(l.loop.Time())
+	for e := l.waiters.Front(); e != nil; e = l.waiters.Front() {
+		w := e.Value.(*limiterWaiter)
+		if l.tokens+tokenEps < float64(w.k) {
+			break
+		}
+		l.waiters.Remove(e)
+		l.take(w.k)
+		w.granted = true
+		l.stats.Wakeups++
+		_ = w.fut.SetResult(struct{}{})
+	}
+	l.schedule()
+}
+
+// schedule arms the timer for the moment the first waiter's tokens are
+// there (none when no one waits or the rate is 0).
+func (l *Limiter) schedule() {
+	if l.timer != nil {
+		l.timer.Cancel()
+		l.timer = nil
+	}
+	e := l.waiters.Front()
+	if e == nil || l.rate == 0 {
+		return
+	}
+	need := float64(e.Value.(*limiterWaiter).k) - l.tokens
+	wait := time.Duration(math.Ceil(need * 1e9 / l.rate))
+	if wait < 0 {
+		wait = 0
+	}
+	l.timer = l.loop.CallAt(addSaturating(l.last, wait), l.tick)
+}
+
+func (l *Limiter) tick() {
+	l.timer = nil
+	l.stats.Ticks++
+	l.dispatch()
+}

@@ -1,0 +1,266 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+// A limiter at 10/s with burst 5 admits 5 at once, then one every 100ms,
+// exactly, on the virtual clock, in FIFO order.
+func TestLimiter_ExactAdmissionTimes(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(10, 5)
+		var tasks []*Task[struct{}]
+		for i := range 8 {
+			tasks = append(tasks, startTask(tk, fmt.Sprint("w", i), func(tk *T) error {
+				if err := lim.Acquire(tk); err != nil {
+					return err
+				}
+				r.log("w%d admitted", i)
+				return nil
+			}))
+		}
+		awaitAll(tk, tasks...)
+		st := lim.Stats()
+		r.log("granted=%d waited=%d wakeups=%d ticks=%d", st.Granted, st.Waited, st.Wakeups, st.Ticks)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s w0 admitted", "0s w1 admitted", "0s w2 admitted", "0s w3 admitted", "0s w4 admitted",
+		"100ms w5 admitted", "200ms w6 admitted", "300ms w7 admitted",
+		"300ms granted=8 waited=3 wakeups=3 ticks=3",
+	}, r)
+}
+
+// The bucket refills up to burst, not beyond, while nobody asks.
+func TestLimiter_RefillCappedAtBurst(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(10, 3)
+		for range 3 {
+			if err := lim.Acquire(tk); err != nil {
+				return err
+			}
+		}
+		r.log("tokens %.2f", lim.Tokens())
+		if err := Sleep(tk, 10*time.Second); err != nil {
+			return err
+		}
+		r.log("tokens %.2f", lim.Tokens())
+		for i := range 4 {
+			if err := lim.Acquire(tk); err != nil {
+				return err
+			}
+			r.log("got %d", i)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s tokens 0.00", "10s tokens 3.00",
+		"10s got 0", "10s got 1", "10s got 2", "10.1s got 3",
+	}, r)
+}
+
+// Weighted acquisition: a request of k tokens waits for k; the queue is
+// FIFO, so a small request behind a big one waits too (no barging).
+func TestLimiter_WeightedFIFO(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(10, 5)
+		if err := lim.AcquireN(tk, 5); err != nil {
+			return err
+		}
+		big := startTask(tk, "big", func(tk *T) error {
+			if err := lim.AcquireN(tk, 4); err != nil {
+				return err
+			}
+			r.log("big admitted")
+			return nil
+		})
+		small := startTask(tk, "small", func(tk *T) error {
+			if err := lim.AcquireN(tk, 1); err != nil {
+				return err
+			}
+			r.log("small admitted")
+			return nil
+		})
+		awaitAll(tk, big, small)
+		r.log("try %v", lim.TryAcquire(tk, 1))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"400ms big admitted", "500ms small admitted", "500ms try false"}, r)
+}
+
+// A waiter cancelled while it waits leaves the queue and takes nothing:
+// the next waiter is served when it would have been served anyway — and
+// when the cancelled one was first, earlier.
+func TestLimiter_CancelledWaiterLosesNothing(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(10, 3)
+		if err := lim.AcquireN(tk, 3); err != nil {
+			return err
+		}
+		first := startTask(tk, "first", func(tk *T) error {
+			err := lim.AcquireN(tk, 3) // would be admitted at 300ms
+			r.log("first: %v", err)
+			return err
+		})
+		second := startTask(tk, "second", func(tk *T) error {
+			if err := lim.AcquireN(tk, 1); err != nil {
+				return err
+			}
+			r.log("second admitted")
+			return nil
+		})
+		if err := Sleep(tk, 50*ms); err != nil {
+			return err
+		}
+		first.Cancel()
+		awaitAll(tk, first, second)
+		r.log("waiters=%d tokens=%.1f", lim.Waiters(), lim.Tokens())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"50ms first: asyncio: cancelled", "100ms second admitted", "100ms waiters=0 tokens=0.0"}, r)
+}
+
+// A waiter granted its tokens and cancelled before it resumes gives them
+// back, and the next waiter gets them.
+func TestLimiter_GrantedThenCancelledRefunds(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(10, 1)
+		if err := lim.Acquire(tk); err != nil {
+			return err
+		}
+		var a *Task[struct{}]
+		a = startTask(tk, "a", func(tk *T) error {
+			err := lim.Acquire(tk)
+			r.log("a: %v", err)
+			return err
+		})
+		b := startTask(tk, "b", func(tk *T) error {
+			if err := lim.Acquire(tk); err != nil {
+				return err
+			}
+			r.log("b admitted")
+			return nil
+		})
+		// A callback at exactly 100ms, after the limiter's timer granted
+		// a's token but before a resumed, cancels a.
+		tk.Loop().CallAt(100*ms, func() { a.Cancel() })
+		awaitAll(tk, a, b)
+		st := lim.Stats()
+		r.log("granted=%d refunded=%d wakeups=%d", st.Granted, st.Refunded, st.Wakeups)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"100ms a: asyncio: cancelled",
+		"100ms b admitted",
+		"100ms granted=2 refunded=1 wakeups=2",
+	}, r)
+}
+
+// Bad input: a *ValueError naming the argument, before any state change.
+func TestLimiter_BadInput(t *testing.T) {
+	for _, c := range []struct {
+		rate  float64
+		burst int
+		word  string
+	}{{-1, 1, "rate"}, {math.NaN(), 1, "rate"}, {math.Inf(1), 1, "rate"}, {1, 0, "burst"}, {1, -3, "burst"}} {
+		v := mustPanic(t, "NewLimiter", func() { NewLimiter(c.rate, c.burst) })
+		var ve *ValueError
+		if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, c.word) {
+			t.Errorf("NewLimiter(%v, %d) panicked with %v, want a *ValueError naming %s", c.rate, c.burst, v, c.word)
+		}
+	}
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(1, 2)
+		for _, k := range []int{0, 3} {
+			err := lim.AcquireN(tk, k)
+			var ve *ValueError
+			if !errors.As(err, &ve) || !containsWord(ve.Msg, "weight") {
+				t.Errorf("AcquireN(%d) = %v, want a *ValueError naming the weight", k, err)
+			}
+		}
+		if lim.Tokens() != 2 || lim.Stats().Granted != 0 {
+			t.Errorf("state changed: %v", lim)
+		}
+		return nil
+	})
+}
+
+// A limiter is bound to one loop.
+func TestLimiter_OtherLoop(t *testing.T) {
+	lim := NewLimiter(1, 1)
+	runVirtual(t, func(tk *T) error { return lim.Acquire(tk) })
+	runVirtual(t, func(tk *T) error {
+		if err := lim.Acquire(tk); !errors.Is(err, ErrRuntime) {
+			t.Errorf("Acquire on another loop = %v", err)
+		}
+		return nil
+	})
+}
+
+// 1,000 waiters: every tick wakes exactly one (wakeups == waited, one
+// tick per grant), never a broadcast.
+func TestLimiter_OneWakeupPerGrant(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(1000, 1)
+		n := 1000
+		var tasks []*Task[struct{}]
+		for range n {
+			tasks = append(tasks, startTask(tk, "w", func(tk *T) error { return lim.Acquire(tk) }))
+		}
+		awaitAll(tk, tasks...)
+		st := lim.Stats()
+		if st.Granted != int64(n) || st.Wakeups != st.Waited || st.Ticks != st.Wakeups || st.Waited != int64(n-1) {
+			t.Errorf("stats %+v", st)
+		}
+		if got := tk.Loop().Time(); got != 999*ms {
+			t.Errorf("last admitted at %v, want 999ms", got)
+		}
+		return nil
+	})
+}
+
+func containsWord(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i:i+len(w)] == w {
+			return true
+		}
+	}
+	return false
+}
+
+// A rate-0 limiter is a fixed budget: burst tokens, then nothing.
+func TestLimiter_RateZeroIsABudget(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(0, 2)
+		got := []bool{lim.TryAcquire(tk, 1), lim.TryAcquire(tk, 1), lim.TryAcquire(tk, 1)}
+		if err := Sleep(tk, time.Hour); err != nil {
+			return err
+		}
+		got = append(got, lim.TryAcquire(tk, 1))
+		if fmt.Sprint(got) != "[true true false false]" {
+			t.Errorf("TryAcquire: %v", got)
+		}
+		return nil
+	})
+}
