@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -27,15 +28,23 @@ func interruptSelf(t *testing.T) {
 	}
 }
 
-// sigintAtDefault un-ignores SIGINT for the test if the binary inherited
-// SIG_IGN (a background job), as the Runner only watches a SIGINT at its
-// default disposition.
+// sigintAtDefault catches SIGINT for the test on a channel of its own,
+// which also un-ignores it if the binary inherited SIG_IGN (a background
+// job): the Runner only watches a SIGINT that is not ignored. The Runner
+// stops watching when RunWith returns, which can be before the signal
+// arrives (Go delivers it asynchronously); the cleanup waits until the
+// test's channel has it, so it never meets the default action.
 func sigintAtDefault(t *testing.T) {
-	if signal.Ignored(os.Interrupt) {
-		keep := make(chan os.Signal, 1)
-		signal.Notify(keep, os.Interrupt)
-		t.Cleanup(func() { signal.Stop(keep) })
-	}
+	keep := make(chan os.Signal, 1)
+	signal.Notify(keep, os.Interrupt)
+	t.Cleanup(func() {
+		select {
+		case <-keep:
+		case <-time.After(time.Minute): // a bound, not a timing
+			t.Error("the SIGINT never arrived")
+		}
+		signal.Stop(keep)
+	})
 }
 
 func TestRunners_test_interrupt_call_soon(t *testing.T) {
