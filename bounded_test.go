@@ -106,7 +106,7 @@ func TestBoundedTaskGroup_FailureSemantics(t *testing.T) {
 	checkEvents(t, []string{
 		"0s c0 start", "0s c1 start",
 		"10ms c1: asyncio: cancelled", "10ms body: asyncio: cancelled",
-		"10ms group: unhandled errors in a TaskGroup (1 sub-exception): boom is(boom)=true",
+		"10ms group: unhandled errors in a TaskGroup (1 sub-exception) is(boom)=true",
 	}, r)
 }
 

@@ -55,6 +55,9 @@ type taskCtx struct {
 	// same values without it (see inheritedContext). SetContext clears it.
 	boundBase bool
 	children  *taskCtx
+	// vars is the VarContext the task runs in (varcontext.go): each
+	// change of base is written through to it.
+	vars *VarContext
 }
 
 // inheritedContext is the context node a task created now starts with: its
@@ -115,6 +118,9 @@ func (t *T) setBase(base context.Context) {
 	c.base = base
 	c.derived = nil
 	c.children = nil
+	if c.vars != nil {
+		c.vars.base = base // varcontext.go
+	}
 }
 
 // Context returns the task's context.Context: it carries the values of the
@@ -259,6 +265,8 @@ type ContextVar[V any] struct {
 	name string
 	def  V
 	key  *contextVarKey
+	// noDefault: made by NewContextVarNoDefault (contextvar_lookup.go).
+	noDefault bool
 }
 
 // contextVarKey is a ContextVar's context key: a pointer, so every

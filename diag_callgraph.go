@@ -199,6 +199,10 @@ func renderGraph(b *strings.Builder, g *FutureCallGraph, level int) {
 	} else {
 		fmt.Fprintf(b, "%s* Future(id=%s)\n", ind, futureID(f))
 	}
+	if t := f.task; t != nil && len(g.CallStack) == 0 && !f.done() && !stacksRecorded(t.fut.loop) {
+		// Not the layout's business, but an empty graph is no answer.
+		fmt.Fprintf(b, "%s  + Call stack: not recorded (create the loop with WithTaskStacks() or in debug mode)\n", ind)
+	}
 	if len(g.CallStack) > 0 {
 		fmt.Fprintf(b, "%s  + Call stack:\n", ind)
 		for _, fr := range g.CallStack {
@@ -290,3 +294,7 @@ func FutureDiscardFromAwaitedBy(fut, waiter Awaitable) {
 		}
 	}
 }
+
+// stacksRecorded reports whether l records its tasks' goroutines, which a
+// call graph needs for the frames of suspended tasks (stackObserver).
+func stacksRecorded(l *Loop) bool { return l.debug || l.diagSet.stacks || l.diagSet.labels }

@@ -285,3 +285,29 @@ func TestCallGraph_BadInput(t *testing.T) {
 		t.Errorf("view %q", s)
 	}
 }
+
+// Without WithTaskStacks (or debug mode) a suspended task's frames are not
+// recorded: the printed graph says how to get them instead of showing none.
+func TestFormatCallGraph_SaysHowToGetFrames(t *testing.T) {
+	for _, opts := range [][]LoopOption{{WithVirtualTime()}, {WithVirtualTime(), WithTaskStacks()}} {
+		l := NewLoop(opts...)
+		var out string
+		main := CreateTask(l, func(tk *T) (struct{}, error) {
+			leaf := startTask(tk, "leaf", func(tk *T) error { return Sleep(tk, time.Second) })
+			if err := Sleep(tk, 0); err != nil {
+				return struct{}{}, err
+			}
+			out = FormatCallGraph(CaptureCallGraph(leaf))
+			_, err := leaf.Await(tk)
+			return struct{}{}, err
+		})
+		if err := l.RunUntilComplete(main); err != nil {
+			t.Fatal(err)
+		}
+		mustClose(t, l)
+		hint := strings.Contains(out, "Call stack: not recorded (create the loop with WithTaskStacks() or in debug mode)")
+		if want := len(opts) == 1; hint != want {
+			t.Errorf("options %d: hint %v, want %v:\n%s", len(opts), hint, want, out)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 )
 
 // Sentinel errors. Every error this package returns for one of these
@@ -94,8 +93,8 @@ type RuntimeError struct {
 	Err error
 }
 
-// Error implements the error interface.
-func (e *RuntimeError) Error() string { return "asyncio: " + e.Msg }
+// Error is the message alone, as Python's str() of a RuntimeError.
+func (e *RuntimeError) Error() string { return e.Msg }
 
 // Is reports that every RuntimeError matches ErrRuntime.
 func (e *RuntimeError) Is(target error) bool { return target == ErrRuntime }
@@ -213,25 +212,13 @@ type ExceptionGroup struct {
 	Errs []error
 }
 
-// Error formats like Python's str(eg), "msg (N sub-exceptions)", followed
-// by the members' messages so that logs show the leaves.
+// Error formats as Python's str(eg) does: "msg (N sub-exceptions)". The
+// leaves are in Errs (and in %+v, which lists them as a traceback does).
 func (e *ExceptionGroup) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Msg)
 	if len(e.Errs) == 1 {
-		b.WriteString(" (1 sub-exception)")
-	} else {
-		fmt.Fprintf(&b, " (%d sub-exceptions)", len(e.Errs))
+		return e.Msg + " (1 sub-exception)"
 	}
-	for i, err := range e.Errs {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(err.Error())
-	}
-	return b.String()
+	return fmt.Sprintf("%s (%d sub-exceptions)", e.Msg, len(e.Errs))
 }
 
 // Unwrap returns the members (Go 1.20 multi-error form).

@@ -169,7 +169,7 @@ func ExampleTaskGroup() {
 	// Output:
 	// slow child: asyncio: cancelled
 	// true true 1
-	// unhandled errors in a TaskGroup (1 sub-exception): disk full
+	// unhandled errors in a TaskGroup (1 sub-exception)
 }
 
 // Timeout is "async with asyncio.timeout(d)": the deadline cancels the task,
@@ -691,9 +691,38 @@ func ExampleExceptionGroup_Split() {
 		&asyncio.ExceptionGroup{Msg: "inner", Errs: []error{fs.ErrPermission, fs.ErrNotExist}},
 	}}
 	notFound, rest := eg.Split(func(err error) bool { return errors.Is(err, fs.ErrNotExist) })
-	fmt.Println(notFound)
-	fmt.Println(rest)
+	fmt.Println(notFound)     // Python's str(eg)
+	fmt.Printf("%+v\n", rest) // the members, as a traceback lists them
 	// Output:
-	// unhandled errors in a TaskGroup (2 sub-exceptions): file does not exist; inner (1 sub-exception): file does not exist
-	// unhandled errors in a TaskGroup (2 sub-exceptions): boom; inner (1 sub-exception): permission denied
+	// unhandled errors in a TaskGroup (2 sub-exceptions)
+	// unhandled errors in a TaskGroup (2 sub-exceptions)
+	//   1: boom
+	//   2: inner (1 sub-exception)
+	//     1: permission denied
+}
+
+// ExceptStar is a try statement's except* clauses: each handles the
+// leaves it matches, and what none handled is returned.
+func ExampleExceptStar() {
+	err := asyncio.ExceptionGroup{Msg: "unhandled errors in a TaskGroup", Errs: []error{
+		fs.ErrNotExist,
+		&asyncio.ValueError{Msg: "bad port"},
+		fs.ErrPermission,
+	}}
+	rest := asyncio.ExceptStar(&err,
+		asyncio.Except[*asyncio.ValueError](func(eg *asyncio.ExceptionGroup) error {
+			fmt.Println("ValueError:", eg.Errs)
+			return nil
+		}),
+		asyncio.ExceptIs(fs.ErrNotExist, func(eg *asyncio.ExceptionGroup) error {
+			fmt.Println("not found:", eg.Errs)
+			return nil
+		}),
+	)
+	fmt.Printf("%+v\n", rest)
+	// Output:
+	// ValueError: [asyncio: bad port]
+	// not found: [file does not exist]
+	// unhandled errors in a TaskGroup (1 sub-exception)
+	//   1: permission denied
 }

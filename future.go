@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -305,6 +306,12 @@ type unretrieved struct {
 	seq     uint64    // order of failure, for Close's reports
 	claimed atomic.Bool
 	cleanup runtime.Cleanup
+	// A failed task's repr, coroutine and debug-mode await graph
+	// (origin.go).
+	taskRepr   string
+	fnPC       uintptr
+	awaitChain string
+	ctx        context.Context // the task's values when it failed
 }
 
 // newUnretrieved captures where a future or task is being created, in
@@ -334,7 +341,7 @@ func (r *unretrieved) createdAt() string {
 }
 
 func (r *unretrieved) context() ExceptionContext {
-	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt()}
+	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt(), Origin: r.origin(), AwaitChain: r.awaitChain, Context: r.ctx}
 }
 
 // watchUnretrieved lists f's error as not retrieved yet (FUT-10).
@@ -348,6 +355,7 @@ func (f *futureCore) watchUnretrieved(err error) {
 	r.message = "Future exception was never retrieved"
 	if f.task != nil {
 		r.message = "Task exception was never retrieved: " + quoteText(f.task.Name())
+		r.recordFailure(f.task)
 	}
 	l := f.loop
 	l.unretrievedSeq++

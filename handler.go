@@ -1,6 +1,8 @@
 package asyncio
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 )
@@ -28,6 +30,19 @@ type ExceptionContext struct {
 	// created (asyncio's source_traceback): for "exception was never
 	// retrieved" and "Task was destroyed but it is pending!".
 	CreatedAt string
+	// Origin is, for a task's error nobody retrieved, the task as asyncio
+	// prints it with its coroutine function and where that is defined
+	// ("<Task finished name='w' coro=<main.worker() done, defined at
+	// main.go:12>>"), and in debug mode where it was created.
+	Origin string
+	// AwaitChain is, in debug mode, the await graph of that task when it
+	// failed (FormatCallGraph: who was awaiting it).
+	AwaitChain string
+	// Context carries the ContextVar values of the task concerned (when it
+	// failed, for an error nobody retrieved): asyncio runs the handler in
+	// that task's context, here the handler reads v.Value(ctx.Context).
+	// CallExceptionHandler fills it from Task when it is nil.
+	Context context.Context
 }
 
 // SetExceptionHandler sets the handler called with errors nobody else
@@ -51,6 +66,9 @@ func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {
 // CallExceptionHandler passes ctx to the loop's exception handler
 // (asyncio's call_exception_handler).
 func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
+	if ctx.Context == nil && ctx.Task != nil {
+		ctx.Context = ctx.Task.baseContext()
+	}
 	l.handlerMu.Lock()
 	defer l.handlerMu.Unlock()
 	h := l.exceptionHandler.Load()
@@ -81,7 +99,7 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	var attrs []any
 	if ctx.Err != nil {
 		attrs = append(attrs, slog.String("exception", ctx.Err.Error()))
-		if p, ok := ctx.Err.(*PanicError); ok {
+		if p := (*PanicError)(nil); errors.As(ctx.Err, &p) {
 			attrs = append(attrs, slog.String("stack", string(p.Stack)))
 		}
 	}
@@ -99,6 +117,12 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	}
 	if ctx.CreatedAt != "" {
 		attrs = append(attrs, slog.String("created_at", ctx.CreatedAt))
+	}
+	if ctx.Origin != "" {
+		attrs = append(attrs, slog.String("origin", ctx.Origin))
+	}
+	if ctx.AwaitChain != "" {
+		attrs = append(attrs, slog.String("await_chain", ctx.AwaitChain))
 	}
 	slog.Error(msg, attrs...)
 }

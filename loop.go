@@ -140,12 +140,15 @@ type fdHandlers struct {
 }
 
 // NewLoop returns a new, not yet running event loop
-// (asyncio.new_event_loop).
+// (asyncio.new_event_loop). Debug mode is on if the environment variable
+// GOASYNCIODEBUG is set to a non-empty string (see DebugEnv), or with
+// WithDebug.
 func NewLoop(opts ...LoopOption) *Loop {
 	l := &Loop{
 		epoch:        time.Now(),
 		wakeCh:       make(chan struct{}, 1),
 		slowCallback: defaultSlowCallbackDuration,
+		debug:        debugFromEnv(), // GOASYNCIODEBUG (debugenv.go)
 	}
 	for _, o := range opts {
 		o(l)
@@ -383,6 +386,7 @@ func (l *Loop) RunForever() error {
 		return errLoopClosed()
 	}
 	l.running.Store(true)
+	registerRunning(l) // runningloops.go
 	l.driverToken = gid.Token()
 	l.takeLoop(l.driverToken)
 	l.armWatchdog()
@@ -390,6 +394,7 @@ func (l *Loop) RunForever() error {
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.disarmWatchdog()
+		unregisterRunning(l)
 		l.running.Store(false)
 		l.stopping = false
 		l.takeLoop(0)

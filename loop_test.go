@@ -345,9 +345,9 @@ func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
 	})
 	runOne(t, l)
 	checkEvents(t, []string{
-		"RunForever: asyncio: This event loop is already running",
-		"RunUntilComplete: asyncio: This event loop is already running",
-		"Close: asyncio: Cannot close a running event loop",
+		"RunForever: This event loop is already running",
+		"RunUntilComplete: This event loop is already running",
+		"Close: Cannot close a running event loop",
 		"running=true",
 	}, &r)
 	f.Cancel()
@@ -660,7 +660,7 @@ func TestTHREAD6_ForeignGoroutineRejectedBeforeAnyChange(t *testing.T) {
 				"AddReader", "AddWriter", "RemoveReader", "RemoveWriter"} {
 				want = append(want, op+": true")
 			}
-			want = append(want, "RunForever: asyncio: This event loop is already running", "RunForever panicked: false", "own await: 7 <nil>")
+			want = append(want, "RunForever: This event loop is already running", "RunForever panicked: false", "own await: 7 <nil>")
 			checkEvents(tt, want, &r)
 		})
 	}

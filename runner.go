@@ -10,6 +10,30 @@ type Runner struct {
 	closed bool
 	// interrupts is the running RunWith's Ctrl-C state (runner_signal.go).
 	interrupts *interrupts
+	// vars is the context every run's main task runs in, unless given
+	// another (Runner._context; varcontext.go).
+	vars *VarContext
+}
+
+// withRunnerContext puts the runner's VarContext first in opts, so that a
+// WithContext or WithVarContext the caller gives replaces it
+// (Runner.run(coro, context=None) runs in the runner's context). Until a
+// run sets a variable there is none: the main task starts with no context
+// node, as any task does (CTX-2).
+func (r *Runner) withRunnerContext(opts []TaskOption) []TaskOption {
+	if r.vars == nil {
+		return opts
+	}
+	return append([]TaskOption{WithVarContext(r.vars)}, opts...)
+}
+
+// keepRunnerContext, after a run in the runner's context, keeps what main
+// set there for the next runs (with a VarContext, the Sets were written
+// through already).
+func (r *Runner) keepRunnerContext(main *T, inRunnerContext bool) {
+	if inRunnerContext && r.vars == nil && main.ctx != nil {
+		r.vars = &VarContext{base: main.baseContext()}
+	}
 }
 
 // NewRunner returns a Runner whose loop is created, with opts, on first
@@ -47,12 +71,14 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 	if l.running.Load() {
 		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
 	}
-	task := CreateTask(l, main, opts...)
+	task := CreateTask(l, main, r.withRunnerContext(opts)...)
+	inRunnerContext := task.t.ctx == nil || (r.vars != nil && task.t.ctx.vars == r.vars)
 	r.interrupts = startInterrupts(l, &task.t)
 	// RunUntilComplete already retrieved main's error: return that one, as
 	// a second retrieval of a cancelled task loses its message (FUT-8).
 	err := r.interrupts.finish(l.RunUntilComplete(task))
 	r.interrupts = nil
+	r.keepRunnerContext(&task.t, inRunnerContext)
 	if err != nil {
 		return zero, task.t.boundContextError(err)
 	}
@@ -83,7 +109,9 @@ func (r *Runner) Close() error {
 
 // Run runs main as a task on a new loop until it is done, cancels and
 // drains every task left, closes the loop, and returns main's result or
-// error (asyncio.run).
+// error (asyncio.run). Called from a task or callback of a running loop
+// it returns the *RuntimeError "asyncio.run() cannot be called from a
+// running event loop" at once, as asyncio.run raises it (RUN-1).
 func Run[V any](main func(*T) (V, error), opts ...LoopOption) (V, error) {
 	return run(main, opts)
 }
@@ -100,6 +128,10 @@ func RunContext[V any](ctx context.Context, main func(*T) (V, error), opts ...Lo
 }
 
 func run[V any](main func(*T) (V, error), opts []LoopOption, taskOpts ...TaskOption) (V, error) {
+	if callerRunsALoop() {
+		var zero V
+		return zero, runtimeErrorf("asyncio.run() cannot be called from a running event loop")
+	}
 	r := NewRunner(opts...)
 	v, err := RunWith(r, main, taskOpts...)
 	if cerr := r.Close(); err == nil && cerr != nil {

@@ -35,7 +35,7 @@ func TestRUN1_RunnerRunInsideItsRunningLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, []string{"nested: runtime=true asyncio: Runner.run() cannot be called from a running event loop"}, &r)
+	checkEvents(t, []string{"nested: runtime=true Runner.run() cannot be called from a running event loop"}, &r)
 }
 
 func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
@@ -71,7 +71,7 @@ func TestRUN2_RunnerSharesOneLazyLoop(t *testing.T) {
 		"second run: 2 <nil>",
 		"close: <nil>",
 		"close again: <nil>",
-		"after close: asyncio: Runner is closed loop closed: true",
+		"after close: Runner is closed loop closed: true",
 	}, &r)
 }
 
@@ -123,12 +123,12 @@ func TestRUN2_ClosedRunnerRefusesLoopAndRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := RunWith(rn, func(*T) (int, error) { return 1, nil })
-	if !errors.Is(err, ErrRuntime) || err.Error() != "asyncio: Runner is closed" {
+	if !errors.Is(err, ErrRuntime) || err.Error() != "Runner is closed" {
 		t.Errorf("RunWith after Close: %v", err)
 	}
 	defer func() {
 		err, _ := recover().(error)
-		if !errors.Is(err, ErrRuntime) || err.Error() != "asyncio: Runner is closed" {
+		if !errors.Is(err, ErrRuntime) || err.Error() != "Runner is closed" {
 			t.Errorf("Loop after Close panicked with %v, want the RuntimeError Runner is closed", err)
 		}
 	}()
@@ -267,4 +267,23 @@ func TestRunWithContextOnRunner(t *testing.T) {
 	if v != `swallowed CancelledError("context canceled")` || err != nil {
 		t.Errorf("second run: %v %v", v, err)
 	}
+}
+
+// RUN-1: asyncio.Run from a task of a running loop returns the
+// RuntimeError asyncio.run raises, without running main; from a goroutine
+// that holds no loop (Go, an executor job) it runs.
+func TestRUN1_RunInsideARunningLoop(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		_, err := Run(func(*T) (int, error) { t.Error("nested main ran"); return 0, nil })
+		if !errors.Is(err, ErrRuntime) || err.Error() != "asyncio.run() cannot be called from a running event loop" {
+			t.Errorf("nested Run: %v", err)
+		}
+		v, err := Go(tk, func(context.Context) (int, error) {
+			return Run(func(*T) (int, error) { return 7, nil })
+		})
+		if v != 7 || err != nil {
+			t.Errorf("Run on another goroutine: %d %v", v, err)
+		}
+		return nil
+	})
 }

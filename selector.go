@@ -66,7 +66,16 @@ func (l *Loop) updateInterest(fd int, h *fdHandlers) error {
 }
 
 // AddReader calls fn whenever fd is readable (asyncio's add_reader),
-// replacing a previous reader of fd. fd must be non-blocking.
+// replacing a previous reader of fd. The watch is level-triggered: fn is
+// called again each iteration while data is left. fd should be
+// non-blocking (AddReader does not change its mode). A blocking fd is
+// accepted and watched the same way, but a read in fn that finds nothing
+// after all (another reader took the data, or fn reads more than one
+// chunk) blocks the whole loop until data comes: no other task or
+// callback runs meanwhile (the watchdog of SetBlockedThreshold reports
+// it). With a blocking fd, read once per call, or set it non-blocking
+// (syscall.SetNonblock) and stop at EAGAIN. A regular file is always
+// readable: on Linux, epoll refuses it (an error wrapping EPERM).
 func (l *Loop) AddReader(fd int, fn func()) error {
 	return l.addIO(fd, fn, true, "AddReader")
 }

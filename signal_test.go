@@ -183,7 +183,7 @@ func TestSignal_ForeignGoroutinePanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEvents(t, []string{
-		"panic: asyncio: AddSignalHandler called from a goroutine that is not running the loop " +
+		"panic: AddSignalHandler called from a goroutine that is not running the loop " +
 			"(only the goroutine in RunForever and the loop's running task may call it; " +
 			"from another goroutine use CallSoonThreadsafe or RunCoroutineThreadsafe)",
 		"registered: false",

@@ -104,7 +104,7 @@ func TestBadInput_AwaitWithTaskThatIsNotRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := func(op string) string {
-		return `asyncio: ` + op + ` with task "victim", which is not the running task (awaiting outside a task, or from a callback?)`
+		return op + ` with task "victim", which is not the running task (awaiting outside a task, or from a callback?)`
 	}
 	checkEvents(t, []string{"outside: " + want("Future.Await"), "callback: " + want("Sleep"), "other task: " + want("Future.Await")}, &r)
 	tk.Cancel()

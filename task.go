@@ -62,6 +62,9 @@ type T struct {
 	// ctx is the task's context state (context.go); nil until anyone
 	// gives or asks the task a context.
 	ctx *taskCtx
+	// fnPC is the code of the coroutine function, for reports of its
+	// failure (origin.go); set in CreateTask, or by a wrapper's option.
+	fnPC uintptr
 
 	// waitSince is the loop's coarse clock when the task last suspended,
 	// for dumps ("waiting for 2s"); diag holds what the diagnostics
@@ -153,6 +156,9 @@ func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, 
 	for _, o := range opts {
 		o(&tk.t)
 	}
+	if tk.t.fnPC == 0 {
+		tk.t.fnPC = funcPC(fn)
+	}
 	if tk.t.name == "" {
 		if n := taskCounter.Add(1); n <= math.MaxUint32 {
 			tk.t.nameSeq = uint32(n)
@@ -182,7 +188,7 @@ func CreateTaskErr(owner LoopOwner, fn func(*T) error, opts ...TaskOption) *Task
 	if fn == nil {
 		panic(valueErrorf("CreateTaskErr: nil coroutine function"))
 	}
-	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
+	return CreateTask(owner, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, withFuncOf(fn, opts)...)
 }
 
 func (tk *Task[V]) run(t *T) error {

@@ -134,7 +134,7 @@ func SpawnErr(g *Group, fn func(*T) error, opts ...TaskOption) (*Task[struct{}],
 	if fn == nil {
 		panic(valueErrorf("SpawnErr: nil coroutine function"))
 	}
-	return Spawn(g, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, opts...)
+	return Spawn(g, func(t *T) (struct{}, error) { return struct{}{}, fn(t) }, withFuncOf(fn, opts)...)
 }
 
 // Cancel ends the group early without an error (asyncio.TaskGroup.cancel,

@@ -260,8 +260,8 @@ func TestTHREAD4_CloseCompletesPendingConcurrentFutures(t *testing.T) {
 	got := []string{<-results, <-results}
 	slices.Sort(got)
 	checkLines(t, []string{
-		"pending: asyncio: Event loop is closed loop closed=true",
-		"queued: asyncio: Event loop is closed loop closed=true",
+		"pending: Event loop is closed loop closed=true",
+		"queued: Event loop is closed loop closed=true",
 	}, got)
 	checkEvents(t, []string{"pending task deferred"}, &r)
 	if n := len(l.threadsafeFutures); n != 0 {

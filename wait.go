@@ -186,7 +186,8 @@ func (ac *asCompleted) next(t *T) (Awaitable, error) {
 // When the timer fires first, the sequence yields (nil, *TimeoutError) and
 // stops; pending awaitables are not cancelled (ASC-4). If t is cancelled
 // while waiting it yields (nil, *CancelledError) and stops. The sequence
-// must be ranged over from task t, at most once. It yields the element
+// must be ranged over from task t; ranging over it again after a break
+// resumes it where it stopped (as_completed's iterator). It yields the element
 // type of aws (a []*Task[V] yields *Task[V]; with an error, the zero value).
 func AsCompleted[A Awaitable](t *T, aws []A, timeout time.Duration) iter.Seq2[A, error] {
 	t.checkCaller("AsCompleted")

@@ -38,6 +38,8 @@ type Server struct {
 	serving     bool
 	foreverFut  *asyncio.Future[struct{}]
 
+	collectPending bool // STREAM-11 (writer_cleanup.go)
+
 	// accept and retryDelay are hooks for tests (EMFILE injection).
 	accept     func(fd int) (int, unix.Sockaddr, error)
 	retryDelay time.Duration
@@ -232,6 +234,7 @@ func (s *Server) Close() {
 	if s.activeCount == 0 {
 		s.wakeup()
 	}
+	s.scheduleCollect() // STREAM-11
 }
 
 // closeListeners closes the listening sockets, and removes the socket file
@@ -281,13 +284,18 @@ func (s *Server) snapshotClients() []Transport {
 
 // WaitClosed suspends t until the server is closed and all its
 // connections are gone (asyncio's wait_closed). It returns at once if
-// that already happened.
+// that already happened. A connection whose StartServer handler returned
+// and whose writer nobody holds is closed (STREAM-11). In debug mode,
+// still waiting after a second, it names the connections it waits for
+// (through the exception handler).
 func (s *Server) WaitClosed(t *asyncio.T) error {
 	if s.woken {
 		return nil
 	}
 	w := asyncio.NewFuture[struct{}](s.loop)
 	s.waiters = append(s.waiters, w)
+	s.collectReleased() // STREAM-11: close connections whose writer was dropped
+	defer s.reportWaiting()()
 	_, err := w.Await(t)
 	return err
 }

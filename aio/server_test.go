@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -316,10 +317,11 @@ func TestLoopCloseUnderSuspendedTasksClosesSockets(t *testing.T) {
 			return 0, err
 		}
 		_ = srv
-		r, _, err := OpenUnixConnection(at, path)
+		r, w, err := OpenUnixConnection(at, path)
 		if err != nil {
 			return 0, err
 		}
+		defer runtime.KeepAlive(w) // a collected writer closes its connection
 		port := closedPort(t)
 		defer blackHole(t, at, [4]byte{127, 0, 0, 1}, port)() // runs as Close unwinds the task
 		//asynciovet:ignore unawaitedtask a task left pending for Close to cancel is the scenario under test

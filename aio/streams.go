@@ -343,6 +343,7 @@ type streamProtocol struct {
 	onConnected func(t *asyncio.T, r *StreamReader, w *StreamWriter) error
 	task        *asyncio.Task[struct{}]
 	closed      *asyncio.Future[struct{}]
+	handler     handlerWriter // STREAM-11 (writer_cleanup.go)
 }
 
 func newStreamProtocol(l *asyncio.Loop, r *StreamReader, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) *streamProtocol {
@@ -361,8 +362,10 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 	w := &StreamWriter{transport: tr, protocol: p, reader: p.reader, loop: p.loop}
 	r := p.reader
 	cb := p.onConnected
-	p.task = asyncio.CreateTask(p.loop, func(t *asyncio.T) (struct{}, error) { return struct{}{}, cb(t, r, w) })
+	p.holdWriter(w) // STREAM-11: held until cb returns (writer_cleanup.go)
+	p.task = asyncio.CreateTask(p.loop, func(t *asyncio.T) (struct{}, error) { return struct{}{}, cb(t, r, p.handlerWriter()) })
 	p.task.AddDoneCallback(func() {
+		p.releaseWriter()
 		if p.task.Cancelled() {
 			tr.Close()
 			return
@@ -609,11 +612,15 @@ func openStream(t *asyncio.T, call string, opts []Option, connect func(factory f
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, &StreamWriter{loop: t.Loop(), transport: tr, protocol: p, reader: r}, nil
+	w := &StreamWriter{loop: t.Loop(), transport: tr, protocol: p, reader: r}
+	closeWhenCollected(w, p) // STREAM-11 (writer_cleanup.go)
+	return r, w, nil
 }
 
 // OpenConnection connects to host:port and returns a (reader, writer)
-// pair (asyncio.open_connection). Options: WithStreamLimit and those of
+// pair (asyncio.open_connection). A writer that is collected unclosed
+// closes the connection (STREAM-11: in debug mode it warns "unclosed
+// <StreamWriter ...>"): keep the writer while you use the reader. Options: WithStreamLimit and those of
 // CreateConnection.
 func OpenConnection(t *asyncio.T, host string, port int, opts ...Option) (*StreamReader, *StreamWriter, error) {
 	return openStream(t, "OpenConnection", opts, func(f func() Protocol) (Transport, Protocol, error) {
@@ -645,8 +652,13 @@ func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamW
 // connection with its (reader, writer) pair (asyncio.start_server). If cb
 // fails, the exception handler gets "Unhandled exception in
 // client_connected_cb" and the connection is closed; if it is cancelled
-// the connection is closed too (STREAM-11). Options: WithStreamLimit and
-// those of CreateServer.
+// the connection is closed too (STREAM-11). If cb returns and nothing
+// else holds its writer, the connection is closed once the writer is
+// collected, as CPython 3.12+ closes it when the writer is dropped; so a
+// handler that never closes its writer does not keep Server.WaitClosed
+// waiting (WaitClosed runs a collection for such connections). A writer
+// kept elsewhere (in a map of subscribers, say) keeps its connection
+// open. Options: WithStreamLimit and those of CreateServer.
 func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...Option) (*Server, error) {
 	return startStreamServer(t, cb, "StartServer", opts, func(f func() Protocol) (*Server, error) {
 		return CreateServer(t, f, host, port, via("StartServer", opts)...)

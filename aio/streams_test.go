@@ -123,7 +123,7 @@ func TestSTREAM3_SecondReaderIsRuntimeError(t *testing.T) {
 		_, err := first.Await(at)
 		return err
 	})
-	if got == nil || got.Error() != "asyncio: readuntil() called while another coroutine is already waiting for incoming data" {
+	if got == nil || got.Error() != "readuntil() called while another coroutine is already waiting for incoming data" {
 		t.Fatalf("second read: %v", got)
 	}
 }

@@ -165,7 +165,7 @@ func TestFaultPeerHalfClose(t *testing.T) {
 		"can_write_eof=true",
 		`server read "request" eof=true`,
 		`client read "got request" <nil>`,
-		"write after eof: asyncio: Cannot call write() after write_eof()",
+		"write after eof: Cannot call write() after write_eof()",
 	}
 	expectLog(t, want, log)
 }

@@ -153,22 +153,30 @@ func TestEagerTaskFactory_test_all_tasks_with_blocking(t *testing.T) {
 }
 
 func TestEagerTaskFactory_test_context_vars(t *testing.T) {
-	// Without contextvars (README), what is left: the first step runs
-	// inside create_task, the second after the creator awaits.
+	cv := asyncio.NewContextVar("cv", 0)
 	_, err := runEager(t, func(tk *asyncio.T) (struct{}, error) {
 		firstStepRan, secondStepRan := false, false
+		cv.Set(tk, 1)
 		task := asyncio.CreateTask(tk, fn0(func(ct *asyncio.T) error {
+			eq(t, cv.Get(ct), 1, "the eager step sees the creator's value")
+			cv.Set(ct, 2)
+			eq(t, cv.Get(ct), 2)
 			firstStepRan = true
 			if err := asyncio.Sleep(ct, 100*ms); err != nil {
 				return err
 			}
+			eq(t, cv.Get(ct), 2)
+			cv.Set(ct, 3)
+			eq(t, cv.Get(ct), 3)
 			secondStepRan = true
 			return nil
 		}))
 		check(t, firstStepRan, "coro_first_step_ran")
 		check(t, !secondStepRan, "not coro_second_step_ran")
+		eq(t, cv.Get(tk), 1, "the eager step's Set does not reach the creator")
 		_, err := task.Await(tk)
 		check(t, secondStepRan, "coro_second_step_ran")
+		eq(t, cv.Get(tk), 1)
 		return struct{}{}, err
 	})
 	noErr(t, err)

@@ -171,3 +171,15 @@ func TestRunners_test_no_repr_is_call_on_the_task_result(t *testing.T) {
 	noErr(t, err)
 	eq(t, result.reprCount, 0)
 }
+
+func TestRunners_test_asyncio_run_from_running_loop(t *testing.T) {
+	var inner error
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		_, inner = asyncio.Run(func(*asyncio.T) (int, error) {
+			t.Error("the nested main ran")
+			return 0, nil
+		})
+		return struct{}{}, inner
+	}, vt)
+	raisesRegex(t, err, "*asyncio.RuntimeError", "cannot be called from a running")
+}

@@ -493,7 +493,7 @@ func TestTasks_test_stop_while_run_in_complete(t *testing.T) {
 	}))
 	err := loop.RunUntilComplete(task)
 	raises(t, err, "*asyncio.RuntimeError")
-	eq(t, err.Error(), "asyncio: Event loop stopped before Future completed.")
+	eq(t, err.Error(), "Event loop stopped before Future completed.")
 	check(t, !task.Done(), "not done")
 	eq(t, x, 2)
 	// CPython's TestLoop moves its clock after each iteration to the

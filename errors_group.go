@@ -1,0 +1,156 @@
+package asyncio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ExceptClause is one `except* T as eg:` clause for ExceptStar: which
+// leaves it takes and the body that handles them. Make one with Except or
+// ExceptIs.
+type ExceptClause struct {
+	match  func(error) bool
+	handle func(eg *ExceptionGroup) error
+}
+
+// Except is `except* E as eg:`: the clause takes the leaves that are (or
+// wrap) an E, as errors.As finds them, e.g. Except[*ValueError](...). A nil
+// handle panics with a *ValueError.
+func Except[E error](handle func(eg *ExceptionGroup) error) ExceptClause {
+	if handle == nil {
+		panic(valueErrorf("Except: nil handler"))
+	}
+	return ExceptClause{match: func(err error) bool {
+		var target E
+		return errors.As(err, &target)
+	}, handle: handle}
+}
+
+// ExceptIs is `except* T as eg:` for a sentinel: the clause takes the
+// leaves for which errors.Is(leaf, target) holds (ErrTimeout,
+// syscall.ECONNREFUSED, ErrCancelled...). A nil target or handle panics
+// with a *ValueError.
+func ExceptIs(target error, handle func(eg *ExceptionGroup) error) ExceptClause {
+	if target == nil || handle == nil {
+		panic(valueErrorf("ExceptIs: nil target or handler"))
+	}
+	return ExceptClause{match: func(err error) bool { return errors.Is(err, target) }, handle: handle}
+}
+
+// ExceptStar is a try statement's except* clauses applied to err, the
+// error of a TaskGroup, say:
+//
+//	err = asyncio.ExceptStar(asyncio.TaskGroup(t, body),
+//		asyncio.Except[*MyError](func(eg *asyncio.ExceptionGroup) error {
+//			log.Print("my errors:", eg.Errs)
+//			return nil
+//		}),
+//		asyncio.ExceptIs(asyncio.ErrTimeout, func(eg *asyncio.ExceptionGroup) error {
+//			return nil
+//		}),
+//	)
+//
+// As Python runs them: the clauses are tried in order, each with the
+// leaves no earlier clause took (Split keeps the nesting and messages);
+// a clause whose group is empty does not run. What no clause took is
+// raised again, as err's own group; what the handlers return is raised
+// with it: ExceptStar returns nil if nothing is left, the rest alone if
+// no handler returned an error, else an ExceptionGroup with message ""
+// holding the handlers' errors and then the rest (a handler returning
+// the group it got re-raises it: it goes back to the rest). An err that
+// is not an *ExceptionGroup is matched as a group of one, as Python wraps
+// a naked exception; if no clause takes it, it comes back unchanged.
+func ExceptStar(err error, clauses ...ExceptClause) error {
+	if err == nil {
+		return nil
+	}
+	eg, isGroup := err.(*ExceptionGroup)
+	if !isGroup {
+		eg = &ExceptionGroup{Errs: []error{err}}
+	}
+	// owner is the index of the clause that takes leaf: the first that
+	// matches it.
+	owner := func(leaf error) int {
+		for i, c := range clauses {
+			if c.match(leaf) {
+				return i
+			}
+		}
+		return -1
+	}
+	reraise := make([]bool, len(clauses))
+	var raised []error
+	for i, c := range clauses {
+		matched := eg.Subgroup(func(leaf error) bool { return owner(leaf) == i })
+		if matched == nil {
+			continue
+		}
+		switch herr := c.handle(matched); {
+		case herr == nil:
+		case herr == error(matched):
+			reraise[i] = true
+		default:
+			raised = append(raised, herr)
+		}
+	}
+	rest := eg.Subgroup(func(leaf error) bool {
+		i := owner(leaf)
+		return i < 0 || reraise[i]
+	})
+	var restErr error
+	if rest != nil {
+		restErr = rest
+		if !isGroup {
+			restErr = err // the naked error, unchanged
+		}
+	}
+	if len(raised) == 0 {
+		return restErr
+	}
+	if restErr != nil {
+		raised = append(raised, restErr)
+	}
+	return &ExceptionGroup{Errs: raised}
+}
+
+// leaves returns the group's leaves, depth first.
+func (e *ExceptionGroup) leaves() []error {
+	var out []error
+	for _, err := range e.Errs {
+		if g, ok := err.(*ExceptionGroup); ok {
+			out = append(out, g.leaves()...)
+		} else {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// Format implements fmt.Formatter: %v and %s are Error(); %+v is the
+// group and its members, one per line and indented by depth, as
+// Python's traceback lists them ("msg (2 sub-exceptions)", then "1:
+// ..." for each member).
+func (e *ExceptionGroup) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('+'):
+		e.writeTree(f, "")
+	case verb == 'q':
+		fmt.Fprintf(f, "%q", e.Error())
+	default:
+		io.WriteString(f, e.Error())
+	}
+}
+
+func (e *ExceptionGroup) writeTree(w io.Writer, indent string) {
+	io.WriteString(w, e.Error())
+	for i, err := range e.Errs {
+		fmt.Fprintf(w, "\n%s  %d: ", indent, i+1)
+		if g, ok := err.(*ExceptionGroup); ok {
+			g.writeTree(w, indent+"  ")
+		} else {
+			io.WriteString(w, strings.ReplaceAll(err.Error(), "\n", "\n"+indent+"     "))
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package asyncio
+
+import (
+	"errors"
+	"iter"
+)
+
+// Shapes for a Python port's `async for` and `async with`. An `async for`
+// is a range over an iter.Seq2[V, error]: the loop body runs for each
+// item, a failure (a cancellation of the ranging task, say) arrives as the
+// last pair's error, and the end of the iteration (StopAsyncIteration) is
+// simply the end of the range. An `async with` is a function that takes
+// the body as a func() error and releases what it acquired however the
+// body ends (error, panic or cancellation).
+
+// Items returns the items of q in order until q is shut down and empty,
+// as a worker's `while True: item = await q.get()` loop ending at
+// QueueShutDown (3.13) does:
+//
+//	for item, err := range q.Items(t) {
+//		if err != nil {
+//			return err // t was cancelled while waiting
+//		}
+//		handle(item)
+//		q.TaskDone()
+//	}
+//
+// The shutdown ends the range without an error; any other error of Get
+// (a *CancelledError when t is cancelled while waiting) is yielded once,
+// with V's zero value, and ends it. Items does not call TaskDone: call it
+// after handling each item if someone waits in Join. The sequence must be
+// ranged over from task t.
+func (q *Queue[V]) Items(t *T) iter.Seq2[V, error] {
+	return func(yield func(V, error) bool) {
+		for {
+			v, err := q.Get(t)
+			if errors.Is(err, ErrQueueShutDown) {
+				return
+			}
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Locker is what `async with` acquires and releases: a *Lock, a
+// *Semaphore, a *BoundedSemaphore or a *Condition.
+type Locker interface {
+	Acquire(t *T) error
+	Release() error
+}
+
+var (
+	_ Locker = (*Lock)(nil)
+	_ Locker = (*Semaphore)(nil)
+	_ Locker = (*BoundedSemaphore)(nil)
+	_ Locker = (*Condition)(nil)
+)
+
+// WithLock is `async with lk: body`: it acquires lk, runs fn and releases
+// lk however fn ends (an error, a panic, a cancellation), and returns fn's
+// error. If the acquisition fails (t is cancelled while waiting) fn does
+// not run and the acquisition's error is returned. lk is a *Lock, a
+// *Semaphore, a *BoundedSemaphore or a *Condition. If fn returns nil and
+// the release fails (fn released lk itself), the release's error is
+// returned.
+func WithLock(t *T, lk Locker, fn func() error) (err error) {
+	if lk == nil || fn == nil {
+		panic(valueErrorf("WithLock: nil lock or function"))
+	}
+	if err := lk.Acquire(t); err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := lk.Release(); err == nil {
+			err = rerr
+		}
+	}()
+	return fn()
+}
+
+// AsCompletedFuncs is the plain-for form of as_completed (ASC-3): `for f
+// in as_completed(aws)` and `list(as_completed(aws))`. It returns one
+// function per element of aws; each call of any of them waits for the
+// next awaitable to complete, in completion order, whichever function it
+// is (CPython's _wait_for_one coroutines), and returns that awaitable's
+// result. So the first function awaited gets the first completion even if
+// it is not fns[0]. A call cancelled while waiting takes nothing: the
+// completion goes to the next call. aws are not cancelled. Call the
+// functions from tasks of owner's loop; each at most once is the
+// intended use (a call beyond len(aws) completions waits forever).
+func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V]) []func(t *T) (V, error) {
+	l := loopOf(owner, "AsCompletedFuncs")
+	done := NewQueue[AwaitableOf[V]](0)
+	for _, a := range aws {
+		if a == nil {
+			panic(valueErrorf("AsCompletedFuncs: nil awaitable"))
+		}
+		if a.Loop() != l {
+			panic(valueErrorf("AsCompletedFuncs: an awaitable of another loop"))
+		}
+	}
+	for _, a := range aws {
+		a.AddDoneCallback(func() { done.PutNowait(a) })
+	}
+	fns := make([]func(*T) (V, error), len(aws))
+	for i := range fns {
+		fns[i] = func(t *T) (V, error) {
+			a, err := done.Get(t)
+			if err != nil {
+				var zero V
+				return zero, err
+			}
+			return a.Await(t)
+		}
+	}
+	return fns
+}

@@ -1,0 +1,198 @@
+package asyncio
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// Items yields a queue's items in order, waiting for more, and ends
+// without an error once the queue is shut down and empty.
+func TestQueueItems_UntilShutdown(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		q := NewQueue[int](0)
+		q.PutNowait(1)
+		q.PutNowait(2)
+		startTask(tk, "producer", func(tk *T) error {
+			if err := Sleep(tk, time.Second); err != nil {
+				return err
+			}
+			q.PutNowait(3)
+			q.Shutdown(false)
+			return nil
+		})
+		for v, err := range q.Items(tk) {
+			if err != nil {
+				return err
+			}
+			r.log("item %d", v)
+		}
+		r.log("range ended")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s item 1", "0s item 2", "1s item 3", "1s range ended"}, r)
+}
+
+// A cancellation while Items waits arrives as the sequence's error, once,
+// and ends the range; the task ends cancelled when it returns it.
+func TestQueueItems_CancellationIsTheSequencesError(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		q := NewQueue[string](0)
+		q.PutNowait("a")
+		worker := startTask(tk, "worker", func(tk *T) error {
+			for v, err := range q.Items(tk) {
+				if err != nil {
+					r.log("error %s", describe(err))
+					return err
+				}
+				r.log("item %s", v)
+			}
+			r.log("not reached")
+			return nil
+		})
+		if err := Sleep(tk, time.Second); err != nil {
+			return err
+		}
+		worker.Cancel("stop")
+		_, err := worker.Await(tk)
+		r.log("worker: %s", describe(err))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s item a", `1s error CancelledError("stop")`, `1s worker: CancelledError("stop")`}, r)
+}
+
+// Breaking out of Items leaves the rest of the queue in place.
+func TestQueueItems_Break(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		q := NewQueue[int](0)
+		for i := range 3 {
+			q.PutNowait(i)
+		}
+		for v, err := range q.Items(tk) {
+			if err != nil || v == 1 {
+				break
+			}
+		}
+		if q.Len() != 1 {
+			t.Errorf("left %d items, want 1", q.Len())
+		}
+		return nil
+	})
+}
+
+// WithLock holds the lock (or semaphore, or condition) for the body and
+// releases it however the body ends: a return, an error, a panic.
+func TestWithLock_ReleasesHoweverTheBodyEnds(t *testing.T) {
+	boom := errors.New("boom")
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		for _, lk := range []Locker{NewLock(), NewSemaphore(1), NewBoundedSemaphore(1), NewCondition(nil)} {
+			err := WithLock(tk, lk, func() error {
+				r.log("held: %v", lk.(interface{ Locked() bool }).Locked())
+				return boom
+			})
+			r.log("after error: %v, locked: %v", errors.Is(err, boom), lk.(interface{ Locked() bool }).Locked())
+		}
+		lk := NewLock()
+		func() {
+			defer func() { r.log("recovered %v, locked: %v", recover(), lk.Locked()) }()
+			//asynciovet:ignore droppedcancel the body panics: no error comes back, the recover is what the test checks
+			WithLock(tk, lk, func() error { panic("in the body") })
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for range 4 {
+		want = append(want, "0s held: true", "0s after error: true, locked: false")
+	}
+	want = append(want, "0s recovered in the body, locked: false")
+	checkEvents(t, want, r)
+}
+
+// A task cancelled while WithLock waits for the lock gets the
+// cancellation; its body never runs and the lock stays its holder's.
+func TestWithLock_CancelledWhileAcquiring(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lk := NewLock()
+		if err := lk.Acquire(tk); err != nil {
+			return err
+		}
+		waiter := startTask(tk, "waiter", func(tk *T) error {
+			return WithLock(tk, lk, func() error { r.log("body ran"); return nil })
+		})
+		if err := Sleep(tk, time.Second); err != nil {
+			return err
+		}
+		waiter.Cancel()
+		_, err := waiter.Await(tk)
+		r.log("waiter: %s, locked: %v", describe(err), lk.Locked())
+		lk.Release()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{`1s waiter: CancelledError(""), locked: true`}, r)
+}
+
+// Releasing the lock inside the body is a programming error WithLock
+// reports: the release's *RuntimeError.
+func TestWithLock_BodyReleased(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lk := NewLock()
+		err := WithLock(tk, lk, lk.Release)
+		if !errors.Is(err, ErrRuntime) {
+			t.Errorf("err = %v, want the release's RuntimeError", err)
+		}
+		//asynciovet:ignore droppedcancel WithLock panics on the nil function before it acquires anything
+		mustPanic(t, "nil function", func() { WithLock(tk, lk, nil) })
+		return nil
+	})
+}
+
+// AsCompletedFuncs' calls take completions in order, whichever function
+// is called; a call cancelled while waiting takes nothing, and the
+// completion goes to the next call; an awaitable's error is its call's.
+func TestAsCompletedFuncs_CompletionOrder(t *testing.T) {
+	boom := errors.New("boom")
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		slow := CreateTask(tk, sleeper(r, "slow", 3*time.Second, 3))
+		fast := CreateTask(tk, failer(r, "fast", time.Second, boom))
+		mid := CreateTask(tk, sleeper(r, "mid", 2*time.Second, 2))
+		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{slow, fast, mid})
+		waiter := CreateTask(tk, func(t *T) (int, error) { return fns[0](t) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		waiter.Cancel()
+		_, err := waiter.Await(tk)
+		r.log("cancelled call: %v", IsCancelled(err))
+		for _, i := range []int{2, 1} {
+			v, err := fns[i](tk)
+			r.log("fns[%d]: %d %v", i, v, err)
+		}
+		mustPanic(t, "nil awaitable", func() { AsCompletedFuncs[int](tk, []AwaitableOf[int]{nil}) })
+		_, err = slow.Await(tk)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s slow start", "0s fast start", "0s mid start",
+		"0s cancelled call: true",
+		"1s fast fails",
+		"1s fns[2]: 0 boom",
+		"2s mid done",
+		"2s fns[1]: 2 <nil>",
+		"3s slow done",
+	}, r)
+}

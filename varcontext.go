@@ -1,0 +1,57 @@
+package asyncio
+
+import "context"
+
+// VarContext is contextvars.Context: a set of context variable values
+// that a task runs in and writes to. A task's ContextVar values normally
+// live in its own context (copied from its creator's at creation, CTX-2);
+// a task created WithVarContext(c) runs in c instead, so what it sets is
+// in c afterwards, for whoever reads c or runs the next task in it
+// (create_task(coro, context=ctx)). One task at a time should run in a
+// VarContext (Python raises RuntimeError when a second enters it; here the
+// last Set wins). Use it on the loop's goroutine.
+type VarContext struct {
+	base context.Context
+}
+
+// CopyContext returns a new VarContext holding the values of task t's
+// context now (contextvars.copy_context()).
+func CopyContext(t *T) *VarContext { return &VarContext{base: t.baseContext()} }
+
+// NewVarContext returns a VarContext holding ctx's values (an empty
+// contextvars.Context for context.Background()). A nil ctx panics with a
+// *ValueError.
+func NewVarContext(ctx context.Context) *VarContext {
+	if ctx == nil {
+		panic(&ValueError{Msg: "NewVarContext: nil context"})
+	}
+	return &VarContext{base: ctx}
+}
+
+// Context returns c's values as a context.Context: read a variable in c
+// with v.LookupValue(c.Context()) (ctx.get(var)) or v.Value(c.Context()).
+func (c *VarContext) Context() context.Context { return c.base }
+
+// WithVarContext runs the task in c (create_task(coro, context=c),
+// TaskGroup.create_task(..., context=c)): it starts with c's values, and
+// its Sets and Resets are written to c. Tasks it creates start with a copy,
+// as in Python. Unlike WithContext it does not bind a context.Context to
+// the task's cancellation. A nil c panics with a *ValueError.
+func WithVarContext(c *VarContext) TaskOption {
+	if c == nil {
+		panic(&ValueError{Msg: "WithVarContext: nil VarContext"})
+	}
+	return func(t *T) { t.ctx = &taskCtx{base: c.base, owner: t, vars: c} }
+}
+
+// VarContext returns the VarContext task t runs in (Task.get_context()):
+// the one given WithVarContext, else one made now that shares t's values
+// from here on (t's later Sets are written to it). Each call returns the
+// same VarContext.
+func (t *T) VarContext() *VarContext {
+	c := t.ownContext()
+	if c.vars == nil {
+		c.vars = &VarContext{base: c.base}
+	}
+	return c.vars
+}

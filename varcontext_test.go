@@ -1,0 +1,49 @@
+package asyncio
+
+import "testing"
+
+// A task run in a VarContext writes its Sets and Resets there; the tasks
+// it creates start with a copy, whose Sets stay theirs; VarContext is
+// the same object on each call, and one made for a task without one
+// follows the task's later Sets.
+func TestVarContext_WriteThroughAndCopies(t *testing.T) {
+	v := NewContextVarNoDefault[string]("v")
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		c := CopyContext(tk)
+		task := CreateTask(tk, func(ct *T) (struct{}, error) {
+			v.Set(ct, "a")
+			child := startTask(ct, "child", func(cc *T) error {
+				v.Set(cc, "child's")
+				return nil
+			})
+			awaitAll(ct, child)
+			val, _ := v.LookupValue(c.Context())
+			r.log("c after the child: %s", val)
+			v.Set(ct, "b")
+			r.log("same VarContext: %v", ct.VarContext() == c)
+			return struct{}{}, nil
+		}, WithVarContext(c))
+		awaitAll(tk, task)
+		val, ok := v.LookupValue(c.Context())
+		r.log("c after the task: %s %v", val, ok)
+		_, ok = v.Lookup(tk)
+		r.log("main untouched: %v", !ok)
+		own := tk.VarContext()
+		v.Set(tk, "main's")
+		val, _ = v.LookupValue(own.Context())
+		r.log("main's VarContext follows: %s, same: %v", val, tk.VarContext() == own)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s c after the child: a",
+		"0s same VarContext: true",
+		"0s c after the task: b true",
+		"0s main untouched: true",
+		"0s main's VarContext follows: main's, same: true",
+	}, r)
+	mustPanic(t, "nil VarContext", func() { WithVarContext(nil) })
+	mustPanic(t, "nil context", func() { NewVarContext(nil) })
+}
