@@ -87,14 +87,11 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 		ew.printf("(loop closed: no tasks)\n")
 	}
 	byID := s.byID()
-	children := map[string][]string{} // awaiter id -> awaited task ids
+	children := s.awaitedChildren(byID) // awaiter id -> awaited task ids
 	awaited := map[string]bool{}
-	for _, ti := range s.Tasks {
-		for _, a := range ti.AwaitedBy {
-			if _, ok := byID[a.ID]; ok {
-				children[a.ID] = append(children[a.ID], ti.ID)
-				awaited[ti.ID] = true
-			}
+	for _, kids := range children {
+		for _, k := range kids {
+			awaited[k] = true
 		}
 	}
 	expanded := map[string]bool{} // a task awaited by several is drawn in full once
@@ -166,6 +163,43 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 			mark(ti.ID)
 		}
 	}
+	cycles := s.awaitCycles(byID, children)
+	for _, c := range cycles {
+		names := make([]string, len(c))
+		for i, id := range c {
+			names[i] = quoteText(byID[id].Name)
+		}
+		ew.printf("cycle: %s\n", strings.Join(names, " → "))
+	}
+	s.writeFooter(ew)
+	return ew.err
+}
+
+// AwaitCycles returns the cycles of the snapshot's await graph (tasks
+// awaiting each other: a deadlock), each as the task IDs along it with the
+// first repeated at the end, found as `python -m asyncio pstree` finds them
+// (tools.py's depth-first search from each awaiter in the order met, one
+// cycle per back edge); nil when there is none.
+func (s *LoopSnapshot) AwaitCycles() [][]string {
+	byID := s.byID()
+	return s.awaitCycles(byID, s.awaitedChildren(byID))
+}
+
+// awaitedChildren maps each awaiter's ID to the IDs of the tasks it awaits,
+// in snapshot order (only awaiters that are in the snapshot).
+func (s *LoopSnapshot) awaitedChildren(byID map[string]*TaskInfo) map[string][]string {
+	children := map[string][]string{}
+	for _, ti := range s.Tasks {
+		for _, a := range ti.AwaitedBy {
+			if _, ok := byID[a.ID]; ok {
+				children[a.ID] = append(children[a.ID], ti.ID)
+			}
+		}
+	}
+	return children
+}
+
+func (s *LoopSnapshot) awaitCycles(byID map[string]*TaskInfo, children map[string][]string) [][]string {
 	// The cycles, found as pstree finds them: a depth-first search of the
 	// awaiter -> awaited graph from each awaiter in the order met, each
 	// back edge giving the path from the task it reaches.
@@ -200,15 +234,61 @@ func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 			dfs(p)
 		}
 	}
-	for _, c := range cycles {
+	return cycles
+}
+
+// Trees returns the snapshot's trees as WriteTree draws them, one slice of
+// lines per root, as tools.py's build_async_tree does; when the await graph
+// has a cycle it returns no tree and an *AwaitCycleError listing the cycles,
+// as build_async_tree raises CycleFoundException (WriteTree draws the trees
+// anyway, cut where a cycle closes).
+func (s *LoopSnapshot) Trees() ([][]string, error) {
+	if c := s.AwaitCycles(); len(c) > 0 {
+		names := map[string]string{}
+		for _, ti := range s.Tasks {
+			names[ti.ID] = ti.Name
+		}
+		return nil, &AwaitCycleError{Cycles: c, Names: names}
+	}
+	only := *s
+	only.Blocked, only.Closed, only.Omitted, only.Notes = false, false, 0, nil
+	var b strings.Builder
+	if err := only.WriteTree(&b); err != nil {
+		return nil, err
+	}
+	var trees [][]string
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "└── "):
+			trees = append(trees, []string{line})
+		case len(trees) > 0:
+			trees[len(trees)-1] = append(trees[len(trees)-1], line)
+		}
+	}
+	return trees, nil
+}
+
+// AwaitCycleError is Trees' error for an await graph with cycles (pstree's
+// CycleFoundException): Cycles as AwaitCycles returns them, Names the task
+// names by ID.
+type AwaitCycleError struct {
+	Cycles [][]string
+	Names  map[string]string
+}
+
+// Error lists the cycles by task name, as pstree prints them.
+func (e *AwaitCycleError) Error() string {
+	var b strings.Builder
+	b.WriteString("await-graph contains cycles - cannot print a tree")
+	for _, c := range e.Cycles {
 		names := make([]string, len(c))
 		for i, id := range c {
-			names[i] = quoteText(byID[id].Name)
+			names[i] = quoteText(e.Names[id])
 		}
-		ew.printf("cycle: %s\n", strings.Join(names, " → "))
+		b.WriteString("; cycle: " + strings.Join(names, " → "))
 	}
-	s.writeFooter(ew)
-	return ew.err
+	return b.String()
 }
 
 // treeLabel is what follows a task's name in the tree: " [waiting 1.5s on

@@ -13,6 +13,7 @@ package cpython
 // the task's goroutine (the tid column).
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -443,11 +444,35 @@ func TestTools_test_single_task_table(t *testing.T) {
 // test_cycle_detection and the cycle tests below are divergences: pstree
 // refuses to draw a graph with a cycle (CycleFoundException), WriteTree
 // draws it cut and lists the cycles; these check the cycles listed.
+// treesCycles is build_async_tree's contract: Trees returns no tree and an
+// *AwaitCycleError whose cycles (task IDs) are the ones CPython expects.
+func treesCycles(t *testing.T, s *asyncio.LoopSnapshot, want [][]int) {
+	t.Helper()
+	trees, err := s.Trees()
+	var ce *asyncio.AwaitCycleError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Trees() = %v, %v; want an *AwaitCycleError", trees, err)
+	}
+	if trees != nil {
+		t.Errorf("Trees() drew %v despite the cycle", trees)
+	}
+	var wantIDs [][]string
+	for _, c := range want {
+		var ids []string
+		for _, id := range c {
+			ids = append(ids, hexID(id))
+		}
+		wantIDs = append(wantIDs, ids)
+	}
+	eq(t, ce.Cycles, wantIDs, "cycles")
+}
+
 func TestTools_test_cycle_detection(t *testing.T) {
 	s := toolsSnapshot(t, []toolsThread{{1, []toolsTask{
 		{2, "Task-1", []toolsEdge{aw(3, "main")}},
 		{3, "Task-2", []toolsEdge{aw(2, "main")}},
 	}}})
+	treesCycles(t, s, [][]int{{3, 2, 3}})
 	eq(t, listedCycles(t, s), cycleLines(s, [][]int{{3, 2, 3}}))
 	// Where pstree stops, the tree is drawn up to where the cycle closes.
 	eq(t, tree(t, s)[0], []string{
@@ -512,7 +537,22 @@ func TestTools_test_multiple_cycles_same_node(t *testing.T) {
 		{2, "Task-B", []toolsEdge{aw(3, "call2")}},
 		{3, "Task-C", []toolsEdge{aw(1, "call3"), aw(2, "call1")}},
 	}}})
-	// CPython asserts that a cycle through all three tasks is found.
+	// CPython asserts that build_async_tree raises with a cycle through
+	// all three tasks.
+	_, err := s.Trees()
+	var ce *asyncio.AwaitCycleError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Trees() error = %v, want an *AwaitCycleError", err)
+	}
+	through3 := false
+	for _, c := range ce.Cycles {
+		seen := map[string]bool{}
+		for _, id := range c {
+			seen[id] = true
+		}
+		through3 = through3 || len(seen) == 3
+	}
+	check(t, through3, "a cycle through Task-A, Task-B and Task-C: ", ce.Cycles)
 	all3 := false
 	for _, line := range listedCycles(t, s) {
 		names := strings.Split(strings.TrimPrefix(line, "cycle: "), " → ")
@@ -551,6 +591,7 @@ func TestTools_test_task_awaits_self(t *testing.T) {
 	s := toolsSnapshot(t, []toolsThread{{1, []toolsTask{
 		{1, "Self-Awaiter", []toolsEdge{aw(1, "loopback")}},
 	}}})
+	treesCycles(t, s, [][]int{{1, 1}})
 	eq(t, listedCycles(t, s), cycleLines(s, [][]int{{1, 1}}))
 }
 
