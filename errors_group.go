@@ -115,19 +115,6 @@ func ExceptStar(err error, clauses ...ExceptClause) error {
 	return &ExceptionGroup{Errs: raised}
 }
 
-// leaves returns the group's leaves, depth first.
-func (e *ExceptionGroup) leaves() []error {
-	var out []error
-	for _, err := range e.Errs {
-		if g, ok := err.(*ExceptionGroup); ok {
-			out = append(out, g.leaves()...)
-		} else {
-			out = append(out, err)
-		}
-	}
-	return out
-}
-
 // Format implements fmt.Formatter: %v and %s are Error(); %+v is the
 // group and its members, one per line and indented by depth, as
 // Python's traceback lists them ("msg (2 sub-exceptions)", then "1:

@@ -146,8 +146,7 @@ func TestLimiter_GrantedThenCancelledRefunds(t *testing.T) {
 		if err := lim.Acquire(tk); err != nil {
 			return err
 		}
-		var a *Task[struct{}]
-		a = startTask(tk, "a", func(tk *T) error {
+		a := startTask(tk, "a", func(tk *T) error {
 			err := lim.Acquire(tk)
 			r.log("a: %v", err)
 			return err

@@ -25,18 +25,6 @@ func withFuncOf(fn any, opts []TaskOption) []TaskOption {
 	return append([]TaskOption{func(t *T) { t.fnPC = pc }}, opts...)
 }
 
-// origin is asyncio's repr of a task with its coroutine: "<Task finished
-// name='w' coro=<main.worker() done, defined at /src/main.go:12>>", and
-// in debug mode " created at /src/main.go:30 in main.main" (the first
-// frame of the creation stack outside this package).
-func (t *T) origin() string {
-	var pcs []uintptr
-	if r := t.fut.unretrieved; r != nil {
-		pcs = r.pcs
-	}
-	return formatOrigin(t.String(), t.fnPC, t.fut.done(), pcs)
-}
-
 func formatOrigin(repr string, fnPC uintptr, done bool, pcs []uintptr) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSuffix(repr, ">"))

@@ -13,8 +13,6 @@ import (
 // T.String) quote with pyQuote instead, as Python's repr does.
 func quoteText(s string) string { return textquote.Text(s) }
 
-func needsQuote(s string) bool { return textquote.NeedsQuote(s) }
-
 func hex2(c byte) string { return hexN(uint32(c), 2) }
 
 func hexN(v uint32, n int) string {

@@ -45,5 +45,6 @@ func TestVarContext_WriteThroughAndCopies(t *testing.T) {
 		"0s main's VarContext follows: main's, same: true",
 	}, r)
 	mustPanic(t, "nil VarContext", func() { WithVarContext(nil) })
+	//lint:ignore SA1012 a nil context is the mistake under test
 	mustPanic(t, "nil context", func() { NewVarContext(nil) })
 }
