@@ -117,6 +117,9 @@ type Loop struct {
 	cancelLogNext uint64
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
+
+	name    string // WithLoopName (a LoopGroup's "loop <i>"), for reports
+	serving bool   // a LoopGroup's serving loop: idle waits for calls (group.go)
 }
 
 const (
@@ -715,7 +718,7 @@ func (l *Loop) poll(timeout time.Duration) {
 			l.virtualNow += timeout
 			return
 		}
-		if l.external.Load() == 0 {
+		if l.external.Load() == 0 && !l.serving {
 			l.threadsafeMu.Lock()
 			idle := len(l.threadsafePending) == 0
 			l.threadsafeMu.Unlock()

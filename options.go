@@ -57,6 +57,10 @@ func WithEagerTasks() LoopOption { return func(l *Loop) { l.eagerTasks = true } 
 // WithDebug turns debug mode on (asyncio's debug=True; see Loop.SetDebug).
 func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }
 
+// WithLoopName names the loop (Loop.Name); the watchdog's report of a
+// blocked loop names it. A LoopGroup names its loops "loop <i>".
+func WithLoopName(name string) LoopOption { return func(l *Loop) { l.name = name } }
+
 // WithTaskStacks records each task's goroutine at its first step (about a
 // microsecond per task), so that snapshots (Snapshot, SnapshotThreadsafe,
 // the ErrDeadlock dump) and call graphs (CaptureCallGraph) show the Go
