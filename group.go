@@ -230,6 +230,9 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 			if errs[i] != nil && g.cfg.policy == CancelGroupOnFailure && isFailure(errs[i]) {
 				g.interruptAll(gen, i, &groupCancelledError{failed: i})
 			}
+			if testHookMainDone != nil {
+				testHookMainDone(i)
+			}
 		}()
 	}
 	wg.Wait()
@@ -334,6 +337,10 @@ func (g *LoopGroup) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// testHookMainDone, when set by a test, runs after the failure policy
+// has dealt with the end of loop i's main.
+var testHookMainDone func(i int)
 
 // groupCancelledError is the reason a main cancelled by the group's
 // failure policy ends with.
