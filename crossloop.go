@@ -7,11 +7,17 @@ package asyncio
 // A.CallSoonThreadsafe, so neither loop ever touches the other's state and
 // asyncio's ordering stays exact inside each loop.
 //
-// Lifetimes. While a call is in flight it is listed on both loops (the
-// lists RunCoroutineThreadsafe's futures use, which Close completes):
-//   - B closes first: the call's future on A fails with an error wrapping
-//     ErrLoopClosed that names B's side;
-//   - A closes first: the remote task on B is cancelled;
+// Lifetimes. A call in flight is listed on its calling loop A (an
+// intrusive list that only A's goroutine touches), and A is registered
+// once with every loop it has called, as one entry of that loop's list of
+// foreign waiters (the list RunCoroutineThreadsafe's futures use, which
+// Close completes). So a call costs no lock and no map beyond the two
+// CallSoonThreadsafe it makes, and:
+//   - B closes first: B's Close tells A (through A's CallSoonThreadsafe),
+//     and every call of A's still in flight to B fails with an error
+//     wrapping ErrLoopClosed that names B's side;
+//   - A closes first: the remote task of every call still in flight is
+//     cancelled;
 //   - the future on A is cancelled (the awaiting task was cancelled): the
 //     remote task is cancelled with the same message, and the future is
 //     cancelled at once, without waiting for B (as asyncio.wrap_future
@@ -23,45 +29,123 @@ import (
 	"sync"
 )
 
+// crossNode links the calls in flight from one loop (its goroutine only);
+// a loop's grp.calls is the sentinel.
+type crossNode struct {
+	prev, next *crossNode
+	target     *Loop
+	call       crossCallOps
+}
+
+// crossCallOps is a call of any result type, as its calling loop's list
+// holds it.
+type crossCallOps interface {
+	targetClosed()
+	callerClosed()
+}
+
+func (n *crossNode) unlink() {
+	if n.next != nil {
+		n.prev.next, n.next.prev = n.next, n.prev
+		n.prev, n.next = nil, nil
+	}
+}
+
+// link lists n on l (l's goroutine).
+func (l *Loop) linkCross(n *crossNode) {
+	h := &l.grp.calls
+	if h.next == nil {
+		h.prev, h.next = h, h
+	}
+	n.prev, n.next = h.prev, h
+	h.prev.next = n
+	h.prev = n
+}
+
+// crossLink is a registration with a loop's foreign waiters
+// (threadsafeFuture): when that loop closes, failClosed runs.
+type crossLink struct {
+	caller, target *Loop // target nil: the caller's own registration
+}
+
+func (k *crossLink) failClosed() {
+	if k.target == nil { // the calling loop closes (its goroutine)
+		k.caller.failCrossCalls(nil)
+		return
+	}
+	caller, target := k.caller, k.target
+	_, _ = caller.CallSoonThreadsafe(func() { caller.failCrossCalls(target) })
+}
+
+// failCrossCalls ends l's calls in flight to target (nil: l is closing,
+// every call).
+func (l *Loop) failCrossCalls(target *Loop) {
+	h := &l.grp.calls
+	if h.next == nil {
+		return
+	}
+	for n := h.next; n != h; {
+		next := n.next
+		if target == nil {
+			n.unlink()
+			n.call.callerClosed()
+		} else if n.target == target {
+			n.call.targetClosed() // unlinks n
+		}
+		n = next
+	}
+}
+
+// registerCross makes sure l hears of its own Close and of target's, for
+// its calls in flight. It reports false when target is closed. l's
+// goroutine.
+func (l *Loop) registerCross(target *Loop) bool {
+	if !l.grp.targets[target] {
+		if !target.trackThreadsafeFuture(&crossLink{caller: l, target: target}) {
+			return false
+		}
+		if l.grp.targets == nil {
+			l.grp.targets = map[*Loop]bool{}
+		}
+		l.grp.targets[target] = true
+	}
+	if !l.grp.linked {
+		l.grp.linked = l.trackThreadsafeFuture(&crossLink{caller: l})
+	}
+	return true
+}
+
 // crossCall is one call in flight from loop from to loop to.
 type crossCall[V any] struct {
+	fut      Future[V] // on from
 	from, to *Loop
-	fut      *Future[V] // on from
 	fn       func(*T) (V, error)
 	ffn      func() (V, error) // CallFuncOn: a callback on to, no task
+	node     crossNode
 
 	// released: the call no longer counts as outside work on from
 	// (from's goroutine only).
 	released bool
 
 	mu        sync.Mutex
-	cancelled bool   // from gave up: the future was cancelled, or from closed
-	cancelMsg string // the message to cancel the remote task with
+	cancelled bool // from gave up: the future was cancelled, or from closed
 	task      *Task[V]
-	caller    callerSide[V]
-	callee    calleeSide[V]
+
+	// The outcome, written on to before it is sent to from.
+	v         V
+	err       error
+	remoteEnd bool // the remote task ended cancelled, with msg
+	msg       string
 }
 
-// callerSide and calleeSide list the call on from and on to: each loop's
-// Close calls failClosed on what is still listed (threadsafeFuture).
-type callerSide[V any] struct{ c *crossCall[V] }
-type calleeSide[V any] struct{ c *crossCall[V] }
-
-// failClosed runs when from closes with the call in flight: nobody awaits
-// the outcome any more, so the remote task is cancelled.
-func (s *callerSide[V]) failClosed() {
-	s.c.giveUp("the calling loop was closed")
-	s.c.to.forgetThreadsafeFuture(&s.c.callee)
+// targetClosed: to closed with the call in flight (from's goroutine).
+func (c *crossCall[V]) targetClosed() {
+	c.deliver(*new(V), &RuntimeError{Msg: "cross-loop call: the target loop was closed before the call finished", Err: ErrLoopClosed}, false, "")
 }
 
-// failClosed runs when to closes with the call in flight (its task killed,
-// or its start never run): the future on from fails with ErrLoopClosed.
-func (s *calleeSide[V]) failClosed() {
-	c := s.c
-	_, _ = c.from.CallSoonThreadsafe(func() {
-		c.deliver(*new(V), &RuntimeError{Msg: "cross-loop call: the target loop was closed before the call finished", Err: ErrLoopClosed}, false, "")
-	})
-}
+// callerClosed: from closes with the call in flight; nobody awaits the
+// outcome any more, so the remote task is cancelled.
+func (c *crossCall[V]) callerClosed() { c.giveUp("the calling loop was closed") }
 
 // giveUp records that from no longer waits and cancels the remote task
 // (or keeps it from starting). Any goroutine.
@@ -71,7 +155,7 @@ func (c *crossCall[V]) giveUp(msg string) {
 		c.mu.Unlock()
 		return
 	}
-	c.cancelled, c.cancelMsg = true, msg
+	c.cancelled = true
 	task := c.task
 	c.mu.Unlock()
 	if task != nil {
@@ -187,9 +271,6 @@ func checkCrossCall(from, target *Loop, op string) error {
 	if from.closed {
 		return &RuntimeError{Msg: op + ": the calling loop is closed", Err: ErrLoopClosed}
 	}
-	if target.closedThreadsafe() {
-		return &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
-	}
 	return nil
 }
 
@@ -197,44 +278,31 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	if err := checkCrossCall(from, target, op); err != nil {
 		return nil, err
 	}
+	if !from.registerCross(target) {
+		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
+	}
 	c := &crossCall[V]{from: from, to: target, fn: fn, ffn: ffn}
-	c.caller.c, c.callee.c = c, c
-	fut := &Future[V]{futureCore: futureCore{loop: from}}
+	fut := &c.fut
+	fut.loop = from
 	if from.debug {
 		fut.unretrieved = newUnretrieved(1)
 	}
-	c.fut = fut
-	if !target.trackThreadsafeFuture(&c.callee) {
-		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
-	}
-	if !from.trackThreadsafeFuture(&c.caller) {
-		target.forgetThreadsafeFuture(&c.callee)
-		return nil, &RuntimeError{Msg: op + ": the calling loop is closed", Err: ErrLoopClosed}
-	}
 	if _, err := target.CallSoonThreadsafe(c.start); err != nil {
-		target.forgetThreadsafeFuture(&c.callee)
-		from.forgetThreadsafeFuture(&c.caller)
 		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
 	}
+	c.node.target, c.node.call = target, c
+	from.linkCross(&c.node)
 	from.addExternal(1)
 	fut.cancelFn = func(msg string) bool {
 		if fut.state != statePending {
 			return false
 		}
 		c.release()
-		from.forgetThreadsafeFuture(&c.caller)
+		c.node.unlink()
 		c.giveUp(msg)
 		return fut.cancelPlain(msg)
 	}
 	return fut, nil
-}
-
-// closedThreadsafe reports whether Close has closed l; unlike IsClosed,
-// any goroutine may call it.
-func (l *Loop) closedThreadsafe() bool {
-	l.threadsafeMu.Lock()
-	defer l.threadsafeMu.Unlock()
-	return l.closed
 }
 
 // release stops counting the call as outside work on from (from only).
@@ -250,13 +318,12 @@ func (c *crossCall[V]) start() {
 	c.mu.Lock()
 	if c.cancelled {
 		c.mu.Unlock()
-		c.to.forgetThreadsafeFuture(&c.callee)
 		return
 	}
 	if c.ffn != nil {
 		c.mu.Unlock()
-		v, err := callFuncRecovered(c.ffn)
-		c.finish(v, err, false, "")
+		c.v, c.err = callFuncRecovered(c.ffn)
+		c.finish()
 		return
 	}
 	task := CreateTask(c.to, c.fn)
@@ -272,34 +339,32 @@ func (c *crossCall[V]) start() {
 // taskDone runs on to when the remote task is done.
 func (c *crossCall[V]) taskDone() {
 	tk := c.task
-	v, err := tk.Result() // also marks the error retrieved on to
+	c.v, c.err = tk.Result() // also marks the error retrieved on to
 	if tk.Cancelled() {
-		msg := ""
-		if ce, ok := err.(*CancelledError); ok {
-			msg = ce.Msg
+		if ce, ok := c.err.(*CancelledError); ok {
+			c.msg = ce.Msg
 		}
-		c.finish(v, nil, true, msg)
-		return
+		c.err, c.remoteEnd = nil, true
 	}
-	c.finish(v, err, false, "")
+	c.finish()
 }
 
-// finish sends the outcome from to back to from.
-func (c *crossCall[V]) finish(v V, err error, cancelled bool, msg string) {
-	c.to.forgetThreadsafeFuture(&c.callee)
-	// A closed from refuses the delivery; its Close cancelled the call.
-	_, _ = c.from.CallSoonThreadsafe(func() { c.deliver(v, err, cancelled, msg) })
-}
+// finish sends the outcome from to back to from. A closed from refuses
+// the delivery; its Close cancelled the call.
+func (c *crossCall[V]) finish() { _, _ = c.from.CallSoonThreadsafe(c.delivered) }
+
+// delivered runs on from with the outcome finish sent.
+func (c *crossCall[V]) delivered() { c.deliver(c.v, c.err, c.remoteEnd, c.msg) }
 
 // deliver runs on from: the outcome completes the future unless it was
 // cancelled meanwhile.
 func (c *crossCall[V]) deliver(v V, err error, cancelled bool, msg string) {
-	f := c.fut
+	f := &c.fut
 	if f.state != statePending {
 		return
 	}
 	c.release()
-	c.from.forgetThreadsafeFuture(&c.caller)
+	c.node.unlink()
 	switch {
 	case cancelled:
 		f.cancelPlain(msg)

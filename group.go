@@ -293,8 +293,8 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 // waits for calls instead of reporting ErrDeadlock (its clock still jumps
 // to its next timer).
 func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
-	l.serving = true
-	defer func() { l.serving = false }()
+	l.grp.serving = true
+	defer func() { l.grp.serving = false }()
 	task := CreateTask(l, func(t *T) (struct{}, error) {
 		_, err := quit.Await(t)
 		return struct{}{}, err
@@ -380,15 +380,29 @@ func joinLoopErrors(errs []error) error {
 	return errors.Join(out...)
 }
 
+// loopGroupState is what a loop keeps for groups and cross-loop calls
+// (one field of Loop).
+type loopGroupState struct {
+	name    string // WithLoopName
+	serving bool   // a LoopGroup's serving loop: idle waits for calls
+	// calls lists the cross-loop calls in flight from this loop (this
+	// loop's goroutine only); linked says this loop is registered to fail
+	// them when it closes, and targets the loops that will tell it when
+	// they close (crossloop.go).
+	calls   crossNode
+	linked  bool
+	targets map[*Loop]bool
+}
+
 // Name returns the loop's name, given with WithLoopName (a LoopGroup
 // names its loops "loop 0", "loop 1", ...); "" if it has none. Any
 // goroutine may call it.
-func (l *Loop) Name() string { return l.name }
+func (l *Loop) Name() string { return l.grp.name }
 
 // nameLabel is the loop's name for messages: "" or " (<name>)".
 func (l *Loop) nameLabel() string {
-	if l.name == "" {
+	if l.grp.name == "" {
 		return ""
 	}
-	return " (" + l.name + ")"
+	return " (" + l.grp.name + ")"
 }

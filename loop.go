@@ -118,8 +118,7 @@ type Loop struct {
 
 	handleSlab []Handle // unused Handles for CallSoon; see newHandle
 
-	name    string // WithLoopName (a LoopGroup's "loop <i>"), for reports
-	serving bool   // a LoopGroup's serving loop: idle waits for calls (group.go)
+	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 }
 
 const (
@@ -718,7 +717,7 @@ func (l *Loop) poll(timeout time.Duration) {
 			l.virtualNow += timeout
 			return
 		}
-		if l.external.Load() == 0 && !l.serving {
+		if l.external.Load() == 0 && !l.grp.serving {
 			l.threadsafeMu.Lock()
 			idle := len(l.threadsafePending) == 0
 			l.threadsafeMu.Unlock()

@@ -59,7 +59,7 @@ func WithDebug() LoopOption { return func(l *Loop) { l.debug = true } }
 
 // WithLoopName names the loop (Loop.Name); the watchdog's report of a
 // blocked loop names it. A LoopGroup names its loops "loop <i>".
-func WithLoopName(name string) LoopOption { return func(l *Loop) { l.name = name } }
+func WithLoopName(name string) LoopOption { return func(l *Loop) { l.grp.name = name } }
 
 // WithTaskStacks records each task's goroutine at its first step (about a
 // microsecond per task), so that snapshots (Snapshot, SnapshotThreadsafe,
