@@ -195,7 +195,8 @@ func (g *LoopGroup) interruptAll(gen uint64, skip int, reason error) {
 
 // RunEach runs main(t, i) as the main task of every loop i of g, each loop
 // on its own goroutine, until every main is done, and returns their
-// results by loop index. As Run does, the first SIGINT cancels every main
+// results by loop index. A loop whose main is done goes on running, to
+// serve the other loops' calls, until every main is done. As Run does, the first SIGINT cancels every main
 // and waits for their cleanup (a second one stops waiting); the error then
 // matches ErrInterrupted. When a main fails, the group's FailurePolicy
 // decides whether the other mains are cancelled (the default) or go on.
@@ -216,6 +217,12 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 	n := len(g.loops)
 	vals := make([]V, n)
 	errs := make([]error, n)
+	quits := make([]*Future[struct{}], n)
+	for i, l := range g.loops {
+		quits[i] = NewFuture[struct{}](l)
+	}
+	var left sync.WaitGroup // mains not yet done
+	left.Add(n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -226,14 +233,23 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 					g.mains[i] = t
 					return main(t, i)
 				})
+				if errs[i] != nil && g.cfg.policy == CancelGroupOnFailure && isFailure(errs[i]) {
+					g.interruptAll(gen, i, &groupCancelledError{failed: i})
+				}
+				if testHookMainDone != nil {
+					testHookMainDone(i)
+				}
+				left.Done()
+				// The loop goes on serving the other loops' calls until
+				// every main is done.
+				g.serve(g.loops[i], quits[i])
 			})
-			if errs[i] != nil && g.cfg.policy == CancelGroupOnFailure && isFailure(errs[i]) {
-				g.interruptAll(gen, i, &groupCancelledError{failed: i})
-			}
-			if testHookMainDone != nil {
-				testHookMainDone(i)
-			}
 		}()
+	}
+	left.Wait()
+	for i, l := range g.loops {
+		quit := quits[i]
+		_, _ = l.CallSoonThreadsafe(func() { _ = quit.SetResult(struct{}{}) })
 	}
 	wg.Wait()
 	return vals, joinLoopErrors(errs)
