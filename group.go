@@ -422,3 +422,59 @@ func (l *Loop) nameLabel() string {
 	}
 	return " (" + l.grp.name + ")"
 }
+
+// Spread runs fn(t, i) for every i in [0, n) as tasks spread over the
+// loops of g, task i on loop i % g.Len() (a fan-out client: each task
+// opens its connections on its own loop), and suspends the running task t
+// until all are done. It returns the results by i and the failures
+// joined (nil when none failed). Cancelling t cancels every task still
+// running, and Spread returns the *CancelledError once they are asked to
+// stop. n < 0 or a nil fn or g panics with a *ValueError; a loop of g
+// that is closed fails its share with an error wrapping ErrLoopClosed.
+func Spread[V any](t *T, g *LoopGroup, n int, fn func(t *T, i int) (V, error)) ([]V, error) {
+	if g == nil || fn == nil || n < 0 {
+		panic(valueErrorf("Spread: nil group or function, or n < 0 (%d)", n))
+	}
+	t.checkRunning("Spread")
+	own := t.fut.loop
+	futs := make([]AwaitableOf[V], n)
+	vals := make([]V, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		l := g.loops[i%len(g.loops)]
+		call := func(rt *T) (V, error) { return fn(rt, i) }
+		if l == own {
+			futs[i] = CreateTask(t, call)
+			continue
+		}
+		f, err := SubmitTo(t, l, call)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		futs[i] = f
+	}
+	for i, f := range futs {
+		if f == nil {
+			continue
+		}
+		v, err := f.Await(t)
+		if err != nil && t.Cancelling() > 0 && IsCancelled(err) {
+			for _, rest := range futs[i:] {
+				if rest != nil {
+					rest.Cancel()
+				}
+			}
+			var zero []V
+			return zero, err
+		}
+		vals[i], errs[i] = v, err
+	}
+	var failed []error
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, fmt.Errorf("Spread: task %d: %w", i, err))
+		}
+	}
+	return vals, errors.Join(failed...)
+}

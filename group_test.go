@@ -191,3 +191,64 @@ func TestLoopGroup_WatchdogNamesTheBlockedLoop(t *testing.T) {
 		t.Errorf("report: %q", c.Message)
 	}
 }
+
+// Spread: failures come back joined, by task; cancelling the spreading
+// task cancels every task it spread.
+func TestLoopGroup_SpreadJoinsFailuresAndCancelsEverything(t *testing.T) {
+	grp := NewLoopGroup(WithLoops(2))
+	defer grp.Close()
+	cancelled := make(chan string, 4)
+	_, err := RunGroup(grp, func(tk *T) (struct{}, error) {
+		vals, err := Spread(tk, grp, 3, func(rt *T, i int) (int, error) {
+			if i == 1 {
+				return 0, errRemote
+			}
+			return i * 10, nil
+		})
+		if vals[0] != 0 || vals[2] != 20 || !errors.Is(err, errRemote) || !strings.Contains(err.Error(), "task 1") {
+			t.Errorf("Spread = %v, %v", vals, err)
+		}
+		up, signal := started(tk)
+		var waiting atomicCounter
+		spreader := CreateTask(tk, func(st *T) ([]int, error) {
+			return Spread(st, grp, 4, func(rt *T, i int) (int, error) {
+				if waiting.add() == 4 {
+					signal()
+				}
+				_, err := NewFuture[int](rt).Await(rt)
+				cancelled <- describe(err)
+				return 0, err
+			})
+		})
+		if _, err := up.Await(tk); err != nil {
+			return struct{}{}, err
+		}
+		spreader.Cancel("enough")
+		_, err = spreader.Await(tk)
+		if describe(err) != `CancelledError("enough")` {
+			t.Errorf("spreader: %s", describe(err))
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 4; k++ {
+		if got := <-cancelled; !strings.HasPrefix(got, "CancelledError(") {
+			t.Errorf("spread task %d: %s", k, got)
+		}
+	}
+}
+
+// atomicCounter counts from several loops.
+type atomicCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *atomicCounter) add() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.n
+}
