@@ -9,15 +9,25 @@ package main
 //	bench -w W12 [-n N] [-variant task|callback]
 //	                               (task, the default: CallOn, the called side a task on loop B;
 //	                                callback: CallFuncOn, a callback on loop B)
+//	bench -w echo-server -variant streams|protocol -size S -loops K [-group-mode reuseport|roundrobin|leastconns]
+//	                               (W8 on a LoopGroup of K > 1 loops: aio.StartGroupServer /
+//	                                CreateGroupServer; reuseport, the default, listens on every loop;
+//	                                roundrobin and leastconns accept on loop 0 and hand connections over)
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"time"
 
 	asyncio "github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
+
+var groupModeFlag = flag.String("group-mode", "reuseport", "echo-server with -loops K > 1: reuseport|roundrobin|leastconns")
 
 var loopsFlag = flag.Int("loops", 1, "W11: number of loops (one LoopGroup); echo-server: serve on a group of this many loops")
 
@@ -143,4 +153,44 @@ func w12(n int, variant string) (rec, error) {
 		}
 		return record("W12", variant, n, el, nil), nil
 	})
+}
+
+// groupEchoServer is echoServer (W8) on a LoopGroup of loops loops.
+func groupEchoServer(variant string, size, loops int, mode string, out io.Writer, stop <-chan struct{}) error {
+	if variant != "streams" && variant != "protocol" {
+		return fmt.Errorf("unknown -variant %q (streams|protocol)", variant)
+	}
+	if size <= 0 {
+		return fmt.Errorf("bad -size %d", size)
+	}
+	modes := map[string]aio.GroupMode{"reuseport": aio.GroupReusePort, "roundrobin": aio.GroupRoundRobin, "leastconns": aio.GroupLeastConns}
+	gm, ok := modes[mode]
+	if !ok {
+		return fmt.Errorf("unknown -group-mode %q (reuseport|roundrobin|leastconns)", mode)
+	}
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(loops))
+	_, err := asyncio.RunGroup(g, func(t *asyncio.T) (struct{}, error) {
+		var srv *aio.GroupServer
+		var err error
+		if variant == "streams" {
+			srv, err = aio.StartGroupServer(t, g, gm, echoStreams(size), "127.0.0.1", 0, aio.WithBacklog(1024))
+		} else {
+			srv, err = aio.CreateGroupServer(t, g, gm, func() aio.Protocol { return &echoProtocol{} }, "127.0.0.1", 0, aio.WithBacklog(1024))
+		}
+		if err != nil {
+			return struct{}{}, err
+		}
+		fmt.Fprintf(out, "PORT %d\n", srv.Addr().(*net.TCPAddr).Port)
+		l := t.Loop()
+		stopped := asyncio.NewFuture[struct{}](t)
+		go func() {
+			<-stop
+			l.CallSoonThreadsafe(func() { stopped.SetResult(struct{}{}) })
+		}()
+		_, err = stopped.Await(t)
+		cerr := srv.Close(t)
+		aerr := srv.CloseClients(t)
+		return struct{}{}, errors.Join(err, cerr, aerr, srv.WaitClosed(t))
+	})
+	return errors.Join(err, g.Close())
 }
