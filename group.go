@@ -51,8 +51,10 @@ func WithLoops(n int) GroupOption {
 	return func(c *groupConfig) { c.n = n }
 }
 
-// WithLockOSThread locks the goroutine that runs each loop of the group to
-// its own OS thread while it runs (runtime.LockOSThread).
+// WithLockOSThread runs each loop of the group on a goroutine of its own
+// locked to its own OS thread (runtime.LockOSThread) from NewLoopGroup to
+// Close: every task step of the loop runs on that thread. Close must then
+// be called, or the goroutines (and threads) stay.
 func WithLockOSThread() GroupOption { return func(c *groupConfig) { c.lock = true } }
 
 // WithGroupLoopOptions gives every loop of the group opts (WithDebug(),
@@ -93,6 +95,8 @@ type LoopGroup struct {
 	runDone chan struct{} // closed when the current run has returned
 	gen     uint64        // the current run, for late cancellations
 	mains   []*T          // the current run's mains, by loop (their loops' goroutines only)
+	// threads are the loops' own locked goroutines (WithLockOSThread).
+	threads []chan func()
 }
 
 // NewLoopGroup returns a group of new, not yet running loops. Each loop is
@@ -111,6 +115,9 @@ func NewLoopGroup(opts ...GroupOption) *LoopGroup {
 		g.loops = append(g.loops, r.Loop())
 	}
 	g.mains = make([]*T, cfg.n)
+	if cfg.lock {
+		g.startThreads()
+	}
 	return g
 }
 
@@ -163,14 +170,47 @@ func (g *LoopGroup) endRun() {
 	g.mu.Unlock()
 }
 
-// onThread runs fn on the calling goroutine, locked to its OS thread when
-// the group asks for it.
-func (g *LoopGroup) onThread(fn func()) {
-	if g.cfg.lock {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+// onThread runs fn for loop i and waits for it. With WithLockOSThread it
+// runs on loop i's own goroutine, locked to its OS thread for the group's
+// life: the Go runtime resumes a task's coroutine only on the thread it
+// was created on when that thread is locked, so everything that runs loop
+// i (its mains, its serving, its Close) must run there. Without it, fn
+// runs on the calling goroutine.
+func (g *LoopGroup) onThread(i int, fn func()) {
+	if g.threads == nil {
+		fn()
+		return
 	}
-	fn()
+	done := make(chan struct{})
+	g.threads[i] <- func() {
+		defer close(done)
+		fn()
+	}
+	<-done
+}
+
+// startThreads starts the locked goroutine of every loop.
+func (g *LoopGroup) startThreads() {
+	g.threads = make([]chan func(), len(g.loops))
+	for i := range g.threads {
+		work := make(chan func())
+		g.threads[i] = work
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for fn := range work {
+				fn()
+			}
+		}()
+	}
+}
+
+// stopThreads ends the locked goroutines (Close).
+func (g *LoopGroup) stopThreads() {
+	for _, work := range g.threads {
+		close(work)
+	}
+	g.threads = nil
 }
 
 // interruptAll cancels the main of every loop but skip (-1: all) through
@@ -228,7 +268,7 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.onThread(func() {
+			g.onThread(i, func() {
 				vals[i], errs[i] = RunWith(g.runners[i], func(t *T) (V, error) {
 					g.mains[i] = t
 					return main(t, i)
@@ -283,11 +323,11 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.onThread(func() { g.serve(l, quit) })
+			g.onThread(j, func() { g.serve(l, quit) })
 		}()
 	}
 	var v V
-	g.onThread(func() {
+	g.onThread(0, func() {
 		v, err = RunWith(g.runners[0], func(t *T) (V, error) {
 			g.mains[0] = t
 			return main(t)
@@ -347,10 +387,13 @@ func (g *LoopGroup) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.onThread(func() { errs[i] = r.Close() })
+			g.onThread(i, func() { errs[i] = r.Close() })
 		}()
 	}
 	wg.Wait()
+	if g.threads != nil {
+		g.stopThreads()
+	}
 	return errors.Join(errs...)
 }
 

@@ -9,12 +9,22 @@ import (
 // own OS thread, even across the waits of a ping-pong between the loops
 // (each wait parks the loop's goroutine, which an unlocked goroutine
 // resumes on whichever thread is free).
+//
+// A task still pending at Close is cancelled and run to its end on its
+// loop's thread too (the runtime refuses to resume a coroutine created on
+// a locked thread anywhere else: a Close on another goroutine was a fatal
+// error).
 func TestLoopGroup_LockOSThreadKeepsEachLoopOnItsThread(t *testing.T) {
 	g := NewLoopGroup(WithLoops(2), WithLockOSThread())
-	defer g.Close()
 	qs := [2]*CrossQueue[int]{NewCrossQueue[int](1), NewCrossQueue[int](1)}
+	var atClose [2]bool
 	vals, err := RunEach(g, func(tk *T, i int) (int, error) {
 		tid := syscall.Gettid()
+		CreateTask(tk, func(pt *T) (int, error) { // still pending at Close
+			_, err := NewFuture[int](pt).Await(pt)
+			atClose[i] = syscall.Gettid() == tid
+			return 0, err
+		})
 		child := CreateTask(tk, func(ct *T) (bool, error) {
 			for k := 0; k < 300; k++ {
 				if syscall.Gettid() != tid {
@@ -41,5 +51,11 @@ func TestLoopGroup_LockOSThreadKeepsEachLoopOnItsThread(t *testing.T) {
 	})
 	if err != nil || vals[0] == vals[1] {
 		t.Fatalf("RunEach = %v, %v (want two distinct threads, each task on its loop's)", vals, err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !atClose[0] || !atClose[1] {
+		t.Errorf("tasks ended at Close on their loops' threads: %v", atClose)
 	}
 }
