@@ -1,11 +1,13 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // LoopGroup (group.go).
@@ -251,4 +253,64 @@ func (c *atomicCounter) add() int {
 	defer c.mu.Unlock()
 	c.n++
 	return c.n
+}
+
+// A group snapshot has every loop's tasks under its index; ps and pstree
+// name each loop.
+func TestLoopGroup_SnapshotCoversEveryLoop(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	ready := make(chan int, 2)
+	out := make(chan *GroupSnapshot, 1)
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		CreateTask(tk, func(ct *T) (int, error) {
+			_, err := NewFuture[int](ct).Await(ct)
+			return 0, err
+		}, WithName("worker-"+string(rune('a'+i))))
+		if err := Sleep(tk, 0); err != nil {
+			return 0, err
+		}
+		ready <- i
+		if i == 0 {
+			<-ready
+			<-ready
+			s, err := Go(tk, func(context.Context) (*GroupSnapshot, error) {
+				return g.SnapshotThreadsafe(5*time.Second, SnapshotOptions{}), nil
+			})
+			if err != nil {
+				return 0, err
+			}
+			out <- s
+			for _, l := range g.Loops() {
+				_, _ = l.CallSoonThreadsafe(func() {
+					for _, x := range AllTasks(l) {
+						if strings.HasPrefix(x.Name(), "worker-") {
+							x.Cancel()
+						}
+					}
+				})
+			}
+		}
+		return 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := <-out
+	for i, ls := range s.Loops {
+		found := false
+		for _, ti := range ls.Tasks {
+			found = found || ti.Name == "worker-"+string(rune('a'+i))
+		}
+		if ls.Index != i || ls.Name != g.Loop(i).Name() || !found {
+			t.Errorf("loop %d: index %d name %q, its worker listed: %v", i, ls.Index, ls.Name, found)
+		}
+	}
+	var b strings.Builder
+	if err := s.WritePS(&b); err != nil || !strings.Contains(b.String(), "== loop 1 (loop 1):") || !strings.Contains(b.String(), "worker-b") {
+		t.Errorf("WritePS: %v\n%s", err, b.String())
+	}
+	if len(s.Stats()) != 2 {
+		t.Errorf("Stats: %v", s.Stats())
+	}
 }
