@@ -42,6 +42,8 @@ type crossNode struct {
 type crossCallOps interface {
 	targetClosed()
 	callerClosed()
+	future() *futureCore
+	remote() (name, id string)
 }
 
 func (n *crossNode) unlink() {
@@ -127,15 +129,47 @@ type crossCall[V any] struct {
 	// (from's goroutine only).
 	released bool
 
-	mu        sync.Mutex
-	cancelled bool // from gave up: the future was cancelled, or from closed
-	task      *Task[V]
+	mu         sync.Mutex
+	cancelled  bool // from gave up: the future was cancelled, or from closed
+	task       *Task[V]
+	remoteName string // the remote task's, for snapshots of from
+	remoteID   string
 
 	// The outcome, written on to before it is sent to from.
 	v         V
 	err       error
 	remoteEnd bool // the remote task ended cancelled, with msg
 	msg       string
+}
+
+func (c *crossCall[V]) future() *futureCore { return &c.fut.futureCore }
+
+func (c *crossCall[V]) remote() (name, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.remoteName, c.remoteID
+}
+
+// crossAwait describes, for a snapshot of l, the cross-loop call a task
+// awaits through f: the remote task and its loop (l's goroutine).
+func (l *Loop) crossAwait(f *futureCore) (awaits, id string) {
+	h := &l.grp.calls
+	if h.next != nil {
+		for n := h.next; n != h; n = n.next {
+			if n.call.future() != f {
+				continue
+			}
+			where := n.target.Name()
+			if where == "" {
+				where = "another loop"
+			}
+			if name, rid := n.call.remote(); rid != "" {
+				return "cross-loop call: task '" + name + "' on " + where, rid
+			}
+			return "cross-loop call to " + where + " (not started yet)", futureID(f)
+		}
+	}
+	return kindCrossCall.String(), futureID(f)
 }
 
 // targetClosed: to closed with the call in flight (from's goroutine).
@@ -284,6 +318,7 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	c := &crossCall[V]{from: from, to: target, fn: fn, ffn: ffn}
 	fut := &c.fut
 	fut.loop = from
+	fut.kind = kindCrossCall
 	if from.debug {
 		fut.unretrieved = newUnretrieved(1)
 	}
@@ -328,6 +363,7 @@ func (c *crossCall[V]) start() {
 	}
 	task := CreateTask(c.to, c.fn)
 	c.task = task
+	c.remoteName, c.remoteID = task.Name(), taskID(&task.t)
 	c.mu.Unlock()
 	if task.Done() { // an eager task that finished at once
 		c.taskDone()

@@ -301,3 +301,38 @@ func TestCrossLoop_VirtualTimeCallerWaitsForTheCall(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot of the calling loop shows a task awaiting a cross-loop call
+// as awaiting the remote task, by name, id and loop.
+func TestCrossLoop_SnapshotShowsTheRemoteTask(t *testing.T) {
+	err := twoLoops(t, func(tk *T, b *Loop) error {
+		up, signal := started(tk)
+		var remoteID string
+		caller := CreateTask(tk, func(ct *T) (int, error) {
+			return CallOn(ct, b, func(rt *T) (int, error) {
+				remoteID = taskID(rt)
+				signal()
+				return NewFuture[int](rt).Await(rt)
+			})
+		}, WithName("caller"))
+		if _, err := up.Await(tk); err != nil {
+			return err
+		}
+		s := Snapshot(tk, SnapshotOptions{})
+		var got TaskInfo
+		for _, ti := range s.Tasks {
+			if ti.Name == "caller" {
+				got = ti
+			}
+		}
+		if !strings.HasPrefix(got.Awaits, "cross-loop call: task 'Task-") || !strings.HasSuffix(got.Awaits, "' on loop 1") || got.AwaitsID != remoteID {
+			t.Errorf("caller awaits %q (%s), want the remote task %s on loop 1", got.Awaits, got.AwaitsID, remoteID)
+		}
+		caller.Cancel()
+		_, _ = caller.Await(tk)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -53,6 +53,7 @@ const (
 	kindQueueGet
 	kindQueuePut
 	kindExecutor
+	kindCrossCall
 )
 
 var kindNames = [...]string{
@@ -71,6 +72,7 @@ var kindNames = [...]string{
 	kindQueueGet:    "Queue.Get",
 	kindQueuePut:    "Queue.Put",
 	kindExecutor:    "executor",
+	kindCrossCall:   "cross-loop call",
 }
 
 func (k futureKind) String() string {
@@ -792,6 +794,8 @@ func (l *Loop) taskInfo(t *T, now time.Duration, stacks map[uint64][]Frame) Task
 		if f.task != nil {
 			ti.Awaits = "task '" + f.task.Name() + "'"
 			ti.AwaitsID = taskID(f.task)
+		} else if f.kind == kindCrossCall {
+			ti.Awaits, ti.AwaitsID = l.crossAwait(f) // crossloop.go
 		} else {
 			ti.Awaits = f.kind.String()
 			ti.AwaitsID = futureID(f)
