@@ -109,6 +109,7 @@ func runCrossOps(t testing.TB, n int, ops []crossOp, closeAfter int) (*crossOutc
 				return 0, &CancelledError{Msg: "self"}
 			case remoteForever:
 				if op.cancelCaller == 0 { // nobody on the caller's side will: a sibling on the target does
+					//asynciovet:ignore unawaitedtask the sibling that cancels the remote task ends with it; the test checks the remote's outcome
 					CreateTask(rt, func(st *T) (struct{}, error) {
 						for range op.yields + 1 {
 							if err := Sleep(st, 0); err != nil {
@@ -150,6 +151,7 @@ func runCrossOps(t testing.TB, n int, ops []crossOp, closeAfter int) (*crossOutc
 				})
 				tasks = append(tasks, caller)
 				if op.cancelCaller > 0 {
+					//asynciovet:ignore unawaitedtask the canceller task only cancels the caller, whose outcome the test checks
 					CreateTask(tk, func(kt *T) (struct{}, error) {
 						for range op.cancelCaller {
 							if err := Sleep(kt, 0); err != nil {

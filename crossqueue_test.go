@@ -184,6 +184,7 @@ func TestCrossQueue_WaiterOfAClosedLoopLeavesTheQueue(t *testing.T) {
 	q := NewCrossQueue[int](1)
 	l := NewLoop()
 	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	//asynciovet:ignore unawaitedtask the task is left pending on purpose: the loop closes while it waits
 	CreateTask(l, func(ct *T) (int, error) { return q.Get(ct) })
 	l.CallSoon(l.Stop)
 	if err := l.RunForever(); err != nil {

@@ -80,6 +80,7 @@ func TestLoopGroup_FailureCancelsTheOtherMainsByDefault(t *testing.T) {
 			return 0, errRemote
 		}
 		_, err := NewFuture[int](tk).Await(tk) // never done
+		//asynciovet:ignore blockingcall a test-only mutex held for a few instructions, never across an await
 		mu.Lock()
 		seen[i] = describe(err)
 		mu.Unlock()
@@ -263,6 +264,7 @@ func TestLoopGroup_SnapshotCoversEveryLoop(t *testing.T) {
 	ready := make(chan int, 2)
 	out := make(chan *GroupSnapshot, 1)
 	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		//asynciovet:ignore unawaitedtask the worker is left waiting on purpose, for the snapshot; the test cancels it
 		CreateTask(tk, func(ct *T) (int, error) {
 			_, err := NewFuture[int](ct).Await(ct)
 			return 0, err
@@ -272,7 +274,9 @@ func TestLoopGroup_SnapshotCoversEveryLoop(t *testing.T) {
 		}
 		ready <- i
 		if i == 0 {
+			//asynciovet:ignore blockingcall the other loop's main sends at once; this loop has nothing else to run
 			<-ready
+			//asynciovet:ignore blockingcall the other loop's main sends at once; this loop has nothing else to run
 			<-ready
 			s, err := Go(tk, func(context.Context) (*GroupSnapshot, error) {
 				return g.SnapshotThreadsafe(5*time.Second, SnapshotOptions{}), nil

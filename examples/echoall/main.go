@@ -16,6 +16,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,9 +66,7 @@ func run(out io.Writer, loops int, mode string, clients int, serve bool, port in
 		if serve {
 			fmt.Fprintf(out, "serving on 127.0.0.1:%d over %d loops (%s); Ctrl-C stops\n", p, loops, mode)
 			_, err := asyncio.NewFuture[struct{}](t).Await(t) // until Ctrl-C cancels main
-			srv.Close(t)
-			srv.CloseClients(t)
-			return struct{}{}, err
+			return struct{}{}, errors.Join(err, srv.Close(t), srv.CloseClients(t))
 		}
 		answers, err := asyncio.Spread(t, g, clients, func(ct *asyncio.T, i int) (string, error) {
 			r, w, err := aio.OpenConnection(ct, "127.0.0.1", p)
@@ -116,7 +115,7 @@ func main() {
 	if n <= 0 {
 		n = asyncio.NewLoopGroup().Len()
 	}
-	if err := run(os.Stdout, n, *mode, *clients, *serve, *port); err != nil && !asyncio.IsCancelled(err) {
+	if err := run(os.Stdout, n, *mode, *clients, *serve, *port); err != nil && !errors.Is(err, asyncio.ErrInterrupted) {
 		fmt.Fprintln(os.Stderr, "echoall:", err)
 		os.Exit(1)
 	}
