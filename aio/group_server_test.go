@@ -247,3 +247,70 @@ func TestGroupServer_BindFailureNamesTheLoopAndLeaksNothing(t *testing.T) {
 		return nil
 	})
 }
+
+// A protocol factory that panics on one worker loop: that connection is
+// closed and reported on that loop, and the other loops keep serving.
+func TestGroupServer_FactoryPanicOnAWorkerLoopIsContained(t *testing.T) {
+	clean(t)
+	reports := make(chan string, 4)
+	onGroup(t, 2, func(at *asyncio.T, g *asyncio.LoopGroup) error {
+		g.Loop(1).SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) { reports <- c.Message })
+		gs, err := CreateGroupServer(at, g, GroupRoundRobin, func() Protocol {
+			if loopIndexHere(g) == 1 {
+				panic("factory broke on loop 1")
+			}
+			return &echoProto{}
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		port := gs.Addr().(*net.TCPAddr).Port
+		for k := 0; k < 2; k++ { // loop 0, then loop 1 (which fails)
+			r, w, err := OpenConnection(at, "127.0.0.1", port)
+			if err != nil {
+				return err
+			}
+			_ = w.Write([]byte("hi\n"))
+			line, err := r.ReadLine(at)
+			switch k {
+			case 0:
+				if string(line) != "hi\n" || err != nil {
+					t.Errorf("loop 0: %q, %v", line, err)
+				}
+			case 1:
+				if len(line) != 0 && err == nil {
+					t.Errorf("loop 1 answered %q", line)
+				}
+			}
+			w.Close()
+		}
+		// Loop 0 still serves.
+		r, w, err := OpenConnection(at, "127.0.0.1", port)
+		if err != nil {
+			return err
+		}
+		_ = w.Write([]byte("again\n"))
+		if line, err := r.ReadLine(at); string(line) != "again\n" || err != nil {
+			t.Errorf("after the panic: %q, %v", line, err)
+		}
+		w.Close()
+		if err := gs.Close(at); err != nil {
+			return err
+		}
+		if err := gs.CloseClients(at); err != nil {
+			return err
+		}
+		return gs.WaitClosed(at)
+	})
+	if got := <-reports; got != "Error on transport creation for incoming connection" {
+		t.Errorf("loop 1 reported %q", got)
+	}
+}
+
+// echoProto writes back what it receives.
+type echoProto struct{ tr Transport }
+
+func (p *echoProto) ConnectionMade(tr Transport) { p.tr = tr }
+func (p *echoProto) DataReceived(d []byte)      { _ = p.tr.Write(d) }
+func (p *echoProto) EOFReceived() bool          { return false }
+func (p *echoProto) ConnectionLost(error)       {}
