@@ -311,6 +311,6 @@ func TestGroupServer_FactoryPanicOnAWorkerLoopIsContained(t *testing.T) {
 type echoProto struct{ tr Transport }
 
 func (p *echoProto) ConnectionMade(tr Transport) { p.tr = tr }
-func (p *echoProto) DataReceived(d []byte)      { _ = p.tr.Write(d) }
-func (p *echoProto) EOFReceived() bool          { return false }
-func (p *echoProto) ConnectionLost(error)       {}
+func (p *echoProto) DataReceived(d []byte)       { _ = p.tr.Write(d) }
+func (p *echoProto) EOFReceived() bool           { return false }
+func (p *echoProto) ConnectionLost(error)        {}
