@@ -73,6 +73,11 @@ type crossLink struct {
 func (k *crossLink) failClosed() {
 	if k.target == nil { // the calling loop closes (its goroutine)
 		k.caller.failCrossCalls(nil)
+		// The loops it called no longer need to tell it anything.
+		for target, link := range k.caller.grp.targets {
+			target.forgetThreadsafeFuture(link)
+		}
+		k.caller.grp.targets = nil
 		return
 	}
 	caller, target := k.caller, k.target
@@ -102,14 +107,15 @@ func (l *Loop) failCrossCalls(target *Loop) {
 // its calls in flight. It reports false when target is closed. l's
 // goroutine.
 func (l *Loop) registerCross(target *Loop) bool {
-	if !l.grp.targets[target] {
-		if !target.trackThreadsafeFuture(&crossLink{caller: l, target: target}) {
+	if l.grp.targets[target] == nil {
+		k := &crossLink{caller: l, target: target}
+		if !target.trackThreadsafeFuture(k) {
 			return false
 		}
 		if l.grp.targets == nil {
-			l.grp.targets = map[*Loop]bool{}
+			l.grp.targets = map[*Loop]*crossLink{}
 		}
-		l.grp.targets[target] = true
+		l.grp.targets[target] = k
 	}
 	if !l.grp.linked {
 		l.grp.linked = l.trackThreadsafeFuture(&crossLink{caller: l})

@@ -339,3 +339,34 @@ func TestCrossLoop_SnapshotShowsTheRemoteTask(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A calling loop that closes unregisters itself from the loops it called,
+// which would otherwise keep it (and tell it of their own Close) forever.
+func TestCrossLoop_ClosedCallerLeavesNoRegistrationOnTheTarget(t *testing.T) {
+	b := NewLoop()
+	bDone := make(chan error, 1)
+	go func() { bDone <- b.RunForever() }()
+	_, err := Run(func(tk *T) (int, error) {
+		return CallFuncOn(tk, b, func() (int, error) { return 1, nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	fromForeignGoroutine(func() {
+		done := make(chan struct{})
+		_, _ = b.CallSoonThreadsafe(func() {
+			b.threadsafeMu.Lock()
+			n = len(b.threadsafeFutures)
+			b.threadsafeMu.Unlock()
+			close(done)
+		})
+		<-done
+	})
+	if n != 0 {
+		t.Errorf("the target still lists %d registrations of a closed caller", n)
+	}
+	_, _ = b.CallSoonThreadsafe(b.Stop)
+	<-bDone
+	mustClose(t, b)
+}

@@ -450,7 +450,7 @@ type loopGroupState struct {
 	// they close (crossloop.go).
 	calls   crossNode
 	linked  bool
-	targets map[*Loop]bool
+	targets map[*Loop]*crossLink
 }
 
 // Name returns the loop's name, given with WithLoopName (a LoopGroup
