@@ -356,6 +356,7 @@ func TestCrossLoop_ClosedCallerLeavesNoRegistrationOnTheTarget(t *testing.T) {
 	fromForeignGoroutine(func() {
 		done := make(chan struct{})
 		_, _ = b.CallSoonThreadsafe(func() {
+			//asynciovet:ignore blockingcall the test reads the loop's own lock-guarded list, held for a few instructions
 			b.threadsafeMu.Lock()
 			n = len(b.threadsafeFutures)
 			b.threadsafeMu.Unlock()
