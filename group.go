@@ -366,8 +366,16 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // gets an error wrapping ErrLoopClosed, a remote task whose caller closed
 // is cancelled. If a run is in progress (from another goroutine), Close
 // first cancels every main and waits for the run to return. It returns
-// the loops' errors joined, and is idempotent.
+// the loops' errors joined, and is idempotent. Called from a task or
+// callback of one of the group's loops it returns an error and changes
+// nothing (it would wait for itself).
 func (g *LoopGroup) Close() error {
+	for i, l := range g.loops {
+		if l.OnLoopGoroutine() {
+			// It would wait for the run, which waits for this task.
+			return runtimeErrorf("LoopGroup.Close called from loop %d of the group, which it would wait for; return from the mains instead (or cancel them)", i)
+		}
+	}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()

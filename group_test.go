@@ -318,3 +318,25 @@ func TestLoopGroup_SnapshotCoversEveryLoop(t *testing.T) {
 		t.Errorf("Stats: %v", s.Stats())
 	}
 }
+
+// Close from inside the group would wait for itself: an error instead.
+func TestLoopGroup_CloseFromInsideTheGroupIsAnError(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if err := g.Close(); err == nil || !strings.Contains(err.Error(), "called from loop") {
+			t.Errorf("Close from loop %d: %v", i, err)
+		}
+		return 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range g.Loops() {
+		if !l.IsClosed() {
+			t.Errorf("loop %d not closed", i)
+		}
+	}
+}
