@@ -269,6 +269,12 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 		go func() {
 			defer wg.Done()
 			g.onThread(i, func() {
+				counted := false
+				defer func() { // a runtime.Goexit in a main (t.FailNow) ends this goroutine
+					if !counted {
+						left.Done()
+					}
+				}()
 				vals[i], errs[i] = RunWith(g.runners[i], func(t *T) (V, error) {
 					g.mains[i] = t
 					return main(t, i)
@@ -279,6 +285,7 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 				if testHookMainDone != nil {
 					testHookMainDone(i)
 				}
+				counted = true
 				left.Done()
 				// The loop goes on serving the other loops' calls until
 				// every main is done.
