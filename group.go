@@ -272,6 +272,7 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 				counted := false
 				defer func() { // a runtime.Goexit in a main (t.FailNow) ends this goroutine
 					if !counted {
+						errs[i] = runtimeErrorf("the main of loop %d ended its goroutine (runtime.Goexit)", i)
 						left.Done()
 					}
 				}()

@@ -4,6 +4,9 @@ package asyncio
 
 import (
 	"errors"
+	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -82,5 +85,30 @@ func TestLoopGroup_RunGroupServesOtherLoopsUntilMainIsDoneEvenAfterSIGINT(t *tes
 		if l.IsRunning() {
 			t.Errorf("loop %d still running after RunGroup", i)
 		}
+	}
+}
+
+// A main that ends its goroutine with runtime.Goexit (t.FailNow does)
+// does not keep RunEach waiting; its loop is reported failed. (Loop 1
+// handles SIGINT itself, so that its Runner starts no SIGINT watch, which
+// the Goexit would leave behind.)
+func TestLoopGroup_GoexitInAMainDoesNotHangRunEach(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2), WithFailurePolicy(IsolateFailure))
+	if err := g.Loop(1).AddSignalHandler(os.Interrupt, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	g.Loop(1).SetExceptionHandler(func(*Loop, ExceptionContext) {}) // the failed main is reported at Close
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if i == 1 {
+			runtime.Goexit()
+		}
+		return 0, nil
+	})
+	var le *LoopError
+	if !errors.As(err, &le) || le.Index != 1 || !strings.Contains(err.Error(), "Goexit") {
+		t.Errorf("RunEach: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
