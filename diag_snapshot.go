@@ -233,6 +233,8 @@ func (l *Loop) taskInfo(t *T, now time.Duration, stacks map[uint64][]Frame) Task
 		if f.task != nil {
 			ti.Awaits = "task " + pyQuote(f.task.Name())
 			ti.AwaitsID = taskID(f.task)
+		} else if f.kind == kindCrossCall {
+			ti.Awaits, ti.AwaitsID = l.crossAwait(f) // crossloop.go
 		} else {
 			ti.Awaits = f.kind.String()
 			ti.AwaitsID = futureID(f)

@@ -187,7 +187,7 @@ func (l *Loop) reportBlocked(blocked time.Duration) {
 		who = goroutine
 	}
 	l.CallExceptionHandler(ExceptionContext{
-		Message: fmt.Sprintf("Event loop blocked for at least %.3f seconds by a task step or callback "+
+		Message: fmt.Sprintf("Event loop"+l.nameLabel()+" blocked for at least %.3f seconds by a task step or callback "+
 			"that does not return to the loop; %s is blocked in the call at the top of Stack. "+
 			"Await a blocking Go call instead of making it: asyncio.Go(t, fn) (or asyncio.ToThread) "+
 			"for code such as net/http, database/sql or channel operations, "+

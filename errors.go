@@ -290,3 +290,22 @@ var ErrQueueShutDown = errors.New("asyncio: queue shut down")
 // ErrRetriesExhausted matches every *RetryError: Retry stopped because a
 // stopping rule ran out (see RetryPolicy).
 var ErrRetriesExhausted = errors.New("asyncio: retries exhausted")
+
+// ErrGroupCancelled matches the error of a LoopGroup main cancelled by
+// the group itself: because another loop's main failed (the
+// CancelGroupOnFailure policy), or because the group is closing.
+var ErrGroupCancelled = errors.New("asyncio: cancelled by the loop group")
+
+// LoopError is the failure of the main of one loop of a LoopGroup: Index
+// is the loop's index, Err the main's error (errors.Is and errors.As see
+// through it).
+type LoopError struct {
+	Index int
+	Err   error
+}
+
+// Error implements the error interface.
+func (e *LoopError) Error() string { return fmt.Sprintf("asyncio: loop %d: %v", e.Index, e.Err) }
+
+// Unwrap returns the main's error.
+func (e *LoopError) Unwrap() error { return e.Err }

@@ -583,6 +583,7 @@ const (
 	kindQueueGet
 	kindQueuePut
 	kindExecutor
+	kindCrossCall
 )
 
 var kindNames = [...]string{
@@ -601,6 +602,7 @@ var kindNames = [...]string{
 	kindQueueGet:    "Queue.Get",
 	kindQueuePut:    "Queue.Put",
 	kindExecutor:    "executor",
+	kindCrossCall:   "cross-loop call",
 }
 
 func (k futureKind) String() string {

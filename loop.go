@@ -123,6 +123,8 @@ type Loop struct {
 
 	handleSlab []Handle  // unused Handles for CallSoon; see newHandle
 	workers    []*worker // parked task goroutines (switch.go)
+
+	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 }
 
 // coarseClockEvery+1 is how many iterations may pass between two reads of
@@ -720,7 +722,7 @@ func (l *Loop) poll(timeout time.Duration) {
 			l.virtualNow += timeout
 			return
 		}
-		if l.external.Load() == 0 {
+		if l.external.Load() == 0 && !l.grp.serving {
 			l.threadsafeMu.Lock()
 			idle := len(l.threadsafePending) == 0
 			l.threadsafeMu.Unlock()

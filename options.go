@@ -80,6 +80,10 @@ func WithSlowCallbackDuration(d time.Duration) LoopOption {
 	return func(l *Loop) { l.slowCallback = d }
 }
 
+// WithLoopName names the loop (Loop.Name); the watchdog's report of a
+// blocked loop names it. A LoopGroup names its loops "loop <i>".
+func WithLoopName(name string) LoopOption { return func(l *Loop) { l.grp.name = name } }
+
 // WithTaskStacks records each task's goroutine at its first step (about a
 // microsecond per task), so that snapshots (Snapshot, SnapshotThreadsafe,
 // the ErrDeadlock dump) and call graphs (CaptureCallGraph) show the Go

@@ -53,6 +53,10 @@ const (
 	callSubprocessShell
 	callCreateSubprocessExec
 	callCreateSubprocessShell
+	callCreateGroupServer
+	callCreateUnixGroupServer
+	callStartGroupServer
+	callStartUnixGroupServer
 	numCalls = iota
 )
 
@@ -61,18 +65,19 @@ var callNames = [numCalls]string{
 	"CreateConnection", "CreateUnixConnection", "OpenConnection", "OpenUnixConnection", "DialConn",
 	"CreateServer", "CreateUnixServer", "StartServer", "StartUnixServer", "CreateDatagramEndpoint",
 	"SubprocessExec", "SubprocessShell", "CreateSubprocessExec", "CreateSubprocessShell",
+	"CreateGroupServer", "CreateUnixGroupServer", "StartGroupServer", "StartUnixGroupServer",
 }
 
 // The sets the options share.
 const (
 	tcpConnect   = callCreateConnection | callOpenConnection
 	unixConnect  = callCreateUnixConnection | callOpenUnixConnection
-	tcpServe     = callCreateServer | callStartServer
-	unixServe    = callCreateUnixServer | callStartUnixServer
+	tcpServe     = callCreateServer | callStartServer | callCreateGroupServer | callStartGroupServer
+	unixServe    = callCreateUnixServer | callStartUnixServer | callCreateUnixGroupServer | callStartUnixGroupServer
 	streamCalls  = tcpConnect | unixConnect | tcpServe | unixServe
 	processCalls = callSubprocessExec | callSubprocessShell | callCreateSubprocessExec | callCreateSubprocessShell
 	limitCalls   = callOpenConnection | callOpenUnixConnection | callStartServer | callStartUnixServer |
-		callCreateSubprocessExec | callCreateSubprocessShell
+		callCreateSubprocessExec | callCreateSubprocessShell | callStartGroupServer | callStartUnixGroupServer
 )
 
 func (c callSet) String() string {
@@ -147,7 +152,7 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	if len(opts) > 0 && opts[0].via != "" {
 		call, opts = opts[0].via, opts[1:]
 	}
-	bit := callBit(call)
+	bit := callBit(call) // call "" only with a via mark (group_server.go)
 	o := &options{
 		happyEyeballsDelay: defaultHappyEyeballsDelay,
 		interleave:         -1,

@@ -40,6 +40,12 @@ type Server struct {
 
 	collectPending bool // STREAM-11 (writer_cleanup.go)
 
+	// handoff, when set, takes each accepted socket instead (a group
+	// server's acceptor); onActive hears of attach/detach (a group
+	// server's worker, for least-connections). group_server.go.
+	handoff  func(nfd int)
+	onActive func(delta int)
+
 	// accept and retryDelay are hooks for tests (EMFILE injection).
 	accept     func(fd int) (int, unix.Sockaddr, error)
 	retryDelay time.Duration
@@ -177,6 +183,10 @@ func (s *Server) acceptReady(ln *listener) {
 }
 
 func (s *Server) acceptConnection(nfd int) {
+	if s.handoff != nil {
+		s.handoff(nfd)
+		return
+	}
 	var p Protocol
 	if err := callProtocol(func() { p = s.factory() }); err != nil {
 		unix.Close(nfd)
@@ -192,6 +202,9 @@ func (s *Server) acceptConnection(nfd int) {
 }
 
 func (s *Server) attach(tr *socketTransport) {
+	if s.onActive != nil {
+		s.onActive(1)
+	}
 	s.activeCount++
 	s.clients[tr] = tr
 }
@@ -201,6 +214,9 @@ func (s *Server) detach(tr *socketTransport) {
 		return
 	}
 	delete(s.clients, tr)
+	if s.onActive != nil {
+		s.onActive(-1)
+	}
 	s.activeCount--
 	if s.activeCount == 0 && s.listeners == nil {
 		s.wakeup()

@@ -93,7 +93,11 @@ func main() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 		go func() { <-sig; close(stop) }()
-		if err := echoServer(*variant, *size, os.Stdout, stop); err != nil {
+		serve := func() error { return echoServer(*variant, *size, os.Stdout, stop) }
+		if *loopsFlag > 1 { // W8 on a LoopGroup (group.go)
+			serve = func() error { return groupEchoServer(*variant, *size, *loopsFlag, *groupModeFlag, os.Stdout, stop) }
+		}
+		if err := serve(); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: echo-server: %v\n", err)
 			os.Exit(1)
 		}

@@ -143,6 +143,10 @@ func newRun(sc *scenario, out *bufio.Writer) *run {
 	}
 }
 
+// newScenarioLoop makes the loop a scenario runs on: a new test loop, or
+// (group_test.go) loop 0 of a LoopGroup whose other loops are busy.
+var newScenarioLoop = asyncio.NewTestLoop
+
 // errRunOver stops DSL code that would run after the closing lines
 // (the reference's _RunOver).
 var errRunOver = errors.New("scenario: run is over")
@@ -172,7 +176,7 @@ func (r *run) nameOf(x asyncio.Awaitable) string {
 }
 
 func (r *run) run() error {
-	r.loop = asyncio.NewTestLoop()
+	r.loop = newScenarioLoop()
 	// Callback errors are logged by the interpreter; silence the handler,
 	// except for a panic: a bug of the interpreter or the library, which
 	// must not pass for a trace.

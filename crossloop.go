@@ -1,0 +1,430 @@
+package asyncio
+
+// Calls across loops (Seastar's submit_to): a task on loop A runs a
+// function on loop B and awaits its outcome on A. Only the two loops'
+// thread-safe entries are shared: the call goes to B through
+// B.CallSoonThreadsafe and its outcome comes back through
+// A.CallSoonThreadsafe, so neither loop ever touches the other's state and
+// asyncio's ordering stays exact inside each loop.
+//
+// Lifetimes. A call in flight is listed on its calling loop A (an
+// intrusive list that only A's goroutine touches), and A is registered
+// once with every loop it has called, as one entry of that loop's list of
+// foreign waiters (the list RunCoroutineThreadsafe's futures use, which
+// Close completes). So a call costs no lock and no map beyond the two
+// CallSoonThreadsafe it makes, and:
+//   - B closes first: B's Close tells A (through A's CallSoonThreadsafe),
+//     and every call of A's still in flight to B fails with an error
+//     wrapping ErrLoopClosed that names B's side;
+//   - A closes first: the remote task of every call still in flight is
+//     cancelled;
+//   - the future on A is cancelled (the awaiting task was cancelled): the
+//     remote task is cancelled with the same message, and the future is
+//     cancelled at once, without waiting for B (as asyncio.wrap_future
+//     does with run_coroutine_threadsafe's future).
+// The call counts as outside work on A (a virtual-time loop waits for it)
+// until its outcome is back or its future is cancelled.
+
+import (
+	"sync"
+)
+
+// crossNode links the calls in flight from one loop (its goroutine only);
+// a loop's grp.calls is the sentinel.
+type crossNode struct {
+	prev, next *crossNode
+	target     *Loop
+	call       crossCallOps
+}
+
+// crossCallOps is a call of any result type, as its calling loop's list
+// holds it.
+type crossCallOps interface {
+	targetClosed()
+	callerClosed()
+	future() *futureCore
+	remote() (name, id string)
+}
+
+func (n *crossNode) unlink() {
+	if n.next != nil {
+		n.prev.next, n.next.prev = n.next, n.prev
+		n.prev, n.next = nil, nil
+	}
+}
+
+// link lists n on l (l's goroutine).
+func (l *Loop) linkCross(n *crossNode) {
+	h := &l.grp.calls
+	if h.next == nil {
+		h.prev, h.next = h, h
+	}
+	n.prev, n.next = h.prev, h
+	h.prev.next = n
+	h.prev = n
+}
+
+// crossLink is a registration with a loop's foreign waiters
+// (threadsafeFuture): when that loop closes, failClosed runs.
+type crossLink struct {
+	caller, target *Loop // target nil: the caller's own registration
+}
+
+func (k *crossLink) failClosed() {
+	if k.target == nil { // the calling loop closes (its goroutine)
+		k.caller.failCrossCalls(nil)
+		// The loops it called no longer need to tell it anything.
+		for target, link := range k.caller.grp.targets {
+			target.forgetThreadsafeFuture(link)
+		}
+		k.caller.grp.targets = nil
+		return
+	}
+	caller, target := k.caller, k.target
+	_, _ = caller.CallSoonThreadsafe(func() { caller.failCrossCalls(target) })
+}
+
+// failCrossCalls ends l's calls in flight to target (nil: l is closing,
+// every call).
+func (l *Loop) failCrossCalls(target *Loop) {
+	h := &l.grp.calls
+	if h.next == nil {
+		return
+	}
+	for n := h.next; n != h; {
+		next := n.next
+		if target == nil {
+			n.unlink()
+			n.call.callerClosed()
+		} else if n.target == target {
+			n.call.targetClosed() // unlinks n
+		}
+		n = next
+	}
+}
+
+// registerCross makes sure l hears of its own Close and of target's, for
+// its calls in flight. It reports false when target is closed. l's
+// goroutine.
+func (l *Loop) registerCross(target *Loop) bool {
+	if l.grp.targets[target] == nil {
+		k := &crossLink{caller: l, target: target}
+		if !target.trackThreadsafeFuture(k) {
+			return false
+		}
+		if l.grp.targets == nil {
+			l.grp.targets = map[*Loop]*crossLink{}
+		}
+		l.grp.targets[target] = k
+	}
+	if !l.grp.linked {
+		l.grp.linked = l.trackThreadsafeFuture(&crossLink{caller: l})
+	}
+	return true
+}
+
+// crossCall is one call in flight from loop from to loop to.
+type crossCall[V any] struct {
+	fut      Future[V] // on from
+	from, to *Loop
+	fn       func(*T) (V, error)
+	ffn      func() (V, error) // CallFuncOn: a callback on to, no task
+	node     crossNode
+
+	// released: the call no longer counts as outside work on from
+	// (from's goroutine only).
+	released bool
+
+	mu         sync.Mutex
+	cancelled  bool // from gave up: the future was cancelled, or from closed
+	task       *Task[V]
+	remoteName string // the remote task's, for snapshots of from
+	remoteID   string
+
+	// The outcome, written on to before it is sent to from.
+	v         V
+	err       error
+	remoteEnd bool // the remote task ended cancelled, with msg
+	msg       string
+}
+
+func (c *crossCall[V]) future() *futureCore { return &c.fut.futureCore }
+
+func (c *crossCall[V]) remote() (name, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.remoteName, c.remoteID
+}
+
+// crossAwait describes, for a snapshot of l, the cross-loop call a task
+// awaits through f: the remote task and its loop (l's goroutine).
+func (l *Loop) crossAwait(f *futureCore) (awaits, id string) {
+	h := &l.grp.calls
+	if h.next != nil {
+		for n := h.next; n != h; n = n.next {
+			if n.call.future() != f {
+				continue
+			}
+			where := n.target.Name()
+			if where == "" {
+				where = "another loop"
+			}
+			if name, rid := n.call.remote(); rid != "" {
+				return "cross-loop call: task '" + name + "' on " + where, rid
+			}
+			return "cross-loop call to " + where + " (not started yet)", futureID(f)
+		}
+	}
+	return kindCrossCall.String(), futureID(f)
+}
+
+// targetClosed: to closed with the call in flight (from's goroutine).
+func (c *crossCall[V]) targetClosed() {
+	c.deliver(*new(V), &RuntimeError{Msg: "cross-loop call: the target loop was closed before the call finished", Err: ErrLoopClosed}, false, "")
+}
+
+// callerClosed: from closes with the call in flight; nobody awaits the
+// outcome any more, so the remote task is cancelled.
+func (c *crossCall[V]) callerClosed() { c.giveUp("the calling loop was closed") }
+
+// giveUp records that from no longer waits and cancels the remote task
+// (or keeps it from starting). Any goroutine.
+func (c *crossCall[V]) giveUp(msg string) {
+	c.mu.Lock()
+	if c.cancelled {
+		c.mu.Unlock()
+		return
+	}
+	c.cancelled = true
+	task := c.task
+	c.mu.Unlock()
+	if task != nil {
+		_, _ = c.to.CallSoonThreadsafe(func() { task.Cancel(msg) })
+	}
+}
+
+// SubmitTo runs fn as a task on the loop target and returns a future, on
+// owner's loop, that receives the task's outcome (Seastar's submit_to,
+// asyncio's run_coroutine_threadsafe wrapped for the calling loop). owner
+// is the running task or its loop; the caller must be running that loop.
+// Nothing on either loop is shared: the task is created on target through
+// its CallSoonThreadsafe, and its outcome comes back the same way.
+//
+// The future's outcome is the remote task's: its value, its error
+// (errors.Is and errors.As see the remote error as it is; a panic in fn is
+// a *PanicError carrying the stack of target's task goroutine), or, for a
+// remote task that ends cancelled, a cancellation with the remote message.
+// Cancelling the future (directly, or by cancelling a task that awaits it)
+// cancels the remote task with the same message, and the future is
+// cancelled at once. If target closes before the task is done the future
+// fails with an error wrapping ErrLoopClosed; if owner's loop closes first
+// the remote task is cancelled. While the call is in flight it counts as
+// outside work for owner's loop: on virtual time that loop waits for the
+// call instead of moving its clock or reporting ErrDeadlock.
+//
+// A nil target or fn panics with a *ValueError. SubmitTo returns an error,
+// and changes nothing, when target is owner's own loop (use CreateTask),
+// when target or owner's loop is closed (the error wraps ErrLoopClosed),
+// and when the caller is not the goroutine running owner's loop (the
+// error is a *RuntimeError; a plain goroutine uses RunCoroutineThreadsafe).
+func SubmitTo[V any](owner LoopOwner, target *Loop, fn func(*T) (V, error)) (*Future[V], error) {
+	if fn == nil {
+		panic(valueErrorf("SubmitTo: nil function"))
+	}
+	return submitTo[V](loopOf(owner, "SubmitTo"), target, fn, nil, "SubmitTo")
+}
+
+// CallOn runs fn as a task on target and suspends the running task t until
+// its outcome is back: SubmitTo(t, target, fn) awaited by t. It returns
+// SubmitTo's error, or the future's outcome. Cancelling t while it waits
+// cancels the remote task with the same message, and CallOn returns the
+// *CancelledError at once.
+func CallOn[V any](t *T, target *Loop, fn func(*T) (V, error)) (V, error) {
+	if t == nil {
+		panicNilT("CallOn")
+	}
+	if fn == nil {
+		panic(valueErrorf("CallOn: nil function"))
+	}
+	if err := checkAwaiting(t, "CallOn"); err != nil {
+		var zero V
+		return zero, err
+	}
+	fut, err := submitTo[V](t.fut.loop, target, fn, nil, "CallOn")
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return fut.Await(t)
+}
+
+// CallFuncOn runs fn as a callback on target (not a task: fn must not
+// suspend) and suspends the running task t until its result is back. It
+// is the cheap cross-loop call for short work on another loop's state: no
+// task and no goroutine is created on target. A panic in fn is returned
+// as a *PanicError with target's stack; otherwise it behaves as CallOn
+// (errors, cancellation before fn ran, either loop closing). Once fn has
+// run, cancelling t only drops the result.
+func CallFuncOn[V any](t *T, target *Loop, fn func() (V, error)) (V, error) {
+	if t == nil {
+		panicNilT("CallFuncOn")
+	}
+	if fn == nil {
+		panic(valueErrorf("CallFuncOn: nil function"))
+	}
+	if err := checkAwaiting(t, "CallFuncOn"); err != nil {
+		var zero V
+		return zero, err
+	}
+	fut, err := submitTo[V](t.fut.loop, target, nil, fn, "CallFuncOn")
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return fut.Await(t)
+}
+
+// checkAwaiting is the check of the awaiting forms: t is the task running
+// on its loop, and the caller is that task.
+func checkAwaiting(t *T, op string) error {
+	l := t.fut.loop
+	if !l.OnLoopGoroutine() || l.current != t {
+		return runtimeErrorf("%s: %s is not the running task of its loop, or the caller is not its goroutine "+
+			"(a plain goroutine uses RunCoroutineThreadsafe and waits on the ConcurrentFuture)", op, t.Name())
+	}
+	return nil
+}
+
+// checkCrossCall is every cross-loop entry's validation, before any state
+// changes.
+func checkCrossCall(from, target *Loop, op string) error {
+	if target == nil {
+		panic(valueErrorf("%s: nil target loop", op))
+	}
+	if target == from {
+		return runtimeErrorf("%s: the target is the caller's own loop (use CreateTask, or call the function directly)", op)
+	}
+	if !from.OnLoopGoroutine() && (from.running.Load() || from.holder.Load() != 0) {
+		return runtimeErrorf("%s called from a goroutine that is not running the calling loop "+
+			"(a plain goroutine uses RunCoroutineThreadsafe)", op)
+	}
+	if from.closed {
+		return &RuntimeError{Msg: op + ": the calling loop is closed", Err: ErrLoopClosed}
+	}
+	return nil
+}
+
+func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, error), op string) (*Future[V], error) {
+	if err := checkCrossCall(from, target, op); err != nil {
+		return nil, err
+	}
+	if !from.registerCross(target) {
+		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
+	}
+	c := &crossCall[V]{from: from, to: target, fn: fn, ffn: ffn}
+	fut := &c.fut
+	fut.loop = from
+	fut.kind = kindCrossCall
+	if from.debug {
+		fut.unretrieved = newUnretrieved(1)
+	}
+	if _, err := target.CallSoonThreadsafe(c.start); err != nil {
+		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
+	}
+	c.node.target, c.node.call = target, c
+	from.linkCross(&c.node)
+	from.addExternal(1)
+	fut.cancelFn = func(msg string) bool {
+		if fut.state != statePending {
+			return false
+		}
+		c.release()
+		c.node.unlink()
+		c.giveUp(msg)
+		return fut.cancelPlain(msg)
+	}
+	return fut, nil
+}
+
+// release stops counting the call as outside work on from (from only).
+func (c *crossCall[V]) release() {
+	if !c.released {
+		c.released = true
+		c.from.addExternal(-1)
+	}
+}
+
+// start runs on to: it creates the remote task (or runs the function).
+func (c *crossCall[V]) start() {
+	c.mu.Lock()
+	if c.cancelled {
+		c.mu.Unlock()
+		return
+	}
+	if c.ffn != nil {
+		c.mu.Unlock()
+		c.v, c.err = callFuncRecovered(c.ffn)
+		c.finish()
+		return
+	}
+	task := CreateTask(c.to, c.fn)
+	c.task = task
+	c.remoteName, c.remoteID = task.Name(), taskID(&task.t)
+	c.mu.Unlock()
+	if task.Done() { // an eager task that finished at once
+		c.taskDone()
+		return
+	}
+	task.AddDoneCallback(c.taskDone)
+}
+
+// taskDone runs on to when the remote task is done.
+func (c *crossCall[V]) taskDone() {
+	tk := c.task
+	c.v, c.err = tk.Result() // also marks the error retrieved on to
+	if tk.Cancelled() {
+		if ce, ok := c.err.(*CancelledError); ok {
+			c.msg = ce.Msg
+		}
+		c.err, c.remoteEnd = nil, true
+	}
+	c.finish()
+}
+
+// finish sends the outcome from to back to from. A closed from refuses
+// the delivery; its Close cancelled the call.
+func (c *crossCall[V]) finish() { _, _ = c.from.CallSoonThreadsafe(c.delivered) }
+
+// delivered runs on from with the outcome finish sent.
+func (c *crossCall[V]) delivered() { c.deliver(c.v, c.err, c.remoteEnd, c.msg) }
+
+// deliver runs on from: the outcome completes the future unless it was
+// cancelled meanwhile.
+func (c *crossCall[V]) deliver(v V, err error, cancelled bool, msg string) {
+	f := &c.fut
+	if f.state != statePending {
+		return
+	}
+	c.release()
+	c.node.unlink()
+	switch {
+	case cancelled:
+		f.cancelPlain(msg)
+	case err != nil:
+		f.finish(err)
+	default:
+		f.value = v
+		f.finish(nil)
+	}
+}
+
+// callFuncRecovered calls fn, turning a panic into a *PanicError with the
+// panicking goroutine's stack.
+func callFuncRecovered[V any](fn func() (V, error)) (v V, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = newPanicError(r)
+		}
+	}()
+	return fn()
+}

@@ -1,0 +1,97 @@
+package asynciohttp
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// GroupHandler is Handler for every loop of a LoopGroup: pstree and ps
+// show each loop's tasks under a header naming the loop, json is the
+// asyncio.GroupSnapshot (each task under its loop's index), stats the
+// loops' counters by index. ?loop=i serves loop i alone, as Handler does.
+// Each loop's part is taken on that loop, in parallel; a loop that does
+// not answer within the timeout is shown blocked, the others still are.
+//
+//	mux.Handle("/debug/asyncio/", asynciohttp.GroupHandler(group))
+//
+// g must not be nil.
+func GroupHandler(g *asyncio.LoopGroup) http.Handler {
+	if g == nil {
+		panic(&asyncio.ValueError{Msg: "asynciohttp.GroupHandler: nil loop group"})
+	}
+	return &groupHandler{group: g}
+}
+
+type groupHandler struct{ group *asyncio.LoopGroup }
+
+func (h *groupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := r.URL.Query().Get("loop"); v != "" {
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 0 || i >= h.group.Len() {
+			http.Error(w, fmt.Sprintf("bad loop %q: want an index in [0, %d)", html.EscapeString(v), h.group.Len()), http.StatusBadRequest)
+			return
+		}
+		(&handler{loop: h.group.Loop(i)}).ServeHTTP(w, r)
+		return
+	}
+	name := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	timeout := DefaultTimeout
+	if v := r.URL.Query().Get("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			http.Error(w, fmt.Sprintf("bad timeout %q: want a positive Go duration such as 2s", v), http.StatusBadRequest)
+			return
+		}
+		timeout = d
+	}
+	var opts asyncio.SnapshotOptions
+	if v := r.URL.Query().Get("max"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 {
+			http.Error(w, fmt.Sprintf("bad max %q: want a positive number of tasks, or -1 for all", v), http.StatusBadRequest)
+			return
+		}
+		opts.MaxTasks = n
+	}
+	switch name {
+	case "":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, groupIndex, h.group.Len())
+		return
+	case "pstree", "ps", "json", "stats":
+	default:
+		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", html.EscapeString(name)), http.StatusNotFound)
+		return
+	}
+	s := h.group.SnapshotThreadsafe(timeout, opts)
+	switch name {
+	case "pstree":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_ = s.WriteTree(w)
+	case "ps":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_ = s.WritePS(w)
+	case "json":
+		writeJSON(w, s)
+	case "stats":
+		writeJSON(w, s.Stats())
+	}
+}
+
+const groupIndex = `<html><head><title>asyncio loop group</title></head><body>
+<p>The tasks of the %d loops of this group:</p>
+<ul>
+<li><a href="pstree">pstree</a>: who awaits whom, loop by loop</li>
+<li><a href="ps">ps</a>: one row per task and awaiter, loop by loop</li>
+<li><a href="json">json</a>: the whole snapshot, each task under its loop's index</li>
+<li><a href="stats">stats</a>: each loop's counters</li>
+</ul>
+<p>Parameters: <code>?loop=i</code> (one loop only), <code>?timeout=2s</code>, <code>?max=-1</code>.</p>
+</body></html>
+`
