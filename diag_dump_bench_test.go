@@ -74,6 +74,7 @@ func BenchmarkDiagnosticsAtScale(b *testing.B) {
 	}
 	block := func(b *testing.B, l *Loop, _ *T) {
 		p := watchPauses()
+		//asynciovet:ignore blockingcall blocking the loop on purpose is what this benchmark measures (the watchdog's report)
 		time.Sleep(600 * time.Millisecond) // blocks the loop
 		b.ReportMetric(float64(p.end())/1e6, "max-pause-ms")
 	}

@@ -105,6 +105,7 @@ func TestTaskGoroutinePool_SnapshotStackUnchanged(t *testing.T) {
 		pooled = len(l.workers)
 		s = Snapshot(t, SnapshotOptions{})
 		b.Cancel()
+		//asynciovet:ignore droppedcancel the awaited task was cancelled here on purpose: its CancelledError is expected
 		_, _ = b.Await(t)
 		return 0, nil
 	})
