@@ -5,6 +5,7 @@ package aio
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 
@@ -395,11 +396,21 @@ var _ Transport = (*socketTransport)(nil)
 // asyncio, ConnectionMade, the registration of the reader and the waiter
 // are scheduled with CallSoon, in that order.
 func newSocketTransport(l *asyncio.Loop, fd int, network string, p Protocol, server *Server, waiter *asyncio.Future[struct{}]) *socketTransport {
+	return newSocketTransportTo(l, fd, network, nil, p, server, waiter)
+}
+
+// newSocketTransportTo is newSocketTransport with the peer's address when
+// the caller knows it (the literal address a client connected to), which
+// saves the getpeername.
+func newSocketTransportTo(l *asyncio.Loop, fd int, network string, peer net.Addr, p Protocol, server *Server, waiter *asyncio.Future[struct{}]) *socketTransport {
 	tr := &socketTransport{protocol: p, server: server, protocolConnected: true}
+	if peer == nil {
+		peer = peerAddr(fd, network)
+	}
 	tr.fdTransport.init(l, fd, tr, map[string]any{
 		"socket":   fd,
 		"sockname": localAddr(fd, network),
-		"peername": peerAddr(fd, network),
+		"peername": peer,
 	})
 	if network == "tcp" {
 		// asyncio's _set_nodelay for TCP transports.
@@ -645,7 +656,8 @@ func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 // makeConnection is asyncio's _create_connection_transport: it wraps the
 // connected fd in a transport (TLS if opts ask for it) and waits until the
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
-func makeConnection(t *asyncio.T, fd int, network string, factory func() Protocol, o *options, serverHostname string) (Transport, Protocol, error) {
+// peer, when not nil, is the address fd is connected to.
+func makeConnection(t *asyncio.T, fd int, network string, factory func() Protocol, o *options, serverHostname string, peer net.Addr) (Transport, Protocol, error) {
 	l := t.Loop()
 	p := factory()
 	if o.tls != nil {
@@ -656,7 +668,7 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 		return tr, p, nil
 	}
 	waiter := asyncio.NewFuture[struct{}](l)
-	tr := newSocketTransport(l, fd, network, p, nil, waiter)
+	tr := newSocketTransportTo(l, fd, network, peer, p, nil, waiter)
 	tr.maxBuffer = o.maxWriteBuffer
 	if _, err := waiter.Await(t); err != nil {
 		tr.Close()
@@ -685,13 +697,31 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, o.sock, network, factory, o, host)
+		return makeConnection(t, o.sock, network, factory, o, host, nil)
 	}
 	fd, err := dialHost(t, host, port, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	return makeConnection(t, fd, "tcp", factory, o, host)
+	var peer net.Addr
+	if o.simHost == nil { // a simulated connection's peer is looked up (sim.go)
+		peer = literalPeer(host, port)
+	}
+	return makeConnection(t, fd, "tcp", factory, o, host, peer)
+}
+
+// literalPeer is the address a connection to the literal IP host:port
+// reaches, as getpeername would decode it (the resolver connects to a
+// literal and nothing else), or nil for a name, which may resolve to
+// several addresses, and for a scoped IPv6 literal, which ParseIP
+// refuses.
+func literalPeer(host string, port int) net.Addr {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil
+	}
+	sa, _ := sockaddrFor(ip, port)
+	return sockaddrToAddr(sa, "tcp")
 }
 
 // errSockAndAddress is asyncio's ValueError for sock= given with an
@@ -735,7 +765,7 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, o.sock, network, factory, o, "")
+		return makeConnection(t, o.sock, network, factory, o, "", nil)
 	}
 	sa, err := unixSockaddr(path)
 	if err != nil {
@@ -745,5 +775,5 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	if err != nil {
 		return nil, nil, err
 	}
-	return makeConnection(t, fd, "unix", factory, o, "")
+	return makeConnection(t, fd, "unix", factory, o, "", nil)
 }
