@@ -79,29 +79,13 @@ type handler struct{ loop *asyncio.Loop }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	name := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	timeout, err := requestTimeout(r.URL.Query().Get("timeout"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	name, timeout, opts, ok := parseRequest(w, r)
+	if !ok {
 		return
 	}
-	var opts asyncio.SnapshotOptions
-	if v := r.URL.Query().Get("max"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n == 0 {
-			http.Error(w, fmt.Sprintf("bad max %q: want a positive number of tasks, or -1 for all", v), http.StatusBadRequest)
-			return
-		}
-		opts.MaxTasks = n
-	}
-	switch name {
-	case "":
+	if name == "" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, index)
-		return
-	case "pstree", "ps", "json", "stats":
-	default:
-		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", name), http.StatusNotFound)
 		return
 	}
 	s := h.loop.SnapshotThreadsafe(timeout, opts)
@@ -128,6 +112,34 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "stats":
 		writeJSON(w, s.Stats)
 	}
+}
+
+// parseRequest reads what both handlers take from a request: the page
+// (pstree, ps, json, stats, or "" for the index), the timeout (cut to
+// MaxTimeout) and the snapshot options. It answers a bad request itself
+// (400, or 404 for an unknown page) and then reports false.
+func parseRequest(w http.ResponseWriter, r *http.Request) (name string, timeout time.Duration, opts asyncio.SnapshotOptions, ok bool) {
+	name = r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	timeout, err := requestTimeout(r.URL.Query().Get("timeout"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return "", 0, opts, false
+	}
+	if v := r.URL.Query().Get("max"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 {
+			http.Error(w, fmt.Sprintf("bad max %q: want a positive number of tasks, or -1 for all", v), http.StatusBadRequest)
+			return "", 0, opts, false
+		}
+		opts.MaxTasks = n
+	}
+	switch name {
+	case "", "pstree", "ps", "json", "stats":
+	default:
+		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", name), http.StatusNotFound)
+		return "", 0, opts, false
+	}
+	return name, timeout, opts, true
 }
 
 // requestTimeout parses the timeout parameter: DefaultTimeout when

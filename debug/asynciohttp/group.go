@@ -2,11 +2,8 @@ package asynciohttp
 
 import (
 	"fmt"
-	"html"
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -31,42 +28,23 @@ func GroupHandler(g *asyncio.LoopGroup) http.Handler {
 type groupHandler struct{ group *asyncio.LoopGroup }
 
 func (h *groupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if v := r.URL.Query().Get("loop"); v != "" {
 		i, err := strconv.Atoi(v)
 		if err != nil || i < 0 || i >= h.group.Len() {
-			http.Error(w, fmt.Sprintf("bad loop %q: want an index in [0, %d)", html.EscapeString(v), h.group.Len()), http.StatusBadRequest)
+			http.Error(w, fmt.Sprintf("bad loop %q: want an index in [0, %d)", v, h.group.Len()), http.StatusBadRequest)
 			return
 		}
 		(&handler{loop: h.group.Loop(i)}).ServeHTTP(w, r)
 		return
 	}
-	name := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	timeout := DefaultTimeout
-	if v := r.URL.Query().Get("timeout"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			http.Error(w, fmt.Sprintf("bad timeout %q: want a positive Go duration such as 2s", v), http.StatusBadRequest)
-			return
-		}
-		timeout = d
+	name, timeout, opts, ok := parseRequest(w, r)
+	if !ok {
+		return
 	}
-	var opts asyncio.SnapshotOptions
-	if v := r.URL.Query().Get("max"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n == 0 {
-			http.Error(w, fmt.Sprintf("bad max %q: want a positive number of tasks, or -1 for all", v), http.StatusBadRequest)
-			return
-		}
-		opts.MaxTasks = n
-	}
-	switch name {
-	case "":
+	if name == "" {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, groupIndex, h.group.Len())
-		return
-	case "pstree", "ps", "json", "stats":
-	default:
-		http.Error(w, fmt.Sprintf("unknown page %q: try pstree, ps, json or stats", html.EscapeString(name)), http.StatusNotFound)
 		return
 	}
 	s := h.group.SnapshotThreadsafe(timeout, opts)

@@ -74,3 +74,32 @@ func TestGroupHandler_ShowsEveryLoop(t *testing.T) {
 		t.Errorf("/ps?loop=7: status %d", codes[5])
 	}
 }
+
+// The group handler answers as Handler does: nosniff on every page, the
+// same parameter checks (a timeout cut to MaxTimeout, an unknown page a
+// 404), and the loop index checked; none of these needs a running group.
+func TestGroupHandler_SameChecksAsHandler(t *testing.T) {
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+	defer g.Close()
+	h := GroupHandler(g)
+	for path, wantCode := range map[string]int{
+		"/debug/asyncio/":               http.StatusOK,
+		"/debug/asyncio/<script>":       http.StatusNotFound,
+		"/debug/asyncio/ps?timeout=bad": http.StatusBadRequest,
+		"/debug/asyncio/ps?max=0":       http.StatusBadRequest,
+		"/debug/asyncio/ps?loop=7":      http.StatusBadRequest,
+		"/debug/asyncio/ps?loop=x%0Ay":  http.StatusBadRequest,
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != wantCode {
+			t.Errorf("%s: status %d, want %d", path, rec.Code, wantCode)
+		}
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options %q, want nosniff", path, got)
+		}
+		if body := rec.Body.String(); strings.Count(body, "\n") > 1 && wantCode != http.StatusOK {
+			t.Errorf("%s: error body spans lines (a forged line?): %q", path, body)
+		}
+	}
+}
