@@ -32,6 +32,23 @@
 // cancellation. [Gather], [Wait] and [AsCompleted] combine awaitables as
 // their asyncio namesakes do.
 //
+// # Fan-out
+//
+// [BoundedTaskGroup] runs at most n children at once (the rest queued, with
+// no goroutine until they start); [GatherBounded] and [AsCompletedBounded]
+// are the bounded combinators; [NewLimiter] is a token bucket that wakes one
+// waiter per token; [Retry] retries with backoff and jitter, never a
+// cancellation; [Hedge] and [FirstSuccess] race attempts and cancel the
+// losers. Package aio's simulated network (NewSimNetwork) runs network code
+// on the loop's virtual clock.
+//
+// # Every core
+//
+// A [LoopGroup] runs one loop per core, each an unchanged asyncio loop
+// ([RunEach], [RunGroup]); [CallOn] and [SubmitTo] await a task on another
+// loop, [CrossQueue] carries items between loops with backpressure, and
+// package aio spreads a server over the loops of a group.
+//
 // # Synchronisation
 //
 // [Lock], [Event], [Condition], [Semaphore], [Barrier] and the queues
