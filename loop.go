@@ -74,7 +74,7 @@ type Loop struct {
 	// RunCoroutineThreadsafe futures not yet done, completed by Close
 	// (guarded by threadsafeMu).
 	threadsafeFutures map[threadsafeFuture]struct{}
-	snapReq           snapshotRequests // SnapshotThreadsafe's request in flight (snapshotreq.go)
+	snapReq           snapshotRequests // SnapshotThreadsafe's request in flight (diag_snapshotreq.go)
 
 	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
 	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
