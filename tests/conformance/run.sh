@@ -68,4 +68,20 @@ for seed in ${MODERN_SEEDS:-101 102}; do
     echo "== python-modern seed $seed (${MODERN_COUNT:-${COUNT:-300}} scenarios, CPython 3.13 reference, version hazards allowed)"
     PYTHON="$here/ref/python-modern" bash "$check" --random "$seed" "${MODERN_COUNT:-${COUNT:-300}}" "$bin" || status=1
 done
+# Issue 18 item 7: the same cases and random scenarios on loop 0 of a LoopGroup whose two other loops
+# are busy handing items to each other through CrossQueues (busygroup.go): a loop of a group is an
+# unchanged asyncio loop, so every trace must still be CPython's.
+export ASYNCIO_SCENARIO_BUSY_GROUP=1
+echo "== busy group: corpus and extra cases on loop 0 of a busy 3-loop group"
+bash "$check" "$bin" "$cases" || status=1
+bash "$check" "$bin" "$here/cases" || status=1
+for seed in ${GROUP_SEEDS:-4}; do
+    echo "== busy group: random seed $seed (${GROUP_COUNT:-${COUNT:-300}} scenarios, CPython 3.11 reference with CPython's 3.12+ gather)"
+    PYTHON="$here/ref/python3" bash "$check" --random "$seed" "${GROUP_COUNT:-${COUNT:-300}}" "$bin" || status=1
+done
+for seed in ${GROUP_MODERN_SEEDS:-103}; do
+    echo "== busy group: python-modern seed $seed (${GROUP_COUNT:-${COUNT:-300}} scenarios, CPython 3.13 reference)"
+    PYTHON="$here/ref/python-modern" bash "$check" --random "$seed" "${GROUP_COUNT:-${COUNT:-300}}" "$bin" || status=1
+done
+unset ASYNCIO_SCENARIO_BUSY_GROUP
 exit $status

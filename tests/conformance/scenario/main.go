@@ -30,7 +30,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: scenario CASE.json")
 		os.Exit(2)
 	}
-	if err := runFile(os.Args[1], os.Stdout); err != nil {
+	run := func(path string) error { return runFile(path, os.Stdout) }
+	if os.Getenv(busyGroupEnv) == "1" {
+		run = runFileOnBusyGroup
+	}
+	if err := run(os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, "scenario:", err)
 		os.Exit(1)
 	}
