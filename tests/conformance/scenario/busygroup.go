@@ -72,4 +72,3 @@ func runFileOnBusyGroup(path string) error {
 	}
 	return errors.Join(err, g.Close())
 }
-
