@@ -115,15 +115,24 @@ func (q *CrossQueue[V]) serve(w *crossWaiter[V], v V, err error) bool {
 	return true
 }
 
-// putLocked puts v: to the first waiting getter, else into the queue. It
-// reports false when the queue is full. q.mu is held.
-func (q *CrossQueue[V]) putLocked(v V) bool {
+// giveToGetter hands v to the first getter still waiting, dropping the
+// ones that left; it reports false when none is waiting. q.mu is held.
+func (q *CrossQueue[V]) giveToGetter(v V) bool {
 	for len(q.getters) > 0 {
 		w := q.getters[0]
 		q.getters = q.getters[1:]
 		if q.serve(w, v, nil) {
 			return true
 		}
+	}
+	return false
+}
+
+// putLocked puts v: to the first waiting getter, else into the queue. It
+// reports false when the queue is full. q.mu is held.
+func (q *CrossQueue[V]) putLocked(v V) bool {
+	if q.giveToGetter(v) {
+		return true
 	}
 	if q.n == len(q.items) {
 		return false
@@ -306,12 +315,8 @@ func (q *CrossQueue[V]) abandon(w *crossWaiter[V]) {
 // else into the queue. It reports false when the queue is full. q.mu is
 // held.
 func (q *CrossQueue[V]) putFrontLocked(v V) bool {
-	for len(q.getters) > 0 {
-		w := q.getters[0]
-		q.getters = q.getters[1:]
-		if q.serve(w, v, nil) {
-			return true
-		}
+	if q.giveToGetter(v) {
+		return true
 	}
 	if q.n == len(q.items) {
 		return false
