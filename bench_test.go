@@ -125,3 +125,41 @@ func BenchmarkW3FuturePingPong(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// W12's shape: a task on loop 0 of a two-loop group calls a function on
+// loop 1 and awaits the result, b.N times in sequence; one op is one
+// round trip.
+func BenchmarkW12CrossLoopCall(b *testing.B) {
+	for _, form := range []string{"CallOn", "CallFuncOn"} {
+		b.Run(form, func(b *testing.B) {
+			b.ReportAllocs()
+			g := NewLoopGroup(WithLoops(2))
+			defer g.Close()
+			_, err := RunGroup(g, func(t *T) (int, error) {
+				target := g.Loop(1)
+				x := 0
+				var err error
+				b.ResetTimer()
+				for range b.N {
+					v := x
+					if form == "CallOn" {
+						x, err = CallOn(t, target, func(*T) (int, error) { return v + 1, nil })
+					} else {
+						x, err = CallFuncOn(t, target, func() (int, error) { return v + 1, nil })
+					}
+					if err != nil {
+						return 0, err
+					}
+				}
+				b.StopTimer()
+				if x != b.N {
+					return 0, fmt.Errorf("x = %d, want %d", x, b.N)
+				}
+				return x, nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

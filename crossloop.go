@@ -26,6 +26,7 @@ package asyncio
 // until its outcome is back or its future is cancelled.
 
 import (
+	"fmt"
 	"sync"
 )
 
@@ -135,11 +136,15 @@ type crossCall[V any] struct {
 	// (from's goroutine only).
 	released bool
 
-	mu         sync.Mutex
-	cancelled  bool // from gave up: the future was cancelled, or from closed
-	task       *Task[V]
-	remoteName string // the remote task's, for snapshots of from
-	remoteID   string
+	mu        sync.Mutex
+	cancelled bool // from gave up: the future was cancelled, or from closed
+	task      *Task[V]
+	// The remote task's name and address as it was created, for
+	// snapshots of from: copied, not formatted, since a call is seldom
+	// looked at (remote formats them).
+	remoteName    string
+	remoteNameSeq uint32
+	remoteAddr    uintptr
 
 	// The outcome, written on to before it is sent to from.
 	v         V
@@ -153,7 +158,14 @@ func (c *crossCall[V]) future() *futureCore { return &c.fut.futureCore }
 func (c *crossCall[V]) remote() (name, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.remoteName, c.remoteID
+	if c.remoteAddr == 0 {
+		return "", ""
+	}
+	name = c.remoteName
+	if c.remoteNameSeq != 0 {
+		name = taskSeqName(c.remoteNameSeq)
+	}
+	return name, fmt.Sprintf("%#x", c.remoteAddr)
 }
 
 // crossAwait describes, for a snapshot of l, the cross-loop call a task
@@ -369,7 +381,7 @@ func (c *crossCall[V]) start() {
 	}
 	task := CreateTask(c.to, c.fn)
 	c.task = task
-	c.remoteName, c.remoteID = task.Name(), taskID(&task.t)
+	c.remoteName, c.remoteNameSeq, c.remoteAddr = task.t.name, task.t.nameSeq, uintptrOf(&task.t)
 	c.mu.Unlock()
 	if task.Done() { // an eager task that finished at once
 		c.taskDone()

@@ -66,6 +66,7 @@ type Loop struct {
 	// Cross-goroutine scheduling (CallSoonThreadsafe).
 	threadsafeMu      sync.Mutex
 	threadsafePending []*Handle
+	threadsafeSpare   []*Handle     // the other buffer (moveThreadsafe)
 	threadsafeFlag    atomic.Bool   // threadsafePending is non-empty
 	sleepMode         int           // guarded by threadsafeMu: how to wake a blocked loop
 	wakeCh            chan struct{} // wakes a loop blocked without a selector

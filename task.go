@@ -257,11 +257,14 @@ func (t *T) isNil() bool { return t == nil }
 // Name returns the task's name (asyncio's get_name).
 func (t *T) Name() string {
 	if t.nameSeq != 0 {
-		t.name = "Task-" + strconv.FormatUint(uint64(t.nameSeq), 10)
+		t.name = taskSeqName(t.nameSeq)
 		t.nameSeq = 0
 	}
 	return t.name
 }
+
+// taskSeqName is the default name of the task numbered seq.
+func taskSeqName(seq uint32) string { return "Task-" + strconv.FormatUint(uint64(seq), 10) }
 
 // SetName renames the task (asyncio's set_name).
 func (t *T) SetName(name string) {

@@ -283,16 +283,7 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	// Wake the loop while still holding the lock: Close takes it before
 	// closing the selector, so the selector cannot be closed (and its
 	// wakeup descriptor reused) between reading sleepMode and the wakeup.
-	switch l.sleepMode {
-	case sleepOnChannel:
-		select {
-		case l.wakeCh <- struct{}{}:
-		default:
-		}
-	case sleepOnSelector:
-		l.sel.wakeup()
-	}
-	l.sleepMode = sleepAwake // one wakeup is enough
+	l.wakeLocked()
 	l.threadsafeMu.Unlock()
 	return h, nil
 }
@@ -301,6 +292,13 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 // state again (the count of external work changed).
 func (l *Loop) wake() {
 	l.threadsafeMu.Lock()
+	l.wakeLocked()
+	l.threadsafeMu.Unlock()
+}
+
+// wakeLocked ends the loop's wait, however it waits (threadsafeMu held).
+// One wakeup is enough: the loop is awake until it next decides to wait.
+func (l *Loop) wakeLocked() {
 	switch l.sleepMode {
 	case sleepOnChannel:
 		select {
@@ -311,7 +309,6 @@ func (l *Loop) wake() {
 		l.sel.wakeup()
 	}
 	l.sleepMode = sleepAwake
-	l.threadsafeMu.Unlock()
 }
 
 // addExternal counts work in flight on other goroutines that will come
@@ -332,10 +329,13 @@ func (l *Loop) drainThreadsafe() {
 func (l *Loop) moveThreadsafe() {
 	l.threadsafeMu.Lock()
 	pending := l.threadsafePending
-	l.threadsafePending = nil
+	// The two buffers take turns, so appending reallocates only while
+	// they grow.
+	l.threadsafePending, l.threadsafeSpare = l.threadsafeSpare[:0], pending
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
-	for _, h := range pending {
+	for i, h := range pending {
 		l.ready.push(readyEntry{handle: h})
+		pending[i] = nil
 	}
 }
