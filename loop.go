@@ -124,6 +124,7 @@ type Loop struct {
 
 	handleSlab []Handle  // unused Handles for CallSoon; see newHandle
 	workers    []*worker // parked task goroutines (switch.go)
+	lockKey    uint64    // the driver's thread lock, for task goroutines ("Locked threads", switch.go)
 
 	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 }
@@ -388,6 +389,17 @@ func (l *Loop) RunForever() error {
 	if l.closed {
 		return errLoopClosed()
 	}
+	// Go resumes a task's goroutine only in the thread-lock state it was
+	// started in ("Locked threads" in switch.go).
+	key := lockKeyOfCaller()
+	if key != l.lockKey || key != 0 {
+		if t := l.unresumable(key); t != nil {
+			return runtimeErrorf("RunForever: task %s was started while the loop ran on a goroutine %s, and Go can resume it "+
+				"only from such a goroutine (runtime.LockOSThread): run the loop from the goroutine that started it",
+				quoteText(t.Name()), lockStateText(l.lockKey))
+		}
+	}
+	l.lockKey = key
 	l.running.Store(true)
 	registerRunning(l) // runningloops.go
 	l.driverToken = gid.Token()
@@ -396,6 +408,9 @@ func (l *Loop) RunForever() error {
 	start := l.Time()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
+		if key != 0 {
+			l.releaseLockedWorkers(key) // only this goroutine can
+		}
 		l.disarmWatchdog()
 		unregisterRunning(l)
 		l.running.Store(false)
@@ -410,6 +425,14 @@ func (l *Loop) RunForever() error {
 		return &DeadlockError{Snapshot: l.snapshot(SnapshotOptions{MaxTasks: deadlockDumpTasks})}
 	}
 	return nil
+}
+
+// lockStateText describes the driver of lock key key, for errors.
+func lockStateText(key uint64) string {
+	if key == 0 {
+		return "not locked to its OS thread"
+	}
+	return "locked to its OS thread"
 }
 
 // driveLoop is RunForever's part as the driver. Like runTaskFunc it is a

@@ -73,10 +73,20 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 	}
 	task := CreateTask(l, main, r.withRunnerContext(opts)...)
 	inRunnerContext := task.t.ctx == nil || (r.vars != nil && task.t.ctx.vars == r.vars)
-	r.interrupts = startInterrupts(l, &task.t)
+	in := startInterrupts(l, &task.t)
+	r.interrupts = in
+	defer func() {
+		// A runtime.Goexit in main ends this goroutine inside
+		// RunUntilComplete (DESIGN.md, "The handoff"): SIGINT must not stay
+		// watched.
+		if !in.finished {
+			in.stopWatch()
+			r.interrupts = nil
+		}
+	}()
 	// RunUntilComplete already retrieved main's error: return that one, as
 	// a second retrieval of a cancelled task loses its message (FUT-8).
-	err := r.interrupts.finish(l.RunUntilComplete(task))
+	err := in.finish(l.RunUntilComplete(task))
 	r.interrupts = nil
 	r.keepRunnerContext(&task.t, inRunnerContext)
 	if err != nil {

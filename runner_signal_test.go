@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -201,7 +202,7 @@ func TestRUN4_InterruptHookFirstReasonWins(t *testing.T) {
 // and once two SIGINTs have arrived, a third ends the process even when a
 // task blocks the loop so that it never handles the first two.
 func TestRUN4_SIGINTDispositionAroundRun(t *testing.T) {
-	for _, scenario := range []string{"sigint-after-run", "sigint-blocked-loop"} {
+	for _, scenario := range []string{"sigint-after-run", "sigint-blocked-loop", "sigint-after-goexit"} {
 		out, err := runHelper(scenario)
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
@@ -220,6 +221,24 @@ func init() {
 			return 2
 		}
 		fmt.Printf("watched: %v\n", watched)
+		return 0
+	}
+	// RunWith ended by a runtime.Goexit in its main task (t.FailNow in a
+	// test) must not leave SIGINT watched.
+	helperProcesses["sigint-after-goexit"] = func() int {
+		rn := NewRunner()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = RunWith(rn, func(tk *T) (int, error) {
+				runtime.Goexit()
+				return 0, nil
+			})
+		}()
+		<-done
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		waitForPendingSignals()
+		fmt.Println("survived")
 		return 0
 	}
 	helperProcesses["sigint-after-run"] = func() int {

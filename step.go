@@ -65,6 +65,9 @@ func (t *T) main() {
 			return
 		}
 		r := recover()
+		if _, ok := r.(lockedUnwind); ok && t.killed {
+			r = nil
+		}
 		if t.killed {
 			// Close unwinds the task with runtime.Goexit (see park), which
 			// recover cannot stop; r is set only when a deferred call
@@ -89,6 +92,13 @@ func (t *T) main() {
 	}()
 	err := runTaskFunc(token, t)
 	returned = true
+	if t.killed {
+		// Unwound at Close, and the task's code recovered the unwinding
+		// panic of a locked goroutine (switch.go): its outcome is no
+		// longer anyone's.
+		l.current = nil
+		return
+	}
 	// Finish first, so that a slow last step is reported with the task's
 	// final state, as asyncio formats the task after its step (DEBUG-2).
 	t.finishStep(err)
@@ -159,6 +169,11 @@ func (t *T) park() error {
 			// may still use the loop, as the running task.
 			l.current = t
 			l.takeLoop(gid.Token())
+			if t.sw.locked() {
+				// A Goexit would end the goroutine calling Close too (see
+				// "Locked threads" in switch.go); main recovers this.
+				panic(lockedUnwind{})
+			}
 			runtime.Goexit()
 		}
 		l.takeLoop(gid.Token())

@@ -4,6 +4,8 @@ package asyncio
 
 import (
 	"iter"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // taskSwitch moves control between the goroutine running the loop (the
@@ -35,7 +37,32 @@ type worker struct {
 	yield    func(struct{}) bool
 	task     *T   // the task it runs now
 	labelled bool // the loop set its pprof labels: do not pool it
+	// lockKey is the loop's lockKey when the goroutine was started: only
+	// a goroutine in the same thread-lock state may resume or stop it
+	// (see "Locked threads" below).
+	lockKey uint64
 }
+
+// # Locked threads
+//
+// The runtime lets a coroutine be switched to only from a goroutine in the
+// thread-lock state of the one that created it: created by a goroutine
+// locked to its OS thread (runtime.LockOSThread), it must be resumed and
+// stopped on that thread; created unlocked, never from a locked goroutine.
+// Anything else is a fatal error that no recover can catch. The loop
+// therefore records, for each RunForever, whether its driver is locked
+// (Loop.lockKey: 0, or the locked driver's token) and, in each task
+// goroutine, the key it was started under:
+//   - RunForever refuses to run (an error, nothing changed) when a task
+//     started under another key is still pending: Go cannot resume it;
+//   - the pool hands out only goroutines of the current key, and a locked
+//     run releases its pooled goroutines before it returns;
+//   - Close unwinds an unlocked task goroutine from a goroutine of its own
+//     (always unlocked), and a locked one from the calling goroutine when
+//     that is the locked driver (with a panic the task's main recovers,
+//     since a Goexit would end the caller too); from any other goroutine a
+//     locked task goroutine cannot be unwound: it is reported and left
+//     parked.
 
 // maxPooledWorkers bounds the parked task goroutines a loop keeps.
 const maxPooledWorkers = 256
@@ -48,12 +75,12 @@ func (t *T) resume() {
 	w := t.sw.w
 	if w == nil {
 		l := t.fut.loop
-		if n := len(l.workers); n > 0 {
+		if n := len(l.workers); n > 0 && l.workers[n-1].lockKey == l.lockKey {
 			w = l.workers[n-1]
 			l.workers[n-1] = nil
 			l.workers = l.workers[:n-1]
 		} else {
-			w = newWorker()
+			w = newWorker(l.lockKey)
 		}
 		w.task, t.sw.w = t, w
 	}
@@ -61,8 +88,8 @@ func (t *T) resume() {
 }
 
 // newWorker starts a task goroutine (parked until its first next).
-func newWorker() *worker {
-	w := &worker{}
+func newWorker(lockKey uint64) *worker {
+	w := &worker{lockKey: lockKey}
 	w.next, w.stop = iter.Pull(func(yield func(struct{}) bool) {
 		w.yield = yield
 		for {
@@ -73,7 +100,7 @@ func newWorker() *worker {
 			// (Close) ends the goroutine.
 			w.task = nil
 			l := t.fut.loop
-			if w.labelled || l.closed || len(l.workers) >= maxPooledWorkers {
+			if w.labelled || l.closed || t.killed || len(l.workers) >= maxPooledWorkers {
 				return
 			}
 			l.workers = append(l.workers, w)
@@ -85,13 +112,73 @@ func newWorker() *worker {
 	return w
 }
 
-// releaseWorkers ends the pooled goroutines (Close).
+// releaseWorkers ends the pooled goroutines (Close). The unlocked ones
+// are stopped from a goroutine of their own, since the caller may be
+// locked to its thread; a locked one only from its own locked driver.
 func (l *Loop) releaseWorkers() {
+	var unlocked []*worker
 	for _, w := range l.workers {
-		w.stop()
+		if w.lockKey == 0 {
+			unlocked = append(unlocked, w)
+		} else if callerHoldsLock(w.lockKey) {
+			w.stop()
+		}
 	}
 	l.workers = nil
+	if len(unlocked) > 0 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for _, w := range unlocked {
+				w.stop()
+			}
+		}()
+		<-done
+	}
 }
+
+// releaseLockedWorkers ends the pooled goroutines of key, on the locked
+// driver before its RunForever returns: no other goroutine could.
+func (l *Loop) releaseLockedWorkers(key uint64) {
+	kept := l.workers[:0]
+	for _, w := range l.workers {
+		if w.lockKey == key {
+			w.stop()
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(l.workers[len(kept):])
+	l.workers = kept
+}
+
+// callerHoldsLock reports whether the calling goroutine is the locked
+// goroutine of key.
+func callerHoldsLock(key uint64) bool { return key == gid.Token() && gid.Locked() }
+
+// lockKeyOfCaller is the calling goroutine's lock key: its token if it is
+// locked to its thread, else 0.
+func lockKeyOfCaller() uint64 {
+	if gid.Locked() {
+		return gid.Token()
+	}
+	return 0
+}
+
+// unresumable returns a pending task started under another lock key than
+// key, or nil.
+func (l *Loop) unresumable(key uint64) *T {
+	for _, t := range l.tasks {
+		if w := t.sw.w; w != nil && w.lockKey != key && !t.fut.done() {
+			return t
+		}
+	}
+	return nil
+}
+
+// lockedUnwind is the panic that unwinds a locked task goroutine at Close
+// (see kill); T.main recovers it.
+type lockedUnwind struct{}
 
 // labelled records that the loop set t's goroutine's pprof labels.
 func (s *taskSwitch) labelled() { s.w.labelled = true }
@@ -108,6 +195,20 @@ func (t *T) suspend() bool {
 // calls stop, so stop runs on a goroutine of its own that may exit that
 // way instead of the caller of Close.
 func (t *T) kill() {
+	if key := t.sw.w.lockKey; key != 0 {
+		if !callerHoldsLock(key) {
+			l := t.fut.loop
+			l.CallExceptionHandler(ExceptionContext{
+				Message: "Task " + quoteText(t.Name()) + " cannot be unwound: its goroutine was started by a goroutine " +
+					"locked to its OS thread (runtime.LockOSThread), and Go resumes it only there; close the loop from that goroutine",
+				Task: t,
+			})
+			return
+		}
+		t.killed = true
+		t.sw.w.stop() // park panics with lockedUnwind, main recovers it
+		return
+	}
 	t.killed = true
 	done := make(chan struct{})
 	go func() {
@@ -116,6 +217,10 @@ func (t *T) kill() {
 	}()
 	<-done
 }
+
+// locked reports whether the task's goroutine was started by a goroutine
+// locked to its thread.
+func (s *taskSwitch) locked() bool { return s.w.lockKey != 0 }
 
 // created reports whether the task's goroutine was ever started.
 func (s *taskSwitch) created() bool { return s.w != nil }

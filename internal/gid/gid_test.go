@@ -1,6 +1,7 @@
 package gid
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -54,5 +55,21 @@ func BenchmarkToken(b *testing.B) {
 func BenchmarkCurrent(b *testing.B) {
 	for b.Loop() {
 		Current()
+	}
+}
+
+func TestLockedFollowsLockOSThread(t *testing.T) {
+	done := make(chan [3]bool)
+	go func() {
+		var got [3]bool
+		got[0] = Locked()
+		runtime.LockOSThread()
+		got[1] = Locked()
+		runtime.UnlockOSThread()
+		got[2] = Locked()
+		done <- got
+	}()
+	if got := <-done; got != [3]bool{false, true, false} {
+		t.Errorf("Locked before, while and after LockOSThread = %v, want [false true false]", got)
 	}
 }

@@ -22,6 +22,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -60,7 +61,12 @@ func main() {
 	limit := flag.Int("limit", 100, "W9/http-client concurrency limit")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := flag.String("trace", "", "run under runtime/trace, writing the trace to this file (the cost of tracing)")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the run (every allocation sampled: slower) to this file")
 	flag.Parse()
+	if *memProfile != "" {
+		runtime.MemProfileRate = 1
+		defer writeMemProfile(*memProfile)
+	}
 	if *traceFile != "" {
 		f, err := os.Create(*traceFile)
 		if err != nil {
@@ -146,6 +152,17 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(string(b))
+}
+
+// writeMemProfile writes the allocation profile of -memprofile.
+func writeMemProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: -memprofile: %v\n", err)
+	}
 }
 
 // record builds the common fields of the peers' schema.
