@@ -228,9 +228,14 @@ func (l *Limiter) schedule() {
 		return
 	}
 	need := float64(e.Value.(*limiterWaiter).k) - l.tokens
-	wait := time.Duration(math.Ceil(need * 1e9 / l.rate))
-	if wait < 0 {
-		wait = 0
+	var wait time.Duration
+	switch ns := math.Ceil(need * 1e9 / l.rate); {
+	case ns >= float64(Never):
+		// A tiny rate: converting would overflow (to a negative wait,
+		// a timer firing at once, again and again).
+		wait = Never
+	case ns > 0:
+		wait = time.Duration(ns)
 	}
 	l.timer = l.loop.CallAt(addSaturating(l.last, wait), l.tick)
 }

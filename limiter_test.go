@@ -263,3 +263,23 @@ func TestLimiter_RateZeroIsABudget(t *testing.T) {
 		return nil
 	})
 }
+
+// A rate so small that the wait for the next token does not fit in a
+// time.Duration waits (forever, as good as) instead of overflowing to a
+// negative wait: the timer must not fire again and again.
+func TestLimiter_TinyRateDoesNotSpin(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(1e-12, 1)
+		if err := lim.Acquire(tk); err != nil {
+			return err
+		}
+		_, err := WaitForFunc(tk, time.Hour, func(t *T) (struct{}, error) { return struct{}{}, lim.Acquire(t) })
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("second Acquire: %v, want a timeout after an hour", err)
+		}
+		if ticks := lim.Stats().Ticks; ticks != 0 {
+			t.Errorf("the limiter's timer fired %d times, want 0", ticks)
+		}
+		return nil
+	})
+}
