@@ -25,8 +25,10 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	if from != nil {
 		err = from.resultErr() // the wakeup reads the result (TASK-4)
 	}
-	if t.pendingThrow != nil {
-		err, t.pendingThrow = t.pendingThrow, nil
+	if t.stepErr != nil {
+		// A RuntimeError for this step, set by suspendOn during the last
+		// one (stepErr is nil while the task runs: park takes it).
+		err, t.stepErr = t.stepErr, nil
 	}
 	if t.mustCancel && !outcomeOutlivesCancel(from) {
 		if !IsCancelled(err) {
@@ -115,10 +117,10 @@ func (t *T) suspendOn(f *futureCore) error {
 	}
 	switch {
 	case f.loop != t.fut.loop:
-		t.pendingThrow = runtimeErrorf("Task %s got Future %s attached to a different loop", t, f.repr())
+		t.stepErr = runtimeErrorf("Task %s got Future %s attached to a different loop", t, f.repr())
 		t.fut.loop.scheduleStep(t)
 	case f == t.fut:
-		t.pendingThrow = runtimeErrorf("Task cannot await on itself: %s", t)
+		t.stepErr = runtimeErrorf("Task cannot await on itself: %s", t)
 		t.fut.loop.scheduleStep(t)
 	default:
 		if f.waiter == nil && len(f.callbacks) == 0 {
@@ -164,7 +166,7 @@ func (t *T) yield() error {
 func (l *Loop) yieldsAlone(t *T) bool {
 	return l.snapshotLeft == 0 && l.ready.len() == 0 && len(l.timers) == 0 && len(l.fds) == 0 &&
 		l.obs == nil && l.beforePoll == nil && l.afterPoll == nil && !l.stopping && !l.deadlocked &&
-		!l.threadsafeFlag.Load() && !t.mustCancel && t.pendingThrow == nil && t.eager != eagerStepping &&
+		!l.threadsafeFlag.Load() && !t.mustCancel && t.stepErr == nil && t.eager != eagerStepping &&
 		trace.IsEnabled() == l.diagSet.tracing
 }
 

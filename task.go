@@ -48,17 +48,19 @@ type T struct {
 	// not recurse without end (a stack overflow kills the process).
 	inCancel bool
 	// The two counters are int32 and sit beside the bools to keep T small:
-	// a Task[V] with a word-sized V fits the 224-byte size class.
+	// a Task[V] with a V of at most a word fits the 256-byte size class.
 	numCancelRequested int32
 	tasksIndex         int32 // position in loop.tasks
 	// nameSeq, when not 0, is the N of the default name "Task-N", which
 	// Name formats on first use: most tasks are never asked their name,
 	// and this field fits in padding while the string costs an allocation.
-	nameSeq      uint32
-	cancelMsg    string
-	futWaiter    *futureCore
-	stepErr      error // what the current step throws in
-	pendingThrow error // a RuntimeError for the next step
+	nameSeq   uint32
+	cancelMsg string
+	futWaiter *futureCore
+	// stepErr is what the step being resumed throws in (beginStep sets
+	// it, park takes it); while the task runs it is nil, or the
+	// RuntimeError suspendOn leaves for the next step.
+	stepErr error
 	// ctx is the task's context state (context.go); nil until anyone
 	// gives or asks the task a context.
 	ctx *taskCtx
