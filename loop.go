@@ -125,9 +125,18 @@ type Loop struct {
 	handleSlab []Handle  // unused Handles for CallSoon; see newHandle
 	workers    []*worker // parked task goroutines (switch.go)
 	lockKey    uint64    // the driver's thread lock, for task goroutines ("Locked threads", switch.go)
+	// resumers are the tasks whose goroutines resumed the task running
+	// now, outermost first (runReady): it gives control back to the last
+	// one, not to the driver. Empty when the driver resumed it.
+	resumers []*T
 
 	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 }
+
+// maxNestedResumes bounds how deep tasks resume one another (runReady):
+// a task that must give control back to one far up the chain switches
+// once per level.
+const maxNestedResumes = 4
 
 // coarseClockEvery+1 is how many iterations may pass between two reads of
 // the coarse clock when the loop neither waits nor has timers.
@@ -408,6 +417,7 @@ func (l *Loop) RunForever() error {
 	start := l.Time()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
+		l.resumers = l.resumers[:0] // a Goexit may have ended nested resumes
 		if key != 0 {
 			l.releaseLockedWorkers(key) // only this goroutine can
 		}
@@ -493,12 +503,17 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 // callbacks and iterations that come next, and when its own next step comes
 // up it simply returns into the task: a task that only yields, or awaits
 // what its own callbacks complete, never switches goroutines. When another
-// task's step comes up, or the loop must stop, it hands control back to the
-// driver, which resumes that task. Only the driver resumes tasks, so
-// resumes never nest (an eager task's first step, inside CreateTask, is the
-// one exception: see eagerStart in step.go). The snapshot being run is loop state (snapshotLeft),
-// so whichever goroutine holds the loop carries on exactly where the other
-// left off.
+// task's step comes up, the task resumes that task itself: one switch
+// instead of two (back to the driver, then to the other task). The other
+// task gives control back to it when its own step ends (Loop.resumers),
+// and a task whose step comes up while it waits inside such a resume gets
+// control back the same way, up the chain; so two tasks handing over to
+// each other switch once per handoff. Resumes nest at most
+// maxNestedResumes deep; past that, and when the loop must stop, control
+// goes back up to the driver. (An eager task's first step, inside
+// CreateTask, nests too: see eagerStart in step.go.) The snapshot being
+// run is loop state (snapshotLeft), so whichever goroutine holds the loop
+// carries on exactly where the other left off.
 
 // nextUp is what runReady stopped at.
 type nextUp uint8
@@ -510,8 +525,9 @@ const (
 	// upOwnStep: the calling task's own next step is due; it goes on
 	// without a goroutine switch.
 	upOwnStep
-	// upOtherStep: another task's step is due. Only the driver resumes
-	// tasks, so the calling task gives control back to it.
+	// upOtherStep: another task's step is due that the calling task must
+	// not resume (it waits up the chain of resumes, or the chain is as
+	// deep as it may be): it gives control back to whoever resumed it.
 	upOtherStep
 )
 
@@ -519,8 +535,9 @@ const (
 // snapshot, then iteration after iteration. Called by the driver (self ==
 // nil), it resumes every task whose step comes up and returns upStop when
 // the loop must stop. Called by task self as its step ends, it returns at
-// the first task step it meets (upOwnStep if it is self's, upOtherStep,
-// leaving the entry queued, if not) or upStop.
+// self's own next step (upOwnStep) or upStop; another task's step it runs
+// by resuming that task (nested), unless upOtherStep says control must go
+// back up (the entry stays queued).
 func (l *Loop) runReady(self *T) nextUp {
 	for {
 		if l.snapshotLeft == 0 {
@@ -540,8 +557,15 @@ func (l *Loop) runReady(self *T) nextUp {
 			continue
 		}
 		task := e.task
+		nest := false
 		if self != nil && task != self {
-			return upOtherStep
+			// task resuming another (an ancestor of self in the chain of
+			// resumes) is waiting inside its resume: control goes back up
+			// to it, as it does past the deepest nesting.
+			if task.resuming || len(l.resumers) == maxNestedResumes {
+				return upOtherStep // back to the task that resumed self
+			}
+			nest = true
 		}
 		from := e.from
 		l.ready.pop()
@@ -554,6 +578,18 @@ func (l *Loop) runReady(self *T) nextUp {
 			return upOwnStep
 		}
 		task.started = true
+		if nest {
+			// self resumes task itself: one switch instead of two (back to
+			// whoever resumed self, then to task). task gives control back
+			// to self when its step ends.
+			l.resumers = append(l.resumers, self)
+			self.resuming = true
+			task.resume()
+			self.resuming = false
+			l.resumers = l.resumers[:len(l.resumers)-1]
+			l.takeLoop(gid.Token())
+			continue
+		}
 		task.resume() // the driver: run task's step on its goroutine
 		if task.fut.done() {
 			// Its goroutine has exited; a new goroutine may get its token.

@@ -71,6 +71,14 @@ func (t *T) main() {
 		if _, ok := r.(lockedUnwind); ok && t.killed {
 			r = nil
 		}
+		if t.resuming && r == nil {
+			// The task t resumed (runReady) ended its goroutine with
+			// runtime.Goexit, which iter.Pull passes on to t's goroutine:
+			// t did nothing wrong, but its goroutine is gone, as the
+			// driver's soon is. t stays pending (Close reports it).
+			t.resuming = false
+			return
+		}
 		if t.killed {
 			// Close unwinds the task with runtime.Goexit (see park), which
 			// recover cannot stop; r is set only when a deferred call
@@ -227,11 +235,10 @@ func (t *T) park() error {
 // from the creator's goroutine (a task's, or whichever runs the loop when a
 // callback creates it), and the step ends where t first parks (park sees
 // eagerStepping and gives control straight back, without running the loop) or
-// returns. The creator then is the current task again. This is the one
-// place where a goroutine other than the driver resumes a task; resumes
-// nest only this way, one eager step inside another (iter.Pull allows
-// it: next switches to the task's goroutine and its yield switches back
-// to whichever goroutine called next).
+// returns. The creator then is the current task again. Resumes nest this
+// way, one eager step inside another, as they do in runReady (iter.Pull
+// allows it: next switches to the task's goroutine and its yield switches
+// back to whichever goroutine called next).
 func (l *Loop) eagerStart(t *T) {
 	prev, prevHolder := l.current, l.holder.Load()
 	t.started, t.eager = true, eagerStepping

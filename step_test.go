@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"fmt"
 	"go.uber.org/goleak"
 	"runtime"
 	"slices"
@@ -70,6 +71,111 @@ func TestTaskGoexitFailsTaskAndEndsLoopGoroutine(t *testing.T) {
 	}
 	if l.IsRunning() {
 		t.Error("loop still marked running")
+	}
+}
+
+// A task resumed directly by another task's goroutine (runReady's one
+// switch instead of two) that ends with runtime.Goexit fails alone: the
+// resuming task's goroutine is ended by the Goexit too, but that task
+// stays pending (its outcome is not errGoexit), and Close reports it.
+func TestTaskGoexitInATaskResumedByAnother(t *testing.T) {
+	l := NewTestLoop()
+	var reports []string
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) { reports = append(reports, c.Message) })
+	var resumedBy *T
+	// The first iteration runs resumer's step, then exiting's: resumer's
+	// step ends with exiting's next, so resumer's goroutine resumes it.
+	resumer := CreateTask(l, func(t *T) (int, error) {
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
+		Sleep(t, 0)
+		_, err := NewFuture[int](t).Await(t)
+		return 0, err
+	}, WithName("resumer"))
+	exiting := CreateTask(l, func(t *T) (int, error) {
+		if n := len(l.resumers); n > 0 {
+			resumedBy = l.resumers[n-1]
+		}
+		runtime.Goexit()
+		return 0, nil
+	}, WithName("exiting"))
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		l.RunUntilComplete(resumer)
+	}()
+	<-exited
+	if resumedBy != resumer.T() {
+		t.Fatalf("exiting was resumed by %v, want by resumer's goroutine", resumedBy)
+	}
+	if err := exiting.Err(); !errors.Is(err, errGoexit) {
+		t.Errorf("exiting task: %v, want errGoexit", err)
+	}
+	if resumer.Done() {
+		t.Errorf("resumer is done (%v); want it pending", resumer.Err())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || !strings.Contains(reports[0], "destroyed but it is pending") {
+		t.Errorf("reports %q, want the pending resumer's", reports)
+	}
+}
+
+// Tasks handing control to one another through futures switch once per
+// handoff: the task whose step ends resumes the next one itself, and a
+// task gives control straight back to the one that resumed it when that
+// one's step is next. The outcome and every step are as with the driver
+// resuming each task (the conformance suite checks the orders).
+func TestNestedResumes_RoundRobin(t *testing.T) {
+	var order []string
+	maxDepth := 0
+	runVirtual(t, func(tk *T) error {
+		l := tk.Loop()
+		step := func(name string) {
+			order = append(order, name)
+			maxDepth = max(maxDepth, len(l.resumers))
+		}
+		// Five tasks in a ring: each wakes the next, then waits for its
+		// turn.
+		const n, rounds = 5, 3
+		futs := make([]*Future[int], n)
+		for i := range futs {
+			futs[i] = NewFuture[int](tk)
+		}
+		tasks := make([]*Task[int], n)
+		for i := range n {
+			tasks[i] = CreateTask(tk, func(t *T) (int, error) {
+				for r := range rounds {
+					if i > 0 || r > 0 {
+						if _, err := futs[i].Await(t); err != nil {
+							return 0, err
+						}
+						futs[i] = NewFuture[int](t)
+					}
+					step(fmt.Sprintf("%d.%d", i, r))
+					futs[(i+1)%n].SetResult(r)
+				}
+				return i, nil
+			})
+		}
+		for _, task := range tasks {
+			if _, err := task.Await(tk); err != nil {
+				return err
+			}
+		}
+		var want []string
+		for r := range rounds {
+			for i := range n {
+				want = append(want, fmt.Sprintf("%d.%d", i, r))
+			}
+		}
+		if fmt.Sprint(order) != fmt.Sprint(want) {
+			t.Errorf("order %v, want %v", order, want)
+		}
+		return nil
+	})
+	if maxDepth == 0 || maxDepth > maxNestedResumes {
+		t.Errorf("deepest nesting %d, want 1..%d", maxDepth, maxNestedResumes)
 	}
 }
 

@@ -68,9 +68,10 @@ type worker struct {
 const maxPooledWorkers = 256
 
 // resume runs t until its step ends (it suspends or finishes). It is
-// called only by the goroutine in RunForever (and, for an eager first
-// step, by the creator); t's first resume runs t's function on a pooled
-// goroutine, or on a new one.
+// called by the goroutine running the loop: the driver in RunForever, a
+// task whose step just ended (runReady), or, for an eager first step, the
+// creator; t's first resume runs t's function on a pooled goroutine, or on
+// a new one.
 func (t *T) resume() {
 	w := t.sw.w
 	if w == nil {
