@@ -66,7 +66,6 @@ type Loop struct {
 	// Cross-goroutine scheduling (CallSoonThreadsafe).
 	threadsafeMu      sync.Mutex
 	threadsafePending []*Handle
-	threadsafeSpare   []*Handle     // the other buffer (moveThreadsafe)
 	threadsafeFlag    atomic.Bool   // threadsafePending is non-empty
 	sleepMode         int           // guarded by threadsafeMu: how to wake a blocked loop
 	wakeCh            chan struct{} // wakes a loop blocked without a selector
@@ -131,6 +130,11 @@ type Loop struct {
 	resumers []*T
 
 	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
+
+	// threadsafeSpare is the other buffer of threadsafePending (guarded by
+	// threadsafeMu; moveThreadsafe). Last, with the other cold fields, so
+	// that the hot ones keep their places.
+	threadsafeSpare []*Handle
 }
 
 // maxNestedResumes bounds how deep tasks resume one another (runReady):
