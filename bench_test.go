@@ -163,3 +163,18 @@ func BenchmarkW12CrossLoopCall(b *testing.B) {
 		})
 	}
 }
+
+// A RunUntilComplete of a task that returns at once, b.N times on one
+// loop (a synchronous wrapper's pattern): the cost of entering and
+// leaving the loop.
+func BenchmarkRunUntilCompleteShort(b *testing.B) {
+	b.ReportAllocs()
+	l := NewLoop()
+	defer l.Close()
+	for range b.N {
+		tk := CreateTask(l, func(t *T) (int, error) { return 1, nil })
+		if err := l.RunUntilComplete(tk); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

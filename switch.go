@@ -4,6 +4,7 @@ package asyncio
 
 import (
 	"iter"
+	"slices"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
 )
@@ -54,7 +55,11 @@ type worker struct {
 // (Loop.lockKey: 0, or the locked driver's token) and, in each task
 // goroutine, the key it was started under:
 //   - RunForever refuses to run (an error, nothing changed) when a task
-//     started under another key is still pending: Go cannot resume it;
+//     started under another key is still pending: Go cannot resume it.
+//     The lock state is read once per driver goroutine (~3 µs), so a
+//     goroutine that locks or unlocks between two runs, or a new one that
+//     reuses an exited driver's runtime descriptor (gid.Token), is taken
+//     to be in the state first read;
 //   - the pool hands out only goroutines of the current key, and a locked
 //     run releases its pooled goroutines before it returns;
 //   - Close unwinds an unlocked task goroutine from a goroutine of its own
@@ -82,6 +87,9 @@ func (t *T) resume() {
 			l.workers = l.workers[:n-1]
 		} else {
 			w = newWorker(l.lockKey)
+			if len(l.workerKeys) == 0 || l.workerKeys[len(l.workerKeys)-1] != l.lockKey {
+				l.noteWorkerKey()
+			}
 		}
 		w.task, t.sw.w = t, w
 	}
@@ -166,15 +174,30 @@ func lockKeyOfCaller() uint64 {
 	return 0
 }
 
+// noteWorkerKey records that a task goroutine was started under the
+// current lockKey.
+func (l *Loop) noteWorkerKey() {
+	if !slices.Contains(l.workerKeys, l.lockKey) {
+		l.workerKeys = append(l.workerKeys, l.lockKey)
+	}
+}
+
+// mixedLockKeys reports whether a task goroutine may have been started
+// under another lock key than key: only then can a pending task be one Go
+// cannot resume (RunForever scans the tasks).
+func (l *Loop) mixedLockKeys(key uint64) bool {
+	return len(l.workerKeys) > 1 || (len(l.workerKeys) == 1 && l.workerKeys[0] != key)
+}
+
 // unresumable returns a pending task started under another lock key than
-// key, or nil.
-func (l *Loop) unresumable(key uint64) *T {
+// key, and that key; nil if there is none.
+func (l *Loop) unresumable(key uint64) (*T, uint64) {
 	for _, t := range l.tasks {
 		if w := t.sw.w; w != nil && w.lockKey != key && !t.fut.done() {
-			return t
+			return t, w.lockKey
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 // lockedUnwind is the panic that unwinds a locked task goroutine at Close

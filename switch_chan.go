@@ -49,12 +49,13 @@ func (s *taskSwitch) created() bool { return s.resumeCh != nil }
 
 // The channel implementation does not pool goroutines, and its goroutines
 // may be resumed from any thread.
-func (l *Loop) releaseWorkers()             {}
-func (l *Loop) releaseLockedWorkers(uint64) {}
-func (l *Loop) unresumable(uint64) *T       { return nil }
-func (s *taskSwitch) locked() bool          { return false }
-func lockKeyOfCaller() uint64               { return 0 }
-func (s *taskSwitch) labelled()             {}
+func (l *Loop) releaseWorkers()                 {}
+func (l *Loop) releaseLockedWorkers(uint64)     {}
+func (l *Loop) unresumable(uint64) (*T, uint64) { return nil, 0 }
+func (l *Loop) mixedLockKeys(uint64) bool       { return false }
+func (s *taskSwitch) locked() bool              { return false }
+func lockKeyOfCaller() uint64                   { return 0 }
+func (s *taskSwitch) labelled()                 {}
 
 // worker is the pooled goroutine of switch.go; this implementation has
 // none, so Loop.workers stays empty.

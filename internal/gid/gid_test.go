@@ -73,3 +73,9 @@ func TestLockedFollowsLockOSThread(t *testing.T) {
 		t.Errorf("Locked before, while and after LockOSThread = %v, want [false true false]", got)
 	}
 }
+
+func BenchmarkLocked(b *testing.B) {
+	for range b.N {
+		Locked()
+	}
+}
