@@ -1,18 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // Issue 18 item 7: a scenario runs on a loop that belongs to a LoopGroup
@@ -44,34 +37,5 @@ func TestConformanceCasesOnABusyGroup(t *testing.T) {
 		t.Fatalf("no conformance cases in %s (%v)", dir, err)
 	}
 	sort.Strings(cases)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := 0; k < len(cases); k++ {
-		c := cases[k]
-		name := strings.TrimSuffix(filepath.Base(c), ".json")
-		t.Run(name, func(t *testing.T) {
-			trace := strings.TrimSuffix(c, ".json") + ".trace"
-			if o := filepath.Join("..", "overrides", name+".trace"); fileExists(o) {
-				trace = o
-			}
-			want, err := os.ReadFile(trace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, self)
-			cmd.Env = append(os.Environ(), groupChildEnv+"="+c, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("interpreter failed: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
-			}
-			if diff := cmp.Diff(lines(string(want)), lines(stdout.String())); diff != "" {
-				t.Errorf("trace differs from the CPython reference (-want +got):\n%s", diff)
-			}
-		})
-	}
+	checkCasesInChild(t, cases, groupChildEnv)
 }

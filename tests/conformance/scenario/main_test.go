@@ -63,6 +63,14 @@ func TestConformanceCases(t *testing.T) {
 	}
 	cases = append(cases, extra...)
 	sort.Strings(cases)
+	checkCasesInChild(t, cases, childEnv)
+}
+
+// checkCasesInChild replays each case in a child process of this test
+// binary (env names the case file for the child's init) and compares its
+// trace with the CPython reference, or with the override in ../overrides.
+func checkCasesInChild(t *testing.T, cases []string, env string) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +92,7 @@ func TestConformanceCases(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, self)
 			// GORACE: a -race child would otherwise sleep 1 s at exit.
-			cmd.Env = append(os.Environ(), childEnv+"="+c, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+			cmd.Env = append(os.Environ(), env+"="+c, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
