@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"strings"
-	"sync"
 	"testing"
 )
 
@@ -65,32 +62,7 @@ func TestW8EchoServerOnAGroup(t *testing.T) {
 				t.Fatalf("server printed %q: %v %v", line, err, serr)
 			}
 			go io.Copy(io.Discard, pr)
-			var wg sync.WaitGroup
-			for c := 0; c < 4; c++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					defer conn.Close()
-					msg := []byte(strings.Repeat(fmt.Sprint(c), size))
-					buf := make([]byte, size)
-					for i := 0; i < 20; i++ {
-						if _, err := conn.Write(msg); err != nil {
-							t.Error(err)
-							return
-						}
-						if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != string(msg) {
-							t.Errorf("%s %s: round trip %d: %q %v", mode, variant, i, buf, err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			echoRoundTrips(t, port, size, 20, mode+" "+variant)
 			close(stop)
 			if err := <-errc; err != nil {
 				t.Errorf("%s %s: groupEchoServer: %v", mode, variant, err)

@@ -42,34 +42,41 @@ func TestW8EchoServer(t *testing.T) {
 	for _, variant := range []string{"streams", "protocol"} {
 		const size = 64
 		port, stop := startEcho(t, variant, size)
-		var wg sync.WaitGroup
-		for c := 0; c < 4; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-				if err != nil {
+		echoRoundTrips(t, port, size, 50, variant)
+		stop()
+	}
+}
+
+// echoRoundTrips checks an echo server on port: 4 connections at once,
+// each sending rounds messages of size bytes and reading each back.
+func echoRoundTrips(t *testing.T, port, size, rounds int, label string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			msg := []byte(strings.Repeat(fmt.Sprint(c), size))
+			buf := make([]byte, size)
+			for i := 0; i < rounds; i++ {
+				if _, err := conn.Write(msg); err != nil {
 					t.Error(err)
 					return
 				}
-				defer conn.Close()
-				msg := []byte(strings.Repeat(fmt.Sprint(c), size))
-				buf := make([]byte, size)
-				for i := 0; i < 50; i++ {
-					if _, err := conn.Write(msg); err != nil {
-						t.Error(err)
-						return
-					}
-					if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != string(msg) {
-						t.Errorf("%s: round trip %d: %q %v", variant, i, buf, err)
-						return
-					}
+				if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != string(msg) {
+					t.Errorf("%s: round trip %d: %q %v", label, i, buf, err)
+					return
 				}
-			}()
-		}
-		wg.Wait()
-		stop()
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // startW9Server runs a stdlib HTTP/1.1 server like rawgo's: per
