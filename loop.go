@@ -573,7 +573,7 @@ func (l *Loop) runReady(self *T) nextUp {
 			// task resuming another (an ancestor of self in the chain of
 			// resumes) is waiting inside its resume: control goes back up
 			// to it, as it does past the deepest nesting.
-			if task.resuming || len(l.resumers) == maxNestedResumes {
+			if len(l.resumers) == maxNestedResumes || l.isResumer(task) {
 				return upOtherStep // back to the task that resumed self
 			}
 			nest = true
@@ -594,9 +594,7 @@ func (l *Loop) runReady(self *T) nextUp {
 			// whoever resumed self, then to task). task gives control back
 			// to self when its step ends.
 			l.resumers = append(l.resumers, self)
-			self.resuming = true
 			task.resume()
-			self.resuming = false
 			l.resumers = l.resumers[:len(l.resumers)-1]
 			l.takeLoop(gid.Token())
 			continue
@@ -607,6 +605,17 @@ func (l *Loop) runReady(self *T) nextUp {
 			l.takeLoop(l.driverToken)
 		}
 	}
+}
+
+// isResumer reports whether t waits inside a resume of another task (it
+// is in the chain of resumes, at most maxNestedResumes long).
+func (l *Loop) isResumer(t *T) bool {
+	for _, r := range l.resumers {
+		if r == t {
+			return true
+		}
+	}
+	return false
 }
 
 // retake makes the driver the holder again before it runs user code.

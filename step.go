@@ -71,12 +71,12 @@ func (t *T) main() {
 		if _, ok := r.(lockedUnwind); ok && t.killed {
 			r = nil
 		}
-		if t.resuming && r == nil {
+		if r == nil && l.isResumer(t) {
 			// The task t resumed (runReady) ended its goroutine with
 			// runtime.Goexit, which iter.Pull passes on to t's goroutine:
 			// t did nothing wrong, but its goroutine is gone, as the
-			// driver's soon is. t stays pending (Close reports it).
-			t.resuming = false
+			// driver's soon is. t stays pending (Close reports it;
+			// RunForever empties the chain).
 			return
 		}
 		if t.killed {

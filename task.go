@@ -47,9 +47,6 @@ type T struct {
 	// cycle of tasks awaiting each other comes back to t, which must
 	// not recurse without end (a stack overflow kills the process).
 	inCancel bool
-	// resuming: t's goroutine, its step over, resumed another task and
-	// waits for it to give control back (runReady).
-	resuming bool
 	// The two counters are int32 and sit beside the bools to keep T small:
 	// a Task[V] with a V of at most a word fits the 256-byte size class.
 	numCancelRequested int32
