@@ -36,6 +36,11 @@ package asyncio
 //     awaitable running; the inner one cancelled cancels the outer.
 //   - RunInExecutor's future cancelled cancels the job's context
 //     (runInExecutor's done callback, executor.go).
+//   - A CrossQueue waiter's future (crossqueue.go): still waiting, it
+//     leaves the queue and is cancelled; already woken (its wakeup is on
+//     the way from another loop), the request is held and wins when the
+//     wakeup arrives (heldCancel.instead), the promised item or slot
+//     passing to the next waiter.
 //
 // When the cancellation comes too late for an operation outside the loop
 // (issue 19): its outcome wins, and the cancellation is re-armed for the
@@ -137,6 +142,19 @@ func (h *heldCancel) rearm(t *T, err error) {
 	if h.held && !IsCancelled(err) && t.numCancelRequested > 0 {
 		t.rearmCancel(h.msg)
 	}
+}
+
+// instead is called by the awaiting task t once the operation's wakeup
+// arrived, for an operation whose effect has not happened yet (a
+// CrossQueue waiter that was only promised its item or slot): a held
+// cancellation not withdrawn meanwhile wins, as in asyncio's await of a
+// future completed before a cancel (CANCEL-4), and instead returns the
+// *CancelledError to return in place of the operation; nil otherwise.
+func (h *heldCancel) instead(t *T) error {
+	if h.held && t.numCancelRequested > 0 {
+		return &CancelledError{Msg: h.msg}
+	}
+	return nil
 }
 
 // outcomeOutlivesCancel reports whether a task woken by from (nil: not a

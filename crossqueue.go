@@ -3,9 +3,10 @@ package asyncio
 // A bounded queue between loops, for pipelines across a LoopGroup:
 // producer tasks on one loop, consumer tasks on another. The queue's state
 // is under a mutex (it is the one thing the loops share); a waiting task
-// is woken through its own loop's CallSoonThreadsafe, and an item or a
-// free slot is handed to the first waiter directly, in FIFO order, so no
-// task barges past one that waits.
+// is woken through its own loop's CallSoonThreadsafe and moves its item
+// when it resumes, as in asyncio, with the item or slot it was woken for
+// promised to it meanwhile, in FIFO order, so no task barges past one that
+// waits and a cancellation never loses or doubles an item.
 
 import (
 	"sync"
@@ -17,6 +18,16 @@ import (
 // own loop only. PutNowait, GetNowait, Len, Cap and Shutdown may be called
 // from any goroutine.
 //
+// As in asyncio, an item moves only when the task that puts or gets it
+// runs: a waiting Get is woken when an item arrives and takes it when it
+// resumes on its loop, a waiting Put is woken when a slot frees and puts
+// its item when it resumes. Until then the item (or the slot) is promised
+// to that waiter, so no later caller barges past it. A waiter cancelled
+// after it was woken but before it resumed gets the *CancelledError, as
+// asyncio's await of an already completed future does, and passes the
+// item or slot on to the next waiter: nothing is lost, nothing is put
+// twice.
+//
 // A task waiting in Put or Get counts as outside work for its loop: on
 // virtual time the loop waits for the other side instead of reporting
 // ErrDeadlock.
@@ -25,28 +36,35 @@ type CrossQueue[V any] struct {
 	items    []V // a ring of cap slots
 	head, n  int
 	shutdown bool
-	getters  []*crossWaiter[V]
-	putters  []*crossWaiter[V]
+	// promisedItems of the items at the front are promised to getters
+	// woken but not resumed yet, promisedSlots of the free slots to
+	// putters likewise: a caller that does not wait sees only the rest.
+	promisedItems, promisedSlots int
+	// epoch counts immediate Shutdowns, which discard the promised items
+	// too: a getter woken in an earlier epoch finds its item gone.
+	epoch   uint64
+	getters []*crossWaiter[V]
+	putters []*crossWaiter[V]
 }
 
 // crossWaiter is one task waiting in Put or Get.
 type crossWaiter[V any] struct {
 	loop   *Loop
-	fut    *Future[V] // on loop
+	fut    *Future[struct{}] // on loop: completed when the waiter is woken
 	getter bool
-	v      V     // a putter's item, or the item handed to a getter
-	state  int   // guarded by the queue's mu
-	err    error // the outcome when state is waiterServed by a shutdown
-	// A cancellation that came after w was served (w's loop only): it is
-	// delivered at the task's next await.
-	cancelAsked bool
-	cancelMsg   string
+	v      V      // a putter's item
+	state  int    // guarded by the queue's mu
+	err    error  // ErrQueueShutDown when a Shutdown woke it
+	epoch  uint64 // the queue's epoch when it was woken
+	// A cancellation that came after w was woken (w's loop only): it
+	// wins when w resumes, as asyncio's does.
+	cancel heldCancel
 }
 
 const (
 	waiterWaiting = iota
-	waiterServed  // its outcome is on the way to its loop
-	waiterGone    // cancelled, or its loop closed
+	waiterWoken   // its wakeup is on the way to its loop
+	waiterGone    // done, cancelled, or its loop closed
 )
 
 // NewCrossQueue returns an empty queue holding at most capacity items.
@@ -62,7 +80,8 @@ func NewCrossQueue[V any](capacity int) *CrossQueue[V] {
 // Cap returns the queue's capacity (asyncio's maxsize).
 func (q *CrossQueue[V]) Cap() int { return len(q.items) }
 
-// Len returns the number of items in the queue (asyncio's qsize).
+// Len returns the number of items in the queue (asyncio's qsize),
+// counting those promised to woken getters.
 func (q *CrossQueue[V]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -86,27 +105,17 @@ func (q *CrossQueue[V]) pop() V {
 	return v
 }
 
-// serve hands w its outcome, through its loop. It reports false when the
-// loop is closed (w is then gone and the caller tries the next waiter).
-// q.mu is held.
-func (q *CrossQueue[V]) serve(w *crossWaiter[V], v V, err error) bool {
-	w.state = waiterServed
-	w.err = err
-	if w.getter {
-		w.v = v
-	}
+// wake sends w its wakeup through its loop, with err (nil: its item or
+// slot is promised). It reports false when the loop is closed: w is then
+// gone and the caller tries the next waiter. q.mu is held.
+func (q *CrossQueue[V]) wake(w *crossWaiter[V], err error) bool {
+	w.state, w.err, w.epoch = waiterWoken, err, q.epoch
 	_, cerr := w.loop.CallSoonThreadsafe(func() {
-		f := w.fut
-		if f.state != statePending {
+		if w.fut.state != statePending {
 			return
 		}
 		w.loop.addExternal(-1)
-		if err != nil {
-			f.finish(err)
-			return
-		}
-		f.value = v
-		f.finish(nil)
+		w.fut.finish(nil)
 	})
 	if cerr != nil {
 		w.state = waiterGone
@@ -115,48 +124,52 @@ func (q *CrossQueue[V]) serve(w *crossWaiter[V], v V, err error) bool {
 	return true
 }
 
-// giveToGetter hands v to the first getter still waiting, dropping the
-// ones that left; it reports false when none is waiting. q.mu is held.
-func (q *CrossQueue[V]) giveToGetter(v V) bool {
-	for len(q.getters) > 0 {
+// wakeGetters promises the items nobody was promised yet to the first
+// waiting getters. q.mu is held.
+func (q *CrossQueue[V]) wakeGetters() {
+	for len(q.getters) > 0 && q.n > q.promisedItems {
 		w := q.getters[0]
 		q.getters = q.getters[1:]
-		if q.serve(w, v, nil) {
-			return true
+		if q.wake(w, nil) {
+			q.promisedItems++
 		}
 	}
-	return false
 }
 
-// putLocked puts v: to the first waiting getter, else into the queue. It
-// reports false when the queue is full. q.mu is held.
-func (q *CrossQueue[V]) putLocked(v V) bool {
-	if q.giveToGetter(v) {
-		return true
+// wakePutters promises the free slots nobody was promised yet to the
+// first waiting putters. q.mu is held.
+func (q *CrossQueue[V]) wakePutters() {
+	for len(q.putters) > 0 && len(q.items)-q.n > q.promisedSlots {
+		w := q.putters[0]
+		q.putters = q.putters[1:]
+		if q.wake(w, nil) {
+			q.promisedSlots++
+		}
 	}
-	if q.n == len(q.items) {
+}
+
+// putLocked puts v if a slot is free and promised to nobody, and wakes a
+// waiting getter for it. It reports false when the queue is full. q.mu is
+// held.
+func (q *CrossQueue[V]) putLocked(v V) bool {
+	if len(q.items)-q.n <= q.promisedSlots {
 		return false
 	}
 	q.push(v)
+	q.wakeGetters()
 	return true
 }
 
-// getLocked takes the first item and lets the first waiting putter's item
-// in. It reports false when the queue is empty. q.mu is held.
+// getLocked takes the first item if one is promised to nobody, and wakes
+// a waiting putter for the slot. It reports false when the queue is
+// empty. q.mu is held.
 func (q *CrossQueue[V]) getLocked() (V, bool) {
-	if q.n == 0 {
+	if q.n <= q.promisedItems {
 		var zero V
 		return zero, false
 	}
 	v := q.pop()
-	for len(q.putters) > 0 {
-		w := q.putters[0]
-		q.putters = q.putters[1:]
-		if q.serve(w, *new(V), nil) {
-			q.push(w.v)
-			break
-		}
-	}
+	q.wakePutters()
 	return v, true
 }
 
@@ -193,9 +206,9 @@ func (q *CrossQueue[V]) GetNowait() (V, error) {
 // Put puts v, suspending the running task t while the queue is full
 // (asyncio's Queue.put). It returns ErrQueueShutDown after Shutdown (also
 // for a Put waiting when Shutdown is called: its item is not put), and a
-// *CancelledError when t is cancelled while waiting, the item not put. If
-// the cancellation comes after a consumer took the item in, Put returns
-// nil and t gets the cancellation at its next await.
+// *CancelledError when t is cancelled before the item is put: while
+// waiting, or after a slot was promised to it but before it resumed (the
+// slot goes to the next putter).
 func (q *CrossQueue[V]) Put(t *T, v V) error {
 	t.checkRunning("CrossQueue.Put")
 	q.mu.Lock()
@@ -207,7 +220,7 @@ func (q *CrossQueue[V]) Put(t *T, v V) error {
 		q.mu.Unlock()
 		return nil
 	}
-	w := q.newWaiter(t)
+	w := q.newWaiter(t, kindQueuePut)
 	w.v = v
 	q.putters = append(q.putters, w)
 	q.mu.Unlock()
@@ -218,9 +231,9 @@ func (q *CrossQueue[V]) Put(t *T, v V) error {
 // Get takes the first item, suspending the running task t while the queue
 // is empty (asyncio's Queue.get). It returns ErrQueueShutDown when the
 // queue is shut down and empty, and a *CancelledError when t is cancelled
-// while waiting. If the cancellation comes after a producer handed it an
-// item, Get returns the item and t gets the cancellation at its next
-// await, so no item is lost.
+// before it took an item: while waiting, or after an item was promised to
+// it but before it resumed (the item stays first in the queue, for the
+// next getter).
 func (q *CrossQueue[V]) Get(t *T) (V, error) {
 	t.checkRunning("CrossQueue.Get")
 	q.mu.Lock()
@@ -233,7 +246,7 @@ func (q *CrossQueue[V]) Get(t *T) (V, error) {
 		var zero V
 		return zero, ErrQueueShutDown
 	}
-	w := q.newWaiter(t)
+	w := q.newWaiter(t, kindQueueGet)
 	w.getter = true
 	q.getters = append(q.getters, w)
 	q.mu.Unlock()
@@ -242,12 +255,12 @@ func (q *CrossQueue[V]) Get(t *T) (V, error) {
 
 // newWaiter makes t's waiter, its future cancellable the queue's way: a
 // waiter still waiting leaves its list and is cancelled; one already
-// served stays pending until its outcome arrives (it is on its way), and
-// the cancellation is delivered at t's next await. q.mu is held.
-func (q *CrossQueue[V]) newWaiter(t *T) *crossWaiter[V] {
+// woken stays pending until its wakeup arrives (it is on its way), and
+// the cancellation is delivered then. q.mu is held.
+func (q *CrossQueue[V]) newWaiter(t *T, kind futureKind) *crossWaiter[V] {
 	l := t.fut.loop
 	w := &crossWaiter[V]{loop: l}
-	fut := &Future[V]{futureCore: futureCore{loop: l}}
+	fut := &Future[struct{}]{futureCore: futureCore{loop: l, kind: kind}}
 	fut.cancelFn = func(msg string) bool {
 		if fut.state != statePending {
 			return false
@@ -261,8 +274,8 @@ func (q *CrossQueue[V]) newWaiter(t *T) *crossWaiter[V] {
 		}
 		q.mu.Unlock()
 		if !waiting {
-			w.cancelAsked, w.cancelMsg = true, msg
-			return true // the outcome is on its way
+			w.cancel.hold(msg)
+			return true // the wakeup is on its way
 		}
 		l.addExternal(-1)
 		return fut.cancelPlain(msg)
@@ -272,59 +285,74 @@ func (q *CrossQueue[V]) newWaiter(t *T) *crossWaiter[V] {
 	return w
 }
 
-// wait awaits w's outcome. A task unwound by its loop's Close while it
-// waits leaves the queue; an item already handed to it goes back to the
-// front of the queue.
+// wait awaits w's wakeup and then puts or gets: a cancellation that came
+// after the wakeup wins (the promise passes to the next waiter). A task
+// unwound by its loop's Close while it waits leaves the queue, and passes
+// on what was promised to it.
 func (q *CrossQueue[V]) wait(t *T, w *crossWaiter[V]) (V, error) {
 	defer q.abandon(w)
-	v, err := w.fut.Await(t)
-	if w.cancelAsked && !IsCancelled(err) && t.numCancelRequested > 0 {
-		// The outcome won the race with the cancellation: keep it, and
-		// deliver the cancellation at the next await (as Recv does).
-		t.mustCancel, t.cancelMsg = true, w.cancelMsg
-	}
-	return v, err
-}
-
-// abandon runs when Put or Get returns or its task is unwound: a waiter
-// whose future is still pending (its loop is closing) leaves the queue,
-// and an item handed to a getter that never received it goes back to the
-// front.
-func (q *CrossQueue[V]) abandon(w *crossWaiter[V]) {
-	if w.fut.state != statePending {
-		return
+	var zero V
+	if _, err := w.fut.Await(t); err != nil {
+		return zero, err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	switch {
-	case w.state == waiterWaiting:
-		q.getters = removeWaiter(q.getters, w)
-		q.putters = removeWaiter(q.putters, w)
-	case w.state == waiterServed && w.getter && w.err == nil:
-		// The item never reached the task: back to the front, or to the
-		// next getter. (A queue refilled to capacity meanwhile cannot
-		// take it back: it is dropped.)
-		if !q.putFrontLocked(w.v) {
-			w.loop.CallExceptionHandler(ExceptionContext{Message: "CrossQueue: an item handed to a task of a closing loop was dropped: the queue was full"})
-		}
+	if err := w.cancel.instead(t); err != nil {
+		q.release(w)
+		return zero, err
+	}
+	if w.err != nil {
+		w.state = waiterGone
+		return zero, w.err
 	}
 	w.state = waiterGone
+	if w.getter {
+		if w.epoch != q.epoch { // an immediate Shutdown discarded it
+			return zero, ErrQueueShutDown
+		}
+		q.promisedItems--
+		v := q.pop()
+		q.wakePutters()
+		return v, nil
+	}
+	q.promisedSlots--
+	if q.shutdown {
+		return zero, ErrQueueShutDown
+	}
+	q.push(w.v)
+	q.wakeGetters()
+	return zero, nil
 }
 
-// putFrontLocked puts v back at the front: to the first waiting getter,
-// else into the queue. It reports false when the queue is full. q.mu is
-// held.
-func (q *CrossQueue[V]) putFrontLocked(v V) bool {
-	if q.giveToGetter(v) {
-		return true
+// release gives up what a woken waiter was promised, for the next waiter.
+// q.mu is held.
+func (q *CrossQueue[V]) release(w *crossWaiter[V]) {
+	woken := w.state == waiterWoken && w.err == nil
+	w.state = waiterGone
+	switch {
+	case !woken:
+	case w.getter:
+		if w.epoch == q.epoch {
+			q.promisedItems--
+			q.wakeGetters()
+		}
+	default:
+		q.promisedSlots--
+		q.wakePutters()
 	}
-	if q.n == len(q.items) {
-		return false
+}
+
+// abandon runs when Put or Get returns or its task is unwound: a waiter
+// still listed (its loop is closing) leaves the queue, and one woken but
+// never resumed passes its promise on.
+func (q *CrossQueue[V]) abandon(w *crossWaiter[V]) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if w.state == waiterWaiting {
+		q.getters = removeWaiter(q.getters, w)
+		q.putters = removeWaiter(q.putters, w)
 	}
-	q.head = (q.head - 1 + len(q.items)) % len(q.items)
-	q.items[q.head] = v
-	q.n++
-	return true
+	q.release(w)
 }
 
 func removeWaiter[V any](ws []*crossWaiter[V], w *crossWaiter[V]) []*crossWaiter[V] {
@@ -350,13 +378,15 @@ func (q *CrossQueue[V]) Shutdown(immediate bool) {
 		for q.n > 0 {
 			q.pop()
 		}
+		q.promisedItems = 0
+		q.epoch++
 	}
 	for _, w := range q.putters {
-		q.serve(w, *new(V), ErrQueueShutDown)
+		q.wake(w, ErrQueueShutDown)
 	}
 	q.putters = nil
 	for _, w := range q.getters {
-		q.serve(w, *new(V), ErrQueueShutDown)
+		q.wake(w, ErrQueueShutDown)
 	}
 	q.getters = nil
 }

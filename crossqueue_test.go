@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -144,37 +145,185 @@ func TestCrossQueue_CancelledGetterLosesNoItem(t *testing.T) {
 	}
 }
 
-// A getter cancelled after an item was handed to it (the item is on its
-// way through its loop) returns the item, and the cancellation comes at
-// its next await.
-func TestCrossQueue_CancelAfterHandoffKeepsTheItemAndDeliversLater(t *testing.T) {
+// A getter cancelled after it was woken for an item, before it resumed,
+// gets the cancellation and the item stays first in the queue, as with
+// asyncio.Queue (the item moves only when the getter runs): a task that
+// returns straight after Get no longer takes the item with it.
+func TestCrossQueue_GetterCancelledAfterWakeupLeavesTheItem(t *testing.T) {
 	_, err := Run(func(tk *T) (struct{}, error) {
 		q := NewCrossQueue[int](1)
-		var got int
-		getter := CreateTask(tk, func(ct *T) (int, error) {
-			v, err := q.Get(ct)
-			if err != nil {
-				return 0, err
-			}
-			got = v
-			return v, Sleep(ct, 0)
-		})
-		if err := Sleep(tk, 0); err != nil {
+		getter := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+		second := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+		if err := Sleep(tk, 0); err != nil { // both wait
 			return struct{}{}, err
 		}
-		_ = q.PutNowait(4) // handed to the getter: its wake-up is queued
+		_ = q.PutNowait(4) // promised to the first getter: its wakeup is queued
+		if err := q.PutNowait(5); !errors.Is(err, ErrQueueFull) {
+			t.Errorf("PutNowait while the item waits for its getter: %v, want ErrQueueFull (qsize 1 of 1)", err)
+		}
 		getter.Cancel("late")
-		_, err := getter.Await(tk)
-		if got != 4 || describe(err) != `CancelledError("late")` {
-			t.Errorf("got item %d, then %s", got, describe(err))
+		if v, err := getter.Await(tk); describe(err) != `CancelledError("late")` {
+			t.Errorf("getter cancelled after its wakeup: %d, %s", v, describe(err))
+		}
+		if v, err := second.Await(tk); v != 4 || err != nil {
+			t.Errorf("next getter: %d, %v (want the item the cancelled one left)", v, err)
 		}
 		if q.Len() != 0 {
-			t.Errorf("item left in the queue")
+			t.Errorf("Len %d after the item was taken", q.Len())
 		}
 		return struct{}{}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A putter cancelled after it was woken for a slot, before it resumed,
+// gets the cancellation and its item is not put; the slot goes to the
+// next putter.
+func TestCrossQueue_PutterCancelledAfterWakeupPutsNothing(t *testing.T) {
+	_, err := Run(func(tk *T) (struct{}, error) {
+		q := NewCrossQueue[int](1)
+		_ = q.PutNowait(1)
+		first := CreateTask(tk, func(ct *T) (struct{}, error) { return struct{}{}, q.Put(ct, 2) })
+		second := CreateTask(tk, func(ct *T) (struct{}, error) { return struct{}{}, q.Put(ct, 3) })
+		if err := Sleep(tk, 0); err != nil { // both wait
+			return struct{}{}, err
+		}
+		if v, err := q.GetNowait(); v != 1 || err != nil { // the slot is promised to first
+			t.Errorf("GetNowait: %d, %v", v, err)
+		}
+		first.Cancel("late")
+		if _, err := first.Await(tk); describe(err) != `CancelledError("late")` {
+			t.Errorf("putter cancelled after its wakeup: %s", describe(err))
+		}
+		if _, err := second.Await(tk); err != nil {
+			t.Errorf("next putter: %v", err)
+		}
+		if v, err := q.GetNowait(); v != 3 || err != nil {
+			t.Errorf("queue holds %d, %v; want only the second putter's 3", v, err)
+		}
+		if n := q.Len(); n != 0 {
+			t.Errorf("Len %d: the cancelled putter's item went in", n)
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Shutdown and a getter woken before it: without immediate it still gets
+// its item (asyncio's woken getter finds the queue non-empty); immediate
+// discards the item and the getter gets ErrQueueShutDown.
+func TestCrossQueue_ShutdownAfterAGetterWasWoken(t *testing.T) {
+	for _, immediate := range []bool{false, true} {
+		_, err := Run(func(tk *T) (struct{}, error) {
+			q := NewCrossQueue[int](1)
+			getter := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+			if err := Sleep(tk, 0); err != nil {
+				return struct{}{}, err
+			}
+			_ = q.PutNowait(7)
+			q.Shutdown(immediate)
+			v, err := getter.Await(tk)
+			if immediate && !errors.Is(err, ErrQueueShutDown) || !immediate && (v != 7 || err != nil) {
+				t.Errorf("immediate=%v: woken getter got %d, %v", immediate, v, err)
+			}
+			if q.Len() != 0 {
+				t.Errorf("immediate=%v: Len %d", immediate, q.Len())
+			}
+			return struct{}{}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A loop that closes with a getter woken for an item but not resumed: the
+// item stays in the queue (it never left it), even when the queue is full.
+func TestCrossQueue_ItemPromisedToAClosingLoopStaysInTheQueue(t *testing.T) {
+	q := NewCrossQueue[int](1)
+	l := NewLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	//asynciovet:ignore unawaitedtask the task is left pending on purpose: the loop closes after its wakeup was queued
+	CreateTask(l, func(ct *T) (int, error) { return q.Get(ct) })
+	l.CallSoon(l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.PutNowait(1); err != nil { // promised to l's getter
+		t.Fatal(err)
+	}
+	mustClose(t, l)
+	if v, err := q.GetNowait(); v != 1 || err != nil {
+		t.Errorf("item promised to the closed loop's getter: %d, %v", v, err)
+	}
+}
+
+// Producers and consumers on two loops, each Put and Get in its own task,
+// a third of them cancelled at a random point: every item whose Put
+// succeeded is received exactly once, and no other item is.
+func TestCrossQueue_RandomCancellationsLoseAndDoubleNothing(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	q := NewCrossQueue[int](2)
+	const n = 600
+	put := make([]bool, n)
+	var got []int
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		rng := rand.New(rand.NewPCG(uint64(i), 7))
+		if i == 0 {
+			for k := range n {
+				p := CreateTask(tk, func(ct *T) (struct{}, error) { return struct{}{}, q.Put(ct, k) })
+				if rng.IntN(3) == 0 {
+					if err := Sleep(tk, 0); err != nil {
+						return 0, err
+					}
+					p.Cancel()
+				}
+				if _, err := p.Await(tk); err == nil {
+					put[k] = true
+				} else if !IsCancelled(err) {
+					return 0, err
+				}
+			}
+			q.Shutdown(false)
+			return 0, nil
+		}
+		for {
+			c := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+			if rng.IntN(3) == 0 {
+				for j := rng.IntN(3); j > 0; j-- {
+					if err := Sleep(tk, 0); err != nil {
+						return 0, err
+					}
+				}
+				c.Cancel()
+			}
+			v, err := c.Await(tk)
+			switch {
+			case err == nil:
+				got = append(got, v)
+			case errors.Is(err, ErrQueueShutDown):
+				return 0, nil
+			case !IsCancelled(err):
+				return 0, err
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]int, n)
+	for _, v := range got {
+		seen[v]++
+	}
+	for k := range n {
+		if want := map[bool]int{true: 1, false: 0}[put[k]]; seen[k] != want {
+			t.Errorf("item %d: Put succeeded %v, received %d times", k, put[k], seen[k])
+		}
 	}
 }
 
