@@ -273,6 +273,10 @@ func cancelAllTasks(l *Loop) {
 	if len(pending) == 0 {
 		return
 	}
+	// A cross-loop call's remote task cancelled here ends because its loop
+	// is closing: its caller is told so (crossCall.taskDone).
+	l.grp.shuttingDown = true
+	defer func() { l.grp.shuttingDown = false }()
 	for _, t := range pending {
 		t.Cancel()
 	}

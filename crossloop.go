@@ -191,8 +191,12 @@ func (l *Loop) crossAwait(f *futureCore) (awaits, id string) {
 }
 
 // targetClosed: to closed with the call in flight (from's goroutine).
-func (c *crossCall[V]) targetClosed() {
-	c.deliver(*new(V), &RuntimeError{Msg: "cross-loop call: the target loop was closed before the call finished", Err: ErrLoopClosed}, false, "")
+func (c *crossCall[V]) targetClosed() { c.deliver(*new(V), errTargetClosed(), false, "") }
+
+// errTargetClosed is the outcome of a call whose target loop closed
+// before the call finished.
+func errTargetClosed() error {
+	return &RuntimeError{Msg: "cross-loop call: the target loop was closed before the call finished", Err: ErrLoopClosed}
 }
 
 // callerClosed: from closes with the call in flight; nobody awaits the
@@ -394,7 +398,14 @@ func (c *crossCall[V]) start() {
 func (c *crossCall[V]) taskDone() {
 	tk := c.task
 	c.v, c.err = tk.Result() // also marks the error retrieved on to
-	if tk.Cancelled() {
+	c.mu.Lock()
+	gaveUp := c.cancelled
+	c.mu.Unlock()
+	if tk.Cancelled() && c.to.grp.shuttingDown && !gaveUp {
+		// Cancelled by its loop's shutdown (Runner.Close, LoopGroup.Close),
+		// not by the caller: the target closed before the call finished.
+		c.v, c.err = *new(V), errTargetClosed()
+	} else if tk.Cancelled() {
 		if ce, ok := c.err.(*CancelledError); ok {
 			c.msg = ce.Msg
 		}

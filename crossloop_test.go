@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Cross-loop calls (crossloop.go). Each test runs a group of real-time
@@ -370,4 +371,37 @@ func TestCrossLoop_ClosedCallerLeavesNoRegistrationOnTheTarget(t *testing.T) {
 	_, _ = b.CallSoonThreadsafe(b.Stop)
 	<-bDone
 	mustClose(t, b)
+}
+
+// A target loop closed by its Runner (or its LoopGroup) while a call is in
+// flight cancels its pending tasks first; the remote task cancelled that
+// way ends because its loop closed, not because the caller asked, and the
+// caller gets an error wrapping ErrLoopClosed, with no cancellation of its
+// own pending (it got a bare cancellation).
+func TestCallOn_TargetClosedByItsRunnerGivesErrLoopClosed(t *testing.T) {
+	rb := NewRunner()
+	b := rb.Loop()
+	mainDone := NewFuture[struct{}](b)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_, _ = RunWith(rb, func(tk *T) (struct{}, error) { return mainDone.Await(tk) })
+		if err := rb.Close(); err != nil {
+			t.Errorf("target's Runner.Close: %v", err)
+		}
+	}()
+	_, err := Run(func(tk *T) (int, error) {
+		_, err := CallOn(tk, b, func(rt *T) (int, error) {
+			_ = mainDone.SetResult(struct{}{}) // b's main returns: its Runner closes b
+			return 0, Sleep(rt, time.Hour)
+		})
+		if !errors.Is(err, ErrLoopClosed) || IsCancelled(err) || tk.Cancelling() != 0 {
+			t.Errorf("CallOn whose target closed: %v (cancelling %d)", err, tk.Cancelling())
+		}
+		return 0, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-served
 }

@@ -91,6 +91,7 @@ type LoopGroup struct {
 
 	mu      sync.Mutex
 	closed  bool
+	closing chan struct{} // closed when the first Close has returned
 	running bool
 	runDone chan struct{} // closed when the current run has returned
 	gen     uint64        // the current run, for late cancellations
@@ -174,19 +175,24 @@ func (g *LoopGroup) endRun() {
 // runs on loop i's own goroutine, locked to its OS thread for the group's
 // life: the Go runtime resumes a task's coroutine only on the thread it
 // was created on when that thread is locked, so everything that runs loop
-// i (its mains, its serving, its Close) must run there. Without it, fn
-// runs on the calling goroutine.
-func (g *LoopGroup) onThread(i int, fn func()) {
+// i (its mains, its serving, its Close) must run there; it reports
+// whether fn ended that goroutine (runtime.Goexit, e.g. t.FailNow in a
+// main), which a new locked goroutine then replaces. Without it, fn runs
+// on the calling goroutine, and a Goexit ends the caller.
+func (g *LoopGroup) onThread(i int, fn func()) (exited bool) {
 	if g.threads == nil {
 		fn()
-		return
+		return false
 	}
 	done := make(chan struct{})
+	returned := false
 	g.threads[i] <- func() {
 		defer close(done)
 		fn()
+		returned = true
 	}
 	<-done
+	return !returned
 }
 
 // startThreads starts the locked goroutine of every loop.
@@ -195,14 +201,31 @@ func (g *LoopGroup) startThreads() {
 	for i := range g.threads {
 		work := make(chan func())
 		g.threads[i] = work
-		go func() {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			for fn := range work {
-				fn()
-			}
-		}()
+		go runThread(work)
 	}
+}
+
+// runThread is a loop's locked goroutine: it runs the work sent to it
+// until the channel is closed. Work that ends the goroutine
+// (runtime.Goexit) ends its thread too (the runtime does not reuse a
+// thread whose locked goroutine exited); another locked goroutine takes
+// the channel over, so that the group can still run and close that loop
+// (tasks started on the lost thread cannot be resumed any more: Close
+// reports them).
+func runThread(work chan func()) {
+	runtime.LockOSThread()
+	drained := false
+	defer func() {
+		if drained {
+			runtime.UnlockOSThread()
+			return
+		}
+		go runThread(work)
+	}()
+	for fn := range work {
+		fn()
+	}
+	drained = true
 }
 
 // stopThreads ends the locked goroutines (Close).
@@ -324,6 +347,16 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 	n := len(g.loops)
 	quits := make([]*Future[struct{}], n)
 	var wg sync.WaitGroup
+	// The serving loops stop when main is done, also when main ended the
+	// caller's goroutine (runtime.Goexit, t.FailNow): Close must not find
+	// them running.
+	defer func() {
+		for j := 1; j < n; j++ {
+			quit := quits[j]
+			_, _ = g.loops[j].CallSoonThreadsafe(func() { _ = quit.SetResult(struct{}{}) })
+		}
+		wg.Wait()
+	}()
 	for j := 1; j < n; j++ {
 		l := g.loops[j]
 		quit := NewFuture[struct{}](l)
@@ -335,18 +368,16 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 		}()
 	}
 	var v V
-	g.onThread(0, func() {
+	exited := g.onThread(0, func() {
 		v, err = RunWith(g.runners[0], func(t *T) (V, error) {
 			g.mains[0] = t
 			return main(t)
 		})
 	})
-	for j := 1; j < n; j++ {
-		quit := quits[j]
-		_, _ = g.loops[j].CallSoonThreadsafe(func() { _ = quit.SetResult(struct{}{}) })
-	}
-	wg.Wait()
 	_ = gen
+	if exited { // on loop 0's locked goroutine, as RunEach reports it
+		v, err = zero, runtimeErrorf("the main of loop 0 ended its goroutine (runtime.Goexit)")
+	}
 	if err != nil && isFailure(err) {
 		err = &LoopError{Index: 0, Err: err}
 	}
@@ -374,7 +405,9 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // gets an error wrapping ErrLoopClosed, a remote task whose caller closed
 // is cancelled. If a run is in progress (from another goroutine), Close
 // first cancels every main and waits for the run to return. It returns
-// the loops' errors joined, and is idempotent. Called from a task or
+// the loops' errors joined, and is idempotent: a later call, or one made
+// while another goroutine's Close is still at work, waits until the
+// group is closed and returns nil. Called from a task or
 // callback of one of the group's loops it returns an error and changes
 // nothing (it would wait for itself).
 func (g *LoopGroup) Close() error {
@@ -386,10 +419,17 @@ func (g *LoopGroup) Close() error {
 	}
 	g.mu.Lock()
 	if g.closed {
+		closing := g.closing
 		g.mu.Unlock()
+		if testHookCloseWaits != nil {
+			testHookCloseWaits()
+		}
+		<-closing
 		return nil
 	}
 	g.closed = true
+	g.closing = make(chan struct{})
+	defer close(g.closing)
 	running, done, gen := g.running, g.runDone, g.gen
 	g.mu.Unlock()
 	if running {
@@ -412,6 +452,10 @@ func (g *LoopGroup) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// testHookCloseWaits, when set by a test, runs when a Close starts to
+// wait for another goroutine's Close.
+var testHookCloseWaits func()
 
 // testHookMainDone, when set by a test, runs after the failure policy
 // has dealt with the end of loop i's main.
@@ -460,6 +504,9 @@ func joinLoopErrors(errs []error) error {
 type loopGroupState struct {
 	name    string // WithLoopName
 	serving bool   // a LoopGroup's serving loop: idle waits for calls
+	// shuttingDown: the loop's pending tasks are being cancelled because
+	// it is closing (cancelAllTasks, Runner.Close).
+	shuttingDown bool
 	// calls lists the cross-loop calls in flight from this loop (this
 	// loop's goroutine only); linked says this loop is registered to fail
 	// them when it closes, and targets the loops that will tell it when

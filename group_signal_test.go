@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Ctrl-C for a whole LoopGroup, as Run handles it for one loop (RUN-4).
@@ -111,4 +112,107 @@ func TestLoopGroup_GoexitInAMainDoesNotHangRunEach(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
+}
+
+// A RunGroup main that ends the caller's goroutine (runtime.Goexit, as
+// t.FailNow does) still stops the serving loops on its way out, so a later
+// Close finds nothing running (it crashed the process: Runner.Close on a
+// loop still serving, from Close's own goroutine).
+func TestRunGroup_GoexitInMainStopsTheServingLoops(t *testing.T) {
+	g := NewLoopGroup(WithLoops(3))
+	g.Loop(0).SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = RunGroup(g, func(tk *T) (int, error) {
+			runtime.Goexit()
+			return 0, nil
+		})
+		t.Error("RunGroup returned: the Goexit should have ended its caller")
+	}()
+	<-done
+	for i, l := range g.Loops() {
+		if l.IsRunning() {
+			t.Errorf("loop %d still running after its RunGroup's main ended the goroutine", i)
+		}
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// With WithLockOSThread a main's Goexit ends the loop's locked goroutine
+// (and its thread): RunEach and RunGroup report it, and the group can
+// still close (Close hung, sending work to the dead goroutine; RunGroup
+// reported success).
+func TestLoopGroup_GoexitOnALockedThread(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2), WithLockOSThread(), WithFailurePolicy(IsolateFailure))
+	for _, l := range g.Loops() {
+		if err := l.AddSignalHandler(os.Interrupt, func() {}); err != nil {
+			t.Fatal(err)
+		}
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	}
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if i == 1 {
+			runtime.Goexit()
+		}
+		return 0, nil
+	})
+	var le *LoopError
+	if !errors.As(err, &le) || le.Index != 1 || !strings.Contains(err.Error(), "Goexit") {
+		t.Errorf("RunEach: %v", err)
+	}
+	_, err = RunGroup(g, func(tk *T) (int, error) {
+		runtime.Goexit()
+		return 1, nil
+	})
+	if !errors.As(err, &le) || le.Index != 0 || !strings.Contains(err.Error(), "Goexit") {
+		t.Errorf("RunGroup: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for i, l := range g.Loops() {
+		if !l.IsClosed() {
+			t.Errorf("loop %d not closed", i)
+		}
+	}
+}
+
+// A Close called while another goroutine's Close is still at work (a
+// signal handler and a deferred Close) waits for the group to be closed
+// instead of returning at once.
+func TestLoopGroup_ConcurrentCloseWaitsForTheFirst(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	started, cleaning, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer func() { testHookCloseWaits = nil }()
+	testHookCloseWaits = func() { close(release) }
+	out := make(chan error, 1)
+	go func() {
+		_, err := RunGroup(g, func(tk *T) (int, error) {
+			close(started)
+			err := Sleep(tk, time.Hour)
+			close(cleaning)
+			<-release // the cleanup takes until the second Close waits
+			return 0, err
+		})
+		out <- err
+	}()
+	<-started
+	first := make(chan error, 1)
+	go func() { first <- g.Close() }()
+	<-cleaning
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	for i, l := range g.Loops() {
+		if !l.IsClosed() {
+			t.Errorf("loop %d not closed when the second Close returned", i)
+		}
+	}
+	if err := <-first; err != nil {
+		t.Errorf("first Close: %v", err)
+	}
+	<-out
 }
