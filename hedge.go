@@ -161,6 +161,9 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		kick    *Future[struct{}]
 		loop    = t.Loop()
 		started int
+		// failed counts failures not answered yet by a new attempt: each
+		// one starts its own, also when several fail in one iteration.
+		failed int
 	)
 	wake := func() {
 		if kick != nil && !kick.Done() {
@@ -187,6 +190,7 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 					// A failure, or an attempt cancelled on its own:
 					// the next attempt starts at once.
 					errs[i] = err
+					failed++
 					wake()
 					if IsCancelled(err) {
 						return struct{}{}, err
@@ -199,12 +203,18 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			if started == n {
 				break
 			}
+			if failed > 0 { // a failure still unanswered: the next at once
+				failed--
+				continue
+			}
 			// Wait for the delay, a failure, or the end.
 			kick = NewFuture[struct{}](t)
 			var timer *TimerHandle
+			delayed := false // the delay, not a failure, ended the wait
 			if d := delay(); d > 0 {
-				timer = loop.CallLater(d, wake)
+				timer = loop.CallLater(d, func() { delayed = true; wake() })
 			} else {
+				delayed = true
 				wake()
 			}
 			_, err := kick.Await(t)
@@ -214,6 +224,9 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			kick = nil
 			if err != nil {
 				return err
+			}
+			if !delayed && failed > 0 {
+				failed--
 			}
 		}
 		return nil

@@ -44,6 +44,32 @@ func TestHedge_FixedDelay(t *testing.T) {
 	}, r)
 }
 
+// Two attempts failing at the same moment each start a new one at once
+// (the second failure's wakeup was lost: attempt 3 waited for the delay).
+func TestHedge_SimultaneousFailuresEachStartAnAttempt(t *testing.T) {
+	boom := errors.New("boom")
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		// Attempt 0 starts at 0 and attempt 1 at 100ms; both fail at 150ms.
+		v, err := Hedge(tk, HedgePolicy{Delay: 100 * ms, MaxAttempts: 4},
+			replica(r, []time.Duration{150 * ms, 50 * ms, time.Second, time.Second}, []error{boom, boom, nil, nil}))
+		r.log("%q %v", v, err)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s attempt 0 start",
+		"100ms attempt 1 start",
+		"150ms attempt 0 fails",
+		"150ms attempt 1 fails",
+		"150ms attempt 2 start",
+		"150ms attempt 3 start",
+		"1.15s attempt 3: asyncio: cancelled",
+		`1.15s "r2" <nil>`,
+	}, r)
+}
+
 // The first attempt finishing before the delay: no hedge at all.
 func TestHedge_NoHedgeWhenFast(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
