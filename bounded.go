@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 )
@@ -351,9 +352,14 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 		case IsCancelled(err) && t.Cancelling() > 0:
 			// Cancelled from outside while the children stopped after a
 			// break: the loop statement cannot return the error, so the
-			// cancellation is re-armed for t's next await.
-			t.Uncancel()
-			t.Cancel()
+			// cancellation is re-armed for t's next await, with its
+			// message.
+			msg := ""
+			var ce *CancelledError
+			if errors.As(err, &ce) {
+				msg = ce.Msg
+			}
+			t.rearmCancel(msg)
 		}
 	}
 }

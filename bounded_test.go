@@ -305,6 +305,42 @@ func TestAsCompletedBounded_Cancelled(t *testing.T) {
 	checkEvents(t, []string{"1ms #0 1 <nil>", "5ms #-1 0 asyncio: cancelled", "5ms cancelled=true tasks=1"}, r)
 }
 
+// AsCompletedBounded: t cancelled with a message while the children stop
+// after a break (their cleanup takes time): the cancellation re-armed for
+// t's next await keeps its message (it was dropped).
+func TestAsCompletedBounded_CancelledAfterBreakKeepsTheMessage(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		slowStop := func(d time.Duration) func(*T) (int, error) {
+			return func(tk *T) (int, error) {
+				err := Sleep(tk, d)
+				if err != nil { // a cleanup that takes time
+					cleanup := CreateTask(tk, func(tk *T) (struct{}, error) { return struct{}{}, Sleep(tk, 50*ms) })
+					_, _ = Shield[struct{}](cleanup).Await(tk)
+					_, _ = cleanup.Await(tk)
+				}
+				return 0, err
+			}
+		}
+		inner := startTask(tk, "inner", func(tk *T) error {
+			for range AsCompletedBounded(tk, 2, slowStop(10*ms), slowStop(time.Second)) {
+				break
+			}
+			return Sleep(tk, ms)
+		})
+		if err := Sleep(tk, 20*ms); err != nil {
+			return err
+		}
+		inner.Cancel("shutdown requested")
+		_, err := inner.Await(tk) // the first retrieval carries the message (FUT-8)
+		r.log("%s", describe(err))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{`60ms CancelledError("shutdown requested")`}, r)
+}
+
 // A queued child cancelled on its own (found by cancelcheck): GatherBounded
 // fails with the *CancelledError and stops the others; GatherBoundedOutcomes
 // puts the CancelledError in place; AsCompletedBounded yields it.

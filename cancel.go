@@ -42,6 +42,10 @@ package asyncio
 //     wakeup arrives (heldCancel.instead), the promised item or slot
 //     passing to the next waiter.
 //
+//   - Re-armed for the task's next await (rearmCancel) where a statement
+//     cannot return the cancellation it saw: AsCompletedBounded's loop
+//     after a break (bounded.go).
+//
 // When the cancellation comes too late for an operation outside the loop
 // (issue 19): its outcome wins, and the cancellation is re-armed for the
 // task's next await (rearmCancel, heldCancel, outcomeOutlivesCancel here;
