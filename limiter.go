@@ -29,9 +29,12 @@ type Limiter struct {
 	loop    *Loop
 	rate    float64 // tokens per second
 	burst   int
-	tokens  float64       // at last
-	last    time.Duration // loop time of tokens
-	waiters list.List     // of *limiterWaiter
+	tokens  float64 // at last
+	// last is the loop time of tokens, to a fraction of a nanosecond: a
+	// waiter's tokens are taken at the exact moment they were there, not at
+	// the whole nanosecond its timer fired, so admissions do not drift.
+	last    instant
+	waiters list.List // of *limiterWaiter
 	timer   *TimerHandle
 	stats   LimiterStats
 }
@@ -102,11 +105,58 @@ func (l *Limiter) String() string {
 // timer's exact moment must be there when the timer fires).
 const tokenEps = 1e-9
 
-func (l *Limiter) refill(now time.Duration) {
-	if now > l.last {
-		l.tokens = math.Min(float64(l.burst), l.tokens+float64(now-l.last)*l.rate/1e9)
-		l.last = now
+func (l *Limiter) refill(now time.Duration) { l.refillTo(instant{ns: now}) }
+
+// refillTo adds the tokens that came from last to at.
+func (l *Limiter) refillTo(at instant) {
+	if d := at.sub(l.last); d > 0 {
+		l.tokens = math.Min(float64(l.burst), l.tokens+d*l.rate/1e9)
+		l.last = at
 	}
+}
+
+// due returns the moment the bucket holds k tokens; ok is false if that
+// is never (rate 0) or past Never.
+func (l *Limiter) due(k int) (at instant, ok bool) {
+	if l.tokens+tokenEps >= float64(k) {
+		return l.last, true
+	}
+	if l.rate == 0 {
+		return instant{}, false
+	}
+	return l.last.add((float64(k) - l.tokens) * 1e9 / l.rate)
+}
+
+// instant is a loop time to a fraction of a nanosecond: ns + frac, 0 <=
+// frac < 1. A float64 of nanoseconds would lose that fraction to rounding
+// after hours of loop time.
+type instant struct {
+	ns   time.Duration
+	frac float64
+}
+
+// fracEps is the rounding error of frac below which an instant counts as
+// a whole nanosecond.
+const fracEps = 1e-6
+
+// sub returns a - b in nanoseconds (exact for differences below 2^53 ns).
+func (a instant) sub(b instant) float64 { return float64(a.ns-b.ns) + (a.frac - b.frac) }
+
+// add returns a + d nanoseconds (d >= 0); ok is false past Never.
+func (a instant) add(d float64) (instant, bool) {
+	whole := math.Floor(a.frac + d)
+	if whole >= float64(Never-a.ns) {
+		return instant{}, false
+	}
+	return instant{ns: a.ns + time.Duration(whole), frac: a.frac + d - whole}, true
+}
+
+// ceil returns the first whole nanosecond at or after a.
+func (a instant) ceil() time.Duration {
+	if a.frac > fracEps {
+		return a.ns + 1
+	}
+	return a.ns
 }
 
 // Acquire takes one token (AcquireN(t, 1)).
@@ -186,7 +236,7 @@ func (l *Limiter) bind(loop *Loop) error {
 		return err
 	}
 	l.loop = loop
-	l.last = loop.Time()
+	l.last = instant{ns: loop.Time()}
 	return nil
 }
 
@@ -199,20 +249,25 @@ func (l *Limiter) take(k int) {
 }
 
 // dispatch grants the first waiters whose tokens are there, in order, one
-// wakeup each, then arms the timer for the next one.
+// wakeup each, then arms the timer for the next one. Each grant takes the
+// tokens at the moment they were there (the bucket refills from then on,
+// a full bucket capping nothing that a waiter was owed).
 func (l *Limiter) dispatch() {
-	l.refill(l.loop.Time())
+	now := instant{ns: l.loop.Time()}
 	for e := l.waiters.Front(); e != nil; e = l.waiters.Front() {
 		w := e.Value.(*limiterWaiter)
-		if l.tokens+tokenEps < float64(w.k) {
+		at, ok := l.due(w.k)
+		if !ok || at.sub(now) > fracEps {
 			break
 		}
+		l.refillTo(at)
 		l.waiters.Remove(e)
 		l.take(w.k)
 		w.granted = true
 		l.stats.Wakeups++
 		_ = w.fut.SetResult(struct{}{})
 	}
+	l.refillTo(now)
 	l.schedule()
 }
 
@@ -227,17 +282,11 @@ func (l *Limiter) schedule() {
 	if e == nil || l.rate == 0 {
 		return
 	}
-	need := float64(e.Value.(*limiterWaiter).k) - l.tokens
-	var wait time.Duration
-	switch ns := math.Ceil(need * 1e9 / l.rate); {
-	case ns >= float64(Never):
-		// A tiny rate: converting would overflow (to a negative wait,
-		// a timer firing at once, again and again).
-		wait = Never
-	case ns > 0:
-		wait = time.Duration(ns)
+	when := Never // a tiny rate puts it past Never
+	if at, ok := l.due(e.Value.(*limiterWaiter).k); ok {
+		when = at.ceil()
 	}
-	l.timer = l.loop.CallAt(addSaturating(l.last, wait), l.tick)
+	l.timer = l.loop.CallAt(when, l.tick)
 }
 
 func (l *Limiter) tick() {

@@ -40,6 +40,30 @@ func TestLimiter_ExactAdmissionTimes(t *testing.T) {
 	}, r)
 }
 
+// A rate whose token interval is not a whole number of nanoseconds (3/s)
+// with burst 1: every admission is at the ceiling of its exact moment,
+// i/3 s, however many came before (rounding each timer up to the next
+// nanosecond used to lose the fraction to the full bucket: 20µs late after
+// 30,000 admissions).
+func TestLimiter_AdmissionsDoNotDriftWithAFractionalInterval(t *testing.T) {
+	_, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(3, 1)
+		for i := range 30001 {
+			if err := lim.Acquire(tk); err != nil {
+				return err
+			}
+			want := time.Duration(math.Ceil(float64(i) * 1e9 / 3))
+			if got := tk.Loop().Time(); got != want {
+				t.Fatalf("admission %d at %v, want %v", i, got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The bucket refills up to burst, not beyond, while nobody asks.
 func TestLimiter_RefillCappedAtBurst(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
