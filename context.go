@@ -56,8 +56,11 @@ type taskCtx struct {
 	boundBase bool
 	children  *taskCtx
 	// vars is the VarContext the task runs in (varcontext.go): each
-	// change of base is written through to it.
-	vars *VarContext
+	// change of base is written through to it, and a change another task
+	// wrote to it (varsGen behind vars.gen) is read back before base is
+	// used (T.baseContext).
+	vars    *VarContext
+	varsGen uint64
 }
 
 // inheritedContext is the context node a task created now starts with: its
@@ -73,6 +76,7 @@ func (l *Loop) inheritedContext() *taskCtx {
 	if p == nil || p.ctx == nil {
 		return nil
 	}
+	p.baseContext() // up to date with its VarContext
 	c := p.ctx
 	if c.owner != p {
 		return c
@@ -89,10 +93,17 @@ func (l *Loop) inheritedContext() *taskCtx {
 
 // baseContext is t's base: what its children and Go calls start from.
 func (t *T) baseContext() context.Context {
-	if t.ctx == nil {
+	c := t.ctx
+	if c == nil {
 		return context.Background()
 	}
-	return t.ctx.base
+	if c.vars != nil && c.owner == t && c.varsGen != c.vars.gen {
+		// Another task running in the same VarContext changed it since t
+		// last looked (Python's tasks each enter the one context object).
+		t.setBase(c.vars.base)
+		return t.ctx.base
+	}
+	return c.base
 }
 
 // ownContext returns t's own node, making it (from the inherited one) if
@@ -120,6 +131,8 @@ func (t *T) setBase(base context.Context) {
 	c.children = nil
 	if c.vars != nil {
 		c.vars.base = base // varcontext.go
+		c.vars.gen++
+		c.varsGen = c.vars.gen
 	}
 }
 
@@ -134,6 +147,7 @@ func (t *T) setBase(base context.Context) {
 // pays nothing. Pass it to Go code the task starts; for a blocking call use
 // Go, whose ctx also ends when the task is cancelled.
 func (t *T) Context() context.Context {
+	t.baseContext() // up to date with its VarContext
 	c := t.ownContext()
 	if c.derived == nil {
 		d, cancel := context.WithCancelCause(c.base)

@@ -241,8 +241,11 @@ func (c *crossCall[V]) giveUp(msg string) {
 // A nil target or fn panics with a *ValueError. SubmitTo returns an error,
 // and changes nothing, when target is owner's own loop (use CreateTask),
 // when target or owner's loop is closed (the error wraps ErrLoopClosed),
-// and when the caller is not the goroutine running owner's loop (the
-// error is a *RuntimeError; a plain goroutine uses RunCoroutineThreadsafe).
+// and when owner's loop is running (or held by a task) on another
+// goroutine than the caller's (the error is a *RuntimeError; a plain
+// goroutine uses RunCoroutineThreadsafe). A loop that is not running
+// belongs to whoever drives it next, so, as with CallSoon, the caller may
+// submit from outside before running it.
 func SubmitTo[V any](owner LoopOwner, target *Loop, fn func(*T) (V, error)) (*Future[V], error) {
 	if fn == nil {
 		panic(valueErrorf("SubmitTo: nil function"))

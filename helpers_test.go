@@ -114,8 +114,8 @@ func runVirtual(t *testing.T, main func(tk *T) error) {
 }
 
 // startTask creates a task named name running fn.
-func startTask(owner LoopOwner, name string, fn func(tk *T) error) *Task[struct{}] {
-	return CreateTask(owner, func(tk *T) (struct{}, error) { return struct{}{}, fn(tk) }, WithName(name))
+func startTask(owner LoopOwner, name string, fn func(tk *T) error, opts ...TaskOption) *Task[struct{}] {
+	return CreateTask(owner, func(tk *T) (struct{}, error) { return struct{}{}, fn(tk) }, append([]TaskOption{WithName(name)}, opts...)...)
 }
 
 // awaitAll awaits every task.

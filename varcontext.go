@@ -7,11 +7,13 @@ import "context"
 // live in its own context (copied from its creator's at creation, CTX-2);
 // a task created WithVarContext(c) runs in c instead, so what it sets is
 // in c afterwards, for whoever reads c or runs the next task in it
-// (create_task(coro, context=ctx)). One task at a time should run in a
-// VarContext (Python raises RuntimeError when a second enters it; here the
-// last Set wins). Use it on the loop's goroutine.
+// (create_task(coro, context=ctx)). Tasks running in the same VarContext
+// share it as Python's do (each task step enters the one context object):
+// what one sets, the others read from then on. Use it on the loop's
+// goroutine.
 type VarContext struct {
 	base context.Context
+	gen  uint64 // counts the changes written to base
 }
 
 // CopyContext returns a new VarContext holding the values of task t's
@@ -41,7 +43,7 @@ func WithVarContext(c *VarContext) TaskOption {
 	if c == nil {
 		panic(&ValueError{Msg: "WithVarContext: nil VarContext"})
 	}
-	return func(t *T) { t.ctx = &taskCtx{base: c.base, owner: t, vars: c} }
+	return func(t *T) { t.ctx = &taskCtx{base: c.base, owner: t, vars: c, varsGen: c.gen} }
 }
 
 // VarContext returns the VarContext task t runs in (Task.get_context()):
@@ -52,6 +54,7 @@ func (t *T) VarContext() *VarContext {
 	c := t.ownContext()
 	if c.vars == nil {
 		c.vars = &VarContext{base: c.base}
+		c.varsGen = 0
 	}
 	return c.vars
 }

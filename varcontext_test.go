@@ -48,3 +48,49 @@ func TestVarContext_WriteThroughAndCopies(t *testing.T) {
 	//lint:ignore SA1012 a nil context is the mistake under test
 	mustPanic(t, "nil context", func() { NewVarContext(nil) })
 }
+
+// Tasks running in one VarContext share it live, as Python's tasks created
+// with the same context= do (each step enters the one context object): a
+// task reads what another set after it was created, and what is in the
+// context at the end is the last Set of any of them. (Each task used to
+// copy the context at creation.) The trace is CPython 3.13's.
+func TestVarContext_SharedByTasksRunningInIt(t *testing.T) {
+	v := NewContextVar("v", "def")
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		vc := CopyContext(tk)
+		x := startTask(tk, "x", func(tk *T) error {
+			v.Set(tk, "x")
+			if err := Sleep(tk, 0); err != nil {
+				return err
+			}
+			if err := Sleep(tk, 0); err != nil {
+				return err
+			}
+			r.log("x sees %s", v.Get(tk))
+			return nil
+		}, WithVarContext(vc))
+		y := startTask(tk, "y", func(tk *T) error {
+			r.log("y sees %s", v.Get(tk))
+			if err := Sleep(tk, 0); err != nil {
+				return err
+			}
+			r.log("y after await sees %s", v.Get(tk))
+			return nil
+		}, WithVarContext(vc))
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		z := startTask(tk, "z", func(tk *T) error {
+			r.log("z sees %s", v.Get(tk))
+			v.Set(tk, "z")
+			return nil
+		}, WithVarContext(vc))
+		awaitAll(tk, x, y, z)
+		r.log("vc holds %s, main sees %s", v.Value(vc.Context()), v.Get(tk))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s y sees x", "0s y after await sees x", "0s z sees x", "0s x sees z", "0s vc holds z, main sees def"}, r)
+}
