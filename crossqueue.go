@@ -30,7 +30,9 @@ import (
 //
 // A task waiting in Put or Get counts as outside work for its loop: on
 // virtual time the loop waits for the other side instead of reporting
-// ErrDeadlock.
+// ErrDeadlock, and its clock does not move meanwhile (a Timeout around a
+// waiting Get does not expire until the other side acts; the stall report
+// names the wait after a grace period).
 type CrossQueue[V any] struct {
 	mu       sync.Mutex
 	items    []V // a ring of cap slots
