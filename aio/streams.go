@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/go-asyncio/asyncio"
@@ -554,6 +555,9 @@ func (w *StreamWriter) ExtraInfo(name string) any { return w.transport.ExtraInfo
 // was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
 func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
 	_, err := w.protocol.closeWaiter().Await(t)
+	// A collected writer closes its connection (STREAM-11): w must stay
+	// reachable while its caller waits on it, even if nothing else holds it.
+	runtime.KeepAlive(w)
 	return err
 }
 
@@ -573,7 +577,9 @@ func (w *StreamWriter) Drain(t *asyncio.T) error {
 			return err
 		}
 	}
-	return w.protocol.drainHelper(t)
+	err := w.protocol.drainHelper(t)
+	runtime.KeepAlive(w) // as in WaitClosed: not collected while it drains
+	return err
 }
 
 // StartTLS upgrades the connection to TLS (asyncio's

@@ -28,6 +28,9 @@ import (
 //     collected; a writer kept elsewhere keeps its connection open;
 //   - a writer OpenConnection returned gets the same cleanup (the user
 //     holds it, not the loop);
+//   - a writer a task waits on (WaitClosed, Drain) is kept for the wait
+//     (runtime.KeepAlive), so the collector never closes the connection
+//     its caller is waiting on;
 //   - a closed Server with connections whose handler returned runs one
 //     collection (runtime.GC) before WaitClosed waits and when such a
 //     handler returns, so WaitClosed does not depend on when the

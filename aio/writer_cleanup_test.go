@@ -3,11 +3,14 @@
 package aio
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
 )
 
 // Handlers that return without closing their writers do not keep
@@ -185,4 +188,59 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// A writer that nothing else holds stays reachable while a task waits in
+// its WaitClosed or Drain: a collection during the wait does not take it,
+// so its cleanup does not close the caller's own connection under it.
+func TestSTREAM11_WaitingKeepsTheWriter(t *testing.T) {
+	for _, method := range []string{"WaitClosed", "Drain"} {
+		t.Run(method, func(t *testing.T) {
+			runNet(t, func(at *asyncio.T) error {
+				fds := socketpair(t, unix.SOCK_STREAM)
+				defer unix.Close(fds[1]) // the peer: keeps the connection open, never reads
+				waiting := asyncio.NewFuture[weak.Pointer[StreamWriter]](at)
+				waiter := asyncio.CreateTaskErr(at, func(t *asyncio.T) error {
+					return waitOnUnheldWriter(t, fds[0], method, waiting)
+				})
+				wp, err := waiting.Await(at)
+				if err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(at, 0); err != nil { // the waiter suspends in method
+					return err
+				}
+				runtime.GC()
+				w := wp.Value()
+				if w == nil {
+					return fmt.Errorf("the writer was collected while its %s waited", method)
+				}
+				if waiter.Done() || w.IsClosing() {
+					return fmt.Errorf("%s: done=%v closing=%v after a collection", method, waiter.Done(), w.IsClosing())
+				}
+				w.Transport().Abort() // ConnectionLost(nil) ends the wait
+				_, err = waiter.Await(at)
+				return err
+			})
+		})
+	}
+}
+
+// waitOnUnheldWriter opens a stream on fd and waits in the writer's
+// method, with nothing but that call holding the writer; it hands out a
+// weak pointer to it first.
+//
+//go:noinline
+func waitOnUnheldWriter(t *asyncio.T, fd int, method string, waiting *asyncio.Future[weak.Pointer[StreamWriter]]) error {
+	_, w, err := OpenUnixConnection(t, "", WithSocket(fd))
+	if err != nil {
+		return err
+	}
+	waiting.SetResult(weak.Make(w))
+	if method == "Drain" {
+		w.Transport().SetWriteBufferLimits(1, 0)
+		w.Write(make([]byte, 4<<20)) // more than the socket pair takes
+		return w.Drain(t)
+	}
+	return w.WaitClosed(t)
 }
