@@ -80,6 +80,9 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // protocol's ConnectionMade has run. Options: WithReusePort,
 // WithAllowBroadcast.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
+	if factory == nil {
+		return nil, nil, errNilFactory("CreateDatagramEndpoint")
+	}
 	o, err := buildOptions("CreateDatagramEndpoint", opts)
 	if err != nil {
 		return nil, nil, err
@@ -109,7 +112,10 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
 		return nil, nil, err
 	}
-	p := factory()
+	p, err := newProtocol("CreateDatagramEndpoint", factory)
+	if err != nil {
+		return nil, nil, err // the deferred close releases fd
+	}
 	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")})
 	owned = true
 	if remote != nil {

@@ -466,7 +466,10 @@ func connectPipe[Tr BaseTransport](t *asyncio.T, factory func() Protocol, f *os.
 		return zero, nil, err
 	}
 	l := t.Loop()
-	p := factory()
+	p, err := newProtocol(what, factory)
+	if err != nil {
+		return zero, nil, err // f is not taken over yet: still the caller's
+	}
 	waiter := asyncio.NewFuture[struct{}](l)
 	tr, err := mk(l, fd, f, p, waiter)
 	if err != nil {

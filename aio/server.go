@@ -187,8 +187,8 @@ func (s *Server) acceptConnection(nfd int) {
 		s.handoff(nfd)
 		return
 	}
-	var p Protocol
-	if err := callProtocol(func() { p = s.factory() }); err != nil {
+	p, err := newProtocol("Server", s.factory)
+	if err != nil {
 		unix.Close(nfd)
 		s.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Error on transport creation for incoming connection", Err: err})
 		return
@@ -378,8 +378,14 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 // (asyncio's loop.create_server). host "" listens on 0.0.0.0; a name is
 // resolved and every address is listened on. Port 0 picks a free port
 // (read it with Addr). Options: WithTLS (serve TLS), WithBacklog,
-// WithReusePort, WithResolver, WithDeferredServing, WithSocket.
+// WithReusePort, WithResolver, WithDeferredServing, WithSocket. A nil
+// factory is a *ValueError; a factory that panics or returns nil for a
+// connection is reported to the exception handler ("Error on transport
+// creation for incoming connection") and that connection is closed.
 func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (*Server, error) {
+	if factory == nil {
+		return nil, errNilFactory("CreateServer")
+	}
 	o, err := buildOptions("CreateServer", opts)
 	if err != nil {
 		return nil, err
@@ -438,6 +444,9 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 // Close removes the file. Options: WithTLS, WithBacklog,
 // WithDeferredServing, WithKeepSocketFile, WithSocket.
 func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
+	if factory == nil {
+		return nil, errNilFactory("CreateUnixServer")
+	}
 	o, err := buildOptions("CreateUnixServer", opts)
 	if err != nil {
 		return nil, err

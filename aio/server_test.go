@@ -536,3 +536,33 @@ func TestWithSocket(t *testing.T) {
 		return nil
 	})
 }
+
+// A server whose factory returns nil for a connection reports it and
+// closes that connection (its transport used to call ConnectionMade on a
+// nil protocol, a panic in a callback, and keep the socket open).
+func TestServerFactoryReturningNilClosesTheConnection(t *testing.T) {
+	var msgs []string
+	runNet(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			var ve *asyncio.ValueError
+			msgs = append(msgs, fmt.Sprintf("%s: %v (ValueError %v)", ctx.Message, ctx.Err, errors.As(ctx.Err, &ve)))
+		})
+		srv, err := CreateServer(at, func() Protocol { return nil }, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		rest, err := r.Read(at, -1) // EOF: the server closed it
+		msgs = append(msgs, fmt.Sprintf("client read %q %v", rest, err))
+		return nil
+	})
+	expectLog(t, []string{
+		"Error on transport creation for incoming connection: asyncio: Server: the protocol factory returned nil (ValueError true)",
+		`client read "" <nil>`,
+	}, msgs)
+}

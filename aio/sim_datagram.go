@@ -63,7 +63,12 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 		return nil, nil, err
 	}
 	e := &simEndpoint{host: h, addr: addr, remote: raddr}
-	p := factory()
+	p, err := newProtocol("CreateDatagramEndpoint", factory)
+	if err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
 	tr := newDatagramTransport(t.Loop(), fds[0], p, map[string]any{"socket": fds[0], "sockname": addr})
 	tr.sim = e
 	e.tr = tr

@@ -378,7 +378,10 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 			closeAll(true)
 		}
 	}()
-	proto := factory()
+	proto, err := newProtocol("subprocess", factory)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, nil, startError(err)
 	}

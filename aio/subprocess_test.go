@@ -265,7 +265,7 @@ func TestSubprocess_CloseKillsRunningChild(t *testing.T) {
 }
 
 // A protocol factory that panics does so before the child starts: the
-// panic fails the calling task and nothing is left running.
+// call returns the *PanicError and nothing is left running.
 func TestSubprocess_FactoryPanicStartsNothing(t *testing.T) {
 	clean(t)
 	var got []string

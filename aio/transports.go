@@ -195,6 +195,27 @@ func callProtocol(fn func()) (err error) {
 	return nil
 }
 
+// newProtocol calls a protocol factory for call: a panic comes back as a
+// *PanicError and a nil protocol as a *ValueError, so that the caller can
+// release what it made for the connection (its socket) and return the
+// error instead of dying with it.
+func newProtocol[P any](call string, factory func() P) (P, error) {
+	var p P
+	if err := callProtocol(func() { p = factory() }); err != nil {
+		return p, err
+	}
+	if any(p) == nil {
+		return p, &asyncio.ValueError{Msg: call + ": the protocol factory returned nil"}
+	}
+	return p, nil
+}
+
+// errNilFactory is the *ValueError for a nil protocol factory, returned
+// before call creates anything.
+func errNilFactory(call string) *asyncio.ValueError {
+	return &asyncio.ValueError{Msg: call + ": nil protocol factory"}
+}
+
 // writeEach is asyncio's writelines over write.
 func writeEach(write func([]byte) error, chunks [][]byte) error {
 	for _, c := range chunks {
@@ -656,10 +677,15 @@ func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 // makeConnection is asyncio's _create_connection_transport: it wraps the
 // connected fd in a transport (TLS if opts ask for it) and waits until the
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
-// peer, when not nil, is the address fd is connected to.
-func makeConnection(t *asyncio.T, fd int, network string, factory func() Protocol, o *options, serverHostname string, peer net.Addr) (Transport, Protocol, error) {
+// peer, when not nil, is the address fd is connected to. fd is the
+// connection's from the call on: it is closed if the factory fails.
+func makeConnection(t *asyncio.T, call string, fd int, network string, factory func() Protocol, o *options, serverHostname string, peer net.Addr) (Transport, Protocol, error) {
 	l := t.Loop()
-	p := factory()
+	p, err := newProtocol(call, factory)
+	if err != nil {
+		unix.Close(fd)
+		return nil, nil, err
+	}
 	if o.tls != nil {
 		tr, err := newTLSTransportClient(t, fd, network, p, o, serverHostname)
 		if err != nil {
@@ -683,8 +709,14 @@ func makeConnection(t *asyncio.T, fd int, network string, factory func() Protoco
 // several addresses they are tried with happy eyeballs (RFC 8305): a new
 // attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
 // previous one fails, and the first to connect wins. WithTLS wraps the
-// connection in TLS; WithSocket uses a socket already connected.
+// connection in TLS; WithSocket uses a socket already connected. A nil
+// factory is a *ValueError before anything is done; a factory that panics
+// or returns nil gets the socket closed, and the call returns its
+// *PanicError or a *ValueError.
 func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (Transport, Protocol, error) {
+	if factory == nil {
+		return nil, nil, errNilFactory("CreateConnection")
+	}
 	o, err := buildOptions("CreateConnection", opts)
 	if err != nil {
 		return nil, nil, err
@@ -697,7 +729,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, o.sock, network, factory, o, host, nil)
+		return makeConnection(t, "CreateConnection", o.sock, network, factory, o, host, nil)
 	}
 	fd, err := dialHost(t, host, port, o)
 	if err != nil {
@@ -707,7 +739,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 	if o.simHost == nil { // a simulated connection's peer is looked up (sim.go)
 		peer = literalPeer(host, port)
 	}
-	return makeConnection(t, fd, "tcp", factory, o, host, peer)
+	return makeConnection(t, "CreateConnection", fd, "tcp", factory, o, host, peer)
 }
 
 // literalPeer is the address a connection to the literal IP host:port
@@ -753,6 +785,9 @@ func adoptStreamSocket(fd int) (string, error) {
 // CreateUnixConnection connects to the Unix stream socket at path
 // (asyncio's loop.create_unix_connection).
 func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (Transport, Protocol, error) {
+	if factory == nil {
+		return nil, nil, errNilFactory("CreateUnixConnection")
+	}
 	o, err := buildOptions("CreateUnixConnection", opts)
 	if err != nil {
 		return nil, nil, err
@@ -765,7 +800,7 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, o.sock, network, factory, o, "", nil)
+		return makeConnection(t, "CreateUnixConnection", o.sock, network, factory, o, "", nil)
 	}
 	sa, err := unixSockaddr(path)
 	if err != nil {
@@ -775,5 +810,5 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	if err != nil {
 		return nil, nil, err
 	}
-	return makeConnection(t, fd, "unix", factory, o, "", nil)
+	return makeConnection(t, "CreateUnixConnection", fd, "unix", factory, o, "", nil)
 }

@@ -3,9 +3,13 @@
 package aio
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -568,4 +572,103 @@ func TestWithMaxWriteBufferRejectsNonPositive(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A nil protocol factory is a *ValueError naming the call, returned
+// before any socket exists; a factory that panics or returns nil gets the
+// socket made for it closed, and the call returns the *PanicError or the
+// *ValueError (the panic used to fail the calling task with the connected
+// socket left open until the process ended).
+func TestProtocolFactoryFailureLeavesNoSocket(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		lfd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(lfd)
+		if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		if err := unix.Listen(lfd, 8); err != nil { // the backlog completes connects; nothing accepts
+			return err
+		}
+		port := localAddr(lfd, "tcp").(*net.TCPAddr).Port
+		// The loop opens its selector now, not in a case.
+		if err := at.Loop().AddReader(lfd, func() {}); err != nil {
+			return err
+		}
+		at.Loop().RemoveReader(lfd)
+		host := NewSimNetwork(at, 1).Host("h")
+		boom := func() Protocol { panic("factory boom") }
+		none := func() Protocol { return nil }
+		udp := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
+		cases := []struct {
+			name string
+			call func() error
+			want string // the error's text
+		}{
+			{"CreateConnection nil", func() error { _, _, err := CreateConnection(at, nil, "127.0.0.1", port); return err }, "CreateConnection: nil protocol factory"},
+			{"CreateUnixConnection nil", func() error { _, _, err := CreateUnixConnection(at, nil, "/nonexistent"); return err }, "CreateUnixConnection: nil protocol factory"},
+			{"CreateServer nil", func() error { _, err := CreateServer(at, nil, "127.0.0.1", 0); return err }, "CreateServer: nil protocol factory"},
+			{"CreateUnixServer nil", func() error { _, err := CreateUnixServer(at, nil, t.TempDir()+"/s"); return err }, "CreateUnixServer: nil protocol factory"},
+			{"CreateDatagramEndpoint nil", func() error { _, _, err := CreateDatagramEndpoint(at, nil, udp, nil); return err }, "CreateDatagramEndpoint: nil protocol factory"},
+			{"CreateConnection panics", func() error { _, _, err := CreateConnection(at, boom, "127.0.0.1", port); return err }, "factory boom"},
+			{"CreateConnection returns nil", func() error { _, _, err := CreateConnection(at, none, "127.0.0.1", port); return err }, "CreateConnection: the protocol factory returned nil"},
+			{"CreateConnection TLS panics", func() error {
+				_, _, err := CreateConnection(at, boom, "127.0.0.1", port, WithTLS(&tls.Config{}))
+				return err
+			}, "factory boom"},
+			{"CreateUnixConnection WithSocket panics", func() error {
+				fds := socketpair(t, unix.SOCK_STREAM)
+				defer unix.Close(fds[1])
+				_, _, err := CreateUnixConnection(at, boom, "", WithSocket(fds[0]))
+				return err
+			}, "factory boom"},
+			{"CreateDatagramEndpoint panics", func() error {
+				_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { panic("factory boom") }, udp, nil)
+				return err
+			}, "factory boom"},
+			{"simulated CreateDatagramEndpoint panics", func() error {
+				_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { panic("factory boom") }, udp, nil, WithNetwork(host))
+				return err
+			}, "factory boom"},
+		}
+		for _, c := range cases {
+			before := openFDs(t)
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("the call panicked: %v", r)
+					}
+				}()
+				return c.call()
+			}()
+			var ve *asyncio.ValueError
+			var pe *asyncio.PanicError
+			switch {
+			case err == nil:
+				t.Errorf("%s: no error", c.name)
+			case !errors.As(err, &ve) && !errors.As(err, &pe):
+				t.Errorf("%s: %T %v, want a *ValueError or *PanicError", c.name, err, err)
+			case !strings.Contains(err.Error(), c.want):
+				t.Errorf("%s: %q, want %q", c.name, err, c.want)
+			}
+			if leaked := newFDs(t, before); len(leaked) > 0 {
+				t.Errorf("%s: descriptors left open: %v", c.name, leaked)
+			}
+		}
+		return nil
+	})
+}
+
+// newFDs lists the descriptors open now that were not in before.
+func newFDs(t *testing.T, before map[int]bool) []string {
+	var out []string
+	for fd := range openFDs(t) {
+		if !before[fd] {
+			target, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+			out = append(out, fmt.Sprintf("%d (%s)", fd, target))
+		}
+	}
+	return out
 }
