@@ -190,7 +190,16 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Confi
 		raw.server.clients[raw] = tr
 	}
 	if callMade {
-		app.ConnectionMade(tr)
+		if perr := callProtocol(func() { app.ConnectionMade(tr) }); perr != nil {
+			// As asyncio's fatal error: reported now, the connection
+			// aborted (a server stops counting it), and the application
+			// gets ConnectionLost with the panic once the raw side is gone.
+			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.connection_made() call failed.", Err: perr})
+			tr.fatalErr = perr
+			tr.raw.Abort()
+			tr.finishReader() // no reader task will run
+			return nil, perr
+		}
 	}
 	return tr, nil
 }

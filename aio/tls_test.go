@@ -324,3 +324,65 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	want := []string{"timeout=true after 2s", "timeout=true after 1m0s"}
 	expectLog(t, want, log)
 }
+
+// madePanicker panics in ConnectionMade and records its ConnectionLost.
+type madePanicker struct {
+	BaseProtocol
+	log *[]string
+}
+
+func (p *madePanicker) ConnectionMade(Transport) { panic("made boom") }
+func (p *madePanicker) ConnectionLost(err error) {
+	var pe *asyncio.PanicError
+	*p.log = append(*p.log, fmt.Sprintf("lost with the panic: %v", errors.As(err, &pe) && pe.Value == "made boom"))
+}
+
+// A panic in the application protocol's ConnectionMade after a TLS
+// handshake is a fatal error, as in asyncio: reported at once, the
+// connection aborted, ConnectionLost given the panic. A server stops
+// counting the connection, so WaitClosed returns after Close (it used to
+// wait for the loop's close, with the raw transport still registered); a
+// client's CreateConnection returns the *PanicError.
+func TestTLSConnectionMadePanicAbortsTheConnection(t *testing.T) {
+	serverCfg, clientCfg := testTLSConfigs(t)
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			log = append(log, "exception handler: "+ctx.Message)
+		})
+		srv, err := CreateServer(at, func() Protocol { return &madePanicker{log: &log} }, "127.0.0.1", 0, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		var rest []byte
+		err = asyncio.Timeout(at, time.Hour, func(*asyncio.TimeoutScope) error { rest, err = r.Read(at, -1); return err })
+		log = append(log, fmt.Sprintf("client read %q %v", rest, err))
+		srv.Close()
+		err = asyncio.Timeout(at, time.Hour, func(*asyncio.TimeoutScope) error { return srv.WaitClosed(at) })
+		log = append(log, fmt.Sprintf("server WaitClosed: %v", err))
+
+		echo, err := StartServer(at, echoLines(""), "127.0.0.1", 0, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		defer echo.Close()
+		_, _, err = CreateConnection(at, func() Protocol { return &madePanicker{log: &log} }, "127.0.0.1", serverPort(echo), WithTLS(clientCfg))
+		var pe *asyncio.PanicError
+		log = append(log, fmt.Sprintf("client CreateConnection: PanicError %v", errors.As(err, &pe)))
+		return settle(at)
+	})
+	expectLog(t, []string{
+		"exception handler: Fatal error: protocol.connection_made() call failed.",
+		"lost with the panic: true",
+		`client read "" <nil>`,
+		"server WaitClosed: <nil>",
+		"exception handler: Fatal error: protocol.connection_made() call failed.",
+		"client CreateConnection: PanicError true",
+		"lost with the panic: true",
+	}, log)
+}
