@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/go-asyncio/asyncio"
@@ -252,7 +253,10 @@ func (r *StreamReader) ReadExactly(t *asyncio.T, n int) ([]byte, error) {
 
 // ReadUntil reads up to and including a separator (asyncio's readuntil,
 // STREAM-6). Since 3.13 several separators may be given: the match that
-// ends first wins (a shorter chunk), whichever separator it is. Errors:
+// ends first wins (a shorter chunk), whichever separator it is; of two
+// that end at the same place the shorter separator is the match, as
+// asyncio tries them shortest first, and it is that match's start the
+// limit is checked against. Errors:
 // *ValueError for no separator or an empty one; *LimitOverrunError when no
 // separator is within the limit (the data stays buffered); an
 // *IncompleteReadError (Expected -1) with the whole buffer, which is
@@ -261,10 +265,13 @@ func (r *StreamReader) ReadUntil(t *asyncio.T, seps ...[]byte) ([]byte, error) {
 	if len(seps) == 0 {
 		return nil, &asyncio.ValueError{Msg: "Separator should contain at least one element"}
 	}
-	minSep, maxSep := len(seps[0]), len(seps[0])
-	for _, sep := range seps[1:] {
-		minSep, maxSep = min(minSep, len(sep)), max(maxSep, len(sep))
+	if len(seps) > 1 {
+		// asyncio's sorted(separator, key=len): the first (shortest) of
+		// the matches that end together wins.
+		seps = slices.Clone(seps)
+		slices.SortStableFunc(seps, func(a, b []byte) int { return len(a) - len(b) })
 	}
+	minSep, maxSep := len(seps[0]), len(seps[len(seps)-1])
 	if minSep == 0 {
 		return nil, &asyncio.ValueError{Msg: "Separator should be at least one-byte string"}
 	}

@@ -317,6 +317,49 @@ func TestSTREAM6_ReadUntilSeveralSeparators(t *testing.T) {
 	expectLog(t, want, log)
 }
 
+// Of several separators whose matches end at the same place, the
+// shortest is the match, whatever order they were given in (asyncio
+// sorts them by length); the limit is checked against its start. The
+// results are CPython 3.13's.
+func TestSTREAM6_ReadUntilTieGoesToTheShortestSeparator(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		for _, c := range []struct {
+			limit int
+			data  string
+			seps  []string
+		}{
+			{1, "a\r\n", []string{"\r\n", "\n"}},
+			{1, "xab", []string{"ab", "b"}},
+			{1, "xab", []string{"b", "ab"}},
+			{100, "a\r\nb", []string{"\r\n", "\n"}},
+			{2, "xyab", []string{"yab", "ab", "b"}},
+		} {
+			r := NewStreamReader(at, c.limit)
+			r.FeedData([]byte(c.data))
+			var seps [][]byte
+			for _, s := range c.seps {
+				seps = append(seps, []byte(s))
+			}
+			b, err := r.ReadUntil(at, seps...)
+			var lo *LimitOverrunError
+			if errors.As(err, &lo) {
+				log = append(log, fmt.Sprintf("LimitOverrunError(%q, consumed=%d)", lo.Msg, lo.Consumed))
+			} else {
+				log = append(log, fmt.Sprintf("%q %v", b, err))
+			}
+		}
+		return nil
+	})
+	expectLog(t, []string{
+		`LimitOverrunError("Separator is found, but chunk is longer than limit", consumed=2)`,
+		`LimitOverrunError("Separator is found, but chunk is longer than limit", consumed=2)`,
+		`LimitOverrunError("Separator is found, but chunk is longer than limit", consumed=2)`,
+		`"a\r\n" <nil>`,
+		`LimitOverrunError("Separator is found, but chunk is longer than limit", consumed=3)`,
+	}, log)
+}
+
 // StreamReader's String is asyncio's repr: the buffered byte count, eof,
 // a limit other than the default, the waiter, the exception, the
 // transport and the pause, each only when it applies.
