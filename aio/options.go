@@ -129,9 +129,10 @@ type options struct {
 	deferServing       bool
 	keepSocketFile     bool
 	sock               int // WithSocket's fd; -1: none
-	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (0: not
-	// given), applied once all options are known, so order does not matter.
-	tlsHandshakeTimeout time.Duration
+	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (nil: not
+	// given; any given value is checked, 0 too), applied once all options
+	// are known, so order does not matter.
+	tlsHandshakeTimeout *time.Duration
 	// sub shapes a child process (subprocess.go).
 	sub subprocessOptions
 	// simHost is WithNetwork's host (sim.go); nil: real sockets.
@@ -179,11 +180,14 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	if o.maxWriteBuffer < 0 {
 		return nil, &asyncio.ValueError{Msg: "WithMaxWriteBuffer: the limit must be > 0"}
 	}
-	if o.tlsHandshakeTimeout != 0 {
+	if d := o.tlsHandshakeTimeout; d != nil {
 		if o.tls == nil {
 			return nil, &asyncio.ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
 		}
-		o.tls.handshakeTimeout = o.tlsHandshakeTimeout
+		if *d <= 0 {
+			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("ssl_handshake_timeout should be a positive number, got %v", *d)}
+		}
+		o.tls.handshakeTimeout = *d
 	}
 	return o, nil
 }
@@ -216,10 +220,11 @@ func WithTLS(cfg *tls.Config) Option {
 }
 
 // WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
-// ssl_handshake_timeout, default 60 s). Without WithTLS the call fails with
-// a *ValueError, as asyncio does.
+// ssl_handshake_timeout, default 60 s). Without WithTLS, or with d <= 0,
+// the call fails with a *ValueError before it does anything, as asyncio
+// does.
 func WithTLSHandshakeTimeout(d time.Duration) Option {
-	return option("WithTLSHandshakeTimeout", streamCalls, func(o *options) { o.tlsHandshakeTimeout = d })
+	return option("WithTLSHandshakeTimeout", streamCalls, func(o *options) { o.tlsHandshakeTimeout = &d })
 }
 
 // WithStreamLimit sets the StreamReader limit of OpenConnection,

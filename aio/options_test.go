@@ -48,6 +48,37 @@ func TestTLSHandshakeTimeoutOption(t *testing.T) {
 	})
 }
 
+// A given WithTLSHandshakeTimeout is always checked: d <= 0 is asyncio's
+// ValueError "ssl_handshake_timeout should be a positive number", and
+// without WithTLS even 0 is "only meaningful with ssl" (0 used to count as
+// not given, and a negative value with WithTLS was accepted and meant no
+// timeout at all); the calls fail before they do anything.
+func TestTLSHandshakeTimeoutOptionIsAlwaysChecked(t *testing.T) {
+	cfg := &tls.Config{}
+	for _, tc := range []struct {
+		opts []Option
+		want string
+	}{
+		{[]Option{WithTLS(cfg), WithTLSHandshakeTimeout(0)}, "ssl_handshake_timeout should be a positive number, got 0s"},
+		{[]Option{WithTLSHandshakeTimeout(-time.Second), WithTLS(cfg)}, "ssl_handshake_timeout should be a positive number, got -1s"},
+		{[]Option{WithTLSHandshakeTimeout(0)}, "ssl_handshake_timeout is only meaningful with ssl"},
+		{[]Option{WithTLSHandshakeTimeout(-time.Second)}, "ssl_handshake_timeout is only meaningful with ssl"},
+	} {
+		_, err := buildOptions("CreateConnection", tc.opts)
+		var ve *asyncio.ValueError
+		if !errors.As(err, &ve) || ve.Msg != tc.want {
+			t.Errorf("err = %v, want the ValueError %q", err, tc.want)
+		}
+	}
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, closeAtOnce, "127.0.0.1", 0, WithTLS(cfg), WithTLSHandshakeTimeout(-time.Second))
+		if !errors.Is(err, asyncio.ErrValue) || srv != nil {
+			t.Errorf("StartServer: %v, err = %v, want no server and a ValueError", srv, err)
+		}
+		return nil
+	})
+}
+
 // Without options the calls get asyncio's defaults (backlog 100,
 // reuse_address on, happy eyeballs at 250 ms with interleaving, the
 // 64 KiB stream limit) and the system's resolver; WithBacklog keeps at
