@@ -180,6 +180,19 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	if o.maxWriteBuffer < 0 {
 		return nil, &asyncio.ValueError{Msg: "WithMaxWriteBuffer: the limit must be > 0"}
 	}
+	if o.simHost != nil {
+		// A simulated host has no real sockets and no socket options:
+		// these would be ignored (WithSocket's server listened on the
+		// real socket, off the network).
+		switch {
+		case o.sock >= 0:
+			return nil, &asyncio.ValueError{Msg: call + ": WithNetwork and WithSocket cannot be given together (a simulated host has no real sockets)"}
+		case o.reusePort:
+			return nil, &asyncio.ValueError{Msg: call + ": WithReusePort is not supported on a simulated network (WithNetwork)"}
+		case o.allowBroadcast:
+			return nil, &asyncio.ValueError{Msg: call + ": WithAllowBroadcast is not supported on a simulated network (WithNetwork)"}
+		}
+	}
 	if d := o.tlsHandshakeTimeout; d != nil {
 		if o.tls == nil {
 			return nil, &asyncio.ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
@@ -347,8 +360,11 @@ func WithResolver(r Resolver) Option {
 // loopback address, or h's name or address: a simulated host has one
 // address, so code that listens on 127.0.0.1 runs unchanged). The code
 // that makes the calls is the same as on real sockets; only this option
-// changes. Other calls refuse it. A nil h means real sockets, so a program
-// can pass its network down as one value (nil in production).
+// changes. Other calls refuse it, and so do the calls given it together
+// with WithSocket, WithReusePort or WithAllowBroadcast, which a simulated
+// host cannot honour (a *ValueError naming both). A nil h means real
+// sockets, so a program can pass its network down as one value (nil in
+// production).
 func WithNetwork(h *SimHost) Option {
 	return option("WithNetwork", tcpConnect|callDialConn|tcpServe|callCreateDatagramEndpoint, func(o *options) { o.simHost = h })
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
 )
 
 // simPair is a network with a client and a server host joined by link.
@@ -770,6 +771,67 @@ func TestSimNetworkOptionRefused(t *testing.T) {
 		if !errors.As(err, &ve) || !strings.Contains(err.Error(), "WithNetwork") {
 			return fmt.Errorf("OpenUnixConnection with WithNetwork: %v, want a ValueError naming it", err)
 		}
+		return nil
+	})
+}
+
+// WithNetwork together with an option a simulated host cannot honour is
+// a *ValueError naming both, before anything is made: WithSocket (a
+// server used to listen on the real socket, off the network), and
+// WithReusePort and WithAllowBroadcast (accepted and ignored).
+func TestSimNetworkRefusesOptionsItCannotHonour(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		h := NewSimNetwork(at, 1).Host("h")
+		fd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		factory := func() Protocol { return &BaseProtocol{} }
+		udp := &net.UDPAddr{Port: 53}
+		for _, c := range []struct {
+			call  func() error
+			names []string
+		}{
+			{func() error { _, err := CreateServer(at, factory, "", 0, WithNetwork(h), WithSocket(fd)); return err }, []string{"CreateServer", "WithNetwork", "WithSocket"}},
+			{func() error { _, _, err := OpenConnection(at, "", 0, WithSocket(fd), WithNetwork(h)); return err }, []string{"OpenConnection", "WithNetwork", "WithSocket"}},
+			{func() error {
+				_, err := StartServer(at, closeAtOnce, "", 80, WithNetwork(h), WithReusePort())
+				return err
+			}, []string{"StartServer", "WithNetwork", "WithReusePort"}},
+			{func() error {
+				_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return &BaseDatagramProtocol{} }, udp, nil, WithNetwork(h), WithReusePort())
+				return err
+			}, []string{"CreateDatagramEndpoint", "WithNetwork", "WithReusePort"}},
+			{func() error {
+				_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return &BaseDatagramProtocol{} }, udp, nil, WithNetwork(h), WithAllowBroadcast())
+				return err
+			}, []string{"CreateDatagramEndpoint", "WithNetwork", "WithAllowBroadcast"}},
+		} {
+			err := c.call()
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) {
+				t.Errorf("%v: err = %v, want a ValueError", c.names, err)
+				continue
+			}
+			for _, name := range c.names {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("%q does not name %s", err, name)
+				}
+			}
+		}
+		if typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || typ != 0 {
+			t.Errorf("the real socket listens (SO_ACCEPTCONN %d, %v)", typ, err)
+		}
+		// A port taken on the network stays free for a new server.
+		srv, err := StartServer(at, closeAtOnce, "", 80, WithNetwork(h))
+		if err != nil {
+			return err
+		}
+		srv.Close()
 		return nil
 	})
 }
