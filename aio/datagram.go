@@ -78,10 +78,19 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
 // remote if not nil (at least one is required). It returns once the
 // protocol's ConnectionMade has run. Options: WithReusePort,
-// WithAllowBroadcast.
+// WithAllowBroadcast. A nil factory or a port outside 0-65535 is a
+// *ValueError.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateDatagramEndpoint")
+	}
+	for _, a := range []*net.UDPAddr{local, remote} {
+		if a == nil {
+			continue
+		}
+		if err := checkPort(a.Port); err != nil {
+			return nil, nil, err
+		}
 	}
 	o, err := buildOptions("CreateDatagramEndpoint", opts)
 	if err != nil {

@@ -180,6 +180,12 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	if o.maxWriteBuffer < 0 {
 		return nil, &asyncio.ValueError{Msg: "WithMaxWriteBuffer: the limit must be > 0"}
 	}
+	if o.resolver == nil {
+		return nil, &asyncio.ValueError{Msg: call + ": WithResolver(nil): the resolver must not be nil (leave the option out for net.DefaultResolver)"}
+	}
+	if o.tls != nil && o.tls.cfg == nil {
+		return nil, &asyncio.ValueError{Msg: call + ": WithTLS(nil): the *tls.Config must not be nil"}
+	}
 	if o.simHost != nil {
 		// A simulated host has no real sockets and no socket options:
 		// these would be ignored (WithSocket's server listened on the
@@ -205,6 +211,15 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	return o, nil
 }
 
+// checkPort is the *ValueError for a port out of range, returned before a
+// socket is made (CPython: OverflowError "port must be 0-65535").
+func checkPort(port int) error {
+	if port < 0 || port > 65535 {
+		return &asyncio.ValueError{Msg: fmt.Sprintf("port must be 0-65535, got %d", port)}
+	}
+	return nil
+}
+
 // interleaves is asyncio's rule: interleave defaults to 1 when
 // happy_eyeballs_delay is set.
 func (o *options) interleaves() bool {
@@ -225,7 +240,7 @@ func (o *options) interleaveCount() int {
 // WithTLS makes CreateConnection/OpenConnection (and their Unix variants)
 // speak TLS as a client, or CreateServer/StartServer (and their Unix
 // variants) as a server, with cfg (asyncio's ssl=). For a client without
-// cfg.ServerName, the host name is used.
+// cfg.ServerName, the host name is used. A nil cfg is a *ValueError.
 func WithTLS(cfg *tls.Config) Option {
 	return option("WithTLS", streamCalls, func(o *options) {
 		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
@@ -347,7 +362,8 @@ func WithMaxWriteBuffer(n int) Option {
 // WithResolver makes CreateConnection, OpenConnection, DialConn,
 // CreateServer and StartServer look host names up with r instead of
 // net.DefaultResolver (IP literals are never looked up). Tests pass a fake
-// one; a *net.Resolver with PreferGo or its own Dial fits too.
+// one; a *net.Resolver with PreferGo or its own Dial fits too. A nil r
+// is a *ValueError.
 func WithResolver(r Resolver) Option {
 	return option("WithResolver", tcpConnect|callDialConn|tcpServe, func(o *options) { o.resolver = r })
 }

@@ -79,6 +79,81 @@ func TestTLSHandshakeTimeoutOptionIsAlwaysChecked(t *testing.T) {
 	})
 }
 
+// Arguments no correct program passes are *ValueErrors naming the
+// mistake, returned before any socket exists: a nil resolver or TLS
+// config (nil-pointer panics, WithTLS(nil) only after the TCP connect),
+// and a port out of 0-65535 for a connect or a bind (CPython: "port must
+// be 0-65535"; it used to reach connect or bind as EINVAL).
+func TestBadArgumentsFailBeforeAnySocket(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		factory := func() Protocol { return &BaseProtocol{} }
+		dgram := func() DatagramProtocol { return &BaseDatagramProtocol{} }
+		for _, c := range []struct {
+			name, want string
+			call       func() error
+		}{
+			{"OpenConnection WithResolver(nil)", "WithResolver(nil)", func() error {
+				_, _, err := OpenConnection(at, "localhost", 80, WithResolver(nil))
+				return err
+			}},
+			{"StartServer WithResolver(nil)", "WithResolver(nil)", func() error {
+				_, err := StartServer(at, closeAtOnce, "localhost", 0, WithResolver(nil))
+				return err
+			}},
+			{"OpenConnection WithTLS(nil)", "WithTLS(nil)", func() error {
+				_, _, err := OpenConnection(at, "127.0.0.1", 80, WithTLS(nil))
+				return err
+			}},
+			{"CreateServer WithTLS(nil)", "WithTLS(nil)", func() error {
+				_, err := CreateServer(at, factory, "127.0.0.1", 0, WithTLS(nil))
+				return err
+			}},
+			{"OpenConnection port -1", "port must be 0-65535, got -1", func() error {
+				_, _, err := OpenConnection(at, "127.0.0.1", -1)
+				return err
+			}},
+			{"CreateConnection port 70000", "port must be 0-65535, got 70000", func() error {
+				_, _, err := CreateConnection(at, factory, "127.0.0.1", 70000)
+				return err
+			}},
+			{"StartServer port 70000", "port must be 0-65535, got 70000", func() error {
+				_, err := StartServer(at, closeAtOnce, "127.0.0.1", 70000)
+				return err
+			}},
+			{"CreateServer port -1", "port must be 0-65535, got -1", func() error {
+				_, err := CreateServer(at, factory, "127.0.0.1", -1)
+				return err
+			}},
+			{"CreateDatagramEndpoint local port", "port must be 0-65535, got 65536", func() error {
+				_, _, err := CreateDatagramEndpoint(at, dgram, &net.UDPAddr{Port: 65536}, nil)
+				return err
+			}},
+			{"CreateDatagramEndpoint remote port", "port must be 0-65535, got -5", func() error {
+				_, _, err := CreateDatagramEndpoint(at, dgram, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: -5})
+				return err
+			}},
+		} {
+			before := openFDs(t)
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("the call panicked: %v", r)
+					}
+				}()
+				return c.call()
+			}()
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v, want a ValueError with %q", c.name, err, c.want)
+			}
+			if leaked := newFDs(t, before); len(leaked) > 0 {
+				t.Errorf("%s: descriptors left open: %v", c.name, leaked)
+			}
+		}
+		return nil
+	})
+}
+
 // Without options the calls get asyncio's defaults (backlog 100,
 // reuse_address on, happy eyeballs at 250 ms with interleaving, the
 // 64 KiB stream limit) and the system's resolver; WithBacklog keeps at

@@ -379,12 +379,15 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 // resolved and every address is listened on. Port 0 picks a free port
 // (read it with Addr). Options: WithTLS (serve TLS), WithBacklog,
 // WithReusePort, WithResolver, WithDeferredServing, WithSocket. A nil
-// factory is a *ValueError; a factory that panics or returns nil for a
+// factory or a port outside 0-65535 is a *ValueError; a factory that panics or returns nil for a
 // connection is reported to the exception handler ("Error on transport
 // creation for incoming connection") and that connection is closed.
 func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (*Server, error) {
 	if factory == nil {
 		return nil, errNilFactory("CreateServer")
+	}
+	if err := checkPort(port); err != nil {
+		return nil, err
 	}
 	o, err := buildOptions("CreateServer", opts)
 	if err != nil {

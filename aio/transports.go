@@ -710,12 +710,16 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 // attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
 // previous one fails, and the first to connect wins. WithTLS wraps the
 // connection in TLS; WithSocket uses a socket already connected. A nil
-// factory is a *ValueError before anything is done; a factory that panics
+// factory or a port outside 0-65535 is a *ValueError before anything is
+// done; a factory that panics
 // or returns nil gets the socket closed, and the call returns its
 // *PanicError or a *ValueError.
 func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (Transport, Protocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateConnection")
+	}
+	if err := checkPort(port); err != nil {
+		return nil, nil, err
 	}
 	o, err := buildOptions("CreateConnection", opts)
 	if err != nil {
