@@ -37,6 +37,12 @@ import (
 // another's; SetReadDeadline, SetWriteDeadline and Close wake every
 // pending call of their direction. When the loop closes, the Conn is
 // closed with it. Calls after Close return net.ErrClosed.
+//
+// A task cancelled in Read or Write gets the cancellation as the error,
+// with the count of bytes the call moved: a Read that was served before
+// the cancellation reached the task returns n > 0 with it. As io.Reader's
+// contract says, use the n bytes before looking at err; then a cancelled
+// Read loses nothing (a Read cancelled before data arrived consumes none).
 type Conn struct {
 	loop         *asyncio.Loop
 	fd           int
@@ -181,7 +187,9 @@ func errNotRunning(method string) error {
 // ---- Read and Write
 
 // Read reads into p: it waits until data is available, EOF (io.EOF), the
-// read deadline, or Close. Concurrent Reads are served in turn.
+// read deadline, or Close. Concurrent Reads are served in turn. If the
+// calling task is cancelled, err is the cancellation and n may still be
+// > 0 (the data had arrived): the caller must use p[:n] before err.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.do(&c.rd, "Read", p)
 	return n, c.opError("read", err)
@@ -232,8 +240,9 @@ func (c *Conn) doInTask(t *asyncio.T, d *connDir, p []byte) (int, error) {
 		d.queue = append(d.queue, op)
 	}
 	if _, err := op.fut.Await(t); err != nil {
-		// Cancelled while queued: withdraw the call. A Write may have
-		// written part of p already; the count says how much.
+		// Cancelled: withdraw the call if it still waits. It may have
+		// moved bytes already (part of a Write, or a whole Read served
+		// before the cancellation reached t); the count says how much.
 		c.withdraw(d, op)
 		return op.n, err
 	}

@@ -632,3 +632,35 @@ func TestConnCloseFromAnotherGoroutine(t *testing.T) {
 	})
 	expectLog(t, []string{"close: <nil>, fd closed: true", `read: "" op=read/unix closed`}, log)
 }
+
+// A task cancelled after its Read was served (the data arrived, then the
+// cancellation, before the task resumed) gets the bytes and the
+// cancellation together, as io.Reader allows: n > 0 with err. The bytes
+// are the caller's to use; the next Read gets what follows, so nothing is
+// lost or read twice.
+func TestConnReadCancelledAfterDataReturnsTheBytes(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		defer c.Close()
+		reader := asyncio.CreateTask(at, func(t *asyncio.T) (string, error) { return readString(c, 10), nil })
+		if err := waitQueued(at, &c.rd, 1); err != nil {
+			return err
+		}
+		unix.Write(peer, []byte("hello"))
+		// A timer due now runs after the socket's callback of the same
+		// iteration, which serves the Read: the cancellation comes between
+		// the data and the task's resumption.
+		at.Loop().CallLater(0, func() { reader.Cancel() })
+		s, err := reader.Await(at)
+		log = append(log, s)
+		if err != nil {
+			return err
+		}
+		unix.Write(peer, []byte("world"))
+		log = append(log, readString(c, 10))
+		return nil
+	})
+	expectLog(t, []string{`"hello" op=read/unix cancelled`, `"world"`}, log)
+}

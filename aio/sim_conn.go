@@ -96,9 +96,10 @@ func (c *SimConn) Server() net.Addr { return c.saddr }
 
 // Reset resets the connection, as a middlebox's RST: both applications
 // see the connection reset (a read fails with ECONNRESET after the data
-// already received; the transports' ConnectionLost gets it, a stream
-// reader then fails with an *IncompleteReadError, and Drain with
-// ECONNRESET). What was in flight is lost. It does nothing on a
+// already received; the transports' ConnectionLost gets it, so a stream
+// reader's pending or next read fails with that error, asyncio's
+// ConnectionResetError, matching syscall.ECONNRESET, and so do Drain and
+// WaitClosed). What was in flight is lost. It does nothing on a
 // connection already over.
 func (c *SimConn) Reset() {
 	if c.done {

@@ -94,10 +94,10 @@ func TestSimRefused(t *testing.T) {
 	})
 }
 
-// A reset in the middle of a response: the reader gets what arrived
-// before it and then an *IncompleteReadError, the protocol's
-// ConnectionLost gets ECONNRESET, Drain after it fails as on a real
-// reset, and the server's side sees the reset too.
+// A reset in the middle of a response: the reader's read fails with the
+// reset (ECONNRESET, asyncio's ConnectionResetError), the protocol's
+// ConnectionLost gets it, Drain after it fails as on a real reset, and
+// the server's side sees the reset too.
 func TestSimResetMidStream(t *testing.T) {
 	clean(t)
 	runVirtual(t, func(t *asyncio.T) error {
