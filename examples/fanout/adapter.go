@@ -247,7 +247,7 @@ func runAdapter(out io.Writer, n, limit int, timeout time.Duration, opts ...asyn
 
 		// Replica 0 refuses connections, 1 answers after 3x the timeout, 2
 		// at once.
-		refused, err := aio.CreateServer(t, nil, "127.0.0.1", 0)
+		refused, err := aio.CreateServer(t, func() aio.Protocol { return &aio.BaseProtocol{} }, "127.0.0.1", 0)
 		if err != nil {
 			return struct{}{}, err
 		}
