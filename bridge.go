@@ -156,20 +156,22 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 	}
 	l.track(c)
 	job := func() {
-		v, err := callRecovered(ctx, fn)
-		c.running.Store(false)
-		// A closed loop refuses the delivery: Close has already cancelled
-		// ctx and dropped the call, and the result has nowhere to go.
-		_, _ = l.CallSoonThreadsafe(func() {
-			c.untrack()
-			if fut.state != statePending {
-				return
-			}
-			if err != nil {
-				_ = fut.SetException(err)
-			} else {
-				_ = fut.SetResult(v)
-			}
+		callContained(ctx, fn, func(v V, err error) {
+			c.running.Store(false)
+			// A closed loop refuses the delivery: Close has already
+			// cancelled ctx and dropped the call, and the result has
+			// nowhere to go.
+			_, _ = l.CallSoonThreadsafe(func() {
+				c.untrack()
+				if fut.state != statePending {
+					return
+				}
+				if err != nil {
+					_ = fut.SetException(err)
+				} else {
+					_ = fut.SetResult(v)
+				}
+			})
 		})
 	}
 	if submit == nil {

@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -132,19 +133,49 @@ func (ex *executor) work() {
 		ex.queue[0] = nil
 		ex.queue = ex.queue[1:]
 		ex.mu.Unlock()
-		j.run()
-		ex.inflight.Done()
+		ex.runJob(j)
 	}
 }
 
-// callRecovered runs fn, turning a panic into a *PanicError.
-func callRecovered[V any](ctx context.Context, fn func(ctx context.Context) (V, error)) (v V, err error) {
+// runJob runs j on a worker. A job whose function ends the goroutine
+// (runtime.Goexit: t.FailNow in a test) takes the worker with it: a new
+// worker takes its place, so that the pool keeps its size and the jobs
+// queued behind still run.
+func (ex *executor) runJob(j *executorJob) {
+	returned := false
+	defer func() {
+		ex.inflight.Done()
+		if !returned {
+			go ex.work()
+		}
+	}()
+	j.run()
+	returned = true
+}
+
+// errFuncGoexit fails a Go call or executor job whose function ended its
+// goroutine with runtime.Goexit (t.FailNow in a test): its outcome is
+// gone, and the caller gets this instead of waiting for ever.
+var errFuncGoexit = errors.New("asyncio: the function ended its goroutine through runtime.Goexit")
+
+// callContained runs fn and hands its outcome to deliver in every case: a
+// panic becomes a *PanicError, a runtime.Goexit errFuncGoexit (deliver
+// then runs while the goroutine unwinds, and the goroutine goes on
+// exiting).
+func callContained[V any](ctx context.Context, fn func(ctx context.Context) (V, error), deliver func(V, error)) {
+	var v V
+	var err error
+	returned := false
 	defer func() {
 		if r := recover(); r != nil {
 			err = newPanicError(r)
+		} else if !returned {
+			err = errFuncGoexit
 		}
+		deliver(v, err)
 	}()
-	return fn(ctx)
+	v, err = fn(ctx)
+	returned = true
 }
 
 // RunInExecutor ports loop.run_in_executor(None, fn): it runs fn on l's
@@ -185,27 +216,27 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 	job.run = func() {
 		defer cancel()
 		defer stopCloseWatch()
-		var v V
-		var err error
-		if ctx.Err() != nil || ex.ctx.Err() != nil { // (AfterFunc cancels ctx a moment later)
-			// Cancelled before it started: like concurrent.futures, never run.
-			err = &CancelledError{Msg: ""}
-		} else {
-			v, err = callRecovered(ctx, fn)
-		}
 		// THREAD-5: copy the outcome on the loop, unless the destination was
 		// cancelled meanwhile; a closed loop drops it.
-		_, _ = l.CallSoonThreadsafe(func() {
-			l.addExternal(-1)
-			if fut.Done() {
-				return
-			}
-			if err != nil {
-				_ = fut.SetException(err)
-			} else {
-				_ = fut.SetResult(v)
-			}
-		})
+		deliver := func(v V, err error) {
+			_, _ = l.CallSoonThreadsafe(func() {
+				l.addExternal(-1)
+				if fut.Done() {
+					return
+				}
+				if err != nil {
+					_ = fut.SetException(err)
+				} else {
+					_ = fut.SetResult(v)
+				}
+			})
+		}
+		if ctx.Err() != nil || ex.ctx.Err() != nil { // (AfterFunc cancels ctx a moment later)
+			// Cancelled before it started: like concurrent.futures, never run.
+			deliver(*new(V), &CancelledError{Msg: ""})
+			return
+		}
+		callContained(ctx, fn, deliver)
 	}
 	l.addExternal(1)
 	if err := ex.submit(job); err != nil {

@@ -403,3 +403,34 @@ func TestRUN3_RunEndsWhenAnExecutorJobWaitsOnItsContext(t *testing.T) {
 		t.Errorf("the job's ctx ended with %v, want context.Canceled", cause)
 	}
 }
+
+// A function that ends its goroutine with runtime.Goexit (t.FailNow in a
+// test) fails its call with errFuncGoexit instead of leaving the caller
+// waiting for ever: for Go, ToThread and RunInExecutor. The default
+// executor keeps its size (each lost worker is replaced), so later jobs
+// still run, ShutdownDefaultExecutor returns, and Run's Close does not wait
+// for jobs that will never finish. (The caller waited for ever; after
+// NumCPU+4 such jobs every later ToThread queued for ever.)
+func TestGoexitInAnOutsideFunctionFailsTheCall(t *testing.T) {
+	goexit := func(context.Context) (int, error) { runtime.Goexit(); return 0, nil }
+	_, err := Run(func(tk *T) (struct{}, error) {
+		if _, err := Go(tk, goexit); !errors.Is(err, errFuncGoexit) {
+			t.Errorf("Go: %v", err)
+		}
+		for i := range defaultExecutorWorkers() + 2 {
+			if _, err := ToThread(tk, goexit); !errors.Is(err, errFuncGoexit) {
+				t.Errorf("ToThread %d: %v", i, err)
+			}
+		}
+		if _, err := RunInExecutor(tk, goexit).Await(tk); !errors.Is(err, errFuncGoexit) {
+			t.Errorf("RunInExecutor: %v", err)
+		}
+		if v, err := ToThread(tk, func(context.Context) (int, error) { return 7, nil }); v != 7 || err != nil {
+			t.Errorf("ToThread after the Goexits: %d, %v", v, err)
+		}
+		return struct{}{}, ShutdownDefaultExecutor(tk)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
