@@ -521,7 +521,10 @@ func TestWithSocket(t *testing.T) {
 		}
 		defer unix.Close(udp)
 		for name, err := range map[string]error{
-			"host and sock": func() error { _, err := CreateServer(at, func() Protocol { return &BaseProtocol{} }, "127.0.0.1", 0, WithSocket(udp)); return err }(),
+			"host and sock": func() error {
+				_, err := CreateServer(at, func() Protocol { return &BaseProtocol{} }, "127.0.0.1", 0, WithSocket(udp))
+				return err
+			}(),
 			"path and sock": func() error { _, _, err := OpenUnixConnection(at, "/x", WithSocket(udp)); return err }(),
 			"datagram sock": func() error { _, _, err := OpenConnection(at, "", 0, WithSocket(udp)); return err }(),
 		} {
