@@ -104,7 +104,10 @@ type Loop struct {
 	closeHooksLive int
 	executor       *executor     // the default executor, created on first use
 	outside        *outsideCalls // Go calls, executor jobs, channel ops in flight (bridge.go)
-	signals        *signalState  // signal handlers (signal.go), nil until the first
+	signals        *signalState  // signal handlers (signal.go), nil until the first AddSignalHandler
+	// sigintHandled: SIGINT has a handler on this loop, so the Runner's
+	// Ctrl-C watch, on its own goroutine, leaves SIGINT to it (runner_signal.go).
+	sigintHandled atomic.Bool
 
 	// unretrieved lists the failed futures and tasks whose error nobody
 	// has read yet; Close reports them (future.go, FUT-10).

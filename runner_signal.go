@@ -80,14 +80,22 @@ func inSynctestBubble() bool {
 // signal back its default disposition and ends (see the top of the file).
 func (in *interrupts) watchSIGINT() {
 	defer close(in.done)
-	for n := 1; ; n++ {
+	for n := 1; ; {
 		select {
 		case <-in.ch:
+			if in.loop.sigintHandled.Load() {
+				// The loop's own handler takes it (on its own channel): it
+				// is not one of the two Ctrl-Cs after which the watch
+				// steps aside, or removing that handler later would leave
+				// SIGINT at its default action, killing the process.
+				continue
+			}
 			_, _ = in.loop.CallSoonThreadsafe(in.onSIGINT)
 			if n == 2 {
 				signal.Stop(in.ch)
 				return
 			}
+			n++
 		case <-in.stop:
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -211,7 +212,42 @@ func TestRUN4_SIGINTDispositionAroundRun(t *testing.T) {
 	}
 }
 
+// SIGINTs taken by a SIGINT handler of the loop's own are not the Ctrl-Cs
+// after which Run's watch steps aside: once that handler is removed, the
+// next Ctrl-C still cancels main (with two SIGINTs taken by the handler
+// first, it killed the process).
+func TestRUN4_CtrlCAfterTheLoopsOwnHandlerWasRemoved(t *testing.T) {
+	out, err := runHelper("sigint-after-handler-removed")
+	if err != nil || !strings.Contains(out, "interrupted: true") {
+		t.Errorf("%v, output %q; want main interrupted by the third SIGINT", err, out)
+	}
+}
+
 func init() {
+	helperProcesses["sigint-after-handler-removed"] = func() int {
+		_, err := Run(func(tk *T) (int, error) {
+			seen := 0
+			var arrived *Future[struct{}]
+			if err := tk.Loop().AddSignalHandler(os.Interrupt, func() {
+				seen++
+				_ = arrived.SetResult(struct{}{})
+			}); err != nil {
+				return 0, err
+			}
+			for seen < 2 { // one at a time: signals that arrive together merge
+				arrived = NewFuture[struct{}](tk)
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				if _, err := arrived.Await(tk); err != nil {
+					return 0, err
+				}
+			}
+			tk.Loop().RemoveSignalHandler(os.Interrupt)
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+			return 0, Sleep(tk, time.Hour) // until the Ctrl-C cancels it
+		})
+		fmt.Printf("interrupted: %v\n", errors.Is(err, ErrInterrupted))
+		return 0
+	}
 	helperProcesses["sigint-ignored"] = func() int {
 		signal.Ignore(os.Interrupt)
 		rn := NewRunner(WithVirtualTime())

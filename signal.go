@@ -71,6 +71,9 @@ func (l *Loop) AddSignalHandler(sig os.Signal, fn func()) error {
 	}
 	w := &signalWatch{sig: sig, fn: fn, ch: make(chan os.Signal, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	l.signals.handlers[sig] = w
+	if sig == os.Interrupt {
+		l.sigintHandled.Store(true)
+	}
 	signal.Notify(w.ch, sig)
 	go l.forwardSignals(w)
 	return nil
@@ -119,6 +122,9 @@ func (l *Loop) RemoveSignalHandler(sig os.Signal) bool {
 		return false
 	}
 	delete(l.signals.handlers, sig)
+	if sig == os.Interrupt {
+		l.sigintHandled.Store(false)
+	}
 	w.unwatch()
 	return true
 }
@@ -140,6 +146,7 @@ func (l *Loop) hasSignalHandler(sig os.Signal) bool {
 // removeSignalHandlers removes every handler when the loop closes
 // (asyncio's _UnixSelectorEventLoop.close).
 func (l *Loop) removeSignalHandlers() {
+	l.sigintHandled.Store(false)
 	for sig, w := range l.signals.handlers {
 		delete(l.signals.handlers, sig)
 		w.unwatch()
