@@ -101,7 +101,13 @@ func (l *Loop) dispatchSignal(w *signalWatch) {
 	if l.signals == nil || l.signals.handlers[w.sig] != w {
 		return
 	}
-	w.fn()
+	fn := w.fn
+	defer func() { // reported under the handler's name, not this closure's
+		if r := recover(); r != nil {
+			l.reportCallbackPanic(r, fn, nil)
+		}
+	}()
+	fn()
 }
 
 // RemoveSignalHandler removes the handler of sig (asyncio's

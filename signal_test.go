@@ -97,18 +97,22 @@ func TestSignal_ReplaceAndRemove(t *testing.T) {
 	checkEvents(t, []string{"second handler", "removed: true", "watching: false"}, &r)
 }
 
-// A panic in a handler is reported like a panic in any callback and the
-// loop goes on.
+// A panic in a handler is reported like a panic in any callback, under
+// the handler's name (it was the name of the loop's own dispatch closure),
+// and the loop goes on.
 func TestSignal_PanicInHandlerIsReported(t *testing.T) {
 	var r eventLog
 	l := NewLoop()
 	handlerLog(l, &r)
 	done := NewFuture[struct{}](l)
-	if err := l.AddSignalHandler(syscall.SIGUSR1, func() { panic("in handler") }); err != nil {
+	if err := l.AddSignalHandler(syscall.SIGUSR1, panickingSignalHandler); err != nil {
 		t.Fatal(err)
 	}
 	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
 		r.log("handler: %s: %v", strings.Fields(c.Message)[0], c.Err)
+		if !strings.HasSuffix(c.Message, "Exception in callback github.com/go-asyncio/asyncio.panickingSignalHandler") {
+			t.Errorf("report names %q, want the handler", c.Message)
+		}
 		done.SetResult(struct{}{})
 	})
 	raise(t, syscall.SIGUSR1)
@@ -118,6 +122,8 @@ func TestSignal_PanicInHandlerIsReported(t *testing.T) {
 	mustClose(t, l)
 	checkEvents(t, []string{"handler: Exception: asyncio: panic: in handler"}, &r)
 }
+
+func panickingSignalHandler() { panic("in handler") }
 
 // asyncio's errors, in its order (the signal is checked before the loop),
 // each before anything changes.
