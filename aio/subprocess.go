@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"syscall"
 
 	"github.com/go-asyncio/asyncio"
@@ -416,7 +417,10 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	}
 	waiter := asyncio.NewFuture[struct{}](l)
 	l.CallSoon(func() {
-		tr.protocol.ConnectionMade(tr)
+		// A panic in ConnectionMade is reported and the call still
+		// returns the transport: asyncio sets the waiter apart from
+		// connection_made, which fails in a callback of its own.
+		tr.callProto("ConnectionMade", func(p SubprocessProtocol) { p.ConnectionMade(tr) })
 		setDone(waiter)
 	})
 	if _, err := waiter.Await(t); err != nil {
@@ -426,6 +430,41 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 		return nil, nil, err
 	}
 	return tr, tr.protocol, nil
+}
+
+// callProto calls method of the protocol through fn. A panic is
+// reported as the loop reports a callback's, but named after the
+// protocol's method (asyncio runs each protocol call as a callback of its
+// own, named so), and the transport goes on: nothing it still has to do
+// is skipped.
+func (tr *subprocessTransport) callProto(method string, fn func(p SubprocessProtocol)) {
+	p := tr.protocol // fn may replace it (SetProtocol): name the one called
+	defer func() {
+		if r := recover(); r != nil {
+			tr.loop.CallExceptionHandler(asyncio.ExceptionContext{
+				Message: "Exception in callback " + methodName(p, method),
+				Err:     newPanicError(r),
+			})
+		}
+	}()
+	fn(p)
+}
+
+// methodName names method of v as the loop names a method value it runs
+// ("pkg.(*T).Method", without the "-fm"), or "%T.Method" for a type
+// without a name.
+func methodName(v any, method string) string {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return "<nil>." + method
+	}
+	if t.Kind() == reflect.Pointer && t.Name() == "" && t.Elem().Name() != "" {
+		return t.Elem().PkgPath() + ".(*" + t.Elem().Name() + ")." + method
+	}
+	if t.Name() != "" {
+		return t.PkgPath() + "." + t.Name() + "." + method
+	}
+	return fmt.Sprintf("%T.%s", v, method)
 }
 
 // processExited is asyncio's _process_exited, called on the loop once the
@@ -657,7 +696,9 @@ func (tr *subprocessTransport) watchOnGoroutine() {
 
 // SubprocessExec starts program with args as a child process and drives
 // it with a protocol from factory (asyncio's loop.subprocess_exec). It
-// returns once the protocol's ConnectionMade has run. The child's streams
+// returns once the protocol's ConnectionMade has run. A panic in a
+// protocol callback, ConnectionMade included, goes to the loop's
+// exception handler and the transport carries on. The child's streams
 // default to Pipe (WithStdin, WithStdout, WithStderr change them);
 // WithDir, WithEnv and WithCmd set the rest of the exec.Cmd. A program
 // that cannot be found returns os/exec's error, which names it and

@@ -281,3 +281,117 @@ func TestSubprocess_FactoryPanicStartsNothing(t *testing.T) {
 	})
 	expectLog(t, []string{"panic: true; children: 0"}, got)
 }
+
+// panicProc is a procRecorder whose callback named panicIn panics, each
+// time it is called, once it has recorded the call.
+type panicProc struct {
+	*procRecorder
+	panicIn string
+}
+
+func (p *panicProc) maybePanic(method string) {
+	if p.panicIn == method {
+		panic("boom in " + method)
+	}
+}
+
+func (p *panicProc) ConnectionMade(tr SubprocessTransport) {
+	p.procRecorder.ConnectionMade(tr)
+	p.maybePanic("ConnectionMade")
+}
+
+func (p *panicProc) PipeDataReceived(fd int, d []byte) {
+	p.procRecorder.PipeDataReceived(fd, d)
+	p.maybePanic("PipeDataReceived")
+}
+
+func (p *panicProc) PipeConnectionLost(fd int, err error) {
+	p.procRecorder.PipeConnectionLost(fd, err)
+	p.maybePanic("PipeConnectionLost")
+}
+
+func (p *panicProc) ProcessExited() {
+	p.procRecorder.ProcessExited()
+	p.maybePanic("ProcessExited")
+}
+
+func (p *panicProc) ConnectionLost(err error) {
+	p.procRecorder.ConnectionLost(err)
+	p.maybePanic("ConnectionLost")
+}
+
+// panicReports records what the loop's exception handler gets as
+// "message: error" and resolves reached once n reports have come.
+type panicReports struct {
+	got     []string
+	n       int
+	reached *asyncio.Future[struct{}]
+}
+
+func recordReports(at *asyncio.T, n int) *panicReports {
+	r := &panicReports{n: n, reached: asyncio.NewFuture[struct{}](at)}
+	at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+		r.got = append(r.got, fmt.Sprintf("%s: %v", c.Message, c.Err))
+		if len(r.got) == r.n {
+			r.reached.SetResult(struct{}{})
+		}
+	})
+	return r
+}
+
+// doneWithin reports whether f is done after at most n rounds of the
+// ready queue: what the test waits for was scheduled already, so it has
+// run by then unless it never will.
+func doneWithin(at *asyncio.T, f interface{ Done() bool }, n int) (bool, error) {
+	for range n {
+		if f.Done() {
+			return true, nil
+		}
+		if err := settle(at); err != nil {
+			return false, err
+		}
+	}
+	return f.Done(), nil
+}
+
+const procType = "github.com/go-asyncio/asyncio/aio.(*panicProc)."
+
+// A panic in ConnectionMade is reported through the exception handler,
+// named after the protocol's method, and SubprocessExec still returns the
+// transport with the child running, as asyncio's subprocess_exec does
+// ("Exception in callback P.connection_made()"): it used to wait forever.
+func TestSubprocess_ConnectionMadePanicReturnsTransport(t *testing.T) {
+	clean(t)
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		reports := recordReports(at, 1)
+		p := &panicProc{procRecorder: newProcRecorder(at), panicIn: "ConnectionMade"}
+		start := asyncio.CreateTask(at, func(t *asyncio.T) (SubprocessTransport, error) {
+			tr, _, err := SubprocessExec(t, func() SubprocessProtocol { return p }, "sleep", []string{"1000"})
+			return tr, err
+		})
+		if _, err := reports.reached.Await(at); err != nil {
+			return err
+		}
+		got = append(got, reports.got...)
+		done, err := doneWithin(at, start, 10)
+		if err != nil {
+			return err
+		}
+		if !done {
+			start.Cancel() // kills and reaps the child
+			_, err := start.Await(at)
+			got = append(got, "SubprocessExec still waiting; cancelled: "+describe(err))
+			return nil
+		}
+		tr, err := start.Await(at)
+		got = append(got, fmt.Sprintf("returned: %s; running: %v", describe(err), alive(tr.Pid())))
+		tr.Close()
+		_, err = p.done.Await(at)
+		return err
+	})
+	expectLog(t, []string{
+		"Exception in callback " + procType + "ConnectionMade: asyncio: panic: boom in ConnectionMade",
+		"returned: <nil>; running: true",
+	}, got)
+}
