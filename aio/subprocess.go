@@ -518,8 +518,11 @@ func exitCode(ps *os.ProcessState, pid int) int {
 	return ps.ExitCode()
 }
 
+// pipeConnectionLost is asyncio's _pipe_connection_lost. A panic in the
+// protocol's PipeConnectionLost is only reported: the transport still
+// finishes (asyncio runs the two apart).
 func (tr *subprocessTransport) pipeConnectionLost(fd int, err error) {
-	tr.protocol.PipeConnectionLost(fd, err)
+	tr.callProto("PipeConnectionLost", func(p SubprocessProtocol) { p.PipeConnectionLost(fd, err) })
 	tr.tryFinish()
 }
 

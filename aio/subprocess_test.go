@@ -395,3 +395,39 @@ func TestSubprocess_ConnectionMadePanicReturnsTransport(t *testing.T) {
 		"returned: <nil>; running: true",
 	}, got)
 }
+
+// A panic in PipeConnectionLost is reported, named after the protocol's
+// method, for each pipe, and the transport still finishes: ConnectionLost
+// comes, as in asyncio. It used to skip the check that finishes the
+// transport, so ConnectionLost never came.
+func TestSubprocess_PipeConnectionLostPanicStillFinishes(t *testing.T) {
+	bothWatches(t, func(t *testing.T) {
+		clean(t)
+		var got []string
+		runNet(t, func(at *asyncio.T) error {
+			reports := recordReports(at, 3) // one per pipe
+			p := &panicProc{procRecorder: newProcRecorder(at), panicIn: "PipeConnectionLost"}
+			tr, _, err := SubprocessShell(at, func() SubprocessProtocol { return p }, "exit 3")
+			if err != nil {
+				return err
+			}
+			if _, err := tr.(*subprocessTransport).wait(at); err != nil {
+				return err
+			}
+			if _, err := reports.reached.Await(at); err != nil {
+				return err
+			}
+			slices.Sort(reports.got)
+			got = append(got, reports.got...)
+			done, err := doneWithin(at, p.done, 10)
+			if err != nil {
+				return err
+			}
+			rc, _ := tr.ReturnCode()
+			got = append(got, fmt.Sprintf("ConnectionLost: %v; return code %d", done, rc))
+			return nil
+		})
+		msg := "Exception in callback " + procType + "PipeConnectionLost: asyncio: panic: boom in PipeConnectionLost"
+		expectLog(t, []string{msg, msg, msg, "ConnectionLost: true; return code 3"}, got)
+	})
+}
