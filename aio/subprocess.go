@@ -201,8 +201,17 @@ func (p *subprocessPipe) transport() Transport {
 }
 
 func (p *subprocessPipe) ConnectionMade(Transport) {}
-func (p *subprocessPipe) DataReceived(data []byte) { p.proc.protocol.PipeDataReceived(p.fd, data) }
-func (p *subprocessPipe) EOFReceived() bool        { return false }
+
+// DataReceived passes data on. A panic in PipeDataReceived is reported
+// and the pipe goes on reading: asyncio calls pipe_data_received in a
+// callback of its own, so its exception never reaches the pipe transport
+// (which would close the pipe, and a child still writing would die of
+// SIGPIPE).
+func (p *subprocessPipe) DataReceived(data []byte) {
+	p.proc.callProto("PipeDataReceived", func(sp SubprocessProtocol) { sp.PipeDataReceived(p.fd, data) })
+}
+
+func (p *subprocessPipe) EOFReceived() bool { return false }
 func (p *subprocessPipe) ConnectionLost(err error) {
 	p.disconnected = true
 	p.proc.pipeConnectionLost(p.fd, err)

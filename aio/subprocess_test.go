@@ -431,3 +431,48 @@ func TestSubprocess_PipeConnectionLostPanicStillFinishes(t *testing.T) {
 		expectLog(t, []string{msg, msg, msg, "ConnectionLost: true; return code 3"}, got)
 	})
 }
+
+// A panic in PipeDataReceived is reported, named after the protocol's
+// method, and the pipe goes on reading: all the output arrives and the
+// child exits normally, as in asyncio. It used to be a fatal error of the
+// pipe transport: stdout was closed and the child died of SIGPIPE on its
+// next write.
+func TestSubprocess_PipeDataReceivedPanicKeepsReading(t *testing.T) {
+	bothWatches(t, func(t *testing.T) {
+		clean(t)
+		var got []string
+		runNet(t, func(at *asyncio.T) error {
+			reports := recordReports(at, 1)
+			p := &panicProc{procRecorder: newProcRecorder(at), panicIn: "PipeDataReceived"}
+			// The child writes again only once told, after the first panic.
+			tr, _, err := SubprocessShell(at, func() SubprocessProtocol { return p }, "printf a; read x; printf b; read x; printf c", WithStderr(DevNull))
+			if err != nil {
+				return err
+			}
+			if _, err := reports.reached.Await(at); err != nil {
+				return err
+			}
+			got = append(got, reports.got[0])
+			in := tr.PipeTransport(0)
+			in.Write([]byte("1\n2\n"))
+			in.Close()
+			if _, err := p.done.Await(at); err != nil {
+				return err
+			}
+			var out strings.Builder
+			for _, e := range p.log {
+				if s, ok := strings.CutPrefix(e, "data 1 "); ok {
+					out.WriteString(s)
+				} else if strings.HasPrefix(e, "pipe lost 1") || strings.HasPrefix(e, "exited") {
+					got = append(got, e)
+				}
+			}
+			got = append(got, "stdout: "+out.String())
+			return nil
+		})
+		expectLog(t, []string{
+			"Exception in callback " + procType + "PipeDataReceived: asyncio: panic: boom in PipeDataReceived",
+			"pipe lost 1 <nil>", "exited 0 true", "stdout: abc",
+		}, got)
+	})
+}
