@@ -508,7 +508,7 @@ func (tr *subprocessTransport) processExited() {
 		}
 	}
 	tr.exitWaiters = nil
-	tr.loop.CallSoon(func() { tr.protocol.ProcessExited() })
+	tr.loop.CallSoon(func() { tr.callProto("ProcessExited", SubprocessProtocol.ProcessExited) })
 	tr.tryFinish()
 }
 
@@ -551,11 +551,9 @@ func (tr *subprocessTransport) tryFinish() {
 }
 
 func (tr *subprocessTransport) callConnectionLost() {
-	defer func() { // also when the protocol panics
-		tr.gone = true
-		tr.disown()
-	}()
-	tr.protocol.ConnectionLost(nil)
+	tr.callProto("ConnectionLost", func(p SubprocessProtocol) { p.ConnectionLost(nil) })
+	tr.gone = true
+	tr.disown()
 }
 
 // wait is asyncio's _wait: the return code, once the child has exited.

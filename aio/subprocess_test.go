@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
@@ -474,5 +475,57 @@ func TestSubprocess_PipeDataReceivedPanicKeepsReading(t *testing.T) {
 			"Exception in callback " + procType + "PipeDataReceived: asyncio: panic: boom in PipeDataReceived",
 			"pipe lost 1 <nil>", "exited 0 true", "stdout: abc",
 		}, got)
+	})
+}
+
+// A panic in ProcessExited or ConnectionLost is reported named after the
+// protocol's method, as asyncio names the protocol's bound method, not
+// after the package's closure that called it; the transport is finished
+// all the same (ConnectionLost comes after a panicking ProcessExited, and
+// a finished transport's Kill fails with ProcessLookupError).
+func TestSubprocess_CallbackPanicNamesProtocolMethod(t *testing.T) {
+	for _, method := range []string{"ProcessExited", "ConnectionLost"} {
+		t.Run(method, func(t *testing.T) {
+			clean(t)
+			var got []string
+			runNet(t, func(at *asyncio.T) error {
+				reports := recordReports(at, 1)
+				p := &panicProc{procRecorder: newProcRecorder(at), panicIn: method}
+				tr, _, err := SubprocessExec(at, func() SubprocessProtocol { return p }, "true", nil)
+				if err != nil {
+					return err
+				}
+				if _, err := p.done.Await(at); err != nil {
+					return err
+				}
+				if _, err := reports.reached.Await(at); err != nil {
+					return err
+				}
+				got = append(got, reports.got...)
+				got = append(got, "kill: ESRCH "+fmt.Sprint(errors.Is(tr.Kill(), syscall.ESRCH)))
+				return nil
+			})
+			expectLog(t, []string{
+				"Exception in callback " + procType + method + ": asyncio: panic: boom in " + method,
+				"kill: ESRCH true",
+			}, got)
+		})
+	}
+}
+
+// Protocols are named as the loop names the methods it runs: pointer and
+// value receivers, and a protocol type with no name.
+func TestSubprocess_MethodName(t *testing.T) {
+	type anon = struct{ BaseSubprocessProtocol }
+	expectLog(t, []string{
+		"github.com/go-asyncio/asyncio/aio.(*procRecorder).ProcessExited",
+		"github.com/go-asyncio/asyncio/aio.BaseSubprocessProtocol.ProcessExited",
+		"struct { aio.BaseSubprocessProtocol }.ProcessExited",
+		"*struct { aio.BaseSubprocessProtocol }.ProcessExited",
+	}, []string{
+		methodName(&procRecorder{}, "ProcessExited"),
+		methodName(BaseSubprocessProtocol{}, "ProcessExited"),
+		methodName(anon{}, "ProcessExited"),
+		methodName(&anon{}, "ProcessExited"),
 	})
 }
