@@ -251,18 +251,23 @@ func createProcess(t *asyncio.T, cmd *exec.Cmd, opts []Option) (*Process, error)
 // Process a StreamWriter or StreamReaders, with the WithStreamLimit limit,
 // default DefaultStreamLimit); WithDir, WithEnv and WithCmd set the rest
 // of the exec.Cmd. A program that cannot be found returns os/exec's error,
-// which names it and matches os.ErrNotExist (FileNotFoundError).
+// which names it and matches os.ErrNotExist (FileNotFoundError); an
+// empty program is a *ValueError.
 //
 // The loop reaps the child when it exits, whether anyone waits for it or
 // not. When the loop closes with the child still running, the child is
 // killed (SIGKILL) and reaped.
 func CreateSubprocessExec(t *asyncio.T, program string, args []string, opts ...Option) (*Process, error) {
+	if program == "" {
+		return nil, errEmptyProgram("CreateSubprocessExec")
+	}
 	return createProcess(t, exec.Command(program, args...), opts)
 }
 
 // CreateSubprocessShell runs cmd with /bin/sh -c as CreateSubprocessExec
 // does (asyncio.create_subprocess_shell). Quote what cmd takes from
-// outside: the shell interprets it.
+// outside: the shell interprets it. An empty cmd runs too (the shell
+// exits 0), as in asyncio.
 func CreateSubprocessShell(t *asyncio.T, cmd string, opts ...Option) (*Process, error) {
 	return CreateSubprocessExec(t, "/bin/sh", []string{"-c", cmd}, via("CreateSubprocessShell", opts)...)
 }

@@ -712,10 +712,14 @@ func (tr *subprocessTransport) watchOnGoroutine() {
 // default to Pipe (WithStdin, WithStdout, WithStderr change them);
 // WithDir, WithEnv and WithCmd set the rest of the exec.Cmd. A program
 // that cannot be found returns os/exec's error, which names it and
-// matches os.ErrNotExist (asyncio's FileNotFoundError). If t is cancelled
+// matches os.ErrNotExist (asyncio's FileNotFoundError); an empty program
+// is a *ValueError. If t is cancelled
 // while waiting for ConnectionMade, the child is killed and reaped and the
 // cancellation returned.
 func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program string, args []string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
+	if program == "" {
+		return nil, nil, errEmptyProgram("SubprocessExec")
+	}
 	tr, p, err := startSubprocess(t, factory, exec.Command(program, args...), opts, Pipe)
 	if err != nil {
 		return nil, nil, err
@@ -723,8 +727,18 @@ func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program str
 	return tr, p, nil
 }
 
+// errEmptyProgram is the *ValueError for an empty program, returned
+// before anything starts: os/exec's "exec: no command" matches neither
+// fs.ErrNotExist nor fs.ErrPermission (asyncio's PermissionError, which
+// comes of trying each PATH directory as the program), so nothing could
+// tell it apart.
+func errEmptyProgram(call string) *asyncio.ValueError {
+	return &asyncio.ValueError{Msg: call + ": program is empty"}
+}
+
 // SubprocessShell runs cmd with /bin/sh -c as SubprocessExec does
-// (asyncio's loop.subprocess_shell).
+// (asyncio's loop.subprocess_shell). An empty cmd runs too (the shell
+// exits 0), as in asyncio.
 func SubprocessShell(t *asyncio.T, factory func() SubprocessProtocol, cmd string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
 	return SubprocessExec(t, factory, "/bin/sh", []string{"-c", cmd}, via("SubprocessShell", opts)...)
 }

@@ -163,6 +163,10 @@ func TestSubprocess_BadInput(t *testing.T) {
 		try("WithCmd sets Stdout", WithCmd(func(c *exec.Cmd) { c.Stdout = os.Stdout }))
 		_, _, err := SubprocessExec(at, nil, "true", nil)
 		got = append(got, "nil factory: "+describe(err))
+		_, err = CreateSubprocessExec(at, "", nil, WithStdout(Pipe))
+		got = append(got, "empty program: "+describe(err))
+		_, _, err = SubprocessExec(at, func() SubprocessProtocol { return newProcRecorder(at) }, "", []string{"x"})
+		got = append(got, "empty program: "+describe(err))
 		return nil
 	})
 	expectLog(t, []string{
@@ -172,7 +176,34 @@ func TestSubprocess_BadInput(t *testing.T) {
 		"limit: ValueError Limit cannot be <= 0",
 		"WithCmd sets Stdout: ValueError WithCmd: set the child's stdin, stdout and stderr with WithStdin, WithStdout and WithStderr",
 		"nil factory: ValueError subprocess: nil protocol factory",
+		"empty program: ValueError CreateSubprocessExec: program is empty",
+		"empty program: ValueError SubprocessExec: program is empty",
 	}, got)
+}
+
+// An empty shell command is no mistake: the shell runs it and exits 0, as
+// in asyncio (an empty program for Exec is a *ValueError, above).
+func TestSubprocess_EmptyShellCommand(t *testing.T) {
+	clean(t)
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		proc, err := CreateSubprocessShell(at, "")
+		if err != nil {
+			return err
+		}
+		rc, err := proc.Wait(at)
+		got = append(got, fmt.Sprintf("CreateSubprocessShell: %d %v", rc, err))
+		p := newProcRecorder(at)
+		if _, _, err := SubprocessShell(at, func() SubprocessProtocol { return p }, ""); err != nil {
+			return err
+		}
+		if _, err := p.done.Await(at); err != nil {
+			return err
+		}
+		got = append(got, "SubprocessShell: "+p.log[len(p.log)-2])
+		return nil
+	})
+	expectLog(t, []string{"CreateSubprocessShell: 0 <nil>", "SubprocessShell: exited 0 true"}, got)
 }
 
 // Cancelling a task that waits for the child only stops the waiting: the
