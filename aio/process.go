@@ -43,7 +43,9 @@ func (p *Process) ReturnCode() (int, bool) { return p.transport.ReturnCode() }
 // Wait waits until the child exits and returns its return code (asyncio's
 // wait). A cancellation only stops the waiting: the child goes on (kill it
 // first if it must stop). Wait returns as soon as the child has exited,
-// even if a process it started still holds one of its pipes open. With
+// even if a process it started still holds one of its pipes open; so
+// Kill right after it returns nil, not asyncio 3.13's ProcessLookupError,
+// until the pipes are closed too (see SubprocessTransport.SendSignal). With
 // Pipe streams, read them (or use Communicate) while waiting: a child that
 // fills a pipe nobody reads blocks forever, as in asyncio.
 func (p *Process) Wait(t *asyncio.T) (int, error) { return p.transport.wait(t) }
