@@ -315,7 +315,9 @@ func TestAsCompletedBounded_CancelledAfterBreakKeepsTheMessage(t *testing.T) {
 				err := Sleep(tk, d)
 				if err != nil { // a cleanup that takes time
 					cleanup := CreateTask(tk, func(tk *T) (struct{}, error) { return struct{}{}, Sleep(tk, 50*ms) })
+					//asynciovet:ignore droppedcancel the cleanup's outcome does not matter: the child returns its cancellation below
 					_, _ = Shield[struct{}](cleanup).Await(tk)
+					//asynciovet:ignore droppedcancel as above
 					_, _ = cleanup.Await(tk)
 				}
 				return 0, err

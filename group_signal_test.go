@@ -194,7 +194,7 @@ func TestLoopGroup_ConcurrentCloseWaitsForTheFirst(t *testing.T) {
 			close(started)
 			err := Sleep(tk, time.Hour)
 			close(cleaning)
-			<-release // the cleanup takes until the second Close waits
+			<-release //asynciovet:ignore blockingcall holds loop 0 on purpose: its cleanup lasts until the second Close waits
 			return 0, err
 		})
 		out <- err
