@@ -176,8 +176,13 @@ func (tr *readPipeTransport) readOnce() bool {
 		tr.readEOF()
 	default:
 		if perr := callProtocol(func() { tr.protocol.DataReceived(data) }); perr != nil {
-			tr.fatalError(perr, "Fatal error: protocol.data_received() call failed.")
-			return false
+			// asyncio's read pipe calls data_received from its reader
+			// callback unguarded: the loop reports the exception and the
+			// pipe goes on reading (a socket's is a fatal error instead).
+			tr.loop.CallExceptionHandler(asyncio.ExceptionContext{
+				Message: "Exception in callback " + methodName(tr.protocol, "DataReceived"),
+				Err:     perr,
+			})
 		}
 		return true
 	}

@@ -273,3 +273,58 @@ func TestPipes_LoopCloseClosesPipes(t *testing.T) {
 		}
 	}
 }
+
+// panickyReader panics on its first chunk and records the rest.
+type panickyReader struct {
+	BaseProtocol
+	chunks []string
+	lost   *asyncio.Future[error]
+}
+
+func (p *panickyReader) DataReceived(b []byte) {
+	p.chunks = append(p.chunks, string(b))
+	if len(p.chunks) == 1 {
+		panic("first chunk")
+	}
+}
+
+func (p *panickyReader) ConnectionLost(err error) { _ = p.lost.SetResult(err) }
+
+// A panic in a read pipe's DataReceived is reported, named after the
+// protocol's method, and the pipe goes on reading, as asyncio's read pipe
+// does (it calls data_received from its reader callback unguarded); it
+// used to be a fatal error that closed the pipe and lost the rest.
+func TestPipes_ReadPipeDataReceivedPanicKeepsReading(t *testing.T) {
+	clean(t)
+	r, w := osPipe(t)
+	var reports []string
+	runNet(t, func(at *asyncio.T) error {
+		reported := asyncio.NewFuture[struct{}](at)
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+			reports = append(reports, c.Message+": "+fmt.Sprint(c.Err))
+			_ = reported.SetResult(struct{}{})
+		})
+		p := &panickyReader{lost: asyncio.NewFuture[error](at)}
+		if _, _, err := ConnectReadPipe(at, func() Protocol { return p }, r); err != nil {
+			return err
+		}
+		w.Write([]byte("a"))
+		if _, err := reported.Await(at); err != nil {
+			return err
+		}
+		w.Write([]byte("b"))
+		w.Close()
+		lostErr, err := p.lost.Await(at)
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(p.chunks) != "[a b]" || lostErr != nil {
+			t.Errorf("chunks %q, lost with %v; want [a b], nil", p.chunks, lostErr)
+		}
+		return nil
+	})
+	want := "Exception in callback github.com/go-asyncio/asyncio/aio.(*panickyReader).DataReceived: asyncio: panic: first chunk"
+	if len(reports) != 1 || reports[0] != want {
+		t.Errorf("reports %q, want [%q]", reports, want)
+	}
+}
