@@ -352,8 +352,9 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 	// them running.
 	defer func() {
 		for j := 1; j < n; j++ {
-			quit := quits[j]
-			_, _ = g.loops[j].CallSoonThreadsafe(func() { _ = quit.SetResult(struct{}{}) })
+			if quit := quits[j]; quit != nil { // (nil: its loop never started serving)
+				_, _ = g.loops[j].CallSoonThreadsafe(func() { _ = quit.SetResult(struct{}{}) })
+			}
 		}
 		wg.Wait()
 	}()
