@@ -172,6 +172,7 @@ func (q *CrossQueue[V]) getLocked() (V, bool) {
 	}
 	v := q.pop()
 	q.wakePutters()
+	q.failGettersIfDrained()
 	return v, true
 }
 
@@ -197,10 +198,10 @@ func (q *CrossQueue[V]) GetNowait() (V, error) {
 	defer q.mu.Unlock()
 	v, ok := q.getLocked()
 	if !ok {
-		if q.shutdown {
+		if q.shutdown && q.n == 0 {
 			return v, ErrQueueShutDown
 		}
-		return v, ErrQueueEmpty
+		return v, ErrQueueEmpty // (the items left are promised to woken getters)
 	}
 	return v, nil
 }
@@ -243,11 +244,13 @@ func (q *CrossQueue[V]) Get(t *T) (V, error) {
 		q.mu.Unlock()
 		return v, nil
 	}
-	if q.shutdown {
+	if q.shutdown && q.n == 0 {
 		q.mu.Unlock()
 		var zero V
 		return zero, ErrQueueShutDown
 	}
+	// Empty, or every item left is promised to a woken getter, which may
+	// yet pass it on: wait (also after a Shutdown, for those items).
 	w := q.newWaiter(t, kindQueueGet)
 	w.getter = true
 	q.getters = append(q.getters, w)
@@ -315,6 +318,7 @@ func (q *CrossQueue[V]) wait(t *T, w *crossWaiter[V]) (V, error) {
 		q.promisedItems--
 		v := q.pop()
 		q.wakePutters()
+		q.failGettersIfDrained()
 		return v, nil
 	}
 	q.promisedSlots--
@@ -369,9 +373,10 @@ func removeWaiter[V any](ws []*crossWaiter[V], w *crossWaiter[V]) []*crossWaiter
 // Shutdown shuts the queue down (asyncio's Queue.shutdown, 3.13): Put and
 // PutNowait fail with ErrQueueShutDown from now on, and so do the Puts
 // waiting now (their items are not put); Get goes on returning the items
-// left and then fails with ErrQueueShutDown, as the Gets waiting now do
-// at once (the queue is empty when a Get waits). With immediate, the items
-// left are discarded too. Any goroutine may call it; it is idempotent.
+// left and then fails with ErrQueueShutDown, as the Gets waiting then do
+// (a Get waits only while every item left is promised to a woken getter,
+// which may still pass it on). With immediate, the items left are
+// discarded too. Any goroutine may call it; it is idempotent.
 func (q *CrossQueue[V]) Shutdown(immediate bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -387,6 +392,16 @@ func (q *CrossQueue[V]) Shutdown(immediate bool) {
 		q.wake(w, ErrQueueShutDown)
 	}
 	q.putters = nil
+	q.failGettersIfDrained()
+}
+
+// failGettersIfDrained fails the waiting getters with ErrQueueShutDown
+// once the queue is shut down and empty: until then an item promised to
+// a woken getter may still pass to one of them. q.mu is held.
+func (q *CrossQueue[V]) failGettersIfDrained() {
+	if !q.shutdown || q.n > 0 {
+		return
+	}
 	for _, w := range q.getters {
 		q.wake(w, ErrQueueShutDown)
 	}

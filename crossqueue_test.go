@@ -347,3 +347,38 @@ func TestCrossQueue_WaiterOfAClosedLoopLeavesTheQueue(t *testing.T) {
 		t.Errorf("item after the waiter's loop closed: %d, %v", v, err)
 	}
 }
+
+// After Shutdown(false) a Get finds an item promised to a woken getter
+// still in the queue: it waits for it instead of reporting the queue shut
+// down, and gets it when that getter is cancelled before it resumed (the
+// item was stranded: every consumer was told the queue was done).
+func TestCrossQueue_ShutdownLeavesPromisedItemsToTheNextGetter(t *testing.T) {
+	_, err := Run(func(tk *T) (struct{}, error) {
+		q := NewCrossQueue[int](4)
+		first := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+		if err := Sleep(tk, 0); err != nil {
+			return struct{}{}, err
+		}
+		_ = q.PutNowait(42) // promised to first
+		q.Shutdown(false)
+		second := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+		third := CreateTask(tk, func(ct *T) (int, error) { return q.Get(ct) })
+		if err := Sleep(tk, 0); err != nil { // both wait: the item left is promised
+			return struct{}{}, err
+		}
+		first.Cancel()
+		if _, err := first.Await(tk); !IsCancelled(err) {
+			t.Errorf("first: %v", err)
+		}
+		if v, err := second.Await(tk); v != 42 || err != nil {
+			t.Errorf("second getter after Shutdown: %d, %v; want the item left", v, err)
+		}
+		if _, err := third.Await(tk); !errors.Is(err, ErrQueueShutDown) {
+			t.Errorf("third getter once the queue is drained: %v", err)
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
