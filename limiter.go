@@ -249,9 +249,7 @@ func (l *Limiter) take(k int) {
 }
 
 // dispatch grants the first waiters whose tokens are there, in order, one
-// wakeup each, then arms the timer for the next one. Each grant takes the
-// tokens at the moment they were there (the bucket refills from then on,
-// a full bucket capping nothing that a waiter was owed).
+// wakeup each, then arms the timer for the next one.
 func (l *Limiter) dispatch() {
 	now := instant{ns: l.loop.Time()}
 	for e := l.waiters.Front(); e != nil; e = l.waiters.Front() {
@@ -260,7 +258,16 @@ func (l *Limiter) dispatch() {
 		if !ok || at.sub(now) > fracEps {
 			break
 		}
-		l.refillTo(at)
+		if now.sub(at) < 1 {
+			// On time (its timer rounded the moment up to a whole
+			// nanosecond): taken at the exact moment, so that nothing
+			// drifts.
+			l.refillTo(at)
+		} else {
+			// Late (the loop was busy): taken now, from a bucket capped at
+			// burst, so that no more than burst are admitted at once.
+			l.refillTo(now)
+		}
 		l.waiters.Remove(e)
 		l.take(w.k)
 		w.granted = true
@@ -282,11 +289,14 @@ func (l *Limiter) schedule() {
 	if e == nil || l.rate == 0 {
 		return
 	}
-	when := Never // a tiny rate puts it past Never
-	if at, ok := l.due(e.Value.(*limiterWaiter).k); ok {
-		when = at.ceil()
+	at, ok := l.due(e.Value.(*limiterWaiter).k)
+	if !ok {
+		// A tiny rate puts it past Never: no timer, as for rate 0 (one
+		// at Never would fire, grant nothing and re-arm, for ever, once a
+		// virtual clock got there).
+		return
 	}
-	l.timer = l.loop.CallAt(when, l.tick)
+	l.timer = l.loop.CallAt(at.ceil(), l.tick)
 }
 
 func (l *Limiter) tick() {

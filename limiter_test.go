@@ -307,3 +307,54 @@ func TestLimiter_TinyRateDoesNotSpin(t *testing.T) {
 		return nil
 	})
 }
+
+// A rate whose next token is due past Never, on virtual time, with no
+// other timer: the wait is a deadlock, as for rate 0 (a timer at Never
+// fired, granted nothing and re-armed itself, spinning for ever once the
+// clock got there).
+func TestLimiter_TinyRateWithNothingElseIsADeadlock(t *testing.T) {
+	lim := NewLimiter(1e-12, 1)
+	_, err := Run(func(tk *T) (struct{}, error) {
+		if err := lim.Acquire(tk); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, lim.Acquire(tk)
+	}, WithVirtualTime())
+	if !errors.Is(err, ErrDeadlock) || lim.Stats().Ticks != 0 {
+		t.Errorf("Run: %v, %d ticks; want ErrDeadlock and no tick", err, lim.Stats().Ticks)
+	}
+}
+
+// Waiters served late (the loop was busy past their moment) take their
+// tokens from a bucket capped at burst, now: at most burst are admitted
+// at once (taking each at its past moment admitted up to twice burst).
+func TestLimiter_LateDispatchAdmitsAtMostBurst(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(10, 5)
+		if err := lim.AcquireN(tk, 5); err != nil { // empty
+			return err
+		}
+		var waiters []*Task[struct{}]
+		for i := range 5 {
+			waiters = append(waiters, startTask(tk, fmt.Sprint("w", i), func(tk *T) error { return lim.Acquire(tk) }))
+		}
+		if err := Sleep(tk, 0); err != nil { // all five wait
+			return err
+		}
+		lim.timer.Cancel() // as if the loop were too busy to run the tick on time
+		lim.timer = nil
+		if err := Sleep(tk, 2*time.Second); err != nil {
+			return err
+		}
+		lim.dispatch() // late: 2 s of refill, capped at 5
+		awaitAll(tk, waiters...)
+		extra := 0
+		for lim.TryAcquire(tk, 1) {
+			extra++
+		}
+		if extra != 0 {
+			t.Errorf("after 5 late grants from a bucket of burst 5, %d more admitted at once", extra)
+		}
+		return nil
+	})
+}
