@@ -339,6 +339,7 @@ func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
 	base := t.baseContext()
 	tok := &ContextVarToken[V]{v: v, t: t, old: base.Value(v.key)}
 	t.setBase(context.WithValue(base, v.key, contextVarBox[V]{v: value, set: true}))
+	tok.vars = t.ctx.vars
 	return tok
 }
 
@@ -352,7 +353,7 @@ func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error {
 	switch {
 	case tok == nil || tok.v != v:
 		return &ValueError{Msg: "Token was created by a different ContextVar"}
-	case tok.t != t:
+	case !tok.sameContext(t):
 		return &ValueError{Msg: "Token was created in a different Context"}
 	case tok.used:
 		return &RuntimeError{Msg: "Token has already been used once"}
@@ -368,8 +369,23 @@ func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error {
 type ContextVarToken[V any] struct {
 	v    *ContextVar[V]
 	t    *T
-	old  any // the previous box in the context (nil: none)
+	vars *VarContext // the VarContext t ran in at the Set, if any
+	old  any         // the previous box in the context (nil: none)
 	used bool
+}
+
+// sameContext reports whether task t runs in the context tok was made in:
+// tok's own task, or another task running in the same VarContext (which
+// may have been made from tok's task's context: a Runner's, T.VarContext).
+func (tok *ContextVarToken[V]) sameContext(t *T) bool {
+	if tok.t == t {
+		return true
+	}
+	c := t.ctx
+	if c == nil || c.owner != t || c.vars == nil {
+		return false
+	}
+	return c.vars == tok.vars || c.vars.origin == tok.t
 }
 
 // Var returns the variable the token belongs to (Token.var).

@@ -32,7 +32,7 @@ func (r *Runner) withRunnerContext(opts []TaskOption) []TaskOption {
 // through already).
 func (r *Runner) keepRunnerContext(main *T, inRunnerContext bool) {
 	if inRunnerContext && r.vars == nil && main.ctx != nil {
-		r.vars = &VarContext{base: main.baseContext()}
+		r.vars = &VarContext{base: main.baseContext(), origin: main}
 	}
 }
 

@@ -14,6 +14,9 @@ import "context"
 type VarContext struct {
 	base context.Context
 	gen  uint64 // counts the changes written to base
+	// origin is the task whose own context this was made from (a
+	// Runner's first main, T.VarContext): its tokens belong here too.
+	origin *T
 }
 
 // CopyContext returns a new VarContext holding the values of task t's
@@ -53,7 +56,7 @@ func WithVarContext(c *VarContext) TaskOption {
 func (t *T) VarContext() *VarContext {
 	c := t.ownContext()
 	if c.vars == nil {
-		c.vars = &VarContext{base: c.base}
+		c.vars = &VarContext{base: c.base, origin: t}
 		c.varsGen = 0
 	}
 	return c.vars

@@ -1,6 +1,9 @@
 package asyncio
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A task run in a VarContext writes its Sets and Resets there; the tasks
 // it creates start with a copy, whose Sets stay theirs; VarContext is
@@ -93,4 +96,48 @@ func TestVarContext_SharedByTasksRunningInIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEvents(t, []string{"0s y sees x", "0s y after await sees x", "0s z sees x", "0s x sees z", "0s vc holds z, main sees def"}, r)
+}
+
+// A token belongs to the context it was made in, not to its task: another
+// task running in the same VarContext, or the next run of a Runner (whose
+// runs share its context), may Reset it, as in CPython; a task with a
+// copy of that context may not.
+func TestContextVarToken_BelongsToTheContext(t *testing.T) {
+	x := NewContextVar("x", 0)
+	_, err := Run(func(tk *T) (struct{}, error) {
+		vc := CopyContext(tk)
+		var tok *ContextVarToken[int]
+		a := startTask(tk, "a", func(tk *T) error { tok = x.Set(tk, 1); return nil }, WithVarContext(vc))
+		awaitAll(tk, a)
+		copied := startTask(tk, "copy", func(tk *T) error { return x.Reset(tk, tok) }, WithVarContext(NewVarContext(vc.Context())))
+		if err := tk.Await(copied); err == nil || !strings.Contains(err.Error(), "different Context") {
+			t.Errorf("Reset from a copy of the context: %v", err)
+		}
+		b := startTask(tk, "b", func(tk *T) error { return x.Reset(tk, tok) }, WithVarContext(vc))
+		if err := tk.Await(b); err != nil {
+			t.Errorf("Reset from another task in the same VarContext: %v", err)
+		}
+		if v := x.Value(vc.Context()); v != 0 {
+			t.Errorf("x in the context after the Reset: %d", v)
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner()
+	defer r.Close()
+	var tok *ContextVarToken[int]
+	if _, err := RunWith(r, func(tk *T) (int, error) { tok = x.Set(tk, 5); return 0, nil }); err != nil {
+		t.Fatal(err)
+	}
+	v, err := RunWith(r, func(tk *T) (int, error) {
+		if err := x.Reset(tk, tok); err != nil {
+			return 0, err
+		}
+		return x.Get(tk), nil
+	})
+	if v != 0 || err != nil {
+		t.Errorf("the next run's Reset of the first run's token: %d, %v", v, err)
+	}
 }
