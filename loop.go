@@ -489,7 +489,15 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	if fc.loop != l {
 		return runtimeErrorf("The future belongs to a different loop than the one specified as the loop argument")
 	}
-	id := fc.addDoneCallback(l.Stop)
+	// The stop is this run's only: a run unwound by a runtime.Goexit in a
+	// task (t.FailNow) leaves it queued, and it must not stop the next run.
+	over := false
+	id := fc.addDoneCallback(func() {
+		if !over {
+			l.Stop()
+		}
+	})
+	defer func() { over = true }()
 	err := l.RunForever()
 	fc.removeDoneCallback(id)
 	if err != nil {

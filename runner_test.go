@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -286,4 +287,27 @@ func TestRUN1_RunInsideARunningLoop(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A run whose main task ended its goroutine (runtime.Goexit, t.FailNow)
+// leaves no stop behind for the next run of the same Runner, which
+// completes normally (it failed with "Event loop stopped before Future
+// completed.").
+func TestRunWith_NextRunAfterAGoexitedMain(t *testing.T) {
+	r := NewRunner()
+	defer r.Close()
+	r.Loop().SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = RunWith(r, func(tk *T) (int, error) {
+			runtime.Goexit()
+			return 0, nil
+		})
+	}()
+	<-done
+	v, err := RunWith(r, func(tk *T) (int, error) { return 1, Sleep(tk, 0) })
+	if v != 1 || err != nil {
+		t.Errorf("the run after the Goexit: %d, %v", v, err)
+	}
 }
