@@ -133,20 +133,12 @@ func TestBadArgumentsFailBeforeAnySocket(t *testing.T) {
 				return err
 			}},
 		} {
-			before := openFDs(t)
-			err := func() (err error) {
-				defer func() {
-					if r := recover(); r != nil {
-						err = fmt.Errorf("the call panicked: %v", r)
-					}
-				}()
-				return c.call()
-			}()
+			leaked, err := callCountingFDs(t, c.call)
 			var ve *asyncio.ValueError
 			if !errors.As(err, &ve) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s: %v, want a ValueError with %q", c.name, err, c.want)
 			}
-			if leaked := newFDs(t, before); len(leaked) > 0 {
+			if len(leaked) > 0 {
 				t.Errorf("%s: descriptors left open: %v", c.name, leaked)
 			}
 		}

@@ -634,15 +634,7 @@ func TestProtocolFactoryFailureLeavesNoSocket(t *testing.T) {
 			}, "factory boom"},
 		}
 		for _, c := range cases {
-			before := openFDs(t)
-			err := func() (err error) {
-				defer func() {
-					if r := recover(); r != nil {
-						err = fmt.Errorf("the call panicked: %v", r)
-					}
-				}()
-				return c.call()
-			}()
+			leaked, err := callCountingFDs(t, c.call)
 			var ve *asyncio.ValueError
 			var pe *asyncio.PanicError
 			switch {
@@ -653,12 +645,28 @@ func TestProtocolFactoryFailureLeavesNoSocket(t *testing.T) {
 			case !strings.Contains(err.Error(), c.want):
 				t.Errorf("%s: %q, want %q", c.name, err, c.want)
 			}
-			if leaked := newFDs(t, before); len(leaked) > 0 {
+			if len(leaked) > 0 {
 				t.Errorf("%s: descriptors left open: %v", c.name, leaked)
 			}
 		}
 		return nil
 	})
+}
+
+// callCountingFDs runs call, a panic turned into its error, and lists the
+// descriptors it left open.
+func callCountingFDs(t *testing.T, call func() error) (leaked []string, err error) {
+	t.Helper()
+	before := openFDs(t)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("the call panicked: %v", r)
+			}
+		}()
+		err = call()
+	}()
+	return newFDs(t, before), err
 }
 
 // newFDs lists the descriptors open now that were not in before.
