@@ -57,7 +57,7 @@ func TestDEBUG2_SlowCallbackWarning(t *testing.T) {
 		"WARN Executing <Task pending name='slow'> took N.NNN seconds",
 		"WARN Executing <Task finished name='slow'> took N.NNN seconds",
 		// RunUntilComplete's own done callback (it stops the loop).
-		"WARN Executing github.com/go-asyncio/asyncio.(*Loop).Stop-fm took N.NNN seconds",
+		"WARN Executing github.com/go-asyncio/asyncio.(*Loop).RunUntilComplete.func1 took N.NNN seconds",
 	}, &eventLog{events: got})
 
 	// Above the threshold only; and nothing at all outside debug mode.
