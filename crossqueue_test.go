@@ -245,14 +245,7 @@ func TestCrossQueue_ShutdownAfterAGetterWasWoken(t *testing.T) {
 // item stays in the queue (it never left it), even when the queue is full.
 func TestCrossQueue_ItemPromisedToAClosingLoopStaysInTheQueue(t *testing.T) {
 	q := NewCrossQueue[int](1)
-	l := NewLoop()
-	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
-	//asynciovet:ignore unawaitedtask the task is left pending on purpose: the loop closes after its wakeup was queued
-	CreateTask(l, func(ct *T) (int, error) { return q.Get(ct) })
-	l.CallSoon(l.Stop)
-	if err := l.RunForever(); err != nil {
-		t.Fatal(err)
-	}
+	l := loopWithAWaitingGetter(t, q)
 	if err := q.PutNowait(1); err != nil { // promised to l's getter
 		t.Fatal(err)
 	}
@@ -331,14 +324,7 @@ func TestCrossQueue_RandomCancellationsLoseAndDoubleNothing(t *testing.T) {
 // queue, so a later Put is not lost on it.
 func TestCrossQueue_WaiterOfAClosedLoopLeavesTheQueue(t *testing.T) {
 	q := NewCrossQueue[int](1)
-	l := NewLoop()
-	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
-	//asynciovet:ignore unawaitedtask the task is left pending on purpose: the loop closes while it waits
-	CreateTask(l, func(ct *T) (int, error) { return q.Get(ct) })
-	l.CallSoon(l.Stop)
-	if err := l.RunForever(); err != nil {
-		t.Fatal(err)
-	}
+	l := loopWithAWaitingGetter(t, q)
 	mustClose(t, l)
 	if err := q.PutNowait(1); err != nil {
 		t.Fatal(err)
@@ -381,4 +367,19 @@ func TestCrossQueue_ShutdownLeavesPromisedItemsToTheNextGetter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loopWithAWaitingGetter returns a new loop, stopped, with a task waiting
+// in q.Get, left pending on purpose: the tests close the loop under it.
+func loopWithAWaitingGetter(t *testing.T, q *CrossQueue[int]) *Loop {
+	t.Helper()
+	l := NewLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	//asynciovet:ignore unawaitedtask the task is left pending on purpose: the loop closes while it waits or after its wakeup was queued
+	CreateTask(l, func(ct *T) (int, error) { return q.Get(ct) })
+	l.CallSoon(l.Stop)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

@@ -99,16 +99,7 @@ func TestLoopGroup_GoexitInAMainDoesNotHangRunEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Loop(1).SetExceptionHandler(func(*Loop, ExceptionContext) {}) // the failed main is reported at Close
-	_, err := RunEach(g, func(tk *T, i int) (int, error) {
-		if i == 1 {
-			runtime.Goexit()
-		}
-		return 0, nil
-	})
-	var le *LoopError
-	if !errors.As(err, &le) || le.Index != 1 || !strings.Contains(err.Error(), "Goexit") {
-		t.Errorf("RunEach: %v", err)
-	}
+	checkRunEachReportsAGoexitOnLoop1(t, g)
 	if err := g.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
@@ -153,17 +144,9 @@ func TestLoopGroup_GoexitOnALockedThread(t *testing.T) {
 		}
 		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
 	}
-	_, err := RunEach(g, func(tk *T, i int) (int, error) {
-		if i == 1 {
-			runtime.Goexit()
-		}
-		return 0, nil
-	})
+	checkRunEachReportsAGoexitOnLoop1(t, g)
 	var le *LoopError
-	if !errors.As(err, &le) || le.Index != 1 || !strings.Contains(err.Error(), "Goexit") {
-		t.Errorf("RunEach: %v", err)
-	}
-	_, err = RunGroup(g, func(tk *T) (int, error) {
+	_, err := RunGroup(g, func(tk *T) (int, error) {
 		runtime.Goexit()
 		return 1, nil
 	})
@@ -215,4 +198,21 @@ func TestLoopGroup_ConcurrentCloseWaitsForTheFirst(t *testing.T) {
 		t.Errorf("first Close: %v", err)
 	}
 	<-out
+}
+
+// checkRunEachReportsAGoexitOnLoop1 runs g with a main that ends its
+// goroutine (runtime.Goexit) on loop 1: RunEach must report loop 1 as
+// failed with the Goexit.
+func checkRunEachReportsAGoexitOnLoop1(t *testing.T, g *LoopGroup) {
+	t.Helper()
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if i == 1 {
+			runtime.Goexit()
+		}
+		return 0, nil
+	})
+	var le *LoopError
+	if !errors.As(err, &le) || le.Index != 1 || !strings.Contains(err.Error(), "Goexit") {
+		t.Errorf("RunEach: %v", err)
+	}
 }
