@@ -85,6 +85,14 @@ func TestRunners_test_interrupt_wait(t *testing.T) {
 func TestRunners_test_interrupt_cancelled_task(t *testing.T) {
 	// Interrupting a main task cancelled already does not raise
 	// KeyboardInterrupt: run() raises the CancelledError.
+	//
+	// CPython's handler runs inside interrupt_self, so the interrupt
+	// finds main pending with one request and adds a second. Go delivers
+	// the signal later, through the watcher's goroutine; a SIGINT that
+	// arrives once main is done is a late Ctrl-C, which rightly raises
+	// KeyboardInterrupt. So main ends only once the interrupt's request
+	// has reached it (Cancelling() == 2), an explicit signal, not a
+	// timing; the deadline only bounds a signal that never comes.
 	sigintAtDefault(t)
 	r := asyncio.NewRunner()
 	defer r.Close()
@@ -98,7 +106,14 @@ func TestRunners_test_interrupt_cancelled_task(t *testing.T) {
 			interruptSelf(t)
 			return nil
 		}))
-		return struct{}{}, asyncio.Sleep(tk, 10_000*ms)
+		err := asyncio.Sleep(tk, 10_000*ms)
+		cancelled(t, err, "await sleep(10) raises CancelledError")
+		bound := time.Now().Add(time.Minute)
+		for main.Cancelling() < 2 && time.Now().Before(bound) {
+			_ = asyncio.Sleep(tk, 0) // let the loop take the interrupt
+		}
+		check(t, main.Cancelling() == 2, "the interrupt cancelled main a second time:", main.Cancelling())
+		return struct{}{}, err
 	})
 	cancelled(t, err, "run() raises CancelledError")
 	check(t, !errors.Is(err, asyncio.ErrInterrupted), "not KeyboardInterrupt:", err)
