@@ -118,7 +118,7 @@ func CreateUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, f
 // CreateGroupServer): cb runs as a task on the loop of each connection.
 func StartGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...Option) (*GroupServer, error) {
 	opts = via("StartGroupServer", opts) // errors name this call; it accepts what its server call does
-	mk, err := streamFactories(cb, opts)
+	mk, err := streamFactories("StartGroupServer", cb, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func StartUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb
 	if mode == GroupReusePort {
 		return nil, &asyncio.ValueError{Msg: "StartUnixGroupServer: GroupReusePort does not apply to Unix sockets (use GroupRoundRobin or GroupLeastConns)"}
 	}
-	mk, err := streamFactories(cb, opts)
+	mk, err := streamFactories("StartUnixGroupServer", cb, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,9 +146,9 @@ func StartUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb
 }
 
 // streamFactories makes, for each loop, start_server's protocol factory.
-func streamFactories(cb func(*asyncio.T, *StreamReader, *StreamWriter) error, opts []Option) (func(*asyncio.Loop) func() Protocol, error) {
+func streamFactories(call string, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, opts []Option) (func(*asyncio.Loop) func() Protocol, error) {
 	if cb == nil {
-		return nil, &asyncio.ValueError{Msg: "StartGroupServer: nil client callback"}
+		return nil, errNilClientCallback(call)
 	}
 	o, err := buildOptions("", opts)
 	if err != nil {

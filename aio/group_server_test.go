@@ -245,6 +245,14 @@ func TestGroupServer_BindFailureNamesTheLoopAndLeaksNothing(t *testing.T) {
 		if !errors.Is(err, asyncio.ErrValue) {
 			t.Errorf("unknown mode: %v", err)
 		}
+		_, err = StartGroupServer(at, g, GroupRoundRobin, nil, "127.0.0.1", 0)
+		if err == nil || !errors.Is(err, asyncio.ErrValue) || !strings.Contains(err.Error(), "StartGroupServer: nil client callback") {
+			t.Errorf("StartGroupServer nil callback: %v", err)
+		}
+		_, err = StartUnixGroupServer(at, g, GroupRoundRobin, nil, "x")
+		if err == nil || !errors.Is(err, asyncio.ErrValue) || !strings.Contains(err.Error(), "StartUnixGroupServer: nil client callback") {
+			t.Errorf("StartUnixGroupServer nil callback: %v", err)
+		}
 		return nil
 	})
 }

@@ -653,6 +653,9 @@ func OpenUnixConnection(t *asyncio.T, path string, opts ...Option) (*StreamReade
 // or CreateUnixServer) with a factory whose protocols run cb for each
 // connection.
 func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, call string, opts []Option, create func(factory func() Protocol) (*Server, error)) (*Server, error) {
+	if cb == nil {
+		return nil, errNilClientCallback(call)
+	}
 	o, err := buildOptions(call, opts)
 	if err != nil {
 		return nil, err
@@ -671,7 +674,8 @@ func startStreamServer(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamW
 // handler that never closes its writer does not keep Server.WaitClosed
 // waiting (WaitClosed runs a collection for such connections). A writer
 // kept elsewhere (in a map of subscribers, say) keeps its connection
-// open. Options: WithStreamLimit and those of CreateServer.
+// open. A nil cb is a *ValueError, before anything listens. Options:
+// WithStreamLimit and those of CreateServer.
 func StartServer(t *asyncio.T, cb func(t *asyncio.T, r *StreamReader, w *StreamWriter) error, host string, port int, opts ...Option) (*Server, error) {
 	return startStreamServer(t, cb, "StartServer", opts, func(f func() Protocol) (*Server, error) {
 		return CreateServer(t, f, host, port, via("StartServer", opts)...)

@@ -216,6 +216,12 @@ func errNilFactory(call string) *asyncio.ValueError {
 	return &asyncio.ValueError{Msg: call + ": nil protocol factory"}
 }
 
+// errNilClientCallback is the *ValueError for a nil client_connected_cb
+// of a stream server, returned before call listens.
+func errNilClientCallback(call string) *asyncio.ValueError {
+	return &asyncio.ValueError{Msg: call + ": nil client callback"}
+}
+
 // writeEach is asyncio's writelines over write.
 func writeEach(write func([]byte) error, chunks [][]byte) error {
 	for _, c := range chunks {

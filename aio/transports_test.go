@@ -612,6 +612,8 @@ func TestProtocolFactoryFailureLeavesNoSocket(t *testing.T) {
 			{"CreateServer nil", func() error { _, err := CreateServer(at, nil, "127.0.0.1", 0); return err }, "CreateServer: nil protocol factory"},
 			{"CreateUnixServer nil", func() error { _, err := CreateUnixServer(at, nil, t.TempDir()+"/s"); return err }, "CreateUnixServer: nil protocol factory"},
 			{"CreateDatagramEndpoint nil", func() error { _, _, err := CreateDatagramEndpoint(at, nil, udp, nil); return err }, "CreateDatagramEndpoint: nil protocol factory"},
+			{"StartServer nil callback", func() error { _, err := StartServer(at, nil, "127.0.0.1", 0); return err }, "StartServer: nil client callback"},
+			{"StartUnixServer nil callback", func() error { _, err := StartUnixServer(at, nil, t.TempDir()+"/s"); return err }, "StartUnixServer: nil client callback"},
 			{"CreateConnection panics", func() error { _, _, err := CreateConnection(at, boom, "127.0.0.1", port); return err }, "factory boom"},
 			{"CreateConnection returns nil", func() error { _, _, err := CreateConnection(at, none, "127.0.0.1", port); return err }, "CreateConnection: the protocol factory returned nil"},
 			{"CreateConnection TLS panics", func() error {
