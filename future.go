@@ -237,7 +237,7 @@ func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 		// cancel, a task finishing on the loop) has checked already,
 		// before changing any state (DEBUG-3).
 		l.checkClosed()
-		l.ready.push(readyEntry{task: cb.task, from: from})
+		l.ready.push(stepEntry(cb.task, from))
 		return
 	}
 	l.callSoonFunc(cb.fn)

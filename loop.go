@@ -124,11 +124,12 @@ type Loop struct {
 	cancelLog     []cancelRecord
 	cancelLogNext uint64
 
-	handleSlab []Handle  // unused Handles for CallSoon; see newHandle
-	workers    []*worker // parked task goroutines (switch.go)
-	lockKey    uint64    // the driver's thread lock, for task goroutines ("Locked threads", switch.go)
-	lockProbed uint64    // the driver goroutine lockKey was read from
-	workerKeys []uint64  // every lockKey task goroutines were started under
+	handleSlab *[handleSlabSize]Handle // Handles for CallSoon; see newHandle
+	handleLeft int                     // how many of handleSlab are unused
+	workers    []*worker               // parked task goroutines (switch.go)
+	lockKey    uint64                  // the driver's thread lock, for task goroutines ("Locked threads", switch.go)
+	lockProbed uint64                  // the driver goroutine lockKey was read from
+	workerKeys []uint64                // every lockKey task goroutines were started under
 	// resumers are the tasks whose goroutines resumed the task running
 	// now, outermost first (runReady): it gives control back to the last
 	// one, not to the driver. Empty when the driver resumed it.
@@ -310,7 +311,7 @@ func (l *Loop) CallSoon(fn func()) *Handle {
 		panic(valueErrorf("CallSoon: nil callback"))
 	}
 	h := l.newHandle(fn)
-	l.ready.push(readyEntry{handle: h})
+	l.ready.push(handleEntry(h))
 	return h
 }
 
@@ -322,14 +323,18 @@ const handleSlabSize = 128
 
 // newHandle returns a fresh Handle for fn, carved from a slab. Handles are
 // never reused: each one is handed out once, so a Handle kept by a caller
-// behaves exactly as if it had been allocated on its own.
+// behaves exactly as if it had been allocated on its own. The slab is
+// used up by a counter, not by reslicing, and a CallSoon handle leaves
+// loop unset (only a threadsafe or timer handle's Cancel needs it): on
+// this path every pointer stored costs a write barrier while the
+// collector marks.
 func (l *Loop) newHandle(fn func()) *Handle {
-	if len(l.handleSlab) == 0 {
-		l.handleSlab = make([]Handle, handleSlabSize)
+	if l.handleLeft == 0 {
+		l.handleSlab, l.handleLeft = new([handleSlabSize]Handle), handleSlabSize
 	}
-	h := &l.handleSlab[0]
-	l.handleSlab = l.handleSlab[1:]
-	h.fn, h.loop = fn, l
+	h := &l.handleSlab[handleSlabSize-l.handleLeft]
+	l.handleLeft--
+	h.fn = fn
 	return h
 }
 
@@ -341,14 +346,14 @@ func (l *Loop) newHandle(fn func()) *Handle {
 // callSoonFunc schedules an internal callback without allocating a Handle.
 func (l *Loop) callSoonFunc(fn func()) {
 	l.checkClosed()
-	l.ready.push(readyEntry{fn: fn})
+	l.ready.push(funcEntry(fn))
 }
 
 // scheduleStep queues a step of t (a first step, or the resumption after a
 // bare yield).
 func (l *Loop) scheduleStep(t *T) {
 	l.checkClosed()
-	l.ready.push(readyEntry{task: t})
+	l.ready.push(stepEntry(t, nil))
 }
 
 // CallLater schedules fn to run d from now (asyncio's call_later). A
@@ -571,14 +576,14 @@ func (l *Loop) runReady(self *T) nextUp {
 			continue
 		}
 		e := l.ready.peek()
-		if e.task == nil {
+		if !e.isStep() {
 			if self == nil {
 				l.retake()
 			}
 			l.runCallbacks()
 			continue
 		}
-		task := e.task
+		task := e.task()
 		nest := false
 		if self != nil && task != self {
 			// task resuming another (an ancestor of self in the chain of
@@ -589,7 +594,7 @@ func (l *Loop) runReady(self *T) nextUp {
 			}
 			nest = true
 		}
-		from := e.from
+		from := e.from()
 		l.ready.pop()
 		l.snapshotLeft--
 		l.metrics.steps++
@@ -736,7 +741,7 @@ func (l *Loop) queueDueTimers() {
 			break
 		}
 		l.timers.pop()
-		l.ready.push(readyEntry{handle: &t.Handle})
+		l.ready.push(handleEntry(&t.Handle))
 	}
 }
 
@@ -759,11 +764,12 @@ func (l *Loop) runCallbacks() {
 	for l.snapshotLeft > 0 && !l.ready.nextIsTask() {
 		e := l.ready.pop()
 		l.snapshotLeft--
-		h, fn = e.handle, e.fn
-		if h != nil {
+		if h = e.handle(); h != nil {
 			if fn = h.take(); fn == nil {
 				continue // cancelled
 			}
+		} else {
+			fn = e.fn()
 		}
 		l.progress()
 		if l.obs == nil {
@@ -897,14 +903,14 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 			if h.reader.cancelled {
 				l.RemoveReader(ev.fd)
 			} else {
-				l.ready.push(readyEntry{handle: h.reader})
+				l.ready.push(handleEntry(h.reader))
 			}
 		}
 		if h = l.fds[ev.fd]; h != nil && ev.writable && h.writer != nil {
 			if h.writer.cancelled {
 				l.RemoveWriter(ev.fd)
 			} else {
-				l.ready.push(readyEntry{handle: h.writer})
+				l.ready.push(handleEntry(h.writer))
 			}
 		}
 	}

@@ -1,14 +1,62 @@
 package asyncio
 
+import "unsafe"
+
 // readyEntry is one item of the ready queue: a user handle, an internal
 // callback (done callbacks: no Handle is allocated for them), or a task
-// step. A step with from != nil is the wakeup of a task that awaited from.
+// step, possibly the wakeup of a task that awaited a future. It is two
+// words, so that a push or pop moves 16 bytes (CallSoon and every task
+// switch pass through here): p is the *Handle, the func's code pointer or
+// the *T, and tag says which (the address of a sentinel), or, for a
+// step, is the future the task awaited.
 type readyEntry struct {
-	handle *Handle
-	fn     func()
-	task   *T
-	from   *futureCore
+	p   unsafe.Pointer
+	tag *futureCore
 }
+
+// The sentinels whose addresses tag an entry; never used as futures.
+var tagHandle, tagFunc, tagStep futureCore
+
+func handleEntry(h *Handle) readyEntry { return readyEntry{unsafe.Pointer(h), &tagHandle} }
+
+// funcEntry stores fn's func value, which is a pointer to its closure.
+func funcEntry(fn func()) readyEntry {
+	return readyEntry{*(*unsafe.Pointer)(unsafe.Pointer(&fn)), &tagFunc}
+}
+
+// stepEntry is a step of t; from, when not nil, is the future whose
+// completion woke t.
+func stepEntry(t *T, from *futureCore) readyEntry {
+	if from == nil {
+		from = &tagStep
+	}
+	return readyEntry{unsafe.Pointer(t), from}
+}
+
+// isStep reports whether e is a task step.
+func (e *readyEntry) isStep() bool { return e.tag != &tagHandle && e.tag != &tagFunc }
+
+// task returns the task of a step entry.
+func (e *readyEntry) task() *T { return (*T)(e.p) }
+
+// from returns the future that woke the task of a step entry, or nil.
+func (e *readyEntry) from() *futureCore {
+	if e.tag == &tagStep {
+		return nil
+	}
+	return e.tag
+}
+
+// handle returns the *Handle of a handle entry, nil for any other.
+func (e *readyEntry) handle() *Handle {
+	if e.tag != &tagHandle {
+		return nil
+	}
+	return (*Handle)(e.p)
+}
+
+// fn returns the callback of a func entry.
+func (e *readyEntry) fn() func() { return *(*func())(unsafe.Pointer(&e.p)) }
 
 // readyQueue is the loop's FIFO of ready entries: a ring buffer that grows
 // by doubling, so steady-state scheduling allocates nothing.
@@ -40,7 +88,7 @@ func (q *readyQueue) pop() readyEntry {
 func (q *readyQueue) peek() *readyEntry { return &q.buf[q.head] }
 
 // nextIsTask reports whether the entry pop would return is a task step.
-func (q *readyQueue) nextIsTask() bool { return q.buf[q.head].task != nil }
+func (q *readyQueue) nextIsTask() bool { return q.buf[q.head].isStep() }
 
 func (q *readyQueue) grow() {
 	size := 2 * len(q.buf)

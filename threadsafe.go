@@ -335,7 +335,7 @@ func (l *Loop) moveThreadsafe() {
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
 	for i, h := range pending {
-		l.ready.push(readyEntry{handle: h})
+		l.ready.push(handleEntry(h))
 		pending[i] = nil
 	}
 }
