@@ -1,5 +1,3 @@
-//go:build !asyncio_chanswitch
-
 package asyncio
 
 import (
@@ -13,9 +11,9 @@ import (
 // one in RunForever) and a task's goroutine. This implementation uses
 // iter.Pull's coroutines: resuming a task and its giving control back are
 // direct goroutine switches that bypass the scheduler (about 4x cheaper
-// than a channel handoff on our machines). Build with -tags
-// asyncio_chanswitch for the channel implementation, to measure one
-// against the other (switch_chan.go).
+// than a channel handoff on our machines; the channel implementation kept
+// for that measurement was removed once it no longer kept the guarantees
+// below, see DESIGN.md).
 //
 // A task's goroutine is pooled: when its function has returned, the
 // goroutine parks in its loop's pool (at most maxPooledWorkers of them)

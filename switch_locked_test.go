@@ -1,5 +1,3 @@
-//go:build !asyncio_chanswitch
-
 package asyncio
 
 import (
