@@ -62,9 +62,10 @@ var (
 // lk however fn ends (an error, a panic, a cancellation), and returns fn's
 // error. If the acquisition fails (t is cancelled while waiting) fn does
 // not run and the acquisition's error is returned. lk is a *Lock, a
-// *Semaphore, a *BoundedSemaphore or a *Condition. If fn returns nil and
-// the release fails (fn released lk itself), the release's error is
-// returned.
+// *Semaphore, a *BoundedSemaphore or a *Condition. If the release fails
+// (fn released lk itself), the release's error is returned instead of
+// fn's, even a cancellation, as an exception raised by __aexit__ replaces
+// the one in flight; a panic in fn goes on (the release still runs).
 func WithLock(t *T, lk Locker, fn func() error) (err error) {
 	if lk == nil || fn == nil {
 		panic(valueErrorf("WithLock: nil lock or function"))
@@ -73,7 +74,7 @@ func WithLock(t *T, lk Locker, fn func() error) (err error) {
 		return err
 	}
 	defer func() {
-		if rerr := lk.Release(); err == nil {
+		if rerr := lk.Release(); rerr != nil {
 			err = rerr
 		}
 	}()
@@ -82,7 +83,8 @@ func WithLock(t *T, lk Locker, fn func() error) (err error) {
 
 // AsCompletedFuncs is the plain-for form of as_completed (ASC-3): `for f
 // in as_completed(aws)` and `list(as_completed(aws))`. It returns one
-// function per element of aws; each call of any of them waits for the
+// function per distinct element of aws (duplicates count once, as
+// as_completed's set(aws) does); each call of any of them waits for the
 // next awaitable to complete, in completion order, whichever function it
 // is (CPython's _wait_for_one coroutines), and returns that awaitable's
 // result. So the first function awaited gets the first completion even if
@@ -101,6 +103,7 @@ func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V]) []func(t *T)
 			panic(valueErrorf("AsCompletedFuncs: an awaitable of another loop"))
 		}
 	}
+	aws = dedup(aws)
 	for _, a := range aws {
 		a.AddDoneCallback(func() { done.PutNowait(a) })
 	}

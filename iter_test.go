@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,6 +155,36 @@ func TestWithLock_BodyReleased(t *testing.T) {
 		}
 		//asynciovet:ignore droppedcancel WithLock panics on the nil function before it acquires anything
 		mustPanic(t, "nil function", func() { WithLock(tk, lk, nil) })
+
+		// The release's error replaces the body's, as an exception raised
+		// by __aexit__ replaces the one in flight: a failing body, and a
+		// cancelled one (the task then fails instead of ending cancelled).
+		err = WithLock(tk, lk, func() error {
+			_ = lk.Release()
+			return &ValueError{Msg: "body"}
+		})
+		if !errors.Is(err, ErrRuntime) || err.Error() != "Lock is not acquired." {
+			t.Errorf("failing body: %v, want the release's RuntimeError", err)
+		}
+		bs := NewBoundedSemaphore(1)
+		err = WithLock(tk, bs, func() error {
+			_ = bs.Release()
+			return &RuntimeError{Msg: "body"}
+		})
+		if !errors.Is(err, ErrValue) || !strings.Contains(err.Error(), "BoundedSemaphore released too many times") {
+			t.Errorf("bounded semaphore: %v, want the over-release ValueError", err)
+		}
+		task := CreateTaskErr(tk, func(ct *T) error {
+			return WithLock(ct, lk, func() error {
+				_ = lk.Release()
+				ct.Cancel("in body")
+				return Sleep(ct, 0)
+			})
+		})
+		_, err = task.Await(tk)
+		if !errors.Is(err, ErrRuntime) || task.Cancelled() {
+			t.Errorf("cancelled body: %v (cancelled %v), want the task failed with the release's RuntimeError", err, task.Cancelled())
+		}
 		return nil
 	})
 }
@@ -194,5 +225,29 @@ func TestAsCompletedFuncs_CompletionOrder(t *testing.T) {
 		"2s mid done",
 		"2s fns[1]: 2 <nil>",
 		"3s slow done",
+	}, r)
+}
+
+// as_completed(aws) makes one coroutine per distinct awaitable
+// (set(aws)): a duplicate is handed out once.
+func TestAsCompletedFuncs_DuplicatesCountOnce(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		a := CreateTask(tk, sleeper(r, "a", time.Second, 1))
+		b := CreateTask(tk, sleeper(r, "b", 2*time.Second, 2))
+		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{a, b, a, a})
+		r.log("functions: %d", len(fns))
+		for _, f := range fns {
+			v, err := f(tk)
+			r.log("got %d %v", v, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s functions: 2", "0s a start", "0s b start",
+		"1s a done", "1s got 1 <nil>",
+		"2s b done", "2s got 2 <nil>",
 	}, r)
 }

@@ -1,7 +1,6 @@
 package asyncio
 
 import (
-	"container/heap"
 	"fmt"
 	"strings"
 )
@@ -51,26 +50,72 @@ func (s *lifoStore[V]) get() V {
 	return v
 }
 
-// heapStore is a binary min-heap ordered by less (heapq).
+// heapStore is a binary min-heap ordered by less, with heapq's own
+// algorithm rather than container/heap's: both give the same order for
+// distinct items, but items that tie come out in the order heapq gives
+// (its pop sifts the last item down to a leaf, taking the right child on a
+// tie, then back up), so a ported PriorityQueue of (priority, job) pairs
+// that compare by priority only serves equal priorities as CPython does.
 type heapStore[V any] struct {
 	buf  []V
 	less func(a, b V) bool
 }
 
-func (s *heapStore[V]) Len() int           { return len(s.buf) }
-func (s *heapStore[V]) Less(i, j int) bool { return s.less(s.buf[i], s.buf[j]) }
-func (s *heapStore[V]) Swap(i, j int)      { s.buf[i], s.buf[j] = s.buf[j], s.buf[i] }
-func (s *heapStore[V]) Push(x any)         { s.buf = append(s.buf, x.(V)) }
-func (s *heapStore[V]) Pop() any {
+// put is heapq.heappush.
+func (s *heapStore[V]) put(v V) {
+	s.buf = append(s.buf, v)
+	s.siftDown(0, len(s.buf)-1)
+}
+
+// get is heapq.heappop.
+func (s *heapStore[V]) get() V {
 	var zero V
 	n := len(s.buf) - 1
-	v := s.buf[n]
+	last := s.buf[n]
 	s.buf[n] = zero
 	s.buf = s.buf[:n]
-	return v
+	if n == 0 {
+		return last
+	}
+	top := s.buf[0]
+	s.buf[0] = last
+	s.siftUp(0)
+	return top
 }
-func (s *heapStore[V]) put(v V)    { heap.Push(s, v) }
-func (s *heapStore[V]) get() V     { return heap.Pop(s).(V) }
+
+// siftDown is heapq._siftdown: the item at pos moves up towards start
+// while it is less than its parent.
+func (s *heapStore[V]) siftDown(start, pos int) {
+	item := s.buf[pos]
+	for pos > start {
+		parent := (pos - 1) >> 1
+		if !s.less(item, s.buf[parent]) {
+			break
+		}
+		s.buf[pos] = s.buf[parent]
+		pos = parent
+	}
+	s.buf[pos] = item
+}
+
+// siftUp is heapq._siftup: the item at pos goes down to a leaf along the
+// smaller children (the right one unless the left is less), then
+// siftDown puts it in place.
+func (s *heapStore[V]) siftUp(pos int) {
+	end, start, item := len(s.buf), pos, s.buf[pos]
+	child := 2*pos + 1
+	for child < end {
+		if right := child + 1; right < end && !s.less(s.buf[child], s.buf[right]) {
+			child = right
+		}
+		s.buf[pos] = s.buf[child]
+		pos = child
+		child = 2*pos + 1
+	}
+	s.buf[pos] = item
+	s.siftDown(start, pos)
+}
+
 func (s *heapStore[V]) len() int   { return len(s.buf) }
 func (s *heapStore[V]) items() []V { return s.buf }
 

@@ -5,6 +5,7 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -406,5 +407,49 @@ func TestREPR_QueueItemsAsPythonList(t *testing.T) {
 	got := repr(q)
 	if want := "<Queue at ADDR maxsize=0 _queue=[1, 2, 3] tasks=3>"; got != want {
 		t.Errorf("repr = %q, want %q", got, want)
+	}
+}
+
+// Items that tie under less come out in the order CPython's heapq gives
+// them (QUEUE-6): the order recorded from CPython 3.13 for a
+// PriorityQueue of items that compare by priority only, with the puts all
+// first, and with a get between them.
+func TestPriorityQueue_TiesComeOutInHeapqOrder(t *testing.T) {
+	type item struct {
+		prio int
+		name string
+	}
+	seq := []item{{1, "a"}, {1, "b"}, {1, "c"}, {0, "x"}, {1, "d"}, {1, "e"}, {2, "z"}, {1, "f"}}
+	format := func(out []item) string {
+		var b strings.Builder
+		for i, it := range out {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%d%s", it.prio, it.name)
+		}
+		return b.String()
+	}
+	run := func(getAfter int) string {
+		q := NewPriorityQueue(0, func(a, b item) bool { return a.prio < b.prio })
+		var out []item
+		for i, it := range seq {
+			if i == getAfter {
+				v, _ := q.GetNowait()
+				out = append(out, v)
+			}
+			_ = q.PutNowait(it)
+		}
+		for !q.Empty() {
+			v, _ := q.GetNowait()
+			out = append(out, v)
+		}
+		return format(out)
+	}
+	if got, want := run(-1), "0x 1c 1e 1f 1a 1b 1d 2z"; got != want {
+		t.Errorf("puts first: %s, want CPython's %s", got, want)
+	}
+	if got, want := run(5), "0x 1c 1d 1f 1a 1b 1e 2z"; got != want {
+		t.Errorf("a get after five puts: %s, want CPython's %s", got, want)
 	}
 }
