@@ -52,16 +52,19 @@ func ExceptIs(target error, handle func(eg *ExceptionGroup) error) ExceptClause 
 //		}),
 //	)
 //
-// As Python runs them: the clauses are tried in order, each with the
-// leaves no earlier clause took (Split keeps the nesting and messages);
-// a clause whose group is empty does not run. What no clause took is
-// raised again, as err's own group; what the handlers return is raised
-// with it: ExceptStar returns nil if nothing is left, the rest alone if
-// no handler returned an error, else an ExceptionGroup with message ""
-// holding the handlers' errors and then the rest (a handler returning
-// the group it got re-raises it: it goes back to the rest). An err that
-// is not an *ExceptionGroup is matched as a group of one, as Python wraps
-// a naked exception; if no clause takes it, it comes back unchanged.
+// As Python runs them (the interpreter's _PyExc_PrepReraiseStar): the
+// clauses are tried in order, each with the leaves no earlier clause took
+// (Split keeps the nesting and messages); a clause whose group is empty
+// does not run. What no clause took is raised again, as err's own group,
+// and so is the group a handler returns unchanged (a bare raise). With
+// what the handlers raise: ExceptStar returns nil if nothing is left; the
+// rest alone if no handler raised; the one error if one handler raised
+// and nothing is left; else an ExceptionGroup with message "" holding
+// the handlers' errors and then the rest. An err that is not an
+// *ExceptionGroup is matched as a group of one, as Python wraps a naked
+// exception: if no clause takes it, it comes back unchanged; the clause
+// that takes it gets the wrapping group, and what it raises is returned
+// as it is (that group itself for a bare raise).
 func ExceptStar(err error, clauses ...ExceptClause) error {
 	if err == nil {
 		return nil
@@ -87,13 +90,25 @@ func ExceptStar(err error, clauses ...ExceptClause) error {
 		if matched == nil {
 			continue
 		}
-		switch herr := c.handle(matched); {
+		herr := c.handle(matched)
+		if !isGroup {
+			// The wrapped naked error: this is the only clause that runs,
+			// and what it raises is the outcome.
+			if herr == error(matched) {
+				return matched
+			}
+			return herr
+		}
+		switch {
 		case herr == nil:
 		case herr == error(matched):
 			reraise[i] = true
 		default:
 			raised = append(raised, herr)
 		}
+	}
+	if !isGroup {
+		return err // no clause took it
 	}
 	rest := eg.Subgroup(func(leaf error) bool {
 		i := owner(leaf)
@@ -102,15 +117,15 @@ func ExceptStar(err error, clauses ...ExceptClause) error {
 	var restErr error
 	if rest != nil {
 		restErr = rest
-		if !isGroup {
-			restErr = err // the naked error, unchanged
-		}
 	}
 	if len(raised) == 0 {
 		return restErr
 	}
 	if restErr != nil {
 		raised = append(raised, restErr)
+	}
+	if len(raised) == 1 {
+		return raised[0]
 	}
 	return &ExceptionGroup{Errs: raised}
 }

@@ -98,3 +98,61 @@ func TestErrors_PrintAsPythonStr(t *testing.T) {
 		t.Errorf("%%+v: %q", got)
 	}
 }
+
+// The shape of what is raised, as the interpreter's
+// _PyExc_PrepReraiseStar builds it (outputs recorded from CPython 3.13):
+// one raised error with nothing left is raised alone, a group included;
+// a naked error's clause raises its error alone, or the wrapping group on
+// a bare re-raise; two raised errors, or one and a rest, make a group "".
+func TestExceptStar_RaisedShapesAsCPython(t *testing.T) {
+	show := func(err error) string {
+		var f func(error) string
+		f = func(err error) string {
+			switch e := err.(type) {
+			case nil:
+				return "None"
+			case *ExceptionGroup:
+				s := fmt.Sprintf("EG(%q, [", e.Msg)
+				for i, x := range e.Errs {
+					if i > 0 {
+						s += ", "
+					}
+					s += f(x)
+				}
+				return s + "])"
+			case *ValueError:
+				return "ValueError(" + e.Msg + ")"
+			case *RuntimeError:
+				return "RuntimeError(" + e.Msg + ")"
+			}
+			return err.Error()
+		}
+		return f(err)
+	}
+	eg := func(msg string, errs ...error) *ExceptionGroup { return &ExceptionGroup{Msg: msg, Errs: errs} }
+	reraise := errors.New("reraise")
+	on := func(err, act error) string {
+		return show(ExceptStar(err, Except[*ValueError](func(g *ExceptionGroup) error {
+			if act == reraise {
+				return g
+			}
+			return act
+		})))
+	}
+	rt := &RuntimeError{Msg: "t"}
+	cases := []struct{ name, got, want string }{
+		{"group, one raised, nothing left", on(eg("eg", &ValueError{Msg: "1"}), rt), "RuntimeError(t)"},
+		{"naked, one raised", on(&ValueError{Msg: "1"}, rt), "RuntimeError(t)"},
+		{"group, a group raised", on(eg("eg", &ValueError{Msg: "1"}), eg("new", rt)), `EG("new", [RuntimeError(t)])`},
+		{"naked, re-raised", on(&ValueError{Msg: "1"}, reraise), `EG("", [ValueError(1)])`},
+		{"naked, handled", on(&ValueError{Msg: "1"}, nil), "None"},
+		{"naked, not matched", show(ExceptStar(&ValueError{Msg: "1"}, Except[*RuntimeError](func(*ExceptionGroup) error { return nil }))), "ValueError(1)"},
+		{"group, raised and a rest", on(eg("eg", &ValueError{Msg: "1"}, fs.ErrNotExist), rt), `EG("", [RuntimeError(t), EG("eg", [file does not exist])])`},
+		{"group, re-raised with a rest", on(eg("eg", &ValueError{Msg: "1"}, fs.ErrNotExist), reraise), `EG("eg", [ValueError(1), file does not exist])`},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
