@@ -8,9 +8,10 @@ import (
 // TaskOption configures CreateTask.
 type TaskOption func(*T)
 
-// WithName names the task (asyncio's create_task(name=...)). Without it
+// WithName names the task (asyncio's create_task(name=...)), "" included, as
+// asyncio keeps name="" (only no name draws a number). Without it
 // the task is named Task-N.
-func WithName(name string) TaskOption { return func(t *T) { t.name = name } }
+func WithName(name string) TaskOption { return func(t *T) { t.name, t.named = name, true } }
 
 // WithEagerStart makes the task start eagerly (asyncio's
 // Task(coro, eager_start=True), create_task(..., eager_start=True) in

@@ -110,6 +110,11 @@ func (r *Runner) Close() error {
 	}
 	l := r.loop
 	cancelAllTasks(l)
+	// asyncio's Runner.close runs shutdown_asyncgens() and
+	// shutdown_default_executor() with run_until_complete, two tasks that
+	// each draw a number of the default names (TASK-2): draw them too, so
+	// that a program running several Runs names its tasks as in CPython.
+	taskCounter.Add(2)
 	err := shutdownDefaultExecutorForRunner(l)
 	if cerr := l.Close(); err == nil {
 		err = cerr

@@ -43,6 +43,9 @@ type T struct {
 	// deferred: created by createDeferredTask and not scheduled yet.
 	deferred   bool
 	mustCancel bool
+	// named: the task was given a name at creation (WithName), even "",
+	// which asyncio keeps (only name=None draws a number).
+	named bool
 	// inCancel is set while cancel passes the request on to futWaiter: a
 	// cycle of tasks awaiting each other comes back to t, which must
 	// not recurse without end (a stack overflow kills the process).
@@ -161,7 +164,7 @@ func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, 
 	if tk.t.fnPC == 0 {
 		tk.t.fnPC = funcPC(fn)
 	}
-	if tk.t.name == "" {
+	if !tk.t.named {
 		if n := taskCounter.Add(1); n <= math.MaxUint32 {
 			tk.t.nameSeq = uint32(n)
 		} else {

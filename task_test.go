@@ -85,7 +85,8 @@ func TestTASK2_DefaultNamesShareOneCounter(t *testing.T) {
 // TestTASK2_DefaultNameFormattedLazilyKeepsItsNumber checks the lazily
 // formatted default name: it carries the number drawn at creation (not
 // at first use), SetName replaces it for good (also with ""), and
-// WithName("") gets a default name.
+// WithName("") keeps "" and draws no number, as create_task(name="")
+// does (only name=None draws one).
 func TestTASK2_DefaultNameFormattedLazilyKeepsItsNumber(t *testing.T) {
 	l := NewTestLoop()
 	defer mustClose(t, l)
@@ -96,9 +97,11 @@ func TestTASK2_DefaultNameFormattedLazilyKeepsItsNumber(t *testing.T) {
 	c.SetName("")
 	d := CreateTask(l, body)
 	d.SetName("d")
-	// Ask b first: its number is still the one drawn after a's.
-	bn, an := b.Name(), a.T().Name()
-	got := []string{an, bn, c.Name(), d.T().Name(), a.T().String()}
+	e := CreateTask(l, body)
+	// Ask e first: its number is still the one drawn at its creation,
+	// after a's, c's and d's (b drew none).
+	en, an := e.Name(), a.T().Name()
+	got := []string{an, b.Name(), c.Name(), d.T().Name(), en, a.T().String()}
 	if !strings.HasPrefix(an, "Task-") {
 		t.Fatalf("default name %q", an)
 	}
@@ -106,12 +109,36 @@ func TestTASK2_DefaultNameFormattedLazilyKeepsItsNumber(t *testing.T) {
 	if _, err := fmt.Sscan(strings.TrimPrefix(an, "Task-"), &n); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{an, "Task-" + strconv.Itoa(n+1), "", "d", "<Task pending name='" + an + "'>"}
+	want := []string{an, "", "", "d", "Task-" + strconv.Itoa(n+3), "<Task pending name='" + an + "'>"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("names (-want +got):\n%s", d)
 	}
 	if err := l.RunUntilComplete(d); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// asyncio.run's Runner.close runs two tasks (shutdown_asyncgens,
+// shutdown_default_executor), so each Run uses up two numbers after its
+// own tasks: a second Run's main is numbered as in CPython.
+func TestTASK2_RunnerCloseDrawsTwoNumbers(t *testing.T) {
+	var names []string
+	main := func(tk *T) (int, error) {
+		names = append(names, tk.Name(), CreateTask(tk, func(*T) (int, error) { return 0, nil }).Name())
+		return 0, nil
+	}
+	for range 2 {
+		if _, err := Run(main); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if _, err := fmt.Sscan(strings.TrimPrefix(names[0], "Task-"), &n); err != nil {
+		t.Fatal(names, err)
+	}
+	want := []string{names[0], fmt.Sprintf("Task-%d", n+1), fmt.Sprintf("Task-%d", n+4), fmt.Sprintf("Task-%d", n+5)}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("names (-want +got):\n%s", d)
 	}
 }
 

@@ -1,7 +1,6 @@
 package asyncio
 
 import (
-	"math"
 	"strconv"
 	"time"
 )
@@ -189,7 +188,11 @@ func (s *TimeoutScope) String() string {
 
 // pySeconds formats d like Python's str(round(seconds, 3)): "1.5", "2.0".
 func pySeconds(d time.Duration) string {
-	sec := math.Round(d.Seconds()*1000) / 1000
+	// round(x, 3) rounds the exact binary value, as FormatFloat does
+	// (multiplying by 1000 first rounds once more, which moved 1.0005,
+	// stored as 1.000499..., up); the shortest repr of the result is then
+	// what Python prints.
+	sec, _ := strconv.ParseFloat(strconv.FormatFloat(d.Seconds(), 'f', 3, 64), 64)
 	s := strconv.FormatFloat(sec, 'f', -1, 64)
 	for _, c := range s {
 		if c == '.' {

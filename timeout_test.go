@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -514,4 +515,31 @@ func TestWAITFOR6_ShieldedInnerSurvives(t *testing.T) {
 		"2s inner done",
 		"2s inner: 5 <nil>",
 	}, r)
+}
+
+// The repr's when is round(when, 3) of the float loop time: values just
+// below a half round down (1.0005 is stored as 1.000499...), as CPython
+// 3.13 prints them.
+func TestTMO2_ReprRoundsAsPython(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		for _, c := range []struct {
+			d    time.Duration
+			want string
+		}{
+			{1000500 * time.Microsecond, "when=1.0>"},
+			{2001500 * time.Microsecond, "when=2.002>"},
+			{12345500 * time.Microsecond, "when=12.345>"},
+			{1234500 * time.Microsecond, "when=1.234>"},
+			{1234567 * time.Microsecond, "when=1.235>"},
+		} {
+			//asynciovet:ignore droppedcancel the body returns nil at once: only the repr is checked
+			Timeout(tk, c.d, func(s *TimeoutScope) error {
+				if got := s.String(); !strings.HasSuffix(got, c.want) {
+					t.Errorf("%v: %s, want ...%s", c.d, got, c.want)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
 }
