@@ -163,7 +163,8 @@ func NewLifoQueue[V any](maxsize int) *Queue[V] {
 	return newQueue[V]("LifoQueue", maxsize, &lifoStore[V]{})
 }
 
-// String returns a repr like `<Queue at 0x… maxsize=0 _queue=[1 2] tasks=2>`.
+// String returns a repr like `<Queue at 0x… maxsize=0 _queue=[1, 2] tasks=2>`
+// (string items quoted as Python's repr quotes them: ['a', 'b c']).
 func (q *Queue[V]) String() string {
 	s := fmt.Sprintf("<%s at %p maxsize=%d", q.kind, q, q.maxsize)
 	if q.store.len() > 0 {
@@ -328,7 +329,7 @@ func (q *Queue[V]) Shutdown(immediate bool) {
 	}
 }
 
-// pyList formats items as Python prints a list: [1, 2, 3].
+// pyList formats items as Python prints a list: [1, 2, 3], ['a', 'b'].
 func pyList[V any](items []V) string {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -336,7 +337,11 @@ func pyList[V any](items []V) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprint(&b, it)
+		if str, ok := any(it).(string); ok {
+			b.WriteString(pyQuote(str))
+		} else {
+			fmt.Fprint(&b, it)
+		}
 	}
 	b.WriteByte(']')
 	return b.String()

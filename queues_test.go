@@ -408,6 +408,16 @@ func TestREPR_QueueItemsAsPythonList(t *testing.T) {
 	if want := "<Queue at ADDR maxsize=0 _queue=[1, 2, 3] tasks=3>"; got != want {
 		t.Errorf("repr = %q, want %q", got, want)
 	}
+	// Strings are quoted as Python's repr quotes them.
+	sq := NewQueue[string](0)
+	for _, v := range []string{"a", "b c", "", "it's"} {
+		if err := sq.PutNowait(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := repr(sq), `<Queue at ADDR maxsize=0 _queue=['a', 'b c', '', "it's"] tasks=4>`; got != want {
+		t.Errorf("repr = %q, want %q", got, want)
+	}
 }
 
 // Items that tie under less come out in the order CPython's heapq gives
