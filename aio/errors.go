@@ -89,6 +89,17 @@ type lineLimitError struct {
 
 func (e *lineLimitError) Unwrap() error { return e.overrun }
 
+// As makes the error a *asyncio.ValueError for errors.As (and so for
+// Except[*asyncio.ValueError], asyncio's except ValueError), which the
+// embedded value alone is not.
+func (e *lineLimitError) As(target any) bool {
+	if p, ok := target.(**asyncio.ValueError); ok {
+		*p = &e.ValueError
+		return true
+	}
+	return false
+}
+
 // errConnectionLost is Drain's ConnectionResetError("Connection lost").
 //
 //lint:ignore ST1005 asyncio's own message (streams.py: ConnectionResetError('Connection lost')), kept word for word

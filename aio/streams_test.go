@@ -406,7 +406,16 @@ func TestSTREAM7_OversizedLineStreamStaysUsable(t *testing.T) {
 		r.FeedData([]byte("this line is too long\nnext\n"))
 		_, err := r.ReadLine(at)
 		var lo *LimitOverrunError
+		var ve *asyncio.ValueError
 		log = append(log, fmt.Sprintf("%v value=%v overrun=%v", err, errors.Is(err, asyncio.ErrValue), errors.As(err, &lo)))
+		if !errors.As(err, &ve) || ve.Msg != "Separator is found, but chunk is longer than limit" {
+			t.Errorf("errors.As(%v, *asyncio.ValueError): %v", err, ve)
+		}
+		caught := false
+		_ = asyncio.ExceptStar(err, asyncio.Except[*asyncio.ValueError](func(*asyncio.ExceptionGroup) error { caught = true; return nil }))
+		if !caught {
+			t.Error("except* ValueError did not take the line-limit error")
+		}
 		line, err := r.ReadLine(at)
 		log = append(log, fmt.Sprintf("%q %v", line, err))
 		r.FeedData([]byte("0123456789abcdef")) // no newline buffered: all dropped
