@@ -606,8 +606,14 @@ func (tr *socketTransport) Write(data []byte) error {
 	return nil
 }
 
-// WriteLines writes each chunk in turn.
-func (tr *socketTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
+// WriteLines writes each chunk in turn. After WriteEOF it fails, even
+// with no chunks, naming writelines() as asyncio's does.
+func (tr *socketTransport) WriteLines(chunks ...[]byte) error {
+	if tr.eof {
+		return runtimeErrorf("Cannot call writelines() after write_eof()")
+	}
+	return writeEach(tr.Write, chunks)
+}
 
 func (tr *socketTransport) writeReady() {
 	if tr.connLost > 0 || tr.wbuf.len() == 0 {

@@ -159,6 +159,8 @@ func TestFaultPeerHalfClose(t *testing.T) {
 		reply, err := r.Read(at, -1)
 		log = append(log, fmt.Sprintf("client read %q %v", reply, err))
 		log = append(log, fmt.Sprintf("write after eof: %v", w.Write([]byte("x"))))
+		log = append(log, fmt.Sprintf("writelines after eof: %v", w.WriteLines([]byte("x"))))
+		log = append(log, fmt.Sprintf("empty writelines after eof: %v", w.WriteLines()))
 		w.Close()
 		//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 		w.WaitClosed(at)
@@ -170,6 +172,8 @@ func TestFaultPeerHalfClose(t *testing.T) {
 		`server read "request" eof=true`,
 		`client read "got request" <nil>`,
 		"write after eof: Cannot call write() after write_eof()",
+		"writelines after eof: Cannot call writelines() after write_eof()",
+		"empty writelines after eof: Cannot call writelines() after write_eof()",
 	}
 	expectLog(t, want, log)
 }
