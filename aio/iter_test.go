@@ -75,7 +75,7 @@ func TestStreamIterators_Errors(t *testing.T) {
 	})
 	expectLog(t, []string{
 		`line "first\n"`, "error: cancelled", "reader cancelled: true",
-		"limit: asyncio: Separator is found, but chunk is longer than limit",
+		"limit: ValueError Separator is found, but chunk is longer than limit",
 		"Chunks(0): asyncio: Chunks: the chunk size must be > 0",
 	}, log)
 }
