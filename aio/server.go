@@ -397,7 +397,7 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 		if host != "" || port != 0 {
 			return nil, errSockAndAddress("host/port")
 		}
-		return serveOnSocket(t, factory, o)
+		return serveOnSocket(t, factory, o, false)
 	}
 	if o.simHost != nil {
 		return o.simHost.listen(t, factory, host, port, o)
@@ -458,7 +458,7 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 		if path != "" {
 			return nil, errSockAndAddress("path")
 		}
-		return serveOnSocket(t, factory, o)
+		return serveOnSocket(t, factory, o, true)
 	}
 	sa, err := unixSockaddr(path)
 	if err != nil {
@@ -483,8 +483,8 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 // serveOnSocket is CreateServer and CreateUnixServer with WithSocket: it
 // listens on the bound socket and serves it; a Unix server removes the
 // socket file it is bound to when it closes (asyncio 3.13).
-func serveOnSocket(t *asyncio.T, factory func() Protocol, o *options) (*Server, error) {
-	network, err := adoptStreamSocket(o.sock)
+func serveOnSocket(t *asyncio.T, factory func() Protocol, o *options, unixOnly bool) (*Server, error) {
+	network, err := adoptStreamSocket(o.sock, unixOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -536,6 +536,39 @@ func TestWithSocket(t *testing.T) {
 		if _, err := unix.GetsockoptInt(udp, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
 			return fmt.Errorf("a refused socket was closed: %v", err)
 		}
+
+		// The Unix calls take a Unix socket only (asyncio: "A UNIX Domain
+		// Stream Socket was expected"), and refuse a TCP one untouched.
+		tcp, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		defer unix.Close(tcp)
+		if err := unix.SetNonblock(tcp, false); err != nil {
+			return err
+		}
+		for name, err := range map[string]error{
+			"CreateUnixServer": func() error {
+				_, err := CreateUnixServer(at, func() Protocol { return &BaseProtocol{} }, "", WithSocket(tcp))
+				return err
+			}(),
+			"CreateUnixConnection": func() error {
+				_, _, err := CreateUnixConnection(at, func() Protocol { return &BaseProtocol{} }, "", WithSocket(tcp))
+				return err
+			}(),
+			"StartUnixServer": func() error {
+				_, err := StartUnixServer(at, echoLines("s: "), "", WithSocket(tcp))
+				return err
+			}(),
+		} {
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || !strings.Contains(ve.Msg, "A UNIX Domain Stream Socket was expected") {
+				return fmt.Errorf("%s with a TCP socket: %v, want the *ValueError", name, err)
+			}
+		}
+		if fl, err := unix.FcntlInt(uintptr(tcp), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+			return fmt.Errorf("the refused TCP socket was changed (flags %#x, %v)", fl, err)
+		}
 		return nil
 	})
 }

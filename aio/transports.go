@@ -741,7 +741,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if host != "" || port != 0 {
 			return nil, nil, errSockAndAddress("host/port")
 		}
-		network, err := adoptStreamSocket(o.sock)
+		network, err := adoptStreamSocket(o.sock, false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -780,22 +780,27 @@ func errSockAndAddress(what string) *asyncio.ValueError {
 
 // adoptStreamSocket checks that fd (WithSocket's) is a stream socket,
 // makes it non-blocking and returns its network: "unix" or "tcp".
-func adoptStreamSocket(fd int) (string, error) {
+func adoptStreamSocket(fd int, unixOnly bool) (string, error) {
 	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil || typ != unix.SOCK_STREAM {
 		return "", &asyncio.ValueError{Msg: fmt.Sprintf("A Stream Socket was expected, got fd %d", fd)}
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return "", os.NewSyscallError("fcntl", err)
 	}
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		return "", os.NewSyscallError("getsockname", err)
 	}
+	network := "tcp"
 	if _, ok := sa.(*unix.SockaddrUnix); ok {
-		return "unix", nil
+		network = "unix"
 	}
-	return "tcp", nil
+	if unixOnly && network != "unix" {
+		// Checked before the socket is touched: nothing changes.
+		return "", &asyncio.ValueError{Msg: fmt.Sprintf("A UNIX Domain Stream Socket was expected, got fd %d", fd)}
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return "", os.NewSyscallError("fcntl", err)
+	}
+	return network, nil
 }
 
 // CreateUnixConnection connects to the Unix stream socket at path
@@ -812,7 +817,7 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 		if path != "" {
 			return nil, nil, errSockAndAddress("path")
 		}
-		network, err := adoptStreamSocket(o.sock)
+		network, err := adoptStreamSocket(o.sock, true)
 		if err != nil {
 			return nil, nil, err
 		}
