@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -601,4 +602,43 @@ func TestServerFactoryReturningNilClosesTheConnection(t *testing.T) {
 		"Error on transport creation for incoming connection: asyncio: Server: the protocol factory returned nil (ValueError true)",
 		`client read "" <nil>`,
 	}, msgs)
+}
+
+// host "" is asyncio's host=None: with a port, the loopback addresses are
+// tried (::1, then 127.0.0.1); with port 0 (None) too, and no socket, a
+// *ValueError before anything is opened.
+func TestCreateConnection_NoHostIsLoopback(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, echoLines("s: "), "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		port := srv.Addr().(*net.TCPAddr).Port
+		r, w, err := OpenConnection(at, "", port)
+		if err != nil {
+			return fmt.Errorf("host \"\" with a port: %v", err)
+		}
+		if peer, _ := w.ExtraInfo("peername").(*net.TCPAddr); peer == nil || !peer.IP.Equal(net.IPv4(127, 0, 0, 1)) || peer.Port != port {
+			t.Errorf("peername %v, want 127.0.0.1:%d", w.ExtraInfo("peername"), port)
+		}
+		_ = w.Write([]byte("hi\n"))
+		if line, err := r.ReadLine(at); err != nil || string(line) != "s: hi\n" {
+			t.Errorf("echo: %q %v", line, err)
+		}
+		w.Close()
+		leaked, err := callCountingFDs(t, func() error { _, _, err := OpenConnection(at, "", 0); return err })
+		var ve *asyncio.ValueError
+		if !errors.As(err, &ve) || ve.Msg != "host and port was not specified and no sock specified" {
+			t.Errorf("no host, no port: %v", err)
+		}
+		if len(leaked) > 0 {
+			t.Errorf("descriptors left open: %v", leaked)
+		}
+		_, _, err = OpenConnection(at, "", port, WithTLS(&tls.Config{}))
+		if !errors.As(err, &ve) || !strings.Contains(ve.Msg, "server_hostname") {
+			t.Errorf("TLS without a host or a ServerName: %v", err)
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
 }

@@ -721,7 +721,9 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 // several addresses they are tried with happy eyeballs (RFC 8305): a new
 // attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
 // previous one fails, and the first to connect wins. WithTLS wraps the
-// connection in TLS; WithSocket uses a socket already connected. A nil
+// connection in TLS; WithSocket uses a socket already connected. host ""
+// is asyncio's host=None: the loopback addresses (::1, then 127.0.0.1),
+// and with port 0 (None) a *ValueError. A nil
 // factory or a port outside 0-65535 is a *ValueError before anything is
 // done; a factory that panics
 // or returns nil gets the socket closed, and the call returns its
@@ -746,6 +748,21 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 			return nil, nil, err
 		}
 		return makeConnection(t, "CreateConnection", o.sock, network, factory, o, host, nil)
+	}
+	if host == "" && o.simHost == nil {
+		// asyncio's host=None: with port=None too it is an error, else
+		// getaddrinfo(None, port) gives the loopback addresses.
+		if port == 0 {
+			return nil, nil, &asyncio.ValueError{Msg: "host and port was not specified and no sock specified"}
+		}
+		if o.tls != nil && o.tls.cfg.ServerName == "" && !o.tls.cfg.InsecureSkipVerify {
+			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
+		}
+		fd, err := connectAny(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay)
+		if err != nil {
+			return nil, nil, err
+		}
+		return makeConnection(t, "CreateConnection", fd, "tcp", factory, o, host, nil)
 	}
 	fd, err := dialHost(t, host, port, o)
 	if err != nil {
