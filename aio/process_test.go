@@ -389,3 +389,33 @@ func TestProcess_CancelledCommunicateKeepsItsInput(t *testing.T) {
 	})
 	expectLog(t, []string{"borrowed before cancel: true", "borrowed after: false", "the child read the original: true (1 bytes)"}, got)
 }
+
+// A program without a slash is looked up in the PATH of the child's
+// WithEnv, as Popen(env=) does, not in the parent's; an env without PATH
+// searches /bin:/usr/bin (os.defpath).
+func TestProcess_ProgramLookedUpInTheChildsPath(t *testing.T) {
+	clean(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "only-in-child-path"), []byte("#!/bin/sh\necho found\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		p, err := CreateSubprocessExec(at, "only-in-child-path", nil, WithStdout(Pipe), WithEnv([]string{"PATH=" + dir + ":/usr/bin:/bin"}))
+		if err != nil {
+			return err
+		}
+		out, _, err := p.Communicate(at, nil)
+		got = append(got, fmt.Sprintf("%q %v", out, err))
+		_, err = CreateSubprocessExec(at, "only-in-child-path", nil, WithEnv([]string{"X=1"}))
+		got = append(got, fmt.Sprintf("no PATH: not found=%v", errors.Is(err, os.ErrNotExist)))
+		p, err = CreateSubprocessExec(at, "sh", []string{"-c", "echo sh"}, WithStdout(Pipe), WithEnv([]string{"X=1"}))
+		if err != nil {
+			return err
+		}
+		out, _, err = p.Communicate(at, nil)
+		got = append(got, fmt.Sprintf("%q %v", out, err))
+		return nil
+	})
+	expectLog(t, []string{`"found\n" <nil>`, "no PATH: not found=true", `"sh\n" <nil>`}, got)
+}

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 
 	"github.com/go-asyncio/asyncio"
@@ -328,6 +330,11 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	}
 	if o.sub.envSet {
 		cmd.Env = o.sub.env
+		if !strings.Contains(cmd.Args[0], "/") {
+			// exec.Command looked the program up in the parent's PATH;
+			// Popen looks in the child's (os.get_exec_path(env)).
+			cmd.Path, cmd.Err = lookPathIn(cmd.Args[0], o.sub.env)
+		}
 	}
 	if o.sub.setup != nil {
 		o.sub.setup(cmd)
@@ -741,4 +748,26 @@ func errEmptyProgram(call string) *asyncio.ValueError {
 // exits 0), as in asyncio.
 func SubprocessShell(t *asyncio.T, factory func() SubprocessProtocol, cmd string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
 	return SubprocessExec(t, factory, "/bin/sh", []string{"-c", cmd}, via("SubprocessShell", opts)...)
+}
+
+// lookPathIn finds program in the PATH of env, as Popen does for a child
+// given env= (os.get_exec_path: os.defpath, "/bin:/usr/bin", when env has
+// no PATH; the last PATH= entry wins, as exec.Cmd keeps the last of a
+// duplicated key). An empty PATH entry is the current directory.
+func lookPathIn(program string, env []string) (string, error) {
+	path := "/bin:/usr/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		if p, err := exec.LookPath(dir + "/" + program); err == nil {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: program, Err: exec.ErrNotFound}
 }
