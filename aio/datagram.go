@@ -285,7 +285,7 @@ func (tr *datagramTransport) sendtoReady() {
 	if len(tr.queue) == 0 {
 		tr.loop.RemoveWriter(tr.fd)
 		if tr.closing {
-			tr.connectionLostSoon(nil)
+			tr.connectionLostNow(nil)
 		}
 	}
 }

@@ -426,7 +426,7 @@ func (tr *writePipeTransport) writeReady() {
 	tr.maybeResume(0, tr.protocol) // may write more
 	if tr.closing && len(tr.wbuf) == 0 && tr.connLost == 0 {
 		tr.loop.RemoveReader(tr.fd)
-		tr.connectionLostSoon(nil)
+		tr.connectionLostNow(nil)
 	}
 }
 

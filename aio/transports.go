@@ -370,6 +370,15 @@ func (b *fdTransport) connectionLostSoon(err error) {
 	b.loop.CallSoon(func() { b.callConnectionLost(err) })
 }
 
+// connectionLostNow calls the protocol's ConnectionLost at once: from the
+// write callback that emptied the buffer of a closing transport, as
+// asyncio's _write_ready calls _call_connection_lost directly (what the
+// protocol's ResumeWriting scheduled then runs after ConnectionLost).
+func (b *fdTransport) connectionLostNow(err error) {
+	b.connLost++
+	b.callConnectionLost(err)
+}
+
 func (b *fdTransport) callConnectionLost(err error) {
 	defer b.closeFD() // also when the protocol panics
 	b.side.connectionLost(err)
@@ -636,7 +645,7 @@ func (tr *socketTransport) writeReady() {
 	}
 	tr.loop.RemoveWriter(tr.fd)
 	if tr.closing {
-		tr.connectionLostSoon(nil)
+		tr.connectionLostNow(nil)
 	} else if tr.eof {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
 	}

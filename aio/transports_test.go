@@ -686,3 +686,67 @@ func newFDs(t *testing.T, before map[int]bool) []string {
 	}
 	return out
 }
+
+// A closing transport whose buffer the write callback empties calls
+// ConnectionLost there and then, as asyncio's _write_ready calls
+// _call_connection_lost: what ResumeWriting scheduled runs after it.
+func TestSocketTransport_ConnectionLostWhenTheLastWriteDrains(t *testing.T) {
+	clean(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		var s *pausedSink
+		srv, err := CreateServer(at, func() Protocol { s = &pausedSink{}; return s }, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		p := &drainWatcher{loop: at.Loop(), log: &log, lost: asyncio.NewFuture[struct{}](at)}
+		tr, _, err := CreateConnection(at, func() Protocol { return p }, "127.0.0.1", srv.Addr().(*net.TCPAddr).Port)
+		if err != nil {
+			return err
+		}
+		for s == nil || s.tr == nil {
+			if err := asyncio.Sleep(at, 0); err != nil {
+				return err
+			}
+		}
+		if err := tr.Write(make([]byte, 16<<20)); err != nil { // more than the socket buffers take
+			return err
+		}
+		tr.Close()
+		s.tr.ResumeReading()
+		if _, err := p.lost.Await(at); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(at, 0); err != nil {
+			return err
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	expectLog(t, []string{"pause_writing", "resume_writing", "connection_lost <nil>", "call_soon scheduled in resume_writing"}, log)
+}
+
+type drainWatcher struct {
+	BaseProtocol
+	loop *asyncio.Loop
+	log  *[]string
+	lost *asyncio.Future[struct{}]
+}
+
+func (p *drainWatcher) PauseWriting() { *p.log = append(*p.log, "pause_writing") }
+func (p *drainWatcher) ResumeWriting() {
+	*p.log = append(*p.log, "resume_writing")
+	p.loop.CallSoon(func() { *p.log = append(*p.log, "call_soon scheduled in resume_writing") })
+}
+func (p *drainWatcher) ConnectionLost(err error) {
+	*p.log = append(*p.log, fmt.Sprintf("connection_lost %v", err))
+	_ = p.lost.SetResult(struct{}{})
+}
+
+// pausedSink accepts a connection without reading until told to.
+type pausedSink struct {
+	BaseProtocol
+	tr Transport
+}
+
+func (s *pausedSink) ConnectionMade(tr Transport) { s.tr = tr; tr.PauseReading() }
