@@ -378,7 +378,6 @@ func (tr *writePipeTransport) send(data []byte, owned bool) error {
 			}
 		case isWouldBlock(err):
 		default:
-			tr.connLost++
 			tr.fatalError(os.NewSyscallError("write", err), "Fatal write error on pipe transport")
 			return nil
 		}
@@ -412,7 +411,6 @@ func (tr *writePipeTransport) writeReady() {
 	}
 	if err != nil {
 		tr.dropBuffer()
-		tr.connLost++
 		tr.loop.RemoveWriter(tr.fd)
 		tr.fatalError(os.NewSyscallError("write", err), "Fatal write error on pipe transport")
 		return

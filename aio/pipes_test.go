@@ -328,3 +328,29 @@ func TestPipes_ReadPipeDataReceivedPanicKeepsReading(t *testing.T) {
 		t.Errorf("reports %q, want [%q]", reports, want)
 	}
 }
+
+// A write that fails at once (the reader closed its end before the write
+// pipe's watch saw it) closes the pipe with the error: ConnectionLost
+// gets EPIPE, so Drain reports the lost connection and WaitClosed the
+// EPIPE, as CPython 3.13 does (recorded). The failing write used to count
+// the connection as lost before closing it, which made the close return
+// early: ConnectionLost never ran and Drain returned nil.
+func TestWritePipe_ImmediateWriteErrorReachesConnectionLost(t *testing.T) {
+	clean(t)
+	r, w := osPipe(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		proto := NewStreamReaderProtocol(NewStreamReader(at, DefaultStreamLimit))
+		tr, _, err := ConnectWritePipe(at, func() Protocol { return proto }, w)
+		if err != nil {
+			return err
+		}
+		sw := NewStreamWriter(tr, proto, nil)
+		r.Close() // in the same step: the loop has not polled the hang-up
+		_ = sw.Write([]byte("to nobody"))
+		log = append(log, "drain: "+describe(sw.Drain(at)))
+		log = append(log, "wait closed: "+describe(sw.WaitClosed(at)))
+		return nil
+	})
+	expectLog(t, []string{"drain: ECONNRESET", "wait closed: syscall=write EPIPE"}, log)
+}
