@@ -291,9 +291,9 @@ func WithBacklog(n int) Option {
 }
 
 // WithDeferredServing makes CreateServer, CreateUnixServer, StartServer
-// and StartUnixServer return a server that listens but does not accept
-// yet (asyncio's start_serving=False): the backlog holds the connections
-// until StartServing or ServeForever.
+// and StartUnixServer return a server whose socket is bound but not yet
+// listening (asyncio's start_serving=False): Addr is known, a client is
+// refused, and StartServing or ServeForever listens and accepts.
 func WithDeferredServing() Option {
 	return option("WithDeferredServing", tcpServe|unixServe, func(o *options) { o.deferServing = true })
 }

@@ -52,9 +52,14 @@ type Server struct {
 }
 
 type listener struct {
-	fd     int
-	addr   net.Addr
-	closed bool
+	fd   int
+	addr net.Addr
+	// listening: listen(2) was called. With WithDeferredServing a socket
+	// is only bound until StartServing, as asyncio's create_server(...,
+	// start_serving=False) leaves it (Server._start_serving listens), so
+	// a client is refused meanwhile.
+	listening bool
+	closed    bool
 }
 
 func newServer(l *asyncio.Loop, network string, factory func() Protocol, o *options) *Server {
@@ -134,6 +139,13 @@ func (s *Server) StartServing() {
 	}
 	s.serving = true
 	for _, ln := range s.listeners {
+		if !ln.listening && !ln.closed {
+			if err := unix.Listen(ln.fd, s.opts.backlog); err != nil {
+				s.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "cannot listen on the server's socket", Err: os.NewSyscallError("listen", err)})
+				continue
+			}
+			ln.listening = true
+		}
 		s.watch(ln)
 	}
 }
@@ -340,7 +352,8 @@ func (s *Server) ServeForever(t *asyncio.T) error {
 	return err
 }
 
-// listenOn creates, binds and listens on one socket.
+// listenOn creates, binds and listens on one socket (only binds it with
+// WithDeferredServing: StartServing listens).
 func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
@@ -368,8 +381,10 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 	if err := unix.Bind(fd, sa); err != nil {
 		return fail(os.NewSyscallError("bind", err))
 	}
-	if err := unix.Listen(fd, o.backlog); err != nil {
-		return fail(os.NewSyscallError("listen", err))
+	if !o.deferServing {
+		if err := unix.Listen(fd, o.backlog); err != nil {
+			return fail(os.NewSyscallError("listen", err))
+		}
 	}
 	return fd, nil
 }
@@ -424,7 +439,7 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 			s.Close()
 			return nil, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), port), err)
 		}
-		s.listeners = append(s.listeners, &listener{fd: fd, addr: localAddr(fd, "tcp")})
+		s.listeners = append(s.listeners, &listener{fd: fd, addr: localAddr(fd, "tcp"), listening: !o.deferServing})
 	}
 	return s.startAfterCreate(t)
 }
@@ -472,7 +487,7 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 		return nil, err
 	}
 	s := newServer(t.Loop(), "unix", factory, o)
-	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}}}
+	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}, listening: !o.deferServing}}
 	if id, ok := statID(path); ok && path[0] != '@' && path[0] != 0 && !o.keepSocketFile {
 		// Not an abstract socket (Linux), which has no file to remove.
 		s.unixPath, s.unixIno = path, id
@@ -481,19 +496,22 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 }
 
 // serveOnSocket is CreateServer and CreateUnixServer with WithSocket: it
-// listens on the bound socket and serves it; a Unix server removes the
+// listens on the bound socket (at StartServing with WithDeferredServing)
+// and serves it; a Unix server removes the
 // socket file it is bound to when it closes (asyncio 3.13).
 func serveOnSocket(t *asyncio.T, factory func() Protocol, o *options, unixOnly bool) (*Server, error) {
 	network, err := adoptStreamSocket(o.sock, unixOnly)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Listen(o.sock, o.backlog); err != nil {
-		return nil, os.NewSyscallError("listen", err)
+	if !o.deferServing {
+		if err := unix.Listen(o.sock, o.backlog); err != nil {
+			return nil, os.NewSyscallError("listen", err)
+		}
 	}
 	s := newServer(t.Loop(), network, factory, o)
 	addr := localAddr(o.sock, network)
-	s.listeners = []*listener{{fd: o.sock, addr: addr}}
+	s.listeners = []*listener{{fd: o.sock, addr: addr, listening: !o.deferServing}}
 	if ua, ok := addr.(*net.UnixAddr); ok && ua.Name != "" && ua.Name[0] != '@' && ua.Name[0] != 0 && !o.keepSocketFile {
 		if id, ok := statID(ua.Name); ok {
 			s.unixPath, s.unixIno = ua.Name, id

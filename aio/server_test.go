@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -416,9 +417,11 @@ func TestUnixPathTooLongNamesTheLimit(t *testing.T) {
 	})
 }
 
-// WithDeferredServing (asyncio's start_serving=False): the server listens
-// but accepts nothing until StartServing; a client's connection waits in
-// the backlog and is served once serving starts.
+// WithDeferredServing (asyncio's start_serving=False): the socket is
+// bound, not listening, until StartServing (asyncio's Server._start_serving
+// is what calls listen): Addr is known, a client is refused meanwhile, and
+// once serving starts it is served. The same for a Unix server and for a
+// socket given with WithSocket.
 func TestServerWithDeferredServing(t *testing.T) {
 	runVirtual(t, func(at *asyncio.T) error {
 		srv, err := StartServer(at, echoLines("s: "), "127.0.0.1", 0, WithDeferredServing())
@@ -430,22 +433,68 @@ func TestServerWithDeferredServing(t *testing.T) {
 			return errors.New("serving before StartServing")
 		}
 		addr := srv.Addr().(*net.TCPAddr)
+		if _, _, err := OpenConnection(at, "127.0.0.1", addr.Port); !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("connect before StartServing: %v, want ECONNREFUSED", err)
+		}
+		srv.StartServing()
 		r, w, err := OpenConnection(at, "127.0.0.1", addr.Port)
 		if err != nil {
 			return err
 		}
 		defer w.Close()
 		w.Write([]byte("hi\n"))
-		for range 3 {
-			asyncio.Sleep(at, 0) //asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
-		}
-		if len(srv.clients) != 0 {
-			return errors.New("a connection was accepted before StartServing")
-		}
-		srv.StartServing()
 		line, err := r.ReadLine(at)
 		if string(line) != "s: hi\n" {
 			return fmt.Errorf("reply %q %v", line, err)
+		}
+
+		path := t.TempDir() + "/s"
+		usrv, err := StartUnixServer(at, echoLines("u: "), path, WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		defer usrv.Close()
+		if _, _, err := OpenUnixConnection(at, path); !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("unix connect before StartServing: %v, want ECONNREFUSED", err)
+		}
+		usrv.StartServing()
+		ur, uw, err := OpenUnixConnection(at, path)
+		if err != nil {
+			return err
+		}
+		defer uw.Close()
+		uw.Write([]byte("hi\n"))
+		if line, err := ur.ReadLine(at); string(line) != "u: hi\n" {
+			return fmt.Errorf("unix reply %q %v", line, err)
+		}
+
+		fd, err := NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		ssrv, err := StartServer(at, echoLines("k: "), "", 0, WithSocket(fd), WithDeferredServing())
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		defer ssrv.Close()
+		sport := ssrv.Addr().(*net.TCPAddr).Port
+		if _, _, err := OpenConnection(at, "127.0.0.1", sport); !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("WithSocket connect before StartServing: %v, want ECONNREFUSED", err)
+		}
+		ssrv.StartServing()
+		kr, kw, err := OpenConnection(at, "127.0.0.1", sport)
+		if err != nil {
+			return err
+		}
+		defer kw.Close()
+		kw.Write([]byte("hi\n"))
+		if line, err := kr.ReadLine(at); string(line) != "k: hi\n" {
+			return fmt.Errorf("WithSocket reply %q %v", line, err)
 		}
 		return nil
 	})

@@ -421,7 +421,7 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 	sl := &simListener{n: n, host: h, addr: &net.TCPAddr{IP: h.ip, Port: port}, l1: fds[0], l2: fds[1], max: o.backlog}
 	s := newServer(t.Loop(), "tcp", factory, o)
 	s.accept = func(int) (int, unix.Sockaddr, error) { return sl.accept() }
-	s.listeners = append(s.listeners, &listener{fd: sl.l1, addr: sl.addr})
+	s.listeners = append(s.listeners, &listener{fd: sl.l1, addr: sl.addr, listening: true})
 	sl.srv = s
 	n.listeners[key] = sl
 	if err := n.loop.AddReader(sl.l2, sl.onClosedByServer); err != nil {
