@@ -432,20 +432,10 @@ func TestServerWithDeferredServing(t *testing.T) {
 		if srv.IsServing() {
 			return errors.New("serving before StartServing")
 		}
-		addr := srv.Addr().(*net.TCPAddr)
-		if _, _, err := OpenConnection(at, "127.0.0.1", addr.Port); !errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("connect before StartServing: %v, want ECONNREFUSED", err)
-		}
-		srv.StartServing()
-		r, w, err := OpenConnection(at, "127.0.0.1", addr.Port)
-		if err != nil {
+		port := srv.Addr().(*net.TCPAddr).Port
+		tcp := func() (*StreamReader, *StreamWriter, error) { return OpenConnection(at, "127.0.0.1", port) }
+		if err := refusedUntilServing(at, "tcp", srv, tcp, "s: "); err != nil {
 			return err
-		}
-		defer w.Close()
-		w.Write([]byte("hi\n"))
-		line, err := r.ReadLine(at)
-		if string(line) != "s: hi\n" {
-			return fmt.Errorf("reply %q %v", line, err)
 		}
 
 		path := t.TempDir() + "/s"
@@ -454,18 +444,8 @@ func TestServerWithDeferredServing(t *testing.T) {
 			return err
 		}
 		defer usrv.Close()
-		if _, _, err := OpenUnixConnection(at, path); !errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("unix connect before StartServing: %v, want ECONNREFUSED", err)
-		}
-		usrv.StartServing()
-		ur, uw, err := OpenUnixConnection(at, path)
-		if err != nil {
+		if err := refusedUntilServing(at, "unix", usrv, func() (*StreamReader, *StreamWriter, error) { return OpenUnixConnection(at, path) }, "u: "); err != nil {
 			return err
-		}
-		defer uw.Close()
-		uw.Write([]byte("hi\n"))
-		if line, err := ur.ReadLine(at); string(line) != "u: hi\n" {
-			return fmt.Errorf("unix reply %q %v", line, err)
 		}
 
 		fd, err := NewSocket("tcp4")
@@ -483,21 +463,28 @@ func TestServerWithDeferredServing(t *testing.T) {
 		}
 		defer ssrv.Close()
 		sport := ssrv.Addr().(*net.TCPAddr).Port
-		if _, _, err := OpenConnection(at, "127.0.0.1", sport); !errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("WithSocket connect before StartServing: %v, want ECONNREFUSED", err)
-		}
-		ssrv.StartServing()
-		kr, kw, err := OpenConnection(at, "127.0.0.1", sport)
-		if err != nil {
-			return err
-		}
-		defer kw.Close()
-		kw.Write([]byte("hi\n"))
-		if line, err := kr.ReadLine(at); string(line) != "k: hi\n" {
-			return fmt.Errorf("WithSocket reply %q %v", line, err)
-		}
-		return nil
+		return refusedUntilServing(at, "WithSocket", ssrv, func() (*StreamReader, *StreamWriter, error) { return OpenConnection(at, "127.0.0.1", sport) }, "k: ")
 	})
+}
+
+// refusedUntilServing checks a deferred server: dial is refused
+// (ECONNREFUSED) until srv.StartServing, then a line sent gets the
+// echo's prefix back.
+func refusedUntilServing(at *asyncio.T, name string, srv *Server, dial func() (*StreamReader, *StreamWriter, error), prefix string) error {
+	if _, _, err := dial(); !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%s: connect before StartServing: %v, want ECONNREFUSED", name, err)
+	}
+	srv.StartServing()
+	r, w, err := dial()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	w.Write([]byte("hi\n"))
+	if line, err := r.ReadLine(at); string(line) != prefix+"hi\n" {
+		return fmt.Errorf("%s: reply %q %v", name, line, err)
+	}
+	return nil
 }
 
 // WithKeepSocketFile (asyncio 3.13's cleanup_socket=False): Close leaves
