@@ -73,7 +73,7 @@ func ExampleAsCompletedFuncs() {
 	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
 		slow := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) { return "slow", asyncio.Sleep(t, 2*time.Second) })
 		fast := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) { return "fast", asyncio.Sleep(t, time.Second) })
-		for _, next := range asyncio.AsCompletedFuncs(t, []asyncio.AwaitableOf[string]{slow, fast}) {
+		for _, next := range asyncio.AsCompletedFuncs(t, []asyncio.AwaitableOf[string]{slow, fast}, asyncio.Never) {
 			v, err := next(t)
 			if err != nil {
 				return struct{}{}, err

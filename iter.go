@@ -3,6 +3,7 @@ package asyncio
 import (
 	"errors"
 	"iter"
+	"time"
 )
 
 // Shapes for a Python port's `async for` and `async with`. An `async for`
@@ -82,19 +83,25 @@ func WithLock(t *T, lk Locker, fn func() error) (err error) {
 }
 
 // AsCompletedFuncs is the plain-for form of as_completed (ASC-3): `for f
-// in as_completed(aws)` and `list(as_completed(aws))`. It returns one
-// function per distinct element of aws (duplicates count once, as
-// as_completed's set(aws) does); each call of any of them waits for the
-// next awaitable to complete, in completion order, whichever function it
-// is (CPython's _wait_for_one coroutines), and returns that awaitable's
-// result. So the first function awaited gets the first completion even if
-// it is not fns[0]. A call cancelled while waiting takes nothing: the
-// completion goes to the next call. aws are not cancelled. Call the
-// functions from tasks of owner's loop; each at most once is the
-// intended use (a call beyond len(aws) completions waits forever).
-func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V]) []func(t *T) (V, error) {
+// in as_completed(aws, timeout=timeout)` and `list(as_completed(aws))`.
+// It returns one function per distinct element of aws (duplicates count
+// once, as as_completed's set(aws) does); each call of any of them waits
+// for the next awaitable to complete, in completion order, whichever
+// function it is (CPython's _wait_for_one coroutines), and returns that
+// awaitable's result. So the first function awaited gets the first
+// completion even if it is not fns[0]. A call cancelled while waiting
+// takes nothing: the completion goes to the next call. aws are not
+// cancelled.
+//
+// The timeout runs from this call (timeout == Never: none), as
+// as_completed's timer starts when it is called: once it passes, every
+// call for an awaitable not completed by then returns a *TimeoutError
+// (completions before it are still handed out first, in order), and the
+// awaitables go on. Call the functions from tasks of owner's loop; each at
+// most once is the intended use (a call beyond len(aws) results waits
+// forever).
+func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V], timeout time.Duration) []func(t *T) (V, error) {
 	l := loopOf(owner, "AsCompletedFuncs")
-	done := NewQueue[AwaitableOf[V]](0)
 	for _, a := range aws {
 		if a == nil {
 			panic(valueErrorf("AsCompletedFuncs: nil awaitable"))
@@ -104,13 +111,40 @@ func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V]) []func(t *T)
 		}
 	}
 	aws = dedup(aws)
+	// done receives each awaitable as it completes, or a nil for each
+	// one still pending when the timer fires (asyncio's sentinel).
+	done := NewQueue[AwaitableOf[V]](0)
+	todo := make(map[AwaitableOf[V]]CallbackID, len(aws))
+	var timer *TimerHandle
 	for _, a := range aws {
-		a.AddDoneCallback(func() { done.PutNowait(a) })
+		todo[a] = a.AddDoneCallback(func() {
+			delete(todo, a)
+			done.PutNowait(a)
+			if len(todo) == 0 && timer != nil {
+				timer.Cancel()
+			}
+		})
+	}
+	if len(aws) > 0 && timeout != Never {
+		timer = l.CallAt(addSaturating(l.Time(), timeout), func() {
+			// In input order, so that the sentinels are queued the same
+			// way on every run (todo is a map).
+			for _, a := range aws {
+				if id, ok := todo[a]; ok {
+					a.RemoveDoneCallback(id)
+					done.PutNowait(nil)
+				}
+			}
+			clear(todo)
+		})
 	}
 	fns := make([]func(*T) (V, error), len(aws))
 	for i := range fns {
 		fns[i] = func(t *T) (V, error) {
 			a, err := done.Get(t)
+			if err == nil && a == nil {
+				err = &TimeoutError{}
+			}
 			if err != nil {
 				var zero V
 				return zero, err

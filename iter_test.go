@@ -198,7 +198,7 @@ func TestAsCompletedFuncs_CompletionOrder(t *testing.T) {
 		slow := CreateTask(tk, sleeper(r, "slow", 3*time.Second, 3))
 		fast := CreateTask(tk, failer(r, "fast", time.Second, boom))
 		mid := CreateTask(tk, sleeper(r, "mid", 2*time.Second, 2))
-		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{slow, fast, mid})
+		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{slow, fast, mid}, Never)
 		waiter := CreateTask(tk, func(t *T) (int, error) { return fns[0](t) })
 		if err := Sleep(tk, 0); err != nil {
 			return err
@@ -210,7 +210,7 @@ func TestAsCompletedFuncs_CompletionOrder(t *testing.T) {
 			v, err := fns[i](tk)
 			r.log("fns[%d]: %d %v", i, v, err)
 		}
-		mustPanic(t, "nil awaitable", func() { AsCompletedFuncs[int](tk, []AwaitableOf[int]{nil}) })
+		mustPanic(t, "nil awaitable", func() { AsCompletedFuncs[int](tk, []AwaitableOf[int]{nil}, Never) })
 		_, err = slow.Await(tk)
 		return err
 	})
@@ -228,13 +228,48 @@ func TestAsCompletedFuncs_CompletionOrder(t *testing.T) {
 	}, r)
 }
 
+// as_completed(aws, timeout=1.5): the timer starts at the call; a
+// completion before it is still handed out (here to a call made after
+// the timer fired), every call for an awaitable pending then returns a
+// *TimeoutError, and the awaitables are not cancelled. CPython 3.13 prints
+// the same: 2.0 1 / 2.0 timeout / 2.0 timeout / 3 True False.
+func TestAsCompletedFuncs_Timeout(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		a := CreateTask(tk, sleeper(r, "a", time.Second, 1))
+		b := CreateTask(tk, sleeper(r, "b", 3*time.Second, 3))
+		c := CreateTask(tk, sleeper(r, "c", 2*time.Second, 2))
+		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{a, b, c, a}, 1500*time.Millisecond)
+		if err := Sleep(tk, 2*time.Second); err != nil {
+			return err
+		}
+		for _, f := range fns {
+			v, err := f(tk)
+			var te *TimeoutError
+			r.log("got %d timeout=%v", v, errors.As(err, &te))
+		}
+		v, err := b.Await(tk)
+		r.log("b %d %v, c done %v, b cancelled %v", v, err, c.Done(), b.Cancelled())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s a start", "0s b start", "0s c start",
+		"1s a done",
+		"2s got 1 timeout=false", "2s got 0 timeout=true", "2s got 0 timeout=true",
+		"2s c done", // its timer was set after main's Sleep's
+		"3s b done", "3s b 3 <nil>, c done true, b cancelled false",
+	}, r)
+}
+
 // as_completed(aws) makes one coroutine per distinct awaitable
 // (set(aws)): a duplicate is handed out once.
 func TestAsCompletedFuncs_DuplicatesCountOnce(t *testing.T) {
 	r, err := runMain(t, func(tk *T, r *eventLog) error {
 		a := CreateTask(tk, sleeper(r, "a", time.Second, 1))
 		b := CreateTask(tk, sleeper(r, "b", 2*time.Second, 2))
-		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{a, b, a, a})
+		fns := AsCompletedFuncs(tk, []AwaitableOf[int]{a, b, a, a}, Never)
 		r.log("functions: %d", len(fns))
 		for _, f := range fns {
 			v, err := f(tk)

@@ -41,7 +41,7 @@ func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (d
 		return nil, nil, &ValueError{Msg: "Set of Tasks/Futures is empty."}
 	}
 	if when != AllCompleted && when != FirstCompleted && when != FirstException {
-		return nil, nil, &ValueError{Msg: fmt.Sprintf("Invalid return_when value: %v", when)}
+		return nil, nil, &ValueError{Msg: fmt.Sprintf("Invalid return_when value: %d", int(when))}
 	}
 	fs := dedup(aws)
 	loop := t.Loop()

@@ -31,7 +31,7 @@ func TestWAIT1_ArgumentErrors(t *testing.T) {
 	}
 	checkEvents(t, []string{
 		`0s "Set of Tasks/Futures is empty." is=true`,
-		`0s "Invalid return_when value: ReturnWhen(7)"`,
+		`0s "Invalid return_when value: 7"`,
 	}, r)
 }
 

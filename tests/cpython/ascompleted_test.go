@@ -59,7 +59,7 @@ func TestTasks_test_as_completed_resume_iterator(t *testing.T) {
 	}
 	tryIterator := func(tk *asyncio.T) ([]int, error) {
 		var collected []int
-		fns := asyncio.AsCompletedFuncs(tk, tasks(tk))
+		fns := asyncio.AsCompletedFuncs(tk, tasks(tk), asyncio.Never)
 		next := 0
 		for ; next < len(fns); next++ {
 			v, err := fns[next](tk)
@@ -97,7 +97,7 @@ func TestTasks_test_as_completed_reverse_wait(t *testing.T) {
 	_, err := runTask(loop, fn0(func(tk *asyncio.T) error {
 		a := asyncio.CreateTask(tk, sleepReturn(50*ms, "a"))
 		b := asyncio.CreateTask(tk, sleepReturn(100*ms, "b"))
-		futs := asyncio.AsCompletedFuncs(tk, []asyncio.AwaitableOf[string]{a, b})
+		futs := asyncio.AsCompletedFuncs(tk, []asyncio.AwaitableOf[string]{a, b}, asyncio.Never)
 		eq(t, len(futs), 2)
 		x, err := futs[1](tk)
 		noErr(t, err)
@@ -115,7 +115,7 @@ func TestTasks_test_as_completed_reverse_wait(t *testing.T) {
 func TestTasks_test_as_completed_coroutine_use_running_loop(t *testing.T) {
 	_, err := runTask(newLoop(t), fn0(func(tk *asyncio.T) error {
 		coro := asyncio.CreateTask(tk, func(*asyncio.T) (int, error) { return 42, nil })
-		futs := asyncio.AsCompletedFuncs(tk, []asyncio.AwaitableOf[int]{coro})
+		futs := asyncio.AsCompletedFuncs(tk, []asyncio.AwaitableOf[int]{coro}, asyncio.Never)
 		eq(t, len(futs), 1)
 		v, err := futs[0](tk)
 		noErr(t, err)
