@@ -146,6 +146,14 @@ func LoopOf(owner LoopOwner) *Loop { return loopOf(owner, "LoopOf") }
 // loopOf is LoopOf for op: a nil owner (a nil interface, *Loop or *T) is
 // a *ValueError naming op instead of a nil dereference.
 func loopOf(owner LoopOwner, op string) *Loop {
+	// Inlined: a *Loop is the common owner on the hot paths (NewFuture).
+	if l, ok := owner.(*Loop); ok && l != nil {
+		return l
+	}
+	return loopOfOther(owner, op)
+}
+
+func loopOfOther(owner LoopOwner, op string) *Loop {
 	switch o := owner.(type) {
 	case *Loop:
 		if o != nil {
@@ -180,6 +188,14 @@ func (f *futureCore) Cancelled() bool { return f.state == stateCancelled }
 // resultErr is the error half of asyncio's result(): it also marks a
 // stored exception retrieved.
 func (f *futureCore) resultErr() error {
+	if f.state == stateFinished { // inlined: the common case
+		f.markRetrieved()
+		return f.err
+	}
+	return f.resultErrNotFinished()
+}
+
+func (f *futureCore) resultErrNotFinished() error {
 	switch f.state {
 	case stateCancelled:
 		return f.makeCancelledError()
@@ -220,8 +236,14 @@ func (f *futureCore) finish(err error) {
 func (f *futureCore) scheduleCallbacks() {
 	if w := f.waiter; w != nil {
 		f.waiter = nil
-		f.loop.queueCallback(doneCallback{task: w}, f)
+		f.loop.queueStep(w, f)
 	}
+	if f.callbacks != nil { // inlined up to here: one awaiting task is the common case
+		f.scheduleCallbackList()
+	}
+}
+
+func (f *futureCore) scheduleCallbackList() {
 	cbs := f.callbacks
 	f.callbacks = nil
 	for _, cb := range cbs {
@@ -233,14 +255,19 @@ func (f *futureCore) scheduleCallbacks() {
 
 func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 	if cb.task != nil {
-		// No goroutine check here: every way in (SetResult, SetException,
-		// cancel, a task finishing on the loop) has checked already,
-		// before changing any state (DEBUG-3).
-		l.checkClosed()
-		l.ready.push(stepEntry(cb.task, from))
+		l.queueStep(cb.task, from)
 		return
 	}
 	l.callSoonFunc(cb.fn)
+}
+
+// queueStep schedules the step of task t woken by from. No goroutine
+// check here: every way in (SetResult, SetException, cancel, a task
+// finishing on the loop) has checked already, before changing any state
+// (DEBUG-3).
+func (l *Loop) queueStep(t *T, from *futureCore) {
+	l.checkClosed()
+	l.ready.push(stepEntry(t, from))
 }
 
 func (f *futureCore) addDoneCallback(fn func()) CallbackID {
@@ -367,7 +394,13 @@ func (f *futureCore) watchUnretrieved(err error) {
 
 // markRetrieved withdraws the "exception was never retrieved" report.
 func (f *futureCore) markRetrieved() {
-	if r := f.unretrieved; r != nil && r.index >= 0 {
+	if f.unretrieved != nil { // inlined: most futures have no record
+		f.claimUnretrieved()
+	}
+}
+
+func (f *futureCore) claimUnretrieved() {
+	if r := f.unretrieved; r.index >= 0 {
 		f.unretrieved = nil
 		r.claimed.Store(true)
 		r.cleanup.Stop()

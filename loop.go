@@ -672,7 +672,7 @@ func (l *Loop) startIteration() {
 	}
 	if timeout != 0 {
 		l.pollBlocking(timeout) // timed: Stats().PollTime
-	} else {
+	} else if len(l.fds) > 0 { // poll(0) without descriptors does nothing
 		l.poll(0)
 	}
 	if l.deadlocked {
