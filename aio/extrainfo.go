@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net"
+	"os"
 )
 
 // Typed forms of the common get_extra_info keys. Each takes anything with
@@ -51,4 +52,15 @@ func PeerCert(x ExtraInfoer) *x509.Certificate {
 func TLSConn(x ExtraInfoer) *tls.Conn {
 	c, _ := x.ExtraInfo("ssl_object").(*tls.Conn)
 	return c
+}
+
+// PipeFile is get_extra_info("pipe"): the *os.File a pipe transport drives
+// (the file given to ConnectReadPipe or ConnectWritePipe, or the parent's
+// end of a child's pipe, SubprocessTransport.PipeTransport), or nil for a
+// transport that is not a pipe's. The transport owns the file: it closes
+// it after ConnectionLost, and the caller must not close it or read or
+// write through it (the descriptor is non-blocking).
+func PipeFile(x ExtraInfoer) *os.File {
+	f, _ := x.ExtraInfo("pipe").(*os.File)
+	return f
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"sync"
 	"syscall"
 
 	"github.com/go-asyncio/asyncio"
@@ -24,12 +23,9 @@ import (
 // gone (a readable write end, which is the hang-up, as in asyncio).
 
 // maxPipeRead is how much a read pipe reads per readiness event (asyncio's
-// max_size).
-const maxPipeRead = 256 * 1024
-
-// pipeBufPool holds the buffers read pipes read into (as readBufPool for
-// sockets): the data is copied out at once.
-var pipeBufPool = sync.Pool{New: func() any { b := make([]byte, maxPipeRead); return &b }}
+// max_size, the same for pipes as for sockets): it reads into a buffer of
+// the sockets' readBufPool, and copies the data out at once.
+const maxPipeRead = maxSocketRead
 
 // maxPipeWrite bounds one write to a pipe.
 const maxPipeWrite = 256 * 1024
@@ -159,13 +155,13 @@ func (tr *readPipeTransport) readReady() {
 // readOnce is one read; it reports whether it delivered data (there may
 // be more).
 func (tr *readPipeTransport) readOnce() bool {
-	bp := pipeBufPool.Get().(*[]byte)
+	bp := readBufPool.Get().(*[]byte)
 	n, err := tr.read(*bp)
 	var data []byte
 	if n > 0 {
 		data = append([]byte(nil), (*bp)[:n]...)
 	}
-	pipeBufPool.Put(bp)
+	readBufPool.Put(bp)
 	switch {
 	case err == unix.EINTR:
 		return true

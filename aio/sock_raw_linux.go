@@ -83,8 +83,10 @@ func rawSendv(fd int, bufs [][]byte, iov []unix.Iovec) (int, error) {
 // sockets: on Linux, x/sys/unix asks every AF_INET or AF_INET6 socket its
 // SO_PROTOCOL (to tell L2TP sockets apart), one more system call per
 // address, two per connection (W9 profile, docs/w9-profile-2026-12-01.md).
-// This decodes IPv4 and IPv6 addresses itself and leaves the other
-// families to x/sys/unix.
+// This decodes IPv4, IPv6 and Unix addresses itself and leaves the other
+// families to x/sys/unix. A Unix address is decoded as x/sys/unix does
+// (see unixAddrOf) but for an unnamed socket, whose name x/sys/unix makes
+// "@".
 func getsockname(fd int) (unix.Sockaddr, error) {
 	return rawSockaddr(fd, unix.SYS_GETSOCKNAME, unix.Getsockname)
 }
@@ -114,6 +116,34 @@ func rawSockaddr(fd int, trap uintptr, fallback func(int) (unix.Sockaddr, error)
 		p := (*[2]byte)(unsafe.Pointer(&pp.Port))
 		sa.Port = int(p[0])<<8 + int(p[1])
 		return sa, nil
+	case unix.AF_UNIX:
+		return unixAddrOf((*unix.RawSockaddrUnix)(unsafe.Pointer(&rsa)), int(n)), nil
 	}
 	return fallback(fd)
+}
+
+// unixAddrOf decodes the Unix socket address of n bytes at pp. The name
+// of an unnamed socket (an address no longer than its family: a client
+// that did not bind, either end of a socketpair) is empty, as asyncio's
+// name for it is the empty string; x/sys/unix makes it "@", as if it were
+// an abstract socket. Any other name is x/sys/unix's: an abstract
+// socket's leading NUL becomes "@" (Go's convention, where asyncio has
+// bytes), and the name ends at the first NUL after that.
+func unixAddrOf(pp *unix.RawSockaddrUnix, n int) *unix.SockaddrUnix {
+	n = min(n-int(unsafe.Offsetof(pp.Path)), len(pp.Path))
+	if n <= 0 {
+		return &unix.SockaddrUnix{}
+	}
+	path := unsafe.Slice((*byte)(unsafe.Pointer(&pp.Path[0])), n)
+	prefix := ""
+	if path[0] == 0 {
+		prefix, path = "@", path[1:]
+	}
+	for i, b := range path {
+		if b == 0 {
+			path = path[:i]
+			break
+		}
+	}
+	return &unix.SockaddrUnix{Name: prefix + string(path)}
 }

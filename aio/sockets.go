@@ -349,6 +349,14 @@ func SockAccept(t *asyncio.T, fd int) (int, net.Addr, error) {
 		nfd, sa, err := sysAccept(fd)
 		switch {
 		case err == nil:
+			if su, ok := sa.(*unix.SockaddrUnix); ok && su.Name == "@" {
+				// x/sys/unix's name for an unnamed peer on Linux, and for
+				// an abstract socket with an empty name: getpeername
+				// tells them apart (getsockname, sock_raw_linux.go).
+				if psa, err := getpeername(nfd); err == nil {
+					sa = psa
+				}
+			}
 			return nfd, sockaddrToAddr(sa, "tcp"), nil
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue

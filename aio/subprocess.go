@@ -132,7 +132,9 @@ type SubprocessTransport interface {
 	ReturnCode() (int, bool)
 	// PipeTransport returns the transport of the child's fd (0, 1 or 2),
 	// or nil when that stream is not a pipe (asyncio's
-	// get_pipe_transport).
+	// get_pipe_transport). Its ExtraInfo("pipe") (PipeFile) is the
+	// parent's end of the pipe, an *os.File the transport owns and
+	// closes (asyncio's Popen.stdin, stdout or stderr).
 	PipeTransport(fd int) Transport
 	// SendSignal sends sig to the child (asyncio's send_signal). Once the
 	// child has exited it does nothing; once the transport is finished
@@ -263,9 +265,19 @@ func (o *options) redirects(def Redirect) ([3]Redirect, error) {
 
 // childPipe is one pipe made for the child: the parent's end, non-blocking
 // and close-on-exec, and the child's end as the *os.File os/exec passes on.
+//
+// The parent's end is an *os.File too, parentFile, which its pipe
+// transport owns and gives as ExtraInfo("pipe") (asyncio's pipe is the
+// Popen's file object). Everything closes the end through parentFile,
+// never through the bare fd: the file's finalizer would otherwise close
+// the number again later, whatever it then names. The file is made while
+// the descriptor is still blocking, so os.NewFile leaves it out of the
+// runtime's poller (the loop's selector watches it) and its Fd method
+// does not touch the descriptor's mode.
 type childPipe struct {
-	parent int
-	child  *os.File
+	parent     int
+	parentFile *os.File
+	child      *os.File
 }
 
 func newChildPipe(parentReads bool) (childPipe, error) {
@@ -274,15 +286,19 @@ func newChildPipe(parentReads bool) (childPipe, error) {
 		return childPipe{}, os.NewSyscallError("pipe", err)
 	}
 	parent, child := p[1], p[0]
+	parentName, childName := "|1", "|0"
 	if parentReads {
 		parent, child = p[0], p[1]
+		parentName, childName = "|0", "|1"
 	}
+	parentFile := os.NewFile(uintptr(parent), parentName)
+	childFile := os.NewFile(uintptr(child), childName)
 	if err := unix.SetNonblock(parent, true); err != nil {
-		unix.Close(p[0])
-		unix.Close(p[1])
+		parentFile.Close()
+		childFile.Close()
 		return childPipe{}, os.NewSyscallError("fcntl", err)
 	}
-	return childPipe{parent: parent, child: os.NewFile(uintptr(child), "|0")}, nil
+	return childPipe{parent: parent, parentFile: parentFile, child: childFile}, nil
 }
 
 // notFoundError is what starting a program that PATH does not have
@@ -353,7 +369,7 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 			}
 			p.child.Close()
 			if parentToo {
-				unix.Close(p.parent)
+				p.parentFile.Close()
 			}
 		}
 	}
@@ -417,16 +433,17 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 		}
 		sp := &subprocessPipe{proc: tr, fd: i}
 		var err error
+		// The transport owns p.parentFile from here on ("pipe").
 		if i == 0 {
-			sp.write, err = newWritePipeTransport(l, p.parent, nil, sp, nil)
+			sp.write, err = newWritePipeTransport(l, p.parent, p.parentFile, sp, nil)
 		} else {
-			sp.read, err = newReadPipeTransport(l, p.parent, nil, sp, nil)
+			sp.read, err = newReadPipeTransport(l, p.parent, p.parentFile, sp, nil)
 			if sp.read != nil {
 				sp.read.raw = true
 			}
 		}
 		if err != nil { // cannot happen for a pipe; do not leak it anyway
-			unix.Close(p.parent)
+			p.parentFile.Close()
 			sp.disconnected = true
 		}
 		tr.pipes[i] = sp

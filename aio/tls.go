@@ -392,9 +392,11 @@ func (tr *tlsTransport) Write(data []byte) error {
 // WriteLines writes each chunk in turn.
 func (tr *tlsTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
 
-// WriteEOF is not supported over TLS, as in asyncio.
+// WriteEOF is not supported over TLS, as in asyncio, whose SSL transport
+// raises NotImplementedError (a RuntimeError): the error is a
+// *RuntimeError that matches errors.ErrUnsupported, Go's spelling of it.
 func (tr *tlsTransport) WriteEOF() error {
-	return runtimeErrorf("SSL transport does not support write_eof()")
+	return &asyncio.RuntimeError{Msg: "SSL transport does not support write_eof()", Err: errors.ErrUnsupported}
 }
 
 // CanWriteEOF is false: TLS has no half-close.

@@ -170,7 +170,8 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		clientLog = append(clientLog, "client:WriteEOF: "+describe(tr.WriteEOF()))
+		weof := tr.WriteEOF()
+		clientLog = append(clientLog, "client:WriteEOF: "+describe(weof)+fmt.Sprintf(" unsupported=%v", errors.Is(weof, errors.ErrUnsupported)))
 		if err := tr.SetWriteBufferLimits(32*1024, -1); err != nil {
 			return err
 		}
@@ -197,7 +198,7 @@ func TestTLSTransportFlowControlEOFAndAbort(t *testing.T) {
 	})
 	wantClient := []string{
 		"client:made",
-		"client:WriteEOF: RuntimeError SSL transport does not support write_eof()",
+		"client:WriteEOF: RuntimeError SSL transport does not support write_eof() unsupported=true",
 		"client:pause writing",
 		"client:buffered=true",
 		"client:resume writing",

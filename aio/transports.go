@@ -94,9 +94,10 @@ type WriteTransport interface {
 	// WriteBufferSize returns the number of buffered bytes.
 	WriteBufferSize() int
 	// SetWriteBufferLimits sets the high and low water marks (STREAM-8).
-	// A negative value stands for asyncio's None: high defaults to 64 KiB
-	// (or 4*low when low is given), low to high/4. high < low is a
-	// *ValueError.
+	// -1 stands for asyncio's None: high defaults to 64 KiB (or 4*low when
+	// low is given), low to high/4. Marks that break high >= low >= 0,
+	// any other negative value among them, are a *ValueError with
+	// asyncio's message, and leave the marks as they were.
 	SetWriteBufferLimits(high, low int) error
 	// WriteBufferLimits returns the water marks, in the order
 	// SetWriteBufferLimits takes them.
@@ -120,18 +121,26 @@ const (
 	logThresholdForConnLostWrites = 5
 )
 
+// defaultMark is the spelling of asyncio's None in SetWriteBufferLimits.
+const defaultMark = -1
+
 // computeWriteLimits is asyncio's _set_write_buffer_limits (STREAM-8);
-// a negative value is asyncio's None.
+// defaultMark (-1) is asyncio's None. Another negative value goes through
+// as asyncio takes it, to fail the check with asyncio's message: low
+// defaults to high // 4 (Python's floor division, for a negative high).
 func computeWriteLimits(high, low int) (int, int, error) {
-	if high < 0 {
-		if low < 0 {
+	if high == defaultMark {
+		if low == defaultMark {
 			high = defaultHighWater
 		} else {
 			high = 4 * low
 		}
 	}
-	if low < 0 {
+	if low == defaultMark {
 		low = high / 4
+		if high < 0 && high%4 != 0 {
+			low--
+		}
 	}
 	if !(high >= low && low >= 0) {
 		return 0, 0, &asyncio.ValueError{Msg: fmt.Sprintf("high (%d) must be >= low (%d) must be >= 0", high, low)}
@@ -232,10 +241,17 @@ func writeEach(write func([]byte) error, chunks [][]byte) error {
 	return nil
 }
 
+// maxSocketRead is how much a socket transport reads per readiness event,
+// and the largest datagram a datagram transport receives whole (asyncio's
+// max_size of _SelectorSocketTransport and _SelectorDatagramTransport).
+const maxSocketRead = 256 * 1024
+
 // readBufPool holds the buffers transports read into: the data is copied
-// out at once (the protocol may keep it), so a buffer per connection would
-// only add garbage on short-lived connections.
-var readBufPool = sync.Pool{New: func() any { b := make([]byte, 64*1024); return &b }}
+// out at once (the protocol may keep it), so a buffer is only taken for
+// the length of one read. Connections hold none between reads: an idle
+// one costs nothing, and the process holds about one buffer per thread
+// reading at the time, whatever the number of connections.
+var readBufPool = sync.Pool{New: func() any { b := make([]byte, maxSocketRead); return &b }}
 
 // fdTransport is the part of asyncio's _SelectorTransport that the stream
 // and the datagram transport share: the fd, its extra info, write flow

@@ -750,3 +750,82 @@ type pausedSink struct {
 }
 
 func (s *pausedSink) ConnectionMade(tr Transport) { s.tr = tr; tr.PauseReading() }
+
+// A socket transport reads up to asyncio's max_size, 256 KiB, per read
+// event (_SelectorSocketTransport.max_size): 200 KiB already waiting in
+// the socket arrive in one DataReceived.
+func TestSocketTransport_ReadsMaxSizePerEvent(t *testing.T) {
+	clean(t)
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_SNDBUF, 1<<20)
+	data := make([]byte, 200*1024)
+	if n, err := unix.Write(fds[1], data); err != nil || n != len(data) {
+		unix.Close(fds[0])
+		t.Skipf("the socket holds %d of %d bytes (%v)", n, len(data), err)
+	}
+	var sizes []int
+	runVirtual(t, func(at *asyncio.T) error {
+		var log []string
+		p := newStreamRecorder(at, "s", &log)
+		all := asyncio.NewFuture[struct{}](at)
+		total := 0
+		p.onData = func(_ *streamRecorder, d []byte) {
+			sizes = append(sizes, len(d))
+			if total += len(d); total == len(data) {
+				all.SetResult(struct{}{})
+			}
+		}
+		tr, _, err := CreateUnixConnection(at, func() Protocol { return p }, "", WithSocket(fds[0]))
+		if err != nil {
+			return err
+		}
+		if _, err := all.Await(at); err != nil {
+			return err
+		}
+		tr.Close()
+		_, err = p.lost.Await(at)
+		return err
+	})
+	if len(sizes) != 1 || maxSocketRead != 256*1024 {
+		t.Fatalf("read %v of %d bytes waiting, at most %d a read: want them in one read of at most 256 KiB", sizes, len(data), maxSocketRead)
+	}
+}
+
+// Only -1 stands for asyncio's None in SetWriteBufferLimits: any other
+// negative mark is asyncio's ValueError, with asyncio's message (None is
+// filled in first: low = high // 4, high = 4 * low), and leaves the marks
+// as they were.
+func TestSTREAM8_NegativeWriteBufferLimits(t *testing.T) {
+	clean(t)
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		tr, _, err := CreateUnixConnection(at, func() Protocol { return &BaseProtocol{} }, "", WithSocket(fds[0]))
+		if err != nil {
+			return err
+		}
+		if err := tr.SetWriteBufferLimits(100, 20); err != nil {
+			return err
+		}
+		for _, c := range [][2]int{{10, -5}, {-5, -1}, {-1, -5}, {-2, -2}, {10, -1}, {-1, 8}, {-1, -1}} {
+			err := tr.SetWriteBufferLimits(c[0], c[1])
+			h, l := tr.WriteBufferLimits()
+			var ve *asyncio.ValueError
+			log = append(log, fmt.Sprintf("(%d, %d): %v ValueError=%v -> (%d, %d)", c[0], c[1], err, errors.As(err, &ve), h, l))
+			tr.SetWriteBufferLimits(100, 20)
+		}
+		tr.Close()
+		return settle(at)
+	})
+	expectLog(t, []string{
+		"(10, -5): asyncio: high (10) must be >= low (-5) must be >= 0 ValueError=true -> (100, 20)",
+		"(-5, -1): asyncio: high (-5) must be >= low (-2) must be >= 0 ValueError=true -> (100, 20)",
+		"(-1, -5): asyncio: high (-20) must be >= low (-5) must be >= 0 ValueError=true -> (100, 20)",
+		"(-2, -2): asyncio: high (-2) must be >= low (-2) must be >= 0 ValueError=true -> (100, 20)",
+		"(10, -1): <nil> ValueError=false -> (10, 2)",
+		"(-1, 8): <nil> ValueError=false -> (32, 8)",
+		"(-1, -1): <nil> ValueError=false -> (65536, 16384)",
+	}, log)
+}
