@@ -242,7 +242,10 @@ func newTLSTransportServer(l *asyncio.Loop, fd int, network string, app Protocol
 // arranges ConnectionLost.
 func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	tr.tc.reader = t
-	buf := make([]byte, 64*1024)
+	// tls.Conn.Read returns at most one record's plaintext, 16 KiB by the
+	// protocol (RFC 8446 5.1, RFC 5246 6.2.1): a larger buffer would only
+	// be memory every open connection holds for its whole life.
+	buf := make([]byte, 16*1024)
 	for {
 		for tr.readPaused && !tr.tc.lost {
 			tr.resume = asyncio.NewFuture[struct{}](t.Loop())
