@@ -131,6 +131,9 @@ type crossCall[V any] struct {
 	fn       func(*T) (V, error)
 	ffn      func() (V, error) // CallFuncOn: a callback on to, no task
 	node     crossNode
+	// The call's two trips, embedded rather than allocated by
+	// CallSoonThreadsafe: start to to, then the outcome back to from.
+	startH, deliverH Handle
 
 	// released: the call no longer counts as outside work on from
 	// (from's goroutine only).
@@ -347,7 +350,8 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	if from.debug {
 		fut.unretrieved = newUnretrieved(1)
 	}
-	if _, err := target.CallSoonThreadsafe(c.start); err != nil {
+	c.startH.fn = c.start
+	if err := target.pushThreadsafe(&c.startH); err != nil {
 		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
 	}
 	c.node.target, c.node.call = target, c
@@ -419,7 +423,10 @@ func (c *crossCall[V]) taskDone() {
 
 // finish sends the outcome from to back to from. A closed from refuses
 // the delivery; its Close cancelled the call.
-func (c *crossCall[V]) finish() { _, _ = c.from.CallSoonThreadsafe(c.delivered) }
+func (c *crossCall[V]) finish() {
+	c.deliverH.fn = c.delivered
+	_ = c.from.pushThreadsafe(&c.deliverH)
+}
 
 // delivered runs on from with the outcome finish sent.
 func (c *crossCall[V]) delivered() { c.deliver(c.v, c.err, c.remoteEnd, c.msg) }

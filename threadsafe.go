@@ -273,10 +273,22 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 		return nil, valueErrorf("CallSoonThreadsafe: nil callback")
 	}
 	h := &Handle{fn: fn, loop: l, threadsafe: true}
+	if err := l.pushThreadsafe(h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// pushThreadsafe queues h from any goroutine and wakes the loop: the body
+// of CallSoonThreadsafe, also for handles the caller embeds in its own
+// state instead of allocating (the cross-loop calls', crossloop.go). Such
+// a handle, never handed out, is not threadsafe: nobody can cancel it, so
+// it runs without the lock Handle.take takes for a cancellable one.
+func (l *Loop) pushThreadsafe(h *Handle) error {
 	l.threadsafeMu.Lock()
 	if l.closed {
 		l.threadsafeMu.Unlock()
-		return nil, errLoopClosed()
+		return errLoopClosed()
 	}
 	l.threadsafePending = append(l.threadsafePending, h)
 	l.threadsafeFlag.Store(true)
@@ -285,7 +297,7 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	// wakeup descriptor reused) between reading sleepMode and the wakeup.
 	l.wakeLocked()
 	l.threadsafeMu.Unlock()
-	return h, nil
+	return nil
 }
 
 // wake wakes the loop if it is blocked waiting, so that it looks at its
