@@ -68,13 +68,19 @@ const (
 	// with ETIMEDOUT after the last one.
 	simSynRetries = 6
 	simSynRTO     = time.Second
-	simFirstPort  = 49152
+	// simFirstPort and simLastPort bound the ports a host gives out
+	// (IANA's dynamic range), to port-0 servers and endpoints and to the
+	// client ends of connections.
+	simFirstPort = 49152
+	simLastPort  = 65535
 )
 
 // SimNetwork is a simulated network on one loop. Make it with
 // NewSimNetwork, add hosts with Host, and pass WithNetwork(host) to
 // CreateConnection, OpenConnection, DialConn, CreateServer and
-// StartServer (the TCP calls) to run them on it, from that host. Every
+// StartServer (the TCP calls) to run them on it, from that host. A host
+// reaches another by its name or address, and itself by those or by
+// "localhost", a loopback or a wildcard address, as on a real host. Every
 // method must be called on the loop (from a task or a callback). Closing
 // the loop closes the network and every descriptor it holds.
 type SimNetwork struct {
@@ -95,6 +101,11 @@ type SimNetwork struct {
 	trace     []string
 	closed    bool
 	disown    func() bool
+	// ep and epPipes: the relay's own poller and what it watches
+	// (sim_relay_linux.go); ep is -1 until the first connection.
+	ep      int
+	epPipes map[int]*simPipe
+	scratch []byte // the relay's read buffer (relayBuf)
 }
 
 // NewSimNetwork returns an empty simulated network on owner's loop whose
@@ -112,6 +123,7 @@ func NewSimNetwork(owner asyncio.LoopOwner, seed uint64) *SimNetwork {
 		conns:     map[*SimConn]struct{}{},
 		dials:     map[*simDial]struct{}{},
 		endpoints: map[string]*simEndpoint{},
+		ep:        -1,
 	}
 	n.disown = l.OnClose(n.release)
 	n.tracef("network seed %d", seed)
@@ -144,14 +156,23 @@ func (n *SimNetwork) check(l *asyncio.Loop) error {
 }
 
 // Host returns the host called name, adding it if it is new; hosts get
-// the addresses 10.0.0.1, 10.0.0.2, ... in the order they are added. An
-// empty name is a *ValueError.
+// the addresses 10.0.0.1, 10.0.0.2, ... in the order they are added, and
+// Host(ip) returns the host that has address ip. An empty name, a
+// loopback or wildcard name ("localhost", "127.0.0.1", "0.0.0.0", ...,
+// which mean the calling host itself), and an IP address no host has are
+// a *ValueError.
 func (n *SimNetwork) Host(name string) *SimHost {
 	if name == "" {
 		panic(&asyncio.ValueError{Msg: "SimNetwork.Host: empty host name"})
 	}
 	if h := n.byName[name]; h != nil {
 		return h
+	}
+	if isSelfName(name) {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SimNetwork.Host(%q): a loopback or wildcard name means the calling host itself; give the host a name of its own", name)})
+	}
+	if net.ParseIP(name) != nil {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SimNetwork.Host(%q): no host has that address (hosts get 10.0.0.1, 10.0.0.2, ...; name them by a name, not an address)", name)})
 	}
 	i := len(n.hosts) + 1
 	h := &SimHost{n: n, name: name, ip: net.IPv4(10, 0, byte(i>>8), byte(i)).To4(), nextPort: simFirstPort}
@@ -165,6 +186,37 @@ func (n *SimNetwork) Host(name string) *SimHost {
 // lookup finds a host by name or address.
 func (n *SimNetwork) lookup(host string) *SimHost { return n.byName[host] }
 
+// isSelfName reports whether host names the host it is used on, as on a
+// real one: "localhost", a loopback address (127.0.0.0/8, ::1) or a
+// wildcard one (connecting to 0.0.0.0 or :: reaches the local host).
+func isSelfName(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// resolve finds the host that host means when used on h: h itself for a
+// loopback or wildcard name, else the host of that name or address.
+func (h *SimHost) resolve(host string) *SimHost {
+	if isSelfName(host) {
+		return h
+	}
+	return h.n.lookup(host)
+}
+
+// checkHost panics with a *ValueError naming call if h is nil or a host
+// of another network.
+func (n *SimNetwork) checkHost(call string, h *SimHost) {
+	switch {
+	case h == nil:
+		panic(&asyncio.ValueError{Msg: call + ": nil host"})
+	case h.n != n:
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("%s: host %s belongs to another network", call, h)})
+	}
+}
+
 func linkKey(a, b *SimHost) [2]*SimHost {
 	if b.name < a.name {
 		a, b = b, a
@@ -173,17 +225,37 @@ func linkKey(a, b *SimHost) [2]*SimHost {
 }
 
 // SetDefaultLink sets the link of every pair of hosts without one of
-// their own (SetLink).
-func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) { n.deflt = checkLink(cfg) }
+// their own (SetLink). A bad cfg is a *ValueError (see SetLink), and
+// changes nothing.
+func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) { n.deflt = checkLink("SetDefaultLink", cfg) }
 
 // SetLink sets the link between a and b (both directions; a == b is the
-// host's loopback). Negative values are a *ValueError.
-func (n *SimNetwork) SetLink(a, b *SimHost, cfg LinkConfig) { n.links[linkKey(a, b)] = checkLink(cfg) }
+// host's loopback). A negative duration, bandwidth or buffer, a Loss or
+// Duplicate outside [0, 1], and a nil host or one of another network are
+// a *ValueError naming the mistake, and change nothing.
+func (n *SimNetwork) SetLink(a, b *SimHost, cfg LinkConfig) {
+	n.checkHost("SetLink", a)
+	n.checkHost("SetLink", b)
+	n.links[linkKey(a, b)] = checkLink("SetLink", cfg)
+}
 
-func checkLink(cfg LinkConfig) LinkConfig {
-	if cfg.Latency < 0 || cfg.Jitter < 0 || cfg.Bandwidth < 0 || cfg.Buffer < 0 ||
-		cfg.Loss < 0 || cfg.Loss > 1 || cfg.Duplicate < 0 || cfg.Duplicate > 1 {
-		panic(&asyncio.ValueError{Msg: fmt.Sprintf("LinkConfig: negative value in %+v", cfg)})
+func checkLink(call string, cfg LinkConfig) LinkConfig {
+	bad := func(format string, args ...any) {
+		panic(&asyncio.ValueError{Msg: call + ": LinkConfig." + fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case cfg.Latency < 0:
+		bad("Latency is negative (%v)", cfg.Latency)
+	case cfg.Jitter < 0:
+		bad("Jitter is negative (%v)", cfg.Jitter)
+	case cfg.Bandwidth < 0:
+		bad("Bandwidth is negative (%d)", cfg.Bandwidth)
+	case cfg.Buffer < 0:
+		bad("Buffer is negative (%d)", cfg.Buffer)
+	case !(cfg.Loss >= 0 && cfg.Loss <= 1): // NaN too
+		bad("Loss must be a probability in [0, 1], not %v", cfg.Loss)
+	case !(cfg.Duplicate >= 0 && cfg.Duplicate <= 1):
+		bad("Duplicate must be a probability in [0, 1], not %v", cfg.Duplicate)
 	}
 	if cfg.Buffer == 0 {
 		cfg.Buffer = defaultSimBuffer
@@ -214,8 +286,11 @@ func (n *SimNetwork) delay(a, b *SimHost) time.Duration {
 // Partition cuts a from b: segments between them are held (as TCP would
 // retransmit them), and connection attempts are lost (their SYN is sent
 // again later, and the dial fails with ETIMEDOUT after about two
-// minutes), until Heal.
+// minutes), until Heal. A nil host or one of another network is a
+// *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
+	n.checkHost("Partition", a)
+	n.checkHost("Partition", b)
 	n.cut[linkKey(a, b)] = true
 	n.tracef("partition %s %s", a.name, b.name)
 }
@@ -223,6 +298,8 @@ func (n *SimNetwork) Partition(a, b *SimHost) {
 // Heal undoes Partition: what was held is delivered after the link's
 // latency.
 func (n *SimNetwork) Heal(a, b *SimHost) {
+	n.checkHost("Heal", a)
+	n.checkHost("Heal", b)
 	if !n.cut[linkKey(a, b)] {
 		return
 	}
@@ -295,6 +372,7 @@ func (n *SimNetwork) Close() {
 		sl.close(true)
 	}
 	n.closed = true
+	n.closeRelayPoller(true)
 	n.closePeers()
 	n.forgetFDs()
 }
@@ -328,18 +406,20 @@ func (n *SimNetwork) release() {
 	for c := range n.conns {
 		c.closeFDs()
 	}
+	for c := range n.conns {
+		if !c.accepted && !c.sfdGone {
+			unix.Close(c.sfd) // in the handshake or the backlog: the network's
+		}
+	}
 	for _, sl := range n.listeners {
 		unix.Close(sl.l2)
-		for _, p := range sl.backlog {
-			unix.Close(p.sfd)
-			p.closeFDs()
-		}
 	}
 	for d := range n.dials {
 		if d.conn != nil && !d.handed {
 			unix.Close(d.conn.cfd)
 		}
 	}
+	n.closeRelayPoller(false)
 	n.closePeers()
 	n.forgetFDs()
 }
@@ -351,6 +431,9 @@ type SimHost struct {
 	name     string
 	ip       net.IP
 	nextPort int
+	// clientPorts are the ports of the client ends of h's open
+	// connections.
+	clientPorts map[int]bool
 }
 
 // Name returns the host's name.
@@ -364,10 +447,22 @@ func (h *SimHost) Network() *SimNetwork { return h.n }
 
 func (h *SimHost) String() string { return h.name + "(" + h.ip.String() + ")" }
 
+// port returns a free port of h, or 0 if none is: as a kernel's
+// ephemeral ports, the next one of simFirstPort..simLastPort, round and
+// round, that no listener, datagram endpoint or connection of h holds.
 func (h *SimHost) port() int {
-	p := h.nextPort
-	h.nextPort++
-	return p
+	for range simLastPort - simFirstPort + 1 {
+		p := h.nextPort
+		if h.nextPort++; h.nextPort > simLastPort {
+			h.nextPort = simFirstPort
+		}
+		key := addrString(h.ip.String(), p)
+		if e := h.n.endpoints[key]; h.clientPorts[p] || h.n.listener(key) != nil || (e != nil && !e.gone()) {
+			continue
+		}
+		return p
+	}
+	return 0
 }
 
 // simListener is a server listening on the simulated network. Its
@@ -382,6 +477,7 @@ type simListener struct {
 	srv     *Server
 	l1, l2  int
 	backlog []*SimConn
+	pending int // connections in their handshake (SYN received, no ACK yet)
 	max     int
 	flagged bool
 	closed  bool
@@ -391,11 +487,7 @@ type simListener struct {
 // wildcard and loopback addresses (a simulated host has one address, and
 // they all mean it), h's name and h's address.
 func (h *SimHost) owns(host string) bool {
-	switch host {
-	case "", "0.0.0.0", "::", "127.0.0.1", "::1", "localhost":
-		return true
-	}
-	return h.n.lookup(host) == h
+	return host == "" || isSelfName(host) || h.n.lookup(host) == h
 }
 
 // listen is CreateServer on the network.
@@ -411,7 +503,7 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 		port = h.port()
 	}
 	key := addrString(h.ip.String(), port)
-	if n.listeners[key] != nil {
+	if port == 0 || n.listener(key) != nil {
 		return nil, fmt.Errorf("error while attempting to bind on address %s: %w", key, os.NewSyscallError("bind", unix.EADDRINUSE))
 	}
 	fds, err := simSocketpair()
@@ -431,6 +523,20 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 	}
 	n.tracef("listen %s", key)
 	return s.startAfterCreate(t)
+}
+
+// listener returns the listener bound at key, or nil. A listener whose
+// server has closed is forgotten here, at once: Server.Close closes a
+// real listening socket synchronously (the port is free for a new server,
+// a client is refused), while the network would only hear of it when the
+// loop next polls l2.
+func (n *SimNetwork) listener(key string) *simListener {
+	sl := n.listeners[key]
+	if sl != nil && sl.srv.listeners == nil {
+		sl.close(false)
+		return nil
+	}
+	return sl
 }
 
 // accept is the Server's accept on the simulated listener.
@@ -482,11 +588,12 @@ func (sl *simListener) close(network bool) {
 	} else {
 		n.tracef("listener %s closed", sl.addr)
 	}
-	for _, c := range sl.backlog {
-		unix.Close(c.sfd) // never accepted: the network still owns it
+	backlog := sl.backlog
+	sl.backlog = nil
+	for _, c := range backlog {
+		c.dropServerEnd() // never accepted: the network still owns it
 		c.abort("client", "backlog of a closed listener")
 	}
-	sl.backlog = nil
 }
 
 // simDial is a connection attempt in progress.
@@ -509,24 +616,29 @@ func (d *simDial) fail(err error) {
 		d.timer.Cancel()
 	}
 	if d.conn != nil && !d.handed {
-		// Made, not handed over: the server sees the client go.
+		// In the handshake: the client's socket goes, and the server
+		// never hears of the connection.
 		d.handed = true
-		d.conn.clientGone()
+		d.conn.abandon(err)
 	}
 	if !d.fut.Done() {
 		d.fut.SetException(err)
 	}
 }
 
-// dial is dialHost on the network: the three-way handshake's two halves
-// take the link's latency each; no listener gives ECONNREFUSED, a
-// partition loses the SYN.
+// dial is dialHost on the network: the three-way handshake as TCP's. The
+// SYN and the SYN-ACK take the link's latency (and jitter) each, so the
+// client is connected after one round trip; the server accepts when the
+// client's ACK arrives, the link's latency later (no jitter draw). No
+// listener (or one not serving yet) gives ECONNREFUSED, a partition
+// loses the SYN, and so does a full backlog (counting the handshakes in
+// progress).
 func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
 	n := h.n
 	if err := n.check(t.Loop()); err != nil {
 		return -1, err
 	}
-	to := n.lookup(host)
+	to := h.resolve(host)
 	if to == nil {
 		return -1, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
@@ -568,15 +680,19 @@ func (d *simDial) syn(try int) {
 func (d *simDial) arrive(try int) {
 	n := d.n
 	back := n.delay(d.to, d.from)
-	sl := n.listeners[d.addr]
-	if sl == nil {
+	sl := n.listener(d.addr)
+	// A server made WithDeferredServing is bound but not listening until
+	// StartServing, as on a real socket: a client is refused meanwhile.
+	if sl == nil || !sl.srv.serving {
 		n.tracef("dial %s -> %s refused", d.from.name, d.addr)
 		d.timer = n.loop.CallLater(back, func() {
 			d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ECONNREFUSED)))
 		})
 		return
 	}
-	if len(sl.backlog) >= sl.max {
+	// Linux's accept queue holds backlog+1 connections
+	// (sk_acceptq_is_full); the SYN of one more is dropped.
+	if len(sl.backlog)+sl.pending > sl.max {
 		n.tracef("dial %s -> %s: SYN dropped (backlog full)", d.from.name, d.addr)
 		if try == simSynRetries {
 			d.timer = n.loop.CallLater(simSynRTO<<try, func() {
@@ -593,25 +709,37 @@ func (d *simDial) arrive(try int) {
 		return
 	}
 	d.conn = c
-	sl.push(c)
-	d.timer = n.loop.CallLater(back, func() {
+	c.dial, c.sl, c.handshake = d, sl, true
+	sl.pending++
+	d.timer = n.loop.CallLater(back, func() { // the SYN-ACK reaches the client
 		delete(n.dials, d)
 		d.timer = nil
-		if d.fut.Done() { // the dial was cancelled meanwhile
-			c.clientGone()
+		if d.fut.Done() { // the dial ended meanwhile
+			d.handed = true
+			_, err := d.fut.Result()
+			c.abandon(err)
 			return
 		}
 		d.handed = true
+		c.dial = nil
 		n.tracef("conn %d established %s -> %s", c.id, c.caddr, c.saddr)
 		d.fut.SetResult(c.cfd)
+		c.ack = n.loop.CallLater(n.link(d.from, d.to).Latency, c.acked)
 	})
 }
 
 // SearchSeeds runs scenario with the seeds first, first+1, ...,
 // first+count-1, in order, and returns the first seed whose run fails and
 // its error, or (0, nil) when every run passes. A test prints the seed;
-// running scenario(seed) again reproduces the failure exactly.
+// running scenario(seed) again reproduces the failure exactly. A nil
+// scenario, and seeds past the largest uint64, are a *ValueError.
 func SearchSeeds(first, count uint64, scenario func(seed uint64) error) (uint64, error) {
+	if scenario == nil {
+		panic(&asyncio.ValueError{Msg: "SearchSeeds: nil scenario"})
+	}
+	if first+count < first {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SearchSeeds: %d seeds from %d go past the largest uint64", count, first)})
+	}
 	for s := first; s < first+count; s++ {
 		if err := scenario(s); err != nil {
 			return s, fmt.Errorf("seed %d: %w", s, err)

@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"syscall"
@@ -27,6 +28,18 @@ type SimConn struct {
 	accepted bool     // the server took sfd
 	stalled  bool
 	done     bool
+	// The handshake: dial until the SYN-ACK reaches the client, ack
+	// until the client's ACK reaches the server, which queues the
+	// connection in sl's backlog then. sfdGone: the network closed sfd
+	// (never accepted).
+	dial      *simDial
+	ack       *asyncio.TimerHandle
+	sl        *simListener
+	handshake bool
+	sfdGone   bool
+	// resetting: the connection ends with a reset, so the relay's ends
+	// close with the kept bytes unread (sim_relay_linux.go).
+	resetting bool
 }
 
 // simPipe is one direction of a connection: it reads what the sender's
@@ -36,6 +49,13 @@ type simPipe struct {
 	name     string
 	from, to *SimHost
 	in, out  int
+	app      int  // the sender's application socket
+	kept     int  // relayed bytes left unread in in (sim_relay_linux.go)
+	reread   bool // a readReady is scheduled (more may wait in in)
+	// events are in's epoll events that called readReady, if evKnown
+	// (sim_relay_linux.go).
+	events   uint32
+	evKnown  bool
 	queue    []simSegment
 	inflight int
 	reading  bool // in is watched
@@ -67,15 +87,26 @@ func (n *SimNetwork) newConn(client *SimHost, sl *simListener) (*SimConn, error)
 		unix.Close(a[1])
 		return nil, err
 	}
+	cport := client.port()
+	if cport == 0 { // every port of the client is taken
+		for _, fd := range []int{a[0], a[1], b[0], b[1]} {
+			unix.Close(fd)
+		}
+		return nil, os.NewSyscallError("connect", unix.EADDRNOTAVAIL)
+	}
+	if client.clientPorts == nil {
+		client.clientPorts = map[int]bool{}
+	}
+	client.clientPorts[cport] = true
 	n.nextConn++
 	c := &SimConn{
 		n: n, id: n.nextConn, client: client, server: sl.host,
-		caddr: &net.TCPAddr{IP: client.ip, Port: client.port()},
+		caddr: &net.TCPAddr{IP: client.ip, Port: cport},
 		saddr: sl.addr,
 		cfd:   a[0], c2: a[1], sfd: b[0], s2: b[1],
 	}
-	c.up = &simPipe{c: c, name: "up", from: client, to: sl.host, in: c.c2, out: c.s2}
-	c.down = &simPipe{c: c, name: "down", from: sl.host, to: client, in: c.s2, out: c.c2}
+	c.up = &simPipe{c: c, name: "up", from: client, to: sl.host, in: c.c2, out: c.s2, app: c.cfd}
+	c.down = &simPipe{c: c, name: "down", from: sl.host, to: client, in: c.s2, out: c.c2, app: c.sfd}
 	registerSimFD(n, c.cfd, c.caddr, c.saddr)
 	registerSimFD(n, c.sfd, c.saddr, c.caddr)
 	n.conns[c] = struct{}{}
@@ -99,18 +130,28 @@ func (c *SimConn) Server() net.Addr { return c.saddr }
 // already received; the transports' ConnectionLost gets it, so a stream
 // reader's pending or next read fails with that error, asyncio's
 // ConnectionResetError, matching syscall.ECONNRESET, and so do Drain and
-// WaitClosed). What was in flight is lost. It does nothing on a
+// WaitClosed), also one that half-closed (WriteEOF). What was in
+// flight is lost. A connection still in its handshake (its SYN-ACK on
+// the way) is refused instead: the client's dial fails with
+// ECONNREFUSED, and the server never sees it. It does nothing on a
 // connection already over.
 func (c *SimConn) Reset() {
 	if c.done {
 		return
 	}
 	c.n.tracef("conn %d reset", c.id)
+	c.resetting = true
+	if d := c.dial; d != nil {
+		// The SYN-ACK has not reached the client: the RST does, and
+		// its connect is refused, as TCP refuses one in SYN-SENT.
+		d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ECONNREFUSED)))
+		return
+	}
 	resetPeer(c.cfd)
 	if c.accepted {
 		resetPeer(c.sfd)
 	} else {
-		c.removeFromBacklog()
+		c.dropServerEnd()
 	}
 	c.finish(false)
 }
@@ -121,6 +162,7 @@ func (c *SimConn) abort(side, why string) {
 		return
 	}
 	c.n.tracef("conn %d reset toward the %s (%s)", c.id, side, why)
+	c.resetting = true // the other side's application has closed its socket
 	if side == "client" {
 		resetPeer(c.cfd)
 	} else if c.accepted {
@@ -131,7 +173,9 @@ func (c *SimConn) abort(side, why string) {
 
 // resetPeer makes the application's socket app see ECONNRESET once the
 // network closes its end: a socket pair closed with unread data resets
-// its peer, so one byte is sent to the network's end first.
+// its peer, so one byte is sent to the network's end first. (An
+// application that shut down its sending side takes no byte; the byte
+// the relay kept of what it sent does it then, sim_relay_linux.go.)
 func resetPeer(app int) { unix.Write(app, []byte{0}) }
 
 // Stall holds everything the connection carries, both ways, until
@@ -144,8 +188,12 @@ func (c *SimConn) Stall() {
 	c.n.tracef("conn %d stalled", c.id)
 }
 
-// StallFor stalls the connection for d of loop time.
+// StallFor stalls the connection for d of loop time. A negative d is a
+// *ValueError, and stalls nothing.
 func (c *SimConn) StallFor(d time.Duration) {
+	if d < 0 {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SimConn.StallFor: negative duration %v", d)})
+	}
 	c.Stall()
 	c.n.loop.CallLater(d, c.Resume)
 }
@@ -169,7 +217,7 @@ func (p *simPipe) watch() {
 	if p.reading || p.inEOF || p.c.done {
 		return
 	}
-	if err := p.c.n.loop.AddReader(p.in, p.readReady); err != nil {
+	if err := p.c.n.watchRelay(p); err != nil {
 		p.c.n.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "simulated network: cannot watch a relay socket", Err: err})
 		return
 	}
@@ -178,14 +226,29 @@ func (p *simPipe) watch() {
 
 func (p *simPipe) unwatch() {
 	if p.reading {
-		p.c.n.loop.RemoveReader(p.in)
+		p.c.n.unwatchRelay(p)
 		p.reading = false
 	}
+}
+
+// simReadSize is the most the relay reads at once.
+const simReadSize = 64 * 1024
+
+// relayBuf returns the network's read buffer (simReadSize+1 bytes: what
+// is read is copied out of it).
+func (n *SimNetwork) relayBuf() []byte {
+	if n.scratch == nil {
+		n.scratch = make([]byte, simReadSize+1)
+	}
+	return n.scratch
 }
 
 // readReady takes what the sender wrote, up to the room left in the
 // direction's buffer, and schedules its delivery.
 func (p *simPipe) readReady() {
+	if !p.reading || p.c.done {
+		return // unwatched since the event, or the reread, was queued
+	}
 	n := p.c.n
 	cfg := n.link(p.from, p.to)
 	room := cfg.Buffer - p.inflight
@@ -194,8 +257,8 @@ func (p *simPipe) readReady() {
 		p.paused = true
 		return
 	}
-	buf := make([]byte, min(room, 64*1024))
-	k, err := unix.Read(p.in, buf)
+	data, more, err := p.take(min(room, simReadSize))
+	k := len(data)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -211,10 +274,18 @@ func (p *simPipe) readReady() {
 		p.enqueue(simSegment{eof: true}, 0, cfg)
 	default:
 		p.inflight += k
-		p.enqueue(simSegment{data: buf[:k:k]}, k, cfg)
+		p.enqueue(simSegment{data: data}, k, cfg)
 		if p.inflight >= cfg.Buffer {
 			p.unwatch()
 			p.paused = true
+		} else if more && !p.reread {
+			// Read on in the next iteration, as a level-triggered
+			// watch would.
+			p.reread = true
+			n.loop.CallSoon(func() {
+				p.reread = false
+				p.readReady()
+			})
 		}
 	}
 }
@@ -353,23 +424,75 @@ func (c *SimConn) maybeFinish() {
 	}
 }
 
-// clientGone is a dial cancelled after its connection was made: the
-// client's socket is closed, which the server sees as EOF.
-func (c *SimConn) clientGone() {
-	c.n.tracef("conn %d: the dial was cancelled; closing the client's end", c.id)
-	unix.Close(c.cfd)
+// abandon ends a connection whose dial ended (err: cancelled, refused
+// by a reset, the network closed) before the SYN-ACK reached the
+// client: the client's socket is closed, and the server never hears of
+// the connection, as a TCP server drops a handshake the client's host
+// answers with a RST.
+func (c *SimConn) abandon(err error) {
+	if c.done {
+		return
+	}
+	c.n.tracef("conn %d: the dial ended in the handshake (%v); the server never sees it", c.id, err)
+	c.dial = nil
+	c.resetting = true
+	unix.Close(c.cfd) // never handed to the client
+	c.dropServerEnd()
+	c.finish(false)
 }
 
-func (c *SimConn) removeFromBacklog() {
-	for _, sl := range c.n.listeners {
+// acked is the client's ACK reaching the server: the connection waits in
+// the listener's backlog for accept, or, the listener gone meanwhile, is
+// reset.
+func (c *SimConn) acked() {
+	c.ack = nil
+	c.endHandshake()
+	if c.done {
+		return
+	}
+	if sl := c.sl; c.n.listener(sl.addr.String()) == sl && sl.srv.serving {
+		sl.push(c)
+		return
+	}
+	c.dropServerEnd()
+	c.abort("client", "ACK to a closed listener")
+}
+
+// endHandshake stops counting c as a handshake of its listener.
+func (c *SimConn) endHandshake() {
+	if c.ack != nil {
+		c.ack.Cancel()
+		c.ack = nil
+	}
+	if c.handshake {
+		c.handshake = false
+		c.sl.pending--
+	}
+}
+
+// dropServerEnd closes the server's end of a connection the server never
+// accepted (the network owns it), taking it out of the backlog.
+func (c *SimConn) dropServerEnd() {
+	if c.accepted || c.sfdGone {
+		return
+	}
+	c.endHandshake()
+	if sl := c.sl; sl != nil {
 		for i, b := range sl.backlog {
 			if b == c {
 				sl.backlog = append(sl.backlog[:i], sl.backlog[i+1:]...)
-				unix.Close(c.sfd)
-				return
+				break
 			}
 		}
+		if len(sl.backlog) == 0 && sl.flagged && sl.srv.listeners != nil {
+			// The server's listening end (l1) is open: clear its flag.
+			var b [1]byte
+			unix.Read(sl.l1, b[:])
+			sl.flagged = false
+		}
 	}
+	unix.Close(c.sfd)
+	c.sfdGone = true
 }
 
 // finish stops relaying and closes the network's ends.
@@ -379,13 +502,16 @@ func (c *SimConn) finish(network bool) {
 	}
 	if network {
 		c.n.tracef("conn %d closed by the network", c.id)
-		if !c.accepted {
-			c.removeFromBacklog()
-		}
 	}
+	c.dial = nil
+	c.dropServerEnd()
+	c.endHandshake()
 	l := c.n.loop
 	for _, p := range []*simPipe{c.up, c.down} {
 		p.unwatch()
+		if !c.resetting {
+			p.dropKept() // a clean close: the applications see EOF
+		}
 		if p.writing {
 			l.RemoveWriter(p.out)
 			p.writing = false
@@ -398,6 +524,7 @@ func (c *SimConn) finish(network bool) {
 	}
 	c.closeFDs()
 	delete(c.n.conns, c)
+	delete(c.client.clientPorts, c.caddr.Port)
 }
 
 func (c *SimConn) closeFDs() {

@@ -17,6 +17,11 @@ import (
 // latency and its own jitter (so datagrams overtake each other), lost with
 // the link's Loss probability or to a partition, and duplicated with its
 // Duplicate probability, every draw from the network's seeded source.
+// As on a real host, localhost and the loopback and wildcard addresses
+// reach the sending host itself, a datagram larger than UDP over IPv4
+// carries (65,507 bytes) is refused with EMSGSIZE (through
+// ErrorReceived), and a closed endpoint's address stays taken until its
+// ConnectionLost has run.
 
 // simEndpoint is a datagram endpoint bound on the network.
 type simEndpoint struct {
@@ -26,7 +31,14 @@ type simEndpoint struct {
 	tr     *datagramTransport
 }
 
-func (e *simEndpoint) gone() bool { return e.tr.fdClosed || e.tr.connLost > 0 }
+// gone reports whether the endpoint no longer holds its address: as a
+// real socket's, from when its descriptor is closed, after ConnectionLost
+// (a Close or Abort only schedules that).
+func (e *simEndpoint) gone() bool { return e.tr.fdClosed }
+
+// simMaxDatagram is the largest UDP payload over IPv4: 65,535 bytes less
+// the IP and UDP headers.
+const simMaxDatagram = 65535 - 20 - 8
 
 // datagramEndpoint is CreateDatagramEndpoint on the network.
 func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr) (DatagramTransport, DatagramProtocol, error) {
@@ -45,12 +57,15 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 		port = h.port()
 	}
 	addr := &net.UDPAddr{IP: h.ip, Port: port}
-	if e := n.endpoints[addr.String()]; e != nil && !e.gone() {
+	if e := n.endpoints[addr.String()]; port == 0 || (e != nil && !e.gone()) {
 		return nil, nil, os.NewSyscallError("bind", unix.EADDRINUSE)
 	}
 	var raddr *net.UDPAddr
 	if remote != nil {
-		to := n.lookup(remote.IP.String())
+		to := h.resolve(remote.IP.String())
+		if remote.IP == nil {
+			to = h // as a real socket connects to 0.0.0.0
+		}
 		if to == nil {
 			return nil, nil, os.NewSyscallError("connect", unix.ENETUNREACH)
 		}
@@ -100,6 +115,9 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 	if n.closed {
 		return ErrSimNetworkClosed
 	}
+	if len(data) > simMaxDatagram {
+		return unix.EMSGSIZE
+	}
 	to := e.remote
 	if to == nil {
 		a, _ := sockaddrToAddr(sa, "udp").(*net.UDPAddr)
@@ -108,7 +126,7 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 		}
 		to = a
 	}
-	dst := n.lookup(to.IP.String())
+	dst := e.host.resolve(to.IP.String())
 	if dst == nil {
 		n.tracef("udp %s -> %s: %d bytes, no such host", e.addr, to, len(data))
 		return nil // lost on the way, as to an address nobody has
@@ -135,17 +153,39 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 		}
 		from := e.addr
 		dest := &net.UDPAddr{IP: dst.ip, Port: to.Port}
-		n.loop.CallLater(d, func() { n.arriveDatagram(e, from, dest, data) })
+		if d == 0 {
+			// On the spot, as on a real host: the datagram is in the
+			// receiving socket (or refused) when the send returns, so
+			// the receiver closing next does not bounce it.
+			if r := n.arriveDatagram(e, from, dest, data); r != nil {
+				n.loop.CallSoon(func() { n.deliverDatagram(r, from, dest, data) })
+			}
+			continue
+		}
+		n.loop.CallLater(d, func() {
+			if r := n.arriveDatagram(e, from, dest, data); r != nil {
+				n.deliverDatagram(r, from, dest, data)
+			}
+		})
 	}
 	return nil
 }
 
-// arriveDatagram hands a datagram to the endpoint bound at dest, if any;
-// a connected sender whose datagram finds none gets ECONNREFUSED (the
-// ICMP port unreachable) after the way back.
-func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, data []byte) {
+// deliverDatagram hands a datagram that reached e to its protocol.
+func (n *SimNetwork) deliverDatagram(e *simEndpoint, from, dest *net.UDPAddr, data []byte) {
 	if n.closed {
 		return
+	}
+	n.tracef("udp %s -> %s: %d bytes delivered", from, dest, len(data))
+	e.tr.deliver(append([]byte(nil), data...), from)
+}
+
+// arriveDatagram returns the endpoint bound at dest that takes a datagram
+// from from, or nil; a connected sender whose datagram finds none gets
+// ECONNREFUSED (the ICMP port unreachable) after the way back.
+func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, data []byte) *simEndpoint {
+	if n.closed {
+		return nil
 	}
 	e := n.endpoints[dest.String()]
 	if e != nil && e.gone() {
@@ -162,10 +202,9 @@ func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, d
 				}
 			})
 		}
-		return
+		return nil
 	}
-	n.tracef("udp %s -> %s: %d bytes delivered", from, dest, len(data))
-	e.tr.deliver(append([]byte(nil), data...), from)
+	return e
 }
 
 // deliver is readReady for a simulated datagram.

@@ -63,10 +63,11 @@ func (rt simHTTPTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // exchange is one request and its response, on the loop.
 func (rt simHTTPTransport) exchange(t *asyncio.T, req *http.Request) (*http.Response, error) {
-	addr := req.URL.Host
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		addr = net.JoinHostPort(addr, "80")
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
 	}
+	addr := net.JoinHostPort(req.URL.Hostname(), port) // "[::1]" too
 	conn, err := DialConn(t, "tcp", addr, WithNetwork(rt.h))
 	if err != nil {
 		return nil, err
@@ -77,7 +78,14 @@ func (rt simHTTPTransport) exchange(t *asyncio.T, req *http.Request) (*http.Resp
 	if err := out.Write(conn); err != nil {
 		return nil, err
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	br := bufio.NewReader(conn)
+	if _, err := br.Peek(1); err != nil {
+		// Closed before any byte of a response: io.EOF, as
+		// http.Transport says (ReadResponse would say
+		// io.ErrUnexpectedEOF).
+		return nil, err
+	}
+	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		return nil, err
 	}
