@@ -48,14 +48,17 @@ const (
 
 // GroupServer is a server whose connections are spread over the loops of
 // a LoopGroup. Its methods must be called from a task on the loop that
-// created it; they reach the other loops with cross-loop calls.
+// created it (from anywhere else they return a *RuntimeError and change
+// nothing); they reach the other loops with cross-loop calls. A loop of
+// the group that is closed has no part left: the methods skip it.
 type GroupServer struct {
 	owner    *asyncio.Loop
 	mode     GroupMode
 	servers  []*Server // by loop index: listening (reuse port) or workers
 	acceptor *Server   // main/sub modes
 	workers  []*groupWorker
-	next     int // round robin
+	next     int  // round robin
+	stopping bool // every worker is gone: the acceptor is being closed
 }
 
 // groupWorker is one worker loop's side of a main/sub server.
@@ -63,19 +66,61 @@ type groupWorker struct {
 	srv    *Server
 	loop   *asyncio.Loop
 	active atomic.Int64 // connections open or on their way (least-conns)
+	stop   func() bool  // unregisters closed from the loop's OnClose
 
 	mu      sync.Mutex
 	dead    bool         // the worker's loop closed
 	pending map[int]bool // sockets handed over, not yet adopted
 }
 
-// runOn runs fn on loop l: directly when l is t's loop, else as a
-// cross-loop call awaited by t.
-func runOn[V any](t *asyncio.T, l *asyncio.Loop, fn func(*asyncio.T) (V, error)) (V, error) {
+// makeGroupPart runs build on loop l for t: directly when l is t's loop, else as
+// a cross-loop call awaited by t. If t is cancelled while the call is in
+// flight, the call is not: what it makes arrives later and undo runs on
+// it, on l, so that a cancelled creation leaves nothing listening.
+func makeGroupPart[V any](t *asyncio.T, l *asyncio.Loop, build func(*asyncio.T) (V, error), undo func(V)) (V, error) {
 	if l == t.Loop() {
-		return fn(t)
+		return build(t)
 	}
-	return asyncio.CallOn(t, l, fn)
+	f, err := asyncio.SubmitTo(t, l, build)
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	v, err := asyncio.Shield[V](f).Await(t)
+	if err != nil && asyncio.IsCancelled(err) && t.Cancelling() > 0 {
+		f.AddDoneCallback(func() {
+			if v, err := f.Result(); err == nil {
+				_, _ = l.CallSoonThreadsafe(func() { undo(v) })
+			}
+		})
+	}
+	return v, err
+}
+
+// testHookGroupPartMade, when set by a test, runs on loop i when that
+// loop's part of a group server (its listener, or its worker) is made.
+var testHookGroupPartMade func(i int, s *Server)
+
+// checkGroupTask is the check every group server entry makes first, before
+// any state changes: t is the running task of its loop, and the caller
+// is that task. A nil t panics with a *ValueError, as elsewhere.
+func checkGroupTask(t *asyncio.T, call string) error {
+	if t == nil {
+		panic(&asyncio.ValueError{Msg: call + ": nil *asyncio.T (pass the running task's t, the argument of its function)"})
+	}
+	if l := t.Loop(); !l.OnLoopGoroutine() || asyncio.CurrentTask(l) != t {
+		return &asyncio.RuntimeError{Msg: call + ": t is not the running task of its loop, or the caller is not its goroutine " +
+			"(call it from the task itself; a plain goroutine uses RunCoroutineThreadsafe)"}
+	}
+	return nil
+}
+
+// groupLoopLabel names l for messages.
+func groupLoopLabel(l *asyncio.Loop) string {
+	if n := l.Name(); n != "" {
+		return n
+	}
+	return "an unnamed loop"
 }
 
 // CreateGroupServer is CreateServer over every loop of g, spread by mode.
@@ -83,14 +128,22 @@ func runOn[V any](t *asyncio.T, l *asyncio.Loop, fn func(*asyncio.T) (V, error))
 // the server serves: with GroupRoundRobin and GroupLeastConns it is the
 // acceptor. factory runs on the loop of each connection. It returns an
 // error naming the loop whose listener failed (every listener already
-// made is closed again) and a *ValueError error for an unknown mode or a
-// nil group or factory.
+// made is closed again); before anything is made, a *ValueError for an
+// unknown mode, a nil group or factory, a port out of range, and
+// GroupReusePort with WithSocket (one socket cannot be a listener per
+// loop) or WithNetwork (no SO_REUSEPORT there), and a *RuntimeError when
+// the caller is not t's running task. A nil t panics with a *ValueError.
+// If t is cancelled meanwhile, what was made is closed again (also a
+// loop's part that arrives after the cancellation) and the cancellation
+// is returned. With WithDeferredServing nothing is accepted until
+// GroupServer.StartServing. With port 0 and a host of several addresses
+// (GroupReusePort), the first loop picks one port for all of them.
 func CreateGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, factory func() Protocol, host string, port int, opts ...Option) (*GroupServer, error) {
 	opts = via("CreateGroupServer", opts) // errors name this call; it accepts what its server call does
 	if factory == nil {
 		return nil, &asyncio.ValueError{Msg: "CreateGroupServer: nil protocol factory"}
 	}
-	return createGroupServer(t, g, mode, func(*asyncio.Loop) func() Protocol { return factory },
+	return createGroupServer(t, "CreateGroupServer", g, mode, func(*asyncio.Loop) func() Protocol { return factory },
 		func(rt *asyncio.T, f func() Protocol, port int, extra ...Option) (*Server, error) {
 			return CreateServer(rt, f, host, port, append(append([]Option(nil), opts...), extra...)...)
 		}, port, opts)
@@ -108,7 +161,7 @@ func CreateUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, f
 	if mode == GroupReusePort {
 		return nil, &asyncio.ValueError{Msg: "CreateUnixGroupServer: GroupReusePort does not apply to Unix sockets (use GroupRoundRobin or GroupLeastConns)"}
 	}
-	return createGroupServer(t, g, mode, func(*asyncio.Loop) func() Protocol { return factory },
+	return createGroupServer(t, "CreateUnixGroupServer", g, mode, func(*asyncio.Loop) func() Protocol { return factory },
 		func(rt *asyncio.T, f func() Protocol, _ int, extra ...Option) (*Server, error) {
 			return CreateUnixServer(rt, f, path, append(append([]Option(nil), opts...), extra...)...)
 		}, 0, opts)
@@ -122,7 +175,7 @@ func StartGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb fun
 	if err != nil {
 		return nil, err
 	}
-	return createGroupServer(t, g, mode, mk,
+	return createGroupServer(t, "StartGroupServer", g, mode, mk,
 		func(rt *asyncio.T, f func() Protocol, port int, extra ...Option) (*Server, error) {
 			return CreateServer(rt, f, host, port, append(append([]Option(nil), opts...), extra...)...)
 		}, port, opts)
@@ -139,7 +192,7 @@ func StartUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb
 	if err != nil {
 		return nil, err
 	}
-	return createGroupServer(t, g, mode, mk,
+	return createGroupServer(t, "StartUnixGroupServer", g, mode, mk,
 		func(rt *asyncio.T, f func() Protocol, _ int, extra ...Option) (*Server, error) {
 			return CreateUnixServer(rt, f, path, append(append([]Option(nil), opts...), extra...)...)
 		}, 0, opts)
@@ -164,7 +217,10 @@ func streamFactories(call string, cb func(*asyncio.T, *StreamReader, *StreamWrit
 
 type createFunc func(rt *asyncio.T, factory func() Protocol, port int, extra ...Option) (*Server, error)
 
-func createGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, mk func(*asyncio.Loop) func() Protocol, create createFunc, port int, opts []Option) (*GroupServer, error) {
+func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode GroupMode, mk func(*asyncio.Loop) func() Protocol, create createFunc, port int, opts []Option) (*GroupServer, error) {
+	if err := checkGroupTask(t, call); err != nil {
+		return nil, err
+	}
 	if g == nil {
 		return nil, &asyncio.ValueError{Msg: "group server: nil LoopGroup"}
 	}
@@ -175,8 +231,30 @@ func createGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, mk fu
 	if err != nil {
 		return nil, err
 	}
+	// What the servers of the loops would refuse one by one, refused
+	// before any of them exists.
+	if err := checkPort(port); err != nil {
+		return nil, err
+	}
+	if mode == GroupReusePort {
+		switch {
+		case o.sock >= 0:
+			return nil, &asyncio.ValueError{Msg: call + ": GroupReusePort makes a listening socket per loop, WithSocket gives one (use GroupRoundRobin or GroupLeastConns)"}
+		case o.simHost != nil:
+			return nil, &asyncio.ValueError{Msg: call + ": GroupReusePort is not supported on a simulated network (WithNetwork); use GroupRoundRobin or GroupLeastConns"}
+		}
+	}
 	gs := &GroupServer{owner: t.Loop(), mode: mode}
 	loops := g.Loops()
+	// fail closes what was made and returns err: t's own cancellation as
+	// it is, anything else wrapped by what names the part that failed.
+	fail := func(err error, what string, args ...any) (*GroupServer, error) {
+		gs.closeAll(t)
+		if asyncio.IsCancelled(err) && t.Cancelling() > 0 {
+			return nil, err
+		}
+		return nil, fmt.Errorf("group server: "+what+": %w", append(args, err)...)
+	}
 	if mode == GroupReusePort {
 		// The first listener picks the port (port 0); the others bind it.
 		order := append([]int(nil), indexes(len(loops))...)
@@ -186,12 +264,26 @@ func createGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, mk fu
 		gs.servers = make([]*Server, len(loops))
 		for k, i := range order {
 			l := loops[i]
-			s, err := runOn(t, l, func(rt *asyncio.T) (*Server, error) {
-				return create(rt, mk(l), port, WithReusePort())
-			})
+			pick := k == 0 && port == 0
+			p := port
+			s, err := makeGroupPart(t, l, func(rt *asyncio.T) (*Server, error) {
+				s, err := create(rt, mk(l), p, WithReusePort())
+				if err == nil && pick {
+					// Port 0 gives each address of the host a port of
+					// its own; the loops must agree on one port per
+					// address, so the first picks one for all.
+					if one, same := listenersSamePort(s); !same {
+						s.Close()
+						s, err = create(rt, mk(l), one, WithReusePort())
+					}
+				}
+				if err == nil && testHookGroupPartMade != nil {
+					testHookGroupPartMade(i, s)
+				}
+				return s, err
+			}, func(s *Server) { s.Close() })
 			if err != nil {
-				gs.closeAll(t)
-				return nil, fmt.Errorf("group server: the listener of loop %d: %w", i, err)
+				return fail(err, "the listener of loop %d", i)
 			}
 			gs.servers[i] = s
 			if k == 0 {
@@ -204,9 +296,9 @@ func createGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, mk fu
 	}
 	// Main/sub: a worker server (no listener) on every loop, then the
 	// acceptor on the calling loop.
-	for _, l := range loops {
+	for i, l := range loops {
 		f := mk(l)
-		w, err := runOn(t, l, func(rt *asyncio.T) (*groupWorker, error) {
+		w, err := makeGroupPart(t, l, func(rt *asyncio.T) (*groupWorker, error) {
 			s := newServer(l, "", f, o)
 			s.listeners = []*listener{} // open, listening nowhere
 			w := &groupWorker{srv: s, loop: l, pending: map[int]bool{}}
@@ -215,20 +307,21 @@ func createGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, mk fu
 					w.active.Add(-1)
 				}
 			}
-			l.OnClose(w.closed)
+			w.stop = l.OnClose(w.closed)
+			if testHookGroupPartMade != nil {
+				testHookGroupPartMade(i, s)
+			}
 			return w, nil
-		})
+		}, func(w *groupWorker) { w.srv.Close(); w.retire() })
 		if err != nil {
-			gs.closeAll(t)
-			return nil, fmt.Errorf("group server: the worker of loop %d: %w", g.Index(l), err)
+			return fail(err, "the worker of loop %d", i)
 		}
 		gs.workers = append(gs.workers, w)
 		gs.servers = append(gs.servers, w.srv)
 	}
 	acc, err := create(t, func() Protocol { return nil }, port, WithDeferredServing())
 	if err != nil {
-		gs.closeAll(t)
-		return nil, fmt.Errorf("group server: the acceptor: %w", err)
+		return fail(err, "the acceptor")
 	}
 	for _, w := range gs.workers {
 		w.srv.network = acc.network
@@ -245,6 +338,24 @@ func createGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, mk fu
 	return gs, nil
 }
 
+// listenersSamePort reports whether every listener of s has the same port, and
+// the first one's.
+func listenersSamePort(s *Server) (int, bool) {
+	first := -1
+	for _, a := range s.Addrs() {
+		ta, ok := a.(*net.TCPAddr)
+		if !ok {
+			continue
+		}
+		if first < 0 {
+			first = ta.Port
+		} else if ta.Port != first {
+			return first, false
+		}
+	}
+	return first, true
+}
+
 func indexes(n int) []int {
 	is := make([]int, n)
 	for i := range is {
@@ -255,7 +366,9 @@ func indexes(n int) []int {
 
 // handoff gives an accepted socket to a worker loop (on the acceptor's
 // loop). A worker whose loop is closed is skipped; with none left the
-// socket is closed.
+// socket is closed, and the acceptor stops listening (soon: not from
+// inside its accept callback), as a server does when its loop closes:
+// nothing would ever serve a connection again.
 func (gs *GroupServer) handoff(nfd int) {
 	n := len(gs.workers)
 	start := gs.pick()
@@ -266,6 +379,10 @@ func (gs *GroupServer) handoff(nfd int) {
 		}
 	}
 	unix.Close(nfd)
+	if !gs.stopping {
+		gs.stopping = true
+		gs.owner.CallSoon(gs.acceptor.Close)
+	}
 }
 
 // pick chooses the first worker to try.
@@ -325,6 +442,15 @@ func (w *groupWorker) adopt(nfd int) {
 	}
 }
 
+// retire ends w once its server is closed (on w's loop): its close hook
+// is unregistered and w takes no more sockets.
+func (w *groupWorker) retire() {
+	if w.stop != nil {
+		w.stop()
+	}
+	w.closed()
+}
+
 // closed runs when w's loop closes: sockets handed over and not adopted
 // are closed.
 func (w *groupWorker) closed() {
@@ -356,81 +482,159 @@ func (gs *GroupServer) Addr() net.Addr {
 // nowhere).
 func (gs *GroupServer) Servers() []*Server { return append([]*Server(nil), gs.servers...) }
 
+// check is the check of every method: t is the running task of the
+// loop that created the server (the acceptor's, whose state only that
+// loop touches), before anything changes.
+func (gs *GroupServer) check(t *asyncio.T, op string) error {
+	call := "GroupServer." + op
+	if err := checkGroupTask(t, call); err != nil {
+		return err
+	}
+	if l := t.Loop(); l != gs.owner {
+		return &asyncio.RuntimeError{Msg: fmt.Sprintf("%s called on %s: a group server's methods must be called from a task on the loop that created it (%s)",
+			call, groupLoopLabel(l), groupLoopLabel(gs.owner))}
+	}
+	return nil
+}
+
 // eachServer runs fn on every server's loop, in parallel, and joins the
-// errors.
-func (gs *GroupServer) eachServer(t *asyncio.T, fn func(rt *asyncio.T, s *Server) error) error {
-	var futs []*asyncio.Future[struct{}]
+// errors. A loop that is closed has nothing left to do: its error (one
+// wrapping ErrLoopClosed) is left out. With shield, the work is done
+// once asked for (Close, CloseClients): cancelling t does not cancel it
+// on the other loops. Either way a cancelled t stops waiting at once and
+// gets its cancellation (the other waits are cancelled).
+func (gs *GroupServer) eachServer(t *asyncio.T, shield bool, fn func(rt *asyncio.T, i int, s *Server) error) error {
+	var aws []asyncio.AwaitableOf[struct{}]
 	var errs []error
-	for _, s := range gs.servers {
+	for i, s := range gs.servers {
 		if s == nil {
 			continue
 		}
+		call := func(rt *asyncio.T) (struct{}, error) { return struct{}{}, fn(rt, i, s) }
 		if s.loop == t.Loop() {
-			errs = append(errs, fn(t, s))
+			if shield {
+				errs = append(errs, fn(t, i, s))
+			} else {
+				aws = append(aws, asyncio.CreateTask(t, call))
+			}
 			continue
 		}
-		f, err := asyncio.SubmitTo(t, s.loop, func(rt *asyncio.T) (struct{}, error) { return struct{}{}, fn(rt, s) })
+		f, err := asyncio.SubmitTo(t, s.loop, call)
 		if err != nil {
-			errs = append(errs, err)
+			if !errors.Is(err, asyncio.ErrLoopClosed) {
+				errs = append(errs, err)
+			}
 			continue
 		}
-		futs = append(futs, f)
+		if shield {
+			aws = append(aws, asyncio.Shield[struct{}](f))
+		} else {
+			aws = append(aws, f)
+		}
 	}
-	for _, f := range futs {
-		_, err := f.Await(t)
-		errs = append(errs, err)
+	for k, aw := range aws {
+		_, err := aw.Await(t)
+		if err != nil && asyncio.IsCancelled(err) && t.Cancelling() > 0 {
+			for _, rest := range aws[k+1:] {
+				rest.Cancel()
+			}
+			return err
+		}
+		if err != nil && !errors.Is(err, asyncio.ErrLoopClosed) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// closeAll closes whatever was created, ignoring errors (a failed create).
-func (gs *GroupServer) closeAll(t *asyncio.T) {
+// closeParts closes the acceptor and every loop's server; a worker is
+// retired with its server.
+func (gs *GroupServer) closeParts(t *asyncio.T) error {
 	if gs.acceptor != nil {
 		gs.acceptor.Close()
 	}
-	_ = gs.eachServer(t, func(_ *asyncio.T, s *Server) error { s.Close(); return nil })
+	return gs.eachServer(t, true, func(_ *asyncio.T, i int, s *Server) error {
+		s.Close()
+		if gs.workers != nil {
+			gs.workers[i].retire()
+		}
+		return nil
+	})
 }
+
+// closeAll closes whatever was created, ignoring errors (a failed create).
+func (gs *GroupServer) closeAll(t *asyncio.T) { _ = gs.closeParts(t) }
 
 // Close stops listening on every loop (asyncio's Server.close, for the
 // whole group): the acceptor, or every loop's listener, is closed;
-// connections stay open (CloseClients). t must run on the loop that
-// created the server; Close waits for every loop to have closed its part.
+// connections stay open (CloseClients). t must be a task on the loop
+// that created the server (any other caller gets a *RuntimeError, and
+// nothing changes); Close waits for every loop to have closed its part.
+// A loop that is closed already has nothing to close. If t is cancelled
+// meanwhile, every loop still closes its part, but Close returns the
+// cancellation at once.
 func (gs *GroupServer) Close(t *asyncio.T) error {
-	if gs.acceptor != nil {
-		gs.acceptor.Close()
+	if err := gs.check(t, "Close"); err != nil {
+		return err
 	}
-	return gs.eachServer(t, func(_ *asyncio.T, s *Server) error { s.Close(); return nil })
+	return gs.closeParts(t)
 }
 
-// CloseClients closes every connection of the server on every loop.
+// StartServing starts accepting connections on every loop (asyncio's
+// start_serving), for a server made with WithDeferredServing: it is a
+// no-op on a server already serving, and does nothing once the server
+// is closed. As asyncio's, it lets the loop run once so that the
+// listeners are watched when it returns.
+func (gs *GroupServer) StartServing(t *asyncio.T) error {
+	if err := gs.check(t, "StartServing"); err != nil {
+		return err
+	}
+	if gs.acceptor != nil {
+		gs.acceptor.StartServing()
+	} else if err := gs.eachServer(t, true, func(_ *asyncio.T, _ int, s *Server) error { s.StartServing(); return nil }); err != nil {
+		return err
+	}
+	return asyncio.Sleep(t, 0)
+}
+
+// CloseClients closes every connection of the server on every loop
+// (asyncio 3.13's close_clients); t as for Close.
 func (gs *GroupServer) CloseClients(t *asyncio.T) error {
-	return gs.eachServer(t, func(_ *asyncio.T, s *Server) error { s.CloseClients(); return nil })
+	if err := gs.check(t, "CloseClients"); err != nil {
+		return err
+	}
+	return gs.eachServer(t, true, func(_ *asyncio.T, _ int, s *Server) error { s.CloseClients(); return nil })
 }
 
 // WaitClosed waits until the server is closed on every loop and every
-// connection is gone (asyncio's wait_closed, for the whole group).
+// connection is gone (asyncio's wait_closed, for the whole group); t as
+// for Close. A loop that is closed (or closes meanwhile) has no
+// connections left. Cancelling t ends the wait on every loop.
 func (gs *GroupServer) WaitClosed(t *asyncio.T) error {
+	if err := gs.check(t, "WaitClosed"); err != nil {
+		return err
+	}
 	if gs.acceptor != nil {
 		if err := gs.acceptor.WaitClosed(t); err != nil {
 			return err
 		}
 	}
-	return gs.eachServer(t, func(rt *asyncio.T, s *Server) error { return s.WaitClosed(rt) })
+	return gs.eachServer(t, false, func(rt *asyncio.T, _ int, s *Server) error { return s.WaitClosed(rt) })
 }
 
 // ActiveConnections returns the number of open connections on each loop
-// (by loop index), read on each loop.
+// (by loop index), read on each loop (0 for a loop that is closed); t as
+// for Close.
 func (gs *GroupServer) ActiveConnections(t *asyncio.T) ([]int, error) {
+	if err := gs.check(t, "ActiveConnections"); err != nil {
+		return nil, err
+	}
 	counts := make([]int, len(gs.servers))
 	var mu sync.Mutex
-	err := gs.eachServer(t, func(_ *asyncio.T, s *Server) error {
-		for i, x := range gs.servers {
-			if x == s {
-				mu.Lock()
-				counts[i] = s.activeCount
-				mu.Unlock()
-			}
-		}
+	err := gs.eachServer(t, false, func(_ *asyncio.T, i int, s *Server) error {
+		mu.Lock()
+		counts[i] = s.activeCount
+		mu.Unlock()
 		return nil
 	})
 	return counts, err
