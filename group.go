@@ -134,6 +134,14 @@ func (g *LoopGroup) Loop(i int) *Loop {
 	return g.loops[i]
 }
 
+// Running reports whether RunEach or RunGroup is running g now (its loops
+// may still be starting). Any goroutine may call it.
+func (g *LoopGroup) Running() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.running
+}
+
 // Loops returns the group's loops, in index order (a new slice).
 func (g *LoopGroup) Loops() []*Loop { return append([]*Loop(nil), g.loops...) }
 

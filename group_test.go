@@ -28,6 +28,26 @@ func TestLoopGroup_DefaultsToGOMAXPROCSLoopsNamedByIndex(t *testing.T) {
 	}
 }
 
+// Running is true from the start of a RunEach or RunGroup to its end.
+func TestLoopGroup_RunningDuringARun(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	if g.Running() {
+		t.Errorf("Running before any run")
+	}
+	inside, err := RunGroup(g, func(*T) (bool, error) { return g.Running(), nil })
+	if err != nil || !inside {
+		t.Errorf("Running in RunGroup's main: %v, %v", inside, err)
+	}
+	each, err := RunEach(g, func(*T, int) (bool, error) { return g.Running(), nil })
+	if err != nil || !each[0] || !each[1] {
+		t.Errorf("Running in RunEach's mains: %v, %v", each, err)
+	}
+	if g.Running() {
+		t.Errorf("Running after the runs")
+	}
+}
+
 // Every main runs on its own loop, at the same time as the others: each
 // waits for the other's item on a cross-loop queue before giving its own
 // back (a ping-pong that only two loops running in parallel complete).

@@ -238,7 +238,8 @@ func (tk *Task[V]) AddDoneCallback(fn func()) CallbackID { return tk.f.AddDoneCa
 // RemoveDoneCallback removes a done callback (see Awaitable).
 func (tk *Task[V]) RemoveDoneCallback(id CallbackID) int { return tk.f.RemoveDoneCallback(id) }
 
-// Loop returns the loop the task runs on.
+// Loop returns the loop the task runs on. A nil t panics with a
+// *ValueError saying so (every call given a nil t fails this way).
 func (tk *Task[V]) Loop() *Loop { return tk.f.loop }
 
 func (tk *Task[V]) core() *futureCore { return &tk.f.futureCore }
@@ -250,8 +251,14 @@ func (tk *Task[V]) isNil() bool { return tk == nil }
 // String returns the asyncio-style repr, for logs and debugging.
 func (tk *Task[V]) String() string { return tk.t.String() }
 
-// Loop returns the loop the task runs on.
-func (t *T) Loop() *Loop { return t.fut.loop }
+// Loop returns the loop the task runs on. A nil t panics with a
+// *ValueError saying so (every call given a nil t fails this way).
+func (t *T) Loop() *Loop {
+	if t == nil { // a call given a nil t (aio's all start here): say so
+		panicNilT("T.Loop")
+	}
+	return t.fut.loop
+}
 
 func (t *T) ownerLoop() *Loop { return t.fut.loop }
 

@@ -231,6 +231,16 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 	if err != nil {
 		return nil, err
 	}
+	// Every part is made on its loop by a cross-loop call: with nobody
+	// running the others, the first call would wait for ever.
+	if !g.Running() {
+		for i, l := range g.Loops() {
+			if l != t.Loop() && !l.IsRunning() {
+				return nil, &asyncio.RuntimeError{Msg: fmt.Sprintf("%s: loop %d of the group is not running "+
+					"(run the group with RunEach or RunGroup, and make the server from one of its mains)", call, i)}
+			}
+		}
+	}
 	// What the servers of the loops would refuse one by one, refused
 	// before any of them exists.
 	if err := checkPort(port); err != nil {

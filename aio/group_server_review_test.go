@@ -492,3 +492,29 @@ func groupClosedServerFactory(at *asyncio.T, g *asyncio.LoopGroup) (weak.Pointer
 	}
 	return wp, gs.WaitClosed(at)
 }
+
+// A group nobody runs cannot serve: making a server on it from a task of
+// another loop is a *RuntimeError naming the idle loop, before anything
+// is made (each part is made by a cross-loop call, which waited for
+// ever).
+func TestGroupServer_RefusedOnAGroupNotRunning(t *testing.T) {
+	clean(t)
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+	defer g.Close()
+	made := 0
+	testHookGroupPartMade = func(int, *Server) { made++ }
+	defer func() { testHookGroupPartMade = nil }()
+	runVirtual(t, func(at *asyncio.T) error {
+		for _, mode := range []GroupMode{GroupReusePort, GroupRoundRobin, GroupLeastConns} {
+			_, err := CreateGroupServer(at, g, mode, func() Protocol { return &echoProto{} }, "127.0.0.1", 0)
+			var re *asyncio.RuntimeError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), "CreateGroupServer: loop 0 of the group is not running") {
+				t.Errorf("mode %d: %v, want a *RuntimeError naming loop 0", mode, err)
+			}
+		}
+		return nil
+	})
+	if made != 0 {
+		t.Errorf("%d per-loop parts made by refused calls", made)
+	}
+}

@@ -462,6 +462,7 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 // Close removes the file. Options: WithTLS, WithBacklog,
 // WithDeferredServing, WithKeepSocketFile, WithSocket.
 func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
+	l := t.Loop() // a nil t panics here, before a socket or a file is touched
 	if factory == nil {
 		return nil, errNilFactory("CreateUnixServer")
 	}
@@ -486,7 +487,7 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 	if err != nil {
 		return nil, err
 	}
-	s := newServer(t.Loop(), "unix", factory, o)
+	s := newServer(l, "unix", factory, o)
 	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}, listening: !o.deferServing}}
 	if id, ok := statID(path); ok && path[0] != '@' && path[0] != 0 && !o.keepSocketFile {
 		// Not an abstract socket (Linux), which has no file to remove.
