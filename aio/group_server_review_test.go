@@ -45,6 +45,7 @@ func groupWaitClosedOrHang(t *testing.T, at *asyncio.T, gs *GroupServer, what st
 func groupBlockLoop(t *testing.T, l *asyncio.Loop) (release func()) {
 	t.Helper()
 	ch := make(chan struct{})
+	//asynciovet:ignore blockingcall blocking the loop is the point: work handed to it must wait
 	if _, err := l.CallSoonThreadsafe(func() { <-ch }); err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +266,7 @@ func TestGroupServer_RefusedBeforeAnythingIsMade(t *testing.T) {
 					t.Errorf("nil t: %v, want a *ValueError panic naming the call", r)
 				}
 			}()
+			//asynciovet:ignore droppedcancel the call panics on the nil t: there is no error to return
 			_, _ = CreateGroupServer(nil, g, GroupRoundRobin, factory, "127.0.0.1", 0)
 		}()
 		for _, mode := range []GroupMode{GroupReusePort, GroupRoundRobin} {
@@ -275,6 +277,7 @@ func TestGroupServer_RefusedBeforeAnythingIsMade(t *testing.T) {
 						done <- fmt.Errorf("panic: %v", r)
 					}
 				}()
+				//asynciovet:ignore foreigngoroutine the misuse under test: the call must refuse it
 				_, err := CreateGroupServer(at, g, mode, factory, "127.0.0.1", 0)
 				done <- err
 			}()
@@ -310,6 +313,7 @@ func TestGroupServer_ClosedLoopsHaveNothingLeft(t *testing.T) {
 			ran := make(chan error, 1)
 			go func() {
 				_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
+					//asynciovet:ignore blockingcall buffered with room for every main: it never blocks
 					started <- struct{}{}
 					fut := asyncio.NewFuture[struct{}](at)
 					go func() {

@@ -17,18 +17,19 @@ func TestCallsWithNilTask(t *testing.T) {
 	clean(t)
 	proto := func() Protocol { return &BaseProtocol{} }
 	echo := func(*asyncio.T, *StreamReader, *StreamWriter) error { return nil }
-	calls := map[string]func(){
-		"CreateServer":     func() { CreateServer(nil, proto, "127.0.0.1", 0) },
-		"CreateUnixServer": func() { CreateUnixServer(nil, proto, t.TempDir()+"/s.sock") },
-		"StartServer":      func() { StartServer(nil, echo, "127.0.0.1", 0) },
-		"OpenConnection":   func() { OpenConnection(nil, "127.0.0.1", 1) },
-		"CreateConnection": func() { CreateConnection(nil, proto, "127.0.0.1", 1) },
-		"DialConn":         func() { DialConn(nil, "tcp", "127.0.0.1:1") },
-		"CreateDatagramEndpoint": func() {
-			CreateDatagramEndpoint(nil, func() DatagramProtocol { return &BaseDatagramProtocol{} }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+	calls := map[string]func() error{
+		"CreateServer":     func() error { _, err := CreateServer(nil, proto, "127.0.0.1", 0); return err },
+		"CreateUnixServer": func() error { _, err := CreateUnixServer(nil, proto, t.TempDir()+"/s.sock"); return err },
+		"StartServer":      func() error { _, err := StartServer(nil, echo, "127.0.0.1", 0); return err },
+		"OpenConnection":   func() error { _, _, err := OpenConnection(nil, "127.0.0.1", 1); return err },
+		"CreateConnection": func() error { _, _, err := CreateConnection(nil, proto, "127.0.0.1", 1); return err },
+		"DialConn":         func() error { _, err := DialConn(nil, "tcp", "127.0.0.1:1"); return err },
+		"CreateDatagramEndpoint": func() error {
+			_, _, err := CreateDatagramEndpoint(nil, func() DatagramProtocol { return &BaseDatagramProtocol{} }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+			return err
 		},
-		"ConnectReadPipe": func() { ConnectReadPipe(nil, proto, os.Stdin) },
-		"SockRecv":        func() { SockRecv(nil, 0, 1) },
+		"ConnectReadPipe": func() error { _, _, err := ConnectReadPipe(nil, proto, os.Stdin); return err },
+		"SockRecv":        func() error { _, err := SockRecv(nil, 0, 1); return err },
 	}
 	for name, call := range calls {
 		func() {
@@ -39,7 +40,9 @@ func TestCallsWithNilTask(t *testing.T) {
 					t.Errorf("%s(nil, ...): panic %v, want a *ValueError about the nil *T", name, r)
 				}
 			}()
-			call()
+			if err := call(); err != nil {
+				t.Errorf("%s(nil, ...) returned %v instead of panicking", name, err)
+			}
 		}()
 	}
 }

@@ -423,7 +423,9 @@ func TestSimParityHTTPClosedWithoutResponse(t *testing.T) {
 	runVirtual(t, func(t *asyncio.T) error {
 		_, c, s := simPair(t, 1, LinkConfig{Latency: time.Millisecond})
 		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
-			r.ReadUntil(t, []byte("\r\n\r\n"))
+			if _, err := r.ReadUntil(t, []byte("\r\n\r\n")); err != nil {
+				return err
+			}
 			w.Close()
 			return nil
 		}, "", 80, WithNetwork(s))
