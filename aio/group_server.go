@@ -59,6 +59,11 @@ type GroupServer struct {
 	workers  []*groupWorker
 	next     int  // round robin
 	stopping bool // every worker is gone: the acceptor is being closed
+	// On the owner loop: serving until Close (IsServing), closed after
+	// it, and the future ServeForever waits on (Close cancels it).
+	serving bool
+	closed  bool
+	forever *asyncio.Future[struct{}]
 }
 
 // groupWorker is one worker loop's side of a main/sub server.
@@ -302,6 +307,7 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 				}
 			}
 		}
+		gs.serving = !o.deferServing
 		return gs, nil
 	}
 	// Main/sub: a worker server (no listener) on every loop, then the
@@ -340,6 +346,7 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 	gs.acceptor = acc
 	if !o.deferServing {
 		acc.StartServing()
+		gs.serving = true
 		if err := asyncio.Sleep(t, 0); err != nil {
 			gs.closeAll(t)
 			return nil, err
@@ -587,7 +594,62 @@ func (gs *GroupServer) Close(t *asyncio.T) error {
 	if err := gs.check(t, "Close"); err != nil {
 		return err
 	}
+	gs.serving, gs.closed = false, true
+	if f := gs.forever; f != nil {
+		gs.forever = nil
+		f.Cancel() // ServeForever ends, as asyncio's close cancels serve_forever
+	}
 	return gs.closeParts(t)
+}
+
+// IsServing reports whether the server accepts connections (asyncio's
+// is_serving): from its creation (or StartServing, with
+// WithDeferredServing) until Close. Call it on the loop that created it.
+func (gs *GroupServer) IsServing() bool { return gs.serving }
+
+// ServeForever serves until t is cancelled or the server is closed
+// (asyncio's serve_forever, for the whole group): it starts serving on
+// every loop if it was deferred, waits, and then closes the server on
+// every loop, waits for every connection to be gone (Close, WaitClosed)
+// and returns the cancellation. t as for Close. A second ServeForever
+// while one runs, or one on a closed server, is a *RuntimeError.
+func (gs *GroupServer) ServeForever(t *asyncio.T) error {
+	if err := gs.check(t, "ServeForever"); err != nil {
+		return err
+	}
+	if gs.forever != nil {
+		return &asyncio.RuntimeError{Msg: "GroupServer.ServeForever: the server is already being awaited on ServeForever"}
+	}
+	if gs.closed {
+		return &asyncio.RuntimeError{Msg: "GroupServer.ServeForever: the server is closed"}
+	}
+	// Registered before StartServing, which suspends: a second call
+	// meanwhile is refused, and a Close meanwhile ends this one.
+	fut := asyncio.NewFuture[struct{}](t)
+	gs.forever = fut
+	var err error
+	if !gs.serving {
+		err = gs.StartServing(t)
+	}
+	if err == nil {
+		_, err = fut.Await(t)
+	}
+	if gs.forever == fut {
+		gs.forever = nil
+	}
+	if asyncio.IsCancelled(err) {
+		// As asyncio's: close (unless Close ended the wait) and wait for
+		// the connections, then the cancellation.
+		if !gs.closed {
+			if cerr := gs.Close(t); cerr != nil && !asyncio.IsCancelled(cerr) {
+				return cerr
+			}
+		}
+		if werr := gs.WaitClosed(t); werr != nil && !asyncio.IsCancelled(werr) {
+			return werr
+		}
+	}
+	return err
 }
 
 // StartServing starts accepting connections on every loop (asyncio's
@@ -599,11 +661,15 @@ func (gs *GroupServer) StartServing(t *asyncio.T) error {
 	if err := gs.check(t, "StartServing"); err != nil {
 		return err
 	}
+	if gs.closed {
+		return nil
+	}
 	if gs.acceptor != nil {
 		gs.acceptor.StartServing()
 	} else if err := gs.eachServer(t, true, func(_ *asyncio.T, _ int, s *Server) error { s.StartServing(); return nil }); err != nil {
 		return err
 	}
+	gs.serving = true
 	return asyncio.Sleep(t, 0)
 }
 

@@ -236,10 +236,11 @@ func TestGroupServer_RefusedBeforeAnythingIsMade(t *testing.T) {
 		}
 		// One socket cannot be a listener per loop; the caller's socket
 		// is left as it was.
-		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0) // SOCK_CLOEXEC is Linux's
 		if err != nil {
 			return err
 		}
+		syscall.CloseOnExec(fd)
 		defer syscall.Close(fd)
 		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 			return err
@@ -521,4 +522,91 @@ func TestGroupServer_RefusedOnAGroupNotRunning(t *testing.T) {
 	if made != 0 {
 		t.Errorf("%d per-loop parts made by refused calls", made)
 	}
+}
+
+// ServeForever as asyncio's serve_forever, for the whole group: it
+// starts a deferred server, serves until its task is cancelled, then
+// closes the server on every loop, waits for the connections and
+// returns the cancellation; IsServing follows.
+func TestGroupServer_ServeForeverUntilCancelled(t *testing.T) {
+	for _, mode := range []GroupMode{GroupReusePort, GroupRoundRobin} {
+		t.Run(fmt.Sprint(mode), func(t *testing.T) {
+			clean(t)
+			onGroup(t, 2, func(at *asyncio.T, g *asyncio.LoopGroup) error {
+				gs, err := StartGroupServer(at, g, mode, echoOn(g), "127.0.0.1", 0, WithDeferredServing())
+				if err != nil {
+					return err
+				}
+				port := gs.Addr().(*net.TCPAddr).Port
+				if gs.IsServing() {
+					t.Errorf("IsServing before ServeForever of a deferred server")
+				}
+				serve := asyncio.CreateTask(at, func(st *asyncio.T) (struct{}, error) { return struct{}{}, gs.ServeForever(st) })
+				// Until it serves: StartServing reaches the other loops
+				// by cross-loop calls.
+				for !gs.IsServing() && !serve.Done() {
+					if err := asyncio.Sleep(at, 0); err != nil {
+						return err
+					}
+				}
+				if !gs.IsServing() {
+					t.Errorf("not serving under ServeForever")
+				}
+				if err := gs.ServeForever(at); !errors.Is(err, asyncio.ErrRuntime) {
+					t.Errorf("a second ServeForever: %v, want a *RuntimeError", err)
+				}
+				_, w, err := dialAndEcho(at, port, "")
+				if err != nil {
+					return fmt.Errorf("under ServeForever: %w", err)
+				}
+				w.Close()
+				serve.Cancel()
+				if _, err := serve.Await(at); !asyncio.IsCancelled(err) {
+					t.Errorf("ServeForever's task: %v, want cancelled", err)
+				}
+				if gs.IsServing() {
+					t.Errorf("IsServing after ServeForever ended")
+				}
+				if _, _, err := OpenConnection(at, "127.0.0.1", port); !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("after ServeForever: %v, want the connection refused", err)
+				}
+				if err := gs.ServeForever(at); !errors.Is(err, asyncio.ErrRuntime) {
+					t.Errorf("ServeForever on a closed server: %v, want a *RuntimeError", err)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// Close from another task ends ServeForever with a cancellation, as
+// asyncio's close cancels serve_forever; the serving task itself was not
+// cancelled.
+func TestGroupServer_CloseEndsServeForever(t *testing.T) {
+	clean(t)
+	onGroup(t, 2, func(at *asyncio.T, g *asyncio.LoopGroup) error {
+		gs, err := StartGroupServer(at, g, GroupLeastConns, echoOn(g), "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		var cancelling int
+		serve := asyncio.CreateTask(at, func(st *asyncio.T) (struct{}, error) {
+			err := gs.ServeForever(st)
+			cancelling = st.Cancelling()
+			return struct{}{}, err
+		})
+		for gs.forever == nil && !serve.Done() {
+			if err := asyncio.Sleep(at, 0); err != nil {
+				return err
+			}
+		}
+		if err := gs.Close(at); err != nil {
+			return err
+		}
+		if _, err := serve.Await(at); !asyncio.IsCancelled(err) || cancelling != 0 {
+			t.Errorf("ServeForever after Close: %v (task cancelling %d), want a cancellation of the wait only", err, cancelling)
+		}
+		groupWaitClosedOrHang(t, at, gs, "after ServeForever")
+		return nil
+	})
 }
