@@ -67,21 +67,30 @@ func FuzzServeRequestHead(f *testing.F) {
 			return
 		}
 		defer watchdog("FuzzServeRequestHead", req, script)()
+		// On a simulated network, as FuzzGetOverConn: no loopback port
+		// per run.
 		reply, err := runFuzz(t, func(t *asyncio.T) ([]byte, error) {
-			var reply []byte
-			err := withServer(t, func(string) time.Duration { return time.Millisecond }, func(s *loopServer) error {
-				r, w, err := aio.OpenConnection(t, "127.0.0.1", s.Addr().(*net.TCPAddr).Port)
+			n := aio.NewSimNetwork(t, 1)
+			defer n.Close()
+			s, err := serveOnLoop(t, func(string) time.Duration { return time.Millisecond }, aio.WithNetwork(n.Host("server")))
+			if err != nil {
+				return nil, err
+			}
+			reply, err := func() ([]byte, error) {
+				r, w, err := aio.OpenConnection(t, "server", s.Addr().(*net.TCPAddr).Port, aio.WithNetwork(n.Host("client")))
 				if err != nil {
-					return err
+					return nil, err
 				}
 				defer w.Close()
 				if err := sendChunks(t, w, req, script); err != nil {
-					return err
+					return nil, err
 				}
 				w.WriteEOF()
-				reply, err = r.Read(t, -1)
-				return err
-			})
+				return r.Read(t, -1)
+			}()
+			if serr := s.shutdown(t); err == nil {
+				err = serr
+			}
 			return reply, err
 		})
 		head, rest, complete := bytes.Cut(req, []byte("\r\n\r\n"))
@@ -145,19 +154,25 @@ func FuzzGetOverConn(f *testing.F) {
 			b, err := io.ReadAll(r.Body)
 			return string(b), err
 		}()
+		// On a simulated network: the same sockets and code paths, but no
+		// loopback port per run (thousands of runs a second left tens of
+		// thousands of ports in TIME_WAIT, and the next target's bind
+		// failed with EADDRINUSE).
 		got, err := runFuzz(t, func(t *asyncio.T) (string, error) {
+			n := aio.NewSimNetwork(t, 1)
+			defer n.Close()
 			srv, err := aio.StartServer(t, func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 				defer w.Close()
 				if _, err := r.ReadUntil(t, []byte("\r\n\r\n")); err != nil {
 					return nil
 				}
 				return sendChunks(t, w, resp, script)
-			}, "127.0.0.1", 0)
+			}, "", 80, aio.WithNetwork(n.Host("server")))
 			if err != nil {
 				return "", err
 			}
 			defer srv.Close()
-			return getOverConn(t, srv.Addr().String(), "/x")
+			return getOverConn(t, "server:80", "/x", aio.WithNetwork(n.Host("client")))
 		})
 		if (err != nil) != (wantErr != nil) || err == nil && got != wantBody {
 			t.Fatalf("response %q: got %q, %v; http.ReadResponse on the bytes gives %q, %v", resp, got, err, wantBody, wantErr)
