@@ -682,6 +682,16 @@ func (gs *GroupServer) CloseClients(t *asyncio.T) error {
 	return gs.eachServer(t, true, func(_ *asyncio.T, _ int, s *Server) error { s.CloseClients(); return nil })
 }
 
+// AbortClients aborts every connection of the server on every loop
+// (asyncio 3.13's abort_clients: the buffers are dropped and the peers
+// see a reset); t as for Close.
+func (gs *GroupServer) AbortClients(t *asyncio.T) error {
+	if err := gs.check(t, "AbortClients"); err != nil {
+		return err
+	}
+	return gs.eachServer(t, true, func(_ *asyncio.T, _ int, s *Server) error { s.AbortClients(); return nil })
+}
+
 // WaitClosed waits until the server is closed on every loop and every
 // connection is gone (asyncio's wait_closed, for the whole group); t as
 // for Close. A loop that is closed (or closes meanwhile) has no

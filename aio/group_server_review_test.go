@@ -610,3 +610,68 @@ func TestGroupServer_CloseEndsServeForever(t *testing.T) {
 		return nil
 	})
 }
+
+// AbortClients aborts the connections on every loop (asyncio 3.13's
+// abort_clients): what each server transport still buffers is dropped,
+// so a client that was not reading gets less than the server wrote
+// (CloseClients would flush it all), then EOF; WaitClosed returns.
+func TestGroupServer_AbortClientsDropsWhatEveryLoopBuffers(t *testing.T) {
+	const big = 24 << 20 // more than loopback's socket buffers hold
+	for _, mode := range []GroupMode{GroupReusePort, GroupRoundRobin} {
+		t.Run(fmt.Sprint(mode), func(t *testing.T) {
+			clean(t)
+			onGroup(t, 2, func(at *asyncio.T, g *asyncio.LoopGroup) error {
+				gs, err := StartGroupServer(at, g, mode, func(st *asyncio.T, r *StreamReader, w *StreamWriter) error {
+					if err := w.Write([]byte{byte('0' + g.Index(st.Loop()))}); err != nil {
+						return err
+					}
+					if err := w.Write(make([]byte, big)); err != nil { // buffered, not drained
+						return err
+					}
+					// Until the abort, which ends the read however it ends it.
+					if _, err := r.Read(st, -1); asyncio.IsCancelled(err) {
+						return err
+					}
+					return nil
+				}, "127.0.0.1", 0)
+				if err != nil {
+					return err
+				}
+				port := gs.Addr().(*net.TCPAddr).Port
+				var readers []*StreamReader
+				var writers []*StreamWriter
+				seen := map[byte]bool{}
+				for k := 0; k < 4; k++ {
+					r, w, err := OpenConnection(at, "127.0.0.1", port)
+					if err != nil {
+						return err
+					}
+					b, err := r.ReadExactly(at, 1) // the serving loop's index
+					if err != nil {
+						return err
+					}
+					seen[b[0]] = true
+					readers, writers = append(readers, r), append(writers, w)
+				}
+				if mode == GroupRoundRobin && len(seen) != 2 {
+					t.Errorf("served by loops %v, want both", seen)
+				}
+				if err := gs.Close(at); err != nil {
+					return err
+				}
+				if err := gs.AbortClients(at); err != nil {
+					return err
+				}
+				for i, r := range readers {
+					rest, err := r.Read(at, -1)
+					if (err != nil && !errors.Is(err, syscall.ECONNRESET)) || len(rest) >= big {
+						t.Errorf("client %d after AbortClients: %d bytes of %d, %v: want the rest dropped", i, len(rest), big, err)
+					}
+					writers[i].Close()
+				}
+				groupWaitClosedOrHang(t, at, gs, "after AbortClients")
+				return nil
+			})
+		})
+	}
+}
