@@ -22,11 +22,6 @@ import (
 // WriteEOF closes it) and how a write pipe learns that its reader has
 // gone (a readable write end, which is the hang-up, as in asyncio).
 
-// maxPipeRead is how much a read pipe reads per readiness event (asyncio's
-// max_size, the same for pipes as for sockets): it reads into a buffer of
-// the sockets' readBufPool, and copies the data out at once.
-const maxPipeRead = maxSocketRead
-
 // maxPipeWrite bounds one write to a pipe.
 const maxPipeWrite = 256 * 1024
 

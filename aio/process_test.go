@@ -275,7 +275,7 @@ func TestProcess_StdoutFlowControl(t *testing.T) {
 				return err
 			}
 		}
-		got = append(got, fmt.Sprintf("paused with %v buffered (<= 2*limit + one read: %v)", len(p.Stdout.buf) > 2*limit, len(p.Stdout.buf) <= 2*limit+maxPipeRead))
+		got = append(got, fmt.Sprintf("paused with %v buffered (<= 2*limit + one read: %v)", len(p.Stdout.buf) > 2*limit, len(p.Stdout.buf) <= 2*limit+maxRead))
 		out, err := p.Stdout.Read(at, -1)
 		got = append(got, fmt.Sprintf("read %d %v", len(out), err))
 		rc, err := p.Wait(at)

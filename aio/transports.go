@@ -241,17 +241,18 @@ func writeEach(write func([]byte) error, chunks [][]byte) error {
 	return nil
 }
 
-// maxSocketRead is how much a socket transport reads per readiness event,
-// and the largest datagram a datagram transport receives whole (asyncio's
-// max_size of _SelectorSocketTransport and _SelectorDatagramTransport).
-const maxSocketRead = 256 * 1024
+// maxRead is how much a socket or read-pipe transport reads per readiness
+// event, and the largest datagram a datagram transport receives whole
+// (asyncio's max_size, the same in _SelectorSocketTransport,
+// _SelectorDatagramTransport and _UnixReadPipeTransport).
+const maxRead = 256 * 1024
 
 // readBufPool holds the buffers transports read into: the data is copied
 // out at once (the protocol may keep it), so a buffer is only taken for
 // the length of one read. Connections hold none between reads: an idle
 // one costs nothing, and the process holds about one buffer per thread
 // reading at the time, whatever the number of connections.
-var readBufPool = sync.Pool{New: func() any { b := make([]byte, maxSocketRead); return &b }}
+var readBufPool = sync.Pool{New: func() any { b := make([]byte, maxRead); return &b }}
 
 // fdTransport is the part of asyncio's _SelectorTransport that the stream
 // and the datagram transport share: the fd, its extra info, write flow

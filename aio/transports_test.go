@@ -787,8 +787,8 @@ func TestSocketTransport_ReadsMaxSizePerEvent(t *testing.T) {
 		_, err = p.lost.Await(at)
 		return err
 	})
-	if len(sizes) != 1 || maxSocketRead != 256*1024 {
-		t.Fatalf("read %v of %d bytes waiting, at most %d a read: want them in one read of at most 256 KiB", sizes, len(data), maxSocketRead)
+	if len(sizes) != 1 || maxRead != 256*1024 {
+		t.Fatalf("read %v of %d bytes waiting, at most %d a read: want them in one read of at most 256 KiB", sizes, len(data), maxRead)
 	}
 }
 
