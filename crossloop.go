@@ -82,7 +82,14 @@ func (k *crossLink) failClosed() {
 		return
 	}
 	caller, target := k.caller, k.target
-	_, _ = caller.CallSoonThreadsafe(func() { caller.failCrossCalls(target) })
+	_, _ = caller.CallSoonThreadsafe(func() {
+		caller.failCrossCalls(target)
+		// A closed target is never called again (registerCross refuses
+		// it): a long-lived caller must not keep it reachable.
+		if caller.grp.targets[target] == k {
+			delete(caller.grp.targets, target)
+		}
+	})
 }
 
 // failCrossCalls ends l's calls in flight to target (nil: l is closing,
@@ -235,7 +242,13 @@ func (c *crossCall[V]) giveUp(msg string) {
 // remote task that ends cancelled, a cancellation with the remote message.
 // Cancelling the future (directly, or by cancelling a task that awaits it)
 // cancels the remote task with the same message, and the future is
-// cancelled at once. If target closes before the task is done the future
+// cancelled at once. The outcome counts from the moment it is back on
+// owner's loop: a task cancelled after that but before it resumed still
+// gets it, the cancellation kept for its next await (the remote effect
+// happened and is not reported as undone); an outcome still on its way
+// when the future is cancelled is dropped, as asyncio drops it for
+// wrap_future(run_coroutine_threadsafe(...)), since the caller cannot
+// know whether the remote side has finished. If target closes before the task is done the future
 // fails with an error wrapping ErrLoopClosed; if owner's loop closes first
 // the remote task is cancelled. While the call is in flight it counts as
 // outside work for owner's loop: on virtual time that loop waits for the
@@ -285,8 +298,10 @@ func CallOn[V any](t *T, target *Loop, fn func(*T) (V, error)) (V, error) {
 // is the cheap cross-loop call for short work on another loop's state: no
 // task and no goroutine is created on target. A panic in fn is returned
 // as a *PanicError with target's stack; otherwise it behaves as CallOn
-// (errors, cancellation before fn ran, either loop closing). Once fn has
-// run, cancelling t only drops the result.
+// (errors, cancellation, either loop closing): cancelling t before fn ran
+// keeps fn from running; once fn has run, cancelling t before the result
+// is back drops the result, and a result already back is returned with
+// the cancellation kept for t's next await.
 func CallFuncOn[V any](t *T, target *Loop, fn func() (V, error)) (V, error) {
 	if t == nil {
 		panicNilT("CallFuncOn")
@@ -347,6 +362,7 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	fut := &c.fut
 	fut.loop = from
 	fut.kind = kindCrossCall
+	fut.outside = true // an outcome back on from outlives a late cancel (cancel.go)
 	if from.debug {
 		fut.unretrieved = newUnretrieved(1)
 	}
@@ -432,14 +448,16 @@ func (c *crossCall[V]) finish() {
 func (c *crossCall[V]) delivered() { c.deliver(c.v, c.err, c.remoteEnd, c.msg) }
 
 // deliver runs on from: the outcome completes the future unless it was
-// cancelled meanwhile.
+// completed meanwhile (cancelled, or given a result with SetResult). Either
+// way the call is over: it stops counting as outside work and leaves the
+// list of calls in flight.
 func (c *crossCall[V]) deliver(v V, err error, cancelled bool, msg string) {
+	c.release()
+	c.node.unlink()
 	f := &c.fut
 	if f.state != statePending {
 		return
 	}
-	c.release()
-	c.node.unlink()
 	switch {
 	case cancelled:
 		f.cancelPlain(msg)

@@ -35,8 +35,9 @@ import (
 // names the wait after a grace period).
 type CrossQueue[V any] struct {
 	mu       sync.Mutex
-	items    []V // a ring of cap slots
+	items    []V // a ring, grown as needed up to capacity slots
 	head, n  int
+	capacity int
 	shutdown bool
 	// promisedItems of the items at the front are promised to getters
 	// woken but not resumed yet, promisedSlots of the free slots to
@@ -76,11 +77,17 @@ func NewCrossQueue[V any](capacity int) *CrossQueue[V] {
 	if capacity < 1 {
 		panic(valueErrorf("NewCrossQueue: capacity %d (want at least 1)", capacity))
 	}
-	return &CrossQueue[V]{items: make([]V, capacity)}
+	// The ring grows with use: a huge capacity (a producer that should
+	// practically never wait) costs nothing up front.
+	return &CrossQueue[V]{items: make([]V, min(capacity, initialCrossQueueRing)), capacity: capacity}
 }
 
+// initialCrossQueueRing is the ring's first size when the capacity is
+// larger.
+const initialCrossQueueRing = 16
+
 // Cap returns the queue's capacity (asyncio's maxsize).
-func (q *CrossQueue[V]) Cap() int { return len(q.items) }
+func (q *CrossQueue[V]) Cap() int { return q.capacity }
 
 // Len returns the number of items in the queue (asyncio's qsize),
 // counting those promised to woken getters.
@@ -92,8 +99,24 @@ func (q *CrossQueue[V]) Len() int {
 
 // push appends v; the caller checked there is room. q.mu is held.
 func (q *CrossQueue[V]) push(v V) {
+	if q.n == len(q.items) {
+		q.grow()
+	}
 	q.items[(q.head+q.n)%len(q.items)] = v
 	q.n++
+}
+
+// grow doubles the ring (up to capacity), keeping the items in order.
+// q.mu is held.
+func (q *CrossQueue[V]) grow() {
+	size := q.capacity
+	if len(q.items) <= q.capacity/2 {
+		size = 2 * len(q.items)
+	}
+	items := make([]V, size)
+	k := copy(items, q.items[q.head:])
+	copy(items[k:], q.items[:q.head])
+	q.items, q.head = items, 0
 }
 
 // pop removes the first item; the caller checked there is one. q.mu is
@@ -141,7 +164,7 @@ func (q *CrossQueue[V]) wakeGetters() {
 // wakePutters promises the free slots nobody was promised yet to the
 // first waiting putters. q.mu is held.
 func (q *CrossQueue[V]) wakePutters() {
-	for len(q.putters) > 0 && len(q.items)-q.n > q.promisedSlots {
+	for len(q.putters) > 0 && q.capacity-q.n > q.promisedSlots {
 		w := q.putters[0]
 		q.putters = q.putters[1:]
 		if q.wake(w, nil) {
@@ -154,7 +177,7 @@ func (q *CrossQueue[V]) wakePutters() {
 // waiting getter for it. It reports false when the queue is full. q.mu is
 // held.
 func (q *CrossQueue[V]) putLocked(v V) bool {
-	if len(q.items)-q.n <= q.promisedSlots {
+	if q.capacity-q.n <= q.promisedSlots {
 		return false
 	}
 	q.push(v)

@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -70,6 +71,44 @@ func TestCrossQueue_NowaitAndBadInput(t *testing.T) {
 	}
 	if _, err := q.GetNowait(); !errors.Is(err, ErrQueueShutDown) {
 		t.Errorf("GetNowait after Shutdown, empty: %v", err)
+	}
+}
+
+// The ring grows as items arrive (wrapped around or not), keeps them in
+// FIFO order, and stops at the capacity.
+func TestCrossQueue_RingGrowsInOrderUpToTheCapacity(t *testing.T) {
+	q := NewCrossQueue[int](50)
+	next, want := 0, 0
+	put := func(n int) {
+		for range n {
+			if err := q.PutNowait(next); err != nil {
+				t.Fatalf("PutNowait(%d) with %d queued: %v", next, q.Len(), err)
+			}
+			next++
+		}
+	}
+	get := func(n int) {
+		for range n {
+			if v, err := q.GetNowait(); v != want || err != nil {
+				t.Fatalf("GetNowait: %d, %v; want %d", v, err, want)
+			}
+			want++
+		}
+	}
+	put(10)
+	get(7)  // the ring's head moves past its start
+	put(40) // grows twice with the items wrapped around
+	if q.Len() != 43 || q.Cap() != 50 {
+		t.Fatalf("Len %d Cap %d; want 43, 50", q.Len(), q.Cap())
+	}
+	put(7)
+	if err := q.PutNowait(-1); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("PutNowait at the capacity: %v", err)
+	}
+	get(50)
+	huge := NewCrossQueue[int](math.MaxInt)
+	if err := huge.PutNowait(1); err != nil || huge.Cap() != math.MaxInt {
+		t.Fatalf("a queue of capacity math.MaxInt: PutNowait %v, Cap %d", err, huge.Cap())
 	}
 }
 
