@@ -16,11 +16,37 @@ type BoundedGroup struct {
 	busy    int // slots held
 	running int // children whose function runs
 	started int // children whose function has started
-	// queue holds the children waiting for a slot, FIFO from head; each
-	// entry starts its child and reports true, or reports false if the
+	// queue holds the children waiting for a slot, FIFO from head;
+	// queued counts those of them that still wait (a child cancelled
+	// while queued leaves the count when it ends, its entry when the
+	// queue reaches it).
+	queue  []*queuedChild
+	head   int
+	queued int
+}
+
+// queuedChild is a child waiting in a BoundedGroup's queue.
+type queuedChild struct {
+	// start starts the child and reports true, or reports false if the
 	// child no longer waits (it was cancelled meanwhile).
-	queue []func() bool
-	head  int
+	start func() bool
+	left  bool // no longer counted in queued
+}
+
+// enqueue puts a child at the back of the queue.
+func (g *BoundedGroup) enqueue(start func() bool) *queuedChild {
+	q := &queuedChild{start: start}
+	g.queue = append(g.queue, q)
+	g.queued++
+	return q
+}
+
+// leave stops counting q as waiting (idempotent).
+func (g *BoundedGroup) leave(q *queuedChild) {
+	if q != nil && !q.left {
+		q.left = true
+		g.queued--
+	}
 }
 
 // BoundedTaskGroup is TaskGroup with at most limit children running at
@@ -62,6 +88,7 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 		panic(valueErrorf("SpawnBounded: nil coroutine function"))
 	}
 	granted := false // the child holds a slot
+	var entry *queuedChild
 	wrapper := func(t *T) (V, error) {
 		if !granted && g.busy < g.limit && g.head == len(g.queue) {
 			g.busy++
@@ -71,7 +98,8 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 			// Started by a cancellation that Uncancel withdrew before
 			// the first step: wait for a slot at the back of the queue.
 			w := NewFuture[struct{}](t)
-			g.queue = append(g.queue, func() bool {
+			g.leave(entry) // its first place in the queue, if it had one
+			entry = g.enqueue(func() bool {
 				if w.Done() {
 					return false
 				}
@@ -81,6 +109,7 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 			})
 			if _, err := w.Await(t); err != nil {
 				w.Cancel()
+				g.leave(entry)
 				if granted { // granted, then cancelled before it resumed
 					granted = false
 					g.release()
@@ -108,7 +137,7 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 			return nil, err
 		}
 		t := task.T()
-		g.queue = append(g.queue, func() bool {
+		entry = g.enqueue(func() bool {
 			if !t.deferred {
 				return false // cancelled while queued: it ends without running
 			}
@@ -121,6 +150,7 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 	// group's own (registered by Spawn): when a failure aborts the group,
 	// the queued children are cancelled before the slot frees.
 	task.AddDoneCallback(func() {
+		g.leave(entry) // ended while queued, or already left
 		if granted {
 			granted = false
 			g.release()
@@ -134,10 +164,11 @@ func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOp
 func (g *BoundedGroup) release() {
 	g.busy--
 	for g.busy < g.limit && g.head < len(g.queue) {
-		start := g.queue[g.head]
+		q := g.queue[g.head]
 		g.queue[g.head] = nil
 		g.head++
-		if start() {
+		g.leave(q)
+		if q.start() {
 			g.busy++
 		}
 	}
@@ -168,9 +199,11 @@ func (g *BoundedGroup) Running() int { return g.running }
 // Free returns the number of free slots (Limit minus the slots held).
 func (g *BoundedGroup) Free() int { return g.limit - g.busy }
 
-// Queued returns the number of children waiting for a slot (cancelled
-// ones that have not ended yet included).
-func (g *BoundedGroup) Queued() int { return len(g.queue) - g.head }
+// Queued returns the number of children waiting for a slot. A child
+// cancelled while queued stops counting when its end is processed, by
+// the group's done callback (so before a task awaiting that child
+// resumes), as asyncio's TaskGroup forgets a child in its done callback.
+func (g *BoundedGroup) Queued() int { return g.queued }
 
 // Started returns the number of children whose function has started so far.
 func (g *BoundedGroup) Started() int { return g.started }
@@ -241,7 +274,8 @@ func GatherBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]V, err
 
 // GatherBoundedOutcomes is GatherBounded with return_exceptions=True: every
 // child runs to its end (at most limit at a time) and its value or error
-// (a *CancelledError for a child cancelled on its own) is returned in
+// (a *CancelledError for a child cancelled on its own, a *PanicError for
+// one that panicked, as GatherOutcomes reports it) is returned in
 // argument order; the error is only t's cancellation (then the children
 // are cancelled and awaited first).
 func GatherBoundedOutcomes[V any](t *T, limit int, fns ...func(*T) (V, error)) ([]Outcome[V], error) {
@@ -251,7 +285,7 @@ func GatherBoundedOutcomes[V any](t *T, limit int, fns ...func(*T) (V, error)) (
 	err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
 		for i, fn := range fns {
 			task, err := SpawnBounded(g, func(t *T) (struct{}, error) {
-				v, err := fn(t)
+				v, err := callTaskFunc(t, fn)
 				out[i] = Outcome[V]{Value: v, Err: err}
 				if IsCancelled(err) {
 					return struct{}{}, err
@@ -278,18 +312,26 @@ func GatherBoundedOutcomes[V any](t *T, limit int, fns ...func(*T) (V, error)) (
 // AsCompletedBounded runs fns as tasks, at most limit at a time, started in
 // argument order as slots free, and yields each one's index and outcome in
 // completion order (as_completed(limit=), which CPython declined). A
-// failure is yielded, not raised, and does not stop the others; so is a
-// child's own cancellation (a *CancelledError). Breaking out of the loop
+// failure is yielded, not raised, and does not stop the others; so are a
+// child's own cancellation (a *CancelledError) and its panic (a
+// *PanicError). Breaking out of the loop
 // cancels the children still running or queued and waits for them before
 // the loop statement ends; if t is cancelled while waiting, the children
 // are cancelled and awaited and the sequence yields (-1, Outcome{Err: the
 // *CancelledError}) and stops. The sequence must be ranged over from task
-// t, at most once; nothing is started until it is. A limit <= 0 or a nil
+// t, at most once (ranging it again panics with a *RuntimeError naming
+// the misuse); nothing is started until it is. A limit <= 0 or a nil
 // function panics with a *ValueError.
 func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter.Seq2[int, Outcome[V]] {
 	t.checkCaller("AsCompletedBounded")
 	checkBoundedArgs("AsCompletedBounded", limit, fns)
+	ranged := false
 	return func(yield func(int, Outcome[V]) bool) {
+		if ranged {
+			panic(runtimeErrorf("AsCompletedBounded: the sequence was ranged over a second time " +
+				"(it runs its functions once; call AsCompletedBounded again to run them again)"))
+		}
+		ranged = true
 		type done struct {
 			i int
 			o Outcome[V]
@@ -297,11 +339,14 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 		var queue []done
 		var getter *Future[struct{}]
 		stopped, broke := false, false
+		var requests int32 // t's cancel requests at the break
+		pending := false   // one of them not delivered yet
+		pendingMsg := ""   // its message (the group's own Cancel of t replaces it)
 		err := BoundedTaskGroup(t, limit, func(g *BoundedGroup) error {
 			for i, fn := range fns {
 				var o Outcome[V]
 				task, err := SpawnBounded(g, func(ct *T) (struct{}, error) {
-					v, err := fn(ct)
+					v, err := callTaskFunc(ct, fn)
 					o = Outcome[V]{Value: v, Err: err}
 					if IsCancelled(err) {
 						return struct{}{}, err
@@ -338,6 +383,9 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 				d := queue[0]
 				queue = queue[1:]
 				if !yield(d.i, d.o) {
+					// A cancellation pending at the break, or requested
+					// while the children stop, was not seen by the body.
+					requests, pending, pendingMsg = t.numCancelRequested, t.mustCancel, t.cancelMsg
 					stopped, broke = true, true
 					g.Cancel()
 					return nil
@@ -349,19 +397,35 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 		case err == nil:
 		case !broke:
 			yield(-1, Outcome[V]{Err: err})
-		case IsCancelled(err) && t.Cancelling() > 0:
+		case IsCancelled(err) && t.Cancelling() > 0 && (pending || t.numCancelRequested > requests):
 			// Cancelled from outside while the children stopped after a
 			// break: the loop statement cannot return the error, so the
 			// cancellation is re-armed for t's next await, with its
-			// message.
-			msg := ""
+			// message. A request the body saw (and broke on) is the
+			// body's to return: it is not delivered a second time.
+			msg := pendingMsg
 			var ce *CancelledError
-			if errors.As(err, &ce) {
-				msg = ce.Msg
+			if t.numCancelRequested > requests && errors.As(err, &ce) {
+				msg = ce.Msg // a request made while the children stopped
 			}
 			t.rearmCancel(msg)
 		}
 	}
+}
+
+// callTaskFunc calls fn(t) and returns a panic in it as a *PanicError,
+// the outcome a task that panicked has; Close's unwinding of a task on a
+// locked thread passes through.
+func callTaskFunc[V any](t *T, fn func(*T) (V, error)) (v V, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(lockedUnwind); ok {
+				panic(r)
+			}
+			err = newPanicError(r)
+		}
+	}()
+	return fn(t)
 }
 
 func checkBoundedArgs[V any](op string, limit int, fns []func(*T) (V, error)) {

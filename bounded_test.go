@@ -343,6 +343,52 @@ func TestAsCompletedBounded_CancelledAfterBreakKeepsTheMessage(t *testing.T) {
 	checkEvents(t, []string{`60ms CancelledError("shutdown requested")`}, r)
 }
 
+// AsCompletedBounded's break and t's cancellation: a request pending (not
+// delivered) at the break reaches t's next await after the loop; one the
+// body saw and broke on is not delivered again.
+func TestAsCompletedBounded_BreakDeliversEachCancellationOnce(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		fns := []func(*T) (int, error){
+			func(tk *T) (int, error) { return 1, Sleep(tk, ms) },
+			func(tk *T) (int, error) { return 2, Sleep(tk, time.Hour) },
+		}
+		var pendingAtBreak *Task[struct{}]
+		pendingAtBreak = startTask(tk, "pending", func(tk *T) error {
+			for range AsCompletedBounded(tk, 2, fns...) {
+				pendingAtBreak.Cancel("at the break") // not delivered yet
+				break
+			}
+			r.log("pending: after the loop %s", describe(Sleep(tk, ms)))
+			return nil
+		})
+		seen := startTask(tk, "seen", func(tk *T) error {
+			for range AsCompletedBounded(tk, 2, fns...) {
+				if err := Sleep(tk, time.Hour); err != nil {
+					r.log("seen: the body got %s", describe(err))
+					break
+				}
+			}
+			r.log("seen: after the loop %s", describe(Sleep(tk, ms)))
+			return nil
+		})
+		if err := Sleep(tk, 5*ms); err != nil {
+			return err
+		}
+		seen.Cancel("outer")
+		_, err1 := pendingAtBreak.Await(tk)
+		_, err2 := seen.Await(tk)
+		return errors.Join(err1, err2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		`1ms pending: after the loop CancelledError("at the break")`,
+		`5ms seen: the body got CancelledError("outer")`,
+		`6ms seen: after the loop <nil>`,
+	}, r)
+}
+
 // A queued child cancelled on its own (found by cancelcheck): GatherBounded
 // fails with the *CancelledError and stops the others; GatherBoundedOutcomes
 // puts the CancelledError in place; AsCompletedBounded yields it.
@@ -429,13 +475,15 @@ func TestBoundedTaskGroup_QueuedCancelWithdrawn(t *testing.T) {
 				tasks[1].Cancel()
 				tasks[1].Uncancel()
 			})
+			// c1 waits again, at the back: counted once.
+			tk.Loop().CallLater(2*ms, func() { r.log("queued=%d", g.Queued()) })
 			return nil
 		})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, []string{"0s c0 start running=1", "10ms c2 start running=1", "20ms c1 start running=1"}, r)
+	checkEvents(t, []string{"0s c0 start running=1", "2ms queued=2", "10ms c2 start running=1", "20ms c1 start running=1"}, r)
 }
 
 // A queued child costs no goroutine until it starts.

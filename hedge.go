@@ -134,7 +134,10 @@ func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V
 // it with as_completed or wait(FIRST_COMPLETED) and a cleanup loop). If all
 // fail the result is an *ExceptionGroup of their errors in argument order;
 // with no fn at all it is a *ValueError. Cancelling t cancels and awaits
-// every attempt and returns the *CancelledError.
+// every attempt and returns the *CancelledError. A panic in an attempt is
+// a bug, not a failure to race past: as in a TaskGroup it stops every
+// attempt, and the result is the group's error holding the *PanicError
+// (Hedge likewise).
 func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 	t.checkCaller("FirstSuccess")
 	if len(fns) == 0 {
@@ -157,7 +160,7 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 	var (
 		winner  bool
 		value   V
-		errs    = make([]error, n)
+		errs    []error // one per attempt started (n may be huge: "until one succeeds")
 		kick    *Future[struct{}]
 		loop    = t.Loop()
 		started int
@@ -174,6 +177,7 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		for started < n && !winner {
 			i := started
 			started++
+			errs = append(errs, nil)
 			begin := loop.Time()
 			if _, err := Spawn(g, func(ct *T) (struct{}, error) {
 				v, err := fn(ct, i)

@@ -254,6 +254,13 @@ func (l *Limiter) dispatch() {
 	now := instant{ns: l.loop.Time()}
 	for e := l.waiters.Front(); e != nil; e = l.waiters.Front() {
 		w := e.Value.(*limiterWaiter)
+		if w.fut.Done() {
+			// Cancelled and not resumed yet: it leaves the line without
+			// a token and without a wakeup (Acquire's removal is then a
+			// no-op).
+			l.waiters.Remove(e)
+			continue
+		}
 		at, ok := l.due(w.k)
 		if !ok || at.sub(now) > fracEps {
 			break

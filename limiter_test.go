@@ -182,8 +182,13 @@ func TestLimiter_GrantedThenCancelledRefunds(t *testing.T) {
 			r.log("b admitted")
 			return nil
 		})
-		// A callback at exactly 100ms, after the limiter's timer granted
-		// a's token but before a resumed, cancels a.
+		// Once a waits (its Acquire armed the limiter's timer for 100ms),
+		// a callback at exactly 100ms, armed after that timer so it runs
+		// after the timer granted a's token but before a resumed,
+		// cancels a.
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
 		tk.Loop().CallAt(100*ms, func() { a.Cancel() })
 		awaitAll(tk, a, b)
 		st := lim.Stats()
