@@ -64,6 +64,12 @@ type GroupServer struct {
 	serving bool
 	closed  bool
 	forever *asyncio.Future[struct{}]
+	// What Addr, Addrs and Sockets report, recorded as each part was made
+	// on its loop (so that reading them touches no loop's state), until
+	// Close.
+	addrs []net.Addr
+	fds   []int
+	shut  atomic.Bool
 }
 
 // groupWorker is one worker loop's side of a main/sub server.
@@ -277,10 +283,13 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 			order[0], order[own] = own, 0
 		}
 		gs.servers = make([]*Server, len(loops))
+		partFds := make([][]int, len(loops))
 		for k, i := range order {
 			l := loops[i]
 			pick := k == 0 && port == 0
 			p := port
+			var addrs []net.Addr
+			var fds []int
 			s, err := makeGroupPart(t, l, func(rt *asyncio.T) (*Server, error) {
 				s, err := create(rt, mk(l), p, WithReusePort())
 				if err == nil && pick {
@@ -292,8 +301,11 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 						s, err = create(rt, mk(l), one, WithReusePort())
 					}
 				}
-				if err == nil && testHookGroupPartMade != nil {
-					testHookGroupPartMade(i, s)
+				if err == nil {
+					addrs, fds = s.Addrs(), s.Sockets()
+					if testHookGroupPartMade != nil {
+						testHookGroupPartMade(i, s)
+					}
 				}
 				return s, err
 			}, func(s *Server) { s.Close() })
@@ -301,11 +313,19 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 				return fail(err, "the listener of loop %d", i)
 			}
 			gs.servers[i] = s
+			partFds[i] = fds
 			if k == 0 {
-				if a, ok := s.Addr().(*net.TCPAddr); ok {
-					port = a.Port
+				// Every loop listens on these addresses (the same port).
+				gs.addrs = addrs
+				if len(addrs) > 0 {
+					if a, ok := addrs[0].(*net.TCPAddr); ok {
+						port = a.Port
+					}
 				}
 			}
+		}
+		for _, fds := range partFds {
+			gs.fds = append(gs.fds, fds...)
 		}
 		gs.serving = !o.deferServing
 		return gs, nil
@@ -344,6 +364,7 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 	}
 	acc.handoff = gs.handoff
 	gs.acceptor = acc
+	gs.addrs, gs.fds = acc.Addrs(), acc.Sockets()
 	if !o.deferServing {
 		acc.StartServing()
 		gs.serving = true
@@ -480,18 +501,40 @@ func (w *groupWorker) closed() {
 	w.pending = nil
 }
 
-// Addr returns the server's listening address (the first loop's, or the
-// acceptor's).
+// Addr returns the server's first listening address, nil once Close was
+// called. Every loop of a reuse-port server listens on the same addresses;
+// a main/sub server's acceptor listens on them alone.
+//
+// Addr, Addrs and Sockets report what was made when the server was
+// created, so they may be called from any goroutine and never race with a
+// loop of the group that closes. A loop of the group that closed no
+// longer listens, the others still do: the addresses stay those of the
+// server until Close.
 func (gs *GroupServer) Addr() net.Addr {
-	if gs.acceptor != nil {
-		return gs.acceptor.Addr()
+	if gs.shut.Load() || len(gs.addrs) == 0 {
+		return nil
 	}
-	for _, s := range gs.servers {
-		if s != nil {
-			return s.Addr()
-		}
+	return gs.addrs[0]
+}
+
+// Addrs returns the server's listening addresses (asyncio's
+// Server.sockets, as addresses), nil once Close was called.
+func (gs *GroupServer) Addrs() []net.Addr {
+	if gs.shut.Load() {
+		return nil
 	}
-	return nil
+	return append([]net.Addr(nil), gs.addrs...)
+}
+
+// Sockets returns the listening file descriptors (asyncio's
+// Server.sockets): every loop's listeners for a reuse-port server, by
+// loop index, the acceptor's for a main/sub server; nil once Close was
+// called. They belong to the server: do not close them.
+func (gs *GroupServer) Sockets() []int {
+	if gs.shut.Load() {
+		return nil
+	}
+	return append([]int(nil), gs.fds...)
 }
 
 // Servers returns the per-loop servers, by loop index (for reuse port,
@@ -595,6 +638,7 @@ func (gs *GroupServer) Close(t *asyncio.T) error {
 		return err
 	}
 	gs.serving, gs.closed = false, true
+	gs.shut.Store(true)
 	if f := gs.forever; f != nil {
 		gs.forever = nil
 		f.Cancel() // ServeForever ends, as asyncio's close cancels serve_forever

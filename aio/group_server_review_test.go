@@ -334,6 +334,24 @@ func TestGroupServer_ClosedLoopsHaveNothingLeft(t *testing.T) {
 					return struct{}{}, err
 				}
 				addr := gs.Addr().String()
+				// Addr, Addrs and Sockets may be read from any goroutine,
+				// also while the loops close (-race checks they touch no
+				// loop's state).
+				reading, read := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(read)
+					for {
+						select {
+						case <-reading:
+							return
+						default:
+							if gs.Addr() == nil || len(gs.Addrs()) != 1 || len(gs.Sockets()) == 0 {
+								t.Errorf("while the loops close: Addr %v, Addrs %v, Sockets %v", gs.Addr(), gs.Addrs(), gs.Sockets())
+								return
+							}
+						}
+					}
+				}()
 				_, err = asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) {
 					close(stop)
 					if err := <-ran; err != nil {
@@ -341,6 +359,8 @@ func TestGroupServer_ClosedLoopsHaveNothingLeft(t *testing.T) {
 					}
 					return struct{}{}, g.Close()
 				}).Await(at)
+				close(reading)
+				<-read
 				if err != nil {
 					return struct{}{}, err
 				}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/go-asyncio/asyncio"
 )
 
@@ -99,8 +101,18 @@ func TestGroupServer_ReusePortListensOnEveryLoop(t *testing.T) {
 		}
 		port := gs.Addr().(*net.TCPAddr).Port
 		for i, s := range gs.Servers() {
-			if s.Loop() != g.Loop(i) || s.Addr().(*net.TCPAddr).Port != port {
-				t.Errorf("loop %d: server %v on the wrong loop or port", i, s)
+			if s.Loop() != g.Loop(i) {
+				t.Errorf("loop %d: server %v on the wrong loop", i, s)
+			}
+		}
+		// One listening socket per loop, all on the port.
+		fds := gs.Sockets()
+		if len(fds) != 2 || len(gs.Addrs()) != 1 {
+			t.Errorf("Sockets %v, Addrs %v: want a socket per loop on one address", fds, gs.Addrs())
+		}
+		for _, fd := range fds {
+			if sa, err := unix.Getsockname(fd); err != nil || sa.(*unix.SockaddrInet4).Port != port {
+				t.Errorf("socket %d: %v, %v; want one bound to port %d", fd, sa, err, port)
 			}
 		}
 		var writers []*StreamWriter
@@ -119,6 +131,9 @@ func TestGroupServer_ReusePortListensOnEveryLoop(t *testing.T) {
 		}
 		if err := gs.Close(at); err != nil {
 			return err
+		}
+		if gs.Addr() != nil || gs.Addrs() != nil || gs.Sockets() != nil {
+			t.Errorf("after Close: Addr %v, Addrs %v, Sockets %v; want nothing", gs.Addr(), gs.Addrs(), gs.Sockets())
 		}
 		if err := gs.CloseClients(at); err != nil {
 			return err
