@@ -3,7 +3,7 @@ package ports_test
 // Ports of real asyncio programs: each test is a small program of the kind
 // application code writes, mixing queues, groups, timeouts, shields and
 // locks, ported line for line. The Python source of each is
-// testdata/<name>.py and the expected trace is testdata/<name>.out, what
+// testdata/<name>.py and the expected trace is testdata/<name>.trace, what
 // CPython 3.13.0 printed for it (record.sh runs them again). The programs
 // only use sleeps that do not tie, so CPython's trace on real time is
 // deterministic; the ports run on virtual time and print the same rounded
@@ -121,9 +121,9 @@ func cleanUpWhenCancelled(t *asyncio.T, d, cleanup time.Duration, then func() er
 	return err
 }
 
-// cpythonTrace is testdata/<name>.out, CPython's trace of <name>.py.
+// cpythonTrace is testdata/<name>.trace, CPython's trace of <name>.py.
 func cpythonTrace(name string) string {
-	b, err := os.ReadFile(filepath.Join("testdata", name+".out"))
+	b, err := os.ReadFile(filepath.Join("testdata", name+".trace"))
 	if err != nil {
 		panic(fmt.Sprintf("the CPython trace of %s.py: %v (record.sh writes it)", name, err))
 	}

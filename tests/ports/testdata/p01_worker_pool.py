@@ -6,11 +6,7 @@
 # getter back to waiting.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
+from probe import log, restart
 
 
 async def worker(name, q, results):
@@ -28,8 +24,7 @@ async def worker(name, q, results):
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     q = asyncio.Queue(maxsize=2)
     results = []
     workers = [asyncio.create_task(worker(f"w{i}", q, results)) for i in range(2)]

@@ -10,26 +10,11 @@
 # callback, as the Go port does (docs/rules.md TG-5, TASK-10).
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
+from probe import d, log, restart
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     lock = asyncio.Lock()
     seen = []
     me = asyncio.current_task()
@@ -106,7 +91,7 @@ async def main():
     await asyncio.sleep(0)
     log("main still runs, cancelling", me.cancelling())
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
 
     async def sibling():
         await asyncio.sleep(0.1)

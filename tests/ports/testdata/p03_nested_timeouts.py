@@ -11,25 +11,7 @@
 # without an await does not fire, timeout(-1) with sleep(0) does.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
-
-
-def rel(when):
-    return "None" if when is None else f"{when - T0:.1f}"
+from probe import d, log, rel, restart
 
 
 async def job_a():
@@ -148,8 +130,7 @@ async def job_e():
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     t = asyncio.create_task(job_a())
     await asyncio.sleep(0.6)
     log("main cancels A")
@@ -158,22 +139,22 @@ async def main():
         await t
     except asyncio.CancelledError as e:
         log("main saw A", d(e), "cancelled", t.cancelled())
-    T0 = asyncio.get_running_loop().time()
+    restart()
     log("B starts")
     log("B returned", await asyncio.create_task(job_b()))
-    T0 = asyncio.get_running_loop().time()
+    restart()
     log("C starts")
     await job_c()
-    T0 = asyncio.get_running_loop().time()
+    restart()
     t = asyncio.create_task(job_d())
     try:
         await t
     except asyncio.CancelledError as e:
         log("main saw D", d(e))
-    T0 = asyncio.get_running_loop().time()
+    restart()
     log("E returned", await asyncio.create_task(job_e()))
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     loop = asyncio.get_running_loop()
     s = None
     try:

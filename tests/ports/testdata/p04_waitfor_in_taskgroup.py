@@ -10,21 +10,7 @@
 # it: wait_for returns the value and the request stays counted.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
+from probe import d, log, restart
 
 
 seen = []
@@ -76,8 +62,7 @@ async def runner():
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     r = asyncio.create_task(runner())
     await asyncio.sleep(0.3)
     log("main cancels runner")
@@ -89,7 +74,7 @@ async def main():
     for s in sorted(seen):
         log(" ", s)
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     started = []
 
     async def never():
@@ -125,7 +110,7 @@ async def main():
     except TimeoutError as e:
         log("plain task timed out, cause", d(e.__cause__), "cancelled", pl.cancelled())
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
 
     async def swallow():
         try:

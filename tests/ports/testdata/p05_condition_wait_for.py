@@ -7,16 +7,11 @@
 # holds the lock it raises the most recent CancelledError ("m2").
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
+from probe import log, restart
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     cond = asyncio.Condition()
     items = []
 

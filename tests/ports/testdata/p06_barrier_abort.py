@@ -6,16 +6,11 @@
 # draining to end, then pass together.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
+from probe import log, restart
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     b = asyncio.Barrier(3)
 
     async def party(name, delay):
@@ -34,7 +29,7 @@ async def main():
     await asyncio.gather(*r1)
     log("round 1 over, n_waiting", b.n_waiting)
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     quitter = asyncio.create_task(party("quitter", 0.1))
     r2 = [asyncio.create_task(party(f"r2-{k}", 0.2 + 0.1 * k)) for k in range(2)]
     await asyncio.sleep(0.12)
@@ -47,14 +42,14 @@ async def main():
     late = asyncio.create_task(party("late", 0.1))
     await asyncio.gather(*r2, late, return_exceptions=True)
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     await b.reset()
     log("reset, broken", b.broken)
     r3 = [asyncio.create_task(party(f"r3-{k}", 0.1 * (3 - k))) for k in range(3)]
     await asyncio.gather(*r3)
     log("round 3 over")
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     b2 = asyncio.Barrier(2)
 
     async def party2(name):

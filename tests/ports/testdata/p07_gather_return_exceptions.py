@@ -5,23 +5,7 @@
 # cancelled.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    if isinstance(e, BaseException):
-        return f"{type(e).__name__}({e.args[0] if e.args else ''})"
-    return repr(e)
+from probe import d, log, restart
 
 
 async def ok(v, delay):
@@ -53,8 +37,7 @@ async def swallow():
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
 
     ts = [asyncio.create_task(ok("ok", 0.1)), asyncio.create_task(bad(0.2)),
           asyncio.create_task(victim()), asyncio.create_task(self_cancel())]
@@ -65,7 +48,7 @@ async def main():
     log("part 1:", ", ".join(d(r) for r in res))
     log("self_cancel task cancelled", ts[3].cancelled())
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     ts = [asyncio.create_task(ok("fast", 0.1)), asyncio.create_task(swallow()),
           asyncio.create_task(victim())]
     g = asyncio.gather(*ts, return_exceptions=True)
@@ -79,7 +62,7 @@ async def main():
     log("children:", ", ".join(
         "cancelled" if t.cancelled() else d(t.result()) for t in ts))
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     ts = [asyncio.create_task(ok("a", 0.2)), asyncio.create_task(victim())]
     g = asyncio.gather(*ts)
     await asyncio.sleep(0.1)

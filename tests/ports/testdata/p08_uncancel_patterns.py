@@ -9,21 +9,7 @@
 # the group cancels the other children and propagates that cancellation.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
+from probe import d, log, restart
 
 
 class Deadline(Exception):
@@ -108,10 +94,9 @@ async def part_b():
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     await part_a()
-    T0 = asyncio.get_running_loop().time()
+    restart()
     t = asyncio.create_task(a3())
     await asyncio.sleep(0.1)
     t.cancel("outside")
@@ -119,13 +104,13 @@ async def main():
         await t
     except asyncio.CancelledError as e:
         log("A3 main saw", d(e))
-    T0 = asyncio.get_running_loop().time()
+    restart()
     t = asyncio.create_task(part_b())
     await asyncio.sleep(0)
     log("cancel 1:", t.cancel("first"), "cancel 2:", t.cancel("second"))
     log("B returned", await t)
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     me = asyncio.current_task()
 
     async def rogue():

@@ -4,11 +4,7 @@
 # afterwards.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
+from probe import log, restart
 
 
 async def job(name, delay, fail=False):
@@ -19,8 +15,7 @@ async def job(name, delay, fail=False):
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     ts = [asyncio.create_task(job("c", 0.5)), asyncio.create_task(job("a", 0.1)),
           asyncio.create_task(job("d", 0.7)), asyncio.create_task(job("b", 0.3, fail=True))]
     n = 0

@@ -8,16 +8,11 @@
 # waiter, not to a newcomer.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
+from probe import log, restart
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     sem = asyncio.Semaphore(2)
     await sem.acquire()
     await sem.acquire()

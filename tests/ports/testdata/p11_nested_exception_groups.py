@@ -6,21 +6,7 @@
 # Then except* takes the group apart.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
+from probe import d, log, restart
 
 
 async def fail_after(delay, exc):
@@ -65,8 +51,7 @@ async def run():
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     try:
         await run()
     except BaseExceptionGroup as eg:

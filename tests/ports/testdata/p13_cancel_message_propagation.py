@@ -5,21 +5,7 @@
 # itself and returns without awaiting ends cancelled, its value lost.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
+from probe import d, log, restart
 
 
 async def child(name, delay=1):
@@ -32,8 +18,7 @@ async def child(name, delay=1):
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
 
     async def via_gather():
         try:
@@ -50,7 +35,7 @@ async def main():
     except asyncio.CancelledError as e:
         log("main saw gatherer", d(e))
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     inner = asyncio.create_task(child("inner", 0.3))
 
     async def via_shield():
@@ -69,7 +54,7 @@ async def main():
         log("main saw shielder", d(e))
     log("inner still gives", await inner)
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     inner = asyncio.create_task(child("inner2", 0.3))
     try:
         await asyncio.wait_for(asyncio.shield(inner), 0.1)
@@ -77,7 +62,7 @@ async def main():
         log("wait_for(shield) timed out, cause", d(e.__cause__), "inner cancelled", inner.cancelled())
     log("inner2 still gives", await inner)
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
 
     async def chain():
         return await child("deep")
@@ -93,7 +78,7 @@ async def main():
     except asyncio.CancelledError as e:
         log("c.result() raises", d(e))
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
 
     async def self_canceller():
         log("self-cancel returns", asyncio.current_task().cancel("myself"))

@@ -5,23 +5,7 @@
 # wait(FIRST_COMPLETED) on tasks that are already done still yields.
 import asyncio
 
-T0 = 0.0
-
-
-def log(*a):
-    print(f"{asyncio.get_running_loop().time() - T0:.1f}", *a)
-
-
-def d(e):
-    if isinstance(e, BaseExceptionGroup):
-        return f"EG({e.message})[" + ", ".join(d(x) for x in e.exceptions) + "]"
-    if isinstance(e, asyncio.CancelledError):
-        return f"Cancelled({e.args[0] if e.args else ''})"
-    if isinstance(e, TimeoutError):
-        return "Timeout"
-    if isinstance(e, BaseException):
-        return f"{type(e).__name__}({e.args[0] if e.args else ''})"
-    return repr(e)
+from probe import d, log, restart
 
 
 async def fetch(name, delay, fail=False, cleanup=0.0):
@@ -42,8 +26,7 @@ def names(s):
 
 
 async def main():
-    global T0
-    T0 = asyncio.get_running_loop().time()
+    restart()
     ts = [asyncio.create_task(fetch("a", 0.1), name="a"),
           asyncio.create_task(fetch("b", 0.2, fail=True), name="b"),
           asyncio.create_task(fetch("c", 0.5, cleanup=0.1), name="c"),
@@ -56,7 +39,7 @@ async def main():
     res = await asyncio.gather(*ts, return_exceptions=True)
     log("reaped", [d(r) for r in res])
 
-    T0 = asyncio.get_running_loop().time()
+    restart()
     slow = asyncio.create_task(fetch("slow", 0.3), name="slow")
     done, pending = await asyncio.wait([slow], timeout=0.1)
     log("after timeout: done", names(done), "pending", names(pending), "cancelled", slow.cancelled())
