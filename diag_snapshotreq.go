@@ -105,3 +105,21 @@ func (l *Loop) leaveSnapshot(r *snapshotRequest) bool {
 	}
 	return true
 }
+
+// closeSnapshotRequests answers the request still queued when l closes
+// (Close dropped its callback with the thread-safe queue): its callers
+// get a snapshot marked Closed at once instead of waiting out their
+// timeout.
+func (l *Loop) closeSnapshotRequests() {
+	q := &l.snapReq
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r := q.cur
+	if r == nil || r.started {
+		return
+	}
+	r.started = true
+	r.result = &LoopSnapshot{Closed: true, Tasks: []TaskInfo{}}
+	close(r.done)
+	q.cur = nil
+}

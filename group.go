@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // FailurePolicy says what a LoopGroup does when the main of one of its
@@ -96,6 +99,10 @@ type LoopGroup struct {
 	runDone chan struct{} // closed when the current run has returned
 	gen     uint64        // the current run, for late cancellations
 	mains   []*T          // the current run's mains, by loop (their loops' goroutines only)
+	// closers are the goroutines closing each loop in Close (gid tokens,
+	// 0: none): a Close called from one of them (an OnClose hook, a
+	// deferred call of a task being unwound) would wait for itself.
+	closers []atomic.Uint64
 	// threads are the loops' own locked goroutines (WithLockOSThread).
 	threads []chan func()
 }
@@ -108,7 +115,7 @@ func NewLoopGroup(opts ...GroupOption) *LoopGroup {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	g := &LoopGroup{cfg: cfg}
+	g := &LoopGroup{cfg: cfg, closers: make([]atomic.Uint64, cfg.n)}
 	for i := 0; i < cfg.n; i++ {
 		lopts := append(append([]LoopOption(nil), cfg.loopOpts...), WithLoopName(fmt.Sprintf("loop %d", i)))
 		r := NewRunner(lopts...)
@@ -194,12 +201,23 @@ func (g *LoopGroup) onThread(i int, fn func()) (exited bool) {
 	}
 	done := make(chan struct{})
 	returned := false
+	var panicked any // a panic out of fn, passed on to the caller
 	g.threads[i] <- func() {
 		defer close(done)
+		defer func() {
+			if !returned {
+				panicked = recover() // nil for a Goexit
+			}
+		}()
 		fn()
 		returned = true
 	}
 	<-done
+	if panicked != nil {
+		// On the locked goroutine nobody could recover it: the process
+		// would die. Without WithLockOSThread it reaches the caller too.
+		panic(panicked)
+	}
 	return !returned
 }
 
@@ -301,24 +319,29 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 			defer wg.Done()
 			g.onThread(i, func() {
 				counted := false
+				// mainDone applies the failure policy to main i's end
+				// and counts it.
+				mainDone := func() {
+					if errs[i] != nil && g.cfg.policy == CancelGroupOnFailure && !g.cancelledByGroup(errs[i]) {
+						g.interruptAll(gen, i, &groupCancelledError{group: g, failed: i})
+					}
+					if testHookMainDone != nil {
+						testHookMainDone(i)
+					}
+					counted = true
+					left.Done()
+				}
 				defer func() { // a runtime.Goexit in a main (t.FailNow) ends this goroutine
 					if !counted {
 						errs[i] = runtimeErrorf("the main of loop %d ended its goroutine (runtime.Goexit)", i)
-						left.Done()
+						mainDone() // a failure: the policy applies to it too
 					}
 				}()
 				vals[i], errs[i] = RunWith(g.runners[i], func(t *T) (V, error) {
 					g.mains[i] = t
 					return main(t, i)
 				})
-				if errs[i] != nil && g.cfg.policy == CancelGroupOnFailure && isFailure(errs[i]) {
-					g.interruptAll(gen, i, &groupCancelledError{failed: i})
-				}
-				if testHookMainDone != nil {
-					testHookMainDone(i)
-				}
-				counted = true
-				left.Done()
+				mainDone()
 				// The loop goes on serving the other loops' calls until
 				// every main is done.
 				g.serve(g.loops[i], quits[i])
@@ -331,7 +354,7 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 		_, _ = l.CallSoonThreadsafe(func() { _ = quit.SetResult(struct{}{}) })
 	}
 	wg.Wait()
-	return vals, joinLoopErrors(errs)
+	return vals, g.joinLoopErrors(errs)
 }
 
 // RunGroup runs main as the main task of loop 0 of g, while every other
@@ -387,7 +410,7 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 	if exited { // on loop 0's locked goroutine, as RunEach reports it
 		v, err = zero, runtimeErrorf("the main of loop 0 ended its goroutine (runtime.Goexit)")
 	}
-	if err != nil && isFailure(err) {
+	if err != nil && !g.cancelledByGroup(err) {
 		err = &LoopError{Index: 0, Err: err}
 	}
 	return v, err
@@ -417,12 +440,16 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // the loops' errors joined, and is idempotent: a later call, or one made
 // while another goroutine's Close is still at work, waits until the
 // group is closed and returns nil. Called from a task or
-// callback of one of the group's loops it returns an error and changes
-// nothing (it would wait for itself).
+// callback of one of the group's loops, or from what runs inside the
+// group's Close of a loop (an OnClose hook, a deferred call of a task
+// being unwound), it returns an error and changes nothing (it would wait
+// for itself).
 func (g *LoopGroup) Close() error {
+	me := gid.Token()
 	for i, l := range g.loops {
-		if l.OnLoopGoroutine() {
-			// It would wait for the run, which waits for this task.
+		if l.OnLoopGoroutine() || g.closers[i].Load() == me {
+			// It would wait for the run, which waits for this task (or
+			// for the Close running it).
 			return runtimeErrorf("LoopGroup.Close called from loop %d of the group, which it would wait for; return from the mains instead (or cancel them)", i)
 		}
 	}
@@ -442,7 +469,7 @@ func (g *LoopGroup) Close() error {
 	running, done, gen := g.running, g.runDone, g.gen
 	g.mu.Unlock()
 	if running {
-		g.interruptAll(gen, -1, errGroupClosing)
+		g.interruptAll(gen, -1, &groupCancelledError{group: g, failed: -1})
 		// A serving loop's quit comes when main is done.
 		<-done
 	}
@@ -452,7 +479,11 @@ func (g *LoopGroup) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g.onThread(i, func() { errs[i] = r.Close() })
+			g.onThread(i, func() {
+				g.closers[i].Store(gid.Token())
+				defer g.closers[i].Store(0)
+				errs[i] = r.Close()
+			})
 		}()
 	}
 	wg.Wait()
@@ -470,37 +501,54 @@ var testHookCloseWaits func()
 // has dealt with the end of loop i's main.
 var testHookMainDone func(i int)
 
-// groupCancelledError is the reason a main cancelled by the group's
-// failure policy ends with.
-type groupCancelledError struct{ failed int }
+// groupCancelledError is the reason a main cancelled by its group ends
+// with: the group's failure policy (the main of loop failed failed), or
+// its Close (failed -1).
+type groupCancelledError struct {
+	group  *LoopGroup
+	failed int
+}
 
 func (e *groupCancelledError) Error() string {
+	if e.failed < 0 {
+		return "asyncio: cancelled by the loop group: the loop group is closing"
+	}
 	return fmt.Sprintf("asyncio: cancelled by the loop group: the main of loop %d failed", e.failed)
 }
 
-func (e *groupCancelledError) Is(target error) bool { return target == ErrGroupCancelled }
+// Is matches ErrGroupCancelled, and the groupReason of its own group.
+func (e *groupCancelledError) Is(target error) bool {
+	if r, ok := target.(groupReason); ok {
+		return r.group == e.group
+	}
+	return target == ErrGroupCancelled
+}
 
-// errGroupClosing is the reason of mains cancelled by LoopGroup.Close.
-var errGroupClosing = &RuntimeError{Msg: "cancelled: the loop group is closing", Err: ErrGroupCancelled}
+// groupReason matches (errors.Is) the cancellations one group made.
+type groupReason struct{ group *LoopGroup }
 
-// isFailure reports whether a main's error is a failure of its own, not
-// the group cancelling it.
-func isFailure(err error) bool { return !errors.Is(err, ErrGroupCancelled) }
+func (groupReason) Error() string { return "asyncio: a cancellation by this loop group" }
+
+// cancelledByGroup reports whether a main's error is g cancelling it (its
+// failure policy or its Close), not a failure of the main's own. A main
+// that returns another group's ErrGroupCancelled (a nested group it ran)
+// failed.
+func (g *LoopGroup) cancelledByGroup(err error) bool { return errors.Is(err, groupReason{g}) }
 
 // joinLoopErrors turns the mains' errors into RunEach's: nil, or a
 // *LoopError per failed loop, joined. When every error is an interruption
 // (Ctrl-C), the error is ErrInterrupted's; mains cancelled by the group
 // because another failed are left out when some loop failed.
-func joinLoopErrors(errs []error) error {
+func (g *LoopGroup) joinLoopErrors(errs []error) error {
 	var out []error
 	failed := false
 	for _, err := range errs {
-		if err != nil && isFailure(err) {
+		if err != nil && !g.cancelledByGroup(err) {
 			failed = true
 		}
 	}
 	for i, err := range errs {
-		if err == nil || (failed && !isFailure(err)) {
+		if err == nil || (failed && g.cancelledByGroup(err)) {
 			continue
 		}
 		out = append(out, &LoopError{Index: i, Err: err})

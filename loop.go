@@ -945,7 +945,8 @@ func (l *Loop) Close() error {
 	l.threadsafePending = nil
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()
-	l.releaseWorkers() // the pooled task goroutines (switch.go)
+	l.closeSnapshotRequests() // its callback was in the queue just dropped
+	l.releaseWorkers()        // the pooled task goroutines (switch.go)
 	// After the pending tasks' deferred calls (they may fail futures) and
 	// once the cleanups can no longer queue a report.
 	l.reportUnretrievedAtClose()

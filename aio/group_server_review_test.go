@@ -360,6 +360,7 @@ func TestGroupServer_ClosedLoopsHaveNothingLeft(t *testing.T) {
 					return struct{}{}, g.Close()
 				}).Await(at)
 				close(reading)
+				//asynciovet:ignore blockingcall the reader returns as soon as reading is closed
 				<-read
 				if err != nil {
 					return struct{}{}, err
