@@ -24,6 +24,7 @@ package aio
 // the same run, event for event.
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -56,7 +57,9 @@ type LinkConfig struct {
 	// Buffer is how many bytes a direction holds in flight before it
 	// stops reading from the sender (whose own socket buffer then fills,
 	// and whose transport then buffers and pauses its protocol); 0 means
-	// 64 KiB.
+	// 64 KiB. Bytes travel in segments of at most a quarter of it, each
+	// delivered whole, so a Buffer above the link's bandwidth-delay
+	// product keeps the link busy, as a TCP window does.
 	Buffer int
 }
 
@@ -284,10 +287,11 @@ func (n *SimNetwork) delay(a, b *SimHost) time.Duration {
 }
 
 // Partition cuts a from b: segments between them are held (as TCP would
-// retransmit them), and connection attempts are lost (their SYN is sent
-// again later, and the dial fails with ETIMEDOUT after about two
-// minutes), until Heal. A nil host or one of another network is a
-// *ValueError.
+// retransmit them), and connection attempts are lost (their SYN, or the
+// server's SYN-ACK, is sent again later, and the dial fails with
+// ETIMEDOUT after about two minutes), until Heal; a client's ACK already
+// on its way is held too, so the server accepts that connection only
+// after Heal. A nil host or one of another network is a *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
 	n.checkHost("Partition", a)
 	n.checkHost("Partition", b)
@@ -307,6 +311,9 @@ func (n *SimNetwork) Heal(a, b *SimHost) {
 	n.tracef("heal %s %s", a.name, b.name)
 	for _, c := range n.Conns() {
 		if (c.client == a && c.server == b) || (c.client == b && c.server == a) {
+			if c.ackHeld && c.ack == nil && !c.done {
+				c.ack = n.loop.CallLater(n.link(c.client, c.server).Latency, c.acked)
+			}
 			c.up.release()
 			c.down.release()
 		}
@@ -651,6 +658,12 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
 	if err != nil {
 		if asyncio.IsCancelled(err) {
 			n.tracef("dial %s -> %s cancelled", h.name, d.addr)
+			if fd, ferr := d.fut.Result(); d.fut.Done() && !d.fut.Cancelled() && ferr == nil {
+				// Connected, and cancelled before the dialer resumed: its
+				// socket is closed, as create_connection closes it (the
+				// server sees EOF).
+				unix.Close(fd)
+			}
 			d.fail(err)
 		}
 		return -1, err
@@ -662,18 +675,25 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
 func (d *simDial) syn(try int) {
 	n := d.n
 	if n.partitioned(d.from, d.to) {
-		if try == simSynRetries {
-			d.timer = n.loop.CallLater(simSynRTO<<try, func() {
-				n.tracef("dial %s -> %s timed out", d.from.name, d.addr)
-				d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ETIMEDOUT)))
-			})
-			return
-		}
 		n.tracef("dial %s -> %s: SYN lost (partition)", d.from.name, d.addr)
-		d.timer = n.loop.CallLater(simSynRTO<<try, func() { d.syn(try + 1) })
+		d.resend(try)
 		return
 	}
 	d.timer = n.loop.CallLater(n.delay(d.from, d.to), func() { d.arrive(try) })
+}
+
+// resend sends the SYN again after attempt try was lost, after the
+// retransmission timeout; past the last attempt the dial times out.
+func (d *simDial) resend(try int) {
+	n := d.n
+	if try == simSynRetries {
+		d.timer = n.loop.CallLater(simSynRTO<<try, func() {
+			n.tracef("dial %s -> %s timed out", d.from.name, d.addr)
+			d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ETIMEDOUT)))
+		})
+		return
+	}
+	d.timer = n.loop.CallLater(simSynRTO<<try, func() { d.syn(try + 1) })
 }
 
 // arrive is the SYN reaching the server's host.
@@ -694,13 +714,7 @@ func (d *simDial) arrive(try int) {
 	// (sk_acceptq_is_full); the SYN of one more is dropped.
 	if len(sl.backlog)+sl.pending > sl.max {
 		n.tracef("dial %s -> %s: SYN dropped (backlog full)", d.from.name, d.addr)
-		if try == simSynRetries {
-			d.timer = n.loop.CallLater(simSynRTO<<try, func() {
-				d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ETIMEDOUT)))
-			})
-			return
-		}
-		d.timer = n.loop.CallLater(simSynRTO<<try, func() { d.syn(try + 1) })
+		d.resend(try)
 		return
 	}
 	c, err := n.newConn(d.from, sl)
@@ -718,6 +732,17 @@ func (d *simDial) arrive(try int) {
 			d.handed = true
 			_, err := d.fut.Result()
 			c.abandon(err)
+			return
+		}
+		if n.partitioned(d.from, d.to) {
+			// The SYN-ACK is lost: the server's half-open connection
+			// goes, and the client sends its SYN again, as for a lost
+			// SYN.
+			n.tracef("dial %s -> %s: SYN-ACK lost (partition)", d.from.name, d.addr)
+			d.conn = nil
+			c.abandon(errors.New("SYN-ACK lost in a partition"))
+			n.dials[d] = struct{}{}
+			d.resend(try)
 			return
 		}
 		d.handed = true

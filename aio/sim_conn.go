@@ -27,6 +27,7 @@ type SimConn struct {
 	up, down *simPipe // client -> server, server -> client
 	accepted bool     // the server took sfd
 	stalled  bool
+	unstall  *asyncio.TimerHandle // StallFor's end
 	done     bool
 	// The handshake: dial until the SYN-ACK reaches the client, ack
 	// until the client's ACK reaches the server, which queues the
@@ -34,6 +35,7 @@ type SimConn struct {
 	// (never accepted).
 	dial      *simDial
 	ack       *asyncio.TimerHandle
+	ackHeld   bool // the ACK met a partition: it goes on at Heal
 	sl        *simListener
 	handshake bool
 	sfdGone   bool
@@ -188,19 +190,27 @@ func (c *SimConn) Stall() {
 	c.n.tracef("conn %d stalled", c.id)
 }
 
-// StallFor stalls the connection for d of loop time. A negative d is a
+// StallFor stalls the connection for d of loop time (a Resume ends it
+// sooner; a later StallFor replaces its end). A negative d is a
 // *ValueError, and stalls nothing.
 func (c *SimConn) StallFor(d time.Duration) {
 	if d < 0 {
 		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SimConn.StallFor: negative duration %v", d)})
 	}
 	c.Stall()
-	c.n.loop.CallLater(d, c.Resume)
+	if c.unstall != nil { // a new stall replaces the end of the last
+		c.unstall.Cancel()
+	}
+	c.unstall = c.n.loop.CallLater(d, c.Resume)
 }
 
 // Resume ends a Stall: what was held is delivered after the link's
 // latency.
 func (c *SimConn) Resume() {
+	if c.unstall != nil {
+		c.unstall.Cancel()
+		c.unstall = nil
+	}
 	if c.done || !c.stalled {
 		return
 	}
@@ -257,7 +267,11 @@ func (p *simPipe) readReady() {
 		p.paused = true
 		return
 	}
-	data, more, err := p.take(min(room, simReadSize))
+	// A segment is at most a quarter of the buffer, so that the next is
+	// read while the others are still on the wire: with a buffer larger
+	// than the link's bandwidth-delay product the link never idles, as a
+	// TCP window that size keeps it busy.
+	data, more, err := p.take(min(room, simReadSize, max(1, cfg.Buffer/4)))
 	k := len(data)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
@@ -446,6 +460,14 @@ func (c *SimConn) abandon(err error) {
 // reset.
 func (c *SimConn) acked() {
 	c.ack = nil
+	if c.n.partitioned(c.client, c.server) {
+		// Lost; TCP would send it again (the server repeats its SYN-ACK):
+		// it arrives once the partition heals.
+		c.ackHeld = true
+		c.n.tracef("conn %d: ACK held (partition)", c.id)
+		return
+	}
+	c.ackHeld = false
 	c.endHandshake()
 	if c.done {
 		return
