@@ -50,6 +50,10 @@ type watchdog struct {
 	// Shared with the timer's function, atomics:
 	beat atomic.Bool // raised by the watchdog, lowered by each step and callback
 	idle atomic.Bool // the loop waits for I/O, timers or other goroutines
+	// parked: the watchdog saw the loop idle and let its timer lapse, so
+	// that an idle loop keeps no timer (a testing/synctest bubble sees a
+	// deadlock, a process no wakeups); the loop re-arms it when it wakes.
+	parked atomic.Bool
 	// threshold is the effective threshold (0: off), computed on the loop
 	// from explicit, debug and slowCallback, which only the loop reads.
 	threshold atomic.Int64
@@ -122,6 +126,7 @@ func (l *Loop) armWatchdog() {
 	defer w.mu.Unlock()
 	w.armed = th > 0
 	w.asked, w.reported = time.Time{}, false
+	w.parked.Store(false)
 	w.driver = l.driverToken
 	switch {
 	case !w.armed:
@@ -131,6 +136,26 @@ func (l *Loop) armWatchdog() {
 	case w.timer == nil:
 		w.timer = time.AfterFunc(watchdogPeriod(th), l.watchdogCheck)
 	default:
+		w.timer.Reset(watchdogPeriod(th))
+	}
+}
+
+// wakeWatchdog marks the loop awake after a wait and re-arms a watchdog
+// that parked meanwhile. Called on the loop's goroutine.
+func (l *Loop) wakeWatchdog() {
+	l.wd.idle.Store(false)
+	if !l.wd.parked.Load() {
+		return
+	}
+	w := &l.wd
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.parked.Load() {
+		return
+	}
+	w.parked.Store(false)
+	if th := time.Duration(w.threshold.Load()); w.armed && th > 0 {
+		w.asked, w.reported = time.Time{}, false
 		w.timer.Reset(watchdogPeriod(th))
 	}
 }
@@ -160,6 +185,15 @@ func (l *Loop) watchdogCheck() {
 	}
 	w.looks.Add(1)
 	now := time.Now()
+	if w.idle.Load() {
+		// Park, then look again: a loop that woke in between either sees
+		// parked and re-arms (wakeWatchdog), or is seen awake here.
+		w.parked.Store(true)
+		if w.idle.Load() {
+			return
+		}
+		w.parked.Store(false)
+	}
 	switch {
 	case w.asked.IsZero() || w.idle.Load() || !w.beat.Load():
 		// Just armed, waiting, or a step or callback started since we

@@ -99,38 +99,46 @@ func TestWatchdog_ReportsBlockedCallback(t *testing.T) {
 }
 
 // A loop that waits (for a timer, I/O, or another goroutine) is not
-// blocked: however long it waits, nothing is reported. The test waits until
-// the watchdog has looked at the waiting loop a few times, then wakes it.
-func TestWatchdog_WaitingLoopIsNotReported(t *testing.T) {
+// blocked: nothing is reported, and the watchdog parks at its first look
+// at the waiting loop instead of keeping a timer (in a testing/synctest
+// bubble a timer would hide a deadlock; in a process it wakes an idle
+// one). The loop re-arms it when it wakes: a callback that blocks then is
+// reported.
+func TestWatchdog_WaitingLoopParksTheWatchdog(t *testing.T) {
 	l := NewLoop()
 	defer mustClose(t, l)
 	var r eventLog
 	reports := blockedReports(l, &r)
 	l.SetBlockedThreshold(time.Nanosecond)
 	woken := NewFuture[int](l)
-	var before, after int
-	looks := func(n int64) {
-		for start := l.wd.looks.Load(); l.wd.looks.Load() < start+n; {
-			runtime.Gosched()
-		}
-	}
 	go func() {
-		for !l.wd.idle.Load() {
-			runtime.Gosched()
+		for guard := time.Now(); !l.wd.parked.Load(); runtime.Gosched() {
+			if time.Since(guard) > 10*time.Second { // hang guard only
+				r.log("never parked")
+				break
+			}
 		}
-		// A check that started before the loop went idle has finished
-		// (checks run one at a time) after two more looks.
-		looks(2)
-		before = len(reports)
-		looks(5)
-		after = len(reports)
-		l.CallSoonThreadsafe(func() { woken.SetResult(1) })
+		// Parked, it looks no more: any report so far is of a pause
+		// before the loop waited (with a 1 ns threshold, any pause is).
+		for len(reports) > 0 {
+			<-reports
+		}
+		r.log("parked")
+		l.CallSoonThreadsafe(func() {
+			//asynciovet:ignore blockingcall blocking the loop is the point: the re-armed watchdog must report it
+			select {
+			case <-reports:
+				r.log("after waking: reported")
+			case <-time.After(10 * time.Second): // hang guard only
+				r.log("after waking: no report")
+			}
+			woken.SetResult(1)
+		})
 	}()
 	if err := l.RunUntilComplete(woken); err != nil {
 		t.Fatal(err)
 	}
-	r.log("reports while waiting: %d", after-before)
-	checkEvents(t, []string{"reports while waiting: 0"}, &r)
+	checkEvents(t, []string{"parked", "after waking: reported"}, &r)
 }
 
 // The threshold: 1 s by default, the slow-callback duration in debug mode,

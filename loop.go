@@ -194,6 +194,22 @@ func (l *Loop) Time() time.Duration {
 	return time.Since(l.epoch)
 }
 
+// checkSameBubble refuses to run l on a goroutine on the other side of a
+// testing/synctest bubble from where l was created: the loop's clock is
+// the time since its creation, and a bubble's clock is not the real one,
+// so its timers would be due decades away (or long past). A goroutine's
+// side never changes, so RunForever asks once per driver goroutine.
+func (l *Loop) checkSameBubble() error {
+	createdInside := l.epoch == l.epoch.Round(0) // as inSynctestBubble
+	if inside := inSynctestBubble(); inside != createdInside {
+		where := map[bool]string{false: "outside", true: "inside"}
+		return runtimeErrorf("the loop was created %s a testing/synctest bubble and cannot run %s one "+
+			"(its clock would jump between the bubble's time and the real one): create the loop where it runs",
+			where[createdInside], where[inside])
+	}
+	return nil
+}
+
 // IsRunning reports whether the loop is running (asyncio's is_running).
 // Unlike the other methods, any goroutine may call it.
 func (l *Loop) IsRunning() bool { return l.running.Load() }
@@ -366,8 +382,9 @@ func (l *Loop) CallLater(d time.Duration, fn func()) *TimerHandle {
 }
 
 func (l *Loop) callLater(d time.Duration, fn func(), op string) *TimerHandle {
-	when := l.Time() + d
-	if d > 0 && when < 0 {
+	now := l.Time()
+	when := now + d
+	if d > 0 && when < now { // overflow
 		when = Never
 	}
 	return l.callAt(when, fn, op)
@@ -418,6 +435,9 @@ func (l *Loop) RunForever() error {
 	// is asked once per driver goroutine, not at every RunUntilComplete.
 	token, key := gid.Token(), l.lockKey
 	if token != l.lockProbed {
+		if err := l.checkSameBubble(); err != nil {
+			return err
+		}
 		key, l.lockProbed = lockKeyOfCaller(), token
 	}
 	if l.mixedLockKeys(key) {
@@ -856,7 +876,7 @@ func (l *Loop) poll(timeout time.Duration) {
 	} else {
 		<-l.wakeCh
 	}
-	l.wd.idle.Store(false)
+	l.wakeWatchdog()
 	l.threadsafeMu.Lock()
 	l.sleepMode = sleepAwake
 	l.threadsafeMu.Unlock()
@@ -883,7 +903,7 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 	}
 	events, err := l.sel.poll(timeout, l.ioEvents[:0])
 	if timeout != 0 {
-		l.wd.idle.Store(false)
+		l.wakeWatchdog()
 		l.threadsafeMu.Lock()
 		l.sleepMode = sleepAwake
 		l.threadsafeMu.Unlock()

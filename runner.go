@@ -64,12 +64,20 @@ func (r *Runner) Loop() *Loop {
 // runner_signal.go for the details, as asyncio.Runner handles Ctrl-C).
 func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
 	var zero V
+	// Whichever loop runs the caller, as Runner.run checks
+	// events._get_running_loop(): nested, the outer loop would stall.
+	if callerRunsALoop() || (r.loop != nil && r.loop.running.Load()) {
+		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
+	}
 	if r.closed {
 		return zero, runtimeErrorf("Runner is closed")
 	}
 	l := r.Loop()
-	if l.running.Load() {
-		return zero, runtimeErrorf("Runner.run() cannot be called from a running event loop")
+	if l.IsClosed() { // closed by hand: create_task raises it
+		return zero, errLoopClosed()
+	}
+	if err := l.checkSameBubble(); err != nil { // before main exists
+		return zero, err
 	}
 	task := CreateTask(l, main, r.withRunnerContext(opts)...)
 	inRunnerContext := task.t.ctx == nil || (r.vars != nil && task.t.ctx.vars == r.vars)
@@ -103,6 +111,11 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 func (r *Runner) Close() error {
 	if r.closed {
 		return nil
+	}
+	if r.loop != nil && r.loop.running.Load() {
+		// Refused before anything changes: CPython cancels every task
+		// first and then fails the same way, leaving the runner open.
+		return runtimeErrorf("Cannot close a running event loop")
 	}
 	r.closed = true
 	if r.loop == nil {

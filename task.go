@@ -344,7 +344,10 @@ func (l *Loop) removeTask(t *T) {
 // Sleep suspends the running task t for d (asyncio.sleep). d <= 0 is
 // exactly one bare yield: the task runs again after everything already
 // ready (SLEEP-1). It returns a *CancelledError if t is cancelled
-// meanwhile; the timer is then cancelled too (SLEEP-2).
+// meanwhile; the timer is then cancelled too (SLEEP-2). Sleep(t, Never)
+// sleeps until cancelled, with no timer (asyncio.sleep(math.inf)): on
+// virtual time a loop with nothing else to do then reports ErrDeadlock
+// instead of jumping to the end of time.
 func Sleep(t *T, d time.Duration) error {
 	// t.checkRunning, with its fast path written out (a yield is the
 	// cheapest await there is).
@@ -356,6 +359,10 @@ func Sleep(t *T, d time.Duration) error {
 	}
 	l := t.fut.loop
 	f := &Future[struct{}]{futureCore: futureCore{loop: l, kind: kindSleep}}
+	if d == Never {
+		_, err := f.await(t)
+		return err
+	}
 	h := l.callLater(d, func() {
 		if !f.done() {
 			f.SetResult(struct{}{})

@@ -169,6 +169,19 @@ func (r *StreamReader) waitForData(t *asyncio.T, name string) error {
 	return err
 }
 
+// unread puts blocks taken by a failed read back at the front of the
+// buffer, pausing the transport as feed would.
+func (r *StreamReader) unread(blocks [][]byte) {
+	if len(blocks) == 0 {
+		return
+	}
+	r.buf = append(bytes.Join(blocks, nil), r.buf...)
+	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
+		r.transport.PauseReading()
+		r.paused = true
+	}
+}
+
 func (r *StreamReader) take(n int) []byte {
 	var data []byte
 	if n == len(r.buf) {
@@ -184,7 +197,9 @@ func (r *StreamReader) take(n int) []byte {
 // Read returns up to n bytes (asyncio's read, STREAM-4): n == 0 returns
 // an empty slice; n < 0 reads until EOF; n > 0 waits for at least one
 // byte or EOF. At EOF with an empty buffer it returns an empty slice and
-// no error.
+// no error. A read until EOF that fails (t cancelled, or an error set on
+// the stream) consumes nothing: the blocks it took go back to the front
+// of the buffer, where asyncio's read(-1) drops them.
 func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
 	if r.exception != nil {
 		return nil, r.exception
@@ -200,7 +215,8 @@ func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
 		for {
 			block, err := r.Read(t, r.limit)
 			if err != nil {
-				return bytes.Join(blocks, nil), err
+				r.unread(blocks)
+				return nil, err
 			}
 			if len(block) == 0 {
 				if len(blocks) == 1 {

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -170,6 +171,9 @@ func tlsHandshake(t *asyncio.T, tc *transportConn, conn *tls.Conn, timeout time.
 func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Config, serverSide bool, serverHostname string, timeout time.Duration, callMade bool) (*tlsTransport, error) {
 	tc := &transportConn{raw: raw}
 	raw.SetProtocol(tc)
+	// As loop.start_tls: the handshake reads whatever the old protocol
+	// had paused (a StreamReader past its limit pauses reading).
+	raw.ResumeReading()
 	var conn *tls.Conn
 	if serverSide {
 		conn = tls.Server(tc, cfg)
@@ -276,9 +280,12 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 			if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
 				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
 			}
-			if !keepOpen {
-				tr.Close()
+			// As asyncio's SSL protocol: a TLS connection cannot stay
+			// half-open, so EOF always starts the shutdown.
+			if keepOpen {
+				slog.Warn("returning true from eof_received() has no effect when using ssl")
 			}
+			tr.Close()
 		default: // a TLS protocol error
 			tr.fatalErr = err
 			tr.raw.Abort()
