@@ -201,13 +201,19 @@ func (l *Loop) Time() time.Duration {
 // side never changes, so RunForever asks once per driver goroutine.
 func (l *Loop) checkSameBubble() error {
 	createdInside := l.epoch == l.epoch.Round(0) // as inSynctestBubble
-	if inside := inSynctestBubble(); inside != createdInside {
-		where := map[bool]string{false: "outside", true: "inside"}
-		return runtimeErrorf("the loop was created %s a testing/synctest bubble and cannot run %s one "+
-			"(its clock would jump between the bubble's time and the real one): create the loop where it runs",
-			where[createdInside], where[inside])
+	inside := inSynctestBubble()
+	if inside == createdInside {
+		return nil
 	}
-	return nil
+	side := func(in bool) string {
+		if in {
+			return "inside"
+		}
+		return "outside"
+	}
+	return runtimeErrorf("the loop was created %s a testing/synctest bubble and cannot run %s one "+
+		"(its clock would jump between the bubble's time and the real one): create the loop where it runs",
+		side(createdInside), side(inside))
 }
 
 // IsRunning reports whether the loop is running (asyncio's is_running).
