@@ -42,7 +42,8 @@ const (
 	// to the group's loops in turn.
 	GroupRoundRobin
 	// GroupLeastConns accepts on the calling loop and hands each
-	// connection to the loop with the fewest open connections.
+	// connection to the loop with the fewest open connections, ties to
+	// the tied loops in turn.
 	GroupLeastConns
 )
 
@@ -423,15 +424,19 @@ func (gs *GroupServer) handoff(nfd int) {
 	}
 }
 
-// pick chooses the first worker to try.
+// pick chooses the first worker to try. Least-conns breaks ties in turn
+// (nginx's least_conn does too): short connections, each gone before the
+// next arrives, would otherwise all go to the first loop.
 func (gs *GroupServer) pick() int {
 	if gs.mode == GroupLeastConns {
-		best := 0
-		for i, w := range gs.workers {
-			if w.active.Load() < gs.workers[best].active.Load() {
+		n := len(gs.workers)
+		best := gs.next
+		for k := 1; k < n; k++ {
+			if i := (gs.next + k) % n; gs.workers[i].active.Load() < gs.workers[best].active.Load() {
 				best = i
 			}
 		}
+		gs.next = (best + 1) % n
 		return best
 	}
 	i := gs.next

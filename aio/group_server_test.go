@@ -237,6 +237,47 @@ func TestGroupServer_LeastConnsOnAUnixSocket(t *testing.T) {
 	})
 }
 
+// Least connections with ties: short connections, each let go before the
+// next arrives, take the loops in turn instead of all going to loop 0.
+func TestGroupServer_LeastConnsBreaksTiesInTurn(t *testing.T) {
+	clean(t)
+	path := filepath.Join(t.TempDir(), "s.sock")
+	onGroup(t, 2, func(at *asyncio.T, g *asyncio.LoopGroup) error {
+		gs, err := StartUnixGroupServer(at, g, GroupLeastConns, echoOn(g), path)
+		if err != nil {
+			return err
+		}
+		var loops []int
+		for range 4 {
+			i, w, err := dialAndEcho(at, 0, path)
+			if err != nil {
+				return err
+			}
+			loops = append(loops, i)
+			w.Close()
+			for { // until its loop has let it go: every count is 0 again
+				counts, err := gs.ActiveConnections(at)
+				if err != nil {
+					return err
+				}
+				if counts[0]+counts[1] == 0 {
+					break
+				}
+				if err := asyncio.Sleep(at, 0); err != nil {
+					return err
+				}
+			}
+		}
+		if fmt.Sprint(loops) != "[0 1 0 1]" {
+			t.Errorf("four short connections went to loops %v, want [0 1 0 1]", loops)
+		}
+		if err := gs.Close(at); err != nil {
+			return err
+		}
+		return gs.WaitClosed(at)
+	})
+}
+
 // A listener that cannot bind: a clear error naming the loop, and
 // nothing left open.
 func TestGroupServer_BindFailureNamesTheLoopAndLeaksNothing(t *testing.T) {
