@@ -153,16 +153,28 @@ type diagSettings struct {
 	// tracing is whether runtime/trace was on when the observers were
 	// last derived: startIteration compares it with trace.IsEnabled().
 	tracing bool
+	// timer is the step-timing observer while one is derived, nil
+	// otherwise: it keeps the starts of the steps in progress, so it is
+	// kept (not rebuilt) across changes that leave timing on.
+	timer *timingObserver
 }
 
 // settingsChanged derives, in one place, everything that follows from the
 // loop's settings: the foreign-goroutine check's mode, the watchdog's
-// threshold, and the observers. Every setter and NewLoop call it.
+// threshold, and the observers. Every setter and NewLoop call it, often
+// from inside a step or callback, so an observer that stays on keeps the
+// state it holds about the step in progress (the timing observer is the
+// one with such state; the others keep theirs in the tasks), and state
+// that belongs to a setting switched off is dropped with it.
 func (l *Loop) settingsChanged() {
 	l.checkAll = checkEveryMode || l.debug
 	l.updateWatchdog()
 	s := &l.diagSet
-	s.tracing = trace.IsEnabled()
+	tracing := trace.IsEnabled()
+	if s.tracing && !tracing {
+		l.traceStopped()
+	}
+	s.tracing = tracing
 	var os observers
 	if l.debug || s.stacks || s.labels {
 		os = append(os, stackObserver{})
@@ -171,7 +183,12 @@ func (l *Loop) settingsChanged() {
 		os = append(os, labelObserver{})
 	}
 	if l.debug || s.stacks || s.labels || s.timing {
-		os = append(os, &timingObserver{l: l})
+		if s.timer == nil {
+			s.timer = &timingObserver{l: l}
+		}
+		os = append(os, s.timer)
+	} else {
+		s.timer = nil // the steps in progress now are not timed
 	}
 	if l.debug {
 		os = append(os, swallowObserver{})

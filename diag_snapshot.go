@@ -39,8 +39,11 @@ type TaskInfo struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	// State is "created" (its first step not run yet), "ready" (queued to
-	// run), "running" (the task that took the snapshot) or "waiting"
-	// (suspended on a future).
+	// run), "running" (its step is in progress: the task that took the
+	// snapshot, and, while an eager task's first step runs inside
+	// CreateTask (WithEagerStart), the task that created it, whose step
+	// goes on when CreateTask returns) or "waiting" (suspended on a
+	// future).
 	State string `json:"state"`
 	// Awaits describes what a waiting task awaits: "task 'name'", "sleep",
 	// "gather", "Queue.Get", "Lock.Acquire", "future"...; AwaitsID is the
@@ -143,8 +146,9 @@ func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {
 
 	// Order: running and ready tasks first, then the longest waits.
 	tasks := append([]*T(nil), l.tasks...)
+	states := l.taskStates()
 	rank := func(t *T) int {
-		switch taskState(l, t) {
+		switch states[t] {
 		case "running":
 			return 0
 		case "ready":
@@ -163,7 +167,7 @@ func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {
 	})
 	s.Summary = map[string]int{}
 	for _, t := range tasks {
-		key := taskState(l, t)
+		key := states[t]
 		if key == "waiting" {
 			key += ": " + awaitKind(t.futWaiter)
 		}
@@ -196,23 +200,54 @@ func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {
 	}
 	cancels := l.cancelRequestsByTask()
 	for _, t := range tasks {
-		ti := l.taskInfo(t, s.Time, stacks)
+		ti := l.taskInfo(t, states[t], s.Time, stacks)
 		ti.CancelRequests = cancels[t]
 		s.Tasks = append(s.Tasks, ti)
 	}
 	return s
 }
 
-func taskState(l *Loop, t *T) string {
-	switch {
-	case l.current == t:
-		return "running"
-	case !t.started:
-		return "created"
-	case t.futWaiter != nil && !t.futWaiter.done():
-		return "waiting"
+// taskStates gives the state of each of l's tasks (TaskInfo.State). A
+// started task that neither waits on a pending future nor has a step in
+// the ready queue is mid-step: it created the eager task whose first step
+// runs now (or the task that one created, and so on) and is inside
+// CreateTask. The loop keeps no list of those (that would cost every eager
+// CreateTask), so the ready queue is read instead: once per snapshot.
+func (l *Loop) taskStates() map[*T]string {
+	states := make(map[*T]string, len(l.tasks))
+	var queued map[*T]bool
+	for _, t := range l.tasks {
+		switch {
+		case l.current == t:
+			states[t] = "running"
+		case !t.started:
+			states[t] = "created"
+		case t.futWaiter != nil && !t.futWaiter.done():
+			states[t] = "waiting"
+		default:
+			if queued == nil {
+				queued = l.queuedSteps()
+			}
+			if queued[t] {
+				states[t] = "ready"
+			} else {
+				states[t] = "running"
+			}
+		}
 	}
-	return "ready"
+	return states
+}
+
+// queuedSteps is the set of tasks with a step in the ready queue.
+func (l *Loop) queuedSteps() map[*T]bool {
+	q := &l.ready
+	m := make(map[*T]bool, q.n)
+	for i := 0; i < q.n; i++ {
+		if e := &q.buf[(q.head+i)&(len(q.buf)-1)]; e.isStep() {
+			m[e.task()] = true
+		}
+	}
+	return m
 }
 
 // awaitKind names what a task waiting on f awaits.
@@ -226,8 +261,8 @@ func awaitKind(f *futureCore) string {
 	return f.kind.String()
 }
 
-func (l *Loop) taskInfo(t *T, now time.Duration, stacks map[uint64][]Frame) TaskInfo {
-	ti := TaskInfo{ID: taskID(t), Name: t.Name(), State: taskState(l, t), Cancelling: int(t.numCancelRequested)}
+func (l *Loop) taskInfo(t *T, state string, now time.Duration, stacks map[uint64][]Frame) TaskInfo {
+	ti := TaskInfo{ID: taskID(t), Name: t.Name(), State: state, Cancelling: int(t.numCancelRequested)}
 	if ti.State == "waiting" {
 		f := t.futWaiter
 		if f.task != nil {

@@ -9,7 +9,12 @@ package asyncio
 // goroutine; cancel requests and deliveries are log events
 // "asyncio.cancel" and "asyncio.cancel.delivered". `go tool trace` then
 // shows every asyncio task, its steps and who cancelled it. Tasks started
-// before tracing began get their trace task at their next step.
+// before tracing began get their trace task at their next step, and so do
+// tasks alive when tracing stops and starts again: a trace task belongs to
+// one trace, so the loop drops them all when it sees tracing stop. It looks
+// at each iteration and setter call, so a trace stopped and started again
+// between two looks (within one step or callback, or while the loop waits
+// in its poll) goes unnoticed.
 
 import (
 	"context"
@@ -69,6 +74,18 @@ func (traceObserver) cancelRequested(t *T, msg string) {
 	}
 	if d := t.diag; d != nil && d.traceCtx != nil {
 		trace.Log(d.traceCtx, "asyncio.cancel", msg)
+	}
+}
+
+// traceStopped forgets the trace tasks, contexts and regions of the
+// loop's tasks: they belong to the trace that ended, and a later trace
+// must see each task's trace task, with its name, made anew at its next
+// step (settingsChanged, when it sees tracing stop).
+func (l *Loop) traceStopped() {
+	for _, t := range l.tasks {
+		if d := t.diag; d != nil {
+			d.traceCtx, d.traceTask, d.traceRegion = nil, nil, nil
+		}
 	}
 }
 
