@@ -147,9 +147,9 @@ func (tr *readPipeTransport) readReady() {
 	}
 }
 
-// readOnce is one read; it reports whether it delivered data (there may
-// be more).
-func (tr *readPipeTransport) readOnce() bool {
+// readOnce is one read. It returns the bytes it delivered and whether
+// there may be more (data was delivered, or the read was interrupted).
+func (tr *readPipeTransport) readOnce() (int, bool) {
 	bp := readBufPool.Get().(*[]byte)
 	n, err := tr.read(*bp)
 	var data []byte
@@ -159,7 +159,7 @@ func (tr *readPipeTransport) readOnce() bool {
 	readBufPool.Put(bp)
 	switch {
 	case err == unix.EINTR:
-		return true
+		return 0, true
 	case isWouldBlock(err):
 	case err != nil:
 		tr.fatalError(os.NewSyscallError("read", err), "Fatal read error on pipe transport")
@@ -175,9 +175,9 @@ func (tr *readPipeTransport) readOnce() bool {
 				Err:     perr,
 			})
 		}
-		return true
+		return n, true
 	}
-	return false
+	return 0, false
 }
 
 func (tr *readPipeTransport) readEOF() {
@@ -187,12 +187,22 @@ func (tr *readPipeTransport) readEOF() {
 	tr.connectionLostSoon(nil)
 }
 
-// drain reads everything the pipe holds now, through EOF if the writer is
+// drain reads what the pipe holds now, and its EOF if every writer is
 // gone: a subprocess transport calls it when the child exits, so that the
-// output the child wrote before exiting comes before ProcessExited. A
-// paused or closing transport is left alone.
+// output the child wrote before exiting comes before ProcessExited. It
+// reads no more than the pipe held when called, then once more (for the
+// EOF): a writer that goes on writing (a grandchild in the background)
+// cannot keep it, and the loop, for longer; what it writes later comes
+// through the reader callback, one read at a time, as asyncio's
+// _read_ready reads. A paused or closing transport is left alone.
 func (tr *readPipeTransport) drain() {
-	for tr.IsReading() && tr.connLost == 0 && tr.readOnce() {
+	held := pipeHeld(tr.fd)
+	for tr.IsReading() && tr.connLost == 0 {
+		n, more := tr.readOnce()
+		if !more || held <= 0 {
+			return // EOF, nothing there, an error, or the read after what was held
+		}
+		held -= n
 	}
 }
 
@@ -249,6 +259,11 @@ type writePipeTransport struct {
 	// borrowed: wbuf is (the rest of) a caller's slice taken by send
 	// without a copy; unborrow copies it.
 	borrowed bool
+	// dropped counts the writes dropped while closing, before
+	// ConnectionLost is scheduled: asyncio counts them in _conn_lost, but
+	// here connLost > 0 means that ConnectionLost is scheduled, which the
+	// flush and the hang-up check, so they are counted apart.
+	dropped int
 }
 
 var _ Transport = (*writePipeTransport)(nil)
@@ -353,10 +368,14 @@ func (tr *writePipeTransport) send(data []byte, owned bool) error {
 		return nil
 	}
 	if tr.connLost > 0 || tr.closing {
-		if tr.connLost >= logThresholdForConnLostWrites {
+		if tr.connLost+tr.dropped >= logThresholdForConnLostWrites {
 			slog.Warn("pipe closed by peer or os.write(pipe, data) raised exception.")
 		}
-		tr.connLost++
+		if tr.connLost > 0 {
+			tr.connLost++
+		} else {
+			tr.dropped++ // the buffer still flushes, then ConnectionLost
+		}
 		return nil
 	}
 	if len(tr.wbuf) == 0 {

@@ -36,7 +36,10 @@ import (
 // the exit, so everything the child wrote, and the end of every pipe only
 // the child held, is delivered before ProcessExited. A pipe that another
 // process still holds (a grandchild in the background), or whose reading
-// is paused, is not waited for: ProcessExited never hangs on it.
+// is paused, is not waited for: ProcessExited never hangs on it. That
+// read takes no more than the pipe held when the exit was seen (and one
+// read more, for its end), so a grandchild that keeps writing cannot
+// hold it either; what it writes comes later, through the pipe's reader.
 //
 // Wait returns as soon as the exit status is known, not once the pipes
 // are closed too: asyncio 3.13 waits for the pipes, and hangs while a

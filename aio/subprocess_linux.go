@@ -58,3 +58,14 @@ func (tr *subprocessTransport) reapNow() {
 
 // pidfdWatch tells the tests that the default watch is the pidfd.
 const pidfdWatch = true
+
+// pipeHeld returns the bytes the pipe fd holds (FIONREAD), which bounds
+// readPipeTransport.drain. Should the call fail, it answers one read's
+// worth (maxRead), as elsewhere.
+func pipeHeld(fd int) int {
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD
+	if err != nil {
+		return maxRead
+	}
+	return n
+}
