@@ -86,6 +86,15 @@ func NewCrossQueue[V any](capacity int) *CrossQueue[V] {
 // larger.
 const initialCrossQueueRing = 16
 
+// checkMade panics with a *ValueError, before any change, when q was not
+// made by NewCrossQueue: the zero CrossQueue has no capacity, so a Put
+// would wait for ever and PutNowait would report a full queue.
+func (q *CrossQueue[V]) checkMade(op string) {
+	if q == nil || q.capacity == 0 {
+		panic(valueErrorf("%s: nil or zero CrossQueue (make it with NewCrossQueue(capacity))", op))
+	}
+}
+
 // Cap returns the queue's capacity (asyncio's maxsize).
 func (q *CrossQueue[V]) Cap() int { return q.capacity }
 
@@ -201,7 +210,10 @@ func (q *CrossQueue[V]) getLocked() (V, bool) {
 
 // PutNowait puts v without waiting (asyncio's put_nowait): ErrQueueFull
 // when the queue is full, ErrQueueShutDown after Shutdown. Any goroutine.
+// Put, Get, PutNowait and GetNowait on a queue not made by NewCrossQueue
+// (nil, or the zero CrossQueue) panic with a *ValueError.
 func (q *CrossQueue[V]) PutNowait(v V) error {
+	q.checkMade("CrossQueue.PutNowait")
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shutdown {
@@ -217,6 +229,7 @@ func (q *CrossQueue[V]) PutNowait(v V) error {
 // ErrQueueEmpty when the queue is empty, ErrQueueShutDown when it is also
 // shut down. Any goroutine.
 func (q *CrossQueue[V]) GetNowait() (V, error) {
+	q.checkMade("CrossQueue.GetNowait")
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	v, ok := q.getLocked()
@@ -236,6 +249,7 @@ func (q *CrossQueue[V]) GetNowait() (V, error) {
 // waiting, or after a slot was promised to it but before it resumed (the
 // slot goes to the next putter).
 func (q *CrossQueue[V]) Put(t *T, v V) error {
+	q.checkMade("CrossQueue.Put")
 	t.checkRunning("CrossQueue.Put")
 	q.mu.Lock()
 	if q.shutdown {
@@ -261,6 +275,7 @@ func (q *CrossQueue[V]) Put(t *T, v V) error {
 // it but before it resumed (the item stays first in the queue, for the
 // next getter).
 func (q *CrossQueue[V]) Get(t *T) (V, error) {
+	q.checkMade("CrossQueue.Get")
 	t.checkRunning("CrossQueue.Get")
 	q.mu.Lock()
 	if v, ok := q.getLocked(); ok {

@@ -73,8 +73,17 @@ type executor struct {
 	workers  int
 	queue    []*executorJob
 	shutdown bool           // no more submissions (shutdown_default_executor or Close)
-	inflight sync.WaitGroup // submitted jobs not yet finished
+	inflight sync.WaitGroup // submitted jobs not yet finished (on the workers' side)
 	used     bool           // a job was ever submitted (CPython: executor created)
+	// undelivered counts the jobs submitted whose outcome has not reached
+	// the loop yet (their function has not returned, or its outcome is on
+	// its way), and drained holds the ShutdownDefaultExecutor calls
+	// waiting for it to reach 0. The loop's goroutine only: the wait is
+	// not outside work of its own (each job counts until its outcome is
+	// back), so a job that waits for its loop in ConcurrentFuture.Wait
+	// lets a virtual clock move during a shutdown too.
+	undelivered int
+	drained     []*Future[struct{}]
 	// ctx is the parent of every job's context, cancelled when the loop
 	// closes.
 	ctx       context.Context
@@ -221,14 +230,14 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		deliver := func(v V, err error) {
 			_, _ = l.CallSoonThreadsafe(func() {
 				l.addExternal(-1)
-				if fut.Done() {
-					return
+				if !fut.Done() {
+					if err != nil {
+						_ = fut.SetException(err)
+					} else {
+						_ = fut.SetResult(v)
+					}
 				}
-				if err != nil {
-					_ = fut.SetException(err)
-				} else {
-					_ = fut.SetResult(v)
-				}
+				ex.delivered()
 			})
 		}
 		if ctx.Err() != nil || ex.ctx.Err() != nil { // (AfterFunc cancels ctx a moment later)
@@ -246,6 +255,7 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		_ = fut.SetException(err)
 		return fut
 	}
+	ex.undelivered++
 	fut.AddDoneCallback(func() {
 		if fut.Cancelled() {
 			job.unblock(nil) // it runs on: count it before the loop looks again
@@ -272,10 +282,14 @@ func ToThread[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 // ShutdownDefaultExecutor ports loop.shutdown_default_executor(): later
 // RunInExecutor/ToThread calls on t's loop fail with *RuntimeError
 // "Executor shutdown has been called", and t waits until every job already
-// submitted has finished. It returns at once if the executor was never used.
-// If t is cancelled it returns the CancelledError (the jobs keep running).
+// submitted has finished (its outcome is back on the loop). It returns at
+// once if the executor was never used. If t is cancelled it returns the
+// CancelledError (the jobs keep running). While it waits, only the jobs
+// count as outside work: a job waiting in ConcurrentFuture.Wait for its
+// loop lets a virtual clock move, as it does outside a shutdown. t must be
+// the running task (otherwise it panics, before any change).
 func ShutdownDefaultExecutor(t *T) error {
-	t.checkCaller("ShutdownDefaultExecutor")
+	t.checkRunning("ShutdownDefaultExecutor")
 	l := t.Loop()
 	ex := defaultExecutor(l)
 	ex.mu.Lock()
@@ -285,19 +299,43 @@ func ShutdownDefaultExecutor(t *T) error {
 	if !used {
 		return nil
 	}
+	// As asyncio's joining thread, the wait ends through the loop: t
+	// suspends at least once.
 	fut := NewFuture[struct{}](l)
-	l.addExternal(1)
-	go func() {
-		ex.inflight.Wait()
-		_, _ = l.CallSoonThreadsafe(func() {
-			l.addExternal(-1)
-			if !fut.Done() {
-				_ = fut.SetResult(struct{}{})
+	if ex.undelivered == 0 {
+		l.CallSoon(func() { ex.drain(fut) })
+	} else {
+		live := ex.drained[:0]
+		for _, w := range ex.drained { // (the waits cancelled meanwhile)
+			if !w.Done() {
+				live = append(live, w)
 			}
-		})
-	}()
+		}
+		ex.drained = append(live, fut)
+	}
 	_, err := fut.Await(t)
 	return err
+}
+
+// delivered runs on the loop when a job's outcome is back: the last one
+// ends the waits of ShutdownDefaultExecutor.
+func (ex *executor) delivered() {
+	ex.undelivered--
+	if ex.undelivered > 0 {
+		return
+	}
+	waits := ex.drained
+	ex.drained = nil
+	for _, w := range waits {
+		ex.drain(w)
+	}
+}
+
+// drain ends one wait of ShutdownDefaultExecutor (not cancelled meanwhile).
+func (ex *executor) drain(w *Future[struct{}]) {
+	if !w.Done() {
+		_ = w.SetResult(struct{}{})
+	}
 }
 
 // executorJoinTimeout is how long Runner.Close waits for the default

@@ -80,8 +80,8 @@ type StalledError struct {
 	// started, e.g. "Recv by task 'w' at /src/x_test.go:42".
 	Pending []string
 	// Others counts outside work in flight not in Pending (executor jobs
-	// of RunInExecutor and ToThread, cross-loop calls in flight, a
-	// ShutdownDefaultExecutor wait).
+	// of RunInExecutor and ToThread, cross-loop calls in flight, tasks
+	// waiting in CrossQueue.Put or Get).
 	Others int
 	// Snapshot is the task tree at the time of the report.
 	Snapshot *LoopSnapshot
@@ -96,7 +96,7 @@ func (e *StalledError) Error() string {
 		b.WriteString(p)
 	}
 	if e.Others > 0 {
-		fmt.Fprintf(&b, "\n  and %d other outside wait(s): executor jobs (RunInExecutor, ToThread), cross-loop calls (CallOn, SubmitTo) or a ShutdownDefaultExecutor wait", e.Others)
+		fmt.Fprintf(&b, "\n  and %d other outside wait(s): executor jobs (RunInExecutor, ToThread), cross-loop calls (CallOn, SubmitTo) or CrossQueue waits (Put, Get)", e.Others)
 	}
 	if e.Snapshot != nil && len(e.Snapshot.Tasks) > 0 {
 		b.WriteString("\nthe tasks and what they wait on:\n")
