@@ -51,8 +51,35 @@ func (e *LimitOverrunError) Error() string { return e.Msg }
 
 // ErrTLSHandshakeTimeout is returned when a TLS handshake takes longer
 // than the handshake timeout (asyncio's ConnectionAbortedError "SSL
-// handshake is taking longer than ... seconds").
-var ErrTLSHandshakeTimeout = errors.New("asyncio: SSL handshake is taking too long: aborted")
+// handshake is taking longer than ... seconds"): it matches
+// syscall.ECONNABORTED too, the README's spelling of
+// ConnectionAbortedError.
+var ErrTLSHandshakeTimeout error = &osLikeError{msg: "asyncio: SSL handshake is taking too long: aborted", errs: []error{syscall.ECONNABORTED}}
+
+// ErrTLSShutdownTimeout is what a TLS connection is lost with when its
+// shutdown, begun by Close, has not ended within the shutdown timeout
+// (WithTLSShutdownTimeout, 30 s by default): the peer did not take the
+// buffered data and close_notify in time, and the connection was
+// aborted (asyncio's TimeoutError "SSL shutdown timed out", given to
+// connection_lost). It matches asyncio.ErrTimeout and syscall.ETIMEDOUT.
+var ErrTLSShutdownTimeout error = &osLikeError{msg: "asyncio: SSL shutdown timed out", errs: []error{asyncio.ErrTimeout, syscall.ETIMEDOUT}}
+
+// errTLSHandshakeEOF is asyncio's ConnectionResetError for a peer that
+// closes the connection during the TLS handshake (SSLProtocol.eof_received
+// in DO_HANDSHAKE); crypto/tls reports it as io.EOF.
+var errTLSHandshakeEOF error = &osLikeError{msg: "asyncio: SSL handshake failed: the peer closed the connection", errs: []error{syscall.ECONNRESET}}
+
+// osLikeError is an error of the package that stands for an OSError
+// subclass asyncio raises without an errno (ConnectionAbortedError,
+// ConnectionResetError, TimeoutError): errors.Is matches the errno (and
+// sentinels) of errs, errors.As finds the syscall.Errno.
+type osLikeError struct {
+	msg  string
+	errs []error
+}
+
+func (e *osLikeError) Error() string   { return e.msg }
+func (e *osLikeError) Unwrap() []error { return e.errs }
 
 // ErrLoopNotRunning is matched (errors.Is) by the error a Conn call from
 // a goroutine other than the loop's returns while the loop is not running:

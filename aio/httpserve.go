@@ -67,7 +67,7 @@ func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, 
 				return nil
 			}
 		}
-	}, host, port, opts...)
+	}, host, port, via("StartHTTPServer", opts)...)
 }
 
 // streamReaderOf is an io.Reader over a StreamReader, for the task t.

@@ -17,7 +17,7 @@ import (
 // Option configures the calls that open or serve connections or start
 // child processes: CreateConnection, CreateUnixConnection, OpenConnection,
 // OpenUnixConnection, DialConn, CreateServer, CreateUnixServer,
-// StartServer, StartUnixServer, CreateDatagramEndpoint, SubprocessExec,
+// StartServer, StartUnixServer, StartHTTPServer, CreateDatagramEndpoint, SubprocessExec,
 // SubprocessShell, CreateSubprocessExec and CreateSubprocessShell. Each
 // option says which calls it applies to; given to another call, it makes
 // that call return a *asyncio.ValueError naming the option and the call
@@ -57,6 +57,7 @@ const (
 	callCreateUnixGroupServer
 	callStartGroupServer
 	callStartUnixGroupServer
+	callStartHTTPServer
 	numCalls = iota
 )
 
@@ -66,18 +67,20 @@ var callNames = [numCalls]string{
 	"CreateServer", "CreateUnixServer", "StartServer", "StartUnixServer", "CreateDatagramEndpoint",
 	"SubprocessExec", "SubprocessShell", "CreateSubprocessExec", "CreateSubprocessShell",
 	"CreateGroupServer", "CreateUnixGroupServer", "StartGroupServer", "StartUnixGroupServer",
+	"StartHTTPServer",
 }
 
 // The sets the options share.
 const (
 	tcpConnect   = callCreateConnection | callOpenConnection
 	unixConnect  = callCreateUnixConnection | callOpenUnixConnection
-	tcpServe     = callCreateServer | callStartServer | callCreateGroupServer | callStartGroupServer
+	tcpServe     = callCreateServer | callStartServer | callCreateGroupServer | callStartGroupServer | callStartHTTPServer
 	unixServe    = callCreateUnixServer | callStartUnixServer | callCreateUnixGroupServer | callStartUnixGroupServer
 	streamCalls  = tcpConnect | unixConnect | tcpServe | unixServe
 	processCalls = callSubprocessExec | callSubprocessShell | callCreateSubprocessExec | callCreateSubprocessShell
 	limitCalls   = callOpenConnection | callOpenUnixConnection | callStartServer | callStartUnixServer |
-		callCreateSubprocessExec | callCreateSubprocessShell | callStartGroupServer | callStartUnixGroupServer
+		callCreateSubprocessExec | callCreateSubprocessShell | callStartGroupServer | callStartUnixGroupServer |
+		callStartHTTPServer
 )
 
 func (c callSet) String() string {
@@ -131,8 +134,10 @@ type options struct {
 	sock               int // WithSocket's fd; -1: none
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (nil: not
 	// given; any given value is checked, 0 too), applied once all options
-	// are known, so order does not matter.
+	// are known, so order does not matter; tlsShutdownTimeout is
+	// WithTLSShutdownTimeout's, the same way.
 	tlsHandshakeTimeout *time.Duration
+	tlsShutdownTimeout  *time.Duration
 	// sub shapes a child process (subprocess.go).
 	sub subprocessOptions
 	// simHost is WithNetwork's host (sim.go); nil: real sockets.
@@ -208,6 +213,15 @@ func buildOptions(call string, opts []Option) (*options, error) {
 		}
 		o.tls.handshakeTimeout = *d
 	}
+	if d := o.tlsShutdownTimeout; d != nil {
+		if o.tls == nil {
+			return nil, &asyncio.ValueError{Msg: "ssl_shutdown_timeout is only meaningful with ssl"}
+		}
+		if *d <= 0 {
+			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("ssl_shutdown_timeout should be a positive number, got %v", *d)}
+		}
+		o.tls.shutdownTimeout = *d
+	}
 	return o, nil
 }
 
@@ -243,7 +257,7 @@ func (o *options) interleaveCount() int {
 // cfg.ServerName, the host name is used. A nil cfg is a *ValueError.
 func WithTLS(cfg *tls.Config) Option {
 	return option("WithTLS", streamCalls, func(o *options) {
-		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout}
+		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout, shutdownTimeout: defaultTLSShutdownTimeout}
 	})
 }
 
@@ -253,6 +267,17 @@ func WithTLS(cfg *tls.Config) Option {
 // does.
 func WithTLSHandshakeTimeout(d time.Duration) Option {
 	return option("WithTLSHandshakeTimeout", streamCalls, func(o *options) { o.tlsHandshakeTimeout = &d })
+}
+
+// WithTLSShutdownTimeout bounds the TLS shutdown that Close begins
+// (asyncio's ssl_shutdown_timeout, default 30 s): the close_notify and
+// whatever was still buffered must have been taken by the peer by then,
+// or the connection is aborted and the protocol's ConnectionLost gets
+// ErrTLSShutdownTimeout. The calls of WithTLS take it; without WithTLS,
+// or with d <= 0, the call fails with a *ValueError before it does
+// anything, as asyncio does. (StartTLS uses the default.)
+func WithTLSShutdownTimeout(d time.Duration) Option {
+	return option("WithTLSShutdownTimeout", streamCalls, func(o *options) { o.tlsShutdownTimeout = &d })
 }
 
 // WithStreamLimit sets the StreamReader limit of OpenConnection,

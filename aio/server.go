@@ -3,9 +3,11 @@
 package aio
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -426,7 +428,13 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 			return nil, err
 		}
 	}
-	s := newServer(t.Loop(), "tcp", factory, o)
+	l := t.Loop() // a nil t panics here, before a socket is made
+	// Every address is bound before the server exists: a failure closes
+	// what was bound and leaves nothing behind (not even the server's
+	// registration with the loop).
+	var lns []*listener
+	var tried []string
+	var lastErr error
 	seen := map[string]bool{}
 	for _, ip := range ips {
 		if seen[ip.String()] {
@@ -434,13 +442,27 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 		}
 		seen[ip.String()] = true
 		sa, family := sockaddrFor(ip, port)
+		tried = append(tried, addrString(ip.String(), port))
 		fd, err := listenOn(family, sa, o)
+		if errors.Is(err, unix.EADDRNOTAVAIL) {
+			// As asyncio (bpo-30945): an address this host does not have
+			// (its family not enabled) is skipped, not fatal.
+			lastErr = err
+			continue
+		}
 		if err != nil {
-			s.Close()
+			for _, ln := range lns {
+				unix.Close(ln.fd)
+			}
 			return nil, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), port), err)
 		}
-		s.listeners = append(s.listeners, &listener{fd: fd, addr: localAddr(fd, "tcp"), listening: !o.deferServing})
+		lns = append(lns, &listener{fd: fd, addr: localAddr(fd, "tcp"), listening: !o.deferServing})
 	}
+	if len(lns) == 0 {
+		return nil, fmt.Errorf("could not bind on any address out of [%s]: %w", strings.Join(tried, " "), lastErr)
+	}
+	s := newServer(l, "tcp", factory, o)
+	s.listeners = lns
 	return s.startAfterCreate(t)
 }
 

@@ -472,6 +472,7 @@ func TestProcEdge_GrandchildFloodingPipeDoesNotHoldWait(t *testing.T) {
 					unix.Kill(-pgid, syscall.SIGKILL)
 				}
 			}()
+			//asynciovet:ignore blockingcall the hang guard's goroutine returns at once once stop is closed
 			defer func() { close(stop); <-watchdogDone }()
 			defer unix.Kill(-pgid, syscall.SIGKILL)
 			if _, err := reqW.Write([]byte("\n")); err != nil { // the first line
@@ -558,6 +559,7 @@ func TestProcEdge_LoopCloseWithGrandchildHoldingPipes(t *testing.T) {
 				return struct{}{}, err
 			}
 			grandchild, _ = strconv.Atoi(strings.TrimSpace(string(line)))
+			//asynciovet:ignore unawaitedtask left blocked in Communicate on purpose: the runner's Close must unwind it
 			asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
 				_, _, err := p.Communicate(t, []byte("never read"))
 				return struct{}{}, err

@@ -25,9 +25,13 @@ import (
 // defaultTLSHandshakeTimeout is asyncio's SSL_HANDSHAKE_TIMEOUT.
 const defaultTLSHandshakeTimeout = 60 * time.Second
 
+// defaultTLSShutdownTimeout is asyncio's SSL_SHUTDOWN_TIMEOUT.
+const defaultTLSShutdownTimeout = 30 * time.Second
+
 type tlsConfig struct {
 	cfg              *tls.Config
 	handshakeTimeout time.Duration
+	shutdownTimeout  time.Duration
 }
 
 // transportConn adapts a raw socket transport to net.Conn for crypto/tls;
@@ -42,6 +46,12 @@ type transportConn struct {
 	waiter  *asyncio.Future[struct{}]
 	reader  *asyncio.T // the task whose Read may suspend
 	owner   *tlsTransport
+	// failedApp is the application protocol of a StartTLS whose
+	// handshake failed: it was connected over the raw transport, so it
+	// is told of the loss (ConnectionLost(failedErr)) once the raw
+	// transport is gone, as asyncio's SSLProtocol tells it.
+	failedApp Protocol
+	failedErr error
 }
 
 func (c *transportConn) wake() {
@@ -107,7 +117,21 @@ func (c *transportConn) ConnectionLost(err error) {
 	c.lost, c.lostErr = true, err
 	c.wake()
 	if c.owner != nil {
+		if c.owner.shutdownTimer != nil {
+			c.owner.shutdownTimer.Cancel()
+			c.owner.shutdownTimer = nil
+		}
 		c.owner.maybeDeliverLost()
+	}
+	c.deliverFailed()
+}
+
+// deliverFailed tells a failed StartTLS's application protocol that the
+// connection is lost, once.
+func (c *transportConn) deliverFailed() {
+	if app := c.failedApp; app != nil {
+		c.failedApp = nil
+		app.ConnectionLost(c.failedErr)
 	}
 }
 func (c *transportConn) PauseWriting() {
@@ -140,6 +164,10 @@ type tlsTransport struct {
 	delivered  bool
 	fatalErr   error
 	connLost   int
+	// shutdownTimeout bounds the shutdown Close begins (asyncio's
+	// ssl_shutdown_timeout); shutdownTimer aborts it then.
+	shutdownTimeout time.Duration
+	shutdownTimer   *asyncio.TimerHandle
 }
 
 var _ Transport = (*tlsTransport)(nil)
@@ -162,13 +190,22 @@ func tlsHandshake(t *asyncio.T, tc *transportConn, conn *tls.Conn, timeout time.
 	if err == nil && tc.failErr != nil {
 		err = tc.failErr
 	}
+	if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && (tc.eof || tc.lost) && tc.failErr == nil {
+		// The peer closed the connection mid-handshake: asyncio's
+		// ConnectionResetError, not crypto/tls's bare io.EOF.
+		err = errTLSHandshakeEOF
+	}
 	return err
 }
 
 // startTLSOn upgrades raw to TLS in t: it makes a transportConn raw's
 // protocol, runs the handshake, then gives app the TLS transport
-// (ConnectionMade) and starts the reader task.
-func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Config, serverSide bool, serverHostname string, timeout time.Duration, callMade bool) (*tlsTransport, error) {
+// (ConnectionMade) and starts the reader task. If the handshake fails,
+// raw is aborted; without callMade (StartTLS: app was already connected,
+// over raw) app then gets ConnectionLost with the handshake's error (nil
+// if the handshake was cancelled: the connection was closed here).
+func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfig, serverSide bool, serverHostname string, callMade bool) (*tlsTransport, error) {
+	cfg := tcfg.cfg
 	tc := &transportConn{raw: raw}
 	raw.SetProtocol(tc)
 	// As loop.start_tls: the handshake reads whatever the old protocol
@@ -184,11 +221,27 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, cfg *tls.Confi
 		}
 		conn = tls.Client(tc, cfg)
 	}
-	if err := tlsHandshake(t, tc, conn, timeout); err != nil {
+	if err := tlsHandshake(t, tc, conn, tcfg.handshakeTimeout); err != nil {
+		if !callMade {
+			// asyncio's SSLProtocol calls the application's
+			// connection_lost for a failed start_tls (it leaves it out
+			// after a timeout or a cancellation, so that a stream's
+			// wait_closed and read hang: here they end too).
+			tc.failedApp, tc.failedErr = app, err
+			if asyncio.IsCancelled(err) {
+				tc.failedErr = nil
+			}
+		}
 		raw.Abort()
+		if tc.lost {
+			// Lost before the handshake gave up: Abort schedules nothing.
+			t.Loop().CallSoon(tc.deliverFailed)
+		}
 		return nil, err
 	}
-	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app, cfg: cfg}
+	// "sslcontext" is the config given (asyncio's), not the copy that
+	// carries the server name.
+	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app, cfg: tcfg.cfg, shutdownTimeout: tcfg.shutdownTimeout}
 	tc.owner = tr
 	if raw.server != nil {
 		raw.server.clients[raw] = tr
@@ -218,7 +271,7 @@ func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o
 		raw.Abort()
 		return nil, err
 	}
-	tr, err := startTLSOn(t, raw, app, o.tls.cfg, false, serverHostname, o.tls.handshakeTimeout, true)
+	tr, err := startTLSOn(t, raw, app, o.tls, false, serverHostname, true)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +285,7 @@ func newTLSTransportServer(l *asyncio.Loop, fd int, network string, app Protocol
 	raw.maxBuffer = s.opts.maxWriteBuffer
 	tc0.raw = raw
 	asyncio.CreateTask(l, func(t *asyncio.T) (struct{}, error) {
-		tr, err := startTLSOn(t, raw, app, s.opts.tls.cfg, true, "", s.opts.tls.handshakeTimeout, true)
+		tr, err := startTLSOn(t, raw, app, s.opts.tls, true, "", true)
 		if err != nil {
 			return struct{}{}, nil // the handshake failed: the connection is aborted
 		}
@@ -251,18 +304,21 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	// be memory every open connection holds for its whole life.
 	buf := make([]byte, 16*1024)
 	for {
-		for tr.readPaused && !tr.tc.lost {
-			tr.resume = asyncio.NewFuture[struct{}](t.Loop())
-			_, err := tr.resume.Await(t)
-			tr.resume = nil
-			if err != nil {
-				tr.finishReader()
-				return
-			}
+		if !tr.waitWhilePaused(t) {
+			tr.finishReader()
+			return
 		}
 		n, err := tr.conn.Read(buf)
 		if n > 0 {
 			data := append([]byte(nil), buf[:n]...)
+			// PauseReading may have come while Read waited for the
+			// record (from another task or callback): as asyncio's SSL
+			// protocol, nothing reaches the application while it is
+			// paused, so the plaintext waits for ResumeReading.
+			if !tr.waitWhilePaused(t) {
+				tr.finishReader()
+				return
+			}
 			if perr := callProtocol(func() { tr.app.DataReceived(data) }); perr != nil {
 				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
 				tr.fatalErr = perr
@@ -295,6 +351,21 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	tr.finishReader()
 }
 
+// waitWhilePaused suspends the reader task t while the application has
+// paused reading and the connection is not lost; false if t was
+// cancelled meanwhile.
+func (tr *tlsTransport) waitWhilePaused(t *asyncio.T) bool {
+	for tr.readPaused && !tr.tc.lost {
+		tr.resume = asyncio.NewFuture[struct{}](t.Loop())
+		_, err := tr.resume.Await(t)
+		tr.resume = nil
+		if err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func (tr *tlsTransport) finishReader() {
 	tr.readerDone = true
 	tr.maybeDeliverLost()
@@ -323,6 +394,18 @@ func (tr *tlsTransport) Close() {
 		tr.conn.CloseWrite() // close_notify, queued before the raw close
 	}
 	tr.raw.Close()
+	if tr.raw.connLost == 0 && tr.shutdownTimeout > 0 {
+		// The raw transport closes once the peer has taken what is
+		// buffered; a peer that does not read would keep it open for
+		// ever. As asyncio's ssl_shutdown_timeout: abort it then, and
+		// the application's ConnectionLost gets ErrTLSShutdownTimeout.
+		tr.shutdownTimer = tr.raw.loop.CallLater(tr.shutdownTimeout, func() {
+			tr.shutdownTimer = nil
+			if !tr.tc.lost {
+				tr.raw.forceClose(ErrTLSShutdownTimeout)
+			}
+		})
+	}
 }
 
 func (tr *tlsTransport) Abort() {
@@ -431,6 +514,11 @@ func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.Writ
 // connected) now talks; the old transport must not be used any more.
 // serverSide selects the server handshake.
 func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string) (Transport, error) {
+	if cfg == nil {
+		// asyncio: TypeError "sslcontext is expected to be an instance of
+		// ssl.SSLContext", before the transport is touched.
+		return nil, &asyncio.ValueError{Msg: "StartTLS: nil *tls.Config"}
+	}
 	raw, ok := tr.(*socketTransport)
 	if !ok {
 		return nil, runtimeErrorf("StartTLS: transport %T is not a plain socket transport", tr)
@@ -438,7 +526,8 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	if raw.closing {
 		return nil, os.NewSyscallError("start_tls", errors.New("transport is closing"))
 	}
-	ntr, err := startTLSOn(t, raw, p, cfg, serverSide, serverHostname, defaultTLSHandshakeTimeout, false)
+	tcfg := &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout, shutdownTimeout: defaultTLSShutdownTimeout}
+	ntr, err := startTLSOn(t, raw, p, tcfg, serverSide, serverHostname, false)
 	if err != nil {
 		return nil, err
 	}
