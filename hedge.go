@@ -137,7 +137,8 @@ func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V
 // every attempt and returns the *CancelledError. A panic in an attempt is
 // a bug, not a failure to race past: as in a TaskGroup it stops every
 // attempt, and the result is the group's error holding the *PanicError
-// (Hedge likewise).
+// (Hedge likewise) — a loser's panic too, while it is being cancelled
+// after another attempt won: the value is dropped then, the bug reported.
 func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 	t.checkCaller("FirstSuccess")
 	if len(fns) == 0 {
@@ -235,18 +236,16 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		}
 		return nil
 	})
-	if winner {
-		if err != nil && IsCancelled(err) {
-			// Cancelled from outside after the winner: the cancellation
-			// wins, as it would for any other await.
-			var zero V
-			return zero, err
-		}
-		return value, nil
-	}
 	var zero V
 	if err != nil {
+		// Cancelled from outside (after the winner too: the cancellation
+		// wins, as it would for any other await), or an attempt panicked
+		// (a loser too, while it was being cancelled: a bug is reported,
+		// never dropped because another attempt won).
 		return zero, err
+	}
+	if winner {
+		return value, nil
 	}
 	var all []error
 	var cancelled error

@@ -213,12 +213,18 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 // TryAcquire takes k tokens if it can do so at once (no one waiting and
 // k tokens in the bucket) and reports whether it did. It never suspends;
 // owner gives the loop whose clock the bucket runs on. A weight outside
-// 1..Burst returns false.
+// 1..Burst returns false. An owner on another loop than the one the
+// Limiter is bound to is a programming error (false would read as "no
+// token now", and a caller polling would wait for ever): TryAcquire
+// panics with the *RuntimeError AcquireN returns.
 func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
 	loop := loopOf(owner, "Limiter.TryAcquire")
 	loop.checkThread("Limiter.TryAcquire")
-	if k <= 0 || k > l.burst || l.bind(loop) != nil {
+	if k <= 0 || k > l.burst {
 		return false
+	}
+	if err := l.bind(loop); err != nil {
+		panic(err)
 	}
 	l.refill(loop.Time())
 	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
@@ -228,16 +234,32 @@ func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
 	return false
 }
 
+// bind binds the Limiter to loop on its first use. A call from another
+// loop runs on that loop's goroutine, concurrently with the owner's: it
+// reads only the binding (atomic) and, for its error, the fields that
+// never change (not l.loop, the bucket or the queue, which String reads
+// and Tokens even refills).
 func (l *Limiter) bind(loop *Loop) error {
-	if l.loop == loop {
-		return nil
+	if l.binding.loop.Load() != loop {
+		if err := l.binding.bind(loop, limiterName{l}); err != nil {
+			return err
+		}
 	}
-	if err := l.binding.bind(loop, l); err != nil {
-		return err
+	if l.loop == nil {
+		l.loop = loop
+		l.last = instant{ns: loop.Time()}
 	}
-	l.loop = loop
-	l.last = instant{ns: loop.Time()}
 	return nil
+}
+
+// limiterName is the Limiter in the error of a use from another loop:
+// its immutable fields only, whether or not its loop runs (the Limiter's
+// String refills the bucket from its loop's clock).
+type limiterName struct{ l *Limiter }
+
+func (n limiterName) String() string { return "<" + n.identity() + ">" }
+func (n limiterName) identity() string {
+	return fmt.Sprintf("Limiter rate=%v burst=%d", n.l.rate, n.l.burst)
 }
 
 func (l *Limiter) take(k int) {
