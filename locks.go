@@ -15,11 +15,31 @@ import (
 // global lock; everything else about a primitive is single-loop.
 type loopBinding struct{ loop atomic.Pointer[Loop] }
 
-func (b *loopBinding) bind(l *Loop, repr fmt.Stringer) error {
-	if b.loop.CompareAndSwap(nil, l) || b.loop.Load() == l {
+// boundPrimitive is what bind names in its error: the full repr (CPython's
+// message), and the repr's head, which never changes.
+type boundPrimitive interface {
+	fmt.Stringer
+	identity() string
+}
+
+// bind runs on l's goroutine. The refusal names the primitive with its
+// repr, state included, as CPython does, when the owning loop is not
+// running (the loops of one thread, one after the other, as in CPython);
+// while it runs (another loop of a LoopGroup, on its own goroutine) the
+// state is that loop's to read, and the message names the primitive only.
+func (b *loopBinding) bind(l *Loop, p boundPrimitive) error {
+	if b.loop.CompareAndSwap(nil, l) {
 		return nil
 	}
-	return &RuntimeError{Msg: repr.String() + " is bound to a different event loop"}
+	owner := b.loop.Load()
+	if owner == l {
+		return nil
+	}
+	name := "<" + p.identity() + ">"
+	if !owner.running.Load() {
+		name = p.String()
+	}
+	return &RuntimeError{Msg: name + " is bound to a different event loop"}
 }
 
 // waiterQueue is the FIFO of waiter futures (CPython's collections.deque).
@@ -116,8 +136,10 @@ func (lk *Lock) String() string {
 	if lk.locked {
 		state = "locked"
 	}
-	return fmt.Sprintf("<asyncio.locks.Lock object at %p [%s%s]>", lk, state, waitersSuffix(lk.waiters.len()))
+	return fmt.Sprintf("<%s [%s%s]>", lk.identity(), state, waitersSuffix(lk.waiters.len()))
 }
+
+func (lk *Lock) identity() string { return fmt.Sprintf("asyncio.locks.Lock object at %p", lk) }
 
 // Locked reports whether the lock is held (Lock.locked).
 func (lk *Lock) Locked() bool { return lk.locked }
@@ -200,8 +222,10 @@ func (ev *Event) String() string {
 	if ev.value {
 		state = "set"
 	}
-	return fmt.Sprintf("<asyncio.locks.Event object at %p [%s%s]>", ev, state, waitersSuffix(ev.waiters.len()))
+	return fmt.Sprintf("<%s [%s%s]>", ev.identity(), state, waitersSuffix(ev.waiters.len()))
 }
+
+func (ev *Event) identity() string { return fmt.Sprintf("asyncio.locks.Event object at %p", ev) }
 
 // IsSet reports the flag (Event.is_set).
 func (ev *Event) IsSet() bool { return ev.value }
@@ -266,8 +290,10 @@ func (c *Condition) String() string {
 	if c.lock.Locked() {
 		state = "locked"
 	}
-	return fmt.Sprintf("<asyncio.locks.Condition object at %p [%s%s]>", c, state, waitersSuffix(c.waiters.len()))
+	return fmt.Sprintf("<%s [%s%s]>", c.identity(), state, waitersSuffix(c.waiters.len()))
 }
+
+func (c *Condition) identity() string { return fmt.Sprintf("asyncio.locks.Condition object at %p", c) }
 
 // Acquire acquires the underlying lock (Lock.Acquire).
 func (c *Condition) Acquire(t *T) error { return c.lock.Acquire(t) }
@@ -400,8 +426,10 @@ func (s *Semaphore) String() string {
 	if !s.Locked() {
 		state = fmt.Sprintf("unlocked, value:%d", s.value)
 	}
-	return fmt.Sprintf("<asyncio.locks.%s object at %p [%s%s]>", s.name, s, state, waitersSuffix(s.waiters.len()))
+	return fmt.Sprintf("<%s [%s%s]>", s.identity(), state, waitersSuffix(s.waiters.len()))
 }
+
+func (s *Semaphore) identity() string { return fmt.Sprintf("asyncio.locks.%s object at %p", s.name, s) }
 
 // Locked reports whether Acquire would have to wait: the value is 0 or some
 // waiter is not cancelled, so newcomers cannot barge past waiters (SEM-1).

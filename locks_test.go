@@ -715,3 +715,77 @@ func TestREPR_LocksMatchAsyncio(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+func second[V any](_ V, err error) error { return err }
+
+// A primitive bound to a loop that is running (another loop of a group,
+// on its own goroutine) is refused by name only: its state is the owning
+// loop's to read, so the message leaves out the repr's bracket (with the
+// owner not running, as in TestLOCK_BoundToOtherLoop's runs one after the
+// other, the repr is CPython's, state included).
+func TestLoopBinding_OwnerRunningIsNamedWithoutItsState(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	lk, ev, sem, q := NewLock(), NewEvent(), NewSemaphore(0), NewQueue[int](1)
+	var got []string
+	_, err := RunGroup(g, func(tk *T) (struct{}, error) {
+		if err := lk.Acquire(tk); err != nil {
+			return struct{}{}, err
+		}
+		// Bind each to loop 0, which runs on: a wait that has to create a
+		// future binds.
+		lkWaiter := CreateTask(tk, func(t *T) (struct{}, error) {
+			if err := lk.Acquire(t); err != nil {
+				return struct{}{}, err
+			}
+			return struct{}{}, lk.Release()
+		})
+		evWaiter := CreateTask(tk, func(t *T) (struct{}, error) { return struct{}{}, ev.Wait(t) })
+		semWaiter := CreateTask(tk, func(t *T) (struct{}, error) { return struct{}{}, sem.Acquire(t) })
+		qWaiter := CreateTask(tk, func(t *T) (int, error) { return q.Get(t) })
+		if err := Sleep(tk, 0); err != nil {
+			return struct{}{}, err
+		}
+		_, err := CallOn(tk, g.Loop(1), func(t *T) (struct{}, error) {
+			for _, e := range []error{lk.Acquire(t), ev.Wait(t), sem.Acquire(t), second(q.Get(t))} {
+				got = append(got, describe(e))
+			}
+			return struct{}{}, nil
+		})
+		ev.Set()
+		sem.Release()
+		if err := lk.Release(); err != nil {
+			return struct{}{}, err
+		}
+		if _, err := lkWaiter.Await(tk); err != nil {
+			return struct{}{}, err
+		}
+		if err := q.PutNowait(1); err != nil {
+			return struct{}{}, err
+		}
+		if _, err := qWaiter.Await(tk); err != nil {
+			return struct{}{}, err
+		}
+		if _, err := evWaiter.Await(tk); err != nil {
+			return struct{}{}, err
+		}
+		if _, err := semWaiter.Await(tk); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("got %q", got)
+	}
+	for i, prefix := range []string{"<asyncio.locks.Lock object at 0x", "<asyncio.locks.Event object at 0x",
+		"<asyncio.locks.Semaphore object at 0x", "<Queue at 0x"} {
+		want := `RuntimeError("` + prefix
+		if !strings.HasPrefix(got[i], want) || strings.Contains(got[i], "[") || strings.Contains(got[i], "_queue") ||
+			!strings.HasSuffix(got[i], `> is bound to a different event loop")`) {
+			t.Errorf("refusal %d = %s, want %s…> is bound to a different event loop (no state)", i, got[i], want)
+		}
+	}
+}

@@ -166,7 +166,7 @@ func NewLifoQueue[V any](maxsize int) *Queue[V] {
 // String returns a repr like `<Queue at 0x… maxsize=0 _queue=[1, 2] tasks=2>`
 // (string items quoted as Python's repr quotes them: ['a', 'b c']).
 func (q *Queue[V]) String() string {
-	s := fmt.Sprintf("<%s at %p maxsize=%d", q.kind, q, q.maxsize)
+	s := "<" + q.identity()
 	if q.store.len() > 0 {
 		s += " _queue=" + pyList(q.store.items())
 	}
@@ -184,6 +184,8 @@ func (q *Queue[V]) String() string {
 	}
 	return s + ">"
 }
+
+func (q *Queue[V]) identity() string { return fmt.Sprintf("%s at %p maxsize=%d", q.kind, q, q.maxsize) }
 
 // Len returns the number of items in the queue (asyncio's qsize()).
 func (q *Queue[V]) Len() int { return q.store.len() }
