@@ -281,9 +281,20 @@ func (n *SimNetwork) delay(a, b *SimHost) time.Duration {
 	cfg := n.link(a, b)
 	d := cfg.Latency
 	if cfg.Jitter > 0 {
-		d += time.Duration(n.rng.Int64N(int64(cfg.Jitter)))
+		d = simAddTime(d, time.Duration(n.rng.Int64N(int64(cfg.Jitter))))
 	}
 	return d
+}
+
+// simAddTime is a + b for times and durations that are not negative,
+// saturating at asyncio.Never: a latency of many years (a link that
+// never delivers) must not wrap round to a time in the past, which would
+// deliver at once.
+func simAddTime(a, b time.Duration) time.Duration {
+	if s := a + b; s >= a {
+		return s
+	}
+	return asyncio.Never
 }
 
 // Partition cuts a from b: segments between them are held (as TCP would
@@ -355,8 +366,10 @@ func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
 }
 
 // Close closes the network: every connection's relay is closed (the
-// applications' sockets see EOF), listeners are forgotten, waiting dials
-// fail with ErrSimNetworkClosed, and later calls fail with it too.
+// applications' sockets see EOF), listeners are forgotten (a server still
+// listening stays open and quiet, as a real one whose network is gone,
+// until it or the loop closes), waiting dials fail with
+// ErrSimNetworkClosed, and later calls fail with it too.
 // Calling it again does nothing.
 func (n *SimNetwork) Close() {
 	if n.closed {
@@ -488,6 +501,9 @@ type simListener struct {
 	max     int
 	flagged bool
 	closed  bool
+	// linger, while the network is closed and the server still listens,
+	// removes the loop's close hook that closes l2 (close).
+	linger func() bool
 }
 
 // owns reports whether a server on h may listen on host: "", the
@@ -575,6 +591,13 @@ func (sl *simListener) push(c *SimConn) {
 func (sl *simListener) onClosedByServer() {
 	var b [1]byte
 	if n, err := unix.Read(sl.l2, b[:]); n == 0 && err == nil {
+		if sl.linger != nil { // forgotten by a closed network: l2 goes now
+			sl.linger()
+			sl.linger = nil
+			sl.n.loop.RemoveReader(sl.l2)
+			unix.Close(sl.l2)
+			return
+		}
 		sl.close(false)
 	}
 }
@@ -588,8 +611,19 @@ func (sl *simListener) close(network bool) {
 	sl.closed = true
 	n := sl.n
 	delete(n.listeners, sl.addr.String())
-	n.loop.RemoveReader(sl.l2)
-	unix.Close(sl.l2)
+	if network && sl.srv.listeners != nil {
+		// The network closes under a server that still listens. Closing
+		// l2 would make the server's listening end read EOF for ever, so
+		// its accept reader would run in every iteration, finding
+		// nothing: a busy loop, which on virtual time also keeps the
+		// clock from moving. As a real listening socket on a network that
+		// is gone, it stays quiet: l2 stays open and watched until the
+		// server closes (onClosedByServer), or the loop does.
+		sl.linger = n.loop.OnClose(func() { unix.Close(sl.l2) })
+	} else {
+		n.loop.RemoveReader(sl.l2)
+		unix.Close(sl.l2)
+	}
 	if network {
 		n.tracef("listener %s closed by the network", sl.addr)
 	} else {

@@ -312,10 +312,10 @@ func (p *simPipe) enqueue(seg simSegment, size int, cfg LinkConfig) {
 	now := n.loop.Time()
 	start := max(now, p.linkFree)
 	if cfg.Bandwidth > 0 && size > 0 {
-		start += time.Duration(int64(size) * int64(time.Second) / int64(cfg.Bandwidth))
+		start = simAddTime(start, time.Duration(int64(size)*int64(time.Second)/int64(cfg.Bandwidth)))
 	}
 	p.linkFree = start
-	seg.at = max(start+n.delay(p.from, p.to), p.lastAt)
+	seg.at = max(simAddTime(start, n.delay(p.from, p.to)), p.lastAt)
 	p.lastAt = seg.at
 	if size > 0 {
 		n.tracef("conn %d %s: %d bytes sent, due at %v", p.c.id, p.name, size, seg.at)
@@ -339,7 +339,7 @@ func (p *simPipe) release() {
 		return
 	}
 	n := p.c.n
-	earliest := n.loop.Time() + n.link(p.from, p.to).Latency
+	earliest := simAddTime(n.loop.Time(), n.link(p.from, p.to).Latency)
 	for i := range p.queue {
 		p.queue[i].at = max(p.queue[i].at, earliest)
 	}

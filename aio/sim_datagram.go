@@ -147,9 +147,9 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 	for i := range copies {
 		d := n.delay(e.host, dst)
 		if i == 0 {
-			n.tracef("udp %s -> %s: %d bytes sent, due at %v", e.addr, to, len(data), n.loop.Time()+d)
+			n.tracef("udp %s -> %s: %d bytes sent, due at %v", e.addr, to, len(data), simAddTime(n.loop.Time(), d))
 		} else {
-			n.tracef("udp %s -> %s: %d bytes duplicated, due at %v", e.addr, to, len(data), n.loop.Time()+d)
+			n.tracef("udp %s -> %s: %d bytes duplicated, due at %v", e.addr, to, len(data), simAddTime(n.loop.Time(), d))
 		}
 		from := e.addr
 		dest := &net.UDPAddr{IP: dst.ip, Port: to.Port}
