@@ -759,8 +759,11 @@ func TestGroupEdge_MainReturningErrGroupCancelledItself(t *testing.T) {
 		}
 		l := g.Loop(0)
 		_, _ = l.CallSoonThreadsafe(func() {
+			// Cancelled by the policy: still cancelling, or already ended
+			// cancelled (then RunWith has uncancelled it). Nothing else
+			// cancels it before this check.
 			main := g.mains[0]
-			cancelled <- main.Cancelling() > 0
+			cancelled <- main.Cancelling() > 0 || main.Cancelled()
 			main.Cancel() // end the run either way
 		})
 	}
