@@ -13,7 +13,9 @@ import (
 // task, whose cleanup runs; if main then ends cancelled by that request
 // alone (Uncancel reaches 0), RunWith returns ErrInterrupted (asyncio
 // raises KeyboardInterrupt). A main task that swallows the cancellation
-// and returns normally returns normally. A second SIGINT stops waiting:
+// and returns normally returns normally; a SIGINT that comes when main is
+// already done (before RunWith returns) makes it return ErrInterrupted, as
+// _on_sigint raises KeyboardInterrupt then. A second SIGINT stops waiting:
 // RunWith returns ErrInterrupted at once, main still pending (Run then
 // cancels it again in Close and waits for it, as asyncio.run's
 // Runner.close does). After that second SIGINT the default disposition is
@@ -35,6 +37,7 @@ type interrupts struct {
 	reason    error // the first interruption's error
 	cancels   int   // Cancel calls made on main by interruptions
 	sigints   int   // SIGINTs the loop has seen (asyncio's _interrupt_count)
+	arrived   int   // onSIGINT calls the loop ran, also those it let pass
 	abandoned bool  // a second SIGINT stopped the loop without waiting for main
 	finished  bool  // RunWith has returned: late arrivals do nothing
 
@@ -44,6 +47,9 @@ type interrupts struct {
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+	// forwarded counts the SIGINTs the watch handed to the loop; written
+	// by the watch goroutine, read once it has ended (done is closed).
+	forwarded int
 }
 
 // startInterrupts sets up the interruption of main for one RunWith and
@@ -91,6 +97,7 @@ func (in *interrupts) watchSIGINT() {
 				continue
 			}
 			_, _ = in.loop.CallSoonThreadsafe(in.onSIGINT)
+			in.forwarded++
 			if n == 2 {
 				signal.Stop(in.ch)
 				return
@@ -104,8 +111,12 @@ func (in *interrupts) watchSIGINT() {
 
 // onSIGINT is asyncio.Runner._on_sigint, on the loop.
 func (in *interrupts) onSIGINT() {
-	if in.finished || in.loop.hasSignalHandler(os.Interrupt) {
-		return // RunWith is over, or the loop's own handler takes SIGINT
+	if in.finished {
+		return // RunWith is over (finish dealt with it)
+	}
+	in.arrived++
+	if in.loop.hasSignalHandler(os.Interrupt) {
+		return // the loop's own handler takes SIGINT
 	}
 	in.sigints++
 	if in.sigints == 1 && !in.main.fut.done() {
@@ -136,13 +147,35 @@ func (in *interrupts) interrupt(reason error) {
 func (in *interrupts) finish(err error) error {
 	in.finished = true
 	in.stopWatch()
-	if in.abandoned {
+	if in.abandoned || in.missedSIGINT() {
 		return ErrInterrupted
 	}
 	if in.cancels > 0 && IsCancelled(err) && in.main.Uncancel() == 0 {
 		return in.reason
 	}
 	return err
+}
+
+// missedSIGINT reports whether a SIGINT came while RunWith watched it but
+// the loop stopped before it ran its onSIGINT: one that arrived as main
+// was done (its callback queued after RunUntilComplete's last iteration
+// took its snapshot), or one still in the watch's channel when the watch
+// stopped. asyncio's _on_sigint raises KeyboardInterrupt for a SIGINT
+// that finds main done; dropping it would lose the Ctrl-C altogether (its
+// late callback finds RunWith finished, and SIGINT's default action is
+// back only for the next one). The watch has ended (stopWatch).
+func (in *interrupts) missedSIGINT() bool {
+	if in.ch == nil || in.loop.hasSignalHandler(os.Interrupt) {
+		return false // the loop's own handler takes it (on its own channel)
+	}
+	select {
+	case <-in.ch:
+		if !in.loop.sigintHandled.Load() {
+			return true
+		}
+	default:
+	}
+	return in.forwarded > in.arrived
 }
 
 // stopWatch stops the SIGINT watch and waits for its goroutine: SIGINT
