@@ -29,9 +29,12 @@ included, until it returns. So does a call of a helper function that does
 one of those (not counting mutexes, channels and raw fd reads): the check
 follows calls within the package and, through facts, across packages.
 
-The check looks inside functions with a *asyncio.T parameter, TaskGroup and
-Timeout bodies, Condition.WaitFor predicates and loop callbacks (CallSoon,
-CallLater, AddDoneCallback...). It does not look inside go statements, nor
+The check looks inside functions with a *asyncio.T parameter, TaskGroup,
+BoundedTaskGroup and Timeout bodies, Condition.WaitFor predicates, the
+function given to WithLock, and loop callbacks (CallSoon, CallLater,
+AddDoneCallback..., and CallFuncOn's function, run on its target loop). A
+blocking function or method given to those by name (l.CallSoon(s.flush))
+is reported where it is given. It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
 functions given to asyncio.Go, asyncio.ToThread and asyncio.RunInExecutor,
 which run off the loop. Raw fd reads and (*os.File).Read are not reported
@@ -178,7 +181,64 @@ func runBlockingCall(pass *analysis.Pass) (any, error) {
 		c.w = &loopWalker{visit: c.visit}
 		c.w.walk(r.body)
 	}
+	reportBlockingFuncValues(pass, rep, facts)
 	return nil, nil
+}
+
+// reportBlockingFuncValues reports a declared function or a method value
+// that blocks (it has the blocks fact) given by name to the library as a
+// loop callback or as a body that runs inside the calling task:
+// l.CallSoon(s.flush), asyncio.TaskGroup(t, w.body). The function runs on
+// the loop as surely as a literal would; a literal is checked as a root of
+// its own. AddReader and AddWriter callbacks, whose fd is ready when they
+// run, are left alone.
+func reportBlockingFuncValues(pass *analysis.Pass, rep *reporter, facts *blockingFacts) {
+	info := pass.TypesInfo
+	for _, f := range files(pass) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			fn := callee(info, call)
+			if _, ok := bodyKind(fn); !ok || libFuncIs(fn, "Loop", "AddReader", "AddWriter") {
+				return true
+			}
+			for _, a := range call.Args {
+				g := funcValue(info, a)
+				if g == nil {
+					continue
+				}
+				if fact := facts.lookup(g); fact != nil {
+					rep.reportf(a.Pos(), "%s, given to %s, blocks the whole event loop when it runs: it %s; make it await, or run the blocking part inside asyncio.Go(t, ...)", displayName(g), displayName(fn), fact.Why)
+				}
+			}
+			return true
+		})
+	}
+}
+
+// funcValue returns the declared function or method that e names as a
+// value (f, pkg.F, x.M), or nil.
+func funcValue(info *types.Info, e ast.Expr) *types.Func {
+	var fn *types.Func
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		fn, _ = info.Uses[x].(*types.Func)
+	case *ast.SelectorExpr:
+		if sel := info.Selections[x]; sel != nil {
+			if sel.Kind() != types.MethodVal {
+				return nil
+			}
+			fn, _ = sel.Obj().(*types.Func)
+		} else {
+			fn, _ = info.Uses[x.Sel].(*types.Func)
+		}
+	}
+	if fn == nil {
+		return nil
+	}
+	return fn.Origin()
 }
 
 // blockingChecker checks one root.
@@ -197,6 +257,9 @@ type blockingChecker struct {
 func (c *blockingChecker) where() string {
 	switch c.root.kind {
 	case rootInline:
+		if c.root.withLock {
+			return "a task's WithLock body"
+		}
 		return "a task's TaskGroup/Timeout body"
 	case rootCallback:
 		return "a loop callback"

@@ -2,8 +2,11 @@ package passes
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -27,11 +30,14 @@ whose error is:
   - discarded by an expression statement: asyncio.Sleep(t, d)
   - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
   - checked by "if err != nil { ... }" where the body only logs and/or
-    continues, and err is not used anywhere else.
+    continues, and err is not used anywhere else (its declaration
+    without a value, var err error, is not a use).
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
-(the task returns the cancellation right after, whatever they say).
+(or a return of fmt.Errorf("...: %w", err) or errors.Join(..., err), which
+still carry it): the task returns the cancellation right after, whatever
+they say.
 
 Fix: return the error (wrapped if you like) so the task ends cancelled;
 or, to really keep going after a cancellation, handle it explicitly and
@@ -123,8 +129,7 @@ func unwindingStmts(info *types.Info, file *ast.File) map[ast.Stmt]bool {
 		if !ok || len(ret.Results) == 0 {
 			return true
 		}
-		last, ok := ast.Unparen(ret.Results[len(ret.Results)-1]).(*ast.Ident)
-		if !ok || info.ObjectOf(last) != v {
+		if !returnsErr(info, ret.Results[len(ret.Results)-1], v) {
 			return true
 		}
 		for _, st := range ifs.Body.List[:len(ifs.Body.List)-1] {
@@ -136,6 +141,70 @@ func unwindingStmts(info *types.Info, file *ast.File) map[ast.Stmt]bool {
 		return true
 	})
 	return out
+}
+
+// returnsErr reports whether e is v, or v wrapped so that errors.Is still
+// finds the cancellation in it: fmt.Errorf with a constant format whose
+// %w verb takes v, or errors.Join with v among its arguments.
+func returnsErr(info *types.Info, e ast.Expr, v types.Object) bool {
+	isV := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.ObjectOf(id) == v
+	}
+	if isV(e) {
+		return true
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || call.Ellipsis.IsValid() {
+		return false
+	}
+	fn := callee(info, call)
+	switch {
+	case funcIs(fn, "errors", "", "Join"):
+		return slices.ContainsFunc(call.Args, isV)
+	case funcIs(fn, "fmt", "", "Errorf") && len(call.Args) > 1:
+		tv, ok := info.Types[call.Args[0]]
+		if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+			return false
+		}
+		verbs, ok := printfVerbs(constant.StringVal(tv.Value))
+		if !ok {
+			return false
+		}
+		for i, a := range call.Args[1:] {
+			if i < len(verbs) && verbs[i] == 'w' && isV(a) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// printfVerbs returns the verbs of a printf format, one per argument, in
+// order; false for a format the scan does not follow (explicit argument
+// indexes, a '*' width or precision).
+func printfVerbs(format string) ([]byte, bool) {
+	var verbs []byte
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0 {
+			i++
+		}
+		if i >= len(format) {
+			return nil, false
+		}
+		switch format[i] {
+		case '%':
+			continue
+		case '[', '*':
+			return nil, false
+		}
+		verbs = append(verbs, format[i])
+	}
+	return verbs, true
 }
 
 // cancelledTest returns v if cond is asyncio.IsCancelled(v) or
@@ -379,6 +448,11 @@ func usedOutside(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, def ast.
 			return false
 		}
 		if n == ast.Node(def) || n == ast.Node(ifs) {
+			return false
+		}
+		// A declaration without a value (var err error) neither reads v
+		// nor gives it a value that something else could return.
+		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == 0 {
 			return false
 		}
 		if id, ok := n.(*ast.Ident); ok && info.ObjectOf(id) == v {

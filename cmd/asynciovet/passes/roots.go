@@ -16,10 +16,12 @@ const (
 	// by a task.
 	rootTask rootKind = iota
 	// rootInline is a function the library calls inside the calling task:
-	// a TaskGroup or Timeout body, a Condition.WaitFor predicate.
+	// a TaskGroup, BoundedTaskGroup or Timeout body, a Condition.WaitFor
+	// predicate, the function given to WithLock.
 	rootInline
 	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
-	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback.
+	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, and the
+	// function CallFuncOn runs on its target loop.
 	rootCallback
 )
 
@@ -35,6 +37,9 @@ type root struct {
 	// fdReady is set for AddReader and AddWriter callbacks, which the
 	// loop calls when their fd is ready: a raw read there does not block.
 	fdReady bool
+	// withLock is set for the function given to WithLock, which runs
+	// inside the calling task while it holds the lock.
+	withLock bool
 }
 
 // taskParam returns the first *asyncio.T parameter of sig, or nil.
@@ -72,10 +77,11 @@ func declSig(info *types.Info, decl *ast.FuncDecl) *types.Signature {
 // inside the calling task or as loop callbacks.
 func bodyKind(fn *types.Func) (rootKind, bool) {
 	switch {
-	case libFuncIs(fn, "", "TaskGroup", "Timeout", "TimeoutAt"),
+	case libFuncIs(fn, "", "TaskGroup", "BoundedTaskGroup", "Timeout", "TimeoutAt", "WithLock"),
 		libFuncIs(fn, "Condition", "WaitFor"):
 		return rootInline, true
-	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter"):
+	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter"),
+		libFuncIs(fn, "", "CallFuncOn"): // fn runs as a callback of the target loop
 		return rootCallback, true
 	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":
 		return rootCallback, true
@@ -118,7 +124,7 @@ func findRoots(pass *analysis.Pass) []*root {
 					if taskParam(sig) != nil {
 						continue // a root of its own (rootTask)
 					}
-					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady})
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock")})
 				}
 			}
 			return true

@@ -23,7 +23,10 @@ asyncio's "Task was destroyed but it is pending!", caught at compile time.
 The check reports CreateTask when its result is discarded by an expression
 statement, assigned to _, or assigned to a local variable whose only other
 appearances are assignments to it and "_ = v". Anything else (awaiting it,
-passing it anywhere, storing it in a field, slice or map) counts as kept.
+passing it anywhere, storing it in a field, slice or map) counts as kept,
+on every path: a task awaited on one branch of an if and dropped on the
+other is not reported (a known limit; the check does not follow control
+flow).
 asyncio.Spawn into a TaskGroup is never reported: the group awaits its
 tasks.
 

@@ -271,3 +271,18 @@ func (v *ContextVar[V]) Get(t *T) V                                { var z V; re
 func (v *ContextVar[V]) Set(t *T, val V) *ContextVarToken[V]       { return nil }
 func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error { return nil }
 func (v *ContextVar[V]) Value(ctx context.Context) V               { var z V; return z }
+
+type BoundedGroup struct{}
+
+func BoundedTaskGroup(t *T, limit int, body func(g *BoundedGroup) error) error { return nil }
+func SpawnBounded[V any](g *BoundedGroup, fn func(*T) (V, error), opts ...TaskOption) (*Task[V], error) {
+	return nil, nil
+}
+
+type Locker interface {
+	Acquire(t *T) error
+	Release() error
+}
+
+func WithLock(t *T, lk Locker, fn func() error) error                       { return nil }
+func CallFuncOn[V any](t *T, target *Loop, fn func() (V, error)) (V, error) { var v V; return v, nil }
