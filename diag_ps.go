@@ -18,9 +18,12 @@ import (
 // WritePS writes the snapshot as a table in the layout of `python -m
 // asyncio ps`: one row per task and task awaiting it (the awaiter columns
 // empty, awaiter id 0x0, for a task nobody awaits), with the goroutine in
-// the "tid" column ("-" when not recorded).
+// the "tid" column ("-" when not recorded). The snapshot of a blocked or
+// closed loop starts with the line WriteTree starts it with, so that its
+// empty table is not read as a loop without tasks.
 func (s *LoopSnapshot) WritePS(w io.Writer) error {
 	ew := &errWriter{w: w}
+	s.writeMarker(ew)
 	byID := s.byID()
 	ew.printf("%-10s %-20s %-20s %-9s %-24s %-10s %-8s %-24s %-50s %-50s %-15s %-15s\n",
 		"tid", "task id", "task name", "state", "awaits", "waiting", "cancels", "creator",
@@ -80,12 +83,7 @@ func (s *LoopSnapshot) WritePS(w io.Writer) error {
 // in double quotes, with the backslash.
 func (s *LoopSnapshot) WriteTree(w io.Writer) error {
 	ew := &errWriter{w: w}
-	switch {
-	case s.Blocked:
-		ew.printf("(loop blocked: no snapshot)\n")
-	case s.Closed:
-		ew.printf("(loop closed: no tasks)\n")
-	}
+	s.writeMarker(ew)
 	byID := s.byID()
 	children := s.awaitedChildren(byID) // awaiter id -> awaited task ids
 	awaited := map[string]bool{}
@@ -312,6 +310,18 @@ func treeLabel(ti TaskInfo) string {
 		return "" // nothing known but the name (a snapshot built by hand), as pstree
 	}
 	return " [" + strings.Join(parts, "; ") + "]"
+}
+
+// writeMarker says, before a tree or a table, that the snapshot is of a
+// blocked or closed loop, so that its empty rendering is not read as a
+// loop with no tasks.
+func (s *LoopSnapshot) writeMarker(ew *errWriter) {
+	switch {
+	case s.Blocked:
+		ew.printf("(loop blocked: no snapshot)\n")
+	case s.Closed:
+		ew.printf("(loop closed: no tasks)\n")
+	}
 }
 
 func (s *LoopSnapshot) writeFooter(ew *errWriter) {

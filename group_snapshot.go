@@ -48,13 +48,15 @@ func (g *LoopGroup) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptio
 }
 
 // WritePS writes each loop's task table (LoopSnapshot.WritePS) under a
-// header naming the loop.
+// header naming the loop and giving its number of tasks, or saying that
+// it was blocked, busy or closed.
 func (s *GroupSnapshot) WritePS(w io.Writer) error {
 	return s.each(w, (*LoopSnapshot).WritePS)
 }
 
 // WriteTree writes each loop's task tree (LoopSnapshot.WriteTree) under a
-// header naming the loop.
+// header naming the loop and giving its number of tasks, or saying that
+// it was blocked, busy or closed.
 func (s *GroupSnapshot) WriteTree(w io.Writer) error {
 	return s.each(w, (*LoopSnapshot).WriteTree)
 }
@@ -65,7 +67,18 @@ func (s *GroupSnapshot) each(w io.Writer, write func(*LoopSnapshot, io.Writer) e
 		if k == 0 {
 			sep = ""
 		}
-		if _, err := fmt.Fprintf(w, "%s== loop %d (%s): %d tasks ==\n", sep, ls.Index, ls.Name, len(ls.Tasks)+ls.Omitted); err != nil {
+		// A blocked or closed loop's part has no tasks in it: the header
+		// says which, not "0 tasks".
+		state := fmt.Sprintf("%d tasks", len(ls.Tasks)+ls.Omitted)
+		switch {
+		case ls.Busy:
+			state = "busy, no snapshot"
+		case ls.Blocked:
+			state = "blocked, no snapshot"
+		case ls.Closed:
+			state = "closed"
+		}
+		if _, err := fmt.Fprintf(w, "%s== loop %d (%s): %s ==\n", sep, ls.Index, ls.Name, state); err != nil {
 			return err
 		}
 		if err := write(ls.LoopSnapshot, w); err != nil {
@@ -76,7 +89,8 @@ func (s *GroupSnapshot) each(w io.Writer, write func(*LoopSnapshot, io.Writer) e
 }
 
 // Stats returns each loop's counters, by loop index (read on each loop,
-// as the snapshot is).
+// as the snapshot is). A Blocked or Closed loop's part holds none: its
+// entry is zero (Loops[i] says which).
 func (s *GroupSnapshot) Stats() []LoopStats {
 	out := make([]LoopStats, len(s.Loops))
 	for i, ls := range s.Loops {

@@ -10,8 +10,10 @@ import (
 
 // GroupHandler is Handler for every loop of a LoopGroup: pstree and ps
 // show each loop's tasks under a header naming the loop, json is the
-// asyncio.GroupSnapshot (each task under its loop's index), stats the
-// loops' counters by index. ?loop=i serves loop i alone, as Handler does.
+// asyncio.GroupSnapshot (each task under its loop's index), stats a list
+// by loop index of {"index", "name", "stats": the loop's counters}, with
+// "blocked" (or "busy") or "closed" true and no "stats" for a loop that
+// did not answer or is closed. ?loop=i serves loop i alone, as Handler does.
 // Each loop's part is taken on that loop, in parallel; a loop that does
 // not answer within the timeout is shown blocked, the others still are.
 //
@@ -58,8 +60,32 @@ func (h *groupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "json":
 		writeJSON(w, s)
 	case "stats":
-		writeJSON(w, s.Stats())
+		writeJSON(w, groupStats(s))
 	}
+}
+
+// loopStats is one loop's entry of the group's stats page: its counters,
+// or, for a loop that did not answer (Blocked, Busy) or is closed, none
+// and a flag saying why, rather than zeros that read as an idle loop.
+type loopStats struct {
+	Index   int                `json:"index"`
+	Name    string             `json:"name"`
+	Closed  bool               `json:"closed,omitempty"`
+	Blocked bool               `json:"blocked,omitempty"`
+	Busy    bool               `json:"busy,omitempty"`
+	Stats   *asyncio.LoopStats `json:"stats,omitempty"`
+}
+
+func groupStats(s *asyncio.GroupSnapshot) []loopStats {
+	out := make([]loopStats, len(s.Loops))
+	for i, ls := range s.Loops {
+		out[i] = loopStats{Index: ls.Index, Name: ls.Name, Closed: ls.Closed, Blocked: ls.Blocked, Busy: ls.Busy}
+		if !ls.Closed && !ls.Blocked {
+			st := ls.LoopSnapshot.Stats
+			out[i].Stats = &st
+		}
+	}
+	return out
 }
 
 const groupIndex = `<html><head><title>asyncio loop group</title></head><body>
