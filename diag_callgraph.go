@@ -131,7 +131,7 @@ func directAwaiters(f *futureCore) []*futureCore {
 	if f.waiter != nil {
 		out = append(out, f.waiter.fut)
 	}
-	for _, cb := range f.callbacks {
+	for _, cb := range f.registered() {
 		switch {
 		case cb.task != nil:
 			out = append(out, cb.task.fut)
@@ -276,7 +276,7 @@ func FutureAddToAwaitedBy(fut, waiter Awaitable) {
 	if f.done() {
 		return
 	}
-	f.callbacks = append(f.callbacks, doneCallback{awaiter: w})
+	f.register(doneCallback{awaiter: w})
 }
 
 // FutureDiscardFromAwaitedBy removes one edge added by FutureAddToAwaitedBy
@@ -287,9 +287,9 @@ func FutureDiscardFromAwaitedBy(fut, waiter Awaitable) {
 		panic(&ValueError{Msg: "FutureDiscardFromAwaitedBy: nil future or waiter"})
 	}
 	f, w := fut.core(), waiter.core()
-	for i, cb := range f.callbacks {
+	for i, cb := range f.registered() {
 		if cb.fn == nil && cb.task == nil && cb.awaiter == w {
-			f.callbacks = append(f.callbacks[:i], f.callbacks[i+1:]...)
+			f.unregister(i)
 			return
 		}
 	}

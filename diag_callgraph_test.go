@@ -278,8 +278,8 @@ func TestCallGraph_BadInput(t *testing.T) {
 			t.Errorf("%s panicked with %v (%T), want *ValueError", name, v, v)
 		}
 	}
-	if len(f1.callbacks) != 0 {
-		t.Errorf("a rejected call changed the future: %d callbacks", len(f1.callbacks))
+	if len(f1.registered()) != 0 {
+		t.Errorf("a rejected call changed the future: %d callbacks", len(f1.registered()))
 	}
 	if s := fmt.Sprint(awaitableOf(&f1.futureCore)); s != "<Future pending kind=future>" {
 		t.Errorf("view %q", s)

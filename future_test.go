@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -498,5 +500,49 @@ func TestFUT_StringByState(t *testing.T) {
 	want := []string{"<Future pending>", "<Future finished result=42>", "<Future finished exception=bad>", "<Future cancelled>"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// The sizes the hot path is tuned for: every handoff of W3 allocates a
+// Future[int], every task a Task[V]. A field added to futureCore or T
+// that pushes them into the next size class costs every future or task
+// 16 bytes and the collector's work on them; move a rarely used field
+// behind a pointer (as callbackList) instead.
+func TestFutureAndTaskSizeClasses(t *testing.T) {
+	if n := unsafe.Sizeof(Future[int]{}); n > 80 {
+		t.Errorf("Future[int] is %d bytes, want at most 80 (the 80-byte size class)", n)
+	}
+	if n := unsafe.Sizeof(Task[int]{}); n > 240 {
+		t.Errorf("Task[int] is %d bytes, want at most 240 (the 240-byte size class)", n)
+	}
+}
+
+// A future's registrations after its waiter keep their order through
+// removals and growth (FUT-5), in the callbackList behind the pointer.
+func TestFuture_CallbackListOrderThroughRemovals(t *testing.T) {
+	l := NewTestLoop()
+	defer l.Close()
+	f := NewFuture[int](l)
+	var got []int
+	ids := make([]CallbackID, 6)
+	for i := range ids {
+		ids[i] = f.AddDoneCallback(func() { got = append(got, i) })
+	}
+	for _, i := range []int{0, 3, 5} {
+		if n := f.RemoveDoneCallback(ids[i]); n != 1 {
+			t.Fatalf("RemoveDoneCallback(%d) = %d, want 1", i, n)
+		}
+	}
+	if n := f.RemoveDoneCallback(ids[3]); n != 0 {
+		t.Fatalf("second RemoveDoneCallback(3) = %d, want 0", n)
+	}
+	f.AddDoneCallback(func() { got = append(got, 6) })
+	_ = f.SetResult(1)
+	if n := f.RemoveDoneCallback(ids[1]); n != 0 {
+		t.Fatalf("RemoveDoneCallback after SetResult = %d, want 0", n)
+	}
+	l.RunUntilComplete(f)
+	if want := []int{1, 2, 4, 6}; !slices.Equal(got, want) {
+		t.Errorf("callbacks ran %v, want %v", got, want)
 	}
 }

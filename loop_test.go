@@ -556,7 +556,7 @@ func TestTHREAD6_ForeignGoroutineRejectedBeforeAnyChange(t *testing.T) {
 			blocking := func(context.Context) (int, error) { return 0, nil }
 			state := func() string {
 				return fmt.Sprintf("%+v stopping=%v closed=%v fut=%v/%d/%v sleeper=%v/%d lock=%v/%d executor=%v",
-					l.Stats(), l.stopping, l.closed, fut.Done(), len(fut.callbacks), fut.waiter != nil,
+					l.Stats(), l.stopping, l.closed, fut.Done(), len(fut.registered()), fut.waiter != nil,
 					sleeper.Done(), sleeper.Cancelling(), lock.Locked(), lock.waiters.len(), l.executor != nil)
 			}
 			main := startTask(l, "main", func(t *T) error {

@@ -89,13 +89,13 @@ func TestSHIELD4_OuterFirstDropsCallback(t *testing.T) {
 	defer l.Close()
 	inner := NewFuture[int](l)
 	outer := Shield[int](inner)
-	if n := len(inner.core().callbacks); n != 1 {
+	if n := len(inner.core().registered()); n != 1 {
 		t.Fatalf("inner callbacks before = %d", n)
 	}
 	outer.Cancel()
 	l.CallSoon(l.Stop)
 	l.RunForever()
-	if n := len(inner.core().callbacks); n != 0 {
+	if n := len(inner.core().registered()); n != 0 {
 		t.Errorf("inner callbacks after outer cancelled = %d, want 0", n)
 	}
 

@@ -131,10 +131,10 @@ func (t *T) suspendOn(f *futureCore) error {
 		t.stepErr = runtimeErrorf("Task cannot await on itself: %s", t)
 		t.fut.loop.scheduleStep(t)
 	default:
-		if f.waiter == nil && len(f.callbacks) == 0 {
+		if f.waiter == nil && len(f.registered()) == 0 {
 			f.waiter = t
 		} else {
-			f.callbacks = append(f.callbacks, doneCallback{task: t})
+			f.register(doneCallback{task: t})
 		}
 		t.futWaiter = f
 		if t.mustCancel && f.cancel(t.cancelMsg) {
