@@ -140,7 +140,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, executorJobKey{}, waiter))
 	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
-	fut.cancelFn = func(msg string) bool {
+	fut.setCancelFn(nil, func(msg string) bool {
 		if fut.state != statePending {
 			return false
 		}
@@ -153,7 +153,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 		waiter.unblock(nil) // counted again, so that release takes it out once
 		c.release()
 		return fut.cancelPlain(msg)
-	}
+	})
 	l.track(c)
 	job := func() {
 		callContained(ctx, fn, func(v V, err error) {

@@ -109,7 +109,7 @@ func (t *T) cancel(msg string) bool {
 		}
 	}
 	t.mustCancel = true
-	t.cancelMsg = msg
+	t.setCancelMsg(msg)
 	t.startDeferred() // a deferred task ends cancelled at its first step
 	return true
 }
@@ -119,7 +119,8 @@ func (t *T) cancel(msg string) bool {
 // completed outside the loop before the cancellation could stop it, and
 // its outcome was returned instead.
 func (t *T) rearmCancel(msg string) {
-	t.mustCancel, t.cancelMsg = true, msg
+	t.mustCancel = true
+	t.setCancelMsg(msg)
 }
 
 // heldCancel is a cancellation that an operation outside the loop held
@@ -185,7 +186,7 @@ func (t *T) endCancelledUnstarted() bool {
 	}
 	t.mustCancel = false
 	t.started = true
-	t.finishStep(&CancelledError{Msg: t.cancelMsg})
+	t.finishStep(&CancelledError{Msg: t.cancelMessage()})
 	return true
 }
 
@@ -238,8 +239,8 @@ func (f *futureCore) cancel(msg string) bool {
 	if f.task != nil {
 		return f.task.cancel(msg)
 	}
-	if f.cancelFn != nil {
-		return f.cancelFn(msg)
+	if f.extras != nil && f.extras.cancelFn != nil {
+		return f.extras.cancelFn(msg)
 	}
 	return f.cancelPlain(msg)
 }

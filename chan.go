@@ -126,7 +126,7 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 	var held heldCancel
 	// A cancellation only asks the helper to stop; the future stays
 	// pending until it answers, so a value it already took is not lost.
-	fut.cancelFn = func(m string) bool {
+	fut.setCancelFn(nil, func(m string) bool {
 		if fut.state != statePending {
 			return false
 		}
@@ -135,7 +135,7 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 			c.abort(nil)
 		}
 		return true
-	}
+	})
 	l.track(c)
 	go func() {
 		r, done, err := op(c.stop)

@@ -133,7 +133,8 @@ func (l *Loop) registerCross(target *Loop) bool {
 
 // crossCall is one call in flight from loop from to loop to.
 type crossCall[V any] struct {
-	fut      Future[V] // on from
+	fut      Future[V]    // on from
+	extras   futureExtras // fut's, lent (its own cancel)
 	from, to *Loop
 	fn       func(*T) (V, error)
 	ffn      func() (V, error) // CallFuncOn: a callback on to, no task
@@ -373,7 +374,7 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	c.node.target, c.node.call = target, c
 	from.linkCross(&c.node)
 	from.addExternal(1)
-	fut.cancelFn = func(msg string) bool {
+	fut.setCancelFn(&c.extras, func(msg string) bool {
 		if fut.state != statePending {
 			return false
 		}
@@ -381,7 +382,7 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 		c.node.unlink()
 		c.giveUp(msg)
 		return fut.cancelPlain(msg)
-	}
+	})
 	return fut, nil
 }
 

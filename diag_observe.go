@@ -227,7 +227,7 @@ func (stackObserver) taskStarted(t *T) { t.diagState().goroutine = gid.Current()
 type labelObserver struct{ noObserver }
 
 func (labelObserver) taskStarted(t *T) {
-	t.sw.labelled() // the goroutine is not pooled: its labels are t's
+	t.labelled() // the goroutine is not pooled: its labels are t's
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(LabelTask, t.Name())))
 }
 

@@ -46,40 +46,60 @@ type doneCallback struct {
 	awaiter *futureCore
 }
 
-// callbackList holds a future's registrations after its first awaiting
-// task (futureCore.waiter). It sits behind a pointer so that a future
-// stays small (Future[int] in the 80-byte size class, Task[int] in the
-// 240-byte one): most futures never get a registration past the waiter.
-// first is the room for the first one, so that a list of one costs one
-// allocation, as a slice of one did.
-type callbackList struct {
+// futureExtras is what few futures have: registrations after the first
+// awaiting task (futureCore.waiter), and a cancel of their own. It sits
+// behind a pointer so that a future stays small (Future[struct{}] in the
+// 64-byte size class, Future[int] in the 80-byte one): most futures never
+// get a registration past the waiter. first is the room for the first
+// registration, so that a list of one costs no allocation of its own.
+// An object that owns a future with its own cancel can hold the extras
+// and lend them (setCancelFn), saving the allocation.
+type futureExtras struct {
 	items []doneCallback
 	first [1]doneCallback
+	// cancelFn, when set, replaces the plain cancel (gather's outer
+	// future, a cross-loop call, a channel operation...).
+	cancelFn func(msg string) bool
 }
 
 // registered returns f's registrations after the waiter, in order.
 func (f *futureCore) registered() []doneCallback {
-	if f.callbacks == nil {
+	if f.extras == nil {
 		return nil
 	}
-	return f.callbacks.items
+	return f.extras.items
 }
 
 // register appends cb to f's registrations.
 func (f *futureCore) register(cb doneCallback) {
-	if f.callbacks == nil {
-		c := &callbackList{first: [1]doneCallback{cb}}
-		c.items = c.first[:]
-		f.callbacks = c
+	x := f.extras
+	if x == nil {
+		x = &futureExtras{}
+		f.extras = x
+	}
+	if x.items == nil {
+		x.first[0] = cb
+		x.items = x.first[:1]
 		return
 	}
-	f.callbacks.items = append(f.callbacks.items, cb)
+	x.items = append(x.items, cb)
 }
 
 // unregister removes f's registration number i.
 func (f *futureCore) unregister(i int) {
-	items := f.callbacks.items
-	f.callbacks.items = append(items[:i], items[i+1:]...)
+	items := f.extras.items
+	f.extras.items = append(items[:i], items[i+1:]...)
+}
+
+// setCancelFn makes fn f's cancel, in place of the plain one. x, when not
+// nil, is f's extras inside the object that owns f (nothing allocated).
+// f has no extras yet.
+func (f *futureCore) setCancelFn(x *futureExtras, fn func(msg string) bool) {
+	if x == nil {
+		x = &futureExtras{}
+	}
+	x.cancelFn = fn
+	f.extras = x
 }
 
 // futureCore is the untyped state shared by Future[V] and Task[V].
@@ -108,12 +128,10 @@ type futureCore struct {
 	// callbacks was empty, so it is woken before every entry of callbacks
 	// (FUT-5 order). The common case, one task awaiting a future, then
 	// needs no callbacks slice to be allocated.
-	waiter    *T
-	callbacks *callbackList
+	waiter *T
+	extras *futureExtras // registrations past the waiter, a cancel of its own
 	// task is set when this is a task's future: Cancel means Task.cancel.
 	task *T
-	// cancelFn, when set, replaces the plain cancel (gather's outer future).
-	cancelFn func(msg string) bool
 	// unretrieved is the record of an error nobody read (FUT-10), and in
 	// debug mode of where the future was created; see watchUnretrieved.
 	unretrieved *unretrieved
@@ -274,18 +292,26 @@ func (f *futureCore) scheduleCallbacks() {
 		f.waiter = nil
 		f.loop.queueStep(w, f)
 	}
-	if f.callbacks != nil { // inlined up to here: one awaiting task is the common case
+	if f.extras != nil { // inlined up to here: one awaiting task is the common case
 		f.scheduleCallbackList()
 	}
 }
 
 func (f *futureCore) scheduleCallbackList() {
-	cbs := f.callbacks.items
-	f.callbacks = nil
+	x := f.extras
+	cbs := x.items
+	if x.cancelFn == nil {
+		f.extras = nil
+	} else {
+		x.items = nil // the cancel stays: it answers for the done future too
+	}
 	for _, cb := range cbs {
 		if cb.fn != nil || cb.task != nil { // not a bare awaited-by edge
 			f.loop.queueCallback(cb, f)
 		}
+	}
+	if f.extras != nil {
+		x.first = [1]doneCallback{}
 	}
 }
 
@@ -500,8 +526,11 @@ func (l *Loop) reportUnretrievedAtClose() {
 // callback or a task, on one loop. Its methods must be called from the
 // goroutine running the loop.
 type Future[V any] struct {
-	futureCore
+	// value comes first: a zero-size V (struct{}) last would be padded
+	// (Go keeps a pointer to a final zero-size field inside the object),
+	// putting Future[struct{}] in the 80-byte size class, not 64.
 	value V
+	futureCore
 }
 
 // NewFuture returns a pending future on owner's loop (asyncio's

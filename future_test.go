@@ -507,7 +507,7 @@ func TestFUT_StringByState(t *testing.T) {
 // Future[int], every task a Task[V]. A field added to futureCore or T
 // that pushes them into the next size class costs every future or task
 // 16 bytes and the collector's work on them; move a rarely used field
-// behind a pointer (as callbackList) instead.
+// behind a pointer (as futureExtras, or T.cancelMsg) instead.
 func TestFutureAndTaskSizeClasses(t *testing.T) {
 	if n := unsafe.Sizeof(Future[int]{}); n > 80 {
 		t.Errorf("Future[int] is %d bytes, want at most 80 (the 80-byte size class)", n)
@@ -515,10 +515,52 @@ func TestFutureAndTaskSizeClasses(t *testing.T) {
 	if n := unsafe.Sizeof(Task[int]{}); n > 240 {
 		t.Errorf("Task[int] is %d bytes, want at most 240 (the 240-byte size class)", n)
 	}
+	// A future or task of no value (W10's parked tasks, Sleep, events)
+	// is a size class smaller.
+	if n := unsafe.Sizeof(Future[struct{}]{}); n > 64 {
+		t.Errorf("Future[struct{}] is %d bytes, want at most 64 (the 64-byte size class)", n)
+	}
+	if n := unsafe.Sizeof(Task[struct{}]{}); n > 224 {
+		t.Errorf("Task[struct{}] is %d bytes, want at most 224 (the 224-byte size class)", n)
+	}
+}
+
+// A cancellation's message (held behind a pointer): a parked task's
+// first request goes to the future it awaits, whose message the task
+// ends with; a task not started yet keeps the last request's message,
+// none included. The figures are CPython 3.13's.
+func TestTask_CancelMessages(t *testing.T) {
+	l := NewTestLoop()
+	defer l.Close()
+	var got []string
+	for i, msgs := range [][]string{{"first", ""}, {"", "second"}, {"a", "b"}, {"first", ""}, {"", "second"}} {
+		tk := CreateTask(l, func(t *T) (int, error) {
+			return 0, Sleep(t, time.Hour)
+		})
+		if i < 3 { // parked in its Sleep
+			l.RunUntilComplete(CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, 0) }))
+		}
+		for _, m := range msgs {
+			if m == "" {
+				tk.Cancel()
+			} else {
+				tk.Cancel(m)
+			}
+		}
+		err := l.RunUntilComplete(tk)
+		var ce *CancelledError
+		if !errors.As(err, &ce) {
+			t.Fatalf("err = %v, want a *CancelledError", err)
+		}
+		got = append(got, ce.Msg)
+	}
+	if want := []string{"first", "", "a", "", "second"}; !slices.Equal(got, want) {
+		t.Errorf("messages %q, want %q", got, want)
+	}
 }
 
 // A future's registrations after its waiter keep their order through
-// removals and growth (FUT-5), in the callbackList behind the pointer.
+// removals and growth (FUT-5), in the futureExtras behind the pointer.
 func TestFuture_CallbackListOrderThroughRemovals(t *testing.T) {
 	l := NewTestLoop()
 	defer l.Close()

@@ -136,7 +136,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 	cancelRequested := false
 	// _GatheringFuture.cancel (GATHER-5), also reached when the task
 	// awaiting outer is cancelled (GATHER-6).
-	outer.cancelFn = func(msg string) bool {
+	outer.setCancelFn(nil, func(msg string) bool {
 		// (A task that awaits a gather holding itself comes back to its
 		// own cancel from here: T.cancel stops that cycle, see inCancel.)
 		if outer.Done() {
@@ -152,7 +152,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 			cancelRequested = true
 		}
 		return ret
-	}
+	})
 	nFinished := 0
 
 	onChildDone := func(c Awaitable) {
@@ -225,7 +225,7 @@ func lastChildCancelledError(c Awaitable) error {
 		return c.Err()
 	}
 	if t := taskOf(c); t != nil {
-		return &CancelledError{Msg: t.cancelMsg}
+		return &CancelledError{Msg: t.cancelMessage()}
 	}
 	return &CancelledError{Msg: c.core().cancelMessage()}
 }

@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"iter"
 	"math"
 	"runtime/trace"
 	"sync"
@@ -126,7 +127,9 @@ type Loop struct {
 
 	handleSlab *[handleSlabSize]Handle // Handles for CallSoon; see newHandle
 	handleLeft int                     // how many of handleSlab are unused
-	workers    []*worker               // parked task goroutines (switch.go)
+	workers    []pooledWorker          // parked task goroutines (switch.go)
+	workerBody iter.Seq[struct{}]      // what every task goroutine runs (switch.go)
+	hosting    *T                      // the task a starting or pooled goroutine is to run (switch.go)
 	lockKey    uint64                  // the driver's thread lock, for task goroutines ("Locked threads", switch.go)
 	lockProbed uint64                  // the driver goroutine lockKey was read from
 	workerKeys []uint64                // every lockKey task goroutines were started under

@@ -32,7 +32,7 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 	}
 	if t.mustCancel && !outcomeOutlivesCancel(from) {
 		if !IsCancelled(err) {
-			err = &CancelledError{Msg: t.cancelMsg}
+			err = &CancelledError{Msg: t.cancelMessage()}
 		}
 		t.mustCancel = false
 	}
@@ -137,7 +137,7 @@ func (t *T) suspendOn(f *futureCore) error {
 			f.register(doneCallback{task: t})
 		}
 		t.futWaiter = f
-		if t.mustCancel && f.cancel(t.cancelMsg) {
+		if t.mustCancel && f.cancel(t.cancelMessage()) {
 			t.mustCancel = false
 		}
 	}
@@ -213,7 +213,7 @@ func (t *T) park() error {
 			// may still use the loop, as the running task.
 			l.current = t
 			l.takeLoop(gid.Token())
-			if t.sw.locked() {
+			if t.locked() {
 				// A Goexit would end the goroutine calling Close too (see
 				// "Locked threads" in switch.go); main recovers this.
 				panic(lockedUnwind{})
@@ -267,7 +267,7 @@ func (t *T) finishStep(err error) {
 	case err == nil && t.mustCancel:
 		// Cancelled while running, returned without awaiting (CANCEL-2).
 		t.mustCancel = false
-		f.cancelPlain(t.cancelMsg)
+		f.cancelPlain(t.cancelMessage())
 	case err == nil:
 		f.finish(nil)
 	case IsCancelled(err):

@@ -2,7 +2,6 @@ package asyncio
 
 import (
 	"iter"
-	"slices"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
 )
@@ -26,20 +25,21 @@ import (
 // instead of being pooled, so no task inherits another's label. Labels a
 // task's own code sets on its goroutine stay on it for the next task that
 // goroutine hosts.
-type taskSwitch struct{ w *worker }
+//
+// Nothing is allocated per goroutine beyond what iter.Pull allocates: the
+// two functions that switch to and from it live in the task it runs (and,
+// while it is pooled, in the pool's slot), and every goroutine of a loop
+// runs the loop's one workerBody.
+type taskSwitch struct {
+	next  func() (struct{}, bool) // resumes the task's goroutine
+	yield func(struct{}) bool     // gives control back (on that goroutine)
+}
 
-// worker is a task goroutine: an iter.Pull coroutine running one task's
-// function after another.
-type worker struct {
-	next     func() (struct{}, bool)
-	stop     func()
-	yield    func(struct{}) bool
-	task     *T   // the task it runs now
-	labelled bool // the loop set its pprof labels: do not pool it
-	// lockKey is the loop's lockKey when the goroutine was started: only
-	// a goroutine in the same thread-lock state may resume or stop it
-	// (see "Locked threads" below).
-	lockKey uint64
+// pooledWorker is a parked task goroutine in its loop's pool.
+type pooledWorker struct {
+	next  func() (struct{}, bool)
+	yield func(struct{}) bool
+	key   uint32 // its lock key's index in Loop.workerKeys
 }
 
 // # Locked threads
@@ -76,59 +76,77 @@ const maxPooledWorkers = 256
 // creator; t's first resume runs t's function on a pooled goroutine, or on
 // a new one.
 func (t *T) resume() {
-	w := t.sw.w
-	if w == nil {
+	if t.sw.next == nil {
 		l := t.fut.loop
-		if n := len(l.workers); n > 0 && l.workers[n-1].lockKey == l.lockKey {
-			w = l.workers[n-1]
-			l.workers[n-1] = nil
+		key := l.workerKeyIndex()
+		if n := len(l.workers); n > 0 && l.workers[n-1].key == key {
+			w := l.workers[n-1]
+			l.workers[n-1] = pooledWorker{}
 			l.workers = l.workers[:n-1]
+			t.sw = taskSwitch{next: w.next, yield: w.yield}
 		} else {
-			w = newWorker(l.lockKey)
-			if len(l.workerKeys) == 0 || l.workerKeys[len(l.workerKeys)-1] != l.lockKey {
-				l.noteWorkerKey()
+			if l.workerBody == nil {
+				l.workerBody = l.newWorkerBody()
 			}
+			t.sw.next, _ = iter.Pull(l.workerBody)
 		}
-		w.task, t.sw.w = t, w
+		t.swKey = key
+		l.hosting = t
 	}
-	w.next()
+	t.sw.next()
 }
 
-// newWorker starts a task goroutine (parked until its first next).
-func newWorker(lockKey uint64) *worker {
-	w := &worker{lockKey: lockKey}
-	w.next, w.stop = iter.Pull(func(yield func(struct{}) bool) {
-		w.yield = yield
+// newWorkerBody returns the function every task goroutine of l runs (one
+// per loop, so starting a goroutine allocates nothing of the loop's): it
+// runs the task resume handed it (Loop.hosting), then, parked in the pool,
+// the next one, until resumed with none (Close) or it cannot be pooled.
+func (l *Loop) newWorkerBody() iter.Seq[struct{}] {
+	return func(yield func(struct{}) bool) {
 		for {
-			t := w.task
+			t := l.hosting
+			l.hosting = nil
+			if t == nil {
+				return // released (releaseWorkers)
+			}
+			t.sw.yield = yield
 			t.main()
 			// t is done. Park in the pool, to be resumed with the next
-			// task, unless the pool is full or the labels are t's; stop
-			// (Close) ends the goroutine.
-			w.task = nil
-			l := t.fut.loop
-			if w.labelled || l.closed || t.killed || len(l.workers) >= maxPooledWorkers {
+			// task, unless the pool is full or the labels are t's.
+			if t.swLabelled || l.closed || t.killed || len(l.workers) >= maxPooledWorkers {
 				return
 			}
-			l.workers = append(l.workers, w)
-			if !yield(struct{}{}) {
-				return
-			}
+			l.workers = append(l.workers, pooledWorker{next: t.sw.next, yield: yield, key: t.swKey})
+			yield(struct{}{})
 		}
-	})
-	return w
+	}
 }
 
-// releaseWorkers ends the pooled goroutines (Close). The unlocked ones
-// are stopped from a goroutine of their own, since the caller may be
-// locked to its thread; a locked one only from its own locked driver.
+// workerKeyIndex is the index in l.workerKeys of the current lockKey,
+// recorded there at its first use.
+func (l *Loop) workerKeyIndex() uint32 {
+	for i, k := range l.workerKeys {
+		if k == l.lockKey {
+			return uint32(i)
+		}
+	}
+	l.workerKeys = append(l.workerKeys, l.lockKey)
+	return uint32(len(l.workerKeys) - 1)
+}
+
+// lockKeyOf is the lock key a task goroutine was started under.
+func (l *Loop) lockKeyOf(t *T) uint64 { return l.workerKeys[t.swKey] }
+
+// releaseWorkers ends the pooled goroutines (Close): each is resumed with
+// no task to host. The unlocked ones are ended from a goroutine of their
+// own, since the caller may be locked to its thread; a locked one only
+// from its own locked driver.
 func (l *Loop) releaseWorkers() {
-	var unlocked []*worker
+	var unlocked []pooledWorker
 	for _, w := range l.workers {
-		if w.lockKey == 0 {
+		if key := l.workerKeys[w.key]; key == 0 {
 			unlocked = append(unlocked, w)
-		} else if callerHoldsLock(w.lockKey) {
-			w.stop()
+		} else if callerHoldsLock(key) {
+			w.next()
 		}
 	}
 	l.workers = nil
@@ -137,7 +155,7 @@ func (l *Loop) releaseWorkers() {
 		go func() {
 			defer close(done)
 			for _, w := range unlocked {
-				w.stop()
+				w.next()
 			}
 		}()
 		<-done
@@ -149,8 +167,8 @@ func (l *Loop) releaseWorkers() {
 func (l *Loop) releaseLockedWorkers(key uint64) {
 	kept := l.workers[:0]
 	for _, w := range l.workers {
-		if w.lockKey == key {
-			w.stop()
+		if l.workerKeys[w.key] == key {
+			w.next()
 		} else {
 			kept = append(kept, w)
 		}
@@ -172,14 +190,6 @@ func lockKeyOfCaller() uint64 {
 	return 0
 }
 
-// noteWorkerKey records that a task goroutine was started under the
-// current lockKey.
-func (l *Loop) noteWorkerKey() {
-	if !slices.Contains(l.workerKeys, l.lockKey) {
-		l.workerKeys = append(l.workerKeys, l.lockKey)
-	}
-}
-
 // mixedLockKeys reports whether a task goroutine may have been started
 // under another lock key than key: only then can a pending task be one Go
 // cannot resume (RunForever scans the tasks).
@@ -191,8 +201,8 @@ func (l *Loop) mixedLockKeys(key uint64) bool {
 // key, and that key; nil if there is none.
 func (l *Loop) unresumable(key uint64) (*T, uint64) {
 	for _, t := range l.tasks {
-		if w := t.sw.w; w != nil && w.lockKey != key && !t.fut.done() {
-			return t, w.lockKey
+		if t.sw.next != nil && l.lockKeyOf(t) != key && !t.fut.done() {
+			return t, l.lockKeyOf(t)
 		}
 	}
 	return nil, 0
@@ -202,22 +212,23 @@ func (l *Loop) unresumable(key uint64) (*T, uint64) {
 // (see kill); T.main recovers it.
 type lockedUnwind struct{}
 
-// labelled records that the loop set t's goroutine's pprof labels.
-func (s *taskSwitch) labelled() { s.w.labelled = true }
+// labelled records that the loop set t's goroutine's pprof labels: the
+// goroutine exits with t instead of being pooled.
+func (t *T) labelled() { t.swLabelled = true }
 
 // suspend gives control back to the goroutine that resumed t and waits to
 // be resumed. It returns false when t is being killed (Close).
 func (t *T) suspend() bool {
-	return t.sw.w.yield(struct{}{}) && !t.killed
+	return t.sw.yield(struct{}{}) && !t.killed
 }
 
 // kill unwinds the goroutine of a task still pending when its loop is
 // closed: its deferred calls run, then the goroutine exits. The task ends
 // with runtime.Goexit (see park), which iter.Pull propagates to whoever
-// calls stop, so stop runs on a goroutine of its own that may exit that
-// way instead of the caller of Close.
+// resumed it, so it is resumed from a goroutine of its own that may exit
+// that way instead of the caller of Close.
 func (t *T) kill() {
-	if key := t.sw.w.lockKey; key != 0 {
+	if key := t.fut.loop.lockKeyOf(t); key != 0 {
 		if !callerHoldsLock(key) {
 			l := t.fut.loop
 			l.CallExceptionHandler(ExceptionContext{
@@ -228,21 +239,21 @@ func (t *T) kill() {
 			return
 		}
 		t.killed = true
-		t.sw.w.stop() // park panics with lockedUnwind, main recovers it
+		t.sw.next() // park panics with lockedUnwind, main recovers it
 		return
 	}
 	t.killed = true
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t.sw.w.stop()
+		t.sw.next()
 	}()
 	<-done
 }
 
 // locked reports whether the task's goroutine was started by a goroutine
 // locked to its thread.
-func (s *taskSwitch) locked() bool { return s.w.lockKey != 0 }
+func (t *T) locked() bool { return t.fut.loop.lockKeyOf(t) != 0 }
 
 // created reports whether the task's goroutine was ever started.
-func (s *taskSwitch) created() bool { return s.w != nil }
+func (s *taskSwitch) created() bool { return s.next != nil }

@@ -50,6 +50,9 @@ type T struct {
 	// cycle of tasks awaiting each other comes back to t, which must
 	// not recurse without end (a stack overflow kills the process).
 	inCancel bool
+	// swLabelled: the loop set the pprof labels of t's goroutine, which
+	// therefore exits with t instead of being pooled (switch.go).
+	swLabelled bool
 	// The two counters are int32 and sit beside the bools to keep T small:
 	// a Task[V] with a V of at most a word fits the 240-byte size class.
 	numCancelRequested int32
@@ -57,8 +60,13 @@ type T struct {
 	// nameSeq, when not 0, is the N of the default name "Task-N", which
 	// Name formats on first use: most tasks are never asked their name,
 	// and this field fits in padding while the string costs an allocation.
-	nameSeq   uint32
-	cancelMsg string
+	nameSeq uint32
+	// swKey is the index in Loop.workerKeys of the lock key t's
+	// goroutine was started under (switch.go).
+	swKey uint32
+	// cancelMsg is the message of the pending cancellation; nil for none
+	// or "" (most cancellations have none: a string would cost T 8 bytes).
+	cancelMsg *string
 	futWaiter *futureCore
 	// stepErr is what the step being resumed throws in (beginStep sets
 	// it, park takes it); while the task runs it is nil, or the
@@ -380,3 +388,20 @@ func CurrentTask(owner LoopOwner) *T { return loopOf(owner, "CurrentTask").curre
 // AllTasks returns the tasks of owner's loop that are not done, including ones not
 // started yet (asyncio.all_tasks). The order is unspecified.
 func AllTasks(owner LoopOwner) []*T { return append([]*T(nil), loopOf(owner, "AllTasks").tasks...) }
+
+// cancelMessage is the message of t's pending cancellation request.
+func (t *T) cancelMessage() string {
+	if t.cancelMsg == nil {
+		return ""
+	}
+	return *t.cancelMsg
+}
+
+// setCancelMsg records the message of a cancellation request.
+func (t *T) setCancelMsg(msg string) {
+	if msg == "" {
+		t.cancelMsg = nil
+		return
+	}
+	t.cancelMsg = &msg
+}
