@@ -363,9 +363,10 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	fut := &c.fut
 	fut.loop = from
 	fut.kind = kindCrossCall
-	fut.outside = true // an outcome back on from outlives a late cancel (cancel.go)
+	fut.outside = true     // an outcome back on from outlives a late cancel (cancel.go)
+	fut.extras = &c.extras // lent: its own cancel, below
 	if from.debug {
-		fut.unretrieved = newUnretrieved(1)
+		c.extras.unretrieved = newUnretrieved(1)
 	}
 	c.startH.fn = c.start
 	if err := target.pushThreadsafe(&c.startH); err != nil {

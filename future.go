@@ -60,6 +60,25 @@ type futureExtras struct {
 	// cancelFn, when set, replaces the plain cancel (gather's outer
 	// future, a cross-loop call, a channel operation...).
 	cancelFn func(msg string) bool
+	// unretrieved is the record of an error nobody read (FUT-10), and in
+	// debug mode of where the future was created; see watchUnretrieved.
+	unretrieved *unretrieved
+}
+
+// extrasForWrite returns f's extras, allocated if f has none.
+func (f *futureCore) extrasForWrite() *futureExtras {
+	if f.extras == nil {
+		f.extras = &futureExtras{}
+	}
+	return f.extras
+}
+
+// unretrievedRec is f's unretrieved record, nil if none.
+func (f *futureCore) unretrievedRec() *unretrieved {
+	if f.extras == nil {
+		return nil
+	}
+	return f.extras.unretrieved
 }
 
 // registered returns f's registrations after the waiter, in order.
@@ -92,14 +111,13 @@ func (f *futureCore) unregister(i int) {
 }
 
 // setCancelFn makes fn f's cancel, in place of the plain one. x, when not
-// nil, is f's extras inside the object that owns f (nothing allocated).
-// f has no extras yet.
+// nil, is room for f's extras inside the object that owns f (nothing
+// allocated), used if f has none yet.
 func (f *futureCore) setCancelFn(x *futureExtras, fn func(msg string) bool) {
-	if x == nil {
-		x = &futureExtras{}
+	if f.extras == nil && x != nil {
+		f.extras = x
 	}
-	x.cancelFn = fn
-	f.extras = x
+	f.extrasForWrite().cancelFn = fn
 }
 
 // futureCore is the untyped state shared by Future[V] and Task[V].
@@ -129,12 +147,11 @@ type futureCore struct {
 	// (FUT-5 order). The common case, one task awaiting a future, then
 	// needs no callbacks slice to be allocated.
 	waiter *T
-	extras *futureExtras // registrations past the waiter, a cancel of its own
+	// extras: registrations past the waiter, a cancel of its own, the
+	// record of an unread error (futureExtras).
+	extras *futureExtras
 	// task is set when this is a task's future: Cancel means Task.cancel.
 	task *T
-	// unretrieved is the record of an error nobody read (FUT-10), and in
-	// debug mode of where the future was created; see watchUnretrieved.
-	unretrieved *unretrieved
 }
 
 // Awaitable is the untyped view of anything a task can await: *Future[V],
@@ -300,10 +317,12 @@ func (f *futureCore) scheduleCallbacks() {
 func (f *futureCore) scheduleCallbackList() {
 	x := f.extras
 	cbs := x.items
-	if x.cancelFn == nil {
+	if x.cancelFn == nil && x.unretrieved == nil {
 		f.extras = nil
 	} else {
-		x.items = nil // the cancel stays: it answers for the done future too
+		// The cancel answers for the done future too, and the record
+		// waits for the error to be read.
+		x.items = nil
 	}
 	for _, cb := range cbs {
 		if cb.fn != nil || cb.task != nil { // not a bare awaited-by edge
@@ -435,10 +454,11 @@ func (r *unretrieved) context() ExceptionContext {
 
 // watchUnretrieved lists f's error as not retrieved yet (FUT-10).
 func (f *futureCore) watchUnretrieved(err error) {
-	r := f.unretrieved
+	x := f.extrasForWrite()
+	r := x.unretrieved
 	if r == nil {
 		r = &unretrieved{}
-		f.unretrieved = r
+		x.unretrieved = r
 	}
 	r.loop, r.err = f.loop, err
 	r.message = "Future exception was never retrieved"
@@ -456,14 +476,14 @@ func (f *futureCore) watchUnretrieved(err error) {
 
 // markRetrieved withdraws the "exception was never retrieved" report.
 func (f *futureCore) markRetrieved() {
-	if f.unretrieved != nil { // inlined: most futures have no record
+	if f.extras != nil && f.extras.unretrieved != nil { // inlined: most futures have no record
 		f.claimUnretrieved()
 	}
 }
 
 func (f *futureCore) claimUnretrieved() {
-	if r := f.unretrieved; r.index >= 0 {
-		f.unretrieved = nil
+	if r := f.extras.unretrieved; r.index >= 0 {
+		f.extras.unretrieved = nil
 		r.claimed.Store(true)
 		r.cleanup.Stop()
 		f.loop.unlistUnretrieved(r)
@@ -541,7 +561,7 @@ func NewFuture[V any](owner LoopOwner) *Future[V] {
 	l.checkClosed()
 	f := &Future[V]{futureCore: futureCore{loop: l}}
 	if l.debug {
-		f.unretrieved = newUnretrieved(1)
+		f.extrasForWrite().unretrieved = newUnretrieved(1)
 	}
 	return f
 }

@@ -102,9 +102,9 @@ func TestFUT4_CancelReturnsFalseWhenDoneAndClearsUnretrieved(t *testing.T) {
 	runOne(t, l)
 	g := NewFuture[int](l)
 	g.SetException(errors.New("unread"))
-	r.log("watching before: %v", g.unretrieved != nil)
+	r.log("watching before: %v", g.unretrievedRec() != nil)
 	r.log("cancel failed: %v", g.Cancel())
-	r.log("watching after: %v", g.unretrieved != nil)
+	r.log("watching after: %v", g.unretrievedRec() != nil)
 	_, err := f.Result()
 	r.log("msg: %v", err)
 	checkEvents(t, []string{"cancel: true", "again: false", "callback: done=true cancelled=true",
@@ -355,7 +355,7 @@ func TestFUT10_ReportedOnceWhetherGCOrClose(t *testing.T) {
 	r.log("after GC: %d listed", len(l.unretrieved))
 	queued := NewFuture[int](l)
 	queued.SetException(errors.New("queued"))
-	reportUnretrieved(queued.unretrieved) // as the cleanup does; the loop never runs it
+	reportUnretrieved(queued.unretrievedRec()) // as the cleanup does; the loop never runs it
 	mustClose(t, l)
 	checkEvents(t, []string{"handler: Future exception was never retrieved", "after GC: 0 listed",
 		"handler: Future exception was never retrieved"}, &r)
@@ -418,7 +418,7 @@ func TestFUT10_RetrievedFailureNotReported(t *testing.T) {
 			f := NewFuture[int](l)
 			f.SetException(fmt.Errorf("failure %d", i))
 			get(f)
-			r.log("%d watched=%v", i, f.unretrieved != nil)
+			r.log("%d watched=%v", i, f.unretrievedRec() != nil)
 		}()
 	}
 	func() {
@@ -444,9 +444,9 @@ func TestEXC3_RetrievalClearsNeverRetrieved(t *testing.T) {
 	//asynciovet:ignore droppedcancel test scaffolding: waits for a helper task or value the test checks itself
 	awaiter := CreateTask(l, func(t *T) (int, error) { awaited.Await(t); return 0, nil })
 	l.RunUntilComplete(awaiter)
-	r.log("awaited watched=%v", awaited.f.unretrieved != nil)
-	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.f.unretrieved != nil)
-	r.log("unread watched=%v", unread.f.unretrieved != nil)
+	r.log("awaited watched=%v", awaited.f.unretrievedRec() != nil)
+	r.log("cancel done task: %v watched=%v", cancelled.Cancel(), cancelled.f.unretrievedRec() != nil)
+	r.log("unread watched=%v", unread.f.unretrievedRec() != nil)
 	unread.Err()
 	runtime.KeepAlive(unread)
 	checkEvents(t, []string{"awaited watched=false", "cancel done task: false watched=false", "unread watched=true"}, &r)
@@ -509,19 +509,19 @@ func TestFUT_StringByState(t *testing.T) {
 // 16 bytes and the collector's work on them; move a rarely used field
 // behind a pointer (as futureExtras, or T.cancelMsg) instead.
 func TestFutureAndTaskSizeClasses(t *testing.T) {
-	if n := unsafe.Sizeof(Future[int]{}); n > 80 {
-		t.Errorf("Future[int] is %d bytes, want at most 80 (the 80-byte size class)", n)
-	}
-	if n := unsafe.Sizeof(Task[int]{}); n > 240 {
-		t.Errorf("Task[int] is %d bytes, want at most 240 (the 240-byte size class)", n)
-	}
-	// A future or task of no value (W10's parked tasks, Sleep, events)
-	// is a size class smaller.
-	if n := unsafe.Sizeof(Future[struct{}]{}); n > 64 {
-		t.Errorf("Future[struct{}] is %d bytes, want at most 64 (the 64-byte size class)", n)
-	}
-	if n := unsafe.Sizeof(Task[struct{}]{}); n > 224 {
-		t.Errorf("Task[struct{}] is %d bytes, want at most 224 (the 224-byte size class)", n)
+	for _, c := range []struct {
+		what       string
+		size, want uintptr
+	}{
+		{"Future[int]", unsafe.Sizeof(Future[int]{}), 64},
+		{"Task[int]", unsafe.Sizeof(Task[int]{}), 224},
+		// No value (W10's parked tasks, Sleep, events): the same classes.
+		{"Future[struct{}]", unsafe.Sizeof(Future[struct{}]{}), 64},
+		{"Task[struct{}]", unsafe.Sizeof(Task[struct{}]{}), 224},
+	} {
+		if c.size > c.want {
+			t.Errorf("%s is %d bytes, want at most %d (the %d-byte size class)", c.what, c.size, c.want, c.want)
+		}
 	}
 }
 

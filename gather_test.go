@@ -62,7 +62,7 @@ func TestGATHER3_FirstErrorAndCancelledChild(t *testing.T) {
 		r.log("gather: %v", err)
 		//asynciovet:ignore droppedcancel the test sleeps to be cancelled or to let time pass; the outcome is checked elsewhere
 		Sleep(tk, 5*time.Second)
-		r.log("slow cancelled=%v bad2 unretrieved=%v", slow.Cancelled(), bad2.core().unretrieved != nil)
+		r.log("slow cancelled=%v bad2 unretrieved=%v", slow.Cancelled(), bad2.core().unretrievedRec() != nil)
 
 		f := NewFuture[int](tk)
 		other := NewFuture[int](tk)

@@ -963,7 +963,7 @@ func (l *Loop) Close() error {
 	pending := append([]*T(nil), l.tasks...)
 	for _, t := range pending {
 		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
-			CreatedAt: t.fut.unretrieved.createdAt()})
+			CreatedAt: t.fut.unretrievedRec().createdAt()})
 		if t.started && !t.fut.done() {
 			t.kill()
 		}

@@ -103,12 +103,12 @@ func TestSHIELD4_OuterFirstDropsCallback(t *testing.T) {
 	outer2 := Shield[int](inner2)
 	inner2.SetException(errBoom)
 	outer2.Cancel() // same iteration: the copying callback is already queued
-	if inner2.core().unretrieved == nil {
+	if inner2.core().unretrievedRec() == nil {
 		t.Fatal("precondition: inner2's error is unretrieved")
 	}
 	l.CallSoon(l.Stop)
 	l.RunForever()
-	if inner2.core().unretrieved != nil {
+	if inner2.core().unretrievedRec() != nil {
 		t.Error("inner2's error not marked retrieved")
 	}
 }

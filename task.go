@@ -180,7 +180,7 @@ func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, 
 		}
 	}
 	if l.debug {
-		tk.f.unretrieved = newUnretrieved(1)
+		tk.f.extrasForWrite().unretrieved = newUnretrieved(1)
 	}
 	if l.obs != nil {
 		l.obs.taskCreated(&tk.t)
