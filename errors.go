@@ -50,8 +50,10 @@ var (
 type CancelledError struct {
 	Msg string
 	// Cause, when set, is why: the cause of the context whose end
-	// cancelled the task (RunWith with WithContext, RunContext). Unwrap
-	// returns it, so errors.Is(err, context.Canceled) holds then.
+	// cancelled the task (RunWith with WithContext, RunContext), so that
+	// errors.Is(err, context.Canceled) holds then; or, from Retry, the
+	// error of the attempt that swallowed the cancellation. Unwrap
+	// returns it.
 	Cause error
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -140,7 +141,11 @@ func (p *RetryPolicy) backoffCap(n int) time.Duration {
 //
 //   - an error for which Retryable is false is returned as it is, at once;
 //   - a cancellation — fn returning one, or t cancelled during a backoff —
-//     is never retried: it is returned at once;
+//     is never retried: it is returned at once. So is an attempt that
+//     failed after t was asked to cancel while it ran, even if fn caught
+//     the CancelledError and returned another error: Retry returns a
+//     *CancelledError whose Cause is that error, since retrying would
+//     lose the request (the cancellation is delivered only once);
 //   - when MaxAttempts is reached, or the next attempt would start at or
 //     after MaxElapsed or the deadline of a Timeout enclosing the call
 //     (see Deadline), Retry returns a *RetryError wrapping the last error
@@ -168,12 +173,18 @@ func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, 
 	var zero V
 	a := Attempt{N: 1}
 	for {
+		requests := t.Cancelling()
 		v, err := fn(t, a)
 		if err == nil {
 			return v, nil
 		}
 		if IsCancelled(err) || (p.Retryable != nil && !p.Retryable(err)) {
 			return zero, err
+		}
+		if t.Cancelling() > requests {
+			// fn swallowed a cancellation (or was asked to cancel just as
+			// it failed): stop, as for a cancellation.
+			return zero, &CancelledError{Msg: "Retry: the task was cancelled during attempt " + strconv.Itoa(a.N), Cause: err}
 		}
 		if p.MaxAttempts > 0 && a.N >= p.MaxAttempts {
 			return zero, &RetryError{Attempts: a.N, Last: err, Reason: "max attempts"}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,6 +109,50 @@ func TestRetry_CancellationNeverRetried(t *testing.T) {
 		"0s returned: asyncio: cancelled: inner n=1",
 		"0s attempt 1",
 		"150ms backoff: asyncio: cancelled: stop",
+	}, r)
+}
+
+// An attempt that catches the CancelledError of a request made while it
+// ran and fails with another error is not retried: the request would be
+// lost (it is delivered once). Retry returns a cancellation whose Cause is
+// the attempt's error; a request withdrawn by the attempt (Uncancel)
+// does not stop the retries.
+func TestRetry_SwallowedCancellationStopsRetries(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		pol := RetryPolicy{MaxAttempts: 5, Initial: 100 * ms, Rand: constRand(0.5)}
+		tk.Loop().CallLater(10*ms, func() { tk.Cancel("stop") })
+		_, err := Retry(tk, pol, func(tk *T, a Attempt) (int, error) {
+			r.log("attempt %d", a.N)
+			if err := Sleep(tk, time.Second); err != nil {
+				return 0, errors.New("wrapped badly: " + err.Error()) // the cancellation dropped
+			}
+			return 0, errFlaky
+		})
+		r.log("returned: %v cancelled=%v cause-kept=%v", err, IsCancelled(err), strings.Contains(errors.Unwrap(err).Error(), "wrapped badly"))
+		tk.Uncancel()
+		tk.Loop().CallLater(10*ms, func() { tk.Cancel("withdrawn") })
+		_, err = Retry(tk, pol, func(tk *T, a Attempt) (int, error) {
+			r.log("attempt %d", a.N)
+			if a.N == 1 {
+				if err := Sleep(tk, time.Second); err != nil {
+					tk.Uncancel() // the attempt withdraws the request
+					return 0, errFlaky
+				}
+			}
+			return a.N, nil
+		})
+		r.log("second: %v", err)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s attempt 1",
+		"10ms returned: asyncio: cancelled: Retry: the task was cancelled during attempt 1 cancelled=true cause-kept=true",
+		"10ms attempt 1",
+		"70ms attempt 2",
+		"70ms second: <nil>",
 	}, r)
 }
 

@@ -127,7 +127,7 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (name string, timeout 
 	}
 	if v := r.URL.Query().Get("max"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n == 0 {
+		if err != nil || n == 0 || n < -1 {
 			http.Error(w, fmt.Sprintf("bad max %q: want a positive number of tasks, or -1 for all", v), http.StatusBadRequest)
 			return "", 0, opts, false
 		}
@@ -155,8 +155,11 @@ func requestTimeout(v string) (time.Duration, error) {
 	return min(d, MaxTimeout), nil
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)

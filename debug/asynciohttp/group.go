@@ -16,6 +16,9 @@ import (
 // did not answer or is closed. ?loop=i serves loop i alone, as Handler does.
 // Each loop's part is taken on that loop, in parallel; a loop that does
 // not answer within the timeout is shown blocked, the others still are.
+// When no loop answered (every one blocked, busy, not running or closed),
+// the page is still written, with status 503, as Handler answers for a
+// loop that does not.
 //
 //	mux.Handle("/debug/asyncio/", asynciohttp.GroupHandler(group))
 //
@@ -50,17 +53,26 @@ func (h *groupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := h.group.SnapshotThreadsafe(timeout, opts)
+	status := http.StatusServiceUnavailable
+	for _, ls := range s.Loops {
+		if !ls.Blocked && !ls.Closed {
+			status = http.StatusOK
+			break
+		}
+	}
 	switch name {
 	case "pstree":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
 		_ = s.WriteTree(w)
 	case "ps":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
 		_ = s.WritePS(w)
 	case "json":
-		writeJSON(w, s)
+		writeJSONStatus(w, status, s)
 	case "stats":
-		writeJSON(w, groupStats(s))
+		writeJSONStatus(w, status, groupStats(s))
 	}
 }
 

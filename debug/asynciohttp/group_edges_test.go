@@ -25,11 +25,13 @@ func TestGroupHandlerEdge_StatsMarkBlockedAndClosedLoops(t *testing.T) {
 		Blocked bool               `json:"blocked"`
 		Stats   *asyncio.LoopStats `json:"stats"`
 	}
+	// No loop answers: the page is there all the same, with status 503
+	// (as Handler's for a loop that does not answer).
 	get := func(path string) []entry {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		var es []entry
-		if err := json.Unmarshal(rec.Body.Bytes(), &es); rec.Code != http.StatusOK || err != nil || len(es) != 2 {
+		if err := json.Unmarshal(rec.Body.Bytes(), &es); rec.Code != http.StatusServiceUnavailable || err != nil || len(es) != 2 {
 			t.Fatalf("%s: %d %v\n%s", path, rec.Code, err, rec.Body.String())
 		}
 		return es
@@ -51,7 +53,7 @@ func TestGroupHandlerEdge_StatsMarkBlockedAndClosedLoops(t *testing.T) {
 	// And the table: the closed loops are marked, not an empty table.
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/asyncio/ps", nil))
-	if body := rec.Body.String(); strings.Count(body, "): closed ==\n(loop closed: no tasks)\n") != 2 {
+	if body := rec.Body.String(); rec.Code != http.StatusServiceUnavailable || strings.Count(body, "): closed ==\n(loop closed: no tasks)\n") != 2 {
 		t.Errorf("ps of a closed group:\n%s", body)
 	}
 }
@@ -92,6 +94,22 @@ func TestGroupHandlerEdge_StatsOfAnsweringLoops(t *testing.T) {
 	for i, e := range es {
 		if e.Index != i || e.Blocked || e.Stats == nil || e.Stats.Tasks < 1 {
 			t.Errorf("loop %d: %+v", i, e)
+		}
+	}
+}
+
+// max takes a positive number of tasks or -1 (every task): any other
+// number is refused with 400 naming it, before any loop is asked.
+func TestHandlerEdge_MaxBelowMinusOneRefused(t *testing.T) {
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(1))
+	defer g.Close()
+	for _, h := range []http.Handler{Handler(g.Loop(0)), GroupHandler(g)} {
+		for _, q := range []string{"-5", "-2", "0", "x"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/asyncio/ps?max="+q, nil))
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "bad max \""+q+"\"") {
+				t.Errorf("max=%s: %d %q", q, rec.Code, rec.Body.String())
+			}
 		}
 	}
 }
