@@ -18,7 +18,8 @@ import (
 // child processes: CreateConnection, CreateUnixConnection, OpenConnection,
 // OpenUnixConnection, DialConn, CreateServer, CreateUnixServer,
 // StartServer, StartUnixServer, StartHTTPServer, CreateDatagramEndpoint, SubprocessExec,
-// SubprocessShell, CreateSubprocessExec and CreateSubprocessShell. Each
+// SubprocessShell, CreateSubprocessExec and CreateSubprocessShell, the
+// group servers, and StartTLS (also StreamWriter.StartTLS). Each
 // option says which calls it applies to; given to another call, it makes
 // that call return a *asyncio.ValueError naming the option and the call
 // before it does anything (asyncio raises TypeError for a keyword its
@@ -58,6 +59,7 @@ const (
 	callStartGroupServer
 	callStartUnixGroupServer
 	callStartHTTPServer
+	callStartTLS
 	numCalls = iota
 )
 
@@ -67,7 +69,7 @@ var callNames = [numCalls]string{
 	"CreateServer", "CreateUnixServer", "StartServer", "StartUnixServer", "CreateDatagramEndpoint",
 	"SubprocessExec", "SubprocessShell", "CreateSubprocessExec", "CreateSubprocessShell",
 	"CreateGroupServer", "CreateUnixGroupServer", "StartGroupServer", "StartUnixGroupServer",
-	"StartHTTPServer",
+	"StartHTTPServer", "StartTLS",
 }
 
 // The sets the options share.
@@ -204,23 +206,29 @@ func buildOptions(call string, opts []Option) (*options, error) {
 			return nil, &asyncio.ValueError{Msg: call + ": WithAllowBroadcast is not supported on a simulated network (WithNetwork)"}
 		}
 	}
+	// StartTLS takes its *tls.Config as an argument, not WithTLS.
+	tlsGiven := o.tls != nil || bit == callStartTLS
 	if d := o.tlsHandshakeTimeout; d != nil {
-		if o.tls == nil {
+		if !tlsGiven {
 			return nil, &asyncio.ValueError{Msg: "ssl_handshake_timeout is only meaningful with ssl"}
 		}
 		if *d <= 0 {
 			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("ssl_handshake_timeout should be a positive number, got %v", *d)}
 		}
-		o.tls.handshakeTimeout = *d
+		if o.tls != nil {
+			o.tls.handshakeTimeout = *d
+		}
 	}
 	if d := o.tlsShutdownTimeout; d != nil {
-		if o.tls == nil {
+		if !tlsGiven {
 			return nil, &asyncio.ValueError{Msg: "ssl_shutdown_timeout is only meaningful with ssl"}
 		}
 		if *d <= 0 {
 			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("ssl_shutdown_timeout should be a positive number, got %v", *d)}
 		}
-		o.tls.shutdownTimeout = *d
+		if o.tls != nil {
+			o.tls.shutdownTimeout = *d
+		}
 	}
 	return o, nil
 }
@@ -262,22 +270,24 @@ func WithTLS(cfg *tls.Config) Option {
 }
 
 // WithTLSHandshakeTimeout bounds the TLS handshake (asyncio's
-// ssl_handshake_timeout, default 60 s). Without WithTLS, or with d <= 0,
-// the call fails with a *ValueError before it does anything, as asyncio
-// does.
+// ssl_handshake_timeout, default 60 s); StartTLS and
+// StreamWriter.StartTLS take it too. Without WithTLS (except for
+// StartTLS), or with d <= 0, the call fails with a *ValueError before it
+// does anything, as asyncio does.
 func WithTLSHandshakeTimeout(d time.Duration) Option {
-	return option("WithTLSHandshakeTimeout", streamCalls, func(o *options) { o.tlsHandshakeTimeout = &d })
+	return option("WithTLSHandshakeTimeout", streamCalls|callStartTLS, func(o *options) { o.tlsHandshakeTimeout = &d })
 }
 
 // WithTLSShutdownTimeout bounds the TLS shutdown that Close begins
 // (asyncio's ssl_shutdown_timeout, default 30 s): the close_notify and
 // whatever was still buffered must have been taken by the peer by then,
 // or the connection is aborted and the protocol's ConnectionLost gets
-// ErrTLSShutdownTimeout. The calls of WithTLS take it; without WithTLS,
-// or with d <= 0, the call fails with a *ValueError before it does
-// anything, as asyncio does. (StartTLS uses the default.)
+// ErrTLSShutdownTimeout. The calls of WithTLS take it, and StartTLS and
+// StreamWriter.StartTLS; without WithTLS (except for StartTLS), or with
+// d <= 0, the call fails with a *ValueError before it does anything, as
+// asyncio does.
 func WithTLSShutdownTimeout(d time.Duration) Option {
-	return option("WithTLSShutdownTimeout", streamCalls, func(o *options) { o.tlsShutdownTimeout = &d })
+	return option("WithTLSShutdownTimeout", streamCalls|callStartTLS, func(o *options) { o.tlsShutdownTimeout = &d })
 }
 
 // WithStreamLimit sets the StreamReader limit of OpenConnection,

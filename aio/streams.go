@@ -608,17 +608,22 @@ func (w *StreamWriter) Drain(t *asyncio.T) error {
 // StartTLS upgrades the connection to TLS (asyncio's
 // StreamWriter.start_tls): a writer of a StartServer connection does the
 // server handshake, others the client handshake. Data already buffered
-// in the reader stays there.
-func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string) error {
+// in the reader stays there. It takes StartTLS's options
+// (WithTLSHandshakeTimeout, WithTLSShutdownTimeout), checked before
+// anything is done.
+func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string, opts ...Option) error {
 	sp, ok := w.protocol.(*streamProtocol)
 	if !ok {
 		return runtimeErrorf("start_tls() is only for stream connections, not for a pipe")
+	}
+	if _, err := buildOptions("StartTLS", opts); err != nil {
+		return err
 	}
 	serverSide := sp.onConnected != nil
 	if err := w.Drain(t); err != nil {
 		return err
 	}
-	ntr, err := StartTLS(t, w.transport, sp, cfg, serverSide, serverHostname)
+	ntr, err := StartTLS(t, w.transport, sp, cfg, serverSide, serverHostname, opts...)
 	if err != nil {
 		return err
 	}

@@ -512,12 +512,20 @@ func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.Writ
 // StartTLS upgrades an established transport to TLS in t (asyncio's
 // loop.start_tls): it returns the new transport, over which p (already
 // connected) now talks; the old transport must not be used any more.
-// serverSide selects the server handshake.
-func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string) (Transport, error) {
+// serverSide selects the server handshake. It takes the options
+// WithTLSHandshakeTimeout and WithTLSShutdownTimeout (asyncio's
+// ssl_handshake_timeout and ssl_shutdown_timeout, defaults 60 s and 30 s);
+// any other option, or a bad value, is a *ValueError before the transport
+// is touched.
+func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string, opts ...Option) (Transport, error) {
 	if cfg == nil {
 		// asyncio: TypeError "sslcontext is expected to be an instance of
 		// ssl.SSLContext", before the transport is touched.
 		return nil, &asyncio.ValueError{Msg: "StartTLS: nil *tls.Config"}
+	}
+	o, err := buildOptions("StartTLS", opts)
+	if err != nil {
+		return nil, err
 	}
 	raw, ok := tr.(*socketTransport)
 	if !ok {
@@ -527,6 +535,12 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 		return nil, os.NewSyscallError("start_tls", errors.New("transport is closing"))
 	}
 	tcfg := &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout, shutdownTimeout: defaultTLSShutdownTimeout}
+	if d := o.tlsHandshakeTimeout; d != nil {
+		tcfg.handshakeTimeout = *d
+	}
+	if d := o.tlsShutdownTimeout; d != nil {
+		tcfg.shutdownTimeout = *d
+	}
 	ntr, err := startTLSOn(t, raw, p, tcfg, serverSide, serverHostname, false)
 	if err != nil {
 		return nil, err

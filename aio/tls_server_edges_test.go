@@ -550,8 +550,8 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 		takes []string
 	}{
 		{WithTLS(&tls.Config{}), streams},
-		{WithTLSHandshakeTimeout(time.Second), streams},
-		{WithTLSShutdownTimeout(time.Second), streams},
+		{WithTLSHandshakeTimeout(time.Second), append([]string{"StartTLS"}, streams...)},
+		{WithTLSShutdownTimeout(time.Second), append([]string{"StartTLS"}, streams...)},
 		{WithStreamLimit(10), []string{"OpenConnection", "OpenUnixConnection", "StartServer", "StartUnixServer", "StartGroupServer", "StartUnixGroupServer", "StartHTTPServer", "CreateSubprocessExec", "CreateSubprocessShell"}},
 		{WithHappyEyeballsDelay(time.Second), append([]string{"DialConn"}, tcpConnects...)},
 		{WithInterleave(1), append([]string{"DialConn"}, tcpConnects...)},
@@ -588,7 +588,17 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 			return err
 		}
 		port := serverPort(tcpSrv)
+		// A plain connection for StartTLS, which a refused option must
+		// leave plain.
+		plainTr, plainP, err := CreateConnection(at, proto, "127.0.0.1", port)
+		if err != nil {
+			return err
+		}
 		calls := map[string]func(opts ...Option) error{
+			"StartTLS": func(o ...Option) error {
+				_, err := StartTLS(at, plainTr, plainP, &tls.Config{}, false, "", o...)
+				return err
+			},
 			"CreateConnection": func(o ...Option) error { _, _, err := CreateConnection(at, proto, "127.0.0.1", port, o...); return err },
 			"CreateUnixConnection": func(o ...Option) error {
 				_, _, err := CreateUnixConnection(at, proto, unixPath, o...)
@@ -678,6 +688,9 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 			}
 		}
 		log = append(log, fmt.Sprintf("refused %d, accepted %d", refused, accepted))
+		_, stillPlain := plainTr.(*socketTransport)
+		log = append(log, fmt.Sprintf("StartTLS's transport plain and open: %v", stillPlain && !plainTr.IsClosing()))
+		plainTr.Close()
 		tcpSrv.Close()
 		unixSrv.Close()
 		return errors.Join(tcpSrv.WaitClosed(at), unixSrv.WaitClosed(at))
@@ -690,5 +703,5 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 		log = append(log, fmt.Sprintf("WithSocket's descriptor was closed: %v", err))
 	}
-	expectLog(t, []string{"refused 249, accepted 150"}, log)
+	expectLog(t, []string{"refused 268, accepted 152", "StartTLS's transport plain and open: true"}, log)
 }
