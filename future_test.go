@@ -518,6 +518,8 @@ func TestFutureAndTaskSizeClasses(t *testing.T) {
 		// No value (W10's parked tasks, Sleep, events): the same classes.
 		{"Future[struct{}]", unsafe.Sizeof(Future[struct{}]{}), 64},
 		{"Task[struct{}]", unsafe.Sizeof(Task[struct{}]{}), 224},
+		// CallSoon carves one per call from a slab (W1).
+		{"Handle", unsafe.Sizeof(Handle{}), 16},
 	} {
 		if c.size > c.want {
 			t.Errorf("%s is %d bytes, want at most %d (the %d-byte size class)", c.what, c.size, c.want, c.want)

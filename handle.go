@@ -4,14 +4,19 @@ import (
 	"reflect"
 	"runtime"
 	"time"
+	"unsafe"
 )
 
 // Handle is a callback scheduled on a loop (asyncio.Handle). Cancelling it
 // before it runs keeps it from running; cancelling after it ran has no
 // effect beyond Cancelled reporting true.
+//
+// A Handle is 16 bytes, so that CallSoon's slab of them costs the
+// collector as little as it can: the loop, which only a threadsafe
+// handle's or a pending timer's Cancel needs, is in the threadsafeHandle
+// or TimerHandle around it (see owner).
 type Handle struct {
 	fn        func()
-	loop      *Loop
 	cancelled bool
 	// inHeap is set while a TimerHandle sits in the loop's timer heap, so
 	// that Cancel can count it for lazy removal (LOOP-4).
@@ -26,8 +31,9 @@ type Handle struct {
 // CallSoonThreadsafe may be cancelled from another goroutine.
 func (h *Handle) Cancel() {
 	if h.threadsafe {
-		h.loop.threadsafeMu.Lock()
-		defer h.loop.threadsafeMu.Unlock()
+		l := h.owner()
+		l.threadsafeMu.Lock()
+		defer l.threadsafeMu.Unlock()
 	}
 	if h.cancelled {
 		return
@@ -35,15 +41,35 @@ func (h *Handle) Cancel() {
 	h.cancelled = true
 	h.fn = nil // drop what the callback references, as asyncio does
 	if h.inHeap {
-		h.loop.cancelledTimers++
+		h.owner().cancelledTimers++
 	}
+}
+
+// threadsafeHandle is a handle of CallSoonThreadsafe, whose Cancel takes
+// its loop's threadsafe lock. Handle comes first: owner finds the loop
+// from the *Handle.
+type threadsafeHandle struct {
+	Handle
+	loop *Loop
+}
+
+// owner returns the loop of a threadsafe handle or of a TimerHandle, the
+// only handles whose methods need it (a threadsafe handle is always in a
+// threadsafeHandle, a handle in the timer heap always in a TimerHandle,
+// each at offset 0).
+func (h *Handle) owner() *Loop {
+	if h.threadsafe {
+		return (*threadsafeHandle)(unsafe.Pointer(h)).loop
+	}
+	return (*TimerHandle)(unsafe.Pointer(h)).loop
 }
 
 // Cancelled reports whether Cancel was called (asyncio.Handle.cancelled).
 func (h *Handle) Cancelled() bool {
 	if h.threadsafe {
-		h.loop.threadsafeMu.Lock()
-		defer h.loop.threadsafeMu.Unlock()
+		l := h.owner()
+		l.threadsafeMu.Lock()
+		defer l.threadsafeMu.Unlock()
 	}
 	return h.cancelled
 }
@@ -53,8 +79,9 @@ func (h *Handle) Cancelled() bool {
 // concurrent Cancel either wins entirely or has no effect (HANDLE-3).
 func (h *Handle) take() func() {
 	if h.threadsafe {
-		h.loop.threadsafeMu.Lock()
-		defer h.loop.threadsafeMu.Unlock()
+		l := h.owner()
+		l.threadsafeMu.Lock()
+		defer l.threadsafeMu.Unlock()
 	}
 	if h.cancelled {
 		return nil
@@ -65,6 +92,7 @@ func (h *Handle) take() func() {
 // TimerHandle is a callback scheduled for a deadline (asyncio.TimerHandle).
 type TimerHandle struct {
 	Handle
+	loop *Loop
 	when time.Duration
 	seq  uint64 // ties between equal deadlines run in scheduling order
 }

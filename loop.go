@@ -342,17 +342,17 @@ func (l *Loop) CallSoon(fn func()) *Handle {
 
 // handleSlabSize is how many Handles newHandle allocates at once. A slab
 // stays reachable while any of its handles is, so a retained handle keeps
-// handleSlabSize*24 bytes alive; in exchange CallSoon costs one heap
+// handleSlabSize*16 bytes alive; in exchange CallSoon costs one heap
 // allocation per handleSlabSize calls instead of one per call.
 const handleSlabSize = 128
 
 // newHandle returns a fresh Handle for fn, carved from a slab. Handles are
 // never reused: each one is handed out once, so a Handle kept by a caller
 // behaves exactly as if it had been allocated on its own. The slab is
-// used up by a counter, not by reslicing, and a CallSoon handle leaves
-// loop unset (only a threadsafe or timer handle's Cancel needs it): on
-// this path every pointer stored costs a write barrier while the
-// collector marks.
+// used up by a counter, not by reslicing, and a Handle holds no loop
+// (only a threadsafe or timer handle's Cancel needs it, and those are in
+// a threadsafeHandle or TimerHandle): on this path every pointer stored
+// costs a write barrier while the collector marks.
 func (l *Loop) newHandle(fn func()) *Handle {
 	if l.handleLeft == 0 {
 		l.handleSlab, l.handleLeft = new([handleSlabSize]Handle), handleSlabSize
@@ -413,7 +413,7 @@ func (l *Loop) callAt(when time.Duration, fn func(), op string) *TimerHandle {
 		panic(valueErrorf("%s: nil callback", op))
 	}
 	l.timerSeq++
-	t := &TimerHandle{Handle: Handle{fn: fn, loop: l, inHeap: true}, when: when, seq: l.timerSeq}
+	t := &TimerHandle{Handle: Handle{fn: fn, inHeap: true}, loop: l, when: when, seq: l.timerSeq}
 	l.timers.push(t)
 	return t
 }

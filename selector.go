@@ -105,7 +105,7 @@ func (l *Loop) addIO(fd int, fn func(), reader bool, op string) error {
 	if h == nil {
 		h = &fdHandlers{}
 	}
-	nh := &Handle{fn: fn, loop: l}
+	nh := &Handle{fn: fn}
 	old := &h.reader
 	if !reader {
 		old = &h.writer

@@ -272,11 +272,11 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	if fn == nil {
 		return nil, valueErrorf("CallSoonThreadsafe: nil callback")
 	}
-	h := &Handle{fn: fn, loop: l, threadsafe: true}
-	if err := l.pushThreadsafe(h); err != nil {
+	h := &threadsafeHandle{Handle: Handle{fn: fn, threadsafe: true}, loop: l}
+	if err := l.pushThreadsafe(&h.Handle); err != nil {
 		return nil, err
 	}
-	return h, nil
+	return &h.Handle, nil
 }
 
 // pushThreadsafe queues h from any goroutine and wakes the loop: the body
