@@ -407,7 +407,30 @@ func (p *streamProtocol) replaceTransport(tr Transport) {
 	p.reader.setTransport(tr)
 }
 
-func (p *streamProtocol) DataReceived(data []byte) { p.reader.feed(data) }
+// DataReceived feeds the reader a copy of data: whoever calls it (a
+// protocol of the user's forwarding what it unwrapped into a scratch
+// buffer) may reuse the slice once it returns, as asyncio's feed_data
+// copies a bytearray it is given. The package's transports, which hand
+// over a fresh slice, call receiveOwned instead (deliverData).
+func (p *streamProtocol) DataReceived(data []byte) { p.reader.FeedData(data) }
+
+// receiveOwned feeds the reader data, which it may keep without a copy.
+func (p *streamProtocol) receiveOwned(data []byte) { p.reader.feed(data) }
+
+// ownedDataReceiver is a protocol of the package that may keep the slice
+// it is given: see deliverData.
+type ownedDataReceiver interface{ receiveOwned(data []byte) }
+
+// deliverData is how the package's transports call DataReceived with a
+// slice they allocated for the call and never touch again: a protocol of
+// the package that can keep it takes it without a copy.
+func deliverData(p Protocol, data []byte) {
+	if o, ok := p.(ownedDataReceiver); ok {
+		o.receiveOwned(data)
+		return
+	}
+	p.DataReceived(data)
+}
 
 func (p *streamProtocol) EOFReceived() bool {
 	p.reader.FeedEOF()
