@@ -5,6 +5,7 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -302,4 +303,52 @@ c-read-1: RuntimeError read() called while another coroutine is already waiting 
 c-read-buffered: b'a' buf=b'b' eof=False
 c-first: b'b!' buf=b'' eof=False`), "\n")
 	expectLog(t, want, log)
+}
+
+// TestProbeStreams_HugeLimitDoesNotPause: a limit past half of math.MaxInt
+// (math.MaxInt is the Go way to say "no limit") must not overflow the
+// "more than twice the limit" test: CPython 3.13, whose integers do not
+// overflow, never pauses such a reader (PYENV_VERSION=3.13.0):
+//
+//	r = asyncio.StreamReader(limit=sys.maxsize); r.set_transport(FT(log))
+//	r.feed_data(b"abc"); r._paused                  # False
+//	r.feed_data(b"x" * 100000); r._paused           # False
+//	len(await r.read(5))                            # 5
+//	t = create_task(r.readuntil(b"!")); await sleep(0); r.feed_data(b"!")
+//	len(await t)                                    # 99999
+//	r = asyncio.StreamReader(limit=sys.maxsize // 2 + 1); ...
+//	r.feed_data(b"abc"); r._paused                  # False
+//
+// and no pause_reading or resume_reading reaches the transport.
+func TestProbeStreams_HugeLimitDoesNotPause(t *testing.T) {
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		r := NewStreamReader(at, math.MaxInt)
+		r.setTransport(&fakeTransport{log: &log})
+		r.FeedData([]byte("abc"))
+		log = append(log, "paused="+pyBool(r.paused))
+		r.FeedData(make([]byte, 100000))
+		log = append(log, "paused="+pyBool(r.paused))
+		b, err := r.Read(at, 5)
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("read %d", len(b)))
+		tk := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) { return r.ReadUntil(t, []byte("!")) })
+		if err := asyncio.Sleep(at, 0); err != nil {
+			return err
+		}
+		r.FeedData([]byte("!"))
+		b, err = tk.Await(at)
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("readuntil %d", len(b)))
+		r = NewStreamReader(at, math.MaxInt/2+1)
+		r.setTransport(&fakeTransport{log: &log})
+		r.FeedData([]byte("abc"))
+		log = append(log, "half+1 paused="+pyBool(r.paused))
+		return nil
+	})
+	expectLog(t, []string{"paused=False", "paused=False", "read 5", "readuntil 99999", "half+1 paused=False"}, log)
 }

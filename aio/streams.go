@@ -145,10 +145,18 @@ func (r *StreamReader) feed(data []byte) {
 		r.buf = append(r.buf, data...)
 	}
 	r.wakeupWaiter()
-	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
+	if r.transport != nil && !r.paused && r.pastTwiceTheLimit() {
 		r.transport.PauseReading()
 		r.paused = true
 	}
+}
+
+// pastTwiceTheLimit is asyncio's len(buffer) > 2 * limit, the mark past
+// which the transport is paused, written so that a limit past half of
+// math.MaxInt (math.MaxInt: no limit) does not overflow into a negative
+// mark that every byte would pass.
+func (r *StreamReader) pastTwiceTheLimit() bool {
+	return len(r.buf) > r.limit && len(r.buf)-r.limit > r.limit
 }
 
 // waitForData is asyncio's _wait_for_data (STREAM-3).
@@ -176,7 +184,7 @@ func (r *StreamReader) unread(blocks [][]byte) {
 		return
 	}
 	r.buf = append(bytes.Join(blocks, nil), r.buf...)
-	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
+	if r.transport != nil && !r.paused && r.pastTwiceTheLimit() {
 		r.transport.PauseReading()
 		r.paused = true
 	}
