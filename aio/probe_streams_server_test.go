@@ -117,3 +117,59 @@ func TestProbeStreams_ServerCloseWaitClosedServeForever(t *testing.T) {
 		"serve_forever cancelled task.cancelled=True",
 	}, log)
 }
+
+// TestProbeStreams_HandlerCancelled: a client_connected_cb that ends
+// cancelled (it raised CancelledError itself, or cancelled its own task)
+// closes its connection and is not reported; one whose timeout expired
+// failed with TimeoutError and is reported. CPython 3.13
+// (PYENV_VERSION=3.13.0):
+//
+//	async def h(r, w): raise asyncio.CancelledError()
+//	async def h(r, w): asyncio.current_task().cancel(); await asyncio.sleep(0)
+//	async def h(r, w):
+//	    async with asyncio.timeout(0.001): await r.read()
+//	# the client's read(): b'', at_eof() True each time; the exception
+//	# handler hears only of the third: 'Unhandled exception in client_connected_cb'
+func TestProbeStreams_HandlerCancelled(t *testing.T) {
+	clean(t)
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		var msgs []string
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) { msgs = append(msgs, ctx.Message) })
+		for _, how := range []string{"raise CancelledError", "cancel self", "timeout"} {
+			srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+				switch how {
+				case "raise CancelledError":
+					return &asyncio.CancelledError{}
+				case "cancel self":
+					t.Cancel()
+					return asyncio.Sleep(t, 0)
+				}
+				return asyncio.Timeout(t, time.Millisecond, func(*asyncio.TimeoutScope) error {
+					_, err := r.Read(t, -1)
+					return err
+				})
+			}, "127.0.0.1", 0)
+			if err != nil {
+				return err
+			}
+			r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv))
+			if err != nil {
+				return err
+			}
+			d, err := asyncio.WaitForFunc(at, edgeGuard, func(t *asyncio.T) ([]byte, error) { return r.Read(t, -1) })
+			log = append(log, fmt.Sprintf("%s client read %s %v %s msgs %v", how, pyBytes(d), err, pyBool(r.AtEOF()), msgs))
+			w.Close()
+			srv.Close()
+			if err := srv.WaitClosed(at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	expectLog(t, []string{
+		"raise CancelledError client read b'' <nil> True msgs []",
+		"cancel self client read b'' <nil> True msgs []",
+		"timeout client read b'' <nil> True msgs [Unhandled exception in client_connected_cb]",
+	}, log)
+}
