@@ -166,7 +166,7 @@ func (tr *readPipeTransport) readOnce() (int, bool) {
 	case n == 0:
 		tr.readEOF()
 	default:
-		if perr := callProtocol(func() { tr.protocol.DataReceived(data) }); perr != nil {
+		if perr := callProtocol(func() { deliverData(tr.protocol, data) }); perr != nil {
 			// asyncio's read pipe calls data_received from its reader
 			// callback unguarded: the loop reports the exception and the
 			// pipe goes on reading (a socket's is a fatal error instead).

@@ -145,10 +145,18 @@ func (r *StreamReader) feed(data []byte) {
 		r.buf = append(r.buf, data...)
 	}
 	r.wakeupWaiter()
-	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
+	if r.transport != nil && !r.paused && r.pastTwiceTheLimit() {
 		r.transport.PauseReading()
 		r.paused = true
 	}
+}
+
+// pastTwiceTheLimit is asyncio's len(buffer) > 2 * limit, the mark past
+// which the transport is paused, written so that a limit past half of
+// math.MaxInt (math.MaxInt: no limit) does not overflow into a negative
+// mark that every byte would pass.
+func (r *StreamReader) pastTwiceTheLimit() bool {
+	return len(r.buf) > r.limit && len(r.buf)-r.limit > r.limit
 }
 
 // waitForData is asyncio's _wait_for_data (STREAM-3).
@@ -176,7 +184,7 @@ func (r *StreamReader) unread(blocks [][]byte) {
 		return
 	}
 	r.buf = append(bytes.Join(blocks, nil), r.buf...)
-	if r.transport != nil && !r.paused && len(r.buf) > 2*r.limit {
+	if r.transport != nil && !r.paused && r.pastTwiceTheLimit() {
 		r.transport.PauseReading()
 		r.paused = true
 	}
@@ -407,7 +415,30 @@ func (p *streamProtocol) replaceTransport(tr Transport) {
 	p.reader.setTransport(tr)
 }
 
-func (p *streamProtocol) DataReceived(data []byte) { p.reader.feed(data) }
+// DataReceived feeds the reader a copy of data: whoever calls it (a
+// protocol of the user's forwarding what it unwrapped into a scratch
+// buffer) may reuse the slice once it returns, as asyncio's feed_data
+// copies a bytearray it is given. The package's transports, which hand
+// over a fresh slice, call receiveOwned instead (deliverData).
+func (p *streamProtocol) DataReceived(data []byte) { p.reader.FeedData(data) }
+
+// receiveOwned feeds the reader data, which it may keep without a copy.
+func (p *streamProtocol) receiveOwned(data []byte) { p.reader.feed(data) }
+
+// ownedDataReceiver is a protocol of the package that may keep the slice
+// it is given: see deliverData.
+type ownedDataReceiver interface{ receiveOwned(data []byte) }
+
+// deliverData is how the package's transports call DataReceived with a
+// slice they allocated for the call and never touch again: a protocol of
+// the package that can keep it takes it without a copy.
+func deliverData(p Protocol, data []byte) {
+	if o, ok := p.(ownedDataReceiver); ok {
+		o.receiveOwned(data)
+		return
+	}
+	p.DataReceived(data)
+}
 
 func (p *streamProtocol) EOFReceived() bool {
 	p.reader.FeedEOF()

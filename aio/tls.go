@@ -319,7 +319,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 				tr.finishReader()
 				return
 			}
-			if perr := callProtocol(func() { tr.app.DataReceived(data) }); perr != nil {
+			if perr := callProtocol(func() { deliverData(tr.app, data) }); perr != nil {
 				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
 				tr.fatalErr = perr
 				tr.raw.Abort()

@@ -567,7 +567,7 @@ func (tr *socketTransport) readReady() {
 		tr.readEOF()
 		return
 	}
-	if perr := callProtocol(func() { tr.protocol.DataReceived(data) }); perr != nil {
+	if perr := callProtocol(func() { deliverData(tr.protocol, data) }); perr != nil {
 		tr.fatalError(perr, "Fatal error: protocol.data_received() call failed.")
 	}
 }
