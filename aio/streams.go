@@ -420,10 +420,23 @@ func (p *streamProtocol) replaceTransport(tr Transport) {
 // buffer) may reuse the slice once it returns, as asyncio's feed_data
 // copies a bytearray it is given. The package's transports, which hand
 // over a fresh slice, call receiveOwned instead (deliverData).
-func (p *streamProtocol) DataReceived(data []byte) { p.reader.FeedData(data) }
+//
+// After ConnectionLost the protocol has let go of its reader, as
+// asyncio's StreamReaderProtocol drops it: data and EOF that still
+// arrive (a caller driving the protocol out of order) are ignored, not
+// fed to a reader that has seen its end.
+func (p *streamProtocol) DataReceived(data []byte) {
+	if !p.connLost {
+		p.reader.FeedData(data)
+	}
+}
 
 // receiveOwned feeds the reader data, which it may keep without a copy.
-func (p *streamProtocol) receiveOwned(data []byte) { p.reader.feed(data) }
+func (p *streamProtocol) receiveOwned(data []byte) {
+	if !p.connLost {
+		p.reader.feed(data)
+	}
+}
 
 // ownedDataReceiver is a protocol of the package that may keep the slice
 // it is given: see deliverData.
@@ -441,12 +454,17 @@ func deliverData(p Protocol, data []byte) {
 }
 
 func (p *streamProtocol) EOFReceived() bool {
-	p.reader.FeedEOF()
+	if !p.connLost {
+		p.reader.FeedEOF()
+	}
 	// Over TLS, half-closed connections are not supported.
 	return !p.overTLS
 }
 
 func (p *streamProtocol) ConnectionLost(err error) {
+	if p.connLost {
+		return // asyncio: the reader is gone after the first
+	}
 	if err == nil {
 		p.reader.FeedEOF()
 	} else {
