@@ -52,6 +52,7 @@ type Loop struct {
 	running    atomic.Bool // read by other goroutines (IsRunning)
 	stopping   bool
 	closed     bool
+	closing    bool // Close is unwinding the pending tasks
 	deadlocked bool
 
 	current   *T   // the task whose step is running, nil in callbacks
@@ -951,15 +952,22 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // still pending is reported to the exception handler ("Task was destroyed
 // but it is pending!") and its goroutine is unwound (its deferred calls
 // run; any await in them returns a CancelledError at once). Close is
-// idempotent and returns an error for a running loop.
+// idempotent and returns an error for a running loop; called from a
+// deferred call of a task it is unwinding, it returns nil at once and the
+// Close in progress finishes.
 func (l *Loop) Close() error {
 	l.checkThreadAlways("Close")
 	if l.running.Load() {
 		return runtimeErrorf("Cannot close a running event loop")
 	}
-	if l.closed {
+	if l.closed || l.closing {
+		// closing: called again from a deferred call of a task this
+		// Close is unwinding (its goroutine is running: resuming it to
+		// unwind it again would be a fatal error); that Close finishes.
 		return nil
 	}
+	l.closing = true
+	defer func() { l.closing = false }()
 	pending := append([]*T(nil), l.tasks...)
 	for _, t := range pending {
 		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
