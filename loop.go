@@ -138,6 +138,11 @@ type Loop struct {
 	// now, outermost first (runReady): it gives control back to the last
 	// one, not to the driver. Empty when the driver resumed it.
 	resumers []*T
+	// eagerGoexit: a task's eager first step ended its goroutine with
+	// runtime.Goexit, which iter.Pull passed on to the goroutine that
+	// resumed it inside CreateTask (eagerStart): the task whose goroutine
+	// that is did nothing wrong (see main). Until RunForever returns.
+	eagerGoexit bool
 
 	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 
@@ -467,6 +472,7 @@ func (l *Loop) RunForever() error {
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
 		l.resumers = l.resumers[:0] // a Goexit may have ended nested resumes
+		l.eagerGoexit = false
 		if key != 0 {
 			l.releaseLockedWorkers(key) // only this goroutine can
 		}
