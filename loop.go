@@ -143,6 +143,9 @@ type Loop struct {
 	// resumed it inside CreateTask (eagerStart): the task whose goroutine
 	// that is did nothing wrong (see main). Until RunForever returns.
 	eagerGoexit bool
+	// labelledEver: the loop has set a task goroutine's pprof labels
+	// (labelObserver); its new task goroutines drop inherited labels.
+	labelledEver bool
 
 	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 
