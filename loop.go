@@ -474,7 +474,8 @@ func (l *Loop) RunForever() error {
 	start := l.Time()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
-		l.resumers = l.resumers[:0] // a Goexit may have ended nested resumes
+		clear(l.resumers) // a Goexit may have ended nested resumes
+		l.resumers = l.resumers[:0]
 		l.eagerGoexit = false
 		if key != 0 {
 			l.releaseLockedWorkers(key) // only this goroutine can
@@ -650,6 +651,7 @@ func (l *Loop) runReady(self *T) nextUp {
 			// to self when its step ends.
 			l.resumers = append(l.resumers, self)
 			task.resume()
+			l.resumers[len(l.resumers)-1] = nil // no stale reference to self's task
 			l.resumers = l.resumers[:len(l.resumers)-1]
 			l.takeLoop(gid.Token())
 			continue

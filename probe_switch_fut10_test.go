@@ -3,6 +3,8 @@ package asyncio
 import (
 	"context"
 	"errors"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -93,5 +95,55 @@ func TestProbeSwitch_CancelOnDoneSubmitToFutureWithdrawsReport(t *testing.T) {
 			"cross cancel: false",
 			"handler: Future exception was never retrieved: remote failure",
 		}, &r)
+	}
+}
+
+// FUT-10 through the runtime cleanup (not Close) for futures whose extras
+// hold done callbacks and a cancel of their own: gather's outer future and
+// RunInExecutorOn's, each with a callback added, one removed, and never
+// read. The record must not keep the future reachable (the cancel and the
+// callbacks reference it), or only Close would report. Debug mode too
+// (the record then exists from creation).
+func TestProbeSwitch_FUT10OwnCancelFuturesReportedOnCollection(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		l := NewTestLoop()
+		l.SetDebug(debug)
+		var r eventLog
+		l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) { r.log("handler: %s: %v", c.Message, c.Err) })
+		func() {
+			var g *Future[[]int]
+			var ex *Future[int]
+			main := CreateTask(l, func(tk *T) (int, error) {
+				g = Gather(tk, CreateTask(tk, func(*T) (int, error) { return 0, errors.New("gather failure") }))
+				ex = RunInExecutorOn(tk, goExecutor{}, func(context.Context) (int, error) { return 0, errors.New("executor failure") })
+				for _, aw := range []Awaitable{g, ex} {
+					id := aw.AddDoneCallback(func() { r.log("removed callback ran") })
+					aw.AddDoneCallback(func() { r.log("callback ran") })
+					aw.RemoveDoneCallback(id)
+				}
+				if err := waitDone(tk, g); err != nil {
+					return 0, err
+				}
+				return 0, waitDone(tk, ex)
+			})
+			if err := l.RunUntilComplete(main); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		for i := 0; i < 50 && len(r.snapshot()) < 4; i++ {
+			runtime.GC()
+			runOne(t, l)
+		}
+		r.log("closing")
+		mustClose(t, l)
+		got := r.snapshot()
+		slices.Sort(got[2:4]) // the two cleanups' order is the collector's
+		checkLines(t, []string{
+			"callback ran",
+			"callback ran",
+			"handler: Future exception was never retrieved: executor failure",
+			"handler: Future exception was never retrieved: gather failure",
+			"closing",
+		}, got)
 	}
 }
