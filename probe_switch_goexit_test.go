@@ -83,3 +83,49 @@ func TestProbeSwitch_GoexitInEagerStepFromCallbackOnTaskGoroutine(t *testing.T) 
 	}
 	mustClose(t, l)
 }
+
+// Eager steps nest: A creates B eagerly, whose first step creates C
+// eagerly, which calls runtime.Goexit. The Goexit goes through B's
+// goroutine, then A's: both stay pending, C alone fails with errGoexit;
+// a later task's own Goexit (after a new run) fails that task.
+func TestProbeSwitch_GoexitThroughNestedEagerSteps(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := NewTestLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	var b, c *T
+	var a *Task[int]
+	run := func(fn func()) {
+		done := make(chan struct{})
+		go func() { defer close(done); fn() }()
+		<-done
+	}
+	run(func() {
+		a = CreateTask(l, func(tk *T) (int, error) {
+			//asynciovet:ignore unawaitedtask CreateTask does not return: the Goexit ends this goroutine
+			CreateTask(tk, func(tk *T) (int, error) {
+				b = tk
+				//asynciovet:ignore unawaitedtask CreateTask does not return: the Goexit ends this goroutine
+				CreateTask(tk, func(tk *T) (int, error) {
+					c = tk
+					runtime.Goexit()
+					return 0, nil
+				}, WithEagerStart())
+				return 0, nil
+			}, WithEagerStart())
+			return 0, nil
+		})
+		_ = l.RunUntilComplete(a)
+	})
+	if a.Done() || b == nil || b.Done() || c == nil || c.Err() != errGoexit {
+		t.Errorf("A done %v, B done %v, C's error %v; want pending, pending, errGoexit", a.Done(), b != nil && b.Done(), c)
+	}
+	var d *Task[int]
+	run(func() {
+		d = CreateTask(l, func(tk *T) (int, error) { runtime.Goexit(); return 0, nil })
+		_ = l.RunUntilComplete(d)
+	})
+	if d.Err() != errGoexit {
+		t.Errorf("D's error %v, want errGoexit", d.Err())
+	}
+	mustClose(t, l)
+}

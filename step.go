@@ -71,7 +71,9 @@ func (t *T) main() {
 		if _, ok := r.(lockedUnwind); ok && t.killed {
 			r = nil
 		}
-		if r == nil && (l.isResumer(t) || l.eagerGoexit) {
+		eagerGoexit := l.eagerGoexit // (consumed: one per goroutine ended)
+		l.eagerGoexit = false
+		if r == nil && (l.isResumer(t) || eagerGoexit) {
 			// The task t resumed (runReady, or eagerStart from t's code or
 			// from a callback on t's goroutine) ended its goroutine with
 			// runtime.Goexit, which iter.Pull passes on to t's goroutine:
