@@ -452,18 +452,24 @@ func (l *Loop) RunForever() error {
 	// Asking whether a goroutine is locked costs ~3 µs (gid.Locked), so it
 	// is asked once per driver goroutine, not at every RunUntilComplete.
 	token, key := gid.Token(), l.lockKey
+	probed := false
 	if token != l.lockProbed {
 		if err := l.checkSameBubble(); err != nil {
 			return err
 		}
-		key, l.lockProbed = lockKeyOfCaller(), token
+		key, probed = lockKeyOfCaller(), true
 	}
 	if l.mixedLockKeys(key) {
 		if t, tkey := l.unresumable(key); t != nil {
+			// Nothing recorded: lockKey stays the key of lockProbed's
+			// goroutine, which this one is not.
 			return runtimeErrorf("RunForever: task %s was started while the loop ran on a goroutine %s, and Go can resume it "+
 				"only from such a goroutine (runtime.LockOSThread): run the loop from the goroutine that started it",
 				quoteText(t.Name()), lockStateText(tkey))
 		}
+	}
+	if probed {
+		l.lockProbed = token
 	}
 	l.lockKey = key
 	l.running.Store(true)

@@ -237,3 +237,47 @@ func TestProbeSwitch_CloseFromTaskBeingUnwound(t *testing.T) {
 		t.Error("loop not closed")
 	}
 }
+
+// More tasks than the pool holds, on a debug-mode loop (labelled
+// goroutines, never pooled) with eager tasks (WithEagerTasks): some
+// finish, some are pending at Close. Every goroutine ends.
+func TestProbeSwitch_CloseManyEagerLabelledTasks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, debug := range []bool{false, true} {
+		l := NewLoop(WithVirtualTime(), WithEagerTasks())
+		l.SetDebug(debug)
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+		n := maxPooledWorkers + 40
+		cleaned := 0
+		main := CreateTask(l, func(tk *T) (int, error) {
+			var done []AwaitableOf[int]
+			for i := range n {
+				task := CreateTask(tk, func(tk *T) (int, error) {
+					defer func() { cleaned++ }()
+					if i%3 == 0 {
+						return i, nil // done inside CreateTask
+					}
+					return i, Sleep(tk, time.Duration(i%3)*time.Hour)
+				})
+				if i%3 != 2 {
+					done = append(done, task)
+				}
+			}
+			_, err := Gather(tk, done...).Await(tk)
+			return 0, err
+		})
+		if err := l.RunUntilComplete(main); err != nil {
+			t.Fatal(err)
+		}
+		if debug && len(l.workers) != 0 {
+			t.Errorf("debug mode: %d labelled goroutines pooled", len(l.workers))
+		}
+		if !debug && (len(l.workers) == 0 || len(l.workers) > maxPooledWorkers) {
+			t.Errorf("%d goroutines pooled, want some, at most %d", len(l.workers), maxPooledWorkers)
+		}
+		mustClose(t, l)
+		if cleaned != n {
+			t.Errorf("debug %v: %d deferred calls ran, want %d", debug, cleaned, n)
+		}
+	}
+}

@@ -129,3 +129,46 @@ func TestProbeSwitch_ThreeLockKeysTakeTurns(t *testing.T) {
 	}
 	mustClose(t, l)
 }
+
+// RunForever refused a goroutine (a task started under a locked driver
+// was pending) and recorded that goroutine as probed without recording
+// its lock state: the same goroutine's next RunForever took the locked
+// driver's key for its own, was not refused, and resumed the locked
+// task's coroutine from an unlocked goroutine, a fatal error ("coro: OS
+// thread locking must match"). Each attempt must be refused, and the loop
+// must still run and close from the locked driver. In a child process,
+// since the failure kills the process.
+func TestProbeSwitch_RunForeverRefusedTwiceFromTheSameGoroutine(t *testing.T) {
+	out, err := runHelper("probe-switch-refused-twice")
+	if err != nil || strings.Count(out, "refused: true") != 2 || !strings.Contains(out, "done: 1 <nil>") {
+		t.Errorf("helper: %v, output:\n%s\nwant both attempts refused, then the locked driver finishing X", err, out)
+	}
+}
+
+func init() {
+	helperProcesses["probe-switch-refused-twice"] = func() int {
+		l1 := newLockedRunner()
+		defer l1.stop()
+		l := NewLoop()
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+		fx := NewFuture[int](l)
+		var x *Task[int]
+		l1.run(func() {
+			x = CreateTask(l, func(t *T) (int, error) { return fx.Await(t) }, WithName("X"))
+			_ = l.RunUntilComplete(CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, 0) }))
+		})
+		for range 2 {
+			err := l.RunUntilComplete(CreateTask(l, func(*T) (int, error) { _ = fx.SetResult(1); return 0, nil }))
+			var re *RuntimeError
+			println("refused:", errors.As(err, &re) && strings.Contains(err.Error(), "X"))
+		}
+		l1.run(func() {
+			_ = fx.SetResult(1)
+			err := l.RunUntilComplete(x)
+			v, _ := x.Result()
+			println("done:", v, errorString(err))
+			println("closed:", errorString(l.Close()))
+		})
+		return 0
+	}
+}
