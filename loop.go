@@ -141,7 +141,8 @@ type Loop struct {
 	// eagerGoexit: a task's eager first step ended its goroutine with
 	// runtime.Goexit, which iter.Pull passed on to the goroutine that
 	// resumed it inside CreateTask (eagerStart): the task whose goroutine
-	// that is did nothing wrong (see main). Until RunForever returns.
+	// that is did nothing wrong (see main). The next task goroutine that
+	// ends abnormally consumes it; RunForever resets it when it returns.
 	eagerGoexit bool
 	// labelledEver: the loop has set a task goroutine's pprof labels
 	// (labelObserver); its new task goroutines drop inherited labels.
