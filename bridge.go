@@ -142,7 +142,9 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 	c.running.Store(true)
 	fut.setCancelFn(nil, func(msg string) bool {
 		if fut.state != statePending {
-			return false
+			// As Future.cancel: false, and the error counts as
+			// retrieved (EXC-3; CPython's run_in_executor future).
+			return fut.cancelPlain(msg)
 		}
 		if held != nil && !c.running.Load() {
 			// fn returned; its outcome is in CallSoonThreadsafe's queue.

@@ -377,7 +377,10 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	from.addExternal(1)
 	fut.setCancelFn(&c.extras, func(msg string) bool {
 		if fut.state != statePending {
-			return false
+			// As Future.cancel: false, and the error counts as
+			// retrieved (EXC-3; CPython's wrap_future of
+			// run_coroutine_threadsafe).
+			return fut.cancelPlain(msg)
 		}
 		c.release()
 		c.node.unlink()

@@ -228,6 +228,7 @@ type labelObserver struct{ noObserver }
 
 func (labelObserver) taskStarted(t *T) {
 	t.labelled() // the goroutine is not pooled: its labels are t's
+	t.fut.loop.labelledEver = true
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(LabelTask, t.Name())))
 }
 

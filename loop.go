@@ -52,6 +52,7 @@ type Loop struct {
 	running    atomic.Bool // read by other goroutines (IsRunning)
 	stopping   bool
 	closed     bool
+	closing    bool // Close is unwinding the pending tasks
 	deadlocked bool
 
 	current   *T   // the task whose step is running, nil in callbacks
@@ -137,6 +138,15 @@ type Loop struct {
 	// now, outermost first (runReady): it gives control back to the last
 	// one, not to the driver. Empty when the driver resumed it.
 	resumers []*T
+	// eagerGoexit: a task's eager first step ended its goroutine with
+	// runtime.Goexit, which iter.Pull passed on to the goroutine that
+	// resumed it inside CreateTask (eagerStart): the task whose goroutine
+	// that is did nothing wrong (see main). The next task goroutine that
+	// ends abnormally consumes it; RunForever resets it when it returns.
+	eagerGoexit bool
+	// labelledEver: the loop has set a task goroutine's pprof labels
+	// (labelObserver); its new task goroutines drop inherited labels.
+	labelledEver bool
 
 	grp loopGroupState // name, group serving, cross-loop calls (group.go, crossloop.go)
 
@@ -443,18 +453,24 @@ func (l *Loop) RunForever() error {
 	// Asking whether a goroutine is locked costs ~3 µs (gid.Locked), so it
 	// is asked once per driver goroutine, not at every RunUntilComplete.
 	token, key := gid.Token(), l.lockKey
+	probed := false
 	if token != l.lockProbed {
 		if err := l.checkSameBubble(); err != nil {
 			return err
 		}
-		key, l.lockProbed = lockKeyOfCaller(), token
+		key, probed = lockKeyOfCaller(), true
 	}
 	if l.mixedLockKeys(key) {
 		if t, tkey := l.unresumable(key); t != nil {
+			// Nothing recorded: lockKey stays the key of lockProbed's
+			// goroutine, which this one is not.
 			return runtimeErrorf("RunForever: task %s was started while the loop ran on a goroutine %s, and Go can resume it "+
 				"only from such a goroutine (runtime.LockOSThread): run the loop from the goroutine that started it",
 				quoteText(t.Name()), lockStateText(tkey))
 		}
+	}
+	if probed {
+		l.lockProbed = token
 	}
 	l.lockKey = key
 	l.running.Store(true)
@@ -465,7 +481,9 @@ func (l *Loop) RunForever() error {
 	start := l.Time()
 	// Deferred: a runtime.Goexit in a task ends this goroutine too.
 	defer func() {
-		l.resumers = l.resumers[:0] // a Goexit may have ended nested resumes
+		clear(l.resumers) // a Goexit may have ended nested resumes
+		l.resumers = l.resumers[:0]
+		l.eagerGoexit = false
 		if key != 0 {
 			l.releaseLockedWorkers(key) // only this goroutine can
 		}
@@ -640,6 +658,7 @@ func (l *Loop) runReady(self *T) nextUp {
 			// to self when its step ends.
 			l.resumers = append(l.resumers, self)
 			task.resume()
+			l.resumers[len(l.resumers)-1] = nil // no stale reference to self's task
 			l.resumers = l.resumers[:len(l.resumers)-1]
 			l.takeLoop(gid.Token())
 			continue
@@ -951,15 +970,22 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // still pending is reported to the exception handler ("Task was destroyed
 // but it is pending!") and its goroutine is unwound (its deferred calls
 // run; any await in them returns a CancelledError at once). Close is
-// idempotent and returns an error for a running loop.
+// idempotent and returns an error for a running loop; called from a
+// deferred call of a task it is unwinding, it returns nil at once and the
+// Close in progress finishes.
 func (l *Loop) Close() error {
 	l.checkThreadAlways("Close")
 	if l.running.Load() {
 		return runtimeErrorf("Cannot close a running event loop")
 	}
-	if l.closed {
+	if l.closed || l.closing {
+		// closing: called again from a deferred call of a task this
+		// Close is unwinding (its goroutine is running: resuming it to
+		// unwind it again would be a fatal error); that Close finishes.
 		return nil
 	}
+	l.closing = true
+	defer func() { l.closing = false }()
 	pending := append([]*T(nil), l.tasks...)
 	for _, t := range pending {
 		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,

@@ -71,8 +71,11 @@ func (t *T) main() {
 		if _, ok := r.(lockedUnwind); ok && t.killed {
 			r = nil
 		}
-		if r == nil && l.isResumer(t) {
-			// The task t resumed (runReady) ended its goroutine with
+		eagerGoexit := l.eagerGoexit // (consumed: one per goroutine ended)
+		l.eagerGoexit = false
+		if r == nil && (l.isResumer(t) || eagerGoexit) {
+			// The task t resumed (runReady, or eagerStart from t's code or
+			// from a callback on t's goroutine) ended its goroutine with
 			// runtime.Goexit, which iter.Pull passes on to t's goroutine:
 			// t did nothing wrong, but its goroutine is gone, as the
 			// driver's soon is. t stays pending (Close reports it;
@@ -246,7 +249,16 @@ func (l *Loop) eagerStart(t *T) {
 	if l.obs != nil {
 		l.obs.stepBegan(t, nil)
 	}
+	exited := true
+	defer func() {
+		if exited {
+			// t's goroutine ended with runtime.Goexit, and iter.Pull
+			// ends this one too: its task, if any, is not to blame.
+			l.eagerGoexit = true
+		}
+	}()
 	t.resume()
+	exited = false
 	t.eager = 0
 	l.current = prev
 	l.takeLoop(prevHolder) // the creator runs the loop again

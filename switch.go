@@ -1,7 +1,9 @@
 package asyncio
 
 import (
+	"context"
 	"iter"
+	"runtime/pprof"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
 )
@@ -22,9 +24,11 @@ import (
 // labels are the same as on a fresh goroutine: the stack's frames below
 // the task's function are the library's (dropped from snapshots), and a
 // goroutine whose labels the loop set (WithTaskLabels, debug mode) exits
-// instead of being pooled, so no task inherits another's label. Labels a
-// task's own code sets on its goroutine stay on it for the next task that
-// goroutine hosts.
+// instead of being pooled, so no task inherits another's label; once the
+// loop has labelled a goroutine, a new task goroutine drops the labels it
+// inherits from the goroutine that started it (a labelled task's, for a
+// nested or eager resume). Labels a task's own code sets on its goroutine
+// stay on it for the next task that goroutine hosts.
 //
 // Nothing is allocated per goroutine beyond what iter.Pull allocates: the
 // two functions that switch to and from it live in the task it runs (and,
@@ -102,6 +106,14 @@ func (t *T) resume() {
 // the next one, until resumed with none (Close) or it cannot be pooled.
 func (l *Loop) newWorkerBody() iter.Seq[struct{}] {
 	return func(yield func(struct{}) bool) {
+		if l.labelledEver {
+			// A new goroutine inherits its creator's pprof labels, which
+			// may be a labelled task's (a nested or eager resume) while
+			// its own task is not labelled (debug mode turned off since):
+			// it starts without them, so that no task runs, nor a pooled
+			// goroutine waits, under another task's label.
+			pprof.SetGoroutineLabels(context.Background())
+		}
 		for {
 			t := l.hosting
 			l.hosting = nil
