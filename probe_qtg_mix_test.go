@@ -194,3 +194,34 @@ func TestProbeTMO_ChildFailsInDeadlineIteration(t *testing.T) {
 		"1s after: <nil>",
 	}, r)
 }
+
+// wait_for(coro, 0) on an eager loop: the coroutine's task starts eagerly,
+// so a coroutine that finishes without suspending gives its result and one
+// that suspends is cancelled (CPython 3.13 with eager_task_factory).
+func TestProbeWAITFOR_ZeroTimeoutOnEagerLoop(t *testing.T) {
+	l := NewLoop(WithVirtualTime(), WithEagerTasks())
+	r := &eventLog{clock: l}
+	task := CreateTask(l, func(tk *T) (int, error) {
+		v, err := WaitForFunc(tk, 0, func(*T) (int, error) { r.log("c ran"); return 1, nil })
+		r.log("wf c %d %s", v, describe(err))
+		v, err = WaitForFunc(tk, 0, func(c *T) (int, error) {
+			r.log("c2 ran")
+			if err := Sleep(c, time.Second); err != nil {
+				return 0, err
+			}
+			return 2, nil
+		})
+		r.log("wf c2 %d %s", v, describe(err))
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, l)
+	checkEvents(t, []string{
+		"0s c ran",
+		"0s wf c 1 <nil>",
+		"0s c2 ran",
+		`0s wf c2 0 TimeoutError(cause=CancelledError(""))`,
+	}, r)
+}
