@@ -225,3 +225,95 @@ func TestProbeWAITFOR_ZeroTimeoutOnEagerLoop(t *testing.T) {
 		`0s wf c2 0 TimeoutError(cause=CancelledError(""))`,
 	}, r)
 }
+
+// A child puts two items, waking a waiting task and the body's Get, and
+// fails in the same step: the wake-ups run before the group's done
+// callback, so the body gets its item and the failure reaches the group
+// while exit waits.
+func TestProbeTG_BodyGetWokenByFailingChild(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		q := NewQueue[string](0)
+		o := startTask(tk, "other", func(x *T) error {
+			v, err := q.Get(x)
+			r.log("other got %s %d", v, q.Len())
+			return err
+		})
+		err := TaskGroup(tk, func(g *Group) error {
+			Sleep(tk, 0)
+			Spawn(g, func(c *T) (int, error) {
+				if err := Sleep(c, time.Second); err != nil {
+					return 0, err
+				}
+				_ = q.PutNowait("x")
+				_ = q.PutNowait("y")
+				return 0, errO
+			})
+			v, err := q.Get(tk)
+			if err != nil {
+				return err
+			}
+			r.log("body got %s", v)
+			return nil
+		})
+		r.log("tg %s %d %d %d", pyEG(err), tk.Cancelling(), q.Len(), q.getters.len())
+		Sleep(tk, 0)
+		r.log("end %d %d %v", q.Len(), q.unfinished, o.Done())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"1s other got x 1",
+		"1s body got y",
+		`1s tg EG(*errors.errorString("o")) 0 0 0`,
+		"1s end 0 2 true",
+	}, r)
+}
+
+// One child fails and another puts an item for the body's Get in the same
+// iteration, the failure first: the body's woken Get is cancelled by the
+// group and hands the item to the next getter.
+func TestProbeTG_BodyGetCancelledAfterWake(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		q := NewQueue[string](0)
+		var o *Task[struct{}]
+		err := TaskGroup(tk, func(g *Group) error {
+			Spawn(g, failer(r, "f", time.Second, errO))
+			Spawn(g, func(c *T) (int, error) {
+				if err := Sleep(c, time.Second); err != nil {
+					return 0, err
+				}
+				return 0, q.PutNowait("x")
+			})
+			o = startTask(tk, "other", func(x *T) error {
+				Sleep(x, 0)
+				v, err := q.Get(x)
+				r.log("other got %s %d", v, q.Len())
+				return err
+			})
+			v, err := q.Get(tk)
+			if err != nil {
+				r.log("body get %s %d", describe(err), q.Len())
+				return err
+			}
+			r.log("body got %s", v)
+			return nil
+		})
+		r.log("tg %s %d %d %d", pyEG(err), tk.Cancelling(), q.Len(), q.getters.len())
+		Sleep(tk, 0)
+		r.log("end %d %d %v", q.Len(), q.unfinished, o.Done())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s f start",
+		"1s f fails",
+		`1s body get CancelledError("") 1`,
+		"1s other got x 0",
+		`1s tg EG(*errors.errorString("o")) 0 0 0`,
+		"1s end 0 1 true",
+	}, r)
+}
