@@ -2,7 +2,7 @@
 
 package asyncio
 
-// Differential probes: random queue and TaskGroup/timeout programs, run on
+// Differential probes: random queue, TaskGroup and timeout programs, run on
 // CPython 3.13.0 by testdata/probe_qtg/gen.py (which documents them), are
 // replayed here and must log exactly what CPython logged.
 
@@ -349,4 +349,139 @@ func replayTGProgram(t *testing.T, sc tgProgram) []string {
 	}
 	mustClose(t, l)
 	return out
+}
+
+func TestProbeTMO_DifferentialCPython(t *testing.T) {
+	var cases []tmoProgram
+	loadProbeCases(t, "timeout_ops.json", &cases)
+	for ci, c := range cases {
+		got := replayTmoProgram(t, c)
+		if d := cmp.Diff(c.Out, got); d != "" {
+			t.Errorf("case %d: levels=%v sleep=%v action=%v outside=%v (-cpython +go):\n%s",
+				ci, c.Levels, c.Sleep, c.Action, c.Outside, d)
+		}
+	}
+}
+
+type tmoProgram struct {
+	Levels  [][]any
+	Sleep   float64
+	Action  string
+	Outside [][]any
+	Out     []string
+}
+
+func replayTmoProgram(t *testing.T, sc tmoProgram) []string {
+	l := NewTestLoop()
+	var out []string
+	log := func(f string, a ...any) {
+		out = append(out, fmt.Sprintf("%g ", l.Time().Seconds())+fmt.Sprintf(f, a...))
+	}
+	tick := func(x any) time.Duration {
+		if x == nil {
+			return Never
+		}
+		return time.Duration(x.(float64)) * time.Second
+	}
+	inner := func(me *T) error {
+		if err := Sleep(me, tick(sc.Sleep)); err != nil {
+			log("inner %s c=%d", pyShort(err), me.Cancelling())
+			switch sc.Action {
+			case "swallow":
+				if err := Sleep(me, time.Second); err != nil {
+					return err
+				}
+				log("swallowed")
+				return nil
+			case "uncancel":
+				me.Uncancel()
+				log("uncancelled c=%d", me.Cancelling())
+				return nil
+			}
+			return err
+		}
+		log("sleep done")
+		return nil
+	}
+	var level func(me *T, i int) error
+	level = func(me *T, i int) error {
+		if i == len(sc.Levels) {
+			return inner(me)
+		}
+		kind, dl, rs := sc.Levels[i][0].(string), sc.Levels[i][1], sc.Levels[i][2]
+		var s *TimeoutScope
+		var err error
+		switch kind {
+		case "waitfor":
+			d := tick(dl)
+			_, err = WaitForFunc(me, d, func(x *T) (int, error) { return 0, level(x, i+1) })
+		default:
+			bodyFn := func(x *TimeoutScope) error {
+				s = x
+				if rs != nil {
+					r := rs.([]any)
+					nw := tick(r[1])
+					l.CallAt(tick(r[0]), func() {
+						if err := s.Reschedule(nw); err != nil {
+							log("L%d resched %s", i, err.(*RuntimeError).Msg)
+						} else {
+							log("L%d resched %s ok", i, pyNone(r[1]))
+						}
+					})
+				}
+				return level(me, i+1)
+			}
+			if kind == "timeout" {
+				err = Timeout(me, tick(dl), bodyFn)
+			} else {
+				err = TimeoutAt(me, tick(dl), bodyFn)
+			}
+		}
+		exp := "-"
+		if s != nil {
+			exp = fmt.Sprint(b2i(s.Expired()))
+		}
+		if err != nil {
+			log("L%d %s exp=%s c=%d", i, pyShort(err), exp, me.Cancelling())
+		} else {
+			log("L%d nil exp=%s c=%d", i, exp, me.Cancelling())
+		}
+		return err
+	}
+	wt := CreateTask(l, func(me *T) (int, error) {
+		if err := level(me, 0); err != nil {
+			log("w got %s", pyShort(err))
+		}
+		if err := Sleep(me, 0); err != nil {
+			log("w next %s c=%d", pyShort(err), me.Cancelling())
+			return 0, err
+		}
+		log("w next ok c=%d", me.Cancelling())
+		return 0, nil
+	})
+	for _, o := range sc.Outside {
+		msg := o[1].(string)
+		l.CallAt(tick(o[0]), func() { wt.Cancel(msg) })
+	}
+	main := CreateTask(l, func(tk *T) (int, error) {
+		if _, err := wt.Await(tk); err != nil {
+			log("wt %s cancelled=%d c=%d", pyShort(err), b2i(wt.Cancelled()), wt.Cancelling())
+		} else {
+			log("wt ok c=%d", wt.Cancelling())
+		}
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatalf("RunUntilComplete: %v", err)
+	}
+	mustClose(t, l)
+	return out
+}
+
+// pyNone prints a deadline as Python does: None or the number.
+func pyNone(x any) string {
+	if x == nil {
+		return "None"
+	}
+	return fmt.Sprint(x)
 }

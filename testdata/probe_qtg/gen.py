@@ -2,6 +2,7 @@
 
     PYENV_VERSION=3.13.0 python3 gen.py queue SEED N > queue_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py taskgroup SEED N > taskgroup_ops.json
+    PYENV_VERSION=3.13.0 python3 gen.py timeout SEED N > timeout_ops.json
 
 queue: random programs of blocking getters and putters, joiners, cancels,
 put_nowait/get_nowait/task_done and shutdown(immediate) on a Queue,
@@ -9,10 +10,15 @@ LifoQueue or PriorityQueue of maxsize 0..3, yielding with sleep(0).
 taskgroup: a task running a TaskGroup (optionally in, or around, a
 timeout) whose children and body sleep, fail, swallow or convert their
 cancellation, spawn siblings, or nest a TaskGroup, cancelled from outside
-at given ticks. Both run on a virtual clock; in the taskgroup programs
-timers due together fire in scheduling order and a group's abort cancels
-its children in creation order, as the Go loop and group do (CPython's
-heap and set leave those orders unspecified).
+at given ticks. timeout: up to three nested timeout(), timeout_at() or
+wait_for() levels (deadlines None, 0, negative or later, some rescheduled
+by a timer, possibly after the scope ended) around a sleep that raises,
+swallows or uncancels its cancellation, with outside cancels.
+
+All run on a virtual clock. In the taskgroup and timeout programs timers
+due together fire in scheduling order and a group's abort cancels its
+children in creation order, as the Go loop and group do (CPython's heap
+and set leave those orders unspecified).
 """
 import asyncio, heapq, itertools, json, random, sys
 from asyncio import events as _ev
@@ -267,6 +273,85 @@ def _init(self):
 asyncio.TaskGroup.__init__ = _init
 
 
+
+def gen_tmo(rng):
+    levels = []
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["timeout", "timeout", "timeout_at", "waitfor"])
+        dl = rng.choice([None, 0, -1, 1, 2, 3, 4])
+        rs = None
+        if kind != "waitfor" and rng.random() < 0.4:
+            rs = [rng.randint(0, 4), rng.choice([None, 0, 1, 2, 3, 5])]
+        levels.append([kind, dl, rs])
+    return {"levels": levels, "sleep": rng.randint(0, 5), "action": rng.choice(["raise", "raise", "swallow", "uncancel"]),
+            "outside": [[rng.randint(0, 5), f"ext{i}"] for i in range(rng.choice([0, 0, 1, 2]))]}
+
+def d_tmo(e):
+    if e is None: return "nil"
+    if isinstance(e, asyncio.CancelledError): return f"CE({e.args[0] if e.args else ''})"
+    if isinstance(e, TimeoutError): return "Timeout"
+    return f"{type(e).__name__}({e.args[0] if e.args else ''})"
+
+async def run_tmo(sc):
+    loop = asyncio.get_running_loop()
+    out = []
+    def log(s): out.append(f"{loop.time():g} {s}")
+    async def inner():
+        me = asyncio.current_task()
+        try:
+            await asyncio.sleep(sc["sleep"])
+            log("sleep done")
+        except asyncio.CancelledError as e:
+            log(f"inner {d_tmo(e)} c={me.cancelling()}")
+            if sc["action"] == "swallow":
+                await asyncio.sleep(1); log("swallowed"); return
+            if sc["action"] == "uncancel":
+                me.uncancel(); log(f"uncancelled c={me.cancelling()}"); return
+            raise
+    async def level(i):
+        if i == len(sc["levels"]):
+            return await inner()
+        kind, dl, rs = sc["levels"][i]
+        me = asyncio.current_task()
+        cm = None
+        try:
+            if kind == "waitfor":
+                await asyncio.wait_for(level(i + 1), dl)
+            else:
+                cm = asyncio.timeout(dl) if kind == "timeout" else asyncio.timeout_at(dl)
+                async with cm:
+                    if rs is not None:
+                        def resched(cm=cm, new=rs[1]):
+                            try:
+                                cm.reschedule(new); log(f"L{i} resched {new} ok")
+                            except RuntimeError as e:
+                                log(f"L{i} resched {e}")
+                        loop.call_at(rs[0], resched)
+                    await level(i + 1)
+            log(f"L{i} nil exp={int(cm.expired()) if cm else '-'} c={me.cancelling()}")
+        except BaseException as e:
+            log(f"L{i} {d_tmo(e)} exp={int(cm.expired()) if cm else '-'} c={me.cancelling()}")
+            raise
+    async def w():
+        me = asyncio.current_task()
+        try:
+            await level(0)
+        except BaseException as e:
+            log(f"w got {d_tmo(e)}")
+        try:
+            await asyncio.sleep(0); log(f"w next ok c={me.cancelling()}")
+        except asyncio.CancelledError as e:
+            log(f"w next {d_tmo(e)} c={me.cancelling()}"); raise
+    wt = asyncio.create_task(w())
+    for tick, msg in sc["outside"]:
+        loop.call_at(tick, wt.cancel, msg)
+    try:
+        await wt; log(f"wt ok c={wt.cancelling()}")
+    except BaseException as e:
+        log(f"wt {d_tmo(e)} cancelled={int(wt.cancelled())} c={wt.cancelling()}")
+    return out
+
+
 if __name__ == "__main__":
     what, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     rng = random.Random(seed)
@@ -278,6 +363,10 @@ if __name__ == "__main__":
             ops = gen(rng)
             out = asyncio.run(run(kind, maxsize, ops), loop_factory=VLoop)
             cases.append({"kind": kind, "maxsize": maxsize, "ops": ops, "out": out})
+        elif what == "timeout":
+            sc = gen_tmo(rng)
+            sc["out"] = asyncio.run(run_tmo(sc), loop_factory=FifoVLoop)
+            cases.append(sc)
         else:
             sc = gen_tg(rng)
             sc["out"] = asyncio.run(run_tg(sc), loop_factory=FifoVLoop)
