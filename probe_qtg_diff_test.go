@@ -162,6 +162,7 @@ func replayQueueProgram(t *testing.T, kind string, maxsize int, ops [][]any) []s
 	if err := l.RunUntilComplete(main); err != nil {
 		t.Fatalf("RunUntilComplete: %v", err)
 	}
+	cancelTheRest(t, l)
 	mustClose(t, l)
 	return out
 }
@@ -203,20 +204,33 @@ type tgProgram struct {
 	Out      []string
 }
 
+// TestProbeTG_DifferentialCPython replays the TaskGroup programs, and on a
+// WithEagerTasks loop those CPython ran with eager_task_factory.
 func TestProbeTG_DifferentialCPython(t *testing.T) {
-	var cases []tgProgram
-	loadProbeCases(t, "taskgroup_ops.json", &cases)
-	for ci, c := range cases {
-		got := replayTGProgram(t, c)
-		if d := cmp.Diff(c.Out, got); d != "" {
-			t.Errorf("case %d: children=%v body=%v outside=%v timeout=%v (-cpython +go):\n%s",
-				ci, c.Children, c.Body, c.Outside, c.Timeout, d)
-		}
+	for _, mode := range []string{"", "_eager"} {
+		t.Run("mode"+mode, func(t *testing.T) {
+			var cases []tgProgram
+			loadProbeCases(t, "taskgroup"+mode+"_ops.json", &cases)
+			for ci, c := range cases {
+				got := replayTGProgram(t, probeLoop(mode), c)
+				if d := cmp.Diff(c.Out, got); d != "" {
+					t.Errorf("case %d: children=%v body=%v outside=%v timeout=%v (-cpython +go):\n%s",
+						ci, c.Children, c.Body, c.Outside, c.Timeout, d)
+				}
+			}
+		})
 	}
 }
 
-func replayTGProgram(t *testing.T, sc tgProgram) []string {
-	l := NewTestLoop()
+// probeLoop is a virtual-time loop, with eager tasks for mode "_eager".
+func probeLoop(mode string) *Loop {
+	if mode == "_eager" {
+		return NewLoop(WithVirtualTime(), WithEagerTasks())
+	}
+	return NewTestLoop()
+}
+
+func replayTGProgram(t *testing.T, l *Loop, sc tgProgram) []string {
 	var out []string
 	log := func(f string, a ...any) {
 		out = append(out, fmt.Sprintf("%g ", l.Time().Seconds())+fmt.Sprintf(f, a...))
@@ -347,19 +361,26 @@ func replayTGProgram(t *testing.T, sc tgProgram) []string {
 	if err := l.RunUntilComplete(main); err != nil {
 		t.Fatalf("RunUntilComplete: %v", err)
 	}
+	cancelTheRest(t, l)
 	mustClose(t, l)
 	return out
 }
 
+// TestProbeTMO_DifferentialCPython replays the timeout programs, plain and
+// eager (wait_for(coro, 0)'s task then runs its eager step).
 func TestProbeTMO_DifferentialCPython(t *testing.T) {
-	var cases []tmoProgram
-	loadProbeCases(t, "timeout_ops.json", &cases)
-	for ci, c := range cases {
-		got := replayTmoProgram(t, c)
-		if d := cmp.Diff(c.Out, got); d != "" {
-			t.Errorf("case %d: levels=%v sleep=%v action=%v outside=%v (-cpython +go):\n%s",
-				ci, c.Levels, c.Sleep, c.Action, c.Outside, d)
-		}
+	for _, mode := range []string{"", "_eager"} {
+		t.Run("mode"+mode, func(t *testing.T) {
+			var cases []tmoProgram
+			loadProbeCases(t, "timeout"+mode+"_ops.json", &cases)
+			for ci, c := range cases {
+				got := replayTmoProgram(t, probeLoop(mode), c)
+				if d := cmp.Diff(c.Out, got); d != "" {
+					t.Errorf("case %d: levels=%v sleep=%v action=%v outside=%v (-cpython +go):\n%s",
+						ci, c.Levels, c.Sleep, c.Action, c.Outside, d)
+				}
+			}
+		})
 	}
 }
 
@@ -371,8 +392,7 @@ type tmoProgram struct {
 	Out     []string
 }
 
-func replayTmoProgram(t *testing.T, sc tmoProgram) []string {
-	l := NewTestLoop()
+func replayTmoProgram(t *testing.T, l *Loop, sc tmoProgram) []string {
 	var out []string
 	log := func(f string, a ...any) {
 		out = append(out, fmt.Sprintf("%g ", l.Time().Seconds())+fmt.Sprintf(f, a...))
@@ -474,6 +494,7 @@ func replayTmoProgram(t *testing.T, sc tmoProgram) []string {
 	if err := l.RunUntilComplete(main); err != nil {
 		t.Fatalf("RunUntilComplete: %v", err)
 	}
+	cancelTheRest(t, l)
 	mustClose(t, l)
 	return out
 }
@@ -484,4 +505,26 @@ func pyNone(x any) string {
 		return "None"
 	}
 	return fmt.Sprint(x)
+}
+
+// cancelTheRest is asyncio.run's last step: the tasks still pending (an
+// eager wait_for(coro, 0) task that swallowed its cancellation, say) are
+// cancelled and awaited.
+func cancelTheRest(t *testing.T, l *Loop) {
+	rest := AllTasks(l)
+	if len(rest) == 0 {
+		return
+	}
+	for _, x := range rest {
+		x.Cancel()
+	}
+	all := CreateTask(l, func(tk *T) (int, error) {
+		for _, x := range rest {
+			tk.Await(x)
+		}
+		return 0, nil
+	})
+	if err := l.RunUntilComplete(all); err != nil {
+		t.Fatalf("RunUntilComplete: %v", err)
+	}
 }

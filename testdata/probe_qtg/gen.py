@@ -3,6 +3,8 @@
     PYENV_VERSION=3.13.0 python3 gen.py queue SEED N > queue_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py taskgroup SEED N > taskgroup_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py timeout SEED N > timeout_ops.json
+    PYENV_VERSION=3.13.0 python3 gen.py taskgroup-eager SEED N > taskgroup_eager_ops.json
+    PYENV_VERSION=3.13.0 python3 gen.py timeout-eager SEED N > timeout_eager_ops.json
 
 queue: random programs of blocking getters and putters, joiners, cancels,
 put_nowait/get_nowait/task_done and shutdown(immediate) on a Queue,
@@ -22,6 +24,11 @@ and set leave those orders unspecified).
 """
 import asyncio, heapq, itertools, json, random, sys
 from asyncio import events as _ev
+
+# With a "-eager" suffix (taskgroup-eager, timeout-eager) the worker task
+# installs eager_task_factory first, so the tasks it creates (children,
+# wait_for(coro, 0)'s task) start eagerly: Go's WithEagerTasks loop.
+EAGER = False
 
 class _VSel:
     def __init__(self, loop, sel): self.loop, self.sel = loop, sel
@@ -231,6 +238,8 @@ async def run_tg(sc):
             else:
                 await body_fn(g)
     async def w():
+        if EAGER:
+            asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
         me = asyncio.current_task()
         try:
             tmo = sc["timeout"]
@@ -333,6 +342,8 @@ async def run_tmo(sc):
             log(f"L{i} {d_tmo(e)} exp={int(cm.expired()) if cm else '-'} c={me.cancelling()}")
             raise
     async def w():
+        if EAGER:
+            asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
         me = asyncio.current_task()
         try:
             await level(0)
@@ -354,6 +365,8 @@ async def run_tmo(sc):
 
 if __name__ == "__main__":
     what, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if what.endswith("-eager"):
+        what, EAGER = what[:-len("-eager")], True
     rng = random.Random(seed)
     cases = []
     for _ in range(n):
