@@ -53,23 +53,29 @@ func pyExcName(err error) string {
 	return fmt.Sprintf("%T", err)
 }
 
+// TestProbeQueue_DifferentialCPython replays the queue programs, plain and
+// eager (getters and putters run their first step in CreateTask).
 func TestProbeQueue_DifferentialCPython(t *testing.T) {
-	var cases []struct {
-		Kind    string
-		Maxsize int
-		Ops     [][]any
-		Out     []string
-	}
-	loadProbeCases(t, "queue_ops.json", &cases)
-	for ci, c := range cases {
-		got := replayQueueProgram(t, c.Kind, c.Maxsize, c.Ops)
-		if d := cmp.Diff(c.Out, got); d != "" {
-			t.Errorf("case %d: %s(%d) ops=%v (-cpython +go):\n%s", ci, c.Kind, c.Maxsize, c.Ops, d)
-		}
+	for _, mode := range []string{"", "_eager"} {
+		t.Run("mode"+mode, func(t *testing.T) {
+			var cases []struct {
+				Kind    string
+				Maxsize int
+				Ops     [][]any
+				Out     []string
+			}
+			loadProbeCases(t, "queue"+mode+"_ops.json", &cases)
+			for ci, c := range cases {
+				got := replayQueueProgram(t, probeLoop(mode), c.Kind, c.Maxsize, c.Ops)
+				if d := cmp.Diff(c.Out, got); d != "" {
+					t.Errorf("case %d: %s(%d) ops=%v (-cpython +go):\n%s", ci, c.Kind, c.Maxsize, c.Ops, d)
+				}
+			}
+		})
 	}
 }
 
-func replayQueueProgram(t *testing.T, kind string, maxsize int, ops [][]any) []string {
+func replayQueueProgram(t *testing.T, l *Loop, kind string, maxsize int, ops [][]any) []string {
 	var out []string
 	lg := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
 	var q *Queue[int]
@@ -84,7 +90,6 @@ func replayQueueProgram(t *testing.T, kind string, maxsize int, ops [][]any) []s
 	st := func() string {
 		return fmt.Sprintf("q=%d f=%d e=%d u=%d", q.Len(), b2i(q.Full()), b2i(q.Empty()), q.unfinished)
 	}
-	l := NewTestLoop()
 	waiter := func(tk *T, i int, op func(x *T) (string, error), what string) *Task[struct{}] {
 		return CreateTask(tk, func(x *T) (struct{}, error) {
 			s, err := op(x)

@@ -3,6 +3,7 @@
     PYENV_VERSION=3.13.0 python3 gen.py queue SEED N > queue_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py taskgroup SEED N > taskgroup_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py timeout SEED N > timeout_ops.json
+    PYENV_VERSION=3.13.0 python3 gen.py queue-eager SEED N > queue_eager_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py taskgroup-eager SEED N > taskgroup_eager_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py timeout-eager SEED N > timeout_eager_ops.json
 
@@ -25,9 +26,10 @@ and set leave those orders unspecified).
 import asyncio, heapq, itertools, json, random, sys
 from asyncio import events as _ev
 
-# With a "-eager" suffix (taskgroup-eager, timeout-eager) the worker task
-# installs eager_task_factory first, so the tasks it creates (children,
-# wait_for(coro, 0)'s task) start eagerly: Go's WithEagerTasks loop.
+# With a "-eager" suffix (queue-eager, taskgroup-eager, timeout-eager) the
+# main or worker task installs eager_task_factory first, so the tasks it
+# creates (getters and putters, children, wait_for(coro, 0)'s task) start
+# eagerly: Go's WithEagerTasks loop.
 EAGER = False
 
 class _VSel:
@@ -86,6 +88,8 @@ def ename(e):
     return type(e).__name__
 
 async def run(kind, maxsize, ops):
+    if EAGER:
+        asyncio.get_running_loop().set_task_factory(asyncio.eager_task_factory)
     out = []
     q = {"Queue": asyncio.Queue, "LifoQueue": asyncio.LifoQueue, "PriorityQueue": asyncio.PriorityQueue}[kind](maxsize)
     tasks = []
