@@ -210,9 +210,12 @@ type tgProgram struct {
 }
 
 // TestProbeTG_DifferentialCPython replays the TaskGroup programs, and on a
-// WithEagerTasks loop those CPython ran with eager_task_factory.
+// WithEagerTasks loop those CPython ran with eager_task_factory. The
+// "_main" programs ran CPython main's TaskGroup, whose cancel() Group.Cancel
+// ports (TG-8): children and bodies there also cancel their group, some
+// children in their eager step (gh-155418).
 func TestProbeTG_DifferentialCPython(t *testing.T) {
-	for _, mode := range []string{"", "_eager"} {
+	for _, mode := range []string{"", "_eager", "_main", "_main_eager"} {
 		t.Run("mode"+mode, func(t *testing.T) {
 			var cases []tgProgram
 			loadProbeCases(t, "taskgroup"+mode+"_ops.json", &cases)
@@ -227,9 +230,9 @@ func TestProbeTG_DifferentialCPython(t *testing.T) {
 	}
 }
 
-// probeLoop is a virtual-time loop, with eager tasks for mode "_eager".
+// probeLoop is a virtual-time loop, with eager tasks for the "_eager" modes.
 func probeLoop(mode string) *Loop {
-	if mode == "_eager" {
+	if strings.HasSuffix(mode, "_eager") {
 		return NewLoop(WithVirtualTime(), WithEagerTasks())
 	}
 	return NewTestLoop()
@@ -251,7 +254,15 @@ func replayTGProgram(t *testing.T, l *Loop, sc tgProgram) []string {
 	var child func(i string, delay time.Duration, action string, g *Group) func(*T) (int, error)
 	child = func(i string, delay time.Duration, action string, g *Group) func(*T) (int, error) {
 		return func(c *T) (int, error) {
+			if action == "groupcancel" && delay == 0 {
+				log("c%s cancels group at once", i)
+				g.Cancel()
+			}
 			err := Sleep(c, delay)
+			if err == nil && action == "groupcancel" {
+				log("c%s cancels group", i)
+				g.Cancel()
+			}
 			if err == nil && action == "spawn" {
 				spawnLogged(g, i, child(i+"s", time.Second, "ok", g))
 			}
@@ -284,14 +295,18 @@ func replayTGProgram(t *testing.T, l *Loop, sc tgProgram) []string {
 	}
 	body := func(tk *T, g *Group) error {
 		for i, ch := range sc.Children {
-			Spawn(g, child(fmt.Sprint(i), sec(ch[0]), ch[1].(string), g))
+			if _, err := Spawn(g, child(fmt.Sprint(i), sec(ch[0]), ch[1].(string), g)); err != nil {
+				return &pyErr{"RuntimeError", err.(*RuntimeError).Msg} // create_task raises
+			}
 		}
 		delay, action := sec(sc.Body[0]), sc.Body[1].(string)
 		if action == "nested" {
 			err := TaskGroup(tk, func(g2 *Group) error {
 				for i, ch := range sc.Body[2].([]any) {
 					ch := ch.([]any)
-					Spawn(g2, child(fmt.Sprintf("n%d", i), sec(ch[0]), ch[1].(string), g2))
+					if _, err := Spawn(g2, child(fmt.Sprintf("n%d", i), sec(ch[0]), ch[1].(string), g2)); err != nil {
+						return &pyErr{"RuntimeError", err.(*RuntimeError).Msg}
+					}
 				}
 				return Sleep(tk, delay)
 			})
@@ -302,7 +317,13 @@ func replayTGProgram(t *testing.T, l *Loop, sc tgProgram) []string {
 			log("nested done")
 			return nil
 		}
-		if err := Sleep(tk, delay); err != nil {
+		err := Sleep(tk, delay)
+		if err == nil && action == "groupcancel" {
+			log("body cancels group")
+			g.Cancel()
+			err = Sleep(tk, time.Second)
+		}
+		if err != nil {
 			log("body %s", pyShort(err))
 			switch action {
 			case "catchraise":

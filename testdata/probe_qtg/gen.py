@@ -6,6 +6,8 @@
     PYENV_VERSION=3.13.0 python3 gen.py queue-eager SEED N > queue_eager_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py taskgroup-eager SEED N > taskgroup_eager_ops.json
     PYENV_VERSION=3.13.0 python3 gen.py timeout-eager SEED N > timeout_eager_ops.json
+    CPYTHON_MAIN_TASKGROUPS=path/to/main/taskgroups.py PYENV_VERSION=3.13.0 \
+        python3 gen.py taskgroup-main[-eager] SEED N > taskgroup_main[_eager]_ops.json
 
 queue: random programs of blocking getters and putters, joiners, cancels,
 put_nowait/get_nowait/task_done and shutdown(immediate) on a Queue,
@@ -31,6 +33,29 @@ from asyncio import events as _ev
 # creates (getters and putters, children, wait_for(coro, 0)'s task) start
 # eagerly: Go's WithEagerTasks loop.
 EAGER = False
+
+# taskgroup-main and taskgroup-main-eager run CPython main's TaskGroup
+# (3.15 development: TaskGroup.cancel(), gh-135736, gh-155418, gh-155433),
+# loaded from the file named by $CPYTHON_MAIN_TASKGROUPS (a copy of main's
+# Lib/asyncio/taskgroups.py, not included here), and add children and
+# bodies that call g.cancel().
+MAIN = False
+
+
+def use_main_taskgroup():
+    import importlib.util, os
+    # main's create_task records the awaited-by graph (3.14+): not needed.
+    asyncio.futures.future_add_to_awaited_by = lambda *a: None
+    asyncio.futures.future_discard_from_awaited_by = lambda *a: None
+    spec = importlib.util.spec_from_file_location(
+        "asyncio._main_taskgroups", os.environ["CPYTHON_MAIN_TASKGROUPS"])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    orig_init = mod.TaskGroup.__init__
+    def init(self):
+        orig_init(self); self._tasks = _OrderedSet()  # see below
+    mod.TaskGroup.__init__ = init
+    asyncio.TaskGroup = mod.TaskGroup
 
 class _VSel:
     def __init__(self, loop, sel): self.loop, self.sel = loop, sel
@@ -151,8 +176,13 @@ async def run(kind, maxsize, ops):
 def gen_tg(rng):
     n = rng.randint(0, 4)
     acts = ["ok", "fail", "conv", "swallow", "slowcancel", "spawn", "swallowspawn"]
+    if MAIN:
+        acts += ["groupcancel", "groupcancel"]
     children = [[rng.randint(0, 4), rng.choice(acts)] for _ in range(n)]
-    body = [rng.randint(0, 5), rng.choice(["ok", "ok", "raise", "catchraise", "swallow", "nested"])]
+    body_acts = ["ok", "ok", "raise", "catchraise", "swallow", "nested"]
+    if MAIN:
+        body_acts += ["groupcancel", "groupcancel"]
+    body = [rng.randint(0, 5), rng.choice(body_acts)]
     if body[1] == "nested":
         body.append([[rng.randint(0, 4), rng.choice(acts)] for _ in range(rng.randint(1, 2))])
     outside = [[rng.randint(0, 5), f"ext{i}"] for i in range(rng.choice([0, 0, 1, 1, 2]))]
@@ -175,8 +205,12 @@ async def run_tg(sc):
     out = []
     def log(s): out.append(f"{loop.time():g} {s}")
     async def child(i, delay, action, g):
+        if action == "groupcancel" and delay == 0:
+            log(f"c{i} cancels group at once"); g.cancel()
         try:
             await asyncio.sleep(delay)
+            if action == "groupcancel":
+                log(f"c{i} cancels group"); g.cancel()
             if action == "spawn":
                 try:
                     g.create_task(child(f"{i}s", 1, "ok", g)); log(f"c{i} spawned")
@@ -218,6 +252,9 @@ async def run_tg(sc):
             return
         try:
             await asyncio.sleep(delay)
+            if action == "groupcancel":
+                log("body cancels group"); g.cancel()
+                await asyncio.sleep(1)
         except asyncio.CancelledError as e:
             log(f"body {d(e)}")
             if action == "catchraise":
@@ -371,6 +408,9 @@ if __name__ == "__main__":
     what, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     if what.endswith("-eager"):
         what, EAGER = what[:-len("-eager")], True
+    if what == "taskgroup-main":
+        what, MAIN = "taskgroup", True
+        use_main_taskgroup()
     rng = random.Random(seed)
     cases = []
     for _ in range(n):
