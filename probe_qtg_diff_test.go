@@ -393,9 +393,10 @@ func replayTGProgram(t *testing.T, l *Loop, sc tgProgram) []string {
 }
 
 // TestProbeTMO_DifferentialCPython replays the timeout programs, plain and
-// eager (wait_for(coro, 0)'s task then runs its eager step).
+// eager (wait_for(coro, 0)'s task then runs its eager step); the "_tasks"
+// programs also pass wait_for a task (WaitFor) instead of a coroutine.
 func TestProbeTMO_DifferentialCPython(t *testing.T) {
-	for _, mode := range []string{"", "_eager"} {
+	for _, mode := range []string{"", "_eager", "_tasks", "_tasks_eager"} {
 		t.Run("mode"+mode, func(t *testing.T) {
 			var cases []tmoProgram
 			loadProbeCases(t, "timeout"+mode+"_ops.json", &cases)
@@ -459,8 +460,10 @@ func replayTmoProgram(t *testing.T, l *Loop, sc tmoProgram) []string {
 		var err error
 		switch kind {
 		case "waitfor":
-			d := tick(dl)
-			_, err = WaitForFunc(me, d, func(x *T) (int, error) { return 0, level(x, i+1) })
+			_, err = WaitForFunc(me, tick(dl), func(x *T) (int, error) { return 0, level(x, i+1) })
+		case "waitfor_task":
+			inner := CreateTask(me, func(x *T) (int, error) { return 0, level(x, i+1) })
+			_, err = WaitFor(me, tick(dl), inner)
 		default:
 			bodyFn := func(x *TimeoutScope) error {
 				s = x

@@ -1,13 +1,17 @@
 """Reference outputs for probe_qtg_diff_test.go, from CPython 3.13.
 
-    PYENV_VERSION=3.13.0 python3 gen.py queue SEED N > queue_ops.json
-    PYENV_VERSION=3.13.0 python3 gen.py taskgroup SEED N > taskgroup_ops.json
-    PYENV_VERSION=3.13.0 python3 gen.py timeout SEED N > timeout_ops.json
-    PYENV_VERSION=3.13.0 python3 gen.py queue-eager SEED N > queue_eager_ops.json
-    PYENV_VERSION=3.13.0 python3 gen.py taskgroup-eager SEED N > taskgroup_eager_ops.json
-    PYENV_VERSION=3.13.0 python3 gen.py timeout-eager SEED N > timeout_eager_ops.json
-    CPYTHON_MAIN_TASKGROUPS=path/to/main/taskgroups.py PYENV_VERSION=3.13.0 \
-        python3 gen.py taskgroup-main[-eager] SEED N > taskgroup_main[_eager]_ops.json
+The committed files (python3 is CPython 3.13.0, PYENV_VERSION=3.13.0):
+
+    python3 gen.py queue 11 100 > queue_ops.json
+    python3 gen.py taskgroup 12 300 > taskgroup_ops.json
+    python3 gen.py timeout 13 300 > timeout_ops.json
+    python3 gen.py taskgroup-eager 14 150 > taskgroup_eager_ops.json
+    python3 gen.py timeout-eager 15 200 > timeout_eager_ops.json
+    python3 gen.py queue-eager 16 100 > queue_eager_ops.json
+    CPYTHON_MAIN_TASKGROUPS=.../taskgroups.py python3 gen.py taskgroup-main 17 250 > taskgroup_main_ops.json
+    CPYTHON_MAIN_TASKGROUPS=.../taskgroups.py python3 gen.py taskgroup-main-eager 18 250 > taskgroup_main_eager_ops.json
+    python3 gen.py timeout-tasks 19 200 > timeout_tasks_ops.json
+    python3 gen.py timeout-tasks-eager 20 200 > timeout_tasks_eager_ops.json
 
 queue: random programs of blocking getters and putters, joiners, cancels,
 put_nowait/get_nowait/task_done and shutdown(immediate) on a Queue,
@@ -40,6 +44,10 @@ EAGER = False
 # Lib/asyncio/taskgroups.py, not included here), and add children and
 # bodies that call g.cancel().
 MAIN = False
+
+# timeout-tasks[-eager] adds wait_for levels given a task (wait_for(task, d))
+# rather than a coroutine.
+WAITFOR_TASKS = False
 
 
 def use_main_taskgroup():
@@ -327,10 +335,13 @@ asyncio.TaskGroup.__init__ = _init
 def gen_tmo(rng):
     levels = []
     for _ in range(rng.randint(1, 3)):
-        kind = rng.choice(["timeout", "timeout", "timeout_at", "waitfor"])
+        kinds = ["timeout", "timeout", "timeout_at", "waitfor"]
+        if WAITFOR_TASKS:
+            kinds += ["waitfor_task", "waitfor_task"]
+        kind = rng.choice(kinds)
         dl = rng.choice([None, 0, -1, 1, 2, 3, 4])
         rs = None
-        if kind != "waitfor" and rng.random() < 0.4:
+        if not kind.startswith("waitfor") and rng.random() < 0.4:
             rs = [rng.randint(0, 4), rng.choice([None, 0, 1, 2, 3, 5])]
         levels.append([kind, dl, rs])
     return {"levels": levels, "sleep": rng.randint(0, 5), "action": rng.choice(["raise", "raise", "swallow", "uncancel"]),
@@ -367,6 +378,8 @@ async def run_tmo(sc):
         try:
             if kind == "waitfor":
                 await asyncio.wait_for(level(i + 1), dl)
+            elif kind == "waitfor_task":
+                await asyncio.wait_for(asyncio.ensure_future(level(i + 1)), dl)
             else:
                 cm = asyncio.timeout(dl) if kind == "timeout" else asyncio.timeout_at(dl)
                 async with cm:
@@ -408,6 +421,8 @@ if __name__ == "__main__":
     what, seed, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     if what.endswith("-eager"):
         what, EAGER = what[:-len("-eager")], True
+    if what == "timeout-tasks":
+        what, WAITFOR_TASKS = "timeout", True
     if what == "taskgroup-main":
         what, MAIN = "taskgroup", True
         use_main_taskgroup()
