@@ -125,6 +125,12 @@ func spawn[V any](g *Group, fn func(*T) (V, error), opts []TaskOption, deferred 
 	// Always via a done callback, even for a task that is already done, so
 	// an early failure cannot cancel the parent too early (gh-128550).
 	task.f.addDoneCallbackFrom(func() { g.onTaskDone(child) }, g.parent.fut)
+	// A child started eagerly may have aborted the group (Group.Cancel) in
+	// its eager step, before it was added above: the abort missed it
+	// (CPython main, gh-155418).
+	if g.aborting && !task.Done() {
+		task.Cancel()
+	}
 	return task, nil
 }
 

@@ -240,7 +240,10 @@ func WaitFor[V any](t *T, d time.Duration, aw AwaitableOf[V]) (V, error) {
 // WaitForFunc is wait_for(coro, d) in 3.12+: fn runs inside the calling task
 // t (no new task, WAITFOR-2) under Timeout(t, d). With d <= 0 (and not
 // Never) fn is wrapped in a task that is cancelled before it starts, so fn
-// never runs and the result is a *TimeoutError (WAITFOR-1).
+// never runs and the result is a *TimeoutError (WAITFOR-1). On a loop
+// WithEagerTasks that task starts eagerly, as under asyncio's
+// eager_task_factory: fn runs until it first suspends, and if it finished
+// there its outcome is returned.
 func WaitForFunc[V any](t *T, d time.Duration, fn func(*T) (V, error)) (V, error) {
 	t.checkCaller("WaitForFunc")
 	if fn == nil {
