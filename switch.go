@@ -61,7 +61,12 @@ type pooledWorker struct {
 //     The lock state is read once per driver goroutine (~3 µs), so a
 //     goroutine that locks or unlocks between two runs, or a new one that
 //     reuses an exited driver's runtime descriptor (gid.Token), is taken
-//     to be in the state first read;
+//     to be in the state first read. If that is wrong and a task started
+//     under the other state is pending, resuming it is a fatal error of
+//     the runtime (coro: OS thread locking must match), not an error
+//     RunForever can return: do not switch a goroutine's lock state
+//     between runs of a loop with pending tasks, and run a loop whose
+//     driver was locked from that same goroutine until its tasks are done;
 //   - the pool hands out only goroutines of the current key, and a locked
 //     run releases its pooled goroutines before it returns;
 //   - Close unwinds an unlocked task goroutine from a goroutine of its own
