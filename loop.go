@@ -986,13 +986,29 @@ func (l *Loop) Close() error {
 	}
 	l.closing = true
 	defer func() { l.closing = false }()
-	pending := append([]*T(nil), l.tasks...)
-	for _, t := range pending {
-		l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
-			CreatedAt: t.fut.unretrievedRec().createdAt()})
-		if t.started && !t.fut.done() {
-			t.kill()
+	// In rounds: the deferred calls of a task being unwound may create
+	// tasks, which are pending too (never started: reported only).
+	var pending []*T
+	seen := make(map[*T]bool, len(l.tasks))
+	for {
+		var round []*T
+		for _, t := range l.tasks {
+			if !seen[t] {
+				seen[t] = true
+				round = append(round, t)
+			}
 		}
+		if len(round) == 0 {
+			break
+		}
+		for _, t := range round {
+			l.CallExceptionHandler(ExceptionContext{Message: "Task was destroyed but it is pending!", Task: t,
+				CreatedAt: t.fut.unretrievedRec().createdAt()})
+			if t.started && !t.fut.done() {
+				t.kill()
+			}
+		}
+		pending = append(pending, round...)
 	}
 	l.holder.Store(0) // a killed task held the loop while it unwound
 	l.threadsafeMu.Lock()
