@@ -48,8 +48,8 @@ type doneCallback struct {
 
 // futureExtras is what few futures have: registrations after the first
 // awaiting task (futureCore.waiter), and a cancel of their own. It sits
-// behind a pointer so that a future stays small (Future[struct{}] in the
-// 64-byte size class, Future[int] in the 80-byte one): most futures never
+// behind a pointer so that a future stays small (Future[struct{}] and
+// Future[int] in the 64-byte size class): most futures never
 // get a registration past the waiter. first is the room for the first
 // registration, so that a list of one costs no allocation of its own.
 // An object that owns a future with its own cancel can hold the extras
@@ -91,11 +91,7 @@ func (f *futureCore) registered() []doneCallback {
 
 // register appends cb to f's registrations.
 func (f *futureCore) register(cb doneCallback) {
-	x := f.extras
-	if x == nil {
-		x = &futureExtras{}
-		f.extras = x
-	}
+	x := f.extrasForWrite()
 	if x.items == nil {
 		x.first[0] = cb
 		x.items = x.first[:1]
@@ -140,7 +136,7 @@ type futureCore struct {
 	// ones replace by a fresh CancelledError (FUT-8); or nil or a
 	// *CancelledError carrying the cancel message, copied by every
 	// retrieval. One field serves both states (a future is only ever in
-	// one), which keeps Future[int] at 80 bytes and Task[int] at 240.
+	// one), which keeps Future[int] at 64 bytes and Task[int] at 224.
 	err error
 	// waiter is a task awaiting the future that registered while
 	// callbacks was empty, so it is woken before every entry of callbacks

@@ -218,8 +218,11 @@ func (l *Loop) mixedLockKeys(key uint64) bool {
 // key, and that key; nil if there is none.
 func (l *Loop) unresumable(key uint64) (*T, uint64) {
 	for _, t := range l.tasks {
-		if t.sw.next != nil && l.lockKeyOf(t) != key && !t.fut.done() {
-			return t, l.lockKeyOf(t)
+		if t.sw.next == nil || t.fut.done() {
+			continue // no goroutine to resume
+		}
+		if k := l.lockKeyOf(t); k != key {
+			return t, k
 		}
 	}
 	return nil, 0

@@ -54,7 +54,7 @@ type T struct {
 	// therefore exits with t instead of being pooled (switch.go).
 	swLabelled bool
 	// The two counters are int32 and sit beside the bools to keep T small:
-	// a Task[V] with a V of at most a word fits the 240-byte size class.
+	// a Task[V] with a V of at most a word fits the 224-byte size class.
 	numCancelRequested int32
 	tasksIndex         int32 // position in loop.tasks
 	// nameSeq, when not 0, is the N of the default name "Task-N", which
