@@ -301,12 +301,23 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	tr.tc.reader = t
 	// tls.Conn.Read returns at most one record's plaintext, 16 KiB by the
 	// protocol (RFC 8446 5.1, RFC 5246 6.2.1): a larger buffer would only
-	// be memory every open connection holds for its whole life.
-	buf := make([]byte, 16*1024)
+	// be memory every open connection holds for its whole life. A
+	// BufferedProtocol brings its own buffers: made at the first copied
+	// read.
+	var buf []byte
 	for {
 		if !tr.waitWhilePaused(t) {
 			tr.finishReader()
 			return
+		}
+		if bp, ok := tr.app.(BufferedProtocol); ok {
+			if !tr.readIntoProtocol(t, bp) {
+				break
+			}
+			continue
+		}
+		if buf == nil {
+			buf = make([]byte, tlsRecordMax)
 		}
 		n, err := tr.conn.Read(buf)
 		if n > 0 {
@@ -329,26 +340,67 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 		if err == nil {
 			continue
 		}
-		switch {
-		case asyncio.IsCancelled(err) || tr.tc.lost:
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			keepOpen := false
-			if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
-				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
-			}
-			// As asyncio's SSL protocol: a TLS connection cannot stay
-			// half-open, so EOF always starts the shutdown.
-			if keepOpen {
-				slog.Warn("returning true from eof_received() has no effect when using ssl")
-			}
-			tr.Close()
-		default: // a TLS protocol error
-			tr.fatalErr = err
-			tr.raw.Abort()
-		}
+		tr.readEnded(t, err)
 		break
 	}
 	tr.finishReader()
+}
+
+// readEnded handles the error that ends readLoop: EOF, the connection
+// lost, the reader task cancelled, or a TLS protocol error.
+func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
+	switch {
+	case asyncio.IsCancelled(err) || tr.tc.lost:
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		keepOpen := false
+		if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
+			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
+		}
+		// As asyncio's SSL protocol: a TLS connection cannot stay
+		// half-open, so EOF always starts the shutdown.
+		if keepOpen {
+			slog.Warn("returning true from eof_received() has no effect when using ssl")
+		}
+		tr.Close()
+	default: // a TLS protocol error
+		tr.fatalErr = err
+		tr.raw.Abort()
+	}
+}
+
+// tlsRecordMax is the most plaintext one TLS record carries (RFC 8446
+// 5.1): the size hint a BufferedProtocol gets from a TLS transport.
+const tlsRecordMax = 16 * 1024
+
+// readIntoProtocol is one read of readLoop for a BufferedProtocol (asyncio's
+// SSLProtocol._do_read__buffered): the plaintext is decrypted straight into
+// the protocol's buffer. It reports whether readLoop goes on.
+func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, bp BufferedProtocol) bool {
+	fail := func(err error) bool {
+		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on SSL protocol", Err: err})
+		tr.fatalErr = err
+		tr.raw.Abort()
+		return false
+	}
+	abuf, err := getProtocolBuffer(bp, tlsRecordMax)
+	if err != nil {
+		return fail(err)
+	}
+	n, err := tr.conn.Read(abuf)
+	if n > 0 {
+		// As in readLoop: nothing reaches a paused application.
+		if !tr.waitWhilePaused(t) {
+			return false
+		}
+		if perr := callProtocol(func() { bp.BufferUpdated(n) }); perr != nil {
+			return fail(perr)
+		}
+	}
+	if err == nil {
+		return true
+	}
+	tr.readEnded(t, err)
+	return false
 }
 
 // waitWhilePaused suspends the reader task t while the application has

@@ -27,6 +27,48 @@ type Protocol interface {
 	ConnectionLost(err error)
 }
 
+// BufferedProtocol is asyncio.BufferedProtocol: a Protocol that gives the
+// transport the buffer to read into, so that received data is not copied
+// on its way to the protocol. A socket transport (TCP or Unix, from
+// CreateConnection, CreateServer, CreateUnixConnection, ...) and a TLS
+// transport recognise it, also after SetProtocol, and then call, for
+// every read:
+//   - GetBuffer(sizeHint): the buffer to fill. sizeHint is a recommended
+//     minimum size, -1 when any size will do (a socket transport always
+//     passes -1; a TLS transport passes the most it reads at once). An
+//     empty buffer is an error: the transport reports it and closes, as
+//     a panic in GetBuffer does ("Fatal error: protocol.get_buffer() call
+//     failed.");
+//   - BufferUpdated(nbytes): the first nbytes of that buffer are new data.
+//     A panic is reported and closes the transport ("Fatal error:
+//     protocol.buffer_updated() call failed.").
+//
+// The buffer belongs to the protocol; the transport does not keep it
+// after the read. The calls follow asyncio's state machine: ConnectionMade,
+// then GetBuffer and BufferUpdated any number of times (a GetBuffer may be
+// followed by no BufferUpdated when the read finds nothing), then maybe
+// EOFReceived, then ConnectionLost. DataReceived is never called by the
+// transports that read into buffers; the others (pipes, subprocess pipes)
+// call it, as their asyncio counterparts call data_received. Embed
+// BaseProtocol to get a DataReceived that does nothing.
+type BufferedProtocol interface {
+	Protocol
+	GetBuffer(sizeHint int) []byte
+	BufferUpdated(nbytes int)
+}
+
+// getProtocolBuffer calls p.GetBuffer(sizeHint): a panic, or an empty
+// buffer, comes back as the error the transport reports.
+func getProtocolBuffer(p BufferedProtocol, sizeHint int) (buf []byte, err error) {
+	if err = callProtocol(func() { buf = p.GetBuffer(sizeHint) }); err != nil {
+		return nil, err
+	}
+	if len(buf) == 0 {
+		return nil, runtimeErrorf("get_buffer() returned an empty buffer")
+	}
+	return buf, nil
+}
+
 // WriteFlowControl is the optional part of asyncio.BaseProtocol:
 // PauseWriting is called when the transport's write buffer grows above
 // the high water mark, ResumeWriting when it drains to the low water mark
@@ -549,6 +591,10 @@ func (tr *socketTransport) readReady() {
 	if tr.connLost > 0 {
 		return
 	}
+	if p, ok := tr.protocol.(BufferedProtocol); ok {
+		tr.readIntoProtocol(p)
+		return
+	}
 	bp := readBufPool.Get().(*[]byte)
 	n, err := readFD(tr.fd, *bp)
 	var data []byte
@@ -569,6 +615,32 @@ func (tr *socketTransport) readReady() {
 	}
 	if perr := callProtocol(func() { deliverData(tr.protocol, data) }); perr != nil {
 		tr.fatalError(perr, "Fatal error: protocol.data_received() call failed.")
+	}
+}
+
+// readIntoProtocol is readReady for a BufferedProtocol (asyncio's
+// _read_ready__get_buffer): the data goes straight into the protocol's
+// buffer.
+func (tr *socketTransport) readIntoProtocol(p BufferedProtocol) {
+	buf, err := getProtocolBuffer(p, -1)
+	if err != nil {
+		tr.fatalError(err, "Fatal error: protocol.get_buffer() call failed.")
+		return
+	}
+	n, err := readFD(tr.fd, buf)
+	if err == unix.EINTR || isWouldBlock(err) {
+		return
+	}
+	if err != nil {
+		tr.fatalError(os.NewSyscallError("recv", err), "Fatal read error on socket transport")
+		return
+	}
+	if n == 0 {
+		tr.readEOF()
+		return
+	}
+	if perr := callProtocol(func() { p.BufferUpdated(n) }); perr != nil {
+		tr.fatalError(perr, "Fatal error: protocol.buffer_updated() call failed.")
 	}
 }
 
