@@ -69,7 +69,8 @@
 // Blocking Go code (net/http, database/sql, a channel) must not run in a
 // task step: await it instead. [Go] runs a function on its own goroutine
 // with a context that the task's cancellation cancels; [RunInExecutor] and
-// [ToThread] use an executor; [Recv] and [Send] await a Go channel. A task's
+// [ToThread] use the loop's default executor (a bounded pool, or yours:
+// [Loop.SetDefaultExecutor]); [Recv] and [Send] await a Go channel. A task's
 // context.Context is [T.Context]; [ContextVar] is asyncio's contextvars.
 //
 // # Seeing inside

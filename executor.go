@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,9 @@ type executor struct {
 	// closes.
 	ctx       context.Context
 	cancelAll context.CancelFunc
+	// custom, when set (SetDefaultExecutor), runs the jobs instead of the
+	// built-in workers; the bookkeeping above stays the same for both.
+	custom Executor
 }
 
 // defaultExecutor returns l's executor, creating it (and its close hook) on
@@ -116,18 +120,54 @@ func defaultExecutor(l *Loop) *executor {
 
 func (ex *executor) submit(j *executorJob) error {
 	ex.mu.Lock()
-	defer ex.mu.Unlock()
 	if ex.shutdown {
+		ex.mu.Unlock()
 		return &RuntimeError{Msg: "Executor shutdown has been called"}
 	}
-	ex.used = true
-	ex.inflight.Add(1)
-	ex.queue = append(ex.queue, j)
-	if ex.workers < ex.max {
-		ex.workers++
-		go ex.work()
+	custom := ex.custom
+	if custom == nil {
+		ex.used = true
+		ex.inflight.Add(1)
+		ex.queue = append(ex.queue, j)
+		if ex.workers < ex.max {
+			ex.workers++
+			go ex.work()
+		}
+		ex.mu.Unlock()
+		return nil
 	}
-	return nil
+	ex.mu.Unlock()
+	return ex.submitCustom(custom, j)
+}
+
+// submitCustom hands j to the executor of SetDefaultExecutor. Submit is
+// the user's code: it runs without ex.mu, and a panic in it is a refusal.
+// The job runs at most once, and only if the submission is not refused:
+// an executor that refuses a job it already ran (or runs later) cannot
+// make the loop count its outcome twice.
+func (ex *executor) submitCustom(custom Executor, j *executorJob) (err error) {
+	var claimed atomic.Bool // by the job starting, or by the refusal
+	ex.inflight.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			err = newPanicError(r)
+		}
+		if err != nil && !claimed.Swap(true) {
+			ex.inflight.Done()
+			return
+		}
+		err = nil // the job started: its outcome comes back as usual
+		ex.mu.Lock()
+		ex.used = true
+		ex.mu.Unlock()
+	}()
+	return custom.Submit(func() {
+		if claimed.Swap(true) {
+			return // refused meanwhile
+		}
+		defer ex.inflight.Done()
+		j.run()
+	})
 }
 
 func (ex *executor) work() {
@@ -263,6 +303,37 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		}
 	})
 	return fut
+}
+
+// SetDefaultExecutor ports loop.set_default_executor(executor): from now
+// on RunInExecutor and ToThread on l submit their jobs to ex instead of
+// the loop's own pool (at most min(32, NumCPU+4) goroutines). Nothing
+// else changes: a job's ctx carries the task's context values and is
+// cancelled with its future and when the loop closes, the job counts as
+// outside work until its outcome is back, ShutdownDefaultExecutor waits
+// for the jobs of either executor and refuses later ones. Jobs already
+// submitted finish where they are. ex.Submit is called on the loop's
+// goroutine and must not block; a refused submission fails that job's
+// future with Submit's error, a panic in Submit with a *PanicError. The
+// loop never shuts ex down (asyncio's close calls shutdown(wait=False) on
+// it; an Executor has no such method): it belongs to the caller. A nil ex
+// is a *ValueError (asyncio's TypeError), and a closed loop an error
+// wrapping ErrLoopClosed, both before any change. Call it on the loop's
+// goroutine, or before the loop runs; WithDefaultExecutor sets it from
+// the start.
+func (l *Loop) SetDefaultExecutor(ex Executor) error {
+	l.checkThread("SetDefaultExecutor")
+	if ex == nil {
+		return valueErrorf("SetDefaultExecutor: nil executor")
+	}
+	if l.closed {
+		return errLoopClosed()
+	}
+	d := defaultExecutor(l)
+	d.mu.Lock()
+	d.custom = ex
+	d.mu.Unlock()
+	return nil
 }
 
 // ToThread ports asyncio.to_thread: it runs fn on the default executor of

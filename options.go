@@ -81,6 +81,17 @@ func WithSlowCallbackDuration(d time.Duration) LoopOption {
 	return func(l *Loop) { l.slowCallback = d }
 }
 
+// WithDefaultExecutor makes ex the loop's default executor from the
+// start, as Loop.SetDefaultExecutor does later (asyncio's
+// set_default_executor). A nil ex panics with a *ValueError when the
+// option is made.
+func WithDefaultExecutor(ex Executor) LoopOption {
+	if ex == nil {
+		panic(valueErrorf("WithDefaultExecutor: nil executor"))
+	}
+	return func(l *Loop) { defaultExecutor(l).custom = ex }
+}
+
 // WithLoopName names the loop (Loop.Name); the watchdog's report of a
 // blocked loop names it. A LoopGroup names its loops "loop <i>".
 func WithLoopName(name string) LoopOption { return func(l *Loop) { l.grp.name = name } }
