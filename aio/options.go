@@ -60,6 +60,7 @@ const (
 	callStartUnixGroupServer
 	callStartHTTPServer
 	callStartTLS
+	callConnectAcceptedSocket
 	numCalls = iota
 )
 
@@ -69,16 +70,18 @@ var callNames = [numCalls]string{
 	"CreateServer", "CreateUnixServer", "StartServer", "StartUnixServer", "CreateDatagramEndpoint",
 	"SubprocessExec", "SubprocessShell", "CreateSubprocessExec", "CreateSubprocessShell",
 	"CreateGroupServer", "CreateUnixGroupServer", "StartGroupServer", "StartUnixGroupServer",
-	"StartHTTPServer", "StartTLS",
+	"StartHTTPServer", "StartTLS", "ConnectAcceptedSocket",
 }
 
 // The sets the options share.
 const (
-	tcpConnect   = callCreateConnection | callOpenConnection
-	unixConnect  = callCreateUnixConnection | callOpenUnixConnection
-	tcpServe     = callCreateServer | callStartServer | callCreateGroupServer | callStartGroupServer | callStartHTTPServer
-	unixServe    = callCreateUnixServer | callStartUnixServer | callCreateUnixGroupServer | callStartUnixGroupServer
-	streamCalls  = tcpConnect | unixConnect | tcpServe | unixServe
+	tcpConnect  = callCreateConnection | callOpenConnection
+	unixConnect = callCreateUnixConnection | callOpenUnixConnection
+	tcpServe    = callCreateServer | callStartServer | callCreateGroupServer | callStartGroupServer | callStartHTTPServer
+	unixServe   = callCreateUnixServer | callStartUnixServer | callCreateUnixGroupServer | callStartUnixGroupServer
+	streamCalls = tcpConnect | unixConnect | tcpServe | unixServe
+	// tlsCalls take WithTLS and its timeouts, and WithMaxWriteBuffer.
+	tlsCalls     = streamCalls | callConnectAcceptedSocket
 	processCalls = callSubprocessExec | callSubprocessShell | callCreateSubprocessExec | callCreateSubprocessShell
 	limitCalls   = callOpenConnection | callOpenUnixConnection | callStartServer | callStartUnixServer |
 		callCreateSubprocessExec | callCreateSubprocessShell | callStartGroupServer | callStartUnixGroupServer |
@@ -261,10 +264,11 @@ func (o *options) interleaveCount() int {
 
 // WithTLS makes CreateConnection/OpenConnection (and their Unix variants)
 // speak TLS as a client, or CreateServer/StartServer (and their Unix
-// variants) as a server, with cfg (asyncio's ssl=). For a client without
+// variants) and ConnectAcceptedSocket as a server, with cfg (asyncio's
+// ssl=). For a client without
 // cfg.ServerName, the host name is used. A nil cfg is a *ValueError.
 func WithTLS(cfg *tls.Config) Option {
-	return option("WithTLS", streamCalls, func(o *options) {
+	return option("WithTLS", tlsCalls, func(o *options) {
 		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout, shutdownTimeout: defaultTLSShutdownTimeout}
 	})
 }
@@ -275,7 +279,7 @@ func WithTLS(cfg *tls.Config) Option {
 // StartTLS), or with d <= 0, the call fails with a *ValueError before it
 // does anything, as asyncio does.
 func WithTLSHandshakeTimeout(d time.Duration) Option {
-	return option("WithTLSHandshakeTimeout", streamCalls|callStartTLS, func(o *options) { o.tlsHandshakeTimeout = &d })
+	return option("WithTLSHandshakeTimeout", tlsCalls|callStartTLS, func(o *options) { o.tlsHandshakeTimeout = &d })
 }
 
 // WithTLSShutdownTimeout bounds the TLS shutdown that Close begins
@@ -287,7 +291,7 @@ func WithTLSHandshakeTimeout(d time.Duration) Option {
 // d <= 0, the call fails with a *ValueError before it does anything, as
 // asyncio does.
 func WithTLSShutdownTimeout(d time.Duration) Option {
-	return option("WithTLSShutdownTimeout", streamCalls|callStartTLS, func(o *options) { o.tlsShutdownTimeout = &d })
+	return option("WithTLSShutdownTimeout", tlsCalls|callStartTLS, func(o *options) { o.tlsShutdownTimeout = &d })
 }
 
 // WithStreamLimit sets the StreamReader limit of OpenConnection,
@@ -386,7 +390,7 @@ func WithAllowBroadcast() Option {
 // part of it (a stream cannot take back half a write); over TLS the limit
 // counts the encrypted bytes. n <= 0 is a *ValueError.
 func WithMaxWriteBuffer(n int) Option {
-	return option("WithMaxWriteBuffer", streamCalls, func(o *options) {
+	return option("WithMaxWriteBuffer", tlsCalls, func(o *options) {
 		if n <= 0 {
 			n = -1
 		}

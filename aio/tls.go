@@ -261,7 +261,10 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 	return tr, nil
 }
 
-func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o *options, serverHostname string) (*tlsTransport, error) {
+// newTLSTransportDialled starts TLS on fd, connected by the caller (a
+// client, or for ConnectAcceptedSocket the server's end), and returns once
+// the handshake is done.
+func newTLSTransportDialled(t *asyncio.T, fd int, network string, app Protocol, o *options, serverHostname string, serverSide bool) (*tlsTransport, error) {
 	waiter := asyncio.NewFuture[struct{}](t.Loop())
 	tc0 := &transportConn{}
 	raw := newSocketTransport(t.Loop(), fd, network, tc0, nil, waiter)
@@ -271,7 +274,7 @@ func newTLSTransportClient(t *asyncio.T, fd int, network string, app Protocol, o
 		raw.Abort()
 		return nil, err
 	}
-	tr, err := startTLSOn(t, raw, app, o.tls, false, serverHostname, true)
+	tr, err := startTLSOn(t, raw, app, o.tls, serverSide, serverHostname, true)
 	if err != nil {
 		return nil, err
 	}

@@ -797,7 +797,9 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 		return nil, nil, err
 	}
 	if o.tls != nil {
-		tr, err := newTLSTransportClient(t, fd, network, p, o, serverHostname)
+		// An accepted socket is the server's end of the TLS connection.
+		serverSide := call == "ConnectAcceptedSocket"
+		tr, err := newTLSTransportDialled(t, fd, network, p, o, serverHostname, serverSide)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -891,6 +893,38 @@ func literalPeer(host string, port int) net.Addr {
 // address.
 func errSockAndAddress(what string) *asyncio.ValueError {
 	return &asyncio.ValueError{Msg: what + " and sock can not be specified at the same time"}
+}
+
+// ConnectAcceptedSocket wraps fd, a connected stream socket (TCP or
+// Unix) that was accepted outside this package, in a transport for the
+// protocol factory returns, and returns both once ConnectionMade has
+// been called (asyncio's loop.connect_accepted_socket). It is how a
+// server that accepts by itself (another loop of a LoopGroup, a listener
+// handed over by a supervisor, SockAccept) gives a connection to a
+// Protocol. With WithTLS, fd is the server's end: the TLS handshake with
+// the peer (cfg holds the certificate) completes before the call returns,
+// bounded by WithTLSHandshakeTimeout. It takes WithTLS,
+// WithTLSHandshakeTimeout, WithTLSShutdownTimeout and WithMaxWriteBuffer.
+//
+// fd is made non-blocking and belongs to the transport from then on,
+// which closes it; if the call fails after checking its arguments (the
+// factory panics or returns nil, the handshake fails) fd is closed too. A
+// nil factory, an fd that is not a stream socket ("A Stream Socket was
+// expected"), and an option the call does not take are a *ValueError, and
+// leave fd as it was.
+func ConnectAcceptedSocket(t *asyncio.T, factory func() Protocol, fd int, opts ...Option) (Transport, Protocol, error) {
+	if factory == nil {
+		return nil, nil, errNilFactory("ConnectAcceptedSocket")
+	}
+	o, err := buildOptions("ConnectAcceptedSocket", opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	network, err := adoptStreamSocket(fd, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return makeConnection(t, "ConnectAcceptedSocket", fd, network, factory, o, "", nil)
 }
 
 // adoptStreamSocket checks that fd (WithSocket's) is a stream socket,
