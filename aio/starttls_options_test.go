@@ -62,7 +62,7 @@ func TestStartTLSOptions_HandshakeTimeoutAndRefusals(t *testing.T) {
 		"ValueError ssl_handshake_timeout should be a positive number, got 0s",
 		"ValueError ssl_shutdown_timeout should be a positive number, got -1s",
 		"ValueError StartTLS does not take the option WithStreamLimit (it applies to OpenConnection, OpenUnixConnection, StartServer, StartUnixServer, CreateSubprocessExec, CreateSubprocessShell, StartGroupServer, StartUnixGroupServer, StartHTTPServer)",
-		"ValueError StartTLS does not take the option WithTLS (it applies to CreateConnection, CreateUnixConnection, OpenConnection, OpenUnixConnection, CreateServer, CreateUnixServer, StartServer, StartUnixServer, CreateGroupServer, CreateUnixGroupServer, StartGroupServer, StartUnixGroupServer, StartHTTPServer)",
+		"ValueError StartTLS does not take the option WithTLS (it applies to CreateConnection, CreateUnixConnection, OpenConnection, OpenUnixConnection, CreateServer, CreateUnixServer, StartServer, StartUnixServer, CreateGroupServer, CreateUnixGroupServer, StartGroupServer, StartUnixGroupServer, StartHTTPServer, ConnectAcceptedSocket)",
 		"ValueError StartTLS does not take the option WithBacklog (it applies to CreateServer, CreateUnixServer, StartServer, StartUnixServer, CreateGroupServer, CreateUnixGroupServer, StartGroupServer, StartUnixGroupServer, StartHTTPServer)",
 		`"still plain\n" <nil> tls=false`,
 		"timeout=true after 2s",

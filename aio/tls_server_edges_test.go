@@ -549,9 +549,9 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 		opt   Option
 		takes []string
 	}{
-		{WithTLS(&tls.Config{}), streams},
-		{WithTLSHandshakeTimeout(time.Second), append([]string{"StartTLS"}, streams...)},
-		{WithTLSShutdownTimeout(time.Second), append([]string{"StartTLS"}, streams...)},
+		{WithTLS(&tls.Config{}), append([]string{"ConnectAcceptedSocket"}, streams...)},
+		{WithTLSHandshakeTimeout(time.Second), append([]string{"StartTLS", "ConnectAcceptedSocket"}, streams...)},
+		{WithTLSShutdownTimeout(time.Second), append([]string{"StartTLS", "ConnectAcceptedSocket"}, streams...)},
 		{WithStreamLimit(10), []string{"OpenConnection", "OpenUnixConnection", "StartServer", "StartUnixServer", "StartGroupServer", "StartUnixGroupServer", "StartHTTPServer", "CreateSubprocessExec", "CreateSubprocessShell"}},
 		{WithHappyEyeballsDelay(time.Second), append([]string{"DialConn"}, tcpConnects...)},
 		{WithInterleave(1), append([]string{"DialConn"}, tcpConnects...)},
@@ -561,7 +561,7 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 		{WithKeepSocketFile(), unixServers},
 		{WithReusePort(), append([]string{"CreateDatagramEndpoint"}, tcpServers...)},
 		{WithAllowBroadcast(), []string{"CreateDatagramEndpoint"}},
-		{WithMaxWriteBuffer(10), streams},
+		{WithMaxWriteBuffer(10), append([]string{"ConnectAcceptedSocket"}, streams...)},
 		{WithResolver(net.DefaultResolver), cat([]string{"DialConn"}, tcpConnects, tcpServers)},
 		{WithNetwork(nil), cat([]string{"DialConn", "CreateDatagramEndpoint"}, tcpConnects, tcpServers)},
 		{WithStdin(Pipe), processes},
@@ -594,7 +594,16 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// A connected socket for ConnectAcceptedSocket, which a refused
+		// option must leave open and not adopted.
+		acceptedFDs := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(acceptedFDs[0])
+		defer unix.Close(acceptedFDs[1])
 		calls := map[string]func(opts ...Option) error{
+			"ConnectAcceptedSocket": func(o ...Option) error {
+				_, _, err := ConnectAcceptedSocket(at, proto, acceptedFDs[0], o...)
+				return err
+			},
 			"StartTLS": func(o ...Option) error {
 				_, err := StartTLS(at, plainTr, plainP, &tls.Config{}, false, "", o...)
 				return err
@@ -703,5 +712,5 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 		log = append(log, fmt.Sprintf("WithSocket's descriptor was closed: %v", err))
 	}
-	expectLog(t, []string{"refused 268, accepted 152", "StartTLS's transport plain and open: true"}, log)
+	expectLog(t, []string{"refused 285, accepted 156", "StartTLS's transport plain and open: true"}, log)
 }
