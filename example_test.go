@@ -726,3 +726,18 @@ func ExampleExceptStar() {
 	// unhandled errors in a TaskGroup (1 sub-exception)
 	//   1: permission denied
 }
+
+// SetDefaultExecutor is loop.set_default_executor: ToThread and
+// RunInExecutor then run their jobs on your executor.
+func ExampleLoop_SetDefaultExecutor() {
+	v, err := asyncio.Run(func(t *asyncio.T) (string, error) {
+		if err := t.Loop().SetDefaultExecutor(goroutineExecutor{}); err != nil {
+			return "", err
+		}
+		return asyncio.ToThread(t, func(ctx context.Context) (string, error) {
+			return "ran on a goroutine of the executor", nil
+		})
+	})
+	fmt.Println(v, err)
+	// Output: ran on a goroutine of the executor <nil>
+}
