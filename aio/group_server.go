@@ -87,7 +87,7 @@ type groupWorker struct {
 	// it took (its protocol factory failed): least-conns counts them as
 	// connections, so that a failing loop does not attract every one.
 	failed atomic.Int64
-	stop   func() bool  // unregisters closed from the loop's OnClose
+	stop   func() bool // unregisters closed from the loop's OnClose
 
 	mu      sync.Mutex
 	dead    bool         // the worker's loop closed
