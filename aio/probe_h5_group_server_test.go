@@ -3,7 +3,9 @@
 package aio
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -88,5 +90,89 @@ func TestH5_LeastConnsFailingFactoryDoesNotStarveTheHealthyLoops(t *testing.T) {
 				return gs.WaitClosed(at)
 			})
 		})
+	}
+}
+
+// Sockets handed over to worker loops that are not running (the group's
+// run is over) and then closed with the group, before they adopt them:
+// the sockets are closed (the peers see EOF), not leaked (clean checks
+// /proc/self/fd).
+func TestH5_SocketsHandedToLoopsThatCloseAreClosed(t *testing.T) {
+	clean(t)
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+	defer g.Close()
+	stop := make(chan struct{})
+	ran := make(chan error, 1)
+	started := make(chan struct{}, 2)
+	go func() {
+		_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
+			//asynciovet:ignore blockingcall buffered with room for every main: it never blocks
+			started <- struct{}{}
+			fut := asyncio.NewFuture[struct{}](at)
+			go func() {
+				<-stop
+				_, _ = at.Loop().CallSoonThreadsafe(func() { _ = fut.SetResult(struct{}{}) })
+			}()
+			_, err := fut.Await(at)
+			return struct{}{}, err
+		})
+		ran <- err
+	}()
+	<-started
+	<-started
+	_, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) {
+		gs, err := CreateGroupServer(at, g, GroupRoundRobin, func() Protocol { return &echoProto{} }, "127.0.0.1", 0)
+		if err != nil {
+			return struct{}{}, err
+		}
+		port := gs.Addr().(*net.TCPAddr).Port
+		// The run ends: the loops stay open but nobody runs them.
+		if _, err := asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) {
+			close(stop)
+			return struct{}{}, <-ran
+		}).Await(at); err != nil {
+			return struct{}{}, err
+		}
+		var readers []*StreamReader
+		var writers []*StreamWriter
+		for k := 0; k < 2; k++ { // one for each loop, in turn
+			r, w, err := OpenConnection(at, "127.0.0.1", port)
+			if err != nil {
+				return struct{}{}, err
+			}
+			readers, writers = append(readers, r), append(writers, w)
+		}
+		pending := func() (n int) {
+			for _, w := range gs.workers {
+				w.mu.Lock()
+				n += len(w.pending)
+				w.mu.Unlock()
+			}
+			return n
+		}
+		for pending() < 2 { // the acceptor has handed both over
+			if err := asyncio.Sleep(at, 0); err != nil {
+				return struct{}{}, err
+			}
+		}
+		if _, err := asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) { return struct{}{}, g.Close() }).Await(at); err != nil {
+			return struct{}{}, err
+		}
+		if n := pending(); n != 0 {
+			t.Errorf("%d sockets still listed as handed over once their loops closed", n)
+		}
+		for k, r := range readers {
+			if line, err := groupWithin(at, asyncio.CreateTask(at, func(rt *asyncio.T) ([]byte, error) { return r.ReadLine(rt) })); len(line) != 0 || err != nil {
+				t.Errorf("connection %d: read %q, %v; want EOF (its socket closed with the loop)", k, line, err)
+			}
+			writers[k].Close()
+		}
+		if err := gs.Close(at); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, gs.WaitClosed(at)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
