@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
@@ -174,5 +175,84 @@ func TestH5_SocketsHandedToLoopsThatCloseAreClosed(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Close, CloseClients and WaitClosed while connections keep arriving from
+// other goroutines: every connection the server took is closed, WaitClosed
+// returns, and nothing is left open (clean); a connection made after
+// Close is refused or closed at once.
+func TestH5_CloseWhileConnectionsArrive(t *testing.T) {
+	for _, mode := range []GroupMode{GroupReusePort, GroupRoundRobin, GroupLeastConns} {
+		t.Run(fmt.Sprint(mode), func(t *testing.T) {
+			clean(t)
+			onGroup(t, 3, func(at *asyncio.T, g *asyncio.LoopGroup) error {
+				gs, err := CreateGroupServer(at, g, mode, func() Protocol { return &echoProto{} }, "127.0.0.1", 0)
+				if err != nil {
+					return err
+				}
+				addr := gs.Addr().String()
+				stop := make(chan struct{})
+				dialed := make(chan int, 2)
+				var wg sync.WaitGroup
+				for d := 0; d < 2; d++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						n := 0
+						for {
+							select {
+							case <-stop:
+								dialed <- n
+								return
+							default:
+							}
+							c, err := net.Dial("tcp", addr)
+							if err != nil {
+								continue // refused once the server is closed
+							}
+							n++
+							// Served (the echo) or closed (EOF, reset): either
+							// way the read ends.
+							_, _ = c.Write([]byte("x"))
+							_, _ = c.Read(make([]byte, 1))
+							c.Close()
+						}
+					}()
+				}
+				// Let some connections in, then close while they still come.
+				for {
+					counts, err := gs.ActiveConnections(at)
+					if err != nil {
+						return err
+					}
+					if counts[0]+counts[1]+counts[2] > 0 {
+						break
+					}
+					if err := asyncio.Sleep(at, 0); err != nil {
+						return err
+					}
+				}
+				if err := gs.Close(at); err != nil {
+					return err
+				}
+				if err := gs.CloseClients(at); err != nil {
+					return err
+				}
+				groupWaitClosedOrHang(t, at, gs, "while connections arrive")
+				close(stop)
+				if _, err := asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) { wg.Wait(); return struct{}{}, nil }).Await(at); err != nil {
+					return err
+				}
+				if n := <-dialed + <-dialed; n == 0 {
+					t.Error("no connection was made")
+				}
+				counts, err := gs.ActiveConnections(at)
+				if err != nil || counts[0]+counts[1]+counts[2] != 0 {
+					t.Errorf("after WaitClosed: ActiveConnections %v, %v", counts, err)
+				}
+				return nil
+			})
+		})
 	}
 }
