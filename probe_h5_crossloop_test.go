@@ -147,3 +147,73 @@ func TestH5_CallFuncOnCancellationInterleavings(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A chain of calls, loop 0 to loop 1 to loop 2: cancelling the task on
+// loop 0 cancels the task on loop 1 and, through its own call, the task
+// on loop 2, each with the same message; every loop's outside work is
+// released and nothing is left listed.
+func TestH5_CancellationRunsDownAChainOfCalls(t *testing.T) {
+	g := NewLoopGroup(WithLoops(3))
+	defer g.Close()
+	msgs := NewCrossQueue[string](2)
+	report := func(where string, err error) {
+		var ce *CancelledError
+		if errors.As(err, &ce) {
+			_ = msgs.PutNowait(where + ce.Msg)
+		}
+	}
+	got := map[string]bool{}
+	_, err := RunGroup(g, func(tk *T) (struct{}, error) {
+		up, signal := started(tk)
+		caller := CreateTask(tk, func(ct *T) (int, error) {
+			return CallOn(ct, g.Loop(1), func(t1 *T) (int, error) {
+				v, err := CallOn(t1, g.Loop(2), func(t2 *T) (int, error) {
+					signal()
+					_, err := NewFuture[int](t2).Await(t2)
+					report("loop 2: ", err)
+					return 0, err
+				})
+				report("loop 1: ", err)
+				return v, err
+			})
+		})
+		if _, err := up.Await(tk); err != nil {
+			return struct{}{}, err
+		}
+		caller.Cancel("stop the chain")
+		if _, err := caller.Await(tk); describe(err) != `CancelledError("stop the chain")` {
+			t.Errorf("the caller: %s", describe(err))
+		}
+		// Each cancelled call returns at once, so loop 1's task may
+		// report before loop 2's has heard of the cancellation: in any
+		// order.
+		for range 2 {
+			m, err := msgs.Get(tk)
+			if err != nil {
+				return struct{}{}, err
+			}
+			got[m] = true
+		}
+		// Let both loops finish what the cancellations queued.
+		for _, i := range []int{1, 2} {
+			if _, err := CallFuncOn(tk, g.Loop(i), func() (int, error) { return 0, nil }); err != nil {
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got["loop 1: stop the chain"] || !got["loop 2: stop the chain"] {
+		t.Errorf("remote cancellations: %v; want loop 1's and loop 2's, each with the caller's message", got)
+	}
+	for i, l := range g.Loops() {
+		if n := l.external.Load(); n != 0 {
+			t.Errorf("loop %d: outside work %d left", i, n)
+		}
+		if n := crossCallsListed(l); n != 0 {
+			t.Errorf("loop %d: %d calls still listed", i, n)
+		}
+	}
+}
