@@ -591,8 +591,8 @@ func (l *Loop) nameLabel() string {
 // opens its connections on its own loop), and suspends the running task t
 // until all are done. It returns the results by i and the failures
 // joined (nil when none failed). Cancelling t cancels every task still
-// running, and Spread returns the *CancelledError once they are asked to
-// stop. n < 0 or a nil fn or g panics with a *ValueError; a loop of g
+// running, with t's cancellation message, and Spread returns the
+// *CancelledError once they are asked to stop. n < 0 or a nil fn or g panics with a *ValueError; a loop of g
 // that is closed fails its share with an error wrapping ErrLoopClosed.
 func Spread[V any](t *T, g *LoopGroup, n int, fn func(t *T, i int) (V, error)) ([]V, error) {
 	if g == nil || fn == nil || n < 0 {
@@ -623,9 +623,14 @@ func Spread[V any](t *T, g *LoopGroup, n int, fn func(t *T, i int) (V, error)) (
 		}
 		v, err := f.Await(t)
 		if err != nil && t.Cancelling() > 0 && IsCancelled(err) {
+			// With t's message, as gather passes its own to every child.
+			var msg []string
+			if ce := (*CancelledError)(nil); errors.As(err, &ce) && ce.Msg != "" {
+				msg = []string{ce.Msg}
+			}
 			for _, rest := range futs[i:] {
 				if rest != nil {
-					rest.Cancel()
+					rest.Cancel(msg...)
 				}
 			}
 			var zero []V

@@ -1,0 +1,54 @@
+package asyncio
+
+import (
+	"errors"
+	"testing"
+)
+
+// Cancelling the task in Spread cancels every task still running with
+// the same message (as cancelling asyncio.gather's future passes its
+// message to every child), also those it was not awaiting at the time.
+func TestH5_SpreadCancelsEveryTaskWithTheMessage(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	msgs := NewCrossQueue[string](4)
+	got := map[string]int{}
+	_, err := RunGroup(g, func(tk *T) (struct{}, error) {
+		up := NewCrossQueue[int](4)
+		spreader := CreateTask(tk, func(st *T) (struct{}, error) {
+			_, err := Spread(st, g, 4, func(rt *T, i int) (int, error) {
+				_ = up.PutNowait(i)
+				_, err := NewFuture[int](rt).Await(rt)
+				var ce *CancelledError
+				if errors.As(err, &ce) {
+					_ = msgs.PutNowait(ce.Msg)
+				}
+				return i, err
+			})
+			return struct{}{}, err
+		})
+		for range 4 { // every task runs and waits
+			if _, err := up.Get(tk); err != nil {
+				return struct{}{}, err
+			}
+		}
+		spreader.Cancel("halt")
+		if _, err := spreader.Await(tk); describe(err) != `CancelledError("halt")` {
+			t.Errorf("Spread cancelled: %s", describe(err))
+		}
+		for range 4 {
+			m, err := msgs.Get(tk)
+			if err != nil {
+				return struct{}{}, err
+			}
+			got[m]++
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["halt"] != 4 {
+		t.Errorf("the tasks' cancellation messages: %v; want \"halt\" for all 4", got)
+	}
+}
