@@ -71,3 +71,49 @@ func TestH5_GroupCloseWithLoopsInEveryState(t *testing.T) {
 		}
 	}
 }
+
+// A main that panics, under the default policy: RunEach reports that loop
+// alone, with a *PanicError carrying the panicking task's stack; the other
+// mains are cancelled by the group (their cleanup still runs and can call
+// the loop that failed, which goes on serving), and are not listed.
+func TestH5_PanicInOneMainCancelsTheOthersByDefault(t *testing.T) {
+	g := NewLoopGroup(WithLoops(3))
+	defer g.Close()
+	cleanups := make(chan string, 2)
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if i == 1 {
+			h5PanickingMain()
+		}
+		_, err := NewFuture[int](tk).Await(tk)
+		if errors.Is(err, ErrGroupCancelled) || IsCancelled(err) {
+			v, cerr := CallFuncOn(tk, g.Loop(1), func() (int, error) { return 1, nil })
+			//asynciovet:ignore blockingcall buffered with room for both cleanups: it never blocks
+			cleanups <- errString(cerr)
+			_ = v
+		}
+		return 0, err
+	})
+	var le *LoopError
+	var pe *PanicError
+	if !errors.As(err, &le) || le.Index != 1 || !errors.As(err, &pe) || pe.Value != "h5 main panic" ||
+		!strings.Contains(string(pe.Stack), "h5PanickingMain") {
+		t.Fatalf("RunEach: %v; want loop 1's *PanicError with its stack", err)
+	}
+	if strings.Count(err.Error(), "loop") != 1 {
+		t.Errorf("RunEach lists more than loop 1: %v", err)
+	}
+	close(cleanups)
+	n := 0
+	for c := range cleanups {
+		n++
+		if c != "<nil>" {
+			t.Errorf("a cancelled main's cleanup could not call the failed loop: %s", c)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d cleanups ran, want 2", n)
+	}
+}
+
+//go:noinline
+func h5PanickingMain() { panic("h5 main panic") }
