@@ -121,3 +121,52 @@ func TestH5_CrossQueueManyLoopsFIFOExactlyOnce(t *testing.T) {
 		t.Errorf("left in the queue: %d; items put: %d", q.Len(), total)
 	}
 }
+
+// The putter side of a closing loop: a Put waiting on a full queue, and
+// one woken (a slot promised to it) whose loop closes before it resumed,
+// take no slot: the slot goes to the next caller, and their items are not
+// put.
+func TestH5_PutterOfAClosingLoopTakesNoSlot(t *testing.T) {
+	for _, woken := range []bool{false, true} {
+		q := NewCrossQueue[int](1)
+		if err := q.PutNowait(1); err != nil {
+			t.Fatal(err)
+		}
+		l := NewLoop()
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+		//asynciovet:ignore unawaitedtask the task is left pending on purpose: the loop closes while it waits or after its wakeup was queued
+		CreateTask(l, func(ct *T) (struct{}, error) { return struct{}{}, q.Put(ct, 2) })
+		l.CallSoon(l.Stop)
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		if woken {
+			if v, err := q.GetNowait(); v != 1 || err != nil { // the slot is promised to l's putter
+				t.Fatalf("GetNowait: %d, %v", v, err)
+			}
+		}
+		mustClose(t, l)
+		if woken {
+			if err := q.PutNowait(3); err != nil {
+				t.Errorf("the slot promised to the closed loop's putter: PutNowait: %v", err)
+			}
+		} else if err := q.PutNowait(3); !errors.Is(err, ErrQueueFull) {
+			t.Errorf("full queue: PutNowait: %v", err)
+		}
+		var got []int
+		for {
+			v, err := q.GetNowait()
+			if err != nil {
+				break
+			}
+			got = append(got, v)
+		}
+		want := []int{1}
+		if woken {
+			want = []int{3}
+		}
+		if len(got) != len(want) || got[0] != want[0] {
+			t.Errorf("woken %v: the queue held %v, want %v (the closed loop's item is not put)", woken, got, want)
+		}
+	}
+}
