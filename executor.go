@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // defaultExecutorWorkers is the size of a loop's default executor,
@@ -88,6 +90,24 @@ type executor struct {
 	// closes.
 	ctx       context.Context
 	cancelAll context.CancelFunc
+	loop      *Loop
+}
+
+// executorWorkers maps each running worker goroutine (its gid token) to
+// its executor's loop: a LoopGroup.Close called from a job would wait
+// for that job (Runner.Close shuts the executor down), and refuses
+// instead (executorLoopOf).
+var (
+	executorWorkersMu sync.Mutex
+	executorWorkers   = map[uint64]*Loop{}
+)
+
+// executorLoopOf returns the loop whose executor runs the calling
+// goroutine, nil if none does.
+func executorLoopOf(tok uint64) *Loop {
+	executorWorkersMu.Lock()
+	defer executorWorkersMu.Unlock()
+	return executorWorkers[tok]
 }
 
 // defaultExecutor returns l's executor, creating it (and its close hook) on
@@ -96,7 +116,7 @@ func defaultExecutor(l *Loop) *executor {
 	if l.executor != nil {
 		return l.executor
 	}
-	ex := &executor{max: defaultExecutorWorkers()}
+	ex := &executor{max: defaultExecutorWorkers(), loop: l}
 	ex.ctx, ex.cancelAll = context.WithCancel(context.Background())
 	l.executor = ex
 	l.onClose(func() {
@@ -131,6 +151,15 @@ func (ex *executor) submit(j *executorJob) error {
 }
 
 func (ex *executor) work() {
+	tok := gid.Token()
+	executorWorkersMu.Lock()
+	executorWorkers[tok] = ex.loop
+	executorWorkersMu.Unlock()
+	defer func() { // also when a job ends the goroutine (runtime.Goexit)
+		executorWorkersMu.Lock()
+		delete(executorWorkers, tok)
+		executorWorkersMu.Unlock()
+	}()
 	for {
 		ex.mu.Lock()
 		if len(ex.queue) == 0 {

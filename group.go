@@ -442,8 +442,9 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // group is closed and returns nil. Called from a task or
 // callback of one of the group's loops, or from what runs inside the
 // group's Close of a loop (an OnClose hook, a deferred call of a task
-// being unwound), it returns an error and changes nothing (it would wait
-// for itself).
+// being unwound), or from a job of the default executor of one of its
+// loops (RunInExecutor), it returns an error and changes nothing (it
+// would wait for itself).
 func (g *LoopGroup) Close() error {
 	me := gid.Token()
 	for i, l := range g.loops {
@@ -452,6 +453,11 @@ func (g *LoopGroup) Close() error {
 			// for the Close running it).
 			return runtimeErrorf("LoopGroup.Close called from loop %d of the group, which it would wait for; return from the mains instead (or cancel them)", i)
 		}
+	}
+	if i := g.Index(executorLoopOf(me)); i >= 0 {
+		// Closing loop i shuts its executor down, waiting for this job.
+		return runtimeErrorf("LoopGroup.Close called from a job of the default executor of loop %d of the group, which it would wait for; "+
+			"call it from a goroutine of your own (asyncio.Go, or go g.Close())", i)
 	}
 	g.mu.Lock()
 	if g.closed {

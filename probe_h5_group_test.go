@@ -1,9 +1,11 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Probes of LoopGroup (h5): Close while the loops are in every state, a
@@ -117,3 +119,55 @@ func TestH5_PanicInOneMainCancelsTheOthersByDefault(t *testing.T) {
 
 //go:noinline
 func h5PanickingMain() { panic("h5 main panic") }
+
+// Close called from a job of the default executor of one of the group's
+// loops would wait for that job (closing the loop shuts its executor down
+// and waits for its jobs: 300 s, then it gives up): it returns an error
+// naming the loop and changes nothing, as from an OnClose hook.
+func TestH5_GroupCloseFromAnExecutorJobOfItsLoopIsAnError(t *testing.T) {
+	// Without the check, Close would hold for this long, then go on.
+	defer func(d time.Duration) { executorJoinTimeout = d }(executorJoinTimeout)
+	executorJoinTimeout = time.Second
+	g := NewLoopGroup(WithLoops(2))
+	quietGroup(g)
+	var closeErr error
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if i == 0 {
+			_, err := RunInExecutor(tk, func(context.Context) (struct{}, error) {
+				closeErr = g.Close()
+				return struct{}{}, nil
+			}).Await(tk)
+			return 0, err
+		}
+		return 0, nil
+	})
+	if err != nil {
+		t.Errorf("RunEach: %v; want nil (Close changed nothing)", err)
+	}
+	var re *RuntimeError
+	if !errors.As(closeErr, &re) || !strings.Contains(closeErr.Error(), "executor of loop 0") {
+		t.Errorf("Close from an executor job of loop 0: %v; want a *RuntimeError naming loop 0", closeErr)
+	}
+	for i, l := range g.Loops() {
+		if l.IsClosed() {
+			t.Errorf("loop %d closed by the refused Close", i)
+		}
+	}
+	// A Go call's goroutine is not waited for: Close from there works.
+	closed := make(chan error, 1)
+	_, err = RunGroup(g, func(tk *T) (int, error) {
+		return Go(tk, func(context.Context) (int, error) { closed <- g.Close(); return 0, nil })
+	})
+	if err != nil && !errors.Is(err, ErrGroupCancelled) {
+		t.Errorf("RunGroup: %v", err)
+	}
+	// The cancelled main returns at once; Close goes on in the Go call.
+	if goErr, _ := waitOrHang(t, closed, "Close from a Go call"); goErr != nil {
+		t.Errorf("Close from a Go call: %v", goErr)
+	}
+	for i, l := range g.Loops() {
+		if !l.IsClosed() {
+			t.Errorf("loop %d not closed", i)
+		}
+	}
+}
