@@ -257,3 +257,45 @@ func TestH5_CloseWhileConnectionsArrive(t *testing.T) {
 		})
 	}
 }
+
+// Round robin with the acceptor on a loop other than 0 (loop 1 of 3, a
+// RunEach main): the connections still go to loops 0, 1, 2 in turn, the
+// acceptor's own loop taking its turn like the others.
+func TestH5_RoundRobinOrderWithTheAcceptorOnLoop1(t *testing.T) {
+	clean(t)
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(3))
+	defer g.Close()
+	var order []int
+	_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
+		if i != 1 {
+			return struct{}{}, nil // serves until loop 1's main is done
+		}
+		gs, err := StartGroupServer(at, g, GroupRoundRobin, echoOn(g), "127.0.0.1", 0)
+		if err != nil {
+			return struct{}{}, err
+		}
+		port := gs.Addr().(*net.TCPAddr).Port
+		var writers []*StreamWriter
+		for k := 0; k < 6; k++ {
+			i, w, err := dialAndEcho(at, port, "")
+			if err != nil {
+				return struct{}{}, err
+			}
+			order = append(order, i)
+			writers = append(writers, w)
+		}
+		for _, w := range writers {
+			w.Close()
+		}
+		if err := gs.Close(at); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, gs.WaitClosed(at)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(order); got != "[0 1 2 0 1 2]" {
+		t.Errorf("served by loops %s, want [0 1 2 0 1 2]", got)
+	}
+}
