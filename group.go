@@ -163,6 +163,16 @@ func (g *LoopGroup) Index(l *Loop) int {
 	return -1
 }
 
+// checkGroupMade panics with a *ValueError, before any change, when g was
+// not made by NewLoopGroup: a nil group, or the zero LoopGroup, which has
+// no loops (RunEach ran nothing and reported success, RunGroup failed
+// with an index out of range).
+func checkGroupMade(g *LoopGroup, op string) {
+	if g == nil || len(g.loops) == 0 {
+		panic(valueErrorf("%s: nil or zero LoopGroup (make it with NewLoopGroup)", op))
+	}
+}
+
 // beginRun marks the group running, or says why it cannot run.
 func (g *LoopGroup) beginRun(op string) (uint64, error) {
 	g.mu.Lock()
@@ -293,8 +303,10 @@ func (g *LoopGroup) interruptAll(gen uint64, skip int, reason error) {
 // *LoopError per loop whose main failed (a main cancelled only because
 // another failed is not listed). Tasks left on the loops stay until Close,
 // as with Runner.RunWith. RunEach returns an error, running nothing, when
-// g is closed or already running. A nil main panics with a *ValueError.
+// g is closed or already running. A nil main, or a g not made by
+// NewLoopGroup (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error) {
+	checkGroupMade(g, "RunEach")
 	if main == nil {
 		panic(valueErrorf("RunEach: nil main function"))
 	}
@@ -364,8 +376,10 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 // returns main's result. Ctrl-C is Run's: the first SIGINT cancels main,
 // whose cleanup can still use every loop. On virtual time an idle serving
 // loop waits for calls instead of reporting ErrDeadlock. It returns an error, running nothing, when g is
-// closed or already running. A nil main panics with a *ValueError.
+// closed or already running. A nil main, or a g not made by NewLoopGroup
+// (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
+	checkGroupMade(g, "RunGroup")
 	if main == nil {
 		panic(valueErrorf("RunGroup: nil main function"))
 	}

@@ -171,3 +171,29 @@ func TestH5_GroupCloseFromAnExecutorJobOfItsLoopIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// RunEach and RunGroup on a group not made by NewLoopGroup (nil, or the
+// zero LoopGroup, which has no loops) panic with a *ValueError naming the
+// mistake, before anything changes (RunEach on the zero group ran nothing
+// and reported success; RunGroup failed with an index out of range, and
+// both crashed on nil).
+func TestH5_RunOnANilOrZeroGroupIsAValueError(t *testing.T) {
+	for _, g := range []*LoopGroup{nil, {}} {
+		ran := false
+		v := mustPanic(t, "RunEach", func() {
+			_, _ = RunEach(g, func(tk *T, i int) (int, error) { ran = true; return 0, nil })
+		})
+		if !valueErrorPanic(v, "RunEach: nil or zero LoopGroup") {
+			t.Errorf("RunEach(%v): panic %v; want a *ValueError naming the group", g, v)
+		}
+		v = mustPanic(t, "RunGroup", func() {
+			_, _ = RunGroup(g, func(tk *T) (int, error) { ran = true; return 0, nil })
+		})
+		if !valueErrorPanic(v, "RunGroup: nil or zero LoopGroup") {
+			t.Errorf("RunGroup(%v): panic %v; want a *ValueError naming the group", g, v)
+		}
+		if ran || (g != nil && g.Running()) {
+			t.Errorf("a refused run changed something: main ran %v, running %v", ran, g != nil && g.Running())
+		}
+	}
+}
