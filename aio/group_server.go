@@ -150,7 +150,8 @@ func groupLoopLabel(l *asyncio.Loop) string {
 // acceptor. factory runs on the loop of each connection. It returns an
 // error naming the loop whose listener failed (every listener already
 // made is closed again); before anything is made, a *ValueError for an
-// unknown mode, a nil group or factory, a port out of range, and
+// unknown mode, a nil or zero group (not made by asyncio.NewLoopGroup) or a nil
+// factory, a port out of range, and
 // GroupReusePort with WithSocket (one socket cannot be a listener per
 // loop) or WithNetwork (no SO_REUSEPORT there), and a *RuntimeError when
 // the caller is not t's running task. A nil t panics with a *ValueError.
@@ -242,8 +243,10 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 	if err := checkGroupTask(t, call); err != nil {
 		return nil, err
 	}
-	if g == nil {
-		return nil, &asyncio.ValueError{Msg: "group server: nil LoopGroup"}
+	if g == nil || g.Len() == 0 {
+		// The zero LoopGroup has no loops: nothing would serve (and the
+		// acceptor's hand-off divided by zero).
+		return nil, &asyncio.ValueError{Msg: call + ": nil or zero LoopGroup (make it with asyncio.NewLoopGroup)"}
 	}
 	if mode != GroupReusePort && mode != GroupRoundRobin && mode != GroupLeastConns {
 		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("group server: unknown mode %d", mode)}

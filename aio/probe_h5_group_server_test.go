@@ -4,9 +4,11 @@ package aio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -298,4 +300,27 @@ func TestH5_RoundRobinOrderWithTheAcceptorOnLoop1(t *testing.T) {
 	if got := fmt.Sprint(order); got != "[0 1 2 0 1 2]" {
 		t.Errorf("served by loops %s, want [0 1 2 0 1 2]", got)
 	}
+}
+
+// A group server on a group not made by NewLoopGroup (nil, or the zero
+// LoopGroup, which has no loops) is a *ValueError naming the call, before
+// anything listens (on the zero group a main/sub server was made, and its
+// acceptor divided by zero on the first connection).
+func TestH5_GroupServerOnANilOrZeroGroupIsAValueError(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(at *asyncio.T) error {
+		for _, g := range []*asyncio.LoopGroup{nil, {}} {
+			for _, mode := range []GroupMode{GroupReusePort, GroupRoundRobin, GroupLeastConns} {
+				gs, err := CreateGroupServer(at, g, mode, func() Protocol { return &echoProto{} }, "127.0.0.1", 0)
+				var ve *asyncio.ValueError
+				if gs != nil || !errors.As(err, &ve) || !strings.Contains(err.Error(), "CreateGroupServer: nil or zero LoopGroup") {
+					t.Errorf("mode %d on %v: %v, %v; want a *ValueError naming the group", mode, g, gs, err)
+					if gs != nil {
+						_ = gs.Close(at)
+					}
+				}
+			}
+		}
+		return nil
+	})
 }
