@@ -316,7 +316,9 @@ func TestH5_GroupServerOnANilOrZeroGroupIsAValueError(t *testing.T) {
 				if gs != nil || !errors.As(err, &ve) || !strings.Contains(err.Error(), "CreateGroupServer: nil or zero LoopGroup") {
 					t.Errorf("mode %d on %v: %v, %v; want a *ValueError naming the group", mode, g, gs, err)
 					if gs != nil {
-						_ = gs.Close(at)
+						if err := gs.Close(at); err != nil {
+							return err
+						}
 					}
 				}
 			}
