@@ -612,11 +612,12 @@ func (l *Loop) nameLabel() string {
 // until all are done. It returns the results by i and the failures
 // joined (nil when none failed). Cancelling t cancels every task still
 // running, with t's cancellation message, and Spread returns the
-// *CancelledError once they are asked to stop. n < 0 or a nil fn or g panics with a *ValueError; a loop of g
+// *CancelledError once they are asked to stop. n < 0, a nil fn, or a g not made by NewLoopGroup (nil, or
+// the zero LoopGroup) panics with a *ValueError; a loop of g
 // that is closed fails its share with an error wrapping ErrLoopClosed.
 func Spread[V any](t *T, g *LoopGroup, n int, fn func(t *T, i int) (V, error)) ([]V, error) {
-	if g == nil || fn == nil || n < 0 {
-		panic(valueErrorf("Spread: nil group or function, or n < 0 (%d)", n))
+	if g == nil || len(g.loops) == 0 || fn == nil || n < 0 {
+		panic(valueErrorf("Spread: nil or zero group (make it with NewLoopGroup), nil function, or n < 0 (%d)", n))
 	}
 	t.checkRunning("Spread")
 	own := t.fut.loop

@@ -52,3 +52,21 @@ func TestH5_SpreadCancelsEveryTaskWithTheMessage(t *testing.T) {
 		t.Errorf("the tasks' cancellation messages: %v; want \"halt\" for all 4", got)
 	}
 }
+
+// Spread over the zero LoopGroup (no loops) is a *ValueError naming the
+// mistake, before anything runs (it divided by zero).
+func TestH5_SpreadOverTheZeroGroupIsAValueError(t *testing.T) {
+	_, err := Run(func(tk *T) (struct{}, error) {
+		ran := false
+		v := mustPanic(t, "Spread", func() {
+			_, _ = Spread(tk, &LoopGroup{}, 2, func(*T, int) (int, error) { ran = true; return 0, nil })
+		})
+		if !valueErrorPanic(v, "Spread: nil or zero group") || ran {
+			t.Errorf("Spread over the zero group: panic %v, fn ran %v; want a *ValueError and nothing run", v, ran)
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
