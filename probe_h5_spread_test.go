@@ -59,6 +59,7 @@ func TestH5_SpreadOverTheZeroGroupIsAValueError(t *testing.T) {
 	_, err := Run(func(tk *T) (struct{}, error) {
 		ran := false
 		v := mustPanic(t, "Spread", func() {
+			//asynciovet:ignore droppedcancel Spread panics before it awaits anything: there is no outcome
 			_, _ = Spread(tk, &LoopGroup{}, 2, func(*T, int) (int, error) { ran = true; return 0, nil })
 		})
 		if !valueErrorPanic(v, "Spread: nil or zero group") || ran {
