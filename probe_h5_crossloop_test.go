@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -215,5 +216,51 @@ func TestH5_CancellationRunsDownAChainOfCalls(t *testing.T) {
 		if n := crossCallsListed(l); n != 0 {
 			t.Errorf("loop %d: %d calls still listed", i, n)
 		}
+	}
+}
+
+// The refusals the basic misuse test does not cover: a closed calling
+// loop (the error wraps ErrLoopClosed and names the caller's side),
+// CallFuncOn to the caller's own loop, and CallFuncOn from a plain
+// goroutine; none of them registers anything on the target or counts
+// outside work on the caller.
+func TestH5_MoreRefusedCallsChangeNothing(t *testing.T) {
+	a, b := NewLoop(), NewLoop()
+	mustClose(t, a)
+	_, err := SubmitTo(a, b, func(*T) (int, error) { return 1, nil })
+	if !errors.Is(err, ErrLoopClosed) || !strings.Contains(err.Error(), "calling loop is closed") {
+		t.Errorf("SubmitTo from a closed loop: %v", err)
+	}
+	//asynciovet:ignore blockingcall a test-only mutex held for a few instructions, never across an await
+	b.threadsafeMu.Lock()
+	tracked := len(b.threadsafeFutures)
+	b.threadsafeMu.Unlock()
+	if tracked != 0 || len(a.grp.targets) != 0 {
+		t.Errorf("a refused call registered something: %d on the target, %d targets on the caller", tracked, len(a.grp.targets))
+	}
+	mustClose(t, b)
+
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	_, err = RunGroup(g, func(tk *T) (struct{}, error) {
+		ran := false
+		_, err := CallFuncOn(tk, tk.Loop(), func() (int, error) { ran = true; return 0, nil })
+		if !errors.Is(err, ErrRuntime) || !strings.Contains(err.Error(), "own loop") || ran {
+			t.Errorf("CallFuncOn to its own loop: %v (fn ran %v)", err, ran)
+		}
+		var ferr error
+		fromForeignGoroutine(func() {
+			_, ferr = CallFuncOn(tk, g.Loop(1), func() (int, error) { ran = true; return 0, nil })
+		})
+		if !errors.Is(ferr, ErrRuntime) || !strings.Contains(ferr.Error(), "not the running task") || ran {
+			t.Errorf("CallFuncOn from a plain goroutine: %v (fn ran %v)", ferr, ran)
+		}
+		if n := tk.Loop().external.Load(); n != 0 || crossCallsListed(tk.Loop()) != 0 {
+			t.Errorf("outside work %d, calls listed %d after refused calls", n, crossCallsListed(tk.Loop()))
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
