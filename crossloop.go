@@ -201,8 +201,31 @@ func (l *Loop) crossAwait(f *futureCore) (awaits, id string) {
 	return kindCrossCall.String(), futureID(f)
 }
 
-// targetClosed: to closed with the call in flight (from's goroutine).
-func (c *crossCall[V]) targetClosed() { c.deliver(*new(V), errTargetClosed(), false, "") }
+// targetClosed: to closed with the call in flight (from's goroutine). A
+// remote task that was done before to closed, but whose done callback
+// (taskDone) was still queued when to stopped, finished: its outcome is
+// the call's, not an error saying the call did not finish. to is closed,
+// so the task no longer changes (and to's Close happened before this
+// runs: it reached from through from's CallSoonThreadsafe).
+func (c *crossCall[V]) targetClosed() {
+	c.mu.Lock()
+	tk := c.task
+	c.mu.Unlock()
+	if tk == nil || !tk.Done() {
+		c.deliver(*new(V), errTargetClosed(), false, "")
+		return
+	}
+	v, err := tk.Result() // also marks the error retrieved
+	if tk.Cancelled() {
+		msg := ""
+		if ce, ok := err.(*CancelledError); ok {
+			msg = ce.Msg
+		}
+		c.deliver(*new(V), nil, true, msg)
+		return
+	}
+	c.deliver(v, err, false, "")
+}
 
 // errTargetClosed is the outcome of a call whose target loop closed
 // before the call finished.

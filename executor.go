@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // defaultExecutorWorkers is the size of a loop's default executor,
@@ -92,6 +94,45 @@ type executor struct {
 	// custom, when set (SetDefaultExecutor), runs the jobs instead of the
 	// built-in workers; the bookkeeping above stays the same for both.
 	custom Executor
+	loop   *Loop
+}
+
+// executorWorkers maps each running worker goroutine (its gid token) to
+// its executor's loop: a LoopGroup.Close called from a job would wait
+// for that job (Runner.Close shuts the executor down), and refuses
+// instead (executorLoopOf).
+var (
+	executorWorkersMu sync.Mutex
+	executorWorkers   = map[uint64]*Loop{}
+)
+
+// recordWorker records the calling goroutine as running jobs of ex's
+// loop, and returns what undoes it (what the goroutine was before, if
+// anything: a SetDefaultExecutor executor may run a job on a goroutine of
+// its own choosing).
+func (ex *executor) recordWorker() (undo func()) {
+	tok := gid.Token()
+	executorWorkersMu.Lock()
+	prev, had := executorWorkers[tok]
+	executorWorkers[tok] = ex.loop
+	executorWorkersMu.Unlock()
+	return func() {
+		executorWorkersMu.Lock()
+		if had {
+			executorWorkers[tok] = prev
+		} else {
+			delete(executorWorkers, tok)
+		}
+		executorWorkersMu.Unlock()
+	}
+}
+
+// executorLoopOf returns the loop whose executor runs the calling
+// goroutine, nil if none does.
+func executorLoopOf(tok uint64) *Loop {
+	executorWorkersMu.Lock()
+	defer executorWorkersMu.Unlock()
+	return executorWorkers[tok]
 }
 
 // defaultExecutor returns l's executor, creating it (and its close hook) on
@@ -100,7 +141,7 @@ func defaultExecutor(l *Loop) *executor {
 	if l.executor != nil {
 		return l.executor
 	}
-	ex := &executor{max: defaultExecutorWorkers()}
+	ex := &executor{max: defaultExecutorWorkers(), loop: l}
 	ex.ctx, ex.cancelAll = context.WithCancel(context.Background())
 	l.executor = ex
 	l.onClose(func() {
@@ -166,11 +207,13 @@ func (ex *executor) submitCustom(custom Executor, j *executorJob) (err error) {
 			return // refused meanwhile
 		}
 		defer ex.inflight.Done()
+		defer ex.recordWorker()()
 		j.run()
 	})
 }
 
 func (ex *executor) work() {
+	defer ex.recordWorker()() // also when a job ends the goroutine (runtime.Goexit)
 	for {
 		ex.mu.Lock()
 		if len(ex.queue) == 0 {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countingExecutor is an Executor that runs each job on a goroutine of its own
@@ -186,4 +187,40 @@ func errText(err error) string {
 		return "<nil>"
 	}
 	return strings.TrimPrefix(fmt.Sprintf("%T", err), "*asyncio.") + " " + err.Error()
+}
+
+// A job on the executor of SetDefaultExecutor is a job of its loop too:
+// LoopGroup.Close called from it returns an error naming the loop instead
+// of waiting for the job, that is for itself.
+func TestSetDefaultExecutor_GroupCloseFromAJobIsAnError(t *testing.T) {
+	defer func(d time.Duration) { executorJoinTimeout = d }(executorJoinTimeout)
+	executorJoinTimeout = time.Second // without the check Close would wait this long, then go on
+	ex := &countingExecutor{}
+	defer ex.wg.Wait()
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	g.Loop(0).SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	var closeErr error
+	_, err := RunEach(g, func(tk *T, i int) (int, error) {
+		if i != 0 {
+			return 0, nil
+		}
+		if err := tk.Loop().SetDefaultExecutor(ex); err != nil {
+			return 0, err
+		}
+		_, err := ToThread(tk, func(context.Context) (struct{}, error) {
+			closeErr = g.Close()
+			return struct{}{}, nil
+		})
+		return 0, err
+	})
+	if err != nil {
+		t.Errorf("RunEach: %v", err)
+	}
+	if !errors.Is(closeErr, ErrRuntime) || !strings.Contains(closeErr.Error(), "executor of loop 0") {
+		t.Errorf("Close from a job of loop 0's executor: %v; want a *RuntimeError naming loop 0", closeErr)
+	}
+	if g.Loop(0).IsClosed() {
+		t.Error("the refused Close closed loop 0")
+	}
 }

@@ -163,6 +163,16 @@ func (g *LoopGroup) Index(l *Loop) int {
 	return -1
 }
 
+// checkGroupMade panics with a *ValueError, before any change, when g was
+// not made by NewLoopGroup: a nil group, or the zero LoopGroup, which has
+// no loops (RunEach ran nothing and reported success, RunGroup failed
+// with an index out of range).
+func checkGroupMade(g *LoopGroup, op string) {
+	if g == nil || len(g.loops) == 0 {
+		panic(valueErrorf("%s: nil or zero LoopGroup (make it with NewLoopGroup)", op))
+	}
+}
+
 // beginRun marks the group running, or says why it cannot run.
 func (g *LoopGroup) beginRun(op string) (uint64, error) {
 	g.mu.Lock()
@@ -293,8 +303,10 @@ func (g *LoopGroup) interruptAll(gen uint64, skip int, reason error) {
 // *LoopError per loop whose main failed (a main cancelled only because
 // another failed is not listed). Tasks left on the loops stay until Close,
 // as with Runner.RunWith. RunEach returns an error, running nothing, when
-// g is closed or already running. A nil main panics with a *ValueError.
+// g is closed or already running. A nil main, or a g not made by
+// NewLoopGroup (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error) {
+	checkGroupMade(g, "RunEach")
 	if main == nil {
 		panic(valueErrorf("RunEach: nil main function"))
 	}
@@ -364,8 +376,10 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 // returns main's result. Ctrl-C is Run's: the first SIGINT cancels main,
 // whose cleanup can still use every loop. On virtual time an idle serving
 // loop waits for calls instead of reporting ErrDeadlock. It returns an error, running nothing, when g is
-// closed or already running. A nil main panics with a *ValueError.
+// closed or already running. A nil main, or a g not made by NewLoopGroup
+// (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
+	checkGroupMade(g, "RunGroup")
 	if main == nil {
 		panic(valueErrorf("RunGroup: nil main function"))
 	}
@@ -442,8 +456,9 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // group is closed and returns nil. Called from a task or
 // callback of one of the group's loops, or from what runs inside the
 // group's Close of a loop (an OnClose hook, a deferred call of a task
-// being unwound), it returns an error and changes nothing (it would wait
-// for itself).
+// being unwound), or from a job of the default executor of one of its
+// loops (RunInExecutor), it returns an error and changes nothing (it
+// would wait for itself).
 func (g *LoopGroup) Close() error {
 	me := gid.Token()
 	for i, l := range g.loops {
@@ -452,6 +467,11 @@ func (g *LoopGroup) Close() error {
 			// for the Close running it).
 			return runtimeErrorf("LoopGroup.Close called from loop %d of the group, which it would wait for; return from the mains instead (or cancel them)", i)
 		}
+	}
+	if i := g.Index(executorLoopOf(me)); i >= 0 {
+		// Closing loop i shuts its executor down, waiting for this job.
+		return runtimeErrorf("LoopGroup.Close called from a job of the default executor of loop %d of the group, which it would wait for; "+
+			"call it from a goroutine of your own (asyncio.Go, or go g.Close())", i)
 	}
 	g.mu.Lock()
 	if g.closed {
@@ -591,12 +611,13 @@ func (l *Loop) nameLabel() string {
 // opens its connections on its own loop), and suspends the running task t
 // until all are done. It returns the results by i and the failures
 // joined (nil when none failed). Cancelling t cancels every task still
-// running, and Spread returns the *CancelledError once they are asked to
-// stop. n < 0 or a nil fn or g panics with a *ValueError; a loop of g
+// running, with t's cancellation message, and Spread returns the
+// *CancelledError once they are asked to stop. n < 0, a nil fn, or a g not made by NewLoopGroup (nil, or
+// the zero LoopGroup) panics with a *ValueError; a loop of g
 // that is closed fails its share with an error wrapping ErrLoopClosed.
 func Spread[V any](t *T, g *LoopGroup, n int, fn func(t *T, i int) (V, error)) ([]V, error) {
-	if g == nil || fn == nil || n < 0 {
-		panic(valueErrorf("Spread: nil group or function, or n < 0 (%d)", n))
+	if g == nil || len(g.loops) == 0 || fn == nil || n < 0 {
+		panic(valueErrorf("Spread: nil or zero group (make it with NewLoopGroup), nil function, or n < 0 (%d)", n))
 	}
 	t.checkRunning("Spread")
 	own := t.fut.loop
@@ -623,9 +644,14 @@ func Spread[V any](t *T, g *LoopGroup, n int, fn func(t *T, i int) (V, error)) (
 		}
 		v, err := f.Await(t)
 		if err != nil && t.Cancelling() > 0 && IsCancelled(err) {
+			// With t's message, as gather passes its own to every child.
+			var msg []string
+			if ce := (*CancelledError)(nil); errors.As(err, &ce) && ce.Msg != "" {
+				msg = []string{ce.Msg}
+			}
 			for _, rest := range futs[i:] {
 				if rest != nil {
-					rest.Cancel()
+					rest.Cancel(msg...)
 				}
 			}
 			var zero []V

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // ExceptionContext describes an error that no caller can receive: a panic
@@ -54,7 +56,8 @@ type ExceptionContext struct {
 // watchdog's "Event loop blocked" report, which comes from the watchdog's
 // goroutine while the loop is blocked: a handler must not touch the loop
 // (it may record and log). Calls never overlap: a report waits until the
-// handler has returned from the previous one.
+// handler has returned from the previous one, except a report made from
+// inside the handler's call, which calls the handler again at once.
 func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {
 	if h == nil {
 		l.exceptionHandler.Store(nil)
@@ -69,8 +72,18 @@ func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
 	if ctx.Context == nil && ctx.Task != nil {
 		ctx.Context = ctx.Task.baseContext()
 	}
-	l.handlerMu.Lock()
-	defer l.handlerMu.Unlock()
+	me := gid.Token()
+	if l.handlerOwner.Load() != me {
+		l.handlerMu.Lock()
+		l.handlerOwner.Store(me)
+		defer func() {
+			l.handlerOwner.Store(0)
+			l.handlerMu.Unlock()
+		}()
+	}
+	// else: a report made from inside the handler's call (the handler
+	// reports, or what it calls does): as asyncio, the handler is called
+	// again; waiting for the lock would wait for itself.
 	h := l.exceptionHandler.Load()
 	if h == nil {
 		l.DefaultExceptionHandler(ctx)

@@ -79,7 +79,8 @@ type Loop struct {
 	snapReq           snapshotRequests // SnapshotThreadsafe's request in flight (diag_snapshotreq.go)
 
 	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
-	handlerMu        sync.Mutex // one handler call at a time (the watchdog calls it too)
+	handlerMu        sync.Mutex    // one handler call at a time (the watchdog calls it too)
+	handlerOwner     atomic.Uint64 // gid token of the goroutine holding handlerMu (0: none)
 	debug            bool
 	checkAll         bool // checkThread checks: checkEveryMode || debug
 	slowCallback     time.Duration

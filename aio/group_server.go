@@ -43,7 +43,12 @@ const (
 	GroupRoundRobin
 	// GroupLeastConns accepts on the calling loop and hands each
 	// connection to the loop with the fewest open connections, ties to
-	// the tied loops in turn.
+	// the tied loops in turn. A connection that a loop failed to take
+	// (its protocol factory panicked or returned nil, and the connection
+	// was closed) counts as one of its connections until that loop takes
+	// one: a loop whose factory keeps failing gets its share of the
+	// connections instead of every one (it would otherwise stay the
+	// least loaded for ever).
 	GroupLeastConns
 )
 
@@ -78,7 +83,11 @@ type groupWorker struct {
 	srv    *Server
 	loop   *asyncio.Loop
 	active atomic.Int64 // connections open or on their way (least-conns)
-	stop   func() bool  // unregisters closed from the loop's OnClose
+	// failed counts the hand-offs the worker failed since the last one
+	// it took (its protocol factory failed): least-conns counts them as
+	// connections, so that a failing loop does not attract every one.
+	failed atomic.Int64
+	stop   func() bool // unregisters closed from the loop's OnClose
 
 	mu      sync.Mutex
 	dead    bool         // the worker's loop closed
@@ -141,7 +150,8 @@ func groupLoopLabel(l *asyncio.Loop) string {
 // acceptor. factory runs on the loop of each connection. It returns an
 // error naming the loop whose listener failed (every listener already
 // made is closed again); before anything is made, a *ValueError for an
-// unknown mode, a nil group or factory, a port out of range, and
+// unknown mode, a nil or zero group (not made by asyncio.NewLoopGroup) or a nil
+// factory, a port out of range, and
 // GroupReusePort with WithSocket (one socket cannot be a listener per
 // loop) or WithNetwork (no SO_REUSEPORT there), and a *RuntimeError when
 // the caller is not t's running task. A nil t panics with a *ValueError.
@@ -233,8 +243,10 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 	if err := checkGroupTask(t, call); err != nil {
 		return nil, err
 	}
-	if g == nil {
-		return nil, &asyncio.ValueError{Msg: "group server: nil LoopGroup"}
+	if g == nil || g.Len() == 0 {
+		// The zero LoopGroup has no loops: nothing would serve (and the
+		// acceptor's hand-off divided by zero).
+		return nil, &asyncio.ValueError{Msg: call + ": nil or zero LoopGroup (make it with asyncio.NewLoopGroup)"}
 	}
 	if mode != GroupReusePort && mode != GroupRoundRobin && mode != GroupLeastConns {
 		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("group server: unknown mode %d", mode)}
@@ -431,9 +443,11 @@ func (gs *GroupServer) pick() int {
 	if gs.mode == GroupLeastConns {
 		n := len(gs.workers)
 		best := gs.next
+		bestLoad := gs.workers[best].load()
 		for k := 1; k < n; k++ {
-			if i := (gs.next + k) % n; gs.workers[i].active.Load() < gs.workers[best].active.Load() {
-				best = i
+			i := (gs.next + k) % n
+			if load := gs.workers[i].load(); load < bestLoad {
+				best, bestLoad = i, load
 			}
 		}
 		gs.next = (best + 1) % n
@@ -443,6 +457,10 @@ func (gs *GroupServer) pick() int {
 	gs.next = (gs.next + 1) % len(gs.workers)
 	return i
 }
+
+// load is w's weight for least-conns: its connections, and the hand-offs
+// it failed since it last took one.
+func (w *groupWorker) load() int64 { return w.active.Load() + w.failed.Load() }
 
 // give hands nfd to w's loop; false when that loop is closed.
 func (w *groupWorker) give(from *asyncio.Loop, nfd int) bool {
@@ -479,10 +497,15 @@ func (w *groupWorker) adopt(nfd int) {
 		return
 	}
 	before := w.srv.activeCount
+	// Counted as failed before the factory runs: a failure closes nfd,
+	// and the peer may connect again before adopt returns.
+	w.failed.Add(1)
 	w.srv.acceptConnection(nfd)
 	if w.srv.activeCount == before { // the factory failed: nfd is closed
 		w.active.Add(-1)
+		return
 	}
+	w.failed.Store(0)
 }
 
 // retire ends w once its server is closed (on w's loop): its close hook
