@@ -415,14 +415,21 @@ func (tr *tlsTransport) Abort() {
 
 func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
 
-// ExtraInfo adds "sslcontext" (the *tls.Config), "ssl_object" and
-// "peercert" to the raw transport's.
+// ExtraInfo adds asyncio's SSL keys to the raw transport's:
+// "sslcontext" (the *tls.Config), "ssl_object" (the *tls.Conn),
+// "peercert" (the peer's leaf *x509.Certificate), "cipher" (a TLSCipher)
+// and "compression" (nil: TLS compression is never used, as ssl's
+// compression() says None).
 func (tr *tlsTransport) ExtraInfo(name string) any {
 	switch name {
 	case "sslcontext":
 		return tr.cfg
 	case "ssl_object":
 		return tr.conn
+	case "cipher":
+		return cipherOf(tr.conn.ConnectionState())
+	case "compression":
+		return nil
 	case "peercert":
 		if cs := tr.conn.ConnectionState(); len(cs.PeerCertificates) > 0 {
 			return cs.PeerCertificates[0]

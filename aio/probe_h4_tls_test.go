@@ -1,0 +1,83 @@
+//go:build unix
+
+package aio
+
+import (
+	"crypto/tls"
+	"fmt"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// The TLS transport offers asyncio's "cipher" and "compression" keys
+// (sslproto.py _on_handshake_complete: cipher=sslobj.cipher(),
+// compression=sslobj.compression()). CPython 3.13.0 with the default
+// contexts: cipher ('TLS_AES_256_GCM_SHA384', 'TLSv1.3', 256),
+// compression None; limited to TLS 1.2 the version is 'TLSv1.2'. A plain
+// connection has no cipher.
+func TestH4TLSExtraInfoCipher(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, echoLines(""), "127.0.0.1", 0, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		plain, err := StartServer(at, echoLines(""), "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		tls12 := clientCfg.Clone()
+		tls12.MaxVersion = tls.VersionTLS12
+		tls12.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}
+		for _, cfg := range []*tls.Config{clientCfg, tls12} {
+			_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), WithTLS(cfg))
+			if err != nil {
+				return err
+			}
+			c, ok := Cipher(w)
+			raw := w.ExtraInfo("cipher")
+			if cfg == clientCfg {
+				// Go picks AES-128-GCM or ChaCha20 for TLS 1.3 by the
+				// machine's AES support: check the bits for the suite.
+				bits := map[string]int{"TLS_AES_128_GCM_SHA256": 128, "TLS_AES_256_GCM_SHA384": 256, "TLS_CHACHA20_POLY1305_SHA256": 256}
+				negotiated := tls.CipherSuiteName(TLSConn(w).ConnectionState().CipherSuite)
+				log = append(log, fmt.Sprintf("tls13 name=%v version=%s bits=%v", c.Name == negotiated, c.Version, c.SecretBits == bits[negotiated] && c.SecretBits > 0))
+			}
+			log = append(log, fmt.Sprintf("ok=%v same=%v compression=%v", ok, raw == any(c), w.ExtraInfo("compression")))
+			if cfg == tls12 {
+				log = append(log, fmt.Sprintf("cipher=%+v", c))
+			}
+			w.Close()
+			if err := w.WaitClosed(at); err != nil {
+				return err
+			}
+		}
+		_, w, err := OpenConnection(at, "127.0.0.1", serverPort(plain))
+		if err != nil {
+			return err
+		}
+		c, ok := Cipher(w)
+		log = append(log, fmt.Sprintf("plain cipher=%+v ok=%v", c, ok))
+		w.Close()
+		if err := w.WaitClosed(at); err != nil {
+			return err
+		}
+		for _, s := range []*Server{srv, plain} {
+			s.Close()
+			if err := s.WaitClosed(at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	expectLog(t, []string{
+		"tls13 name=true version=TLSv1.3 bits=true",
+		"ok=true same=true compression=<nil>",
+		"ok=true same=true compression=<nil>",
+		"cipher={Name:TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 Version:TLSv1.2 SecretBits:256}",
+		"plain cipher={Name: Version: SecretBits:0} ok=false",
+	}, log)
+}
