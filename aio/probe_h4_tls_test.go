@@ -44,6 +44,8 @@ func TestH4TLSExtraInfoCipher(t *testing.T) {
 				// machine's AES support: check the bits for the suite.
 				bits := map[string]int{"TLS_AES_128_GCM_SHA256": 128, "TLS_AES_256_GCM_SHA384": 256, "TLS_CHACHA20_POLY1305_SHA256": 256}
 				negotiated := tls.CipherSuiteName(TLSConn(w).ConnectionState().CipherSuite)
+				fd, _ := Socket(w)
+				log = append(log, fmt.Sprint(fmt.Sprint(w.Transport()) == fmt.Sprintf("<tlsTransport <socketTransport fd=%d open>>", fd)))
 				log = append(log, fmt.Sprintf("tls13 name=%v version=%s bits=%v", c.Name == negotiated, c.Version, c.SecretBits == bits[negotiated] && c.SecretBits > 0))
 			}
 			log = append(log, fmt.Sprintf("ok=%v same=%v compression=%v", ok, raw == any(c), w.ExtraInfo("compression")))
@@ -74,6 +76,7 @@ func TestH4TLSExtraInfoCipher(t *testing.T) {
 		return nil
 	})
 	expectLog(t, []string{
+		"true",
 		"tls13 name=true version=TLSv1.3 bits=true",
 		"ok=true same=true compression=<nil>",
 		"ok=true same=true compression=<nil>",

@@ -403,7 +403,7 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 			return
 		}
 		if err := p.task.Err(); err != nil {
-			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T()})
+			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T(), Transport: tr})
 			tr.Close()
 		}
 	})
@@ -595,6 +595,17 @@ type StreamWriter struct {
 	transport Transport
 	protocol  writerProtocol
 	reader    *StreamReader
+}
+
+// String is asyncio's StreamWriter repr: "<StreamWriter
+// transport=<socketTransport fd=7 open> reader=<StreamReader ...>>", the
+// reader only when there is one.
+func (w *StreamWriter) String() string {
+	s := fmt.Sprintf("<StreamWriter transport=%v", w.transport)
+	if w.reader != nil {
+		s += fmt.Sprintf(" reader=%v", w.reader)
+	}
+	return s + ">"
 }
 
 // Transport returns the underlying transport (asyncio's transport).

@@ -5,6 +5,7 @@ package aio
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -437,6 +438,15 @@ func (tr *tlsTransport) ExtraInfo(name string) any {
 		return nil
 	}
 	return tr.raw.ExtraInfo(name)
+}
+
+// String describes the transport for messages: "<tlsTransport
+// <socketTransport fd=7 open>>", closing once Close or Abort was called.
+func (tr *tlsTransport) String() string {
+	if tr.closing {
+		return fmt.Sprintf("<tlsTransport closing %v>", tr.raw)
+	}
+	return fmt.Sprintf("<tlsTransport %v>", tr.raw)
 }
 
 // SetProtocol replaces the application protocol.
