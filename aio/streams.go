@@ -572,7 +572,10 @@ func NewStreamReaderProtocol(r *StreamReader) Protocol {
 // protocol made by NewStreamReaderProtocol, which gives Drain its flow
 // control; r, which may be nil, is the reader whose error Drain reports
 // first. With ConnectWritePipe it writes a pipe as a stream. Another
-// protocol, or a nil tr, panics with a *ValueError.
+// protocol, or a nil tr, panics with a *ValueError. As every StreamWriter
+// in asyncio 3.13 (StreamWriter.__del__), and as OpenConnection's, a
+// writer that is collected unclosed closes its transport (in debug mode
+// it warns "unclosed <StreamWriter ...>"): keep it while you use it.
 func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWriter {
 	sp, ok := p.(*streamProtocol)
 	if !ok {
@@ -585,7 +588,9 @@ func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWrit
 	if sp.transport == nil {
 		sp.transport = full
 	}
-	return &StreamWriter{loop: sp.loop, transport: full, protocol: sp, reader: r}
+	w := &StreamWriter{loop: sp.loop, transport: full, protocol: sp, reader: r}
+	closeWhenCollected(w, sp) // CPython's StreamWriter.__del__, as OpenConnection's writer
+	return w
 }
 
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
