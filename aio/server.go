@@ -481,7 +481,12 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 
 // CreateUnixServer listens on the Unix stream socket path (asyncio's
 // loop.create_unix_server). A stale socket file at path is removed first;
-// Close removes the file. Options: WithTLS, WithBacklog,
+// Close removes the file. On Linux a path that begins with a NUL
+// (asyncio's abstract socket name) or with "@" (Go's spelling of it) is an
+// abstract socket, which has no file; its address is reported with "@"
+// (Server.Addr, and the peername of its clients) where asyncio has bytes
+// beginning with a NUL. Unlike asyncio, "@name" is never a file in the
+// working directory. Options: WithTLS, WithBacklog,
 // WithDeferredServing, WithKeepSocketFile, WithSocket.
 func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
 	l := t.Loop() // a nil t panics here, before a socket or a file is touched
