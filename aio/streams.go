@@ -78,8 +78,14 @@ func (r *StreamReader) String() string {
 func (r *StreamReader) Err() error { return r.exception }
 
 // SetException stores err; the next read returns it, and a waiting read
-// is woken with it (asyncio's set_exception).
+// is woken with it (asyncio's set_exception). A nil err is a programming
+// error: it panics with a *asyncio.ValueError before anything changes
+// (asyncio's waiter.set_exception(None) raises TypeError after it has
+// let go of the waiting read, which then waits for ever).
 func (r *StreamReader) SetException(err error) {
+	if err == nil {
+		panic(&asyncio.ValueError{Msg: "StreamReader.SetException: nil error"})
+	}
 	r.exception = err
 	if w := r.waiter; w != nil {
 		r.waiter = nil
