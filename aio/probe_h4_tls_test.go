@@ -4,8 +4,10 @@ package aio
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -83,4 +85,87 @@ func TestH4TLSExtraInfoCipher(t *testing.T) {
 		"cipher={Name:TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 Version:TLSv1.2 SecretBits:256}",
 		"plain cipher={Name: Version: SecretBits:0} ok=false",
 	}, log)
+}
+
+// StartTLS with a nil protocol is a *ValueError before the transport is
+// touched: the plain connection goes on, and a StartTLS with the protocol
+// then works. (It upgraded the connection, and the first data then
+// failed inside the reader task with a nil dereference.)
+func TestH4StartTLSNilProtocol(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	clientCfg.ServerName = "localhost"
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			log = append(log, "handler: "+ctx.Message)
+		})
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			line, err := r.ReadLine(t) // "plain\n"
+			if err != nil {
+				return err
+			}
+			w.Write(line)
+			if err := w.StartTLS(t, serverCfg, ""); err != nil {
+				return err
+			}
+			w.Write([]byte("secret\n"))
+			_, err = r.Read(t, -1)
+			return err
+		}, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		var clog []string
+		p := newStreamRecorder(at, "client", &clog)
+		tr, _, err := CreateConnection(at, func() Protocol { return p }, "127.0.0.1", serverPort(srv))
+		if err != nil {
+			return err
+		}
+		_, err = asyncio.WaitForFunc(at, time.Minute, func(t *asyncio.T) (Transport, error) {
+			return StartTLS(t, tr, nil, clientCfg, false, "")
+		})
+		var ve *asyncio.ValueError
+		log = append(log, fmt.Sprintf("nil protocol: ValueError=%v %v; closing %v", errors.As(err, &ve), err, tr.IsClosing()))
+		tr.Write([]byte("plain\n"))
+		if err := h4Until(at, func() bool { return len(clog) >= 2 }); err != nil { // made, then the echo
+			return err
+		}
+		ttr, err := StartTLS(at, tr, p, clientCfg, false, "")
+		if err != nil {
+			return err
+		}
+		if err := h4Until(at, func() bool { return len(clog) >= 3 }); err != nil {
+			return err
+		}
+		ttr.Close()
+		if _, err := p.lost.Await(at); err != nil {
+			return err
+		}
+		srv.Close()
+		if err := srv.WaitClosed(at); err != nil {
+			return err
+		}
+		log = append(log, clog...)
+		return nil
+	})
+	expectLog(t, []string{
+		"nil protocol: ValueError=true asyncio: StartTLS: nil protocol; closing false",
+		"client:made", "client:data plain\n", "client:data secret\n", "client:lost <nil>",
+	}, log)
+}
+
+// h4Until lets the loop run until cond holds, for at most a minute of
+// the virtual clock.
+func h4Until(t *asyncio.T, cond func() bool) error {
+	for start := t.Loop().Time(); !cond(); {
+		if t.Loop().Time()-start > time.Minute {
+			return fmt.Errorf("still waiting after a minute")
+		}
+		if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
 }
