@@ -32,7 +32,9 @@ func SockName(x ExtraInfoer) net.Addr {
 }
 
 // Socket is get_extra_info("socket"): the socket's file descriptor and
-// true, or -1 and false if the transport is not over a socket.
+// true, or -1 and false if the transport is not over a socket. Once the
+// transport has closed its socket the descriptor is -1 (and true), as
+// asyncio's TransportSocket.fileno() is then.
 func Socket(x ExtraInfoer) (int, bool) {
 	fd, ok := x.ExtraInfo("socket").(int)
 	if !ok {

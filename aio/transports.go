@@ -317,8 +317,17 @@ func (b *fdTransport) releaseAtLoopClose() {
 	}
 }
 
-// ExtraInfo returns the named piece of extra information, or nil.
-func (b *fdTransport) ExtraInfo(name string) any { return b.extra[name] }
+// ExtraInfo returns the named piece of extra information, or nil. Once
+// the descriptor is closed "socket" is -1, as asyncio's TransportSocket
+// then says fileno() == -1: the number may already be another file's.
+func (b *fdTransport) ExtraInfo(name string) any {
+	if name == "socket" && b.fdClosed {
+		if _, ok := b.extra[name]; ok {
+			return -1
+		}
+	}
+	return b.extra[name]
+}
 
 // IsClosing reports whether Close or Abort was called, or the connection
 // was lost.
