@@ -540,14 +540,14 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 		// ssl.SSLContext", before the transport is touched.
 		return nil, &asyncio.ValueError{Msg: "StartTLS: nil *tls.Config"}
 	}
+	o, err := buildOptions("StartTLS", opts)
+	if err != nil {
+		return nil, err
+	}
 	if p == nil {
 		// The protocol the TLS transport delivers to: a nil one would only
 		// fail with the first data, after the handshake.
 		return nil, &asyncio.ValueError{Msg: "StartTLS: nil protocol"}
-	}
-	o, err := buildOptions("StartTLS", opts)
-	if err != nil {
-		return nil, err
 	}
 	raw, ok := tr.(*socketTransport)
 	if !ok || raw == nil {
