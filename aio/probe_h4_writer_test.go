@@ -4,6 +4,7 @@ package aio
 
 import (
 	"fmt"
+	"net"
 	"runtime"
 	"testing"
 
@@ -54,4 +55,50 @@ func TestH4NewStreamWriterCollectedClosesItsTransport(t *testing.T) {
 //go:noinline
 func writeAndDrop(tr WriteTransport, proto Protocol) {
 	NewStreamWriter(tr, proto, nil).Write([]byte("hello\n"))
+}
+
+// A StreamReader and a StreamWriter over pipes name their transports as
+// over a socket ("<readPipeTransport fd=5 open>", asyncio's
+// "<_UnixReadPipeTransport fd=5 polling>"); fmt printed the transports'
+// fields, maps and all. A datagram transport too.
+func TestH4PipeAndDatagramTransportStrings(t *testing.T) {
+	clean(t)
+	r, w := osPipe(t)
+	runNet(t, func(at *asyncio.T) error {
+		reader := NewStreamReader(at, DefaultStreamLimit)
+		rtr, _, err := ConnectReadPipe(at, func() Protocol { return NewStreamReaderProtocol(reader) }, r)
+		if err != nil {
+			return err
+		}
+		proto := NewStreamReaderProtocol(NewStreamReader(at, DefaultStreamLimit))
+		wtr, _, err := ConnectWritePipe(at, func() Protocol { return proto }, w)
+		if err != nil {
+			return err
+		}
+		sw := NewStreamWriter(wtr, proto, nil)
+		rfd, wfd := PipeFile(rtr).Fd(), PipeFile(wtr).Fd()
+		if got, want := fmt.Sprint(reader), fmt.Sprintf("<StreamReader transport=<readPipeTransport fd=%d open>>", rfd); got != want {
+			return fmt.Errorf("reader %s, want %s", got, want)
+		}
+		if got, want := fmt.Sprint(sw), fmt.Sprintf("<StreamWriter transport=<writePipeTransport fd=%d open>>", wfd); got != want {
+			return fmt.Errorf("writer %s, want %s", got, want)
+		}
+		sw.Close()
+		if err := sw.WaitClosed(at); err != nil {
+			return err
+		}
+		if _, err := reader.Read(at, -1); err != nil {
+			return err
+		}
+		dtr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return BaseDatagramProtocol{} }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+		if err != nil {
+			return err
+		}
+		fd, _ := Socket(dtr)
+		if got := fmt.Sprint(dtr); got != fmt.Sprintf("<datagramTransport fd=%d open>", fd) {
+			return fmt.Errorf("datagram transport %s", got)
+		}
+		dtr.Close()
+		return settle(at)
+	})
 }

@@ -690,13 +690,26 @@ func (tr *socketTransport) WriteEOF() error {
 }
 
 // String describes the transport for messages.
-func (tr *socketTransport) String() string {
+func (tr *socketTransport) String() string { return tr.describe("socketTransport") }
+
+// describe is a transport's String: "<kind fd=7 open>", or closing.
+func (b *fdTransport) describe(kind string) string {
 	state := "open"
-	if tr.closing {
+	if b.closing {
 		state = "closing"
 	}
-	return fmt.Sprintf("<socketTransport fd=%d %s>", tr.fd, state)
+	return fmt.Sprintf("<%s fd=%d %s>", kind, b.fd, state)
 }
+
+// String describes the transport for messages (a StreamReader's String
+// shows it; fmt printed its fields).
+func (tr *readPipeTransport) String() string { return tr.describe("readPipeTransport") }
+
+// String describes the transport for messages.
+func (tr *writePipeTransport) String() string { return tr.describe("writePipeTransport") }
+
+// String describes the transport for messages.
+func (tr *datagramTransport) String() string { return tr.describe("datagramTransport") }
 
 // dialOne connects a new non-blocking stream socket to sa; on failure the
 // socket is closed, and so it is if the loop closes during the connect
