@@ -3,9 +3,12 @@
 package aio
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,4 +171,60 @@ func h4Until(t *asyncio.T, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// h4Warnings records the messages logged through log/slog.
+type h4Warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *h4Warnings) Enabled(context.Context, slog.Level) bool { return true }
+func (h *h4Warnings) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
+	h.mu.Unlock()
+	return nil
+}
+func (h *h4Warnings) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *h4Warnings) WithGroup(string) slog.Handler      { return h }
+
+// Writes to a closed TLS transport are dropped, and from the sixth on
+// each logs "SSL connection is closed", as CPython 3.13's
+// SSLProtocol._write_appdata (sslproto.py: "if self._conn_lost >=
+// LOG_THRESHOLD_FOR_CONNLOST_WRITES: logger.warning('SSL connection is
+// closed')"); a plain socket transport logs "socket.send() raised
+// exception." the same way. They were dropped silently. CPython 3.13.0,
+// seven writes after close(): two "WARNING SSL connection is closed".
+func TestH4TLSWriteAfterCloseWarns(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	h := &h4Warnings{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(h))
+	defer slog.SetDefault(old)
+	runNet(t, func(at *asyncio.T) error {
+		srv, err := StartServer(at, echoLines(""), "127.0.0.1", 0, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		_, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		w.Close()
+		for i := range 7 {
+			if err := w.Write([]byte(fmt.Sprintf("late %d\n", i))); err != nil {
+				return err
+			}
+		}
+		if err := w.WaitClosed(at); err != nil {
+			return err
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	expectLog(t, []string{"WARN SSL connection is closed", "WARN SSL connection is closed"}, h.msgs)
 }

@@ -481,6 +481,11 @@ func (tr *tlsTransport) Write(data []byte) error {
 		return nil
 	}
 	if tr.IsClosing() || tr.tc.lost {
+		// asyncio's SSLProtocol._write_appdata: dropped, with a warning
+		// from the fifth such write on.
+		if tr.connLost >= logThresholdForConnLostWrites {
+			slog.Warn("SSL connection is closed")
+		}
 		tr.connLost++
 		return nil
 	}
