@@ -5,6 +5,7 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
@@ -88,4 +89,58 @@ func TestH4StreamWriterString(t *testing.T) {
 	if len(log) != 2 || log[0] != log[1] {
 		t.Fatalf("StreamWriter String:\n got %s\nwant %s", log[0], log[1])
 	}
+}
+
+// A protocol callback that fails on a connection is a fatal error whose
+// report names the transport, as asyncio's _fatal_error
+// (selector_events.py: call_exception_handler({'message': ...,
+// 'exception': exc, 'transport': self, 'protocol': self._protocol})):
+// here the transport the protocol was given, plain or TLS. It had none.
+func TestH4FatalErrorReportsTransport(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		for _, tlsOn := range []bool{false, true} {
+			var sopts, copts []Option
+			if tlsOn {
+				sopts, copts = []Option{WithTLS(serverCfg)}, []Option{WithTLS(clientCfg)}
+			}
+			var slog []string
+			sp := newStreamRecorder(at, "server", &slog)
+			sp.onData = func(*streamRecorder, []byte) { panic("data_received failed") }
+			reported := asyncio.NewFuture[struct{}](at)
+			at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+				log = append(log, fmt.Sprintf("tls=%v %s same transport: %v", tlsOn, ctx.Message, ctx.Transport != nil && ctx.Transport == any(sp.tr)))
+				if !reported.Done() {
+					reported.SetResult(struct{}{})
+				}
+			})
+			srv, err := CreateServer(at, func() Protocol { return sp }, "127.0.0.1", 0, sopts...)
+			if err != nil {
+				return err
+			}
+			r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), copts...)
+			if err != nil {
+				return err
+			}
+			w.Write([]byte("boom\n"))
+			if _, err := asyncio.WaitFor(at, edgeGuard, reported); err != nil {
+				return err
+			}
+			if _, err := asyncio.WaitForFunc(at, edgeGuard, func(t *asyncio.T) ([]byte, error) { return r.Read(t, -1) }); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+				return err
+			}
+			w.Close()
+			srv.Close()
+			if err := srv.WaitClosed(at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	expectLog(t, []string{
+		"tls=false Fatal error: protocol.data_received() call failed. same transport: true",
+		"tls=true Fatal error: protocol.data_received() call failed. same transport: true",
+	}, log)
 }

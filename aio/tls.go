@@ -252,7 +252,7 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 			// As asyncio's fatal error: reported now, the connection
 			// aborted (a server stops counting it), and the application
 			// gets ConnectionLost with the panic once the raw side is gone.
-			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.connection_made() call failed.", Err: perr})
+			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.connection_made() call failed.", Err: perr, Transport: tr})
 			tr.fatalErr = perr
 			tr.raw.Abort()
 			tr.finishReader() // no reader task will run
@@ -321,7 +321,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 				return
 			}
 			if perr := callProtocol(func() { deliverData(tr.app, data) }); perr != nil {
-				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr, Transport: tr})
 				tr.fatalErr = perr
 				tr.raw.Abort()
 				break
@@ -335,7 +335,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			keepOpen := false
 			if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
-				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr, Transport: tr})
 			}
 			// As asyncio's SSL protocol: a TLS connection cannot stay
 			// half-open, so EOF always starts the shutdown.

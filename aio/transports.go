@@ -366,10 +366,11 @@ func (b *fdTransport) Close() {
 func (b *fdTransport) Abort() { b.forceClose(nil) }
 
 // fatalError reports err to the exception handler unless it came from
-// the operating system, and closes at once.
+// the operating system, and closes at once. The report names the
+// transport, as asyncio's _fatal_error ("transport": self).
 func (b *fdTransport) fatalError(err error, msg string) {
 	if !isOSError(err) {
-		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err})
+		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: b.side})
 	}
 	b.forceClose(err)
 }
