@@ -24,6 +24,10 @@ type ExceptionContext struct {
 	Future Awaitable
 	// Task is the task concerned, if any.
 	Task *T
+	// Transport is the transport concerned, if any (asyncio's "transport"
+	// key): an aio.Transport, as for "Unhandled exception in
+	// client_connected_cb".
+	Transport any
 	// Stack is a goroutine stack that explains the report, if any: for
 	// "Event loop blocked ...", the stack of the goroutine holding the
 	// loop, taken while it was blocked (its top is the blocking call).
@@ -124,6 +128,9 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	}
 	if ctx.Handle != nil {
 		attrs = append(attrs, slog.String("handle", funcName(ctx.Handle.fn)))
+	}
+	if ctx.Transport != nil {
+		attrs = append(attrs, slog.String("transport", fmt.Sprint(ctx.Transport)))
 	}
 	if ctx.Stack != "" {
 		attrs = append(attrs, slog.String("stack", ctx.Stack))

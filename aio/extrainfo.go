@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"net"
 	"os"
+	"strings"
 )
 
 // Typed forms of the common get_extra_info keys. Each takes anything with
@@ -31,7 +32,9 @@ func SockName(x ExtraInfoer) net.Addr {
 }
 
 // Socket is get_extra_info("socket"): the socket's file descriptor and
-// true, or -1 and false if the transport is not over a socket.
+// true, or -1 and false if the transport is not over a socket. Once the
+// transport has closed its socket the descriptor is -1 (and true), as
+// asyncio's TransportSocket.fileno() is then.
 func Socket(x ExtraInfoer) (int, bool) {
 	fd, ok := x.ExtraInfo("socket").(int)
 	if !ok {
@@ -63,4 +66,50 @@ func TLSConn(x ExtraInfoer) *tls.Conn {
 func PipeFile(x ExtraInfoer) *os.File {
 	f, _ := x.ExtraInfo("pipe").(*os.File)
 	return f
+}
+
+// TLSCipher is get_extra_info("cipher") of a TLS connection: asyncio's
+// (name, version, secret bits) triple of ssl's SSLObject.cipher(), as
+// ('TLS_AES_128_GCM_SHA256', 'TLSv1.3', 128).
+type TLSCipher struct {
+	// Name is the suite's IANA name (tls.CipherSuiteName). For TLS 1.3
+	// it is OpenSSL's name too; for TLS 1.2 OpenSSL, and so ssl, names
+	// the suites its own way ("ECDHE-RSA-AES128-GCM-SHA256" for
+	// "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256").
+	Name string
+	// Version is the protocol as ssl spells it: "TLSv1.3", "TLSv1.2",
+	// "TLSv1.1", "TLSv1".
+	Version string
+	// SecretBits is the strength of the suite's cipher (128 for AES-128,
+	// 256 for AES-256 and ChaCha20, 112 for 3DES).
+	SecretBits int
+}
+
+// Cipher is get_extra_info("cipher"): the suite a TLS connection
+// negotiated, and false without TLS.
+func Cipher(x ExtraInfoer) (TLSCipher, bool) {
+	c, ok := x.ExtraInfo("cipher").(TLSCipher)
+	return c, ok
+}
+
+// cipherOf is the TLSCipher of a finished handshake.
+func cipherOf(cs tls.ConnectionState) TLSCipher {
+	name := tls.CipherSuiteName(cs.CipherSuite)
+	bits := 0
+	switch {
+	case strings.Contains(name, "AES_128"), strings.Contains(name, "RC4_128"):
+		bits = 128
+	case strings.Contains(name, "AES_256"), strings.Contains(name, "CHACHA20"):
+		bits = 256
+	case strings.Contains(name, "3DES"):
+		bits = 112
+	}
+	version := map[uint16]string{
+		tls.VersionTLS13: "TLSv1.3", tls.VersionTLS12: "TLSv1.2",
+		tls.VersionTLS11: "TLSv1.1", tls.VersionTLS10: "TLSv1",
+	}[cs.Version]
+	if version == "" {
+		version = tls.VersionName(cs.Version)
+	}
+	return TLSCipher{Name: name, Version: version, SecretBits: bits}
 }

@@ -481,7 +481,12 @@ func (s *Server) startAfterCreate(t *asyncio.T) (*Server, error) {
 
 // CreateUnixServer listens on the Unix stream socket path (asyncio's
 // loop.create_unix_server). A stale socket file at path is removed first;
-// Close removes the file. Options: WithTLS, WithBacklog,
+// Close removes the file. On Linux a path that begins with a NUL
+// (asyncio's abstract socket name) or with "@" (Go's spelling of it) is an
+// abstract socket, which has no file; its address is reported with "@"
+// (Server.Addr, and the peername of its clients) where asyncio has bytes
+// beginning with a NUL. Unlike asyncio, "@name" is never a file in the
+// working directory. Options: WithTLS, WithBacklog,
 // WithDeferredServing, WithKeepSocketFile, WithSocket.
 func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (*Server, error) {
 	l := t.Loop() // a nil t panics here, before a socket or a file is touched
@@ -502,7 +507,11 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+	// An abstract name (Linux: asyncio's leading NUL, or Go's "@") has
+	// no file: a file of that name in the working directory is not
+	// the socket's, and is left alone.
+	abstract := path != "" && (path[0] == '@' || path[0] == 0)
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 && !abstract {
 		os.Remove(path)
 	}
 	fd, err := listenOn(unix.AF_UNIX, sa, o)
@@ -510,8 +519,14 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 		return nil, err
 	}
 	s := newServer(l, "unix", factory, o)
-	s.listeners = []*listener{{fd: fd, addr: &net.UnixAddr{Name: path, Net: "unix"}, listening: !o.deferServing}}
-	if id, ok := statID(path); ok && path[0] != '@' && path[0] != 0 && !o.keepSocketFile {
+	// The address as getsockname reports it, and so as the peername of
+	// the server's clients: an abstract name with Go's "@".
+	addr := localAddr(fd, "unix")
+	if addr == nil {
+		addr = &net.UnixAddr{Name: path, Net: "unix"}
+	}
+	s.listeners = []*listener{{fd: fd, addr: addr, listening: !o.deferServing}}
+	if id, ok := statID(path); ok && !abstract && !o.keepSocketFile {
 		// Not an abstract socket (Linux), which has no file to remove.
 		s.unixPath, s.unixIno = path, id
 	}

@@ -759,32 +759,46 @@ func (d *simDial) arrive(try int) {
 	d.conn = c
 	c.dial, c.sl, c.handshake = d, sl, true
 	sl.pending++
-	d.timer = n.loop.CallLater(back, func() { // the SYN-ACK reaches the client
-		delete(n.dials, d)
-		d.timer = nil
-		if d.fut.Done() { // the dial ended meanwhile
-			d.handed = true
-			_, err := d.fut.Result()
-			c.abandon(err)
-			return
-		}
-		if n.partitioned(d.from, d.to) {
-			// The SYN-ACK is lost: the server's half-open connection
-			// goes, and the client sends its SYN again, as for a lost
-			// SYN.
-			n.tracef("dial %s -> %s: SYN-ACK lost (partition)", d.from.name, d.addr)
-			d.conn = nil
-			c.abandon(errors.New("SYN-ACK lost in a partition"))
-			n.dials[d] = struct{}{}
-			d.resend(try)
-			return
-		}
+	d.timer = n.loop.CallLater(back, func() { d.synAck(c, try) })
+}
+
+// synAck is the server's SYN-ACK for c (attempt try) reaching the client.
+func (d *simDial) synAck(c *SimConn, try int) {
+	n := d.n
+	delete(n.dials, d)
+	d.timer = nil
+	if d.fut.Done() { // the dial ended meanwhile
 		d.handed = true
-		c.dial = nil
-		n.tracef("conn %d established %s -> %s", c.id, c.caddr, c.saddr)
-		d.fut.SetResult(c.cfd)
-		c.ack = n.loop.CallLater(n.link(d.from, d.to).Latency, c.acked)
-	})
+		_, err := d.fut.Result()
+		c.abandon(err)
+		return
+	}
+	if c.stalled {
+		// Held with the rest of what the connection carries: it goes
+		// on at Resume, the link's latency later.
+		n.tracef("dial %s -> %s: SYN-ACK held (stall)", d.from.name, d.addr)
+		n.dials[d] = struct{}{}
+		c.synAckHeld = func(after time.Duration) {
+			d.timer = n.loop.CallLater(after, func() { d.synAck(c, try) })
+		}
+		return
+	}
+	if n.partitioned(d.from, d.to) {
+		// The SYN-ACK is lost: the server's half-open connection
+		// goes, and the client sends its SYN again, as for a lost
+		// SYN.
+		n.tracef("dial %s -> %s: SYN-ACK lost (partition)", d.from.name, d.addr)
+		d.conn = nil
+		c.abandon(errors.New("SYN-ACK lost in a partition"))
+		n.dials[d] = struct{}{}
+		d.resend(try)
+		return
+	}
+	d.handed = true
+	c.dial = nil
+	n.tracef("conn %d established %s -> %s", c.id, c.caddr, c.saddr)
+	d.fut.SetResult(c.cfd)
+	c.ack = n.loop.CallLater(n.link(d.from, d.to).Latency, c.acked)
 }
 
 // SearchSeeds runs scenario with the seeds first, first+1, ...,

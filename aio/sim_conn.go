@@ -33,12 +33,14 @@ type SimConn struct {
 	// until the client's ACK reaches the server, which queues the
 	// connection in sl's backlog then. sfdGone: the network closed sfd
 	// (never accepted).
-	dial      *simDial
-	ack       *asyncio.TimerHandle
-	ackHeld   bool // the ACK met a partition: it goes on at Heal
-	sl        *simListener
-	handshake bool
-	sfdGone   bool
+	dial    *simDial
+	ack     *asyncio.TimerHandle
+	ackHeld bool // the ACK met a partition or a stall: it goes on at Heal or Resume
+	// synAckHeld sends on the SYN-ACK a stall held, at Resume.
+	synAckHeld func(after time.Duration)
+	sl         *simListener
+	handshake  bool
+	sfdGone    bool
 	// resetting: the connection ends with a reset, so the relay's ends
 	// close with the kept bytes unread (sim_relay_linux.go).
 	resetting bool
@@ -181,7 +183,10 @@ func (c *SimConn) abort(side, why string) {
 func resetPeer(app int) { unix.Write(app, []byte{0}) }
 
 // Stall holds everything the connection carries, both ways, until
-// Resume: the peers see a silent connection (no error, no data).
+// Resume: the peers see a silent connection (no error, no data). A
+// connection still in its handshake holds its SYN-ACK or the client's
+// ACK too: the client connects, or the server accepts, only after the
+// Resume (the link's latency after it).
 func (c *SimConn) Stall() {
 	if c.done || c.stalled {
 		return
@@ -216,6 +221,14 @@ func (c *SimConn) Resume() {
 	}
 	c.stalled = false
 	c.n.tracef("conn %d resumed", c.id)
+	latency := c.n.link(c.client, c.server).Latency
+	if f := c.synAckHeld; f != nil {
+		c.synAckHeld = nil
+		f(latency)
+	}
+	if c.ackHeld && c.ack == nil {
+		c.ack = c.n.loop.CallLater(latency, c.acked)
+	}
 	c.up.release()
 	c.down.release()
 }
@@ -332,19 +345,38 @@ func (p *simPipe) schedule() {
 	p.timer = p.c.n.loop.CallAt(p.queue[0].at, p.pump)
 }
 
-// release re-times held segments after a heal or a resume: none arrives
-// before now plus the link's latency.
+// release re-times held segments after a heal or a resume. The held
+// ones (due while the direction was blocked) are sent again from now, as
+// TCP retransmits them once the path is back: one after the other, each
+// taking size/Bandwidth on the link, then the latency. So none arrives
+// before now plus the latency, and a link does not deliver more than its
+// bandwidth after a stall (its whole buffer at once). What the sender
+// writes next waits for the link to have sent them. Segments not yet due
+// keep their times, but none arrives before now plus the latency, nor
+// before the held ones.
 func (p *simPipe) release() {
 	if p.blocked() || p.c.done {
 		return
 	}
 	n := p.c.n
-	earliest := simAddTime(n.loop.Time(), n.link(p.from, p.to).Latency)
+	cfg := n.link(p.from, p.to)
+	now := n.loop.Time()
+	earliest := simAddTime(now, cfg.Latency)
+	free, last := now, time.Duration(0)
 	for i := range p.queue {
-		p.queue[i].at = max(p.queue[i].at, earliest)
+		seg := &p.queue[i]
+		if seg.at <= now { // held
+			if cfg.Bandwidth > 0 && len(seg.data) > 0 {
+				free = simAddTime(free, time.Duration(int64(len(seg.data))*int64(time.Second)/int64(cfg.Bandwidth)))
+			}
+			seg.at = simAddTime(free, cfg.Latency)
+		}
+		seg.at = max(seg.at, earliest, last)
+		last = seg.at
 	}
+	p.linkFree = max(p.linkFree, free)
 	if len(p.queue) > 0 {
-		p.lastAt = max(p.lastAt, p.queue[len(p.queue)-1].at)
+		p.lastAt = max(p.lastAt, last)
 	}
 	if p.timer != nil {
 		p.timer.Cancel()
@@ -460,6 +492,13 @@ func (c *SimConn) abandon(err error) {
 // reset.
 func (c *SimConn) acked() {
 	c.ack = nil
+	if c.stalled {
+		// Held with the rest of what the connection carries: it goes on
+		// at Resume.
+		c.ackHeld = true
+		c.n.tracef("conn %d: ACK held (stall)", c.id)
+		return
+	}
 	if c.n.partitioned(c.client, c.server) {
 		// Lost; TCP would send it again (the server repeats its SYN-ACK):
 		// it arrives once the partition heals.

@@ -78,8 +78,14 @@ func (r *StreamReader) String() string {
 func (r *StreamReader) Err() error { return r.exception }
 
 // SetException stores err; the next read returns it, and a waiting read
-// is woken with it (asyncio's set_exception).
+// is woken with it (asyncio's set_exception). A nil err is a programming
+// error: it panics with a *asyncio.ValueError before anything changes
+// (asyncio's waiter.set_exception(None) raises TypeError after it has
+// let go of the waiting read, which then waits for ever).
 func (r *StreamReader) SetException(err error) {
+	if err == nil {
+		panic(&asyncio.ValueError{Msg: "StreamReader.SetException: nil error"})
+	}
 	r.exception = err
 	if w := r.waiter; w != nil {
 		r.waiter = nil
@@ -403,7 +409,7 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 			return
 		}
 		if err := p.task.Err(); err != nil {
-			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T()})
+			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T(), Transport: tr})
 			tr.Close()
 		}
 	})
@@ -572,7 +578,10 @@ func NewStreamReaderProtocol(r *StreamReader) Protocol {
 // protocol made by NewStreamReaderProtocol, which gives Drain its flow
 // control; r, which may be nil, is the reader whose error Drain reports
 // first. With ConnectWritePipe it writes a pipe as a stream. Another
-// protocol, or a nil tr, panics with a *ValueError.
+// protocol, or a nil tr, panics with a *ValueError. As every StreamWriter
+// in asyncio 3.13 (StreamWriter.__del__), and as OpenConnection's, a
+// writer that is collected unclosed closes its transport (in debug mode
+// it warns "unclosed <StreamWriter ...>"): keep it while you use it.
 func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWriter {
 	sp, ok := p.(*streamProtocol)
 	if !ok {
@@ -585,7 +594,9 @@ func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWrit
 	if sp.transport == nil {
 		sp.transport = full
 	}
-	return &StreamWriter{loop: sp.loop, transport: full, protocol: sp, reader: r}
+	w := &StreamWriter{loop: sp.loop, transport: full, protocol: sp, reader: r}
+	closeWhenCollected(w, sp) // CPython's StreamWriter.__del__, as OpenConnection's writer
+	return w
 }
 
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
@@ -595,6 +606,17 @@ type StreamWriter struct {
 	transport Transport
 	protocol  writerProtocol
 	reader    *StreamReader
+}
+
+// String is asyncio's StreamWriter repr: "<StreamWriter
+// transport=<socketTransport fd=7 open> reader=<StreamReader ...>>", the
+// reader only when there is one.
+func (w *StreamWriter) String() string {
+	s := fmt.Sprintf("<StreamWriter transport=%v", w.transport)
+	if w.reader != nil {
+		s += fmt.Sprintf(" reader=%v", w.reader)
+	}
+	return s + ">"
 }
 
 // Transport returns the underlying transport (asyncio's transport).

@@ -5,6 +5,7 @@ package aio
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -251,7 +252,7 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 			// As asyncio's fatal error: reported now, the connection
 			// aborted (a server stops counting it), and the application
 			// gets ConnectionLost with the panic once the raw side is gone.
-			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.connection_made() call failed.", Err: perr})
+			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.connection_made() call failed.", Err: perr, Transport: tr})
 			tr.fatalErr = perr
 			tr.raw.Abort()
 			tr.finishReader() // no reader task will run
@@ -334,7 +335,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 				return
 			}
 			if perr := callProtocol(func() { deliverData(tr.app, data) }); perr != nil {
-				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr})
+				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr, Transport: tr})
 				tr.fatalErr = perr
 				tr.raw.Abort()
 				break
@@ -357,7 +358,7 @@ func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		keepOpen := false
 		if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
-			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr})
+			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr, Transport: tr})
 		}
 		// As asyncio's SSL protocol: a TLS connection cannot stay
 		// half-open, so EOF always starts the shutdown.
@@ -380,7 +381,7 @@ const tlsRecordMax = 16 * 1024
 // the protocol's buffer. It reports whether readLoop goes on.
 func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, bp BufferedProtocol) bool {
 	fail := func(err error) bool {
-		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on SSL protocol", Err: err})
+		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on SSL protocol", Err: err, Transport: tr})
 		tr.fatalErr = err
 		tr.raw.Abort()
 		return false
@@ -470,14 +471,21 @@ func (tr *tlsTransport) Abort() {
 
 func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
 
-// ExtraInfo adds "sslcontext" (the *tls.Config), "ssl_object" and
-// "peercert" to the raw transport's.
+// ExtraInfo adds asyncio's SSL keys to the raw transport's:
+// "sslcontext" (the *tls.Config), "ssl_object" (the *tls.Conn),
+// "peercert" (the peer's leaf *x509.Certificate), "cipher" (a TLSCipher)
+// and "compression" (nil: TLS compression is never used, as ssl's
+// compression() says None).
 func (tr *tlsTransport) ExtraInfo(name string) any {
 	switch name {
 	case "sslcontext":
 		return tr.cfg
 	case "ssl_object":
 		return tr.conn
+	case "cipher":
+		return cipherOf(tr.conn.ConnectionState())
+	case "compression":
+		return nil
 	case "peercert":
 		if cs := tr.conn.ConnectionState(); len(cs.PeerCertificates) > 0 {
 			return cs.PeerCertificates[0]
@@ -485,6 +493,15 @@ func (tr *tlsTransport) ExtraInfo(name string) any {
 		return nil
 	}
 	return tr.raw.ExtraInfo(name)
+}
+
+// String describes the transport for messages: "<tlsTransport
+// <socketTransport fd=7 open>>", closing once Close or Abort was called.
+func (tr *tlsTransport) String() string {
+	if tr.closing {
+		return fmt.Sprintf("<tlsTransport closing %v>", tr.raw)
+	}
+	return fmt.Sprintf("<tlsTransport %v>", tr.raw)
 }
 
 // SetProtocol replaces the application protocol.
@@ -519,6 +536,11 @@ func (tr *tlsTransport) Write(data []byte) error {
 		return nil
 	}
 	if tr.IsClosing() || tr.tc.lost {
+		// asyncio's SSLProtocol._write_appdata: dropped, with a warning
+		// from the fifth such write on.
+		if tr.connLost >= logThresholdForConnLostWrites {
+			slog.Warn("SSL connection is closed")
+		}
 		tr.connLost++
 		return nil
 	}
@@ -582,8 +604,13 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	if err != nil {
 		return nil, err
 	}
+	if p == nil {
+		// The protocol the TLS transport delivers to: a nil one would only
+		// fail with the first data, after the handshake.
+		return nil, &asyncio.ValueError{Msg: "StartTLS: nil protocol"}
+	}
 	raw, ok := tr.(*socketTransport)
-	if !ok {
+	if !ok || raw == nil {
 		return nil, runtimeErrorf("StartTLS: transport %T is not a plain socket transport", tr)
 	}
 	if raw.closing {

@@ -359,8 +359,17 @@ func (b *fdTransport) releaseAtLoopClose() {
 	}
 }
 
-// ExtraInfo returns the named piece of extra information, or nil.
-func (b *fdTransport) ExtraInfo(name string) any { return b.extra[name] }
+// ExtraInfo returns the named piece of extra information, or nil. Once
+// the descriptor is closed "socket" is -1, as asyncio's TransportSocket
+// then says fileno() == -1: the number may already be another file's.
+func (b *fdTransport) ExtraInfo(name string) any {
+	if name == "socket" && b.fdClosed {
+		if _, ok := b.extra[name]; ok {
+			return -1
+		}
+	}
+	return b.extra[name]
+}
 
 // IsClosing reports whether Close or Abort was called, or the connection
 // was lost.
@@ -399,10 +408,11 @@ func (b *fdTransport) Close() {
 func (b *fdTransport) Abort() { b.forceClose(nil) }
 
 // fatalError reports err to the exception handler unless it came from
-// the operating system, and closes at once.
+// the operating system, and closes at once. The report names the
+// transport, as asyncio's _fatal_error ("transport": self).
 func (b *fdTransport) fatalError(err error, msg string) {
 	if !isOSError(err) {
-		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err})
+		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: b.side})
 	}
 	b.forceClose(err)
 }
@@ -753,13 +763,26 @@ func (tr *socketTransport) WriteEOF() error {
 }
 
 // String describes the transport for messages.
-func (tr *socketTransport) String() string {
+func (tr *socketTransport) String() string { return tr.describe("socketTransport") }
+
+// describe is a transport's String: "<kind fd=7 open>", or closing.
+func (b *fdTransport) describe(kind string) string {
 	state := "open"
-	if tr.closing {
+	if b.closing {
 		state = "closing"
 	}
-	return fmt.Sprintf("<socketTransport fd=%d %s>", tr.fd, state)
+	return fmt.Sprintf("<%s fd=%d %s>", kind, b.fd, state)
 }
+
+// String describes the transport for messages (a StreamReader's String
+// shows it; fmt printed its fields).
+func (tr *readPipeTransport) String() string { return tr.describe("readPipeTransport") }
+
+// String describes the transport for messages.
+func (tr *writePipeTransport) String() string { return tr.describe("writePipeTransport") }
+
+// String describes the transport for messages.
+func (tr *datagramTransport) String() string { return tr.describe("datagramTransport") }
 
 // dialOne connects a new non-blocking stream socket to sa; on failure the
 // socket is closed, and so it is if the loop closes during the connect
