@@ -69,6 +69,7 @@ FILES = [
     ("test_graph.py", "Graph"),
     ("test_tools.py", "Tools"),
     ("test_buffered_proto.py", "BufferedProto"),
+    ("test_sendfile.py", "Sendfile"),
 ]
 
 # The test methods of the CPython 3.14 files, which the 3.13 sources do not
