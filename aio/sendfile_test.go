@@ -5,6 +5,7 @@ package aio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
@@ -371,7 +373,7 @@ func TestSockSendfile_CancelMidTransfer(t *testing.T) {
 					return err
 				}
 				if !asyncio.IsCancelled(r.err) || r.n <= 0 || r.n >= int64(len(data)) {
-					t.Fatalf("cancelled: %d, %v", r.n, r.err)
+					return fmt.Errorf("cancelled: %d, %v", r.n, r.err)
 				}
 				if pos := filePos(t, f); pos != 10+r.n {
 					t.Errorf("file position %d, want %d", pos, 10+r.n)
@@ -420,7 +422,7 @@ func TestSendfile_NativeTransport(t *testing.T) {
 		before := bytes.Repeat([]byte("b"), 4<<20) // more than the socket takes
 		tr.Write(before)
 		if tr.WriteBufferSize() == 0 {
-			t.Fatal("nothing buffered")
+			return errors.New("nothing buffered")
 		}
 		if _, err := f.Seek(3, io.SeekStart); err != nil {
 			return err
@@ -444,7 +446,7 @@ func TestSendfile_NativeTransport(t *testing.T) {
 			t.Errorf("Sendfile: %d, %v, position %d", n, err, filePos(t, f))
 		}
 		if !tr.IsReading() || tr.Protocol() != Protocol(p) {
-			t.Error("reading or protocol not restored")
+			return errors.New("reading or protocol not restored")
 		}
 		if err := tr.Write([]byte("after")); err != nil {
 			return err
@@ -507,13 +509,13 @@ func TestSendfile_TransportCancelAndClose(t *testing.T) {
 			return err
 		}
 		if !asyncio.IsCancelled(r.err) || r.n <= 0 || filePos(t, f) != r.n {
-			t.Fatalf("cancelled: %d, %v, position %d", r.n, r.err, filePos(t, f))
+			return fmt.Errorf("cancelled: %d, %v, position %d", r.n, r.err, filePos(t, f))
 		}
 		if !tr.IsReading() || tr.Protocol() != Protocol(p) || watchingAny(at.Loop(), fds[0]) != true {
 			t.Error("transport not restored after the cancellation")
 		}
 		if err := tr.Write([]byte("tail")); err != nil {
-			t.Errorf("Write after the cancellation: %v", err)
+			return fmt.Errorf("Write after the cancellation: %v", err)
 		}
 		got, err := recvAll(at, fds[1], int(r.n)+4)
 		if err != nil || !bytes.Equal(got, append(append([]byte(nil), data[:r.n]...), "tail"...)) {
@@ -653,7 +655,7 @@ func TestSendfile_TLSFallback(t *testing.T) {
 			return err
 		}
 		if got := strings.Join(log, " "); got != "client:made client:pause writing" {
-			t.Fatalf("log %q: the client is not paused for writing", got)
+			return fmt.Errorf("log %q: the client is not paused for writing", got)
 		}
 		send := asyncio.CreateTask(at, func(t *asyncio.T) (int64, error) { return Sendfile(t, tr, f, 5, 0, true) })
 		if err := settle(at); err != nil {
@@ -694,8 +696,12 @@ func TestSendfile_TLSFallback(t *testing.T) {
 	})
 }
 
-// The fallback over a transport follows its write flow control: the
-// buffer never holds much more than the high water mark plus a block.
+// The fallback over a transport follows its write flow control: with a
+// peer that does not read, it stops writing once the buffer is past the
+// high water mark (on the virtual clock, an hour passes with the transfer
+// stuck). Cancelled there, it returns what it wrote, the file position
+// agrees, the protocol and reading are back, and the peer then gets
+// exactly those bytes.
 func TestSendfile_FallbackFlowControl(t *testing.T) {
 	clean(t)
 	failSendfile(t, unix.EINVAL)
@@ -704,7 +710,7 @@ func TestSendfile_FallbackFlowControl(t *testing.T) {
 	fds := socketpair(t, unix.SOCK_STREAM)
 	defer unix.Close(fds[1])
 	var log []string
-	runNet(t, func(at *asyncio.T) error {
+	runVirtual(t, func(at *asyncio.T) error {
 		tr, p, err := sendfileConn(at, fds[0], &log)
 		if err != nil {
 			return err
@@ -712,32 +718,43 @@ func TestSendfile_FallbackFlowControl(t *testing.T) {
 		if err := tr.SetWriteBufferLimits(64<<10, 16<<10); err != nil {
 			return err
 		}
-		maxBuf := 0
-		recv := asyncio.CreateTask(at, func(t *asyncio.T) ([]byte, error) {
-			var got []byte
-			for len(got) < len(data) {
-				maxBuf = max(maxBuf, tr.WriteBufferSize())
-				b, err := SockRecv(t, fds[1], 4096)
-				if err != nil || len(b) == 0 {
-					return got, err
-				}
-				got = append(got, b...)
-			}
-			return got, nil
+		type result struct {
+			n   int64
+			err error
+		}
+		task := asyncio.CreateTask(at, func(t *asyncio.T) (result, error) {
+			n, err := Sendfile(t, tr, f, 0, 0, true)
+			return result{n, err}, nil
 		})
-		n, err := Sendfile(at, tr, f, 0, 0, true)
-		if n != int64(len(data)) || err != nil {
-			t.Errorf("Sendfile: %d, %v", n, err)
+		if err := asyncio.Sleep(at, time.Hour); err != nil {
+			return err
 		}
-		got, err := recv.Await(at)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("peer got %d bytes, %v", len(got), err)
+		if task.Done() {
+			return errors.New("the fallback wrote the whole file to a peer that does not read")
 		}
-		if maxBuf > 64<<10+16<<10 {
-			t.Errorf("write buffer reached %d bytes", maxBuf)
+		if b := tr.WriteBufferSize(); b < 64<<10 || b > 64<<10+16<<10 {
+			t.Errorf("write buffer holds %d bytes", b)
+		}
+		task.Cancel()
+		r, err := task.Await(at)
+		if err != nil {
+			return err
+		}
+		if !asyncio.IsCancelled(r.err) || r.n <= 0 || filePos(t, f) != r.n {
+			t.Errorf("cancelled: %d, %v, position %d", r.n, r.err, filePos(t, f))
 		}
 		if tr.Protocol() != Protocol(p) || !tr.IsReading() {
 			t.Error("protocol or reading not restored")
+		}
+		got, err := recvAll(at, fds[1], int(r.n))
+		if err != nil || !bytes.Equal(got, data[:r.n]) {
+			t.Errorf("peer got %d bytes (sent %d), %v", len(got), r.n, err)
+		}
+		if err := settle(at); err != nil {
+			return err
+		}
+		if readable(fds[1]) {
+			t.Error("the peer got more than Sendfile reported")
 		}
 		tr.Close()
 		_, err = p.lost.Await(at)
@@ -770,4 +787,62 @@ func TestSendfile_UnsupportedTransport(t *testing.T) {
 		return settle(at)
 	})
 	runtime.KeepAlive(w)
+}
+
+// Cancelling Sendfile while it waits for the write buffer to empty (before
+// anything of the file is sent) undoes everything: 0 bytes, the file
+// position unchanged, reading resumed, and Write accepted again (asyncio
+// leaves its empty waiter set and reading paused then).
+func TestSendfile_CancelWhileFlushing(t *testing.T) {
+	if !haveSendfile {
+		t.Skip("no sendfile(2) for sockets here")
+	}
+	clean(t)
+	f := sendfileFile(t, sendfileData(1000))
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		tr, p, err := sendfileConn(at, fds[0], &log)
+		if err != nil {
+			return err
+		}
+		before := bytes.Repeat([]byte("b"), 4<<20)
+		tr.Write(before)
+		type result struct {
+			n   int64
+			err error
+		}
+		task := asyncio.CreateTask(at, func(t *asyncio.T) (result, error) {
+			n, err := Sendfile(t, tr, f, 0, 0, true)
+			return result{n, err}, nil
+		})
+		if err := settle(at); err != nil {
+			return err
+		}
+		if tr.IsReading() {
+			return errors.New("Sendfile is not waiting")
+		}
+		task.Cancel()
+		r, err := task.Await(at)
+		if err != nil {
+			return err
+		}
+		if !asyncio.IsCancelled(r.err) || r.n != 0 || filePos(t, f) != 0 {
+			t.Errorf("cancelled: %d, %v, position %d", r.n, r.err, filePos(t, f))
+		}
+		if !tr.IsReading() || tr.Protocol() != Protocol(p) {
+			t.Error("reading or protocol not restored")
+		}
+		if err := tr.Write([]byte("after")); err != nil {
+			return fmt.Errorf("Write after the cancellation: %v", err)
+		}
+		got, err := recvAll(at, fds[1], len(before)+5)
+		if err != nil || !bytes.Equal(got, append(before, "after"...)) {
+			t.Errorf("peer got %d bytes, %v", len(got), err)
+		}
+		tr.Close()
+		_, err = p.lost.Await(at)
+		return err
+	})
 }
