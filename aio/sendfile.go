@@ -365,7 +365,7 @@ func Sendfile(t *asyncio.T, tr Transport, f *os.File, offset, count int64, fallb
 	}
 	ft, ok := tr.(sendfileTransport)
 	if !ok {
-		return 0, runtimeErrorf("sendfile is not supported for transport %v", tr)
+		return 0, runtimeErrorf("sendfile is not supported for transport %s", transportRepr(tr))
 	}
 	if err := checkSendfileParams(f, offset, count); err != nil {
 		return 0, err
@@ -381,9 +381,18 @@ func Sendfile(t *asyncio.T, tr Transport, f *os.File, offset, count int64, fallb
 		}
 	}
 	if !fallback {
-		return 0, runtimeErrorf("fallback is disabled and native sendfile is not supported for transport %v", tr)
+		return 0, runtimeErrorf("fallback is disabled and native sendfile is not supported for transport %s", transportRepr(tr))
 	}
 	return sendfileFallback(t, ft, f, offset, count)
+}
+
+// transportRepr is asyncio's {transport!r} in a message: the transport's
+// String if it has one, else its type.
+func transportRepr(tr Transport) string {
+	if s, ok := tr.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("<%T>", tr)
 }
 
 // sendfileTransport is a transport Sendfile can write a file to: the
