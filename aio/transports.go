@@ -493,6 +493,7 @@ type socketTransport struct {
 	eof               bool       // WriteEOF was called
 	readingPaused     bool
 	protocolConnected bool
+	sendfile          *sendfileState // a Sendfile in progress (sendfile.go)
 }
 
 var _ Transport = (*socketTransport)(nil)
@@ -551,6 +552,7 @@ func (tr *socketTransport) connectionLost(err error) {
 			tr.server = nil
 		}
 	}()
+	tr.sendfileLost()
 	if tr.protocolConnected {
 		tr.protocolConnected = false
 		tr.protocol.ConnectionLost(err)
@@ -676,6 +678,9 @@ func (tr *socketTransport) Write(data []byte) error {
 	if tr.eof {
 		return runtimeErrorf("Cannot call write() after write_eof()")
 	}
+	if tr.sendfile != nil {
+		return runtimeErrorf("unable to write; sendfile is in progress")
+	}
 	if len(data) == 0 || tr.droppedWrite("socket.send()") {
 		return nil
 	}
@@ -720,6 +725,9 @@ func (tr *socketTransport) WriteLines(chunks ...[]byte) error {
 	if tr.eof {
 		return runtimeErrorf("Cannot call writelines() after write_eof()")
 	}
+	if tr.sendfile != nil {
+		return runtimeErrorf("unable to writelines; sendfile is in progress")
+	}
 	return writeEach(tr.Write, chunks)
 }
 
@@ -735,7 +743,9 @@ func (tr *socketTransport) writeReady() {
 	if err != nil {
 		tr.loop.RemoveWriter(tr.fd)
 		tr.wbuf.reset()
-		tr.fatalError(os.NewSyscallError("send", err), "Fatal write error on socket transport")
+		werr := os.NewSyscallError("send", err)
+		tr.notifySendfile(werr)
+		tr.fatalError(werr, "Fatal write error on socket transport")
 		return
 	}
 	tr.maybeResume(tr.wbuf.len(), tr.protocol)
@@ -743,6 +753,7 @@ func (tr *socketTransport) writeReady() {
 		return
 	}
 	tr.loop.RemoveWriter(tr.fd)
+	tr.notifySendfile(nil)
 	if tr.closing {
 		tr.connectionLostNow(nil)
 	} else if tr.eof {

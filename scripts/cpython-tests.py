@@ -70,6 +70,7 @@ FILES = [
     ("test_tools.py", "Tools"),
     ("test_buffered_proto.py", "BufferedProto"),
     ("test_threads.py", "Threads"),
+    ("test_sendfile.py", "Sendfile"),
 ]
 
 # The test methods of the CPython 3.14 files, which the 3.13 sources do not
