@@ -35,7 +35,9 @@ type Protocol interface {
 // every read:
 //   - GetBuffer(sizeHint): the buffer to fill. sizeHint is a recommended
 //     minimum size, -1 when any size will do (a socket transport always
-//     passes -1; a TLS transport passes the most it reads at once). An
+//     passes -1; a TLS transport passes the most it reads at once, and
+//     asks only once it has decrypted plaintext to copy in, which it
+//     copies into as many buffers as it takes). An
 //     empty buffer is an error: the transport reports it and closes, as
 //     a panic in GetBuffer does ("Fatal error: protocol.get_buffer() call
 //     failed.");

@@ -1,0 +1,71 @@
+//go:build unix
+
+package aio
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
+)
+
+// h7TLSPair connects a TLS client (protocol c) and a TLS server
+// (protocol s) over a socketpair, both on at's loop.
+func h7TLSPair(t *testing.T, at *asyncio.T, c, s Protocol) (ctr, str Transport, err error) {
+	serverCfg, clientCfg := testTLSConfigs(t)
+	clientCfg = clientCfg.Clone()
+	clientCfg.ServerName = "localhost"
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	srvDone := asyncio.CreateTask(at, func(t *asyncio.T) (Transport, error) {
+		tr, _, err := ConnectAcceptedSocket(t, func() Protocol { return s }, fds[1], WithTLS(serverCfg))
+		return tr, err
+	})
+	ctr, _, err = CreateConnection(at, func() Protocol { return c }, "", 0, WithSocket(fds[0]), WithTLS(clientCfg))
+	if err != nil {
+		return nil, nil, err
+	}
+	str, err = srvDone.Await(at)
+	return ctr, str, err
+}
+
+// A TLS transport asks its BufferedProtocol for a buffer only once there
+// is plaintext to put in it, as asyncio's SSL protocol does: the buffer
+// taken before a wait for the peer went to the protocol of that time, so
+// data that came after SetProtocol reached the old protocol's
+// BufferUpdated and never the new one's DataReceived.
+func TestH7TLSSetProtocolWhileWaitingForData(t *testing.T) {
+	clean(t)
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		old := newBufferedRecorder(at, "old", &log, 64)
+		plain := newStreamRecorder(at, "new", &log)
+		srv := newStreamRecorder(at, "srv", &log)
+		ctr, str, err := h7TLSPair(t, at, old, srv)
+		if err != nil {
+			return err
+		}
+		for range 5 { // the reader task waits for the peer
+			if err := asyncio.Sleep(at, 0); err != nil {
+				return err
+			}
+		}
+		ctr.SetProtocol(plain)
+		if err := str.Write([]byte("hello")); err != nil {
+			return err
+		}
+		str.Close()
+		if _, err := plain.lost.Await(at); err != nil {
+			return err
+		}
+		_, err = srv.lost.Await(at)
+		return err
+	})
+	got := strings.Join(log, "|")
+	if !strings.Contains(got, "new:data hello") || strings.Contains(got, "old:updated") {
+		t.Errorf("log %q: want the data after SetProtocol in new's DataReceived, none in old's BufferUpdated", got)
+	}
+}
