@@ -935,8 +935,9 @@ func errSockAndAddress(what string) *asyncio.ValueError {
 // which closes it; if the call fails after checking its arguments (the
 // factory panics or returns nil, the handshake fails) fd is closed too. A
 // nil factory, an fd that is not a stream socket ("A Stream Socket was
-// expected"), and an option the call does not take are a *ValueError, and
-// leave fd as it was.
+// expected"), an option the call does not take, and a WithTLS config
+// with no certificate (no Certificates, GetCertificate or
+// GetConfigForClient) are a *ValueError, and leave fd as it was.
 func ConnectAcceptedSocket(t *asyncio.T, factory func() Protocol, fd int, opts ...Option) (Transport, Protocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("ConnectAcceptedSocket")
