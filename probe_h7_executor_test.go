@@ -2,9 +2,11 @@ package asyncio
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // h7HoldingExecutor keeps the jobs it is given until the test runs them.
@@ -95,5 +97,87 @@ func TestH7CancelledQueuedJobOnBuiltinPool(t *testing.T) {
 	})
 	if n := ran.Load(); n != 0 {
 		t.Errorf("the cancelled job ran %d time(s)", n)
+	}
+}
+
+// Jobs in flight on three executors in turn (two of SetDefaultExecutor's
+// and the built-in pool): each comes back from where it was submitted,
+// and ShutdownDefaultExecutor waits for all of them, then refuses.
+func TestH7SwitchExecutorsWithJobsInFlight(t *testing.T) {
+	a, b := &h7HoldingExecutor{}, &h7HoldingExecutor{}
+	var ran sync.WaitGroup
+	defer ran.Wait()
+	runVirtual(t, func(tk *T) error {
+		l := tk.Loop()
+		release := make(chan struct{})
+		pool := RunInExecutor(tk, func(context.Context) (string, error) { <-release; return "pool", nil })
+		if err := l.SetDefaultExecutor(a); err != nil {
+			return err
+		}
+		onA := RunInExecutor(tk, func(context.Context) (string, error) { return "a", nil })
+		if err := l.SetDefaultExecutor(b); err != nil {
+			return err
+		}
+		onB := RunInExecutor(tk, func(context.Context) (string, error) { return "b", nil })
+		if err := l.SetDefaultExecutor(a); err != nil {
+			return err
+		}
+		onA2 := RunInExecutor(tk, func(context.Context) (string, error) { return "a2", nil })
+		shut := CreateTask(tk, func(t *T) (struct{}, error) { return struct{}{}, ShutdownDefaultExecutor(t) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		refused := RunInExecutor(tk, func(context.Context) (string, error) { return "late", nil })
+		if _, err := refused.Await(tk); err == nil || !strings.Contains(err.Error(), "Executor shutdown has been called") {
+			t.Errorf("a job after the shutdown: %v", err)
+		}
+		ran.Add(2)
+		go func() { defer ran.Done(); a.runAll() }()
+		go func() { defer ran.Done(); b.runAll() }()
+		close(release)
+		for want, f := range map[string]*Future[string]{"pool": pool, "a": onA, "b": onB, "a2": onA2} {
+			if v, err := f.Await(tk); v != want || err != nil {
+				t.Errorf("job %s: %q, %v", want, v, err)
+			}
+		}
+		_, err := shut.Await(tk)
+		return err
+	})
+}
+
+// h7InlineExecutor runs each job at once, inside Submit, on the loop's
+// goroutine.
+type h7InlineExecutor struct{ n atomic.Int32 }
+
+func (e *h7InlineExecutor) Submit(job func()) error { e.n.Add(1); job(); return nil }
+
+// An executor that runs the job inside Submit, on the loop's goroutine,
+// does not deadlock the loop: the outcome still comes back through the
+// loop, ShutdownDefaultExecutor waits for it and the clock is not held.
+func TestH7InlineExecutor(t *testing.T) {
+	ex := &h7InlineExecutor{}
+	runVirtual(t, func(tk *T) error {
+		if err := tk.Loop().SetDefaultExecutor(ex); err != nil {
+			return err
+		}
+		v, err := ToThread(tk, func(context.Context) (int, error) { return 5, nil })
+		if v != 5 || err != nil {
+			t.Errorf("ToThread = %d, %v", v, err)
+		}
+		f := RunInExecutor(tk, func(context.Context) (int, error) { return 6, nil })
+		start := tk.Loop().Time()
+		if err := Sleep(tk, time.Minute); err != nil {
+			return err
+		}
+		if d := tk.Loop().Time() - start; d != time.Minute {
+			t.Errorf("the virtual clock moved %v, want 1m", d)
+		}
+		if v, err := f.Await(tk); v != 6 || err != nil {
+			t.Errorf("RunInExecutor = %d, %v", v, err)
+		}
+		return ShutdownDefaultExecutor(tk)
+	})
+	if n := ex.n.Load(); n != 2 {
+		t.Errorf("the executor got %d jobs, want 2", n)
 	}
 }
