@@ -69,3 +69,56 @@ func TestH7TLSSetProtocolWhileWaitingForData(t *testing.T) {
 		t.Errorf("log %q: want the data after SetProtocol in new's DataReceived, none in old's BufferUpdated", got)
 	}
 }
+
+// After Abort from a protocol callback a TLS transport delivers nothing
+// more, as asyncio's SSL protocol (its _abort leaves the WRAPPED state,
+// and _do_read then returns), though plaintext is still buffered: a
+// BufferedProtocol with small buffers got the rest of the record, a plain
+// protocol the records that came in the same read.
+func TestH7TLSNothingAfterAbortInCallback(t *testing.T) {
+	clean(t)
+	for _, buffered := range []bool{true, false} {
+		var log []string
+		runVirtual(t, func(at *asyncio.T) error {
+			srv := newStreamRecorder(at, "srv", &log)
+			var cli Protocol
+			var lost *asyncio.Future[error]
+			if buffered {
+				p := newBufferedRecorder(at, "cli", &log, 1)
+				p.onUpdated = func(int) { p.tr.Abort() }
+				cli, lost = p, p.lost
+			} else {
+				p := newStreamRecorder(at, "cli", &log)
+				p.onData = func(p *streamRecorder, d []byte) { p.add("data " + string(d)); p.tr.Abort() }
+				cli, lost = p, p.lost
+			}
+			_, str, err := h7TLSPair(t, at, cli, srv)
+			if err != nil {
+				return err
+			}
+			// Two records in one flight: the client reads both at once.
+			if err := str.WriteLines([]byte("ab"), []byte("cd")); err != nil {
+				return err
+			}
+			if _, err := lost.Await(at); err != nil {
+				return err
+			}
+			str.Abort()
+			_, err = srv.lost.Await(at)
+			return err
+		})
+		var cli []string
+		for _, e := range log {
+			if strings.HasPrefix(e, "cli:") && !strings.HasPrefix(e, "cli:get") {
+				cli = append(cli, e)
+			}
+		}
+		want := []string{"cli:made", `cli:updated "a"`, "cli:lost <nil>"}
+		if !buffered {
+			want = []string{"cli:made", "cli:data ab", "cli:lost <nil>"}
+		}
+		if strings.Join(cli, "|") != strings.Join(want, "|") {
+			t.Errorf("buffered=%v: the client got %q, want %q", buffered, cli, want)
+		}
+	}
+}

@@ -165,6 +165,9 @@ type tlsTransport struct {
 	delivered  bool
 	fatalErr   error
 	connLost   int
+	// aborted: Abort was called; nothing more reaches the application
+	// (asyncio's _abort leaves the WRAPPED state, and _do_read returns).
+	aborted bool
 	// shutdownTimeout bounds the shutdown Close begins (asyncio's
 	// ssl_shutdown_timeout); shutdownTimer aborts it then.
 	shutdownTimeout time.Duration
@@ -343,6 +346,9 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 // DataReceived (a copy), or to a BufferedProtocol's buffers. It reports
 // whether readLoop goes on.
 func (tr *tlsTransport) deliver(t *asyncio.T, data []byte) bool {
+	if tr.stopped() {
+		return false
+	}
 	if _, ok := tr.app.(BufferedProtocol); ok {
 		return tr.readIntoProtocol(t, data)
 	}
@@ -382,6 +388,11 @@ func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
 // 5.1): the size hint a BufferedProtocol gets from a TLS transport.
 const tlsRecordMax = 16 * 1024
 
+// stopped reports whether the application aborted the connection, or a
+// fatal error did: the plaintext still buffered is dropped, as asyncio's
+// SSL protocol drops it once out of the WRAPPED state.
+func (tr *tlsTransport) stopped() bool { return tr.aborted || tr.fatalErr != nil }
+
 // readIntoProtocol delivers plaintext to a BufferedProtocol (asyncio's
 // SSLProtocol._do_read__buffered): GetBuffer, the data copied in,
 // BufferUpdated, again until it is all delivered. The buffer is asked
@@ -399,8 +410,8 @@ func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, data []byte) bool {
 		return false
 	}
 	for len(data) > 0 {
-		if tr.raw.connLost > 0 {
-			return false // aborted from a callback: nothing more is delivered
+		if tr.stopped() {
+			return false
 		}
 		if !tr.waitWhilePaused(t) {
 			return false
@@ -481,6 +492,7 @@ func (tr *tlsTransport) Close() {
 
 func (tr *tlsTransport) Abort() {
 	tr.closing = true
+	tr.aborted = true
 	tr.raw.Abort()
 }
 
