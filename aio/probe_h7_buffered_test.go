@@ -5,6 +5,7 @@ package aio
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
@@ -120,5 +121,48 @@ func TestH7TLSNothingAfterAbortInCallback(t *testing.T) {
 		if strings.Join(cli, "|") != strings.Join(want, "|") {
 			t.Errorf("buffered=%v: the client got %q, want %q", buffered, cli, want)
 		}
+	}
+}
+
+// A BufferedProtocol with 1-byte buffers that pauses reading in each
+// BufferUpdated over TLS gets no BufferUpdated while paused, and every
+// byte, in order, as it resumes (the rest of a record waits, asyncio's
+// _do_read returns while the application is paused).
+func TestH7TLSPauseInBufferUpdated(t *testing.T) {
+	clean(t)
+	var log []string
+	var got []byte
+	runVirtual(t, func(at *asyncio.T) error {
+		srv := newStreamRecorder(at, "srv", &log)
+		p := newBufferedRecorder(at, "cli", &log, 1)
+		paused := false
+		p.onUpdated = func(n int) {
+			if paused {
+				t.Errorf("BufferUpdated(%d) while paused", n)
+			}
+			got = append(got, p.buf[:n]...)
+			p.tr.PauseReading()
+			paused = true
+			if p.tr.IsReading() {
+				t.Error("IsReading after PauseReading")
+			}
+			at.Loop().CallLater(time.Second, func() { paused = false; p.tr.ResumeReading() })
+		}
+		_, str, err := h7TLSPair(t, at, p, srv)
+		if err != nil {
+			return err
+		}
+		if err := str.WriteLines([]byte("hello "), []byte("world")); err != nil {
+			return err
+		}
+		str.Close()
+		if _, err := p.lost.Await(at); err != nil {
+			return err
+		}
+		_, err = srv.lost.Await(at)
+		return err
+	})
+	if string(got) != "hello world" {
+		t.Errorf("received %q, want %q", got, "hello world")
 	}
 }
