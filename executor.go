@@ -372,7 +372,10 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 // cancelled with its future and when the loop closes, the job counts as
 // outside work until its outcome is back, ShutdownDefaultExecutor waits
 // for the jobs of either executor and refuses later ones. Jobs already
-// submitted finish where they are. ex.Submit is called on the loop's
+// submitted finish where they are. A job whose future is cancelled
+// before ex starts it is over at once (it holds neither a virtual clock
+// nor ShutdownDefaultExecutor) and does nothing when ex gets round to
+// it. ex.Submit is called on the loop's
 // goroutine and must not block; a refused submission fails that job's
 // future with Submit's error, a panic in Submit with a *PanicError. The
 // loop never shuts ex down (asyncio's close calls shutdown(wait=False) on
