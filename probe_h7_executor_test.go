@@ -181,3 +181,35 @@ func TestH7InlineExecutor(t *testing.T) {
 		t.Errorf("the executor got %d jobs, want 2", n)
 	}
 }
+
+// Loop.Close with jobs still queued on a WithDefaultExecutor executor:
+// Close returns, and when the executor runs them later they do not call
+// their function, nor reach the closed loop (the goroutines Close's
+// cancellation starts end: goleak checks).
+func TestH7LoopCloseWithJobsQueuedOnCustomExecutor(t *testing.T) {
+	ex := &h7HoldingExecutor{}
+	var ran atomic.Int32
+	l := NewLoop(WithVirtualTime(), WithDefaultExecutor(ex))
+	var futs []*Future[int]
+	task := CreateTask(l, func(tk *T) (struct{}, error) {
+		for range 3 {
+			futs = append(futs, RunInExecutor(tk, func(context.Context) (int, error) { ran.Add(1); return 1, nil }))
+		}
+		return struct{}{}, nil
+	})
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatalf("RunUntilComplete: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	ex.runAll()
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d job(s) ran after their loop closed", n)
+	}
+	for i, f := range futs {
+		if f.Done() {
+			t.Errorf("job %d's future completed on a closed loop", i)
+		}
+	}
+}
