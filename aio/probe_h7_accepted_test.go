@@ -68,3 +68,52 @@ func TestH7ServerTLSWithoutCertificate(t *testing.T) {
 		return settle(at)
 	})
 }
+
+// ConnectAcceptedSocket with TLS and a peer that never speaks: the
+// handshake timeout (virtual time) or a cancellation ends the call, the
+// fd is closed once the loop has run the teardown, and the protocol
+// hears nothing (no ConnectionMade, no ConnectionLost).
+func TestH7AcceptedTLSTimeoutAndCancelCloseTheFD(t *testing.T) {
+	clean(t)
+	serverCfg, _ := testTLSConfigs(t)
+	var log []string
+	isOpen := func(fd int) bool { _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); return err == nil }
+	runVirtual(t, func(at *asyncio.T) error {
+		proto := func() Protocol { return newStreamRecorder(at, "p", &log) }
+		timedOut := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(timedOut[1])
+		start := at.Loop().Time()
+		_, _, err := ConnectAcceptedSocket(at, proto, timedOut[0], WithTLS(serverCfg), WithTLSHandshakeTimeout(5*time.Second))
+		if !errors.Is(err, ErrTLSHandshakeTimeout) {
+			t.Errorf("a silent peer: err = %v, want ErrTLSHandshakeTimeout", err)
+		}
+		if d := at.Loop().Time() - start; d != 5*time.Second {
+			t.Errorf("the handshake gave up after %v, want 5s", d)
+		}
+		cancelled := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(cancelled[1])
+		task := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
+			_, _, err := ConnectAcceptedSocket(t, proto, cancelled[0], WithTLS(serverCfg))
+			return struct{}{}, err
+		})
+		if err := asyncio.Sleep(at, time.Second); err != nil {
+			return err
+		}
+		task.Cancel()
+		if _, err := task.Await(at); !asyncio.IsCancelled(err) {
+			t.Errorf("a cancelled handshake: err = %v, want the cancellation", err)
+		}
+		if err := settle(at); err != nil {
+			return err
+		}
+		for _, fd := range []int{timedOut[0], cancelled[0]} {
+			if isOpen(fd) {
+				t.Errorf("fd %d is still open", fd)
+			}
+		}
+		return nil
+	})
+	if len(log) != 0 {
+		t.Errorf("the protocol heard %q", log)
+	}
+}
