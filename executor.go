@@ -305,7 +305,16 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 	ctx, cancel := context.WithCancel(context.WithValue(parent, executorJobKey{}, job))
 	stopCloseWatch := context.AfterFunc(ex.ctx, cancel)
 	job.ctx = ctx
+	// started is claimed by the job when it starts, or by its cancellation
+	// before that: a job cancelled while queued is then over at once (it
+	// no longer counts as outside work, nor for ShutdownDefaultExecutor)
+	// and never runs, wherever it waits, even on an executor of
+	// SetDefaultExecutor that never gets round to it.
+	var started atomic.Bool
 	job.run = func() {
+		if started.Swap(true) {
+			return // cancelled while queued: already accounted for
+		}
 		defer cancel()
 		defer stopCloseWatch()
 		// THREAD-5: copy the outcome on the loop, unless the destination was
@@ -341,6 +350,14 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 	ex.undelivered++
 	fut.AddDoneCallback(func() {
 		if fut.Cancelled() {
+			if !started.Swap(true) {
+				// Not started: it never will.
+				stopCloseWatch()
+				cancel()
+				l.addExternal(-1)
+				ex.delivered()
+				return
+			}
 			job.unblock(nil) // it runs on: count it before the loop looks again
 			cancel()
 		}
@@ -355,7 +372,10 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 // cancelled with its future and when the loop closes, the job counts as
 // outside work until its outcome is back, ShutdownDefaultExecutor waits
 // for the jobs of either executor and refuses later ones. Jobs already
-// submitted finish where they are. ex.Submit is called on the loop's
+// submitted finish where they are. A job whose future is cancelled
+// before ex starts it is over at once (it holds neither a virtual clock
+// nor ShutdownDefaultExecutor) and does nothing when ex gets round to
+// it. ex.Submit is called on the loop's
 // goroutine and must not block; a refused submission fails that job's
 // future with Submit's error, a panic in Submit with a *PanicError. The
 // loop never shuts ex down (asyncio's close calls shutdown(wait=False) on

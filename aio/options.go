@@ -81,9 +81,11 @@ const (
 	unixServe   = callCreateUnixServer | callStartUnixServer | callCreateUnixGroupServer | callStartUnixGroupServer
 	streamCalls = tcpConnect | unixConnect | tcpServe | unixServe
 	// tlsCalls take WithTLS and its timeouts, and WithMaxWriteBuffer.
-	tlsCalls     = streamCalls | callConnectAcceptedSocket
-	processCalls = callSubprocessExec | callSubprocessShell | callCreateSubprocessExec | callCreateSubprocessShell
-	limitCalls   = callOpenConnection | callOpenUnixConnection | callStartServer | callStartUnixServer |
+	tlsCalls = streamCalls | callConnectAcceptedSocket
+	// tlsServerCalls are the server's end of their TLS connections.
+	tlsServerCalls = tcpServe | unixServe | callConnectAcceptedSocket
+	processCalls   = callSubprocessExec | callSubprocessShell | callCreateSubprocessExec | callCreateSubprocessShell
+	limitCalls     = callOpenConnection | callOpenUnixConnection | callStartServer | callStartUnixServer |
 		callCreateSubprocessExec | callCreateSubprocessShell | callStartGroupServer | callStartUnixGroupServer |
 		callStartHTTPServer
 )
@@ -196,6 +198,14 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	if o.tls != nil && o.tls.cfg == nil {
 		return nil, &asyncio.ValueError{Msg: call + ": WithTLS(nil): the *tls.Config must not be nil"}
 	}
+	if o.tls != nil && bit&tlsServerCalls != 0 {
+		c := o.tls.cfg
+		if len(c.Certificates) == 0 && c.GetCertificate == nil && c.GetConfigForClient == nil {
+			// Every handshake would fail ("tls: no certificates
+			// configured"), and only once a client came.
+			return nil, &asyncio.ValueError{Msg: call + ": WithTLS: a server's *tls.Config needs a certificate (Certificates, GetCertificate or GetConfigForClient)"}
+		}
+	}
 	if o.simHost != nil {
 		// A simulated host has no real sockets and no socket options:
 		// these would be ignored (WithSocket's server listened on the
@@ -266,7 +276,9 @@ func (o *options) interleaveCount() int {
 // speak TLS as a client, or CreateServer/StartServer (and their Unix
 // variants) and ConnectAcceptedSocket as a server, with cfg (asyncio's
 // ssl=). For a client without
-// cfg.ServerName, the host name is used. A nil cfg is a *ValueError.
+// cfg.ServerName, the host name is used. A nil cfg is a *ValueError, and
+// so is, for a server, a cfg with no certificate (no Certificates,
+// GetCertificate or GetConfigForClient), before anything is done.
 func WithTLS(cfg *tls.Config) Option {
 	return option("WithTLS", tlsCalls, func(o *options) {
 		o.tls = &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout, shutdownTimeout: defaultTLSShutdownTimeout}

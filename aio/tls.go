@@ -165,6 +165,9 @@ type tlsTransport struct {
 	delivered  bool
 	fatalErr   error
 	connLost   int
+	// aborted: Abort was called; nothing more reaches the application
+	// (asyncio's _abort leaves the WRAPPED state, and _do_read returns).
+	aborted bool
 	// shutdownTimeout bounds the shutdown Close begins (asyncio's
 	// ssl_shutdown_timeout); shutdownTimer aborts it then.
 	shutdownTimeout time.Duration
@@ -305,27 +308,19 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	tr.tc.reader = t
 	// tls.Conn.Read returns at most one record's plaintext, 16 KiB by the
 	// protocol (RFC 8446 5.1, RFC 5246 6.2.1): a larger buffer would only
-	// be memory every open connection holds for its whole life. A
-	// BufferedProtocol brings its own buffers: made at the first copied
-	// read.
+	// be memory every open connection holds for its whole life. It is
+	// made at the first read.
 	var buf []byte
 	for {
 		if !tr.waitWhilePaused(t) {
 			tr.finishReader()
 			return
 		}
-		if bp, ok := tr.app.(BufferedProtocol); ok {
-			if !tr.readIntoProtocol(t, bp) {
-				break
-			}
-			continue
-		}
 		if buf == nil {
 			buf = make([]byte, tlsRecordMax)
 		}
 		n, err := tr.conn.Read(buf)
 		if n > 0 {
-			data := append([]byte(nil), buf[:n]...)
 			// PauseReading may have come while Read waited for the
 			// record (from another task or callback): as asyncio's SSL
 			// protocol, nothing reaches the application while it is
@@ -334,10 +329,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 				tr.finishReader()
 				return
 			}
-			if perr := callProtocol(func() { deliverData(tr.app, data) }); perr != nil {
-				t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr, Transport: tr})
-				tr.fatalErr = perr
-				tr.raw.Abort()
+			if !tr.deliver(t, buf[:n]) {
 				break
 			}
 		}
@@ -348,6 +340,26 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 		break
 	}
 	tr.finishReader()
+}
+
+// deliver hands plaintext to the application protocol of the time: to
+// DataReceived (a copy), or to a BufferedProtocol's buffers. It reports
+// whether readLoop goes on.
+func (tr *tlsTransport) deliver(t *asyncio.T, data []byte) bool {
+	if tr.stopped() {
+		return false
+	}
+	if _, ok := tr.app.(BufferedProtocol); ok {
+		return tr.readIntoProtocol(t, data)
+	}
+	data = append([]byte(nil), data...)
+	if perr := callProtocol(func() { deliverData(tr.app, data) }); perr != nil {
+		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr, Transport: tr})
+		tr.fatalErr = perr
+		tr.raw.Abort()
+		return false
+	}
+	return true
 }
 
 // readEnded handles the error that ends readLoop: EOF, the connection
@@ -376,35 +388,49 @@ func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
 // 5.1): the size hint a BufferedProtocol gets from a TLS transport.
 const tlsRecordMax = 16 * 1024
 
-// readIntoProtocol is one read of readLoop for a BufferedProtocol (asyncio's
-// SSLProtocol._do_read__buffered): the plaintext is decrypted straight into
-// the protocol's buffer. It reports whether readLoop goes on.
-func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, bp BufferedProtocol) bool {
+// stopped reports whether the application aborted the connection, or a
+// fatal error did: the plaintext still buffered is dropped, as asyncio's
+// SSL protocol drops it once out of the WRAPPED state.
+func (tr *tlsTransport) stopped() bool { return tr.aborted || tr.fatalErr != nil }
+
+// readIntoProtocol delivers plaintext to a BufferedProtocol (asyncio's
+// SSLProtocol._do_read__buffered): GetBuffer, the data copied in,
+// BufferUpdated, again until it is all delivered. The buffer is asked
+// for only once the plaintext is there and filled at once, as asyncio's
+// SSL protocol does: a buffer taken before a wait for the peer would be
+// held across it, and filled for the protocol of that time, even after
+// SetProtocol. Between buffers it stops while the application has paused
+// reading, and hands the rest to DataReceived if the protocol was
+// replaced by a plain one. It reports whether readLoop goes on.
+func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, data []byte) bool {
 	fail := func(err error) bool {
 		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on SSL protocol", Err: err, Transport: tr})
 		tr.fatalErr = err
 		tr.raw.Abort()
 		return false
 	}
-	abuf, err := getProtocolBuffer(bp, tlsRecordMax)
-	if err != nil {
-		return fail(err)
-	}
-	n, err := tr.conn.Read(abuf)
-	if n > 0 {
-		// As in readLoop: nothing reaches a paused application.
+	for len(data) > 0 {
+		if tr.stopped() {
+			return false
+		}
 		if !tr.waitWhilePaused(t) {
 			return false
 		}
+		bp, ok := tr.app.(BufferedProtocol)
+		if !ok {
+			return tr.deliver(t, data)
+		}
+		abuf, err := getProtocolBuffer(bp, tlsRecordMax)
+		if err != nil {
+			return fail(err)
+		}
+		n := copy(abuf, data)
+		data = data[n:]
 		if perr := callProtocol(func() { bp.BufferUpdated(n) }); perr != nil {
 			return fail(perr)
 		}
 	}
-	if err == nil {
-		return true
-	}
-	tr.readEnded(t, err)
-	return false
+	return true
 }
 
 // waitWhilePaused suspends the reader task t while the application has
@@ -466,6 +492,7 @@ func (tr *tlsTransport) Close() {
 
 func (tr *tlsTransport) Abort() {
 	tr.closing = true
+	tr.aborted = true
 	tr.raw.Abort()
 }
 

@@ -35,7 +35,9 @@ type Protocol interface {
 // every read:
 //   - GetBuffer(sizeHint): the buffer to fill. sizeHint is a recommended
 //     minimum size, -1 when any size will do (a socket transport always
-//     passes -1; a TLS transport passes the most it reads at once). An
+//     passes -1; a TLS transport passes the most it reads at once, and
+//     asks only once it has decrypted plaintext to copy in, which it
+//     copies into as many buffers as it takes). An
 //     empty buffer is an error: the transport reports it and closes, as
 //     a panic in GetBuffer does ("Fatal error: protocol.get_buffer() call
 //     failed.");
@@ -944,8 +946,9 @@ func errSockAndAddress(what string) *asyncio.ValueError {
 // which closes it; if the call fails after checking its arguments (the
 // factory panics or returns nil, the handshake fails) fd is closed too. A
 // nil factory, an fd that is not a stream socket ("A Stream Socket was
-// expected"), and an option the call does not take are a *ValueError, and
-// leave fd as it was.
+// expected"), an option the call does not take, and a WithTLS config
+// with no certificate (no Certificates, GetCertificate or
+// GetConfigForClient) are a *ValueError, and leave fd as it was.
 func ConnectAcceptedSocket(t *asyncio.T, factory func() Protocol, fd int, opts ...Option) (Transport, Protocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("ConnectAcceptedSocket")
