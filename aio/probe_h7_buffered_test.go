@@ -17,10 +17,7 @@ func h7TLSPair(t *testing.T, at *asyncio.T, c, s Protocol) (ctr, str Transport, 
 	serverCfg, clientCfg := testTLSConfigs(t)
 	clientCfg = clientCfg.Clone()
 	clientCfg.ServerName = "localhost"
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
+	fds := socketpair(t, unix.SOCK_STREAM) // both adopted by the transports below
 	srvDone := asyncio.CreateTask(at, func(t *asyncio.T) (Transport, error) {
 		tr, _, err := ConnectAcceptedSocket(t, func() Protocol { return s }, fds[1], WithTLS(serverCfg))
 		return tr, err
