@@ -274,6 +274,19 @@ func (r *fileBlocks) read(t *asyncio.T, size int) ([]byte, error) {
 	return buf[:n], nil
 }
 
+// next reads the fallbacks' next block: at most max bytes, and no more
+// than count (0: no limit) less the total already sent. It is empty once
+// count is reached or at the end of the file.
+func (r *fileBlocks) next(t *asyncio.T, count, total int64, max int) ([]byte, error) {
+	size := int64(max)
+	if count > 0 {
+		if size = min(count-total, size); size <= 0 {
+			return nil, nil
+		}
+	}
+	return r.read(t, int(size))
+}
+
 // setFilePos is the fallbacks' final "file.seek(offset + total_sent)", done
 // only when something was sent.
 func setFilePos(f *os.File, offset, total int64, err *error) {
@@ -294,37 +307,15 @@ func sockSendfileFallback(t *asyncio.T, fd int, f *os.File, offset, count int64)
 		return 0, err
 	}
 	defer func() { setFilePos(f, offset, total, &err) }()
-	blocksize := int64(sendfileFallbackReadBufferSize)
-	if count > 0 {
-		blocksize = min(count, blocksize)
-	}
 	for {
-		if count > 0 {
-			blocksize = min(count-total, blocksize)
-			if blocksize <= 0 {
-				return total, nil
-			}
-		}
-		data, err := r.read(t, int(blocksize))
-		if err != nil {
+		data, err := r.next(t, count, total, sendfileFallbackReadBufferSize)
+		if err != nil || len(data) == 0 {
 			return total, err
 		}
-		if len(data) == 0 {
-			return total, nil // EOF
-		}
-		for len(data) > 0 {
-			n, err := sendNoSignal(fd, data)
-			switch {
-			case err == nil:
-				data = data[n:]
-				total += int64(n)
-			case isWouldBlock(err):
-				if err := waitIO(t, fd, true); err != nil {
-					return total, err
-				}
-			default:
-				return total, os.NewSyscallError("send", err)
-			}
+		n, err := sockSendall(t, fd, data)
+		total += int64(n)
+		if err != nil {
+			return total, err
 		}
 	}
 }
@@ -608,23 +599,10 @@ func sendfileFallback(t *asyncio.T, tr sendfileTransport, f *os.File, offset, co
 	p := newSendfileFallbackProtocol(t.Loop(), tr)
 	defer p.restore()
 	defer func() { setFilePos(f, offset, total, &err) }()
-	blocksize := int64(sendfileTransportBlockSize)
-	if count > 0 {
-		blocksize = min(count, blocksize)
-	}
 	for {
-		if count > 0 {
-			blocksize = min(count-total, blocksize)
-			if blocksize <= 0 {
-				return total, nil
-			}
-		}
-		data, err := r.read(t, int(blocksize))
-		if err != nil {
+		data, err := r.next(t, count, total, sendfileTransportBlockSize)
+		if err != nil || len(data) == 0 {
 			return total, err
-		}
-		if len(data) == 0 {
-			return total, nil // EOF
 		}
 		if err := p.drain(t); err != nil {
 			return total, err

@@ -185,20 +185,27 @@ func SockSendall(t *asyncio.T, fd int, data []byte) error {
 	if err := checkNonBlocking(t, fd, "SockSendall"); err != nil {
 		return err
 	}
-	for len(data) > 0 {
-		n, err := sendNoSignal(fd, data)
+	_, err := sockSendall(t, fd, data)
+	return err
+}
+
+// sockSendall is SockSendall's loop; it also returns how much of data
+// the socket took, for callers that count it (the sendfile fallback).
+func sockSendall(t *asyncio.T, fd int, data []byte) (sent int, err error) {
+	for sent < len(data) {
+		n, err := sendNoSignal(fd, data[sent:])
 		switch {
 		case err == nil:
-			data = data[n:]
+			sent += n
 		case isWouldBlock(err):
 			if err := waitIO(t, fd, true); err != nil {
-				return err
+				return sent, err
 			}
 		default:
-			return os.NewSyscallError("send", err)
+			return sent, os.NewSyscallError("send", err)
 		}
 	}
-	return nil
+	return sent, nil
 }
 
 // SockRecvFrom reads one datagram of up to n bytes from the non-blocking

@@ -255,9 +255,7 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 			// As asyncio's fatal error: reported now, the connection
 			// aborted (a server stops counting it), and the application
 			// gets ConnectionLost with the panic once the raw side is gone.
-			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.connection_made() call failed.", Err: perr, Transport: tr})
-			tr.fatalErr = perr
-			tr.raw.Abort()
+			tr.fatal(t, "Fatal error: protocol.connection_made() call failed.", perr)
 			tr.finishReader() // no reader task will run
 			return nil, perr
 		}
@@ -308,16 +306,12 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	tr.tc.reader = t
 	// tls.Conn.Read returns at most one record's plaintext, 16 KiB by the
 	// protocol (RFC 8446 5.1, RFC 5246 6.2.1): a larger buffer would only
-	// be memory every open connection holds for its whole life. It is
-	// made at the first read.
-	var buf []byte
+	// be memory every open connection holds for its whole life.
+	buf := make([]byte, tlsRecordMax)
 	for {
 		if !tr.waitWhilePaused(t) {
 			tr.finishReader()
 			return
-		}
-		if buf == nil {
-			buf = make([]byte, tlsRecordMax)
 		}
 		n, err := tr.conn.Read(buf)
 		if n > 0 {
@@ -354,12 +348,20 @@ func (tr *tlsTransport) deliver(t *asyncio.T, data []byte) bool {
 	}
 	data = append([]byte(nil), data...)
 	if perr := callProtocol(func() { deliverData(tr.app, data) }); perr != nil {
-		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.data_received() call failed.", Err: perr, Transport: tr})
-		tr.fatalErr = perr
-		tr.raw.Abort()
-		return false
+		return tr.fatal(t, "Fatal error: protocol.data_received() call failed.", perr)
 	}
 	return true
+}
+
+// fatal reports err, raised by the application's protocol, and aborts
+// the connection (asyncio's _fatal_error); the application gets
+// ConnectionLost with err once the raw side is gone. It returns false,
+// for readLoop's callers: the reading is over.
+func (tr *tlsTransport) fatal(t *asyncio.T, msg string, err error) bool {
+	t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: tr})
+	tr.fatalErr = err
+	tr.raw.Abort()
+	return false
 }
 
 // readEnded handles the error that ends readLoop: EOF, the connection
@@ -403,12 +405,6 @@ func (tr *tlsTransport) stopped() bool { return tr.aborted || tr.fatalErr != nil
 // reading, and hands the rest to DataReceived if the protocol was
 // replaced by a plain one. It reports whether readLoop goes on.
 func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, data []byte) bool {
-	fail := func(err error) bool {
-		t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error on SSL protocol", Err: err, Transport: tr})
-		tr.fatalErr = err
-		tr.raw.Abort()
-		return false
-	}
 	for len(data) > 0 {
 		if tr.stopped() {
 			return false
@@ -422,12 +418,12 @@ func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, data []byte) bool {
 		}
 		abuf, err := getProtocolBuffer(bp, tlsRecordMax)
 		if err != nil {
-			return fail(err)
+			return tr.fatal(t, "Fatal error on SSL protocol", err)
 		}
 		n := copy(abuf, data)
 		data = data[n:]
 		if perr := callProtocol(func() { bp.BufferUpdated(n) }); perr != nil {
-			return fail(perr)
+			return tr.fatal(t, "Fatal error on SSL protocol", perr)
 		}
 	}
 	return true
