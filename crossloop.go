@@ -215,16 +215,21 @@ func (c *crossCall[V]) targetClosed() {
 		c.deliver(*new(V), errTargetClosed(), false, "")
 		return
 	}
-	v, err := tk.Result() // also marks the error retrieved
-	if tk.Cancelled() {
-		msg := ""
-		if ce, ok := err.(*CancelledError); ok {
-			msg = ce.Msg
-		}
-		c.deliver(*new(V), nil, true, msg)
-		return
+	c.deliver(remoteOutcome(tk))
+}
+
+// remoteOutcome is the outcome of the done remote task tk as the call
+// delivers it: its value and error, or, if it ended cancelled, the
+// cancellation and its message. Reading it marks the error retrieved.
+func remoteOutcome[V any](tk *Task[V]) (v V, err error, cancelled bool, msg string) {
+	v, err = tk.Result()
+	if !tk.Cancelled() {
+		return v, err, false, ""
 	}
-	c.deliver(v, err, false, "")
+	if ce, ok := err.(*CancelledError); ok {
+		msg = ce.Msg
+	}
+	return *new(V), nil, true, msg
 }
 
 // errTargetClosed is the outcome of a call whose target loop closed
@@ -447,20 +452,14 @@ func (c *crossCall[V]) start() {
 
 // taskDone runs on to when the remote task is done.
 func (c *crossCall[V]) taskDone() {
-	tk := c.task
-	c.v, c.err = tk.Result() // also marks the error retrieved on to
+	c.v, c.err, c.remoteEnd, c.msg = remoteOutcome(c.task)
 	c.mu.Lock()
 	gaveUp := c.cancelled
 	c.mu.Unlock()
-	if tk.Cancelled() && c.to.grp.shuttingDown && !gaveUp {
+	if c.remoteEnd && c.to.grp.shuttingDown && !gaveUp {
 		// Cancelled by its loop's shutdown (Runner.Close, LoopGroup.Close),
 		// not by the caller: the target closed before the call finished.
-		c.v, c.err = *new(V), errTargetClosed()
-	} else if tk.Cancelled() {
-		if ce, ok := c.err.(*CancelledError); ok {
-			c.msg = ce.Msg
-		}
-		c.err, c.remoteEnd = nil, true
+		c.err, c.remoteEnd, c.msg = errTargetClosed(), false, ""
 	}
 	c.finish()
 }
