@@ -215,21 +215,22 @@ func (c *crossCall[V]) targetClosed() {
 		c.deliver(*new(V), errTargetClosed(), false, "")
 		return
 	}
-	c.deliver(remoteOutcome(tk))
+	v, cancelled, msg, err := remoteOutcome(tk)
+	c.deliver(v, err, cancelled, msg)
 }
 
 // remoteOutcome is the outcome of the done remote task tk as the call
 // delivers it: its value and error, or, if it ended cancelled, the
 // cancellation and its message. Reading it marks the error retrieved.
-func remoteOutcome[V any](tk *Task[V]) (v V, err error, cancelled bool, msg string) {
+func remoteOutcome[V any](tk *Task[V]) (v V, cancelled bool, msg string, err error) {
 	v, err = tk.Result()
 	if !tk.Cancelled() {
-		return v, err, false, ""
+		return v, false, "", err
 	}
 	if ce, ok := err.(*CancelledError); ok {
 		msg = ce.Msg
 	}
-	return *new(V), nil, true, msg
+	return *new(V), true, msg, nil
 }
 
 // errTargetClosed is the outcome of a call whose target loop closed
@@ -452,7 +453,7 @@ func (c *crossCall[V]) start() {
 
 // taskDone runs on to when the remote task is done.
 func (c *crossCall[V]) taskDone() {
-	c.v, c.err, c.remoteEnd, c.msg = remoteOutcome(c.task)
+	c.v, c.remoteEnd, c.msg, c.err = remoteOutcome(c.task)
 	c.mu.Lock()
 	gaveUp := c.cancelled
 	c.mu.Unlock()
