@@ -38,8 +38,8 @@
 // no goroutine until they start); [GatherBounded] and [AsCompletedBounded]
 // are the bounded combinators; [NewLimiter] is a token bucket that wakes one
 // waiter per token; [Retry] retries with backoff and jitter, never a
-// cancellation; [Hedge] and [FirstSuccess] race attempts and cancel the
-// losers. Package aio's simulated network (NewSimNetwork) runs network code
+// cancellation; [Hedge], [FirstSuccess] and [StaggeredRace] (asyncio's
+// staggered_race) race attempts and cancel the losers. Package aio's simulated network (NewSimNetwork) runs network code
 // on the loop's virtual clock.
 //
 // # Every core

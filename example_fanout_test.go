@@ -165,3 +165,36 @@ func ExampleFirstSuccess() {
 	}, asyncio.WithVirtualTime())
 	// Output: ap <nil> 25ms
 }
+
+// StaggeredRace is asyncio.staggered.staggered_race, as happy eyeballs
+// uses it: each address gets its turn when the one before it fails or has
+// not answered within the delay; the first to connect wins.
+func ExampleStaggeredRace() {
+	asyncio.Run(func(t *asyncio.T) (struct{}, error) {
+		dial := func(addr string, d time.Duration, fail bool) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, d); err != nil {
+					return "", err
+				}
+				if fail {
+					return "", errors.New(addr + ": connection refused")
+				}
+				return addr, nil
+			}
+		}
+		winner, index, errs, err := asyncio.StaggeredRace(t, 250*time.Millisecond,
+			dial("[2001:db8::1]:443", 10*time.Millisecond, true), // fails: the next starts at once
+			dial("[2001:db8::2]:443", time.Hour, false),          // hangs: the next starts after 250ms
+			dial("192.0.2.1:443", 30*time.Millisecond, false))
+		fmt.Println(winner, index, err, t.Loop().Time())
+		for i, e := range errs {
+			fmt.Println(i, e)
+		}
+		return struct{}{}, nil
+	}, asyncio.WithVirtualTime())
+	// Output:
+	// 192.0.2.1:443 2 <nil> 290ms
+	// 0 [2001:db8::1]:443: connection refused
+	// 1 asyncio: cancelled
+	// 2 <nil>
+}

@@ -125,7 +125,7 @@ func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V
 	if n == 0 {
 		n = 2
 	}
-	return race(t, n, p.delay, p.Window, fn)
+	return raceValue(race(t, n, p.delay, p.Window, fn))
 }
 
 // FirstSuccess starts every fn at once, as a task each, and returns the
@@ -150,16 +150,64 @@ func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 			panic(valueErrorf("FirstSuccess: nil coroutine function at index %d", i))
 		}
 	}
-	return race(t, len(fns), func() time.Duration { return 0 }, nil,
+	return raceValue(race(t, len(fns), func() time.Duration { return 0 }, nil,
+		func(t *T, i int) (V, error) { return fns[i](t) }))
+}
+
+// StaggeredRace is asyncio.staggered.staggered_race: fns[0] starts at
+// once, as a task; each next one starts when the one before it fails, or
+// delay after it started, whichever comes first (a negative delay is
+// staggered_race's delay=None: only a failure starts the next). The first
+// attempt to succeed wins; every other one is cancelled and awaited, and
+// no further one starts. It returns the winner's value and index (-1 when
+// none won: all failed, or fns is empty) and the error of every attempt
+// started (as in CPython, one whose function never ran, cancelled before
+// its first step, is not counted), in order: nil for the winner (and for a loser that succeeded
+// before its cancellation reached it, whose value is dropped), a loser's
+// *CancelledError, each failure as it was. An attempt's failure is not
+// an error of the call: err is t's cancellation (every attempt is then
+// cancelled and awaited, as CPython 3.13.1+ does; they are cancelled as a
+// TaskGroup cancels its children, without t's message), or, as in
+// FirstSuccess, the group error of an attempt that panicked.
+//
+// A nil function is a programming error: StaggeredRace panics with a
+// *ValueError naming its index before the first attempt starts.
+func StaggeredRace[V any](t *T, delay time.Duration, fns ...func(*T) (V, error)) (winner V, index int, errs []error, err error) {
+	t.checkCaller("StaggeredRace")
+	for i, fn := range fns {
+		if fn == nil {
+			panic(valueErrorf("StaggeredRace: nil coroutine function at index %d", i))
+		}
+	}
+	if len(fns) == 0 {
+		return winner, -1, []error{}, nil
+	}
+	o, err := race(t, len(fns), func() time.Duration { return delay }, nil,
 		func(t *T, i int) (V, error) { return fns[i](t) })
+	return o.value, o.index, o.errs[:o.ran], err
+}
+
+// raceOutcome is what race saw: the winner's value and index (-1: none)
+// and the error of every attempt started, in attempt order (nil for the
+// winner and for a loser that succeeded after it; a cancelled loser's
+// *CancelledError).
+type raceOutcome[V any] struct {
+	value V
+	index int
+	errs  []error
+	ran   int // 1 + the last attempt whose function began (one cancelled before its first step never runs fn)
 }
 
 // race starts attempt 0, then each next one after delay() unless one has
-// succeeded (at once when an attempt fails), up to n attempts, inside a
-// TaskGroup so that every attempt is awaited.
-func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, fn func(*T, int) (V, error)) (V, error) {
+// succeeded (at once when an attempt fails; a negative delay waits for a
+// failure only), up to n attempts, inside a TaskGroup so that every
+// attempt is awaited. Its error is t's cancellation or a panic's group
+// error; the attempts' failures are in the outcome.
+func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, fn func(*T, int) (V, error)) (raceOutcome[V], error) {
 	var (
 		winner  bool
+		index   = -1
+		ran     int
 		value   V
 		errs    []error // one per attempt started (n may be huge: "until one succeeds")
 		kick    *Future[struct{}]
@@ -181,15 +229,17 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			errs = append(errs, nil)
 			begin := loop.Time()
 			if _, err := Spawn(g, func(ct *T) (struct{}, error) {
+				ran = max(ran, i+1)
 				v, err := fn(ct, i)
 				switch {
 				case err == nil && !winner:
-					winner, value = true, v
+					winner, value, index = true, v, i
 					if window != nil {
 						window.Add(loop.Time() - begin)
 					}
 					g.Cancel()
 				case err == nil || IsCancelled(err) && (winner || g.aborting):
+					errs[i] = err
 					return struct{}{}, err // a loser, or all are stopping
 				default:
 					// A failure, or an attempt cancelled on its own:
@@ -216,9 +266,10 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			kick = NewFuture[struct{}](t)
 			var timer *TimerHandle
 			delayed := false // the delay, not a failure, ended the wait
-			if d := delay(); d > 0 {
+			switch d := delay(); {
+			case d > 0:
 				timer = loop.CallLater(d, func() { delayed = true; wake() })
-			} else {
+			case d == 0:
 				delayed = true
 				wake()
 			}
@@ -236,6 +287,12 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		}
 		return nil
 	})
+	return raceOutcome[V]{value: value, index: index, errs: errs[:started:started], ran: ran}, err
+}
+
+// raceValue is Hedge's and FirstSuccess's result: the winner's value, or
+// the *ExceptionGroup of the attempts' failures.
+func raceValue[V any](o raceOutcome[V], err error) (V, error) {
 	var zero V
 	if err != nil {
 		// Cancelled from outside (after the winner too: the cancellation
@@ -244,12 +301,12 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		// never dropped because another attempt won).
 		return zero, err
 	}
-	if winner {
-		return value, nil
+	if o.index >= 0 {
+		return o.value, nil
 	}
 	var all []error
 	var cancelled error
-	for _, e := range errs[:started] {
+	for _, e := range o.errs {
 		switch {
 		case IsCancelled(e):
 			cancelled = e
