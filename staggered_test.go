@@ -36,7 +36,6 @@ func logRace(r *eventLog, v string, i int, errs []error, err error) {
 	r.log("%q %d %v %v", v, i, errs, err)
 }
 
-
 func TestStaggeredRace_Events(t *testing.T) {
 	cases := []struct {
 		name  string
