@@ -177,3 +177,38 @@ func TestFanout_HedgeAndFirstSuccess(t *testing.T) {
 		return err
 	}, false)
 }
+
+// StaggeredRace with a delay and with none (delay=None): a failure starts
+// the next attempt, the winner cancels the rest.
+func TestFanout_StaggeredRace(t *testing.T) {
+	checkAllModes(t, func(t *asyncio.T, w *Watch) error {
+		rep := func(d time.Duration, fail bool) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				if err := asyncio.Sleep(t, d); err != nil {
+					return 0, err
+				}
+				if fail {
+					return 0, errFail
+				}
+				return 1, nil
+			}
+		}
+		for _, delay := range []time.Duration{2 * ms, -1} {
+			v, i, errs, err := asyncio.StaggeredRace(t, delay, rep(ms, true), rep(10*ms, false), rep(ms, false))
+			if err != nil {
+				return err
+			}
+			// One attempt may be cancelled on its own (it then counts
+			// as failed), never all: one of the last two wins.
+			if v != 1 || i < 1 || len(errs) <= i || errs[i] != nil {
+				return fmt.Errorf("staggered race (delay %v): %d %d %v", delay, v, i, errs)
+			}
+			for j, e := range errs {
+				if j != i && e != errFail && !asyncio.IsCancelled(e) {
+					return fmt.Errorf("staggered race (delay %v): attempt %d: %v", delay, j, e)
+				}
+			}
+		}
+		return nil
+	}, false)
+}
