@@ -609,6 +609,23 @@ func (tr *tlsTransport) SetWriteBufferLimits(high, low int) error {
 // WriteBufferLimits returns the raw transport's water marks (high, low).
 func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.WriteBufferLimits() }
 
+// checkServerName refuses a client handshake that could only fail: cfg
+// has no ServerName, verifies the server's certificate (InsecureSkipVerify
+// is false), and no serverHostname was given, so crypto/tls would refuse
+// to start it ("either ServerName or InsecureSkipVerify must be
+// specified") once the transport was handed over. A *ValueError, as
+// asyncio's "check_hostname requires server_hostname" (ssl.wrap_socket)
+// and create_connection's "You must set server_hostname when using ssl
+// without a host"; CPython 3.13's start_tls itself does not refuse, but
+// handshakes verifying the chain without the host name, which crypto/tls
+// does only with verification turned off.
+func checkServerName(call string, cfg *tls.Config, serverSide bool, serverHostname string) error {
+	if serverSide || cfg == nil || cfg.ServerName != "" || cfg.InsecureSkipVerify || serverHostname != "" {
+		return nil
+	}
+	return &asyncio.ValueError{Msg: call + ": check_hostname requires server_hostname: give a server host name, or a tls.Config with ServerName (or InsecureSkipVerify)"}
+}
+
 // StartTLS upgrades an established transport to TLS in t (asyncio's
 // loop.start_tls): it returns the new transport, over which p (already
 // connected) now talks; the old transport must not be used any more.
@@ -616,7 +633,9 @@ func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.Writ
 // WithTLSHandshakeTimeout and WithTLSShutdownTimeout (asyncio's
 // ssl_handshake_timeout and ssl_shutdown_timeout, defaults 60 s and 30 s);
 // any other option, or a bad value, is a *ValueError before the transport
-// is touched.
+// is touched, and so is a client handshake without a server name to
+// verify (serverHostname "", cfg.ServerName "" and InsecureSkipVerify
+// false).
 func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string, opts ...Option) (Transport, error) {
 	if cfg == nil {
 		// asyncio: TypeError "sslcontext is expected to be an instance of
@@ -625,6 +644,9 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	}
 	o, err := buildOptions("StartTLS", opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkServerName("StartTLS", cfg, serverSide, serverHostname); err != nil {
 		return nil, err
 	}
 	if p == nil {
