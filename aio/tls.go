@@ -205,9 +205,11 @@ func tlsHandshake(t *asyncio.T, tc *transportConn, conn *tls.Conn, timeout time.
 // startTLSOn upgrades raw to TLS in t: it makes a transportConn raw's
 // protocol, runs the handshake, then gives app the TLS transport
 // (ConnectionMade) and starts the reader task. If the handshake fails,
-// raw is aborted; without callMade (StartTLS: app was already connected,
-// over raw) app then gets ConnectionLost with the handshake's error (nil
-// if the handshake was cancelled: the connection was closed here).
+// raw is aborted, its fd closed before this returns (but for a
+// cancellation, whose teardown runs in the next iteration); without
+// callMade (StartTLS: app was already connected, over raw) app then gets
+// ConnectionLost with the handshake's error (nil if the handshake was
+// cancelled: the connection was closed here), in a later iteration.
 func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfig, serverSide bool, serverHostname string, callMade bool) (*tlsTransport, error) {
 	cfg := tcfg.cfg
 	tc := &transportConn{raw: raw}
@@ -230,15 +232,30 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 			// asyncio's SSLProtocol calls the application's
 			// connection_lost for a failed start_tls (it leaves it out
 			// after a timeout or a cancellation, so that a stream's
-			// wait_closed and read hang: here they end too).
+			// wait_closed and read hang: here they end too), in a
+			// later iteration than the failure.
 			tc.failedApp, tc.failedErr = app, err
 			if asyncio.IsCancelled(err) {
 				tc.failedErr = nil
 			}
 		}
-		raw.Abort()
+		if asyncio.IsCancelled(err) {
+			// As loop.start_tls's transport.close() on a cancellation:
+			// the teardown runs in the next iteration.
+			raw.Abort()
+		} else {
+			// As asyncio's SSLProtocol._fatal_error (a failed or timed
+			// out handshake): the socket is closed before the caller
+			// resumes with the error; the application hears of it
+			// after (deliverFailed, scheduled).
+			failed := tc.failedApp
+			tc.failedApp = nil
+			raw.abortNow()
+			tc.failedApp = failed
+		}
 		if tc.lost {
-			// Lost before the handshake gave up: Abort schedules nothing.
+			// Lost before the handshake gave up, or just now: the
+			// application's ConnectionLost is still to come.
 			t.Loop().CallSoon(tc.deliverFailed)
 		}
 		return nil, err

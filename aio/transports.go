@@ -424,6 +424,27 @@ func (b *fdTransport) forceClose(err error) {
 	if b.connLost > 0 {
 		return
 	}
+	b.stopIO()
+	b.connectionLostSoon(err)
+}
+
+// abortNow is Abort with the teardown run at once rather than in the
+// next iteration: the protocol's ConnectionLost(nil), then the fd
+// closed. For a failed TLS handshake, whose error the caller returns
+// now: asyncio's SSLProtocol closes the socket (_call_connection_lost)
+// before the awaiting caller resumes with the error.
+func (b *fdTransport) abortNow() {
+	if b.connLost > 0 {
+		return
+	}
+	b.stopIO()
+	b.connLost++
+	b.callConnectionLost(nil)
+}
+
+// stopIO drops the write buffer and stops reading: the transport is
+// closing.
+func (b *fdTransport) stopIO() {
 	if b.side.buffered() > 0 {
 		b.side.dropBuffer()
 		b.loop.RemoveWriter(b.fd)
@@ -432,7 +453,6 @@ func (b *fdTransport) forceClose(err error) {
 		b.closing = true
 		b.loop.RemoveReader(b.fd)
 	}
-	b.connectionLostSoon(err)
 }
 
 // connectionLostSoon schedules the protocol's ConnectionLost, once.
