@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
 )
 
 // A client StartTLS with no server name to verify (serverHostname "",
@@ -113,5 +114,80 @@ func TestH9StartTLSClientWithoutServerName(t *testing.T) {
 		`then "plain\n" <nil>`,
 		`serverHostname: "secret\n" <nil> tls=true`,
 		`InsecureSkipVerify: "secret\n" <nil> tls=true`,
+	}, log)
+}
+
+// CreateUnixConnection (and OpenUnixConnection) with WithTLS, and
+// CreateConnection with WithSocket and WithTLS, have no host to take the
+// server name from: a config without ServerName that verifies the server
+// is a *ValueError before a socket is made or the given one touched (it
+// was connected, or made non-blocking, and then failed in the handshake
+// with crypto/tls's error). CPython 3.13 (PYENV_VERSION=3.13.0):
+//
+//	await loop.create_unix_connection(P, path, ssl=ctx)
+//	await loop.create_unix_connection(P, sock=a, ssl=ctx)
+//	# ValueError: you have to pass server_hostname when using ssl
+//	await loop.create_connection(P, sock=a, ssl=ctx)
+//	# ValueError: You must set server_hostname when using ssl without a host
+//	# (a is still blocking: untouched)
+//
+// (CPython asks for server_hostname even with check_hostname False; here
+// InsecureSkipVerify, like a ServerName, lets the call go on, as for
+// CreateConnection with host "".)
+func TestH9TLSConnectionWithoutHostNeedsServerName(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		path := t.TempDir() + "/s"
+		srv, err := StartUnixServer(at, closeAtOnce, path, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		pair := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(pair[0])
+		defer unix.Close(pair[1])
+		if err := unix.SetNonblock(pair[0], false); err != nil { // as a fresh socket
+			return err
+		}
+		before := openFDs(t)
+		proto := func() Protocol { return newStreamRecorder(at, "p", &log) }
+		_, _, err1 := CreateUnixConnection(at, proto, path, WithTLS(clientCfg))
+		_, _, err2 := OpenUnixConnection(at, path, WithTLS(clientCfg))
+		_, _, err3 := CreateUnixConnection(at, proto, "", WithSocket(pair[0]), WithTLS(clientCfg))
+		_, _, err4 := CreateConnection(at, proto, "", 0, WithSocket(pair[0]), WithTLS(clientCfg))
+		for i, err := range []error{err1, err2, err3, err4} {
+			var ve *asyncio.ValueError
+			log = append(log, fmt.Sprintf("call %d: ValueError=%v %v", i+1, errors.As(err, &ve), err))
+		}
+		checkNoNewFDs(t, before)
+		fl, err := unix.FcntlInt(uintptr(pair[0]), unix.F_GETFL, 0)
+		if err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("given socket non-blocking=%v", fl&unix.O_NONBLOCK != 0))
+		named := clientCfg.Clone()
+		named.ServerName = "localhost"
+		_, w, err := OpenUnixConnection(at, path, WithTLS(named))
+		if err != nil {
+			return err
+		}
+		_, isTLS := w.ExtraInfo("ssl_object").(*tls.Conn)
+		log = append(log, fmt.Sprintf("with ServerName: tls=%v", isTLS))
+		w.Close()
+		if err := w.WaitClosed(at); err != nil {
+			return err
+		}
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	unixMsg := "asyncio: you have to pass server_hostname when using ssl: the tls.Config has no ServerName"
+	expectLog(t, []string{
+		"call 1: ValueError=true " + unixMsg,
+		"call 2: ValueError=true " + unixMsg,
+		"call 3: ValueError=true " + unixMsg,
+		"call 4: ValueError=true asyncio: You must set server_hostname when using ssl without a host",
+		"given socket non-blocking=false",
+		"with ServerName: tls=true",
 	}, log)
 }

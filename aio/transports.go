@@ -899,6 +899,10 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if host != "" || port != 0 {
 			return nil, nil, errSockAndAddress("host/port")
 		}
+		if o.tlsNeedsServerName() {
+			// Before the socket is touched (asyncio's check, as for host="").
+			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
+		}
 		network, err := adoptStreamSocket(o.sock, false)
 		if err != nil {
 			return nil, nil, err
@@ -911,7 +915,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if port == 0 {
 			return nil, nil, &asyncio.ValueError{Msg: "host and port was not specified and no sock specified"}
 		}
-		if o.tls != nil && o.tls.cfg.ServerName == "" && !o.tls.cfg.InsecureSkipVerify {
+		if o.tlsNeedsServerName() {
 			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
 		}
 		fd, err := connectAny(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay)
@@ -1010,7 +1014,9 @@ func adoptStreamSocket(fd int, unixOnly bool) (string, error) {
 }
 
 // CreateUnixConnection connects to the Unix stream socket at path
-// (asyncio's loop.create_unix_connection).
+// (asyncio's loop.create_unix_connection). With WithTLS the config must
+// name the server (ServerName) or skip verification (InsecureSkipVerify):
+// otherwise it is a *ValueError before a socket is made.
 func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (Transport, Protocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateUnixConnection")
@@ -1018,6 +1024,10 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	o, err := buildOptions("CreateUnixConnection", opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.tlsNeedsServerName() {
+		// asyncio's check, before a socket is made or touched.
+		return nil, nil, &asyncio.ValueError{Msg: "you have to pass server_hostname when using ssl: the tls.Config has no ServerName"}
 	}
 	if o.sock >= 0 {
 		if path != "" {
