@@ -28,7 +28,9 @@ import (
 // not have), so it is an error that says so and names both limits, where
 // it was "AF_UNIX path too long ... the limit is 107", a limit CPython
 // does not have. One byte shorter works; one byte longer is too long, as
-// in CPython; a NUL inside an abstract name is part of the name.
+// in CPython; a NUL inside an abstract name is part of the name, and of
+// the server's address and its clients' peername (CPython: b'\x00ab\x00cd'),
+// which reaches the server again (it was cut at the NUL: "@ab").
 func TestH9AbstractUnixNameLengths(t *testing.T) {
 	clean(t)
 	base := fmt.Sprintf("h9-%d-", os.Getpid())
@@ -66,7 +68,13 @@ func TestH9AbstractUnixNameLengths(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("connect to %q: %w", path, err)
 			}
-			log = append(log, fmt.Sprintf("%d bytes: connected", len(path)))
+			log = append(log, fmt.Sprintf("%d bytes: connected; Addr %q peer %q", len(path), srv.Addr().String(), PeerName(w).String()))
+			w.Close()
+			// The server's address reaches the server.
+			_, w, err = OpenUnixConnection(at, srv.Addr().String())
+			if err != nil {
+				return fmt.Errorf("connect to Addr %q: %w", srv.Addr(), err)
+			}
 			w.Close()
 			srv.Close()
 			if err := srv.WaitClosed(at); err != nil {
@@ -83,8 +91,8 @@ func TestH9AbstractUnixNameLengths(t *testing.T) {
 		"@ 108 call 2: " + limit,
 		"NUL 109 call 1: AF_UNIX path too long: 109 bytes, the limit is 107",
 		"NUL 109 call 2: AF_UNIX path too long: 109 bytes, the limit is 107",
-		"107 bytes: connected",
-		"107 bytes: connected",
-		fmt.Sprintf("%d bytes: connected", len(base)+3),
+		fmt.Sprintf("107 bytes: connected; Addr %q peer %q", name("@", 107), name("@", 107)),
+		fmt.Sprintf("107 bytes: connected; Addr %q peer %q", name("@", 107), name("@", 107)),
+		fmt.Sprintf("%d bytes: connected; Addr %q peer %q", len(base)+3, "@"+base+"\x00x", "@"+base+"\x00x"),
 	}, log)
 }
