@@ -475,3 +475,11 @@ func WithEnv(env []string) Option {
 func WithCmd(setup func(cmd *exec.Cmd)) Option {
 	return option("WithCmd", processCalls, func(o *options) { o.sub.setup = setup })
 }
+
+// tlsNeedsServerName reports whether o's TLS config, as a client's, has
+// no server name to verify and does not skip verification (see
+// checkServerName): a connection with no host to take the name from
+// cannot handshake with it.
+func (o *options) tlsNeedsServerName() bool {
+	return o.tls != nil && checkServerName("", o.tls.cfg, false, "") != nil
+}

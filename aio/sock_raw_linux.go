@@ -86,7 +86,7 @@ func rawSendv(fd int, bufs [][]byte, iov []unix.Iovec) (int, error) {
 // This decodes IPv4, IPv6 and Unix addresses itself and leaves the other
 // families to x/sys/unix. A Unix address is decoded as x/sys/unix does
 // (see unixAddrOf) but for an unnamed socket, whose name x/sys/unix makes
-// "@".
+// "@", and an abstract name with a NUL inside, which it cuts there.
 func getsockname(fd int) (unix.Sockaddr, error) {
 	return rawSockaddr(fd, unix.SYS_GETSOCKNAME, unix.Getsockname)
 }
@@ -126,18 +126,19 @@ func rawSockaddr(fd int, trap uintptr, fallback func(int) (unix.Sockaddr, error)
 // of an unnamed socket (an address no longer than its family: a client
 // that did not bind, either end of a socketpair) is empty, as asyncio's
 // name for it is the empty string; x/sys/unix makes it "@", as if it were
-// an abstract socket. Any other name is x/sys/unix's: an abstract
-// socket's leading NUL becomes "@" (Go's convention, where asyncio has
-// bytes), and the name ends at the first NUL after that.
+// an abstract socket. A path name ends at its first NUL, as x/sys/unix
+// has it. An abstract socket's leading NUL becomes "@" (Go's convention,
+// where asyncio has bytes), and its name is every byte the kernel gave,
+// NULs included, as asyncio's (b'\x00ab\x00cd'): x/sys/unix ends it at
+// the first NUL, a name that reaches another socket.
 func unixAddrOf(pp *unix.RawSockaddrUnix, n int) *unix.SockaddrUnix {
 	n = min(n-int(unsafe.Offsetof(pp.Path)), len(pp.Path))
 	if n <= 0 {
 		return &unix.SockaddrUnix{}
 	}
 	path := unsafe.Slice((*byte)(unsafe.Pointer(&pp.Path[0])), n)
-	prefix := ""
 	if path[0] == 0 {
-		prefix, path = "@", path[1:]
+		return &unix.SockaddrUnix{Name: "@" + string(path[1:])}
 	}
 	for i, b := range path {
 		if b == 0 {
@@ -145,5 +146,5 @@ func unixAddrOf(pp *unix.RawSockaddrUnix, n int) *unix.SockaddrUnix {
 			break
 		}
 	}
-	return &unix.SockaddrUnix{Name: prefix + string(path)}
+	return &unix.SockaddrUnix{Name: string(path)}
 }

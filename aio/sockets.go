@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -259,8 +261,13 @@ func datagramNetwork(sa unix.Sockaddr) string {
 // *net.UnixAddr, from the non-blocking socket fd, suspending t while the
 // socket cannot take it (asyncio's loop.sock_sendto, 3.11), and returns
 // the number of bytes sent. Another address type, or a nil one, is a
-// *net.AddrError. If t is cancelled while waiting, nothing was sent.
+// *net.AddrError; a Unix path the system cannot take is an error that
+// says why, as for SockConnect. If t is cancelled while waiting, nothing
+// was sent.
 func SockSendTo(t *asyncio.T, fd int, data []byte, addr net.Addr) (int, error) {
+	if err := checkUnixAddr(addr); err != nil {
+		return 0, err
+	}
 	sa, _ := addrToSockaddr(addr)
 	if sa == nil {
 		return 0, &net.AddrError{Err: "unsupported address type", Addr: fmt.Sprintf("%T %v", addr, addr)}
@@ -290,14 +297,13 @@ func SockSendTo(t *asyncio.T, fd int, data []byte, addr net.Addr) (int, error) {
 // loop.sock_connect): it starts a non-blocking connect, suspends t until
 // the socket is writable, then reads SO_ERROR, returning e.g. an error
 // matching syscall.ECONNREFUSED. Another address type, or a nil one, is
-// a *net.AddrError, and so is a Unix path too long for the system. If t
-// is cancelled while waiting, the write interest is removed; the caller
-// should close fd.
+// a *net.AddrError, and so is a Unix path too long for the system; a
+// Unix path with a NUL byte in it (not an abstract name) is a
+// *asyncio.ValueError. If t is cancelled while waiting, the write
+// interest is removed; the caller should close fd.
 func SockConnect(t *asyncio.T, fd int, addr net.Addr) error {
-	if ua, ok := addr.(*net.UnixAddr); ok && ua != nil {
-		if _, err := unixSockaddr(ua.Name); err != nil {
-			return err
-		}
+	if err := checkUnixAddr(addr); err != nil {
+		return err
 	}
 	sa, _ := addrToSockaddr(addr)
 	if sa == nil {
@@ -430,8 +436,10 @@ func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 			return sockaddrFor(a.IP, a.Port)
 		}
 	case *net.UnixAddr:
-		if a != nil && len(a.Name) <= maxUnixPath {
-			return &unix.SockaddrUnix{Name: a.Name}, unix.AF_UNIX
+		if a != nil {
+			if sa, err := unixSockaddr(a.Name); err == nil {
+				return sa, unix.AF_UNIX
+			}
 		}
 	}
 	return nil, 0
@@ -442,17 +450,55 @@ func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 // the BSDs).
 var maxUnixPath = len(unix.RawSockaddrUnix{}.Path) - 1
 
-// unixSockaddr is the socket address of a Unix socket path; a path the
-// system cannot take is a *net.AddrError that says so and names the limit
-// (bind and connect would only say "invalid argument").
+// abstractUnixNames reports whether the system has abstract Unix socket
+// names (Linux): a name that begins with a NUL, or "@" as Go spells it.
+const abstractUnixNames = runtime.GOOS == "linux" || runtime.GOOS == "android"
+
+// unixSockaddr is the socket address of a Unix socket path. A path the
+// system cannot take is an error that names the mistake, before any
+// socket exists (bind and connect would only say "invalid argument", or
+// worse, take a shorter path than the one given):
+//
+//   - a path with a NUL byte in it, other than an abstract name (whose
+//     bytes are all its own), is a *asyncio.ValueError: the kernel
+//     would end the path at the NUL, and bind a file, or connect to one,
+//     of a shorter name (asyncio's create_unix_server refuses it in
+//     os.stat: ValueError "embedded null character in path");
+//   - a path longer than sun_path takes is a *net.AddrError "AF_UNIX path
+//     too long" (asyncio's OSError) that names the limit;
+//   - on Linux, an abstract name that fills sun_path (108 bytes with its
+//     leading NUL or "@") is a *net.AddrError that says why: the kernel
+//     and asyncio take it, but golang.org/x/sys/unix's SockaddrUnix,
+//     which binds and connects here, keeps a byte for a terminator that
+//     an abstract name does not have, and refuses it (EINVAL).
 func unixSockaddr(path string) (*unix.SockaddrUnix, error) {
-	if len(path) > maxUnixPath {
+	abstract := abstractUnixNames && path != "" && (path[0] == 0 || path[0] == '@')
+	switch {
+	case !abstract && strings.IndexByte(path, 0) >= 0:
+		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("AF_UNIX path %q: embedded null byte", path)}
+	case abstract && len(path) == maxUnixPath+1:
+		return nil, &net.AddrError{
+			Err: fmt.Sprintf("AF_UNIX abstract name of %d bytes: the kernel takes up to %d, but golang.org/x/sys/unix binds and connects at most %d",
+				len(path), maxUnixPath+1, maxUnixPath),
+			Addr: fmt.Sprintf("%q", path),
+		}
+	case len(path) > maxUnixPath:
 		return nil, &net.AddrError{
 			Err:  fmt.Sprintf("AF_UNIX path too long: %d bytes, the limit is %d", len(path), maxUnixPath),
 			Addr: path,
 		}
 	}
 	return &unix.SockaddrUnix{Name: path}, nil
+}
+
+// checkUnixAddr is unixSockaddr's verdict on addr if it is a Unix
+// address, and nil for any other.
+func checkUnixAddr(addr net.Addr) error {
+	if ua, ok := addr.(*net.UnixAddr); ok && ua != nil {
+		_, err := unixSockaddr(ua.Name)
+		return err
+	}
+	return nil
 }
 
 // localAddr and peerAddr return fd's addresses, or nil.

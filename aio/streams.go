@@ -681,7 +681,7 @@ func (w *StreamWriter) Drain(t *asyncio.T) error {
 // server handshake, others the client handshake. Data already buffered
 // in the reader stays there. It takes StartTLS's options
 // (WithTLSHandshakeTimeout, WithTLSShutdownTimeout), checked before
-// anything is done.
+// anything is done, as is a client's server name (see StartTLS).
 func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string, opts ...Option) error {
 	sp, ok := w.protocol.(*streamProtocol)
 	if !ok {
@@ -691,6 +691,9 @@ func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname st
 		return err
 	}
 	serverSide := sp.onConnected != nil
+	if err := checkServerName("StartTLS", cfg, serverSide, serverHostname); err != nil {
+		return err // before Drain, as the options
+	}
 	if err := w.Drain(t); err != nil {
 		return err
 	}

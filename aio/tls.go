@@ -205,9 +205,11 @@ func tlsHandshake(t *asyncio.T, tc *transportConn, conn *tls.Conn, timeout time.
 // startTLSOn upgrades raw to TLS in t: it makes a transportConn raw's
 // protocol, runs the handshake, then gives app the TLS transport
 // (ConnectionMade) and starts the reader task. If the handshake fails,
-// raw is aborted; without callMade (StartTLS: app was already connected,
-// over raw) app then gets ConnectionLost with the handshake's error (nil
-// if the handshake was cancelled: the connection was closed here).
+// raw is aborted, its fd closed before this returns (but for a
+// cancellation, whose teardown runs in the next iteration); without
+// callMade (StartTLS: app was already connected, over raw) app then gets
+// ConnectionLost with the handshake's error (nil if the handshake was
+// cancelled: the connection was closed here), in a later iteration.
 func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfig, serverSide bool, serverHostname string, callMade bool) (*tlsTransport, error) {
 	cfg := tcfg.cfg
 	tc := &transportConn{raw: raw}
@@ -230,15 +232,30 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 			// asyncio's SSLProtocol calls the application's
 			// connection_lost for a failed start_tls (it leaves it out
 			// after a timeout or a cancellation, so that a stream's
-			// wait_closed and read hang: here they end too).
+			// wait_closed and read hang: here they end too), in a
+			// later iteration than the failure.
 			tc.failedApp, tc.failedErr = app, err
 			if asyncio.IsCancelled(err) {
 				tc.failedErr = nil
 			}
 		}
-		raw.Abort()
+		if asyncio.IsCancelled(err) {
+			// As loop.start_tls's transport.close() on a cancellation:
+			// the teardown runs in the next iteration.
+			raw.Abort()
+		} else {
+			// As asyncio's SSLProtocol._fatal_error (a failed or timed
+			// out handshake): the socket is closed before the caller
+			// resumes with the error; the application hears of it
+			// after (deliverFailed, scheduled).
+			failed := tc.failedApp
+			tc.failedApp = nil
+			raw.abortNow()
+			tc.failedApp = failed
+		}
 		if tc.lost {
-			// Lost before the handshake gave up: Abort schedules nothing.
+			// Lost before the handshake gave up, or just now: the
+			// application's ConnectionLost is still to come.
 			t.Loop().CallSoon(tc.deliverFailed)
 		}
 		return nil, err
@@ -609,6 +626,23 @@ func (tr *tlsTransport) SetWriteBufferLimits(high, low int) error {
 // WriteBufferLimits returns the raw transport's water marks (high, low).
 func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.WriteBufferLimits() }
 
+// checkServerName refuses a client handshake that could only fail: cfg
+// has no ServerName, verifies the server's certificate (InsecureSkipVerify
+// is false), and no serverHostname was given, so crypto/tls would refuse
+// to start it ("either ServerName or InsecureSkipVerify must be
+// specified") once the transport was handed over. A *ValueError, as
+// asyncio's "check_hostname requires server_hostname" (ssl.wrap_socket)
+// and create_connection's "You must set server_hostname when using ssl
+// without a host"; CPython 3.13's start_tls itself does not refuse, but
+// handshakes verifying the chain without the host name, which crypto/tls
+// does only with verification turned off.
+func checkServerName(call string, cfg *tls.Config, serverSide bool, serverHostname string) error {
+	if serverSide || cfg == nil || cfg.ServerName != "" || cfg.InsecureSkipVerify || serverHostname != "" {
+		return nil
+	}
+	return &asyncio.ValueError{Msg: call + ": check_hostname requires server_hostname: give a server host name, or a tls.Config with ServerName (or InsecureSkipVerify)"}
+}
+
 // StartTLS upgrades an established transport to TLS in t (asyncio's
 // loop.start_tls): it returns the new transport, over which p (already
 // connected) now talks; the old transport must not be used any more.
@@ -616,7 +650,9 @@ func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.Writ
 // WithTLSHandshakeTimeout and WithTLSShutdownTimeout (asyncio's
 // ssl_handshake_timeout and ssl_shutdown_timeout, defaults 60 s and 30 s);
 // any other option, or a bad value, is a *ValueError before the transport
-// is touched.
+// is touched, and so is a client handshake without a server name to
+// verify (serverHostname "", cfg.ServerName "" and InsecureSkipVerify
+// false).
 func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string, opts ...Option) (Transport, error) {
 	if cfg == nil {
 		// asyncio: TypeError "sslcontext is expected to be an instance of
@@ -625,6 +661,9 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	}
 	o, err := buildOptions("StartTLS", opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkServerName("StartTLS", cfg, serverSide, serverHostname); err != nil {
 		return nil, err
 	}
 	if p == nil {

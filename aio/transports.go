@@ -424,6 +424,27 @@ func (b *fdTransport) forceClose(err error) {
 	if b.connLost > 0 {
 		return
 	}
+	b.stopIO()
+	b.connectionLostSoon(err)
+}
+
+// abortNow is Abort with the teardown run at once rather than in the
+// next iteration: the protocol's ConnectionLost(nil), then the fd
+// closed. For a failed TLS handshake, whose error the caller returns
+// now: asyncio's SSLProtocol closes the socket (_call_connection_lost)
+// before the awaiting caller resumes with the error.
+func (b *fdTransport) abortNow() {
+	if b.connLost > 0 {
+		return
+	}
+	b.stopIO()
+	b.connLost++
+	b.callConnectionLost(nil)
+}
+
+// stopIO drops the write buffer and stops reading: the transport is
+// closing.
+func (b *fdTransport) stopIO() {
 	if b.side.buffered() > 0 {
 		b.side.dropBuffer()
 		b.loop.RemoveWriter(b.fd)
@@ -432,7 +453,6 @@ func (b *fdTransport) forceClose(err error) {
 		b.closing = true
 		b.loop.RemoveReader(b.fd)
 	}
-	b.connectionLostSoon(err)
 }
 
 // connectionLostSoon schedules the protocol's ConnectionLost, once.
@@ -879,6 +899,10 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if host != "" || port != 0 {
 			return nil, nil, errSockAndAddress("host/port")
 		}
+		if o.tlsNeedsServerName() {
+			// Before the socket is touched (asyncio's check, as for host="").
+			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
+		}
 		network, err := adoptStreamSocket(o.sock, false)
 		if err != nil {
 			return nil, nil, err
@@ -891,7 +915,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if port == 0 {
 			return nil, nil, &asyncio.ValueError{Msg: "host and port was not specified and no sock specified"}
 		}
-		if o.tls != nil && o.tls.cfg.ServerName == "" && !o.tls.cfg.InsecureSkipVerify {
+		if o.tlsNeedsServerName() {
 			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
 		}
 		fd, err := connectAny(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay)
@@ -990,7 +1014,9 @@ func adoptStreamSocket(fd int, unixOnly bool) (string, error) {
 }
 
 // CreateUnixConnection connects to the Unix stream socket at path
-// (asyncio's loop.create_unix_connection).
+// (asyncio's loop.create_unix_connection). With WithTLS the config must
+// name the server (ServerName) or skip verification (InsecureSkipVerify):
+// otherwise it is a *ValueError before a socket is made.
 func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, opts ...Option) (Transport, Protocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateUnixConnection")
@@ -998,6 +1024,10 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	o, err := buildOptions("CreateUnixConnection", opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.tlsNeedsServerName() {
+		// asyncio's check, before a socket is made or touched.
+		return nil, nil, &asyncio.ValueError{Msg: "you have to pass server_hostname when using ssl: the tls.Config has no ServerName"}
 	}
 	if o.sock >= 0 {
 		if path != "" {

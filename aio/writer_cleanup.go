@@ -55,7 +55,17 @@ func (p *streamProtocol) holdWriter(w *StreamWriter) {
 // once w is collected unclosed: a server handler's writer, and the
 // writer OpenConnection returns (CPython's StreamWriter.__del__).
 func closeWhenCollected(w *StreamWriter, p *streamProtocol) {
-	runtime.AddCleanup(w, writerCollected, weak.Make(p))
+	runtime.AddCleanup(w, writerCollected, collectedWriter{p: weak.Make(p), reader: weak.Make(w.reader)})
+}
+
+// collectedWriter is what a writer's cleanup keeps of it, for the close
+// and for the warning that names it as its String did (CPython warns
+// f"unclosed {self!r}": the transport and the reader). Weak pointers, so
+// it keeps neither the protocol nor the reader alive; a reader that only
+// the writer held is gone with it, and the warning leaves it out.
+type collectedWriter struct {
+	p      weak.Pointer[streamProtocol]
+	reader weak.Pointer[StreamReader] // the zero pointer for a writer without one
 }
 
 // handlerWriter is the writer the handler receives.
@@ -73,9 +83,11 @@ func (p *streamProtocol) releaseWriter() {
 
 // writerCollected runs on the runtime's cleanup goroutine after the
 // handler's writer was collected: the loop closes the connection, if
-// that has not happened yet (a closed loop has closed it already).
-func writerCollected(wp weak.Pointer[streamProtocol]) {
-	p := wp.Value()
+// that has not happened yet (a closed loop has closed it already), and
+// in debug mode warns as CPython's StreamWriter.__del__ does, after the
+// close: "unclosed <StreamWriter transport=<... closing> reader=<...>>".
+func writerCollected(cw collectedWriter) {
+	p := cw.p.Value()
 	if p == nil {
 		return // the connection is gone, and its transport with it
 	}
@@ -84,10 +96,11 @@ func writerCollected(wp weak.Pointer[streamProtocol]) {
 		if tr == nil || tr.IsClosing() {
 			return
 		}
-		if p.loop.Debug() {
-			slog.Warn(fmt.Sprintf("unclosed <StreamWriter transport=%v>", tr))
-		}
 		tr.Close()
+		if p.loop.Debug() {
+			w := &StreamWriter{transport: tr, reader: cw.reader.Value()}
+			slog.Warn(fmt.Sprintf("unclosed %v", w))
+		}
 	})
 }
 
