@@ -616,7 +616,9 @@ func (tr *tlsTransport) WriteBufferLimits() (high, low int) { return tr.raw.Writ
 // WithTLSHandshakeTimeout and WithTLSShutdownTimeout (asyncio's
 // ssl_handshake_timeout and ssl_shutdown_timeout, defaults 60 s and 30 s);
 // any other option, or a bad value, is a *ValueError before the transport
-// is touched.
+// is touched, and so are a nil cfg, a transport that is not a plain socket
+// transport (asyncio's TypeError "is not supported by start_tls()"; TLS
+// over TLS is not supported) and a nil p, checked in that order.
 func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string, opts ...Option) (Transport, error) {
 	if cfg == nil {
 		// asyncio: TypeError "sslcontext is expected to be an instance of
@@ -627,14 +629,16 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	if err != nil {
 		return nil, err
 	}
+	raw, ok := tr.(*socketTransport)
+	if !ok || raw == nil {
+		// asyncio: TypeError "transport ... is not supported by
+		// start_tls()", checked before anything else but the context.
+		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("StartTLS: transport %T is not supported (not a plain socket transport)", tr)}
+	}
 	if p == nil {
 		// The protocol the TLS transport delivers to: a nil one would only
 		// fail with the first data, after the handshake.
 		return nil, &asyncio.ValueError{Msg: "StartTLS: nil protocol"}
-	}
-	raw, ok := tr.(*socketTransport)
-	if !ok || raw == nil {
-		return nil, runtimeErrorf("StartTLS: transport %T is not a plain socket transport", tr)
 	}
 	if raw.closing {
 		return nil, os.NewSyscallError("start_tls", errors.New("transport is closing"))
