@@ -122,6 +122,10 @@ func TestSSLProto_test_eof_received_waiter(t *testing.T) {
 }
 
 func TestSSLProto_test_get_extra_info_on_closed_connection(t *testing.T) {
+	// A socket while connected, none once the connection is lost. CPython
+	// also looks before connection_made (None, or the default given):
+	// aio hands out no TLS transport before the handshake is done, and
+	// ExtraInfo takes no default.
 	run(t, func(tk *asyncio.T) error {
 		lost := asyncio.NewFuture[struct{}](tk)
 		tr, _, closePair := tlsPair(t, tk, &funcProto{lost: func(error) { lost.SetResult(struct{}{}) }})
@@ -337,4 +341,98 @@ func TestSSLProto_test_start_tls_client_corrupted_ssl(t *testing.T) {
 	})
 	srv.stop()
 	eq(t, res, "OK")
+}
+
+// bufFeedProto is test_buf_feed_data's Proto: a BufferedProtocol with a
+// buffer of bufsize bytes that keeps what it is given (a bytearray and
+// its memoryview are both a []byte in Go: usemv makes no difference).
+type bufFeedProto struct {
+	buf  []byte
+	data []byte
+	want int
+	got  *asyncio.Future[struct{}]
+	lost *asyncio.Future[error]
+}
+
+func (p *bufFeedProto) ConnectionMade(aio.Transport) {}
+func (p *bufFeedProto) DataReceived([]byte)          { panic("DataReceived on a BufferedProtocol") }
+func (p *bufFeedProto) EOFReceived() bool            { return false }
+func (p *bufFeedProto) ConnectionLost(err error)     { p.lost.SetResult(err) }
+func (p *bufFeedProto) GetBuffer(int) []byte         { return p.buf }
+func (p *bufFeedProto) BufferUpdated(n int) {
+	p.data = append(p.data, p.buf[:n]...)
+	if len(p.data) >= p.want && !p.got.Done() {
+		p.got.SetResult(struct{}{})
+	}
+}
+
+func TestSSLProto_test_buf_feed_data(t *testing.T) {
+	// protocols._feed_data_to_buffered_proto is private: here it is the
+	// TLS transport that feeds its BufferedProtocol, the data one record
+	// from the peer.
+	feed := func(tk *asyncio.T, bufsize int, data string) (*bufFeedProto, error) {
+		proto := &bufFeedProto{buf: make([]byte, bufsize), want: len(data),
+			got: asyncio.NewFuture[struct{}](tk), lost: asyncio.NewFuture[error](tk)}
+		_, srvProto, closePair := tlsPair(t, tk, proto)
+		srvTr, err := srvProto.onCon.Await(tk)
+		if err != nil {
+			return nil, err
+		}
+		srvTr.Write([]byte(data))
+		if bufsize == 0 {
+			_, err := proto.lost.Await(tk)
+			return proto, errors.Join(err, closePair())
+		}
+		if _, err := proto.got.Await(tk); err != nil {
+			return nil, err
+		}
+		return proto, closePair()
+	}
+	run(t, func(tk *asyncio.T) error {
+		tk.Loop().SetExceptionHandler(func(*asyncio.Loop, asyncio.ExceptionContext) {})
+		for _, c := range []struct {
+			bufsize int
+			data    string
+		}{{1, "12345"}, {2, "12345"}, {2, "1234"}, {4, "1234"}, {100, "12345"}} {
+			proto, err := feed(tk, c.bufsize, c.data)
+			if err != nil {
+				return err
+			}
+			eq(t, string(proto.data), c.data, "bufsize ", c.bufsize)
+		}
+		proto, err := feed(tk, 0, "12345")
+		if err != nil {
+			return err
+		}
+		lost, _ := proto.lost.Result()
+		var re *asyncio.RuntimeError
+		check(t, errors.As(lost, &re), "RuntimeError: ", lost)
+		if lost == nil || !regexp.MustCompile("empty buffer").MatchString(lost.Error()) {
+			t.Errorf("error %v does not match %q", lost, "empty buffer")
+		}
+		return nil
+	})
+}
+
+func TestSSLProto_test_connection_lost(t *testing.T) {
+	// From issue #472: the waiter hung if connection_lost was called
+	// during the handshake. CPython calls connection_lost by hand with a
+	// mocked SSL object; here the peer resets the connection once it has
+	// the ClientHello, and the call that waits for the handshake gets
+	// the error the connection was lost with (ConnectionResetError), not
+	// the handshake timeout.
+	_, clientCfg := testCerts(t)
+	var srv *sslPeer
+	run(t, func(tk *asyncio.T) error {
+		srv = tcpServer(t, tk, 1, func(c net.Conn, _ func()) error {
+			c.Read(make([]byte, 1024))
+			c.(*net.TCPConn).SetLinger(0) // the close resets the connection
+			return nil
+		})
+		_, _, err := aio.CreateConnection(tk, func() aio.Protocol { return aio.BaseProtocol{} }, srv.host(), srv.port(),
+			aio.WithTLS(clientCfg), aio.WithTLSHandshakeTimeout(sslShortTimeout))
+		check(t, errors.Is(err, syscall.ECONNRESET), "the connection's error: ", err)
+		return nil
+	})
+	srv.stop()
 }
