@@ -54,7 +54,7 @@ func (e *LimitOverrunError) Error() string { return e.Msg }
 // handshake is taking longer than ... seconds"): it matches
 // syscall.ECONNABORTED too, the README's spelling of
 // ConnectionAbortedError.
-var ErrTLSHandshakeTimeout error = &osLikeError{msg: "asyncio: SSL handshake is taking too long: aborted", errs: []error{syscall.ECONNABORTED}}
+var ErrTLSHandshakeTimeout error = &osLikeError{msg: "asyncio: SSL handshake is taking longer than the handshake timeout: aborting the connection", errs: []error{syscall.ECONNABORTED}}
 
 // ErrTLSShutdownTimeout is what a TLS connection is lost with when its
 // shutdown, begun by Close, has not ended within the shutdown timeout

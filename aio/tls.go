@@ -650,9 +650,11 @@ func checkServerName(call string, cfg *tls.Config, serverSide bool, serverHostna
 // WithTLSHandshakeTimeout and WithTLSShutdownTimeout (asyncio's
 // ssl_handshake_timeout and ssl_shutdown_timeout, defaults 60 s and 30 s);
 // any other option, or a bad value, is a *ValueError before the transport
-// is touched, and so is a client handshake without a server name to
+// is touched, and so are a nil cfg, a transport that is not a plain socket
+// transport (asyncio's TypeError "is not supported by start_tls()"; TLS
+// over TLS is not supported), a client handshake without a server name to
 // verify (serverHostname "", cfg.ServerName "" and InsecureSkipVerify
-// false).
+// false) and a nil p, checked in that order.
 func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string, opts ...Option) (Transport, error) {
 	if cfg == nil {
 		// asyncio: TypeError "sslcontext is expected to be an instance of
@@ -663,6 +665,12 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	if err != nil {
 		return nil, err
 	}
+	raw, ok := tr.(*socketTransport)
+	if !ok || raw == nil {
+		// asyncio: TypeError "transport ... is not supported by
+		// start_tls()", checked before anything else but the context.
+		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("StartTLS: transport %T is not supported (not a plain socket transport)", tr)}
+	}
 	if err := checkServerName("StartTLS", cfg, serverSide, serverHostname); err != nil {
 		return nil, err
 	}
@@ -670,10 +678,6 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 		// The protocol the TLS transport delivers to: a nil one would only
 		// fail with the first data, after the handshake.
 		return nil, &asyncio.ValueError{Msg: "StartTLS: nil protocol"}
-	}
-	raw, ok := tr.(*socketTransport)
-	if !ok || raw == nil {
-		return nil, runtimeErrorf("StartTLS: transport %T is not a plain socket transport", tr)
 	}
 	if raw.closing {
 		return nil, os.NewSyscallError("start_tls", errors.New("transport is closing"))

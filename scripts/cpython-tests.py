@@ -72,6 +72,8 @@ FILES = [
     ("test_threads.py", "Threads"),
     ("test_sendfile.py", "Sendfile"),
     ("test_staggered.py", "Staggered"),
+    ("test_ssl.py", "SSL"),
+    ("test_sslproto.py", "SSLProto"),
 ]
 
 # The test methods of the CPython 3.14 files, which the 3.13 sources do not
