@@ -126,6 +126,9 @@ func via(call string, opts []Option) []Option {
 // options is what the Options set; buildOptions fills in asyncio's
 // defaults first.
 type options struct {
+	// tlsServerSide: the call is the server's end of its TLS connections
+	// (a server's, ConnectAcceptedSocket's).
+	tlsServerSide      bool
 	tls                *tlsConfig
 	happyEyeballsDelay time.Duration // <= 0: sequential
 	interleave         int           // -1: auto (1 with happy eyeballs, else 0); 0 off; n: first family count
@@ -198,7 +201,8 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	if o.tls != nil && o.tls.cfg == nil {
 		return nil, &asyncio.ValueError{Msg: call + ": WithTLS(nil): the *tls.Config must not be nil"}
 	}
-	if o.tls != nil && bit&tlsServerCalls != 0 {
+	o.tlsServerSide = bit&tlsServerCalls != 0
+	if o.tls != nil && o.tlsServerSide {
 		c := o.tls.cfg
 		if len(c.Certificates) == 0 && c.GetCertificate == nil && c.GetConfigForClient == nil {
 			// Every handshake would fail ("tls: no certificates

@@ -854,8 +854,7 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 	}
 	if o.tls != nil {
 		// An accepted socket is the server's end of the TLS connection.
-		serverSide := call == "ConnectAcceptedSocket"
-		tr, err := newTLSTransportDialled(t, fd, network, p, o, serverHostname, serverSide)
+		tr, err := newTLSTransportDialled(t, fd, network, p, o, serverHostname, o.tlsServerSide)
 		if err != nil {
 			return nil, nil, err
 		}
