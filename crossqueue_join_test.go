@@ -150,6 +150,15 @@ func TestCrossQueue_CancelledJoinLeavesNothingBehind(t *testing.T) {
 		if n := joinersListed(q); n != 1 {
 			t.Fatalf("joiners listed: %d, want the waiting one", n)
 		}
+		awaits := "(not listed)"
+		for _, ti := range Snapshot(tk, SnapshotOptions{}).Tasks {
+			if ti.ID == taskID(waiting.T()) {
+				awaits = ti.Awaits
+			}
+		}
+		if awaits != "Queue.Join" {
+			t.Errorf("a snapshot says the joiner awaits %s, want Queue.Join", awaits)
+		}
 		waiting.Cancel("stop")
 		if _, err := waiting.Await(tk); describe(err) != `CancelledError("stop")` {
 			t.Errorf("Join cancelled while waiting: %s", describe(err))
