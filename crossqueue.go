@@ -28,7 +28,11 @@ import (
 // item or slot on to the next waiter: nothing is lost, nothing is put
 // twice.
 //
-// A task waiting in Put or Get counts as outside work for its loop: on
+// TaskDone and Join are asyncio.Queue's task_done and join: every item
+// put counts as unfinished until a TaskDone for it, and Join suspends the
+// calling task, on any loop, until none is.
+//
+// A task waiting in Put, Get or Join counts as outside work for its loop: on
 // virtual time the loop waits for the other side instead of reporting
 // ErrDeadlock, and its clock does not move meanwhile (a Timeout around a
 // waiting Get does not expire until the other side acts; the stall report
@@ -48,21 +52,35 @@ type CrossQueue[V any] struct {
 	epoch   uint64
 	getters []*crossWaiter[V]
 	putters []*crossWaiter[V]
+	// unfinished counts the items put and not yet marked done by
+	// TaskDone (asyncio's _unfinished_tasks); joiners wait for it to be
+	// 0 (asyncio's _finished event).
+	unfinished int
+	joiners    []*crossWaiter[V]
 }
 
-// crossWaiter is one task waiting in Put or Get.
+// crossWaiter is one task waiting in Put, Get or Join.
 type crossWaiter[V any] struct {
-	loop   *Loop
-	fut    *Future[struct{}] // on loop: completed when the waiter is woken
-	getter bool
-	v      V      // a putter's item
-	state  int    // guarded by the queue's mu
-	err    error  // ErrQueueShutDown when a Shutdown woke it
-	epoch  uint64 // the queue's epoch when it was woken
+	loop  *Loop
+	fut   *Future[struct{}] // on loop: completed when the waiter is woken
+	role  crossRole
+	v     V      // a putter's item
+	state int    // guarded by the queue's mu
+	err   error  // ErrQueueShutDown when a Shutdown woke it
+	epoch uint64 // the queue's epoch when it was woken
 	// A cancellation that came after w was woken (w's loop only): it
 	// wins when w resumes, as asyncio's does.
 	cancel heldCancel
 }
+
+// crossRole is what a crossWaiter waits for.
+type crossRole uint8
+
+const (
+	crossPutter crossRole = iota // a slot, then puts its item
+	crossGetter                  // an item, then takes it
+	crossJoiner                  // no unfinished items: nothing is promised to it
+)
 
 const (
 	waiterWaiting = iota
@@ -106,13 +124,15 @@ func (q *CrossQueue[V]) Len() int {
 	return q.n
 }
 
-// push appends v; the caller checked there is room. q.mu is held.
+// push appends v, which counts as unfinished until its TaskDone; the
+// caller checked there is room. q.mu is held.
 func (q *CrossQueue[V]) push(v V) {
 	if q.n == len(q.items) {
 		q.grow()
 	}
 	q.items[(q.head+q.n)%len(q.items)] = v
 	q.n++
+	q.unfinished++
 }
 
 // grow doubles the ring (up to capacity), keeping the items in order.
@@ -210,8 +230,8 @@ func (q *CrossQueue[V]) getLocked() (V, bool) {
 
 // PutNowait puts v without waiting (asyncio's put_nowait): ErrQueueFull
 // when the queue is full, ErrQueueShutDown after Shutdown. Any goroutine.
-// Put, Get, PutNowait and GetNowait on a queue not made by NewCrossQueue
-// (nil, or the zero CrossQueue) panic with a *ValueError.
+// Put, Get, PutNowait, GetNowait, TaskDone and Join on a queue not made
+// by NewCrossQueue (nil, or the zero CrossQueue) panic with a *ValueError.
 func (q *CrossQueue[V]) PutNowait(v V) error {
 	q.checkMade("CrossQueue.PutNowait")
 	q.mu.Lock()
@@ -261,7 +281,7 @@ func (q *CrossQueue[V]) Put(t *T, v V) error {
 		return nil
 	}
 	w := q.newWaiter(t, kindQueuePut)
-	w.v = v
+	w.role, w.v = crossPutter, v
 	q.putters = append(q.putters, w)
 	q.mu.Unlock()
 	_, err := q.wait(t, w)
@@ -290,7 +310,7 @@ func (q *CrossQueue[V]) Get(t *T) (V, error) {
 	// Empty, or every item left is promised to a woken getter, which may
 	// yet pass it on: wait (also after a Shutdown, for those items).
 	w := q.newWaiter(t, kindQueueGet)
-	w.getter = true
+	w.role = crossGetter
 	q.getters = append(q.getters, w)
 	q.mu.Unlock()
 	return q.wait(t, w)
@@ -312,8 +332,7 @@ func (q *CrossQueue[V]) newWaiter(t *T, kind futureKind) *crossWaiter[V] {
 		waiting := w.state == waiterWaiting
 		if waiting {
 			w.state = waiterGone
-			q.getters = removeWaiter(q.getters, w)
-			q.putters = removeWaiter(q.putters, w)
+			q.unlist(w)
 		}
 		q.mu.Unlock()
 		if !waiting {
@@ -328,10 +347,10 @@ func (q *CrossQueue[V]) newWaiter(t *T, kind futureKind) *crossWaiter[V] {
 	return w
 }
 
-// wait awaits w's wakeup and then puts or gets: a cancellation that came
-// after the wakeup wins (the promise passes to the next waiter). A task
-// unwound by its loop's Close while it waits leaves the queue, and passes
-// on what was promised to it.
+// wait awaits w's wakeup and then puts or gets (a joiner just returns):
+// a cancellation that came after the wakeup wins (the promise passes to
+// the next waiter). A task unwound by its loop's Close while it waits
+// leaves the queue, and passes on what was promised to it.
 func (q *CrossQueue[V]) wait(t *T, w *crossWaiter[V]) (V, error) {
 	defer q.abandon(w)
 	var zero V
@@ -349,7 +368,10 @@ func (q *CrossQueue[V]) wait(t *T, w *crossWaiter[V]) (V, error) {
 		return zero, w.err
 	}
 	w.state = waiterGone
-	if w.getter {
+	switch w.role {
+	case crossJoiner:
+		return zero, nil
+	case crossGetter:
 		if w.epoch != q.epoch { // an immediate Shutdown discarded it
 			return zero, ErrQueueShutDown
 		}
@@ -374,8 +396,8 @@ func (q *CrossQueue[V]) release(w *crossWaiter[V]) {
 	woken := w.state == waiterWoken && w.err == nil
 	w.state = waiterGone
 	switch {
-	case !woken:
-	case w.getter:
+	case !woken || w.role == crossJoiner: // nothing was promised to it
+	case w.role == crossGetter:
 		if w.epoch == q.epoch {
 			q.promisedItems--
 			q.wakeGetters()
@@ -386,17 +408,28 @@ func (q *CrossQueue[V]) release(w *crossWaiter[V]) {
 	}
 }
 
-// abandon runs when Put or Get returns or its task is unwound: a waiter
-// still listed (its loop is closing) leaves the queue, and one woken but
-// never resumed passes its promise on.
+// abandon runs when Put, Get or Join returns or its task is unwound: a
+// waiter still listed (its loop is closing) leaves the queue, and one
+// woken but never resumed passes its promise on.
 func (q *CrossQueue[V]) abandon(w *crossWaiter[V]) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if w.state == waiterWaiting {
-		q.getters = removeWaiter(q.getters, w)
-		q.putters = removeWaiter(q.putters, w)
+		q.unlist(w)
 	}
 	q.release(w)
+}
+
+// unlist removes a waiting w from its list. q.mu is held.
+func (q *CrossQueue[V]) unlist(w *crossWaiter[V]) {
+	switch w.role {
+	case crossGetter:
+		q.getters = removeWaiter(q.getters, w)
+	case crossPutter:
+		q.putters = removeWaiter(q.putters, w)
+	case crossJoiner:
+		q.joiners = removeWaiter(q.joiners, w)
+	}
 }
 
 func removeWaiter[V any](ws []*crossWaiter[V], w *crossWaiter[V]) []*crossWaiter[V] {
@@ -414,7 +447,9 @@ func removeWaiter[V any](ws []*crossWaiter[V], w *crossWaiter[V]) []*crossWaiter
 // left and then fails with ErrQueueShutDown, as the Gets waiting then do
 // (a Get waits only while every item left is promised to a woken getter,
 // which may still pass it on). With immediate, the items left are
-// discarded too. Any goroutine may call it; it is idempotent.
+// discarded too, each one counted as done (as by TaskDone, never below
+// 0), so that Join returns once nothing is left unfinished. Any goroutine
+// may call it; it is idempotent.
 func (q *CrossQueue[V]) Shutdown(immediate bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -422,9 +457,15 @@ func (q *CrossQueue[V]) Shutdown(immediate bool) {
 	if immediate {
 		for q.n > 0 {
 			q.pop()
+			if q.unfinished > 0 {
+				q.unfinished--
+			}
 		}
 		q.promisedItems = 0
 		q.epoch++
+		if q.unfinished == 0 {
+			q.wakeJoiners()
+		}
 	}
 	for _, w := range q.putters {
 		q.wake(w, ErrQueueShutDown)
@@ -444,4 +485,55 @@ func (q *CrossQueue[V]) failGettersIfDrained() {
 		q.wake(w, ErrQueueShutDown)
 	}
 	q.getters = nil
+}
+
+// TaskDone marks one item taken from the queue as processed (asyncio's
+// Queue.task_done): each Put or PutNowait counts an unfinished item, each
+// TaskDone one less, and when none is left every task waiting in Join is
+// woken. Called more times than items were put, it returns a
+// *ValueError "task_done() called too many times" and changes nothing.
+// Any goroutine.
+func (q *CrossQueue[V]) TaskDone() error {
+	q.checkMade("CrossQueue.TaskDone")
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.unfinished <= 0 {
+		return &ValueError{Msg: "task_done() called too many times"}
+	}
+	q.unfinished--
+	if q.unfinished == 0 {
+		q.wakeJoiners()
+	}
+	return nil
+}
+
+// Join suspends the running task t, on any loop, until every item put has
+// been marked done with TaskDone (asyncio's Queue.join); it returns at
+// once when none is unfinished. As with asyncio's, a Join woken because
+// the count reached 0 returns nil even if items were put again before it
+// resumed. It returns a *CancelledError when t is cancelled before it
+// resumed (a cancelled Join leaves nothing behind in the queue).
+func (q *CrossQueue[V]) Join(t *T) error {
+	q.checkMade("CrossQueue.Join")
+	t.checkRunning("CrossQueue.Join")
+	q.mu.Lock()
+	if q.unfinished == 0 {
+		q.mu.Unlock()
+		return nil
+	}
+	w := q.newWaiter(t, kindQueueJoin)
+	w.role = crossJoiner
+	q.joiners = append(q.joiners, w)
+	q.mu.Unlock()
+	_, err := q.wait(t, w)
+	return err
+}
+
+// wakeJoiners wakes every task waiting in Join: nothing is unfinished.
+// q.mu is held.
+func (q *CrossQueue[V]) wakeJoiners() {
+	for _, w := range q.joiners {
+		q.wake(w, nil)
+	}
+	q.joiners = nil
 }

@@ -70,3 +70,45 @@ func ExampleRunGroup() {
 	fmt.Println(v, err)
 	// Output: [0 1 0 1] abc <nil>
 }
+
+// CrossQueue.Join across loops: jobs put on loop 0, worked on loop 1,
+// each marked done with TaskDone; Join on loop 0 returns once every job
+// is done (asyncio's queue.join()).
+func ExampleCrossQueue_Join() {
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+	defer g.Close()
+	sum, err := asyncio.RunGroup(g, func(t *asyncio.T) (int, error) {
+		q := asyncio.NewCrossQueue[int](2)
+		total := 0 // the worker's, on loop 1; read once it ended
+		worker, err := asyncio.SubmitTo(t, g.Loop(1), func(rt *asyncio.T) (struct{}, error) {
+			for {
+				v, err := q.Get(rt)
+				if err != nil {
+					return struct{}{}, nil // asyncio.ErrQueueShutDown: no more jobs
+				}
+				total += v
+				if err := q.TaskDone(); err != nil {
+					return struct{}{}, err
+				}
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		for v := 1; v <= 10; v++ {
+			if err := q.Put(t, v); err != nil {
+				return 0, err
+			}
+		}
+		if err := q.Join(t); err != nil { // every job done
+			return 0, err
+		}
+		q.Shutdown(false)
+		if _, err := worker.Await(t); err != nil {
+			return 0, err
+		}
+		return total, nil
+	})
+	fmt.Println(sum, err)
+	// Output: 55 <nil>
+}

@@ -698,6 +698,7 @@ const (
 	kindQueuePut
 	kindExecutor
 	kindCrossCall
+	kindQueueJoin
 )
 
 var kindNames = [...]string{
@@ -717,6 +718,7 @@ var kindNames = [...]string{
 	kindQueuePut:    "Queue.Put",
 	kindExecutor:    "executor",
 	kindCrossCall:   "cross-loop call",
+	kindQueueJoin:   "Queue.Join",
 }
 
 func (k futureKind) String() string {

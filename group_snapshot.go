@@ -19,7 +19,9 @@ type GroupSnapshot struct {
 }
 
 // GroupLoopSnapshot is one loop's part of a GroupSnapshot: every task in
-// it is on the loop with this Index.
+// it is on the loop with this Index. SnapshotThreadsafe always fills
+// LoopSnapshot in; in a GroupSnapshot made otherwise it may be nil, which
+// WritePS, WriteTree and Stats take as a loop without a snapshot.
 type GroupLoopSnapshot struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
@@ -49,14 +51,16 @@ func (g *LoopGroup) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptio
 
 // WritePS writes each loop's task table (LoopSnapshot.WritePS) under a
 // header naming the loop and giving its number of tasks, or saying that
-// it was blocked, busy or closed.
+// it was blocked, busy or closed. A loop whose LoopSnapshot is nil gets
+// its header, saying "no snapshot", and nothing under it.
 func (s *GroupSnapshot) WritePS(w io.Writer) error {
 	return s.each(w, (*LoopSnapshot).WritePS)
 }
 
 // WriteTree writes each loop's task tree (LoopSnapshot.WriteTree) under a
 // header naming the loop and giving its number of tasks, or saying that
-// it was blocked, busy or closed.
+// it was blocked, busy or closed (or, for a nil LoopSnapshot, that there
+// is no snapshot, as WritePS does).
 func (s *GroupSnapshot) WriteTree(w io.Writer) error {
 	return s.each(w, (*LoopSnapshot).WriteTree)
 }
@@ -66,6 +70,12 @@ func (s *GroupSnapshot) each(w io.Writer, write func(*LoopSnapshot, io.Writer) e
 		sep := "\n"
 		if k == 0 {
 			sep = ""
+		}
+		if ls.LoopSnapshot == nil { // a GroupSnapshot not made by SnapshotThreadsafe
+			if _, err := fmt.Fprintf(w, "%s== loop %d (%s): no snapshot ==\n", sep, ls.Index, ls.Name); err != nil {
+				return err
+			}
+			continue
 		}
 		// A blocked or closed loop's part has no tasks in it: the header
 		// says which, not "0 tasks".
@@ -90,11 +100,13 @@ func (s *GroupSnapshot) each(w io.Writer, write func(*LoopSnapshot, io.Writer) e
 
 // Stats returns each loop's counters, by loop index (read on each loop,
 // as the snapshot is). A Blocked or Closed loop's part holds none: its
-// entry is zero (Loops[i] says which).
+// entry is zero (Loops[i] says which), as is a nil LoopSnapshot's.
 func (s *GroupSnapshot) Stats() []LoopStats {
 	out := make([]LoopStats, len(s.Loops))
 	for i, ls := range s.Loops {
-		out[i] = ls.LoopSnapshot.Stats
+		if ls.LoopSnapshot != nil {
+			out[i] = ls.LoopSnapshot.Stats
+		}
 	}
 	return out
 }

@@ -48,7 +48,10 @@ const (
 	// was closed) counts as one of its connections until that loop takes
 	// one: a loop whose factory keeps failing gets its share of the
 	// connections instead of every one (it would otherwise stay the
-	// least loaded for ever).
+	// least loaded for ever). For a stream server (StartGroupServer,
+	// StartUnixGroupServer) the handler decides instead: a connection
+	// whose handler returned an error or panicked counts as one of its
+	// loop's connections until a handler on that loop returns nil.
 	GroupLeastConns
 )
 
@@ -84,10 +87,14 @@ type groupWorker struct {
 	loop   *asyncio.Loop
 	active atomic.Int64 // connections open or on their way (least-conns)
 	// failed counts the hand-offs the worker failed since the last one
-	// it took (its protocol factory failed): least-conns counts them as
+	// it took (its protocol factory failed; for a stream server, the
+	// handler failed, until one returns nil): least-conns counts them as
 	// connections, so that a failing loop does not attract every one.
 	failed atomic.Int64
-	stop   func() bool // unregisters closed from the loop's OnClose
+	// streams: a stream server's worker, whose handlers report how they
+	// ended (handlerDone); its factory always succeeds.
+	streams bool
+	stop    func() bool // unregisters closed from the loop's OnClose
 
 	mu      sync.Mutex
 	dead    bool         // the worker's loop closed
@@ -165,7 +172,7 @@ func CreateGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, facto
 	if factory == nil {
 		return nil, &asyncio.ValueError{Msg: "CreateGroupServer: nil protocol factory"}
 	}
-	return createGroupServer(t, "CreateGroupServer", g, mode, func(*asyncio.Loop) func() Protocol { return factory },
+	return createGroupServer(t, "CreateGroupServer", g, mode, false, func(*asyncio.Loop, *groupWorker) func() Protocol { return factory },
 		func(rt *asyncio.T, f func() Protocol, port int, extra ...Option) (*Server, error) {
 			return CreateServer(rt, f, host, port, append(append([]Option(nil), opts...), extra...)...)
 		}, port, opts)
@@ -183,7 +190,7 @@ func CreateUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, f
 	if mode == GroupReusePort {
 		return nil, &asyncio.ValueError{Msg: "CreateUnixGroupServer: GroupReusePort does not apply to Unix sockets (use GroupRoundRobin or GroupLeastConns)"}
 	}
-	return createGroupServer(t, "CreateUnixGroupServer", g, mode, func(*asyncio.Loop) func() Protocol { return factory },
+	return createGroupServer(t, "CreateUnixGroupServer", g, mode, false, func(*asyncio.Loop, *groupWorker) func() Protocol { return factory },
 		func(rt *asyncio.T, f func() Protocol, _ int, extra ...Option) (*Server, error) {
 			return CreateUnixServer(rt, f, path, append(append([]Option(nil), opts...), extra...)...)
 		}, 0, opts)
@@ -197,7 +204,7 @@ func StartGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb fun
 	if err != nil {
 		return nil, err
 	}
-	return createGroupServer(t, "StartGroupServer", g, mode, mk,
+	return createGroupServer(t, "StartGroupServer", g, mode, true, mk,
 		func(rt *asyncio.T, f func() Protocol, port int, extra ...Option) (*Server, error) {
 			return CreateServer(rt, f, host, port, append(append([]Option(nil), opts...), extra...)...)
 		}, port, opts)
@@ -214,14 +221,20 @@ func StartUnixGroupServer(t *asyncio.T, g *asyncio.LoopGroup, mode GroupMode, cb
 	if err != nil {
 		return nil, err
 	}
-	return createGroupServer(t, "StartUnixGroupServer", g, mode, mk,
+	return createGroupServer(t, "StartUnixGroupServer", g, mode, true, mk,
 		func(rt *asyncio.T, f func() Protocol, _ int, extra ...Option) (*Server, error) {
 			return CreateUnixServer(rt, f, path, append(append([]Option(nil), opts...), extra...)...)
 		}, 0, opts)
 }
 
-// streamFactories makes, for each loop, start_server's protocol factory.
-func streamFactories(call string, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, opts []Option) (func(*asyncio.Loop) func() Protocol, error) {
+// groupFactories makes the protocol factory of a loop of a group server;
+// w is the loop's worker (main/sub modes), nil for a listener of its own
+// (GroupReusePort).
+type groupFactories func(l *asyncio.Loop, w *groupWorker) func() Protocol
+
+// streamFactories makes, for each loop, start_server's protocol factory;
+// the handlers of a worker's connections report to it how they ended.
+func streamFactories(call string, cb func(*asyncio.T, *StreamReader, *StreamWriter) error, opts []Option) (groupFactories, error) {
 	if cb == nil {
 		return nil, errNilClientCallback(call)
 	}
@@ -232,14 +245,20 @@ func streamFactories(call string, cb func(*asyncio.T, *StreamReader, *StreamWrit
 	if o.limit <= 0 {
 		return nil, errBadLimit()
 	}
-	return func(l *asyncio.Loop) func() Protocol {
-		return func() Protocol { return newStreamProtocol(l, NewStreamReader(l, o.limit), cb) }
+	return func(l *asyncio.Loop, w *groupWorker) func() Protocol {
+		return func() Protocol {
+			p := newStreamProtocol(l, NewStreamReader(l, o.limit), cb)
+			if w != nil {
+				p.handlerDone = w.handlerDone
+			}
+			return p
+		}
 	}, nil
 }
 
 type createFunc func(rt *asyncio.T, factory func() Protocol, port int, extra ...Option) (*Server, error)
 
-func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode GroupMode, mk func(*asyncio.Loop) func() Protocol, create createFunc, port int, opts []Option) (*GroupServer, error) {
+func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode GroupMode, streams bool, mk groupFactories, create createFunc, port int, opts []Option) (*GroupServer, error) {
 	if err := checkGroupTask(t, call); err != nil {
 		return nil, err
 	}
@@ -304,14 +323,14 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 			var addrs []net.Addr
 			var fds []int
 			s, err := makeGroupPart(t, l, func(rt *asyncio.T) (*Server, error) {
-				s, err := create(rt, mk(l), p, WithReusePort())
+				s, err := create(rt, mk(l, nil), p, WithReusePort())
 				if err == nil && pick {
 					// Port 0 gives each address of the host a port of
 					// its own; the loops must agree on one port per
 					// address, so the first picks one for all.
 					if one, same := listenersSamePort(s); !same {
 						s.Close()
-						s, err = create(rt, mk(l), one, WithReusePort())
+						s, err = create(rt, mk(l, nil), one, WithReusePort())
 					}
 				}
 				if err == nil {
@@ -346,11 +365,11 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 	// Main/sub: a worker server (no listener) on every loop, then the
 	// acceptor on the calling loop.
 	for i, l := range loops {
-		f := mk(l)
 		w, err := makeGroupPart(t, l, func(rt *asyncio.T) (*groupWorker, error) {
-			s := newServer(l, "", f, o)
+			w := &groupWorker{loop: l, pending: map[int]bool{}, streams: streams}
+			s := newServer(l, "", mk(l, w), o)
 			s.listeners = []*listener{} // open, listening nowhere
-			w := &groupWorker{srv: s, loop: l, pending: map[int]bool{}}
+			w.srv = s
 			s.onActive = func(d int) {
 				if d < 0 {
 					w.active.Add(-1)
@@ -505,7 +524,26 @@ func (w *groupWorker) adopt(nfd int) {
 		w.active.Add(-1)
 		return
 	}
+	if w.streams {
+		// The factory of a stream server cannot fail: whether the loop
+		// took the connection is its handler's to say (handlerDone).
+		w.failed.Add(-1)
+		return
+	}
 	w.failed.Store(0)
+}
+
+// handlerDone hears how the handler of a connection of w's stream server
+// ended (on w's loop): a failure counts as a failed hand-off, before the
+// connection is closed and no longer counts itself (so w never looks
+// less loaded meanwhile); a handler that returned nil means the loop
+// serves again, and clears them.
+func (w *groupWorker) handlerDone(failed bool) {
+	if failed {
+		w.failed.Add(1)
+	} else {
+		w.failed.Store(0)
+	}
 }
 
 // retire ends w once its server is closed (on w's loop): its close hook

@@ -382,6 +382,12 @@ type streamProtocol struct {
 	task        *asyncio.Task[struct{}]
 	closed      *asyncio.Future[struct{}]
 	handler     handlerWriter // STREAM-11 (writer_cleanup.go)
+	// handlerDone, when set (a group server's worker, least-conns),
+	// hears how onConnected ended: failed when it returned an error or
+	// panicked, not when it returned nil; not called when it was
+	// cancelled. It is called before the transport is closed for a
+	// failure, so the failure is counted before the connection is gone.
+	handlerDone func(failed bool)
 }
 
 func newStreamProtocol(l *asyncio.Loop, r *StreamReader, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) *streamProtocol {
@@ -408,7 +414,11 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 			tr.Close()
 			return
 		}
-		if err := p.task.Err(); err != nil {
+		err := p.task.Err()
+		if p.handlerDone != nil {
+			p.handlerDone(err != nil)
+		}
+		if err != nil {
 			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T(), Transport: tr})
 			tr.Close()
 		}
