@@ -414,7 +414,7 @@ func (b *fdTransport) Abort() { b.forceClose(nil) }
 // transport, as asyncio's _fatal_error ("transport": self).
 func (b *fdTransport) fatalError(err error, msg string) {
 	if !isOSError(err) {
-		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: b.side})
+		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: b.side, Protocol: b.side.protocolOf()})
 	}
 	b.forceClose(err)
 }
