@@ -55,6 +55,11 @@ func portOf(srv *aio.Server) int { return srv.Addr().(*net.TCPAddr).Port }
 // message for the ConnectionResetError("Connection lost") of drain), and
 // the stream errors by their message.
 func nd(err error) string {
+	if pe := (*asyncio.PanicError)(nil); errors.As(err, &pe) {
+		if e, ok := pe.Value.(error); ok {
+			return nd(e) // raise in a callback is a panic in Go
+		}
+	}
 	var ire *aio.IncompleteReadError
 	var loe *aio.LimitOverrunError
 	var ve *asyncio.ValueError
@@ -110,7 +115,7 @@ func pbytes(b []byte) string {
 
 func TestPortEchoServer(t *testing.T) {
 	runPort(t, cpythonTrace("p50_echo_server"), func(p *probe, tk *asyncio.T) error {
-		net := simLocal(tk)
+		sim := simLocal(tk)
 		handled := 0
 		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			peer := handled
@@ -137,7 +142,7 @@ func TestPortEchoServer(t *testing.T) {
 			p.log("server: client %d closed", peer)
 			return nil
 		}
-		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net)
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
@@ -147,7 +152,7 @@ func TestPortEchoServer(t *testing.T) {
 
 		client := func(name string, words []string, stay time.Duration) func(*asyncio.T) (string, error) {
 			return func(t *asyncio.T) (string, error) {
-				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, net)
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
 				if err != nil {
 					return "", err
 				}
@@ -191,7 +196,7 @@ func TestPortEchoServer(t *testing.T) {
 		p.log("main closes the server")
 		server.Close()
 		p.log("serving %s", pb(server.IsServing()))
-		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", port, net); err != nil {
+		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", port, sim); err != nil {
 			p.log("late client: %s", nd(err))
 		} else {
 			return errors.New("late client connected")
@@ -230,7 +235,7 @@ func isConnectionError(err error) bool {
 
 func TestPortChatBroadcast(t *testing.T) {
 	runPort(t, cpythonTrace("p51_chat_broadcast"), func(p *probe, tk *asyncio.T) error {
-		net := simLocal(tk)
+		sim := simLocal(tk)
 		members := map[string]*aio.StreamWriter{}
 		sortedMembers := func() string {
 			names := make([]string, 0, len(members))
@@ -299,7 +304,7 @@ func TestPortChatBroadcast(t *testing.T) {
 			}
 			return nil
 		}
-		server, err := aio.StartServer(tk, chat, "127.0.0.1", 0, net)
+		server, err := aio.StartServer(tk, chat, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
@@ -307,7 +312,7 @@ func TestPortChatBroadcast(t *testing.T) {
 		p.restart()
 
 		join := func(name string) (*aio.StreamReader, *aio.StreamWriter, error) {
-			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -404,11 +409,11 @@ func TestPortChatBroadcast(t *testing.T) {
 			w.Close()
 			return nil
 		}
-		fserver, err := aio.StartServer(tk, framed, "127.0.0.1", 0, net)
+		fserver, err := aio.StartServer(tk, framed, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
-		fr, fw, err := aio.OpenConnection(tk, "127.0.0.1", portOf(fserver), net)
+		fr, fw, err := aio.OpenConnection(tk, "127.0.0.1", portOf(fserver), sim)
 		if err != nil {
 			return err
 		}
@@ -475,7 +480,7 @@ func pexpected(e *aio.IncompleteReadError) string {
 
 func TestPortReadUntilLimits(t *testing.T) {
 	runPort(t, cpythonTrace("p52_readuntil_limits"), func(p *probe, tk *asyncio.T) error {
-		net := simLocal(tk)
+		sim := simLocal(tk)
 		done := asyncio.NewEvent()
 		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			skip := 0
@@ -529,13 +534,13 @@ func TestPortReadUntilLimits(t *testing.T) {
 			done.Set()
 			return nil
 		}
-		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net, aio.WithStreamLimit(16))
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim, aio.WithStreamLimit(16))
 		if err != nil {
 			return err
 		}
 		port := portOf(server)
 		p.restart()
-		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 		if err != nil {
 			return err
 		}
@@ -572,7 +577,7 @@ func TestPortReadUntilLimits(t *testing.T) {
 
 func TestPortTimeoutSlowServer(t *testing.T) {
 	runPort(t, cpythonTrace("p53_timeout_slow_server"), func(p *probe, tk *asyncio.T) error {
-		net := simLocal(tk)
+		sim := simLocal(tk)
 		conns := 0
 		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			conns++
@@ -624,7 +629,7 @@ func TestPortTimeoutSlowServer(t *testing.T) {
 			}
 			return nil
 		}
-		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net)
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
@@ -640,7 +645,7 @@ func TestPortTimeoutSlowServer(t *testing.T) {
 				return r.ReadLine(t)
 			}
 		}
-		r1, w1, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+		r1, w1, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 		if err != nil {
 			return err
 		}
@@ -676,7 +681,7 @@ func TestPortTimeoutSlowServer(t *testing.T) {
 			return err
 		}
 
-		r2, w2, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+		r2, w2, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 		if err != nil {
 			return err
 		}
@@ -722,7 +727,7 @@ var wantCancelPendingReadGo = goism(cpythonTrace("p54_cancel_pending_read"),
 
 func TestPortCancelPendingRead(t *testing.T) {
 	runPort(t, wantCancelPendingReadGo, func(p *probe, tk *asyncio.T) error {
-		net := simLocal(tk)
+		sim := simLocal(tk)
 		serverDone := asyncio.NewEvent()
 		connected := asyncio.NewEvent()
 		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
@@ -757,13 +762,13 @@ func TestPortCancelPendingRead(t *testing.T) {
 			serverDone.Set()
 			return nil
 		}
-		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net)
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
 		port := portOf(server)
 		p.restart()
-		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 		if err != nil {
 			return err
 		}
@@ -851,7 +856,7 @@ func TestPortCancelPendingRead(t *testing.T) {
 func TestPortCloseAbortClients(t *testing.T) {
 	const payload = 384 * 1024
 	runPort(t, cpythonTrace("p55_close_abort_clients"), func(p *probe, tk *asyncio.T) error {
-		net := simLocalBuffered(tk, 32768)
+		sim := simLocalBuffered(tk, 32768)
 		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			first, err := r.ReadLine(t)
 			if err != nil {
@@ -884,7 +889,7 @@ func TestPortCloseAbortClients(t *testing.T) {
 			w *aio.StreamWriter
 		}
 		client := func(port int, name string, pause bool) (conn, error) {
-			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 			if err != nil {
 				return conn{}, err
 			}
@@ -922,7 +927,7 @@ func TestPortCloseAbortClients(t *testing.T) {
 			}
 		}
 
-		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net)
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
@@ -962,7 +967,7 @@ func TestPortCloseAbortClients(t *testing.T) {
 			}
 			p.restart()
 			p.log("%s", how)
-			server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net)
+			server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
 			if err != nil {
 				return err
 			}
@@ -1077,19 +1082,19 @@ func (u *upperProto) ConnectionLost(err error) {
 
 func TestPortProtocolFlowControl(t *testing.T) {
 	runPort(t, cpythonTrace("p56_protocol_flow_control"), func(p *probe, tk *asyncio.T) error {
-		net := simLocalBuffered(tk, 32768)
+		sim := simLocalBuffered(tk, 32768)
 		lost := asyncio.NewEvent()
 		var proto *upperProto
 		server, err := aio.CreateServer(tk, func() aio.Protocol {
 			proto = &upperProto{p: p, lost: lost}
 			return proto
-		}, "127.0.0.1", 0, net)
+		}, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
 		port := portOf(server)
 		p.restart()
-		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", port, net)
+		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
 		if err != nil {
 			return err
 		}
@@ -1176,7 +1181,7 @@ func TestPortProtocolFlowControl(t *testing.T) {
 func TestPortFanoutSemaphore(t *testing.T) {
 	delays := []string{"0.1", "0.7", "0.2", "0.2", "0.5", "0.1"}
 	runPort(t, cpythonTrace("p57_fanout_semaphore"), func(p *probe, tk *asyncio.T) error {
-		net := simLocal(tk)
+		sim := simLocal(tk)
 		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
 			line, err := r.ReadLine(t)
 			if err != nil {
@@ -1203,7 +1208,7 @@ func TestPortFanoutSemaphore(t *testing.T) {
 			w.Close()
 			return w.WaitClosed(t)
 		}
-		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, net)
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
 		if err != nil {
 			return err
 		}
@@ -1218,7 +1223,7 @@ func TestPortFanoutSemaphore(t *testing.T) {
 				}
 				defer sem.Release()
 				p.log("r%d start, semaphore %s", i, pstate(sem))
-				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, net)
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
 				if err != nil {
 					return "", err
 				}
@@ -1266,6 +1271,216 @@ func TestPortFanoutSemaphore(t *testing.T) {
 			return err
 		}
 		p.log("server closed")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p58_server_lifecycle_errors.py
+
+// fragileProto is the program's Fragile(asyncio.Protocol): raising in
+// data_received is a panic in Go.
+type fragileProto struct {
+	aio.BaseProtocol
+	p         *probe
+	transport aio.Transport
+}
+
+func (f *fragileProto) ConnectionMade(tr aio.Transport) { f.transport = tr }
+
+func (f *fragileProto) DataReceived(data []byte) {
+	f.p.log("fragile: data_received %s", pbytes(data))
+	if strings.HasPrefix(string(data), "bad") {
+		panic(newValueError("bad data"))
+	}
+	f.transport.Write([]byte("ok\n"))
+}
+
+func (f *fragileProto) ConnectionLost(err error) {
+	if err != nil {
+		f.p.log("fragile: connection_lost %s", nd(err))
+	} else {
+		f.p.log("fragile: connection_lost None")
+	}
+}
+
+func TestPortServerLifecycleErrors(t *testing.T) {
+	runPort(t, cpythonTrace("p58_server_lifecycle_errors"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		p.l.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			tr, proto := "", ""
+			if ctx.Transport != nil {
+				tr = "transport"
+			}
+			if ctx.Protocol != nil {
+				proto = "protocol"
+			}
+			p.log("exception handler: %s %s %s %s", ctx.Message, nd(ctx.Err), tr, proto)
+		})
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(string(line), "raise") {
+				return newValueError("handler failed")
+			}
+			peer, me := w.ExtraInfo("peername").(*net.TCPAddr), w.ExtraInfo("sockname").(*net.TCPAddr)
+			p.log("server: peer host %s own host %s ports differ %s", peer.IP, me.IP, pb(peer.Port != me.Port))
+			w.Write(line)
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			rest, err := r.Read(t, -1)
+			if err != nil {
+				return err
+			}
+			p.log("server: client's EOF %s at_eof %s", pbytes(rest), pb(r.AtEOF()))
+			w.Close()
+			return nil
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim, aio.WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+		p.log("not serving yet: %s", pb(server.IsServing()))
+		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", port, sim); err != nil {
+			p.log("client refused: %s", nd(err))
+		} else {
+			return errors.New("connected to a server not serving")
+		}
+		server.StartServing()
+		p.log("serving: %s", pb(server.IsServing()))
+
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("raise please\n"))
+		got, err := r.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client after a failed handler reads %s at_eof %s", pbytes(got), pb(r.AtEOF()))
+		w.Close()
+		if err := w.Write([]byte("after close")); err != nil {
+			return err
+		}
+		p.log("write after close: no error, closing %s", pb(w.IsClosing()))
+		if err := w.Drain(tk); isConnectionError(err) {
+			p.log("drain after close: %s", nd(err))
+		} else if err != nil {
+			return err
+		} else {
+			p.log("drain after close: returned")
+		}
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		r, w, err = aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		p.log("client: server host %s", w.ExtraInfo("peername").(*net.TCPAddr).IP)
+		w.Write([]byte("echo me\n"))
+		line, err := r.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("client got %s", pbytes(line))
+		if err := w.WriteEOF(); err != nil {
+			return err
+		}
+		var re *asyncio.RuntimeError
+		if err := w.Write([]byte("more")); errors.As(err, &re) {
+			p.log("write after write_eof: %s", pd(err))
+		} else {
+			return fmt.Errorf("write after write_eof: %v", err)
+		}
+		got, err = r.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client reads %s at_eof %s", pbytes(got), pb(r.AtEOF()))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		fragile, err := aio.CreateServer(tk, func() aio.Protocol { return &fragileProto{p: p} }, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		r, w, err = aio.OpenConnection(tk, "127.0.0.1", portOf(fragile), sim)
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("fine\n"))
+		if line, err = r.ReadLine(tk); err != nil {
+			return err
+		}
+		p.log("client got %s", pbytes(line))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		w.Write([]byte("bad\n"))
+		if got, err = r.Read(tk, -1); err != nil {
+			return err
+		}
+		p.log("client reads %s at_eof %s", pbytes(got), pb(r.AtEOF()))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		fragile.Close()
+		if err := fragile.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		forever := asyncio.CreateTaskErr(tk, server.ServeForever)
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := server.ServeForever(tk); errors.As(err, &re) {
+			p.log("second serve_forever: %s", strings.Replace(pd(err), server.String(), "<Server>", 1))
+		} else {
+			return fmt.Errorf("second serve_forever: %v", err)
+		}
+		forever.Cancel()
+		if _, err := forever.Await(tk); asyncio.IsCancelled(err) {
+			p.log("serve_forever cancelled, serving %s", pb(server.IsServing()))
+		} else {
+			return fmt.Errorf("serve_forever: %v", err)
+		}
+		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", port, sim); err != nil {
+			p.log("client after serve_forever: %s", nd(err))
+		} else {
+			return errors.New("connected after serve_forever")
+		}
+
+		s2, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		if err := aio.WithServer(tk, s2, func() error {
+			p.log("in async with: serving %s", pb(s2.IsServing()))
+			return nil
+		}); err != nil {
+			return err
+		}
+		p.log("after async with: serving %s", pb(s2.IsServing()))
 		return nil
 	})
 }
