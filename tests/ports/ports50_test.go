@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -1481,6 +1482,164 @@ func TestPortServerLifecycleErrors(t *testing.T) {
 			return err
 		}
 		p.log("after async with: serving %s", pb(s2.IsServing()))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p59_taskgroup_requests.py
+
+func TestPortTaskGroupRequests(t *testing.T) {
+	runPort(t, cpythonTrace("p59_taskgroup_requests"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		handlers := map[string]*asyncio.T{}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(first))
+			handlers[name] = t
+			err = func() error {
+				for {
+					var ve *asyncio.ValueError
+					var lerr error
+					for line, err := range r.Lines(t) { // async for line in reader
+						if err != nil {
+							lerr = err
+							break
+						}
+						if strings.HasPrefix(string(line), "SLOW") {
+							if err := asyncio.Sleep(t, time.Second); err != nil {
+								return err
+							}
+						}
+						w.Write(append([]byte("got "), line...))
+					}
+					if errors.As(lerr, &ve) {
+						p.log("server: %s async for ended %s", name, nd(lerr))
+						continue
+					} else if lerr != nil {
+						return lerr
+					}
+					break
+				}
+				p.log("server: %s left, at_eof %s", name, pb(r.AtEOF()))
+				return nil
+			}()
+			if asyncio.IsCancelled(err) {
+				p.log("server: %s handler cancelled", name)
+			}
+			return err
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim, aio.WithStreamLimit(32))
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		readLine := func() string {
+			line, err := r.ReadLine(tk)
+			if err != nil {
+				return "error " + nd(err)
+			}
+			return pbytes(line)
+		}
+		w.WriteLines([]byte("c1\n"), []byte("one\n"), []byte("two\n"))
+		l1 := readLine()
+		p.log("c1 reads %s %s", l1, readLine())
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		w.Write([]byte(strings.Repeat("x", 40) + "\nthree\n"))
+		p.log("c1 reads %s", readLine())
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		handlers["c1"].Cancel()
+		rest, err := r.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("c1 reads %s at_eof %s", pbytes(rest), pb(r.AtEOF()))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		closed, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		closedPort := portOf(closed)
+		closed.Close()
+		if err := closed.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		var cancelled []string
+		request := func(name string, port int, delay time.Duration) func(*asyncio.T) ([]byte, error) {
+			return func(t *asyncio.T) ([]byte, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return nil, err
+				}
+				reader, writer, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return nil, err
+				}
+				writer.Write([]byte(name + "\nSLOW\n"))
+				line, err := reader.ReadLine(t)
+				if asyncio.IsCancelled(err) {
+					cancelled = append(cancelled, name)
+				}
+				writer.Close() // finally
+				if werr := writer.WaitClosed(t); werr != nil && err == nil {
+					err = werr
+				}
+				return line, err
+			}
+		}
+		err = asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			for _, r := range []struct {
+				name  string
+				port  int
+				delay time.Duration
+			}{{"t1", port, 0}, {"t2", closedPort, 200 * ms}, {"t3", port, 100 * ms}} {
+				if _, err := asyncio.Spawn(g, request(r.name, r.port, r.delay)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		// except* OSError: the connection errors are *os.SyscallError.
+		err = asyncio.ExceptStar(err, asyncio.Except[*os.SyscallError](func(eg *asyncio.ExceptionGroup) error {
+			parts := make([]string, len(eg.Errs))
+			for i, e := range eg.Errs {
+				parts[i] = nd(e)
+			}
+			slices.Sort(cancelled)
+			p.log("group: EG(%s)[%s] cancelled while waiting: %s", eg.Msg, strings.Join(parts, ", "), pstrs(cancelled))
+			return nil
+		}))
+		if err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed")
 		return nil
 	})
 }
