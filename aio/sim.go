@@ -83,7 +83,8 @@ const (
 // CreateConnection, OpenConnection, DialConn, CreateServer and
 // StartServer (the TCP calls) to run them on it, from that host. A host
 // reaches another by its name or address, and itself by those or by
-// "localhost", a loopback or a wildcard address, as on a real host. Every
+// "localhost", a loopback or a wildcard address, as on a real host (whose
+// connections, and datagrams, then have loopback addresses). Every
 // method must be called on the loop (from a task or a callback). Closing
 // the loop closes the network and every descriptor it holds.
 type SimNetwork struct {

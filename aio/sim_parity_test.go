@@ -664,3 +664,63 @@ func TestSimParityLoopbackAddresses(t *testing.T) {
 		return nil
 	})
 }
+
+// The same for datagrams (tests/ports p60 printed 10.0.0.1 where CPython
+// prints 127.0.0.1): an endpoint connected through a loopback name has
+// that loopback address as its peer, a datagram sent to a loopback
+// address comes from the loopback address (so the answer passes the
+// connected endpoint's filter), and one sent to the host's own address
+// comes from that address.
+func TestSimParityLoopbackDatagramAddresses(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		h := n.Host("box")
+		server := &collector{}
+		st, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return server }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53}, nil, WithNetwork(h))
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		var peers []string
+		var clients []*collector
+		for _, remote := range []net.IP{net.IPv4(127, 0, 0, 1), net.ParseIP("::1"), nil, net.IPv4(10, 0, 0, 1)} {
+			c := &collector{}
+			ct, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return c }, nil, &net.UDPAddr{IP: remote, Port: 53}, WithNetwork(h))
+			if err != nil {
+				return err
+			}
+			defer ct.Close()
+			peers = append(peers, fmt.Sprint(ct.ExtraInfo("peername")))
+			ct.SendTo([]byte("ping"), nil)
+			clients = append(clients, c)
+		}
+		if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+			return err
+		}
+		for i, from := range server.from { // the answers
+			addr, err := net.ResolveUDPAddr("udp", from)
+			if err != nil {
+				return err
+			}
+			st.SendTo([]byte(fmt.Sprint("pong ", i)), addr)
+		}
+		if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+			return err
+		}
+		got := fmt.Sprintf("peers %v\nserver heard from %v", peers, server.from)
+		for _, c := range clients {
+			got += fmt.Sprintf("\nclient got %v from %v", c.got, c.from)
+		}
+		want := `peers [127.0.0.1:53 [::1]:53 127.0.0.1:53 10.0.0.1:53]
+server heard from [127.0.0.1:49152 [::1]:49153 127.0.0.1:49154 10.0.0.1:49155]
+client got [pong 0] from [127.0.0.1:53]
+client got [pong 1] from [[::1]:53]
+client got [pong 2] from [127.0.0.1:53]
+client got [pong 3] from [10.0.0.1:53]`
+		if got != want {
+			return fmt.Errorf("got:\n%s\nwant:\n%s", got, want)
+		}
+		return nil
+	})
+}

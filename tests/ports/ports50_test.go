@@ -1643,3 +1643,129 @@ func TestPortTaskGroupRequests(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p60_udp_echo.py
+
+// udpEcho is the program's Echo(asyncio.DatagramProtocol).
+type udpEcho struct {
+	aio.BaseDatagramProtocol
+	p         *probe
+	transport aio.DatagramTransport
+}
+
+func (e *udpEcho) ConnectionMade(tr aio.DatagramTransport) { e.transport = tr }
+
+func (e *udpEcho) DatagramReceived(data []byte, addr net.Addr) {
+	e.p.log("server: got %s from %s", pbytes(data), addr.(*net.UDPAddr).IP)
+	switch {
+	case strings.HasPrefix(string(data), "drop"):
+	case strings.HasPrefix(string(data), "slow"):
+		e.p.l.CallLater(300*ms, func() { e.transport.SendTo(bytesUpper(data), addr) })
+	default:
+		e.transport.SendTo(bytesUpper(data), addr)
+	}
+}
+
+func (e *udpEcho) ConnectionLost(err error) { e.p.log("server: connection_lost %s", pnone(err)) }
+
+// udpClient is the program's Client(asyncio.DatagramProtocol).
+type udpClient struct {
+	aio.BaseDatagramProtocol
+	p    *probe
+	name string
+	q    *asyncio.Queue[string]
+}
+
+func (c *udpClient) DatagramReceived(data []byte, addr net.Addr) {
+	c.q.PutNowait(fmt.Sprintf("(%s, '%s')", pbytes(data), addr.(*net.UDPAddr).IP))
+}
+
+func (c *udpClient) ErrorReceived(err error) { c.p.log("%s error_received %s", c.name, nd(err)) }
+
+func (c *udpClient) ConnectionLost(err error) { c.p.log("%s connection_lost %s", c.name, pnone(err)) }
+
+// pnone is str(exc) for an exception that is None here.
+func pnone(err error) string {
+	if err == nil {
+		return "None"
+	}
+	return nd(err)
+}
+
+func TestPortUDPEcho(t *testing.T) {
+	runPort(t, cpythonTrace("p60_udp_echo"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		lo := net.IPv4(127, 0, 0, 1)
+		st, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return &udpEcho{p: p} }, &net.UDPAddr{IP: lo}, nil, sim)
+		if err != nil {
+			return err
+		}
+		port := st.ExtraInfo("sockname").(*net.UDPAddr).Port
+		p.restart()
+		cp := &udpClient{p: p, name: "client", q: asyncio.NewQueue[string](0)}
+		ct, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return cp }, nil, &net.UDPAddr{IP: lo, Port: port}, sim)
+		if err != nil {
+			return err
+		}
+		peer := ct.ExtraInfo("peername").(*net.UDPAddr)
+		p.log("client peer %s same port %s", peer.IP, pb(peer.Port == port))
+		ask := func(msg string) (string, error) {
+			ct.SendTo([]byte(msg), nil)
+			var got string
+			err := asyncio.Timeout(tk, 200*ms, func(*asyncio.TimeoutScope) error {
+				var err error
+				got, err = cp.q.Get(tk)
+				return err
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				return "timeout", nil
+			}
+			return got, err
+		}
+		for _, msg := range []string{"hello", "drop me", "slow one", "bye"} {
+			got, err := ask(msg)
+			if err != nil {
+				return err
+			}
+			p.log("client asks %s -> %s", pbytes([]byte(msg)), got)
+		}
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		late := "None"
+		if cp.q.Len() > 0 {
+			late, _ = cp.q.GetNowait()
+		}
+		p.log("client queue %d %s", cp.q.Len()+1, late)
+
+		st.Close()
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		got, err := ask("anyone?")
+		if err != nil {
+			return err
+		}
+		p.log("client asks %s -> %s", pbytes([]byte("anyone?")), got)
+		p.log("client closing %s", pb(ct.IsClosing()))
+
+		up := &udpClient{p: p, name: "unconnected", q: asyncio.NewQueue[string](0)}
+		ut, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return up }, &net.UDPAddr{IP: lo}, nil, sim)
+		if err != nil {
+			return err
+		}
+		ut.SendTo([]byte("anyone?"), &net.UDPAddr{IP: lo, Port: port})
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("unconnected queue %d", up.q.Len())
+		ut.Close()
+		ct.Close()
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
