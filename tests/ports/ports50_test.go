@@ -1769,3 +1769,130 @@ func TestPortUDPEcho(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p61_reset_and_drain.py
+
+// Drain returns once the buffer is at or below the low mark, as asyncio's;
+// how much is left then depends on how much each send took (768 bytes
+// here, 0 on CPython's loopback), so the program prints only the bound.
+
+func TestPortResetAndDrain(t *testing.T) {
+	const payload = 384 * 1024
+	runPort(t, cpythonTrace("p61_reset_and_drain"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocalBuffered(tk, 32768)
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			cmd, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			if string(cmd) == "reset\n" {
+				w.Transport().PauseReading()
+				if err := asyncio.Sleep(t, 200*ms); err != nil {
+					return err
+				}
+				p.log("server: aborts with unread data")
+				w.Transport().Abort()
+				return nil
+			}
+			if err := setSockBuf(w, syscall.SO_RCVBUF, 32768); err != nil {
+				return err
+			}
+			w.Transport().PauseReading()
+			if err := asyncio.Sleep(t, 400*ms); err != nil {
+				return err
+			}
+			p.restart()
+			p.log("server: reads again")
+			w.Transport().ResumeReading()
+			got, err := r.ReadExactly(t, payload)
+			if err != nil {
+				return err
+			}
+			p.log("server: got %d bytes", len(got))
+			w.Close()
+			return nil
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("reset\n"))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		w.Write([]byte("data the server never reads\n"))
+		if _, err := r.ReadLine(tk); errors.Is(err, syscall.ECONNRESET) {
+			p.log("client readline: %s", nd(err))
+		} else {
+			return fmt.Errorf("readline: %v", err)
+		}
+		p.log("client exception(): %s at_eof %s closing %s", nd(r.Err()), pb(r.AtEOF()), pb(w.IsClosing()))
+		for _, op := range []struct {
+			name string
+			fn   func(*asyncio.T) error
+		}{
+			{"read", func(t *asyncio.T) error { _, err := r.Read(t, -1); return err }},
+			{"drain", w.Drain},
+			{"wait_closed", w.WaitClosed},
+		} {
+			if err := op.fn(tk); isConnectionError(err) {
+				p.log("client %s: %s", op.name, nd(err))
+			} else if err != nil {
+				return err
+			} else {
+				p.log("client %s returned", op.name)
+			}
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.restart()
+		r, w, err = aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		if err := setSockBuf(w, syscall.SO_SNDBUF, 32768); err != nil {
+			return err
+		}
+		w.Write([]byte("slow reader\n"))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		w.Write(make([]byte, payload))
+		high, low := w.Transport().WriteBufferLimits()
+		p.log("client buffered %s limits (%d, %d)", pb(w.Transport().WriteBufferSize() > 0), low, high)
+		if _, err := asyncio.WaitForFunc(tk, 200*ms, func(t *asyncio.T) (struct{}, error) { return noValue, w.Drain(t) }); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("client drain timed out, still buffered %s", pb(w.Transport().WriteBufferSize() > 0))
+		} else {
+			return fmt.Errorf("drain: %v", err)
+		}
+		if err := w.Drain(tk); err != nil {
+			return err
+		}
+		p.log("client drain returned, buffered <= low %s", pb(w.Transport().WriteBufferSize() <= 16384))
+		rest, err := r.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client reads %s", pbytes(rest))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
