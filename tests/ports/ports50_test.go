@@ -1896,3 +1896,116 @@ func TestPortResetAndDrain(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p62_half_close_buffered.py
+
+// counterProto is the program's Counter(asyncio.Protocol).
+type counterProto struct {
+	aio.BaseProtocol
+	p         *probe
+	transport aio.Transport
+	n         int
+}
+
+func (c *counterProto) ConnectionMade(tr aio.Transport) {
+	c.transport = tr
+	c.p.log("server: connection from %s", aio.PeerName(tr).(*net.TCPAddr).IP)
+}
+
+func (c *counterProto) DataReceived(data []byte) { c.n += len(data) }
+
+func (c *counterProto) EOFReceived() bool {
+	c.p.log("server: eof_received after %d bytes, can_write_eof %s", c.n, pb(c.transport.CanWriteEOF()))
+	c.p.l.CallLater(100*ms, c.answer)
+	return true
+}
+
+func (c *counterProto) answer() {
+	c.p.log("server: answers, closing %s", pb(c.transport.IsClosing()))
+	c.transport.Write([]byte(fmt.Sprintf("total %d bytes\n", c.n)))
+	c.transport.Close()
+	c.transport.Close()
+	c.transport.Abort()
+	c.p.log("server: closed, closing %s", pb(c.transport.IsClosing()))
+}
+
+func (c *counterProto) ConnectionLost(err error) { c.p.log("server: connection_lost %s", pnone(err)) }
+
+// piecesProto is the program's Pieces(asyncio.BufferedProtocol).
+type piecesProto struct {
+	aio.BaseProtocol
+	p         *probe
+	done      *asyncio.Future[struct{}]
+	transport aio.Transport
+	buf       []byte
+	pieces    []string
+	hints     map[int]bool
+}
+
+func (c *piecesProto) ConnectionMade(tr aio.Transport) { c.transport = tr }
+
+func (c *piecesProto) GetBuffer(sizeHint int) []byte {
+	c.hints[sizeHint] = true
+	return c.buf
+}
+
+func (c *piecesProto) BufferUpdated(n int) { c.pieces = append(c.pieces, pbytes(c.buf[:n])) }
+
+func (c *piecesProto) EOFReceived() bool {
+	var hints []string
+	for h := range c.hints {
+		hints = append(hints, fmt.Sprint(h))
+	}
+	slices.Sort(hints)
+	c.p.log("client: eof_received, pieces [%s] hints [%s]", strings.Join(c.pieces, ", "), strings.Join(hints, ", "))
+	return false
+}
+
+func (c *piecesProto) ConnectionLost(err error) {
+	c.p.log("client: connection_lost %s closing %s", pnone(err), pb(c.transport.IsClosing()))
+	c.done.SetResult(noValue)
+}
+
+func TestPortHalfCloseBuffered(t *testing.T) {
+	runPort(t, cpythonTrace("p62_half_close_buffered"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		server, err := aio.CreateServer(tk, func() aio.Protocol { return &counterProto{p: p} }, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+		done := asyncio.NewFuture[struct{}](tk)
+		transport, _, err := aio.CreateConnection(tk, func() aio.Protocol {
+			return &piecesProto{p: p, done: done, buf: make([]byte, 4), hints: map[int]bool{}}
+		}, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		transport.Write([]byte("hello "))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		transport.WriteLines([]byte("wor"), []byte("ld"))
+		if err := transport.WriteEOF(); err != nil {
+			return err
+		}
+		p.log("client: wrote eof, closing %s", pb(transport.IsClosing()))
+		var re *asyncio.RuntimeError
+		if err := transport.Write([]byte("more")); errors.As(err, &re) {
+			p.log("client: %s", pd(err))
+		} else {
+			return fmt.Errorf("write after write_eof: %v", err)
+		}
+		if _, err := done.Await(tk); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
