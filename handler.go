@@ -28,6 +28,10 @@ type ExceptionContext struct {
 	// key): an aio.Transport, as for "Unhandled exception in
 	// client_connected_cb".
 	Transport any
+	// Protocol is the protocol concerned, if any (asyncio's "protocol"
+	// key): an aio.Protocol, as for "Fatal error: protocol.data_received()
+	// call failed.".
+	Protocol any
 	// Stack is a goroutine stack that explains the report, if any: for
 	// "Event loop blocked ...", the stack of the goroutine holding the
 	// loop, taken while it was blocked (its top is the blocking call).
@@ -131,6 +135,16 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	}
 	if ctx.Transport != nil {
 		attrs = append(attrs, slog.String("transport", fmt.Sprint(ctx.Transport)))
+	}
+	if ctx.Protocol != nil {
+		// asyncio logs the protocol's repr; a protocol without a String
+		// method is named by its type (its fields may be anything).
+		s, ok := ctx.Protocol.(fmt.Stringer)
+		name := fmt.Sprintf("%T", ctx.Protocol)
+		if ok {
+			name = s.String()
+		}
+		attrs = append(attrs, slog.String("protocol", name))
 	}
 	if ctx.Stack != "" {
 		attrs = append(attrs, slog.String("stack", ctx.Stack))

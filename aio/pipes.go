@@ -126,7 +126,7 @@ func (tr *readPipeTransport) addReader() {
 // and closes at once.
 func (tr *readPipeTransport) fatalError(err error, msg string) {
 	if !errors.Is(err, syscall.EIO) {
-		tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: tr})
+		tr.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: tr, Protocol: tr.protocol})
 	}
 	tr.forceClose(err)
 }

@@ -83,7 +83,8 @@ const (
 // CreateConnection, OpenConnection, DialConn, CreateServer and
 // StartServer (the TCP calls) to run them on it, from that host. A host
 // reaches another by its name or address, and itself by those or by
-// "localhost", a loopback or a wildcard address, as on a real host. Every
+// "localhost", a loopback or a wildcard address, as on a real host (whose
+// connections, and datagrams, then have loopback addresses). Every
 // method must be called on the loop (from a task or a callback). Closing
 // the loop closes the network and every descriptor it holds.
 type SimNetwork struct {
@@ -198,6 +199,27 @@ func isSelfName(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// selfAddrs returns the addresses of a connection a host makes to itself
+// through host, a loopback or wildcard name, as on a real host: the
+// destination is the loopback address named (a wildcard or "localhost":
+// 127.0.0.1, or ::1 for "::"), the source the first loopback address of
+// its family (a dial to 127.0.0.5 comes from 127.0.0.1). Nil for any
+// other name: the hosts' own addresses.
+func selfAddrs(host string) (local, remote net.IP) {
+	if !isSelfName(host) {
+		return nil, nil
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil || ip.To4() != nil && ip.IsUnspecified(): // localhost, 0.0.0.0
+		return net.IPv4(127, 0, 0, 1).To4(), net.IPv4(127, 0, 0, 1).To4()
+	case ip.To4() != nil:
+		return net.IPv4(127, 0, 0, 1).To4(), ip.To4()
+	default: // ::1, ::
+		return net.IPv6loopback, net.IPv6loopback
+	}
 }
 
 // resolve finds the host that host means when used on h: h itself for a
@@ -649,6 +671,9 @@ type simDial struct {
 	timer  *asyncio.TimerHandle
 	conn   *SimConn
 	handed bool
+	// self: a host's dial to itself through a loopback or wildcard
+	// name, whose ends have loopback addresses (selfAddrs).
+	selfLocal, selfRemote net.IP
 }
 
 func (d *simDial) fail(err error) {
@@ -685,6 +710,7 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
 	}
 	n.nextDial++
 	d := &simDial{n: n, seq: n.nextDial, from: h, to: to, addr: addrString(to.ip.String(), port), port: port, fut: asyncio.NewFuture[int](t)}
+	d.selfLocal, d.selfRemote = selfAddrs(host)
 	n.dials[d] = struct{}{}
 	n.tracef("dial %s -> %s", h.name, d.addr)
 	d.syn(0)
@@ -751,7 +777,7 @@ func (d *simDial) arrive(try int) {
 		d.resend(try)
 		return
 	}
-	c, err := n.newConn(d.from, sl)
+	c, err := n.newConn(d.from, sl, d.selfLocal, d.selfRemote)
 	if err != nil {
 		d.fail(fmt.Errorf("connect to %s: %w", d.addr, err))
 		return

@@ -80,7 +80,9 @@ type simSegment struct {
 }
 
 // newConn makes the two socket pairs of a connection from client to sl.
-func (n *SimNetwork) newConn(client *SimHost, sl *simListener) (*SimConn, error) {
+// selfLocal and selfRemote, if not nil, are the loopback addresses of a
+// host's connection to itself (selfAddrs), in place of the hosts' own.
+func (n *SimNetwork) newConn(client *SimHost, sl *simListener, selfLocal, selfRemote net.IP) (*SimConn, error) {
 	a, err := simSocketpair()
 	if err != nil {
 		return nil, err
@@ -108,6 +110,10 @@ func (n *SimNetwork) newConn(client *SimHost, sl *simListener) (*SimConn, error)
 		caddr: &net.TCPAddr{IP: client.ip, Port: cport},
 		saddr: sl.addr,
 		cfd:   a[0], c2: a[1], sfd: b[0], s2: b[1],
+	}
+	if selfLocal != nil {
+		c.caddr.IP = selfLocal
+		c.saddr = &net.TCPAddr{IP: selfRemote, Port: sl.addr.Port}
 	}
 	c.up = &simPipe{c: c, name: "up", from: client, to: sl.host, in: c.c2, out: c.s2, app: c.cfd}
 	c.down = &simPipe{c: c, name: "down", from: sl.host, to: client, in: c.s2, out: c.c2, app: c.sfd}

@@ -70,6 +70,11 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 			return nil, nil, os.NewSyscallError("connect", unix.ENETUNREACH)
 		}
 		raddr = &net.UDPAddr{IP: to.ip, Port: remote.Port}
+		if remote.IP == nil {
+			raddr.IP = net.IPv4(127, 0, 0, 1).To4()
+		} else if _, lo := selfAddrs(remote.IP.String()); lo != nil {
+			raddr.IP = lo // connected through loopback: the peer is the loopback address
+		}
 	}
 	// The transport owns a descriptor, as every fdTransport does, for its
 	// lifecycle alone: one end of a socket pair nobody writes to.
@@ -152,6 +157,13 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 			n.tracef("udp %s -> %s: %d bytes duplicated, due at %v", e.addr, to, len(data), simAddTime(n.loop.Time(), d))
 		}
 		from := e.addr
+		if lo, _ := selfAddrs(to.IP.String()); lo != nil {
+			// Sent to a loopback address: it comes from the loopback
+			// address, as on a real host (for a socket not bound to
+			// another address of its own, which this model does not tell
+			// apart).
+			from = &net.UDPAddr{IP: lo, Port: e.addr.Port}
+		}
 		dest := &net.UDPAddr{IP: dst.ip, Port: to.Port}
 		if d == 0 {
 			// On the spot, as on a real host: the datagram is in the

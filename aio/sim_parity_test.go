@@ -602,3 +602,125 @@ func TestSimParityHTTPHosts(t *testing.T) {
 		return nil
 	})
 }
+
+// A host's connection to itself through a loopback or wildcard name has
+// loopback addresses at both ends, as on a real host (tests/ports p58
+// printed 10.0.0.1 where CPython prints 127.0.0.1): the source is
+// 127.0.0.1 (::1 over IPv6), the destination the loopback address named
+// (127.0.0.1 for a wildcard or "localhost"). Through its own name or
+// address the host's address stays. ConnOf finds the connection by the
+// client's sockname either way.
+func TestSimParityLoopbackAddresses(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		h := n.Host("box")
+		var serverSaw []string
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			serverSaw = append(serverSaw, fmt.Sprintf("%v<-%v", w.ExtraInfo("sockname"), w.ExtraInfo("peername")))
+			w.Close()
+			return nil
+		}, "", 80, WithNetwork(h))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		var clientSaw []string
+		for _, host := range []string{"127.0.0.1", "localhost", "0.0.0.0", "127.0.0.5", "::1", "::", "box", "10.0.0.1"} {
+			r, w, err := OpenConnection(t, host, 80, WithNetwork(h))
+			if err != nil {
+				return fmt.Errorf("dial %s: %v", host, err)
+			}
+			local := w.ExtraInfo("sockname").(net.Addr)
+			if c := n.ConnOf(local); c == nil || c.Client().String() != local.String() {
+				return fmt.Errorf("via %s: ConnOf(%v) = %v", host, local, c)
+			}
+			clientSaw = append(clientSaw, fmt.Sprintf("%s: %v->%v", host, local, w.ExtraInfo("peername")))
+			if _, err := r.Read(t, -1); err != nil {
+				return err
+			}
+			w.Close()
+		}
+		want := []string{
+			"127.0.0.1: 127.0.0.1:49152->127.0.0.1:80",
+			"localhost: 127.0.0.1:49153->127.0.0.1:80",
+			"0.0.0.0: 127.0.0.1:49154->127.0.0.1:80",
+			"127.0.0.5: 127.0.0.1:49155->127.0.0.5:80",
+			"::1: [::1]:49156->[::1]:80",
+			"::: [::1]:49157->[::1]:80",
+			"box: 10.0.0.1:49158->10.0.0.1:80",
+			"10.0.0.1: 10.0.0.1:49159->10.0.0.1:80",
+		}
+		if got := strings.Join(clientSaw, "\n"); got != strings.Join(want, "\n") {
+			return fmt.Errorf("client ends:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+		}
+		for i, s := range serverSaw {
+			_, ends, _ := strings.Cut(want[i], ": ")
+			from, to, _ := strings.Cut(ends, "->")
+			if s != to+"<-"+from {
+				return fmt.Errorf("server end of %s: %s, want %s<-%s", want[i], s, to, from)
+			}
+		}
+		return nil
+	})
+}
+
+// The same for datagrams (tests/ports p60 printed 10.0.0.1 where CPython
+// prints 127.0.0.1): an endpoint connected through a loopback name has
+// that loopback address as its peer, a datagram sent to a loopback
+// address comes from the loopback address (so the answer passes the
+// connected endpoint's filter), and one sent to the host's own address
+// comes from that address.
+func TestSimParityLoopbackDatagramAddresses(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		h := n.Host("box")
+		server := &collector{}
+		st, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return server }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53}, nil, WithNetwork(h))
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		var peers []string
+		var clients []*collector
+		for _, remote := range []net.IP{net.IPv4(127, 0, 0, 1), net.ParseIP("::1"), nil, net.IPv4(10, 0, 0, 1)} {
+			c := &collector{}
+			ct, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return c }, nil, &net.UDPAddr{IP: remote, Port: 53}, WithNetwork(h))
+			if err != nil {
+				return err
+			}
+			defer ct.Close()
+			peers = append(peers, fmt.Sprint(ct.ExtraInfo("peername")))
+			ct.SendTo([]byte("ping"), nil)
+			clients = append(clients, c)
+		}
+		if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+			return err
+		}
+		for i, from := range server.from { // the answers
+			addr, err := net.ResolveUDPAddr("udp", from)
+			if err != nil {
+				return err
+			}
+			st.SendTo([]byte(fmt.Sprint("pong ", i)), addr)
+		}
+		if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+			return err
+		}
+		got := fmt.Sprintf("peers %v\nserver heard from %v", peers, server.from)
+		for _, c := range clients {
+			got += fmt.Sprintf("\nclient got %v from %v", c.got, c.from)
+		}
+		want := `peers [127.0.0.1:53 [::1]:53 127.0.0.1:53 10.0.0.1:53]
+server heard from [127.0.0.1:49152 [::1]:49153 127.0.0.1:49154 10.0.0.1:49155]
+client got [pong 0] from [127.0.0.1:53]
+client got [pong 1] from [[::1]:53]
+client got [pong 2] from [127.0.0.1:53]
+client got [pong 3] from [10.0.0.1:53]`
+		if got != want {
+			return fmt.Errorf("got:\n%s\nwant:\n%s", got, want)
+		}
+		return nil
+	})
+}

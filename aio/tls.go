@@ -375,7 +375,7 @@ func (tr *tlsTransport) deliver(t *asyncio.T, data []byte) bool {
 // ConnectionLost with err once the raw side is gone. It returns false,
 // for readLoop's callers: the reading is over.
 func (tr *tlsTransport) fatal(t *asyncio.T, msg string, err error) bool {
-	t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: tr})
+	t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: tr, Protocol: tr.app})
 	tr.fatalErr = err
 	tr.raw.Abort()
 	return false
@@ -389,7 +389,7 @@ func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		keepOpen := false
 		if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
-			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr, Transport: tr})
+			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr, Transport: tr, Protocol: tr.app})
 		}
 		// As asyncio's SSL protocol: a TLS connection cannot stay
 		// half-open, so EOF always starts the shutdown.

@@ -199,6 +199,9 @@ type flowControl struct {
 	loop           *asyncio.Loop
 	high, low      int
 	protocolPaused bool
+	// transport is the transport whose buffer this is, for the
+	// exception handler's context (asyncio's "transport" key).
+	transport any
 }
 
 func newFlowControl(l *asyncio.Loop) flowControl {
@@ -214,7 +217,7 @@ func (fc *flowControl) maybePause(size int, p any) {
 	}
 	fc.protocolPaused = true
 	if w, ok := p.(WriteFlowControl); ok {
-		fc.callSafely("protocol.pause_writing() failed", w.PauseWriting)
+		fc.callSafely("protocol.pause_writing() failed", p, w.PauseWriting)
 	}
 }
 
@@ -224,14 +227,16 @@ func (fc *flowControl) maybeResume(size int, p any) {
 	}
 	fc.protocolPaused = false
 	if w, ok := p.(WriteFlowControl); ok {
-		fc.callSafely("protocol.resume_writing() failed", w.ResumeWriting)
+		fc.callSafely("protocol.resume_writing() failed", p, w.ResumeWriting)
 	}
 }
 
-func (fc *flowControl) callSafely(msg string, fn func()) {
+// callSafely runs fn, a flow control callback of p, reporting a panic to
+// the exception handler with the transport and the protocol, as asyncio.
+func (fc *flowControl) callSafely(msg string, p any, fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			fc.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: newPanicError(r)})
+			fc.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: newPanicError(r), Transport: fc.transport, Protocol: p})
 		}
 	}()
 	fn()
@@ -341,6 +346,7 @@ type fdSide interface {
 // first, fd is closed with it.
 func (b *fdTransport) init(l *asyncio.Loop, fd int, side fdSide, extra map[string]any) {
 	*b = fdTransport{flowControl: newFlowControl(l), fd: fd, side: side, extra: extra}
+	b.transport = side
 	b.disown = l.OnClose(b.releaseAtLoopClose)
 }
 
@@ -414,7 +420,7 @@ func (b *fdTransport) Abort() { b.forceClose(nil) }
 // transport, as asyncio's _fatal_error ("transport": self).
 func (b *fdTransport) fatalError(err error, msg string) {
 	if !isOSError(err) {
-		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: b.side})
+		b.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: err, Transport: b.side, Protocol: b.side.protocolOf()})
 	}
 	b.forceClose(err)
 }
