@@ -530,7 +530,8 @@ func driveLoop(token uint64, l *Loop) {
 
 // RunUntilComplete runs the loop until aw is done (asyncio's
 // run_until_complete) and returns aw's error: nil on success, the error it
-// failed with, or a *CancelledError. Read a result with aw's Result.
+// failed with, or a *CancelledError. Read a result with aw's Result. An
+// aw of another loop is a *ValueError, as in asyncio (ensure_future).
 func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	if l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
@@ -540,7 +541,7 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	}
 	fc := coreOf(aw, "RunUntilComplete")
 	if fc.loop != l {
-		return runtimeErrorf("The future belongs to a different loop than the one specified as the loop argument")
+		return valueErrorf("The future belongs to a different loop than the one specified as the loop argument")
 	}
 	// The stop is this run's only: a run unwound by a runtime.Goexit in a
 	// task (t.FailNow) leaves it queued, and it must not stop the next run.
