@@ -78,7 +78,8 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
 // remote if not nil (at least one is required). It returns once the
 // protocol's ConnectionMade has run. Options: WithReusePort,
-// WithAllowBroadcast. A nil factory or a port outside 0-65535 is a
+// WithAllowBroadcast. A nil factory, a port outside 0-65535, or a local
+// and a remote address of different families (IPv4 and IPv6) is a
 // *ValueError.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
 	if factory == nil {
@@ -98,6 +99,10 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	}
 	if local == nil && remote == nil {
 		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
+	}
+	if local != nil && remote != nil && local.IP != nil && remote.IP != nil && (local.IP.To4() == nil) != (remote.IP.To4() == nil) {
+		// asyncio finds no (family, proto) pair for both addresses.
+		return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("can not get address information: the local address %v and the remote address %v are of different families", local, remote)}
 	}
 	if o.simHost != nil {
 		return o.simHost.datagramEndpoint(t, factory, local, remote)
