@@ -408,3 +408,18 @@ func TestBaseEvents_test_running_loop_within_a_loop(t *testing.T) {
 	noErr(t, outer.RunUntilComplete(task), "nested run")
 	check(t, ran, "the inner loop ran its callback")
 }
+
+func TestBaseEvents_test_env_var_debug(t *testing.T) {
+	// PYTHONASYNCIODEBUG is GOASYNCIODEBUG (asyncio.DebugEnv), read by
+	// every NewLoop: empty or unset, no debug mode; non-empty, debug mode.
+	// (-E and -X dev are Python interpreter flags.)
+	for _, c := range []struct {
+		value string
+		want  bool
+	}{{"", false}, {"1", true}} {
+		t.Setenv(asyncio.DebugEnv, c.value)
+		l := asyncio.NewLoop()
+		eq(t, l.Debug(), c.want, asyncio.DebugEnv+"="+c.value)
+		noErr(t, l.Close(), "close")
+	}
+}
