@@ -467,9 +467,10 @@ func TestFUT11_FutureOfAnotherLoop(t *testing.T) {
 	if err := l.RunUntilComplete(tk); err != nil {
 		t.Fatal(err)
 	}
+	// run_until_complete goes through ensure_future: a ValueError.
 	err := l.RunUntilComplete(foreign)
-	r.log("RunUntilComplete: %v", errors.Is(err, ErrRuntime))
-	checkEvents(t, []string{"await: runtime=true attached=true", "RunUntilComplete: true"}, &r)
+	r.log("RunUntilComplete: value=%v", errors.Is(err, ErrValue))
+	checkEvents(t, []string{"await: runtime=true attached=true", "RunUntilComplete: value=true"}, &r)
 }
 
 func TestFUT7_CancelledErrorStoredAsException(t *testing.T) {
