@@ -464,3 +464,22 @@ type nodelayProto struct {
 }
 
 func (p *nodelayProto) ConnectionMade(tr aio.Transport) { p.accepted.SetResult(tr) }
+
+func TestBaseEvents_test_create_server_empty_host(t *testing.T) {
+	// CPython looks host '' up as None: every interface, IPv6 included.
+	// Here (README divergence) "" listens on 0.0.0.0 only: one IPv4
+	// wildcard listener, and the resolver is not asked.
+	run(t, func(tk *asyncio.T) error {
+		r := &fakeResolver{}
+		srv, err := aio.CreateServer(tk, baseMyProto, "", 0, aio.WithResolver(r))
+		if err != nil {
+			return err
+		}
+		addr, _ := srv.Addr().(*net.TCPAddr)
+		check(t, addr != nil && addr.IP.Equal(net.IPv4zero), "listening on 0.0.0.0: ", srv.Addr())
+		eq(t, len(srv.Sockets()), 1, "listeners")
+		eq(t, r.calls, 0, "getaddrinfo calls")
+		srv.Close()
+		return srv.WaitClosed(tk)
+	})
+}
