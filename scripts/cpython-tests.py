@@ -74,6 +74,7 @@ FILES = [
     ("test_staggered.py", "Staggered"),
     ("test_ssl.py", "SSL"),
     ("test_sslproto.py", "SSLProto"),
+    ("test_events.py", "Events"),
 ]
 
 # The test methods of the CPython 3.14 files, which the 3.13 sources do not
