@@ -361,9 +361,11 @@ func WithDeferredServing() Option {
 // stream socket: anything else is a *ValueError. fd is made non-blocking
 // and belongs to the transport or server from then on, which closes it.
 // A Unix server removes the socket file fd is bound to when it closes, as
-// for a path (unless WithKeepSocketFile).
+// for a path (unless WithKeepSocketFile). CreateDatagramEndpoint takes a
+// datagram socket (bound, perhaps connected), with nil local and remote
+// addresses and without WithReusePort or WithAllowBroadcast.
 func WithSocket(fd int) Option {
-	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe, func(o *options) { o.sock = fd })
+	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe|callCreateDatagramEndpoint, func(o *options) { o.sock = fd })
 }
 
 // WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the
