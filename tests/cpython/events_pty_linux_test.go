@@ -169,10 +169,10 @@ func TestEvents_test_bidirectional_pty(t *testing.T) {
 		noErr(t, syscall.SetNonblock(mfd, true))
 		var data []byte
 		steps := []struct {
-			write   func()
-			until   func() bool
-			data    string
-			nbytes  int
+			write  func()
+			until  func() bool
+			data   string
+			nbytes int
 		}{
 			{func() { noErr(t, writeTransport.Write([]byte("1"))) }, func() bool { return readerPoll(t, mfd, &data) >= 1 }, "1", 0},
 			{func() { _, err := master.Write([]byte("a")); noErr(t, err) }, func() bool { return readProto.nbytes >= 1 }, "1", 1},
