@@ -400,4 +400,3 @@ func TestEvents_test_subprocess_wait_no_same_group(t *testing.T) {
 		return nil
 	})
 }
-
