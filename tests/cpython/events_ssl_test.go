@@ -315,6 +315,8 @@ func testCreateServerSSLVerified(t *testing.T, unixSocket bool) {
 	})
 }
 
-func TestEvents_test_create_unix_server_ssl_verified(t *testing.T) { testCreateServerSSLVerified(t, true) }
+func TestEvents_test_create_unix_server_ssl_verified(t *testing.T) {
+	testCreateServerSSLVerified(t, true)
+}
 
 func TestEvents_test_create_server_ssl_verified(t *testing.T) { testCreateServerSSLVerified(t, false) }
