@@ -234,8 +234,7 @@ func TestEvents_test_handle(t *testing.T) {
 func TestEvents_test_callback_with_exception(t *testing.T) {
 	l := newLoop(t)
 	r := (&recorder{}).handle(l)
-	var h *asyncio.Handle
-	h = l.CallSoon(func() { panic(exc("ValueError")) })
+	h := l.CallSoon(func() { panic(exc("ValueError")) })
 	l.CallSoon(l.Stop)
 	noErr(t, l.RunForever())
 	if len(r.contexts) != 1 {
