@@ -8,11 +8,13 @@ package cpython
 // blocking connect to a listening socket completes without the loop.
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -450,3 +452,95 @@ func TestEvents_test_connect_accepted_socket_ssl_timeout_for_plain_socket(t *tes
 
 // supportLoopbackTimeout is test.support.LOOPBACK_TIMEOUT.
 const supportLoopbackTimeout = 10 * time.Second
+
+// findUnusedPort is socket_helper.find_unused_port(): a port that was
+// free a moment ago.
+func findUnusedPort(t *testing.T) int {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	noErr(t, syscall.Bind(fd, loopback4(0)))
+	_, port := getsockname(t, fd)
+	return port
+}
+
+func TestEvents_test_create_connection_local_addr(t *testing.T) {
+	run(t, func(tk *asyncio.T) error {
+		return withServer(t, tk, false, func(h *httpd) error {
+			port := findUnusedPort(t)
+			pr := newMyProto(t, tk)
+			tr, _, err := aio.CreateConnection(tk, func() aio.Protocol { return pr }, h.host, h.port, aio.WithLocalAddr(h.host, port))
+			if err != nil {
+				return err
+			}
+			expected := aio.SockName(pr.transport).(*net.TCPAddr).Port
+			eq(t, expected, port)
+			tr.Close()
+			return nil
+		})
+	})
+}
+
+// fakeLocalResolver is the tests' getaddrinfo replacement: the local
+// host's addresses are given, every other name is looked up as usual.
+type fakeLocalResolver struct {
+	host string
+	ips  []net.IP
+}
+
+func (r fakeLocalResolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error) {
+	if host != r.host {
+		return net.DefaultResolver.LookupIPAddr(ctx, host)
+	}
+	var out []net.IPAddr
+	for _, ip := range r.ips {
+		out = append(out, net.IPAddr{IP: ip})
+	}
+	return out, nil
+}
+
+func TestEvents_test_create_connection_local_addr_skip_different_family(t *testing.T) {
+	// See https://github.com/python/cpython/issues/86508
+	port1 := findUnusedPort(t)
+	port2 := findUnusedPort(t)
+	run(t, func(tk *asyncio.T) error {
+		// getaddrinfo of the local address: ::1, then 127.0.0.1
+		r := fakeLocalResolver{"local.test", []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}}
+		_, _, err := aio.CreateConnection(tk, func() aio.Protocol { return newMyProto(t, tk) }, "localhost", port1,
+			aio.WithLocalAddr("local.test", port2), aio.WithResolver(r))
+		// OSError: each attempt binds to its family's address, and the
+		// connect is refused
+		check(t, errors.Is(err, syscall.ECONNREFUSED), "OSError: ", err)
+		return nil
+	})
+}
+
+func TestEvents_test_create_connection_local_addr_nomatch_family(t *testing.T) {
+	// See https://github.com/python/cpython/issues/86508
+	port1 := findUnusedPort(t)
+	port2 := findUnusedPort(t)
+	run(t, func(tk *asyncio.T) error {
+		// getaddrinfo of the local address: ::1 only
+		r := fakeLocalResolver{"local.test", []net.IP{net.IPv6loopback}}
+		_, _, err := aio.CreateConnection(tk, func() aio.Protocol { return newMyProto(t, tk) }, "localhost", port1,
+			aio.WithLocalAddr("local.test", port2), aio.WithResolver(r))
+		// OSError: the IPv4 attempt has no local address to bind to (an
+		// IPv6 one, if localhost has ::1, is refused)
+		check(t, err != nil && strings.Contains(err.Error(), "no matching local address with family=AF_INET found"), "OSError: ", err)
+		return nil
+	})
+}
+
+func TestEvents_test_create_connection_local_addr_in_use(t *testing.T) {
+	run(t, func(tk *asyncio.T) error {
+		return withServer(t, tk, false, func(h *httpd) error {
+			_, _, err := aio.CreateConnection(tk, func() aio.Protocol { return newMyProto(t, tk) }, h.host, h.port,
+				aio.WithLocalAddr(h.host, h.port))
+			check(t, errors.Is(err, syscall.EADDRINUSE), "errno EADDRINUSE: ", err)
+			check(t, err != nil && strings.Contains(err.Error(), net.JoinHostPort(h.host, strconv.Itoa(h.port))), "the address in the message: ", err)
+			return nil
+		})
+	})
+}
