@@ -7,8 +7,12 @@ package cpython
 // here the loop's selector is the platform's, once. The loop tests run on a
 // virtual-time loop (asyncio.NewTestLoop); where a signal or another
 // goroutine must reach the loop, the loop holds ExpectExternal until it
-// has. The file is Unix-only: its socket, pipe, pty
-// and signal tests need Unix, as most of CPython's do.
+// has. The loop, handle, reader/writer and signal tests are here; the
+// socket tests in events_net_test.go, the datagram ones in
+// events_dgram_test.go, TLS in events_ssl_test.go, pipes in
+// events_pipe_test.go, ptys in events_pty_linux_test.go and
+// SubprocessTestsMixin in events_subprocess_linux_test.go. Unix-only, as
+// most of CPython's are (signals, socketpairs, pipes).
 
 import (
 	"bytes"
