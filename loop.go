@@ -346,6 +346,9 @@ func (l *Loop) CallSoon(fn func()) *Handle {
 	if fn == nil {
 		panic(valueErrorf("CallSoon: nil callback"))
 	}
+	// Callbacks scheduled by CallSoonThreadsafe before this call run
+	// before it, as in asyncio, where both append to the one ready queue.
+	l.drainThreadsafe()
 	h := l.newHandle(fn)
 	l.ready.push(handleEntry(h))
 	return h

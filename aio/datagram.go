@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/go-asyncio/asyncio"
 	"golang.org/x/sys/unix"
@@ -76,11 +77,12 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 
 // CreateDatagramEndpoint creates a UDP endpoint (asyncio's
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
-// remote if not nil (at least one is required). It returns once the
-// protocol's ConnectionMade has run. Options: WithReusePort,
-// WithAllowBroadcast. A nil factory, a port outside 0-65535, or a local
-// and a remote address of different families (IPv4 and IPv6) is a
-// *ValueError.
+// remote if not nil (at least one is required), or on WithSocket's
+// datagram socket as it is (asyncio's sock=; local and remote nil). It
+// returns once the protocol's ConnectionMade has run. Options:
+// WithReusePort, WithAllowBroadcast, WithSocket. A nil factory, a port
+// outside 0-65535, or a local and a remote address of different families
+// (IPv4 and IPv6) is a *ValueError.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateDatagramEndpoint")
@@ -97,34 +99,44 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	if err != nil {
 		return nil, nil, err
 	}
-	if local == nil && remote == nil {
-		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
-	}
-	if local != nil && remote != nil && local.IP != nil && remote.IP != nil && (local.IP.To4() == nil) != (remote.IP.To4() == nil) {
-		// asyncio finds no (family, proto) pair for both addresses.
-		return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("can not get address information: the local address %v and the remote address %v are of different families", local, remote)}
-	}
-	if o.simHost != nil {
-		return o.simHost.datagramEndpoint(t, factory, local, remote)
-	}
-	family := unix.AF_INET
-	for _, a := range []*net.UDPAddr{local, remote} {
-		if a != nil && a.IP != nil && a.IP.To4() == nil {
-			family = unix.AF_INET6
-		}
-	}
-	fd, err := newSocket(family, unix.SOCK_DGRAM)
-	if err != nil {
-		return nil, nil, err
-	}
+	var fd int
 	owned := false // by the transport; until then closed on any exit
-	defer func() {
-		if !owned {
-			unix.Close(fd)
+	if o.sock >= 0 {
+		// asyncio's sock=: the socket as it is, checked before it is
+		// touched; the caller keeps it if this fails.
+		if err := adoptDatagramSocket(o.sock, local, remote, o); err != nil {
+			return nil, nil, err
 		}
-	}()
-	if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
-		return nil, nil, err
+		fd, owned = o.sock, true
+	} else {
+		if local == nil && remote == nil {
+			return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
+		}
+		if local != nil && remote != nil && local.IP != nil && remote.IP != nil && (local.IP.To4() == nil) != (remote.IP.To4() == nil) {
+			// asyncio finds no (family, proto) pair for both addresses.
+			return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("can not get address information: the local address %v and the remote address %v are of different families", local, remote)}
+		}
+		if o.simHost != nil {
+			return o.simHost.datagramEndpoint(t, factory, local, remote)
+		}
+		family := unix.AF_INET
+		for _, a := range []*net.UDPAddr{local, remote} {
+			if a != nil && a.IP != nil && a.IP.To4() == nil {
+				family = unix.AF_INET6
+			}
+		}
+		fd, err = newSocket(family, unix.SOCK_DGRAM)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			if !owned {
+				unix.Close(fd)
+			}
+		}()
+		if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
+			return nil, nil, err
+		}
 	}
 	p, err := newProtocol("CreateDatagramEndpoint", factory)
 	if err != nil {
@@ -132,7 +144,7 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	}
 	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")})
 	owned = true
-	if remote != nil {
+	if remote != nil || (o.sock >= 0 && peerAddr(fd, "udp") != nil) {
 		tr.remote = peerAddr(fd, "udp")
 		tr.extra["peername"] = tr.remote
 	}
@@ -156,6 +168,36 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 		return nil, nil, err
 	}
 	return tr, p, nil
+}
+
+// adoptDatagramSocket checks WithSocket's fd for CreateDatagramEndpoint,
+// as asyncio checks sock=: a datagram socket, without the arguments that
+// would modify it; then makes it non-blocking.
+func adoptDatagramSocket(fd int, local, remote *net.UDPAddr, o *options) error {
+	var problems []string
+	if local != nil {
+		problems = append(problems, fmt.Sprintf("local_addr=%v", local))
+	}
+	if remote != nil {
+		problems = append(problems, fmt.Sprintf("remote_addr=%v", remote))
+	}
+	if o.reusePort {
+		problems = append(problems, "reuse_port=True")
+	}
+	if o.allowBroadcast {
+		problems = append(problems, "allow_broadcast=True")
+	}
+	if len(problems) > 0 {
+		return &asyncio.ValueError{Msg: fmt.Sprintf("socket modifier keyword arguments can not be used when sock is specified. (%s)", strings.Join(problems, ", "))}
+	}
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil || typ != unix.SOCK_DGRAM {
+		return &asyncio.ValueError{Msg: fmt.Sprintf("A datagram socket was expected, got fd %d", fd)}
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return os.NewSyscallError("fcntl", err)
+	}
+	return nil
 }
 
 // setupDatagramSocket sets the options, binds and connects, in asyncio's

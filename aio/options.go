@@ -142,6 +142,7 @@ type options struct {
 	deferServing       bool
 	keepSocketFile     bool
 	sock               int // WithSocket's fd; -1: none
+	localAddr          *localAddrOption
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (nil: not
 	// given; any given value is checked, 0 too), applied once all options
 	// are known, so order does not matter; tlsShutdownTimeout is
@@ -194,6 +195,17 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	}
 	if o.maxWriteBuffer < 0 {
 		return nil, &asyncio.ValueError{Msg: "WithMaxWriteBuffer: the limit must be > 0"}
+	}
+	if o.localAddr != nil {
+		switch {
+		case o.sock >= 0:
+			return nil, &asyncio.ValueError{Msg: call + ": WithLocalAddr and WithSocket cannot be given together (the socket is already bound)"}
+		case o.simHost != nil:
+			return nil, &asyncio.ValueError{Msg: call + ": WithLocalAddr is not supported on a simulated network (WithNetwork)"}
+		}
+		if err := checkPort(o.localAddr.port); err != nil {
+			return nil, err
+		}
 	}
 	if o.resolver == nil {
 		return nil, &asyncio.ValueError{Msg: call + ": WithResolver(nil): the resolver must not be nil (leave the option out for net.DefaultResolver)"}
@@ -361,9 +373,11 @@ func WithDeferredServing() Option {
 // stream socket: anything else is a *ValueError. fd is made non-blocking
 // and belongs to the transport or server from then on, which closes it.
 // A Unix server removes the socket file fd is bound to when it closes, as
-// for a path (unless WithKeepSocketFile).
+// for a path (unless WithKeepSocketFile). CreateDatagramEndpoint takes a
+// datagram socket (bound, perhaps connected), with nil local and remote
+// addresses and without WithReusePort or WithAllowBroadcast.
 func WithSocket(fd int) Option {
-	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe, func(o *options) { o.sock = fd })
+	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe|callCreateDatagramEndpoint, func(o *options) { o.sock = fd })
 }
 
 // WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the
@@ -412,6 +426,26 @@ func WithMaxWriteBuffer(n int) Option {
 		}
 		o.maxWriteBuffer = n
 	})
+}
+
+// localAddrOption is WithLocalAddr's address.
+type localAddrOption struct {
+	host string
+	port int
+}
+
+// WithLocalAddr makes CreateConnection and OpenConnection bind
+// the client socket to host:port before connecting (asyncio's
+// local_addr=): host is looked up as the remote host is, and each attempt
+// binds to the first of its addresses of the attempt's family that it
+// can. An attempt with no address of its family fails ("no matching local
+// address with family=AF_INET6 found"), a failed bind with the address
+// and the errno ("error while attempting to bind on address
+// 127.0.0.1:8080: address already in use", errors.Is EADDRINUSE). Port 0
+// lets the system choose. A port outside 0-65535 is a *ValueError, and so
+// is the option with WithSocket or WithNetwork.
+func WithLocalAddr(host string, port int) Option {
+	return option("WithLocalAddr", tcpConnect, func(o *options) { o.localAddr = &localAddrOption{host, port} })
 }
 
 // WithResolver makes CreateConnection, OpenConnection, DialConn,

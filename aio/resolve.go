@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -61,7 +62,59 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if o.interleaves() {
 		ips = interleaveFamilies(ips, o.interleaveCount())
 	}
-	return connectAny(t, ips, port, o.happyEyeballsDelay)
+	local, err := resolveLocal(t, o)
+	if err != nil {
+		return -1, err
+	}
+	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local)
+}
+
+// localBind is WithLocalAddr resolved: the addresses to bind to, and the
+// port.
+type localBind struct {
+	ips  []net.IP
+	port int
+}
+
+// resolveLocal looks up WithLocalAddr's host (nil without the option).
+func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
+	if o.localAddr == nil {
+		return nil, nil
+	}
+	host := o.localAddr.host
+	if host == "" {
+		host = "0.0.0.0" // asyncio's local_addr=(None, port): the wildcard
+	}
+	ips, err := resolveHost(t, o.resolver, host)
+	if err != nil {
+		return nil, err
+	}
+	return &localBind{ips, o.localAddr.port}, nil
+}
+
+// bindLocal binds fd, of family, to the first address of local of that
+// family it can (asyncio's _connect_sock).
+func bindLocal(fd, family int, local *localBind) error {
+	var last error
+	for _, ip := range local.ips {
+		sa, f := sockaddrFor(ip, local.port)
+		if f != family {
+			continue // skip local addresses of different family
+		}
+		err := unix.Bind(fd, sa)
+		if err == nil {
+			return nil
+		}
+		last = fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err))
+	}
+	if last != nil {
+		return last
+	}
+	name := "AF_INET"
+	if family == unix.AF_INET6 {
+		name = "AF_INET6"
+	}
+	return fmt.Errorf("no matching local address with family=%s found", name)
 }
 
 // addrString formats host:port for messages.
@@ -107,9 +160,15 @@ func interleaveFamilies(addrs []net.IP, firstCount int) []net.IP {
 // connectAny connects to one of ips:port: one after the other when delay
 // <= 0 or there is one address, else with staggered, racing attempts.
 func connectAny(t *asyncio.T, ips []net.IP, port int, delay time.Duration) (int, error) {
+	return connectAnyFrom(t, ips, port, delay, nil)
+}
+
+// connectAnyFrom is connectAny binding each socket to local first (nil:
+// no bind).
+func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind) (int, error) {
 	attempt := func(t *asyncio.T, i int) (int, error) {
 		sa, family := sockaddrFor(ips[i], port)
-		fd, err := dialOne(t, family, sa)
+		fd, err := dialOneFrom(t, family, sa, local)
 		if err != nil && !asyncio.IsCancelled(err) {
 			err = fmt.Errorf("connect to %s: %w", addrString(ips[i].String(), port), err)
 		}

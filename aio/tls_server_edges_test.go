@@ -557,7 +557,8 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 		{WithInterleave(1), append([]string{"DialConn"}, tcpConnects...)},
 		{WithBacklog(5), cat(tcpServers, unixServers)},
 		{WithDeferredServing(), cat(tcpServers, unixServers)},
-		{WithSocket(fd), streams},
+		{WithSocket(fd), append([]string{"CreateDatagramEndpoint"}, streams...)},
+		{WithLocalAddr("127.0.0.1", 0), tcpConnects},
 		{WithKeepSocketFile(), unixServers},
 		{WithReusePort(), append([]string{"CreateDatagramEndpoint"}, tcpServers...)},
 		{WithAllowBroadcast(), []string{"CreateDatagramEndpoint"}},
@@ -712,5 +713,5 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 		log = append(log, fmt.Sprintf("WithSocket's descriptor was closed: %v", err))
 	}
-	expectLog(t, []string{"refused 285, accepted 156", "StartTLS's transport plain and open: true"}, log)
+	expectLog(t, []string{"refused 303, accepted 159", "StartTLS's transport plain and open: true"}, log)
 }

@@ -827,6 +827,12 @@ func (tr *datagramTransport) String() string { return tr.describe("datagramTrans
 // socket is closed, and so it is if the loop closes during the connect
 // (the deferred close runs while Close unwinds t).
 func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
+	return dialOneFrom(t, family, sa, nil)
+}
+
+// dialOneFrom is dialOne binding the socket to local first (nil: no
+// bind).
+func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (int, error) {
 	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
 		return -1, err
@@ -839,6 +845,11 @@ func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 			unix.Close(fd)
 		}
 	}()
+	if local != nil {
+		if err := bindLocal(fd, family, local); err != nil {
+			return -1, err
+		}
+	}
 	if err := sockConnect(t, fd, sa); err != nil {
 		return -1, err
 	}
@@ -923,7 +934,11 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if o.tlsNeedsServerName() {
 			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
 		}
-		fd, err := connectAny(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay)
+		local, err := resolveLocal(t, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		fd, err := connectAnyFrom(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay, local)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -75,6 +75,7 @@ FILES = [
     ("test_ssl.py", "SSL"),
     ("test_sslproto.py", "SSLProto"),
     ("test_base_events.py", "BaseEvents"),
+    ("test_events.py", "Events"),
 ]
 
 # The test methods of the CPython 3.14 files, which the 3.13 sources do not

@@ -258,27 +258,27 @@ func TestBaseEvents_test_create_server_cant_bind(t *testing.T) {
 	})
 }
 
-// myDatagramProto is MyDatagramProto: INITIAL, INITIALIZED, CLOSED, and
+// baseDatagramProto is test_base_events.py's MyDatagramProto: INITIAL, INITIALIZED, CLOSED, and
 // done once the connection is lost.
-type myDatagramProto struct {
+type baseDatagramProto struct {
 	aio.BaseDatagramProtocol
 	state string
 	done  *asyncio.Future[struct{}]
 }
 
-func newMyDatagramProto(tk *asyncio.T) *myDatagramProto {
-	return &myDatagramProto{state: "INITIAL", done: asyncio.NewFuture[struct{}](tk)}
+func newBaseDatagramProto(tk *asyncio.T) *baseDatagramProto {
+	return &baseDatagramProto{state: "INITIAL", done: asyncio.NewFuture[struct{}](tk)}
 }
 
-func (p *myDatagramProto) ConnectionMade(aio.DatagramTransport) { p.state = "INITIALIZED" }
-func (p *myDatagramProto) ConnectionLost(error) {
+func (p *baseDatagramProto) ConnectionMade(aio.DatagramTransport) { p.state = "INITIALIZED" }
+func (p *baseDatagramProto) ConnectionLost(error) {
 	p.state = "CLOSED"
 	p.done.SetResult(struct{}{})
 }
 
 func TestBaseEvents_test_create_datagram_endpoint_allow_broadcast(t *testing.T) {
 	run(t, func(tk *asyncio.T) error {
-		proto := newMyDatagramProto(tk)
+		proto := newBaseDatagramProto(tk)
 		tr, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return proto }, nil,
 			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}, aio.WithAllowBroadcast())
 		if err != nil {
@@ -317,7 +317,7 @@ func TestBaseEvents_test_create_datagram_endpoint_cant_bind(t *testing.T) {
 			return err
 		}
 		defer pc.Close()
-		_, _, err = aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return newMyDatagramProto(tk) },
+		_, _, err = aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return newBaseDatagramProto(tk) },
 			pc.LocalAddr().(*net.UDPAddr), nil)
 		check(t, errors.Is(err, syscall.EADDRINUSE), "bind error, got ", err)
 		return nil
@@ -343,7 +343,7 @@ func TestBaseEvents_test_create_datagram_endpoint_sockopts(t *testing.T) {
 	// removed from asyncio, has no counterpart.)
 	run(t, func(tk *asyncio.T) error {
 		local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
-		proto := newMyDatagramProto(tk)
+		proto := newBaseDatagramProto(tk)
 		tr, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return proto }, local, nil)
 		if err != nil {
 			return err
@@ -356,7 +356,7 @@ func TestBaseEvents_test_create_datagram_endpoint_sockopts(t *testing.T) {
 		}
 		eq(t, proto.state, "CLOSED")
 
-		proto = newMyDatagramProto(tk)
+		proto = newBaseDatagramProto(tk)
 		tr, _, err = aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return proto }, local, nil,
 			aio.WithReusePort(), aio.WithAllowBroadcast())
 		if err != nil {
