@@ -483,3 +483,108 @@ func TestBaseEvents_test_create_server_empty_host(t *testing.T) {
 		return srv.WaitClosed(tk)
 	})
 }
+
+// hostResolver is a getaddrinfo coroutine that answers by host name (an
+// unknown host gets an empty list).
+type hostResolver map[string][]net.IPAddr
+
+func (r hostResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	return r[host], nil
+}
+
+func TestBaseEvents_test_create_connection_no_local_addr(t *testing.T) {
+	// local_addr=(None, 8080) whose lookup gives nothing: an OSError. The
+	// Go option's "" host is the wildcard without a lookup, so the local
+	// host here is a name that resolves to nothing.
+	run(t, func(tk *asyncio.T) error {
+		r := hostResolver{"example.com": {{IP: net.IPv4(107, 6, 106, 82)}, {IP: net.IPv4(107, 6, 106, 82)}}}
+		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", 80, aio.WithResolver(r), aio.WithLocalAddr("local.example", 0))
+		check(t, err != nil && !errors.Is(err, asyncio.ErrValue), "an OSError, got ", err)
+		if err != nil {
+			check(t, regexp.MustCompile(`getaddrinfo\(\) returned empty list`).MatchString(err.Error()), "message ", err)
+		}
+		return nil
+	})
+}
+
+func TestBaseEvents_test_create_connection_multiple_errors_local_addr(t *testing.T) {
+	// Two local addresses, the bind to the first fails (CPython's mocked
+	// bind of 0.0.0.1; here an address that is not this host's), the
+	// second binds; both connects fail (CPython's mocked sock_connect;
+	// here a closed port): "Multiple exceptions: ...". all_errors=True has
+	// no counterpart (aio returns the joined error).
+	run(t, func(tk *asyncio.T) error {
+		port := closedPort(t)
+		r := hostResolver{
+			"example.com":   {{IP: net.IPv4(127, 0, 0, 1)}, {IP: net.IPv4(127, 0, 0, 2)}},
+			"local.example": {{IP: net.IPv4(192, 0, 2, 1)}, {IP: net.IPv4(127, 0, 0, 1)}},
+		}
+		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r),
+			aio.WithLocalAddr("local.example", 0), aio.WithHappyEyeballsDelay(0))
+		check(t, err != nil && regexp.MustCompile(`^Multiple exceptions: `).MatchString(err.Error()), "error ", err)
+		check(t, errors.Is(err, syscall.ECONNREFUSED), "the connects' errors are kept: ", err)
+		return nil
+	})
+}
+
+func TestBaseEvents_test_create_datagram_endpoint_wrong_sock(t *testing.T) {
+	run(t, func(tk *asyncio.T) error {
+		fd := rawSocket(t, unix.AF_INET, unix.SOCK_STREAM)
+		defer unix.Close(fd)
+		_, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return aio.BaseDatagramProtocol{} }, nil, nil, aio.WithSocket(fd))
+		check(t, errors.Is(err, asyncio.ErrValue) && regexp.MustCompile(`A datagram socket was expected`).MatchString(err.Error()), "ValueError, got ", err)
+		return nil
+	})
+}
+
+func TestBaseEvents_test_create_datagram_endpoint_sock(t *testing.T) {
+	run(t, func(tk *asyncio.T) error {
+		fd := rawSocket(t, unix.AF_INET, unix.SOCK_DGRAM)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		proto := newBaseDatagramProto(tk)
+		tr, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return proto }, nil, nil, aio.WithSocket(fd))
+		if err != nil {
+			unix.Close(fd)
+			return err
+		}
+		tr.Close()
+		if _, err := proto.done.Await(tk); err != nil {
+			return err
+		}
+		eq(t, proto.state, "CLOSED")
+		return nil
+	})
+}
+
+func TestBaseEvents_test_create_datagram_endpoint_sock_sockopts(t *testing.T) {
+	// sock= with local_addr, remote_addr, reuse_port or allow_broadcast:
+	// a ValueError each (family=, proto= and flags= are Python arguments
+	// aio does not have). The socket is a real datagram socket, left as it
+	// was.
+	run(t, func(tk *asyncio.T) error {
+		fd := rawSocket(t, unix.AF_INET, unix.SOCK_DGRAM)
+		defer unix.Close(fd)
+		factory := func() aio.DatagramProtocol { return aio.BaseDatagramProtocol{} }
+		addr := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
+		for _, c := range []struct {
+			name          string
+			local, remote *net.UDPAddr
+			opts          []aio.Option
+		}{
+			{"local_addr", addr, nil, nil},
+			{"remote_addr", nil, addr, nil},
+			{"reuse_port", nil, nil, []aio.Option{aio.WithReusePort()}},
+			{"allow_broadcast", nil, nil, []aio.Option{aio.WithAllowBroadcast()}},
+		} {
+			_, _, err := aio.CreateDatagramEndpoint(tk, factory, c.local, c.remote, append([]aio.Option{aio.WithSocket(fd)}, c.opts...)...)
+			check(t, errors.Is(err, asyncio.ErrValue), c.name, " with sock: ValueError, got ", err)
+		}
+		if _, err := unix.Getsockname(fd); err != nil {
+			t.Errorf("the socket was closed: %v", err)
+		}
+		return nil
+	})
+}
