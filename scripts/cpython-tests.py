@@ -76,6 +76,8 @@ FILES = [
     ("test_sslproto.py", "SSLProto"),
     ("test_base_events.py", "BaseEvents"),
     ("test_events.py", "Events"),
+    ("test_protocols.py", "Protocols"),
+    ("test_transports.py", "Transports"),
 ]
 
 # The test methods of the CPython 3.14 files, which the 3.13 sources do not
