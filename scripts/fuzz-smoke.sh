@@ -28,15 +28,24 @@ while IFS=: read -r file _ decl; do
   ok=1
   if ! run; then
     # The fuzzing engine sometimes ends a run at its own deadline with
-    # "context deadline exceeded" and no failing input (a worker busy
-    # when -fuzztime runs out). That is not a finding: try once more.
-    # A real finding names a failing input under testdata/fuzz.
-    if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written to' "$log"; then
-      echo "(the fuzzing engine's own deadline, no failing input: once more)"
-      run || ok=0
-    else
-      ok=0
-    fi
+    # "context deadline exceeded" and no failing input: a race in Go's
+    # fuzz coordinator between the -fuzztime context and its workers'
+    # (go.dev/issue/75804, fixed in Go 1.27; this module is on 1.26). It
+    # strikes more often on a loaded machine (twice in a row in one CI run
+    # on 2026-12-05). That is not a finding: try up to twice more. A real
+    # finding names a failing input under testdata/fuzz.
+    ok=0
+    for attempt in 2 3; do
+      if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written to' "$log"; then
+        echo "(the fuzz coordinator's deadline race, go.dev/issue/75804, no failing input: attempt $attempt)"
+        if run; then
+          ok=1
+          break
+        fi
+      else
+        break
+      fi
+    done
   fi
   if [ "$ok" -eq 0 ]; then
     cat "$log"
