@@ -551,10 +551,11 @@ type Future[V any] struct {
 
 // NewFuture returns a pending future on owner's loop (asyncio's
 // loop.create_future). Any goroutine may create one (it changes nothing on
-// the loop); completing or awaiting it is for the loop's goroutine.
+// the loop); completing or awaiting it is for the loop's goroutine. As
+// create_future, it works on a closed loop too: such a future can still
+// be completed and read, but its done callbacks never run.
 func NewFuture[V any](owner LoopOwner) *Future[V] {
 	l := loopOf(owner, "NewFuture")
-	l.checkClosed()
 	f := &Future[V]{futureCore: futureCore{loop: l}}
 	if l.debug {
 		f.extrasForWrite().unretrieved = newUnretrieved(1)

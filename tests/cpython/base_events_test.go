@@ -93,9 +93,6 @@ func runOnce(t *testing.T, l *asyncio.Loop) {
 
 func TestBaseEvents_test_close(t *testing.T) {
 	l := asyncio.NewLoop()
-	// create_future works on a closed loop in asyncio; NewFuture panics
-	// with ErrLoopClosed there, so the future is made first.
-	f := asyncio.NewFuture[int](l)
 	check(t, !l.IsClosed(), "not closed")
 	noErr(t, l.Close(), "close")
 	check(t, l.IsClosed(), "closed")
@@ -103,6 +100,7 @@ func TestBaseEvents_test_close(t *testing.T) {
 	noErr(t, l.Close(), "close again")
 	noErr(t, l.Close(), "close a third time")
 	// operation blocked when the loop is closed
+	f := asyncio.NewFuture[int](l)
 	check(t, errors.Is(l.RunForever(), asyncio.ErrLoopClosed), "run_forever on a closed loop")
 	check(t, errors.Is(l.RunUntilComplete(f), asyncio.ErrLoopClosed), "run_until_complete on a closed loop")
 	check(t, errors.Is(l.RunForever(), asyncio.ErrRuntime), "RuntimeError")
