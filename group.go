@@ -183,6 +183,11 @@ func (g *LoopGroup) beginRun(op string) (uint64, error) {
 	if g.running {
 		return 0, runtimeErrorf("%s: the loop group is already running", op)
 	}
+	for i, l := range g.loops { // one closed on its own: run nothing
+		if l.IsClosed() {
+			return 0, &RuntimeError{Msg: fmt.Sprintf("%s: loop %d of the group is closed: Event loop is closed", op, i), Err: ErrLoopClosed}
+		}
+	}
 	g.running = true
 	g.runDone = make(chan struct{})
 	g.gen++
@@ -303,7 +308,8 @@ func (g *LoopGroup) interruptAll(gen uint64, skip int, reason error) {
 // *LoopError per loop whose main failed (a main cancelled only because
 // another failed is not listed). Tasks left on the loops stay until Close,
 // as with Runner.RunWith. RunEach returns an error, running nothing, when
-// g is closed or already running. A nil main, or a g not made by
+// g is closed or already running, or when one of its loops was closed on
+// its own (that error matches ErrLoopClosed). A nil main, or a g not made by
 // NewLoopGroup (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error) {
 	checkGroupMade(g, "RunEach")
@@ -375,8 +381,9 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 // the other loops stop (their tasks stay until Close) and RunGroup
 // returns main's result. Ctrl-C is Run's: the first SIGINT cancels main,
 // whose cleanup can still use every loop. On virtual time an idle serving
-// loop waits for calls instead of reporting ErrDeadlock. It returns an error, running nothing, when g is
-// closed or already running. A nil main, or a g not made by NewLoopGroup
+// loop waits for calls instead of reporting ErrDeadlock. It returns an
+// error, running nothing, when g is closed or already running, or when
+// one of its loops was closed on its own (matching ErrLoopClosed). A nil main, or a g not made by NewLoopGroup
 // (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 	checkGroupMade(g, "RunGroup")

@@ -652,9 +652,10 @@ func TestGroupEdge_ALoopClosedOnItsOwn(t *testing.T) {
 				err = run.fn()
 				return nil
 			}()
-			perr, _ := p.(error)
-			if !errors.Is(err, ErrLoopClosed) && !errors.Is(perr, ErrLoopClosed) {
-				t.Errorf("%s with loop %d closed on its own: err %v, panic %v", run.name, closedLoop, err, p)
+			if !errors.Is(err, ErrLoopClosed) || p != nil ||
+				!strings.Contains(err.Error(), fmt.Sprintf("loop %d of the group is closed", closedLoop)) {
+				t.Errorf("%s with loop %d closed on its own: err %v, panic %v; want an error naming the loop, "+
+					"matching ErrLoopClosed, before anything runs", run.name, closedLoop, err, p)
 			}
 			if g.Running() {
 				t.Errorf("%s left the group marked running", run.name)

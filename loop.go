@@ -452,6 +452,9 @@ func (l *Loop) RunForever() error {
 	if l.closed {
 		return errLoopClosed()
 	}
+	if callerRunsALoop() { // a task or callback of another loop (LOOP-10)
+		return runtimeErrorf("Cannot run the event loop while another loop is running")
+	}
 	// Go resumes a task's goroutine only in the thread-lock state it was
 	// started in ("Locked threads" in switch.go).
 	// Asking whether a goroutine is locked costs ~3 µs (gid.Locked), so it

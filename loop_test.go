@@ -353,6 +353,49 @@ func TestLOOP10_RunningLoopCannotRunAgain(t *testing.T) {
 	f.Cancel()
 }
 
+// Running a loop from a task or a callback of another running loop is
+// refused (LOOP-10, CPython's _check_running), before the inner loop
+// changes: RuntimeError "Cannot run the event loop while another loop is
+// running". From a plain goroutine, or once the outer loop has stopped,
+// the other loop runs as usual.
+func TestLOOP10_AnotherLoopRunningOnTheCaller(t *testing.T) {
+	outer, inner := NewTestLoop(), NewTestLoop()
+	defer mustClose(t, outer)
+	defer mustClose(t, inner)
+	var r eventLog
+	innerRan := false
+	inner.CallSoon(func() { innerRan = true; inner.Stop() })
+	f := NewFuture[int](inner)
+	outer.CallSoon(func() {
+		r.log("callback RunForever: %v", inner.RunForever())
+		r.log("callback RunUntilComplete: %v", inner.RunUntilComplete(f))
+	})
+	task := CreateTask(outer, func(*T) (int, error) {
+		err := inner.RunForever()
+		r.log("task RunForever: %v runtime=%v", err, errors.Is(err, ErrRuntime))
+		return 0, nil
+	})
+	if err := outer.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	r.log("inner ran=%v running=%v", innerRan, inner.IsRunning())
+	if err := inner.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	r.log("inner ran on its own=%v", innerRan)
+	checkEvents(t, []string{
+		"callback RunForever: Cannot run the event loop while another loop is running",
+		"callback RunUntilComplete: Cannot run the event loop while another loop is running",
+		"task RunForever: Cannot run the event loop while another loop is running runtime=true",
+		"inner ran=false running=false",
+		"inner ran on its own=true",
+	}, &r)
+	if (f.extras != nil && len(f.extras.items) != 0) || f.Done() {
+		t.Errorf("the refused RunUntilComplete left a done callback on its future (or finished it)")
+	}
+	f.Cancel()
+}
+
 // RunUntilComplete refuses a loop that is already running (LOOP-10) and
 // a closed loop (LOOP-11), without touching the awaitable.
 func TestLOOP10_LOOP11_RunUntilCompleteRefusals(t *testing.T) {

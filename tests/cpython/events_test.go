@@ -212,7 +212,7 @@ func TestEvents_EventLoopTestsMixin_test_close(t *testing.T) {
 
 	// operation blocked when the loop is closed
 	isRuntimeError(t, l.RunForever(), "run_forever")
-	isRuntimeError(t, panicErr(func() { l.RunUntilComplete(asyncio.NewFuture[int](l)) }), "create_future + run_until_complete")
+	isRuntimeError(t, l.RunUntilComplete(asyncio.NewFuture[int](l)), "create_future + run_until_complete")
 	isRuntimeError(t, panicErr(func() { l.CallSoon(fn) }), "call_soon")
 	_, err := l.CallSoonThreadsafe(fn)
 	isRuntimeError(t, err, "call_soon_threadsafe")
