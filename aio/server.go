@@ -392,8 +392,10 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 }
 
 // CreateServer listens on host:port and returns a serving Server
-// (asyncio's loop.create_server). host "" listens on 0.0.0.0; a name is
-// resolved and every address is listened on. Port 0 picks a free port
+// (asyncio's loop.create_server). host "" listens on every interface,
+// 0.0.0.0 and :: (IPv6 only, so each family has a listener of its own),
+// as asyncio's host=None; a name is resolved and every address is
+// listened on; an address whose family the system lacks is skipped. Port 0 picks a free port
 // (read it with Addr). Options: WithTLS (serve TLS), WithBacklog,
 // WithReusePort, WithResolver, WithDeferredServing, WithSocket. A nil
 // factory or a port outside 0-65535 is a *ValueError; a factory that panics or returns nil for a
@@ -421,7 +423,10 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 	}
 	var ips []net.IP
 	if host == "" {
-		ips = []net.IP{net.IPv4zero}
+		// asyncio's host=None (or ""): getaddrinfo(None, port,
+		// AI_PASSIVE), every interface of both families, each on its
+		// own socket (so port 0 gives each a port of its own, as there).
+		ips = []net.IP{net.IPv4zero, net.IPv6unspecified}
 	} else {
 		var err error
 		if ips, err = resolveHost(t, o.resolver, host); err != nil {
@@ -444,9 +449,10 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 		sa, family := sockaddrFor(ip, port)
 		tried = append(tried, addrString(ip.String(), port))
 		fd, err := listenOn(family, sa, o)
-		if errors.Is(err, unix.EADDRNOTAVAIL) {
+		if errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT) {
 			// As asyncio (bpo-30945): an address this host does not have
-			// (its family not enabled) is skipped, not fatal.
+			// (its family not enabled, or no socket of that family at
+			// all) is skipped, not fatal.
 			lastErr = err
 			continue
 		}

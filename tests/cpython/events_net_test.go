@@ -305,6 +305,102 @@ func TestEvents_test_create_server_addr_in_use(t *testing.T) {
 	})
 }
 
+// hasIPv6Loopback reports whether this host can bind ::1.
+func hasIPv6Loopback() bool {
+	fd, err := syscall.Socket(syscall.AF_INET6, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	return syscall.Bind(fd, &syscall.SockaddrInet6{Addr: [16]byte{15: 1}}) == nil
+}
+
+// unusedPort is socket_helper.find_unused_port: a port free a moment ago.
+func unusedPort(t *testing.T) int {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{}); err != nil {
+		t.Fatal(err)
+	}
+	_, port := getsockname(t, fd)
+	return port
+}
+
+func TestEvents_test_create_server_dual_stack(t *testing.T) {
+	// host None ("" here) listens on every interface of both families:
+	// a client reaches it on 127.0.0.1 and on ::1. (CPython skips the
+	// test without IPv6; here such a host gets the IPv4 listener only.)
+	ipv6 := hasIPv6Loopback()
+	run(t, func(tk *asyncio.T) error {
+		var protos []*myProto
+		factory := func() aio.Protocol {
+			p := newMyProto(t, tk)
+			protos = append(protos, p)
+			return p
+		}
+		var server *aio.Server
+		var port int
+		for try := 1; ; try++ {
+			port = unusedPort(t)
+			var err error
+			server, err = aio.CreateServer(tk, factory, "", port)
+			if errors.Is(err, syscall.EADDRINUSE) && try < 5 {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			break
+		}
+		want := []string{"0.0.0.0"}
+		if ipv6 {
+			want = append(want, "::")
+		}
+		var got []string
+		for _, fd := range server.Sockets() {
+			host, p := getsockname(t, fd)
+			got = append(got, host)
+			eq(t, p, port, "the port of every listener")
+		}
+		eq(t, got, want, "listeners")
+
+		connect := func(family int, addr syscall.Sockaddr) error {
+			n := len(protos)
+			client, closeClient, err := clientSocket(t, family, addr)
+			if err != nil {
+				return err
+			}
+			_, err = syscall.Write(client, []byte("xxx"))
+			noErr(t, err)
+			for len(protos) == n { // the accept runs on the loop
+				if err := asyncio.Sleep(tk, 0); err != nil {
+					return err
+				}
+			}
+			proto := protos[n]
+			if _, err := proto.connected.Await(tk); err != nil {
+				return err
+			}
+			proto.transport.Close()
+			closeClient()
+			return nil
+		}
+		if err := connect(syscall.AF_INET, loopback4(port)); err != nil {
+			return err
+		}
+		if ipv6 {
+			if err := connect(syscall.AF_INET6, &syscall.SockaddrInet6{Addr: [16]byte{15: 1}, Port: port}); err != nil {
+				return err
+			}
+		}
+		server.Close()
+		return server.WaitClosed(tk)
+	})
+}
+
 func TestEvents_test_server_close(t *testing.T) {
 	run(t, func(tk *asyncio.T) error {
 		server, err := aio.CreateServer(tk, func() aio.Protocol { return newMyProto(t, tk) }, "0.0.0.0", 0)
