@@ -383,3 +383,14 @@ func waitForPendingSignals() {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// removeSignal is l.RemoveSignalHandler(sig) for a valid signal: whether a
+// handler was removed (an error fails the test).
+func removeSignal(t *testing.T, l *Loop, sig os.Signal) bool {
+	t.Helper()
+	removed, err := l.RemoveSignalHandler(sig)
+	if err != nil {
+		t.Errorf("RemoveSignalHandler(%v): %v", sig, err)
+	}
+	return removed
+}

@@ -141,7 +141,7 @@ func TestRUN4_LoopHandlerTakesSIGINT(t *testing.T) {
 		r.log("runner watches SIGINT: %v", rn.interrupts.ch != nil)
 		raise(t, syscall.SIGINT)
 		_, err := rn.Loop().signalHandlersFuture(tk).Await(tk)
-		r.log("removed: %v", tk.Loop().RemoveSignalHandler(syscall.SIGINT))
+		r.log("removed: %v", removeSignal(t, tk.Loop(), syscall.SIGINT))
 		return 2, err
 	})
 	r.log("second run: %d %v", v, err)
@@ -241,7 +241,7 @@ func init() {
 					return 0, err
 				}
 			}
-			tk.Loop().RemoveSignalHandler(os.Interrupt)
+			_, _ = tk.Loop().RemoveSignalHandler(os.Interrupt)
 			syscall.Kill(os.Getpid(), syscall.SIGINT)
 			return 0, Sleep(tk, time.Hour) // until the Ctrl-C cancels it
 		})

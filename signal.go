@@ -115,24 +115,29 @@ func (l *Loop) dispatchSignal(w *signalWatch) {
 // gets back the disposition it had before AddSignalHandler (see
 // signal.Stop): for SIGINT or SIGTERM in a program that does not handle
 // them otherwise, the default action ends the process again. An arrival
-// already on its way to the loop is dropped. A signal that cannot have a
-// handler (invalid, SIGKILL, SIGSTOP, or any signal where the system has
-// none) reports false.
-func (l *Loop) RemoveSignalHandler(sig os.Signal) bool {
+// already on its way to the loop is dropped. An invalid signal number is
+// a *ValueError "invalid signal number N", as in asyncio (and, where the
+// system has no POSIX signals, an error wrapping errors.ErrUnsupported);
+// SIGKILL, SIGSTOP, or a signal with no handler on this loop (a closed
+// loop has none) is false and no error.
+func (l *Loop) RemoveSignalHandler(sig os.Signal) (bool, error) {
+	if err := checkSignal(sig); err != nil {
+		return false, err
+	}
 	if l.signals == nil {
-		return false
+		return false, nil
 	}
 	l.checkThread("RemoveSignalHandler")
 	w := l.signals.handlers[sig]
 	if w == nil {
-		return false
+		return false, nil
 	}
 	delete(l.signals.handlers, sig)
 	if sig == os.Interrupt {
 		l.sigintHandled.Store(false)
 	}
 	w.unwatch()
-	return true
+	return true, nil
 }
 
 // unwatch stops delivery to w's channel and waits for its goroutine.

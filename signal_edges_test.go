@@ -288,7 +288,7 @@ func TestSignalEdges_SameSignalOnTwoLoops(t *testing.T) {
 	go func() { defer wg.Done(); must(b.RunUntilComplete(fb)) }()
 	must(a.RunUntilComplete(fa))
 	wg.Wait()
-	r.log("removed a: %v", a.RemoveSignalHandler(syscall.SIGUSR1))
+	r.log("removed a: %v", removeSignal(t, a, syscall.SIGUSR1))
 	fb = NewFuture[struct{}](b)
 	raise(t, syscall.SIGUSR1)
 	must(b.RunUntilComplete(fb))
@@ -308,7 +308,7 @@ func TestSignalEdges_RemoveInsideHandler(t *testing.T) {
 		l := tk.Loop()
 		first, second := NewFuture[struct{}](tk), NewFuture[struct{}](tk)
 		if err := l.AddSignalHandler(syscall.SIGUSR2, func() {
-			r.log("first: removed %v", l.RemoveSignalHandler(syscall.SIGUSR2))
+			r.log("first: removed %v", removeSignal(t, l, syscall.SIGUSR2))
 			r.log("re-added: %v", l.AddSignalHandler(syscall.SIGUSR2, func() {
 				r.log("second")
 				_ = second.SetResult(struct{}{})
@@ -325,7 +325,7 @@ func TestSignalEdges_RemoveInsideHandler(t *testing.T) {
 		if _, err := second.Await(tk); err != nil {
 			return 0, err
 		}
-		r.log("removed at the end: %v", l.RemoveSignalHandler(syscall.SIGUSR2))
+		r.log("removed at the end: %v", removeSignal(t, l, syscall.SIGUSR2))
 		return 0, nil
 	}, WithDebug())
 	if err != nil {

@@ -51,7 +51,7 @@ func TestSignal_HandlerRunsAsLoopCallback(t *testing.T) {
 			}
 			r.log("arrival %d handled", v)
 		}
-		r.log("removed: %v, again: %v", l.RemoveSignalHandler(syscall.SIGUSR1), l.RemoveSignalHandler(syscall.SIGUSR1))
+		r.log("removed: %v, again: %v", removeSignal(t, l, syscall.SIGUSR1), removeSignal(t, l, syscall.SIGUSR1))
 		return struct{}{}, nil
 	}, WithDebug())
 	if err != nil {
@@ -87,7 +87,7 @@ func TestSignal_ReplaceAndRemove(t *testing.T) {
 		if _, err := second.Await(tk); err != nil {
 			return struct{}{}, err
 		}
-		r.log("removed: %v", l.RemoveSignalHandler(syscall.SIGUSR2))
+		r.log("removed: %v", removeSignal(t, l, syscall.SIGUSR2))
 		r.log("watching: %v", l.hasSignalHandler(syscall.SIGUSR2))
 		return struct{}{}, nil
 	})
@@ -142,11 +142,17 @@ func TestSignal_BadInput(t *testing.T) {
 	try("not a syscall.Signal", fakeSignal{}, nop)
 	try("nil handler", syscall.SIGUSR1, nil)
 	r.log("nothing registered: %v", l.signals == nil)
-	r.log("remove SIGKILL: %v", l.RemoveSignalHandler(syscall.SIGKILL))
+	r.log("remove SIGKILL: %v", removeSignal(t, l, syscall.SIGKILL))
+	for _, sig := range []os.Signal{syscall.Signal(0), syscall.Signal(65), fakeSignal{}} {
+		removed, err := l.RemoveSignalHandler(sig)
+		r.log("remove %v: %v %s", sig, removed, describe(err))
+	}
 	mustClose(t, l)
+	removed, err := l.RemoveSignalHandler(syscall.SIGUSR1)
+	r.log("remove on the closed loop: %v %v", removed, err)
 	try("closed loop", syscall.SIGUSR1, nop)
 	try("closed loop, invalid signal", syscall.Signal(0), nop)
-	err := l.AddSignalHandler(syscall.SIGUSR1, nop)
+	err = l.AddSignalHandler(syscall.SIGUSR1, nop)
 	r.log("closed: is ErrLoopClosed %v", errors.Is(err, ErrLoopClosed))
 	checkEvents(t, []string{
 		`0: ValueError("invalid signal number 0")`,
@@ -158,6 +164,10 @@ func TestSignal_BadInput(t *testing.T) {
 		`nil handler: ValueError("AddSignalHandler(user defined signal 1): nil handler")`,
 		"nothing registered: true",
 		"remove SIGKILL: false",
+		`remove signal 0: false ValueError("invalid signal number 0")`,
+		`remove signal 65: false ValueError("invalid signal number 65")`,
+		`remove fake: false ValueError("invalid signal number fake")`,
+		"remove on the closed loop: false <nil>",
 		`closed loop: RuntimeError("Event loop is closed")`,
 		`closed loop, invalid signal: ValueError("invalid signal number 0")`,
 		"closed: is ErrLoopClosed true",
@@ -209,7 +219,7 @@ func TestSignal_CloseRemovesHandlers(t *testing.T) {
 	if n := len(l.signals.handlers); n != 0 {
 		t.Fatalf("%d handlers left after Close", n)
 	}
-	if l.RemoveSignalHandler(syscall.SIGUSR1) {
+	if removeSignal(t, l, syscall.SIGUSR1) {
 		t.Fatal("a handler was still registered")
 	}
 }
@@ -264,7 +274,7 @@ func init() {
 	}
 	helperProcesses["sigterm-removed"] = func() int {
 		l := setup()
-		l.RemoveSignalHandler(syscall.SIGTERM)
+		_, _ = l.RemoveSignalHandler(syscall.SIGTERM)
 		return raiseAndSurvive()
 	}
 	helperProcesses["sigterm-loop-closed"] = func() int {

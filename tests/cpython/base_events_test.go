@@ -403,7 +403,7 @@ func TestBaseEvents_test_running_loop_within_a_loop(t *testing.T) {
 	inner.CallSoon(func() { ran = true; inner.Stop() })
 	task := asyncio.CreateTask(outer, func(*asyncio.T) (struct{}, error) { return struct{}{}, inner.RunForever() })
 	err := outer.RunUntilComplete(task)
-	isRuntimeError(t, err, "run_forever of another loop inside a running loop")
+	check(t, errors.Is(err, asyncio.ErrRuntime), "run_forever of another loop inside a running loop is a RuntimeError: ", err)
 	check(t, err != nil && strings.Contains(err.Error(), "while another loop is running"), "the message: ", err)
 	check(t, !ran && !inner.IsRunning(), "the inner loop did not run")
 	// The inner loop still works on its own afterwards.
