@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -199,9 +200,12 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 	return fd, nil
 }
 
-// joinConnectErrors is asyncio's rule for failed connects: one error is
-// returned as is (also when all have the same text), several are joined
-// under "Multiple exceptions".
+// joinConnectErrors is asyncio's rule for failed connects
+// (base_events.py create_connection): one error is returned as is, and so
+// is the first when all have the same text; several are one error
+// reading "Multiple exceptions: " and their texts joined with ", ", which
+// unwraps to each of them (errors.Is and errors.As reach every attempt's
+// error).
 func joinConnectErrors(errs []error) error {
 	if len(errs) == 0 {
 		return errors.New("no addresses to connect to")
@@ -215,9 +219,22 @@ func joinConnectErrors(errs []error) error {
 	if same {
 		return errs[0]
 	}
-	//lint:ignore ST1005 asyncio's own message (base_events.py: OSError('Multiple exceptions: ...')), kept word for word
-	return fmt.Errorf("Multiple exceptions: %w", errors.Join(errs...))
+	return &multipleConnectErrors{errs}
 }
+
+// multipleConnectErrors is asyncio's OSError('Multiple exceptions: ...')
+// of a connect whose attempts failed with different errors.
+type multipleConnectErrors struct{ errs []error }
+
+func (e *multipleConnectErrors) Error() string {
+	texts := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		texts[i] = err.Error()
+	}
+	return "Multiple exceptions: " + strings.Join(texts, ", ")
+}
+
+func (e *multipleConnectErrors) Unwrap() []error { return e.errs }
 
 // staggeredRace is asyncio.staggered.staggered_race for n attempts of
 // type V: attempt 0 starts at once; attempt i+1 starts when attempt i
