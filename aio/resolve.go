@@ -94,9 +94,11 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 }
 
 // bindLocal binds fd, of family, to the first address of local of that
-// family it can (asyncio's _connect_sock).
+// family it can (asyncio's _connect_sock). When every bind fails, the
+// error is the one bind's error, or an attemptErrors of each bind's in
+// order: asyncio counts each among the connect's errors.
 func bindLocal(fd, family int, local *localBind) error {
-	var last error
+	var errs attemptErrors
 	for _, ip := range local.ips {
 		sa, f := sockaddrFor(ip, local.port)
 		if f != family {
@@ -106,16 +108,44 @@ func bindLocal(fd, family int, local *localBind) error {
 		if err == nil {
 			return nil
 		}
-		last = fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err))
+		errs = append(errs, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err)))
 	}
-	if last != nil {
-		return last
+	switch len(errs) {
+	case 0:
+	case 1:
+		return errs[0]
+	default:
+		return errs
 	}
 	name := "AF_INET"
 	if family == unix.AF_INET6 {
 		name = "AF_INET6"
 	}
 	return fmt.Errorf("no matching local address with family=%s found", name)
+}
+
+// attemptErrors are the errors of one connect attempt that failed more
+// than once: the binds to each local address of its family (asyncio's
+// _connect_sock keeps each in the attempt's list of exceptions). It reads
+// as its last error, and joinConnectErrors counts each.
+type attemptErrors []error
+
+func (e attemptErrors) Error() string   { return e[len(e)-1].Error() }
+func (e attemptErrors) Unwrap() []error { return e }
+
+// flattenAttemptErrors lists each error of errs, those of an
+// attemptErrors one by one (asyncio's
+// `[exc for sub in exceptions for exc in sub]`).
+func flattenAttemptErrors(errs []error) []error {
+	out := make([]error, 0, len(errs))
+	for _, err := range errs {
+		if ae, ok := err.(attemptErrors); ok {
+			out = append(out, ae...)
+		} else {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // addrString formats host:port for messages.
@@ -170,10 +200,18 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 	attempt := func(t *asyncio.T, i int) (int, error) {
 		sa, family := sockaddrFor(ips[i], port)
 		fd, err := dialOneFrom(t, family, sa, local)
-		if err != nil && !asyncio.IsCancelled(err) {
-			err = fmt.Errorf("connect to %s: %w", addrString(ips[i].String(), port), err)
+		if err == nil || asyncio.IsCancelled(err) {
+			return fd, err
 		}
-		return fd, err
+		where := addrString(ips[i].String(), port)
+		if ae, ok := err.(attemptErrors); ok {
+			wrapped := make(attemptErrors, len(ae))
+			for j, e := range ae {
+				wrapped[j] = fmt.Errorf("connect to %s: %w", where, e)
+			}
+			return fd, wrapped
+		}
+		return fd, fmt.Errorf("connect to %s: %w", where, err)
 	}
 	if delay <= 0 || len(ips) == 1 {
 		var errs []error
@@ -207,6 +245,7 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 // unwraps to each of them (errors.Is and errors.As reach every attempt's
 // error).
 func joinConnectErrors(errs []error) error {
+	errs = flattenAttemptErrors(errs)
 	if len(errs) == 0 {
 		return errors.New("no addresses to connect to")
 	}
