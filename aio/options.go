@@ -143,6 +143,7 @@ type options struct {
 	keepSocketFile     bool
 	sock               int // WithSocket's fd; -1: none
 	localAddr          *localAddrOption
+	allErrors          bool // WithAllErrors
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (nil: not
 	// given; any given value is checked, 0 too), applied once all options
 	// are known, so order does not matter; tlsShutdownTimeout is
@@ -446,6 +447,20 @@ type localAddrOption struct {
 // is the option with WithSocket or WithNetwork.
 func WithLocalAddr(host string, port int) Option {
 	return option("WithLocalAddr", tcpConnect, func(o *options) { o.localAddr = &localAddrOption{host, port} })
+}
+
+// WithAllErrors makes CreateConnection and OpenConnection, when every
+// attempt to connect fails, return an *asyncio.ExceptionGroup "create_connection
+// failed" whose members are each attempt's error in the order the
+// attempts started (every failed bind to a local address of WithLocalAddr
+// counts), even when there is one, instead of that one error or the
+// "Multiple exceptions: ..." error (asyncio 3.12's all_errors=True).
+// errors.Is and errors.As reach each member, and ExceptStar takes them
+// apart. A failed lookup of the host (or of WithLocalAddr's) is returned
+// as it is, as asyncio raises getaddrinfo's error, and so is a
+// cancellation.
+func WithAllErrors() Option {
+	return option("WithAllErrors", tcpConnect, func(o *options) { o.allErrors = true })
 }
 
 // WithResolver makes CreateConnection, OpenConnection, DialConn,

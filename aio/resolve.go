@@ -54,7 +54,7 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 // interleaved and attempts staggered as the options say.
 func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if o.simHost != nil {
-		return o.simHost.dial(t, host, port)
+		return o.simHost.dial(t, host, port, o.allErrors)
 	}
 	ips, err := resolveHost(t, o.resolver, host)
 	if err != nil {
@@ -67,7 +67,7 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local)
+	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local, o.allErrors)
 }
 
 // localBind is WithLocalAddr resolved: the addresses to bind to, and the
@@ -191,12 +191,13 @@ func interleaveFamilies(addrs []net.IP, firstCount int) []net.IP {
 // connectAny connects to one of ips:port: one after the other when delay
 // <= 0 or there is one address, else with staggered, racing attempts.
 func connectAny(t *asyncio.T, ips []net.IP, port int, delay time.Duration) (int, error) {
-	return connectAnyFrom(t, ips, port, delay, nil)
+	return connectAnyFrom(t, ips, port, delay, nil, false)
 }
 
 // connectAnyFrom is connectAny binding each socket to local first (nil:
-// no bind).
-func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind) (int, error) {
+// no bind). If every attempt fails, allErrors (WithAllErrors) returns
+// their errors as an *asyncio.ExceptionGroup (see joinConnectErrors).
+func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind, allErrors bool) (int, error) {
 	attempt := func(t *asyncio.T, i int) (int, error) {
 		sa, family := sockaddrFor(ips[i], port)
 		fd, err := dialOneFrom(t, family, sa, local)
@@ -225,7 +226,7 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 			}
 			errs = append(errs, err)
 		}
-		return -1, joinConnectErrors(errs)
+		return -1, joinConnectErrors(errs, allErrors)
 	}
 	fd, winner, errs, err := staggeredRace(t, len(ips), delay, attempt, func(fd int) { unix.Close(fd) })
 	if err != nil {
@@ -233,21 +234,26 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 	}
 	if winner < 0 {
 		// No attempt succeeded: fd is the zero value, not a socket.
-		return -1, joinConnectErrors(errs)
+		return -1, joinConnectErrors(errs, allErrors)
 	}
 	return fd, nil
 }
 
 // joinConnectErrors is asyncio's rule for failed connects
-// (base_events.py create_connection): one error is returned as is, and so
-// is the first when all have the same text; several are one error
-// reading "Multiple exceptions: " and their texts joined with ", ", which
-// unwraps to each of them (errors.Is and errors.As reach every attempt's
-// error).
-func joinConnectErrors(errs []error) error {
+// (base_events.py create_connection): with all (all_errors=True) every
+// error is a member of an *asyncio.ExceptionGroup "create_connection
+// failed", even one; else one error is returned as is, and so is the
+// first when all have the same text, and several are one error reading
+// "Multiple exceptions: " and their texts joined with ", ", which unwraps
+// to each of them (errors.Is and errors.As reach every attempt's error
+// either way).
+func joinConnectErrors(errs []error, all bool) error {
 	errs = flattenAttemptErrors(errs)
 	if len(errs) == 0 {
 		return errors.New("no addresses to connect to")
+	}
+	if all {
+		return &asyncio.ExceptionGroup{Msg: "create_connection failed", Errs: errs}
 	}
 	same := true
 	for _, e := range errs[1:] {
