@@ -269,3 +269,37 @@ func TestWithAllErrorsOtherCalls(t *testing.T) {
 		return nil
 	})
 }
+
+// A bind that failed before another bound the socket counts among the
+// attempt's errors when its connect then fails, as in asyncio's
+// _connect_sock (test_create_connection_multiple_errors_local_addr: four
+// errors for two attempts, each a failed bind and a refused connect).
+func TestCreateConnectionFailedBindBeforeConnectCounts(t *testing.T) {
+	t.Parallel()
+	runNet(t, func(at *asyncio.T) error {
+		port := closedPort(t)
+		r := hostsResolver{"two.test": {"127.0.0.1", "127.0.0.2"}, "local.test": {"198.51.100.1", "127.0.0.1"}}
+		factory := func() Protocol { return &BaseProtocol{} }
+		var want []string
+		for _, to := range []string{"127.0.0.1", "127.0.0.2"} {
+			want = append(want,
+				fmt.Sprintf("connect to %s:%d: error while attempting to bind on address 198.51.100.1:0: bind: cannot assign requested address", to, port),
+				fmt.Sprintf("connect to %s:%d: connect: connection refused", to, port))
+		}
+		_, _, err := CreateConnection(at, factory, "two.test", port,
+			WithResolver(r), WithLocalAddr("local.test", 0), WithHappyEyeballsDelay(0), WithAllErrors())
+		var got []string
+		for _, e := range asGroup(t, err).Errs {
+			got = append(got, e.Error())
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("members (-want +got):\n%s", diff)
+		}
+		_, _, err = CreateConnection(at, factory, "two.test", port,
+			WithResolver(r), WithLocalAddr("local.test", 0), WithHappyEyeballsDelay(0))
+		if w := "Multiple exceptions: " + strings.Join(want, ", "); err == nil || err.Error() != w {
+			t.Errorf("err = %v\nwant %s", err, w)
+		}
+		return nil
+	})
+}

@@ -94,11 +94,11 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 }
 
 // bindLocal binds fd, of family, to the first address of local of that
-// family it can (asyncio's _connect_sock). When every bind fails, the
-// error is the one bind's error, or an attemptErrors of each bind's in
-// order: asyncio counts each among the connect's errors.
-func bindLocal(fd, family int, local *localBind) error {
-	var errs attemptErrors
+// family it can (asyncio's _connect_sock). failed are the errors of the
+// binds that failed, in order, also when a later one succeeded: asyncio
+// counts each among the connect's errors if the attempt fails. When every
+// bind fails, err is the one bind's error, or an attemptErrors of each.
+func bindLocal(fd, family int, local *localBind) (failed []error, err error) {
 	for _, ip := range local.ips {
 		sa, f := sockaddrFor(ip, local.port)
 		if f != family {
@@ -106,27 +106,28 @@ func bindLocal(fd, family int, local *localBind) error {
 		}
 		err := unix.Bind(fd, sa)
 		if err == nil {
-			return nil
+			return failed, nil
 		}
-		errs = append(errs, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err)))
+		failed = append(failed, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err)))
 	}
-	switch len(errs) {
+	switch len(failed) {
 	case 0:
 	case 1:
-		return errs[0]
+		return failed, failed[0]
 	default:
-		return errs
+		return failed, attemptErrors(failed)
 	}
 	name := "AF_INET"
 	if family == unix.AF_INET6 {
 		name = "AF_INET6"
 	}
-	return fmt.Errorf("no matching local address with family=%s found", name)
+	return nil, fmt.Errorf("no matching local address with family=%s found", name)
 }
 
 // attemptErrors are the errors of one connect attempt that failed more
-// than once: the binds to each local address of its family (asyncio's
-// _connect_sock keeps each in the attempt's list of exceptions). It reads
+// than once: the binds to local addresses of its family that failed, then
+// the connect's error if one bind succeeded (asyncio's _connect_sock
+// keeps each in the attempt's list of exceptions). It reads
 // as its last error, and joinConnectErrors counts each.
 type attemptErrors []error
 

@@ -831,7 +831,8 @@ func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 }
 
 // dialOneFrom is dialOne binding the socket to local first (nil: no
-// bind).
+// bind). A failed connect after failed binds returns them all, as an
+// attemptErrors (see bindLocal).
 func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (int, error) {
 	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
@@ -845,12 +846,19 @@ func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (
 			unix.Close(fd)
 		}
 	}()
+	var bindFailed []error
 	if local != nil {
-		if err := bindLocal(fd, family, local); err != nil {
+		failed, err := bindLocal(fd, family, local)
+		if err != nil {
 			return -1, err
 		}
+		bindFailed = failed
 	}
 	if err := sockConnect(t, fd, sa); err != nil {
+		if len(bindFailed) > 0 && !asyncio.IsCancelled(err) {
+			// The binds that failed before one succeeded count too.
+			return -1, attemptErrors(append(bindFailed, err))
+		}
 		return -1, err
 	}
 	connected = true
