@@ -66,3 +66,46 @@ func TestSockAcceptAbstractPeerName(t *testing.T) {
 	}
 	expectLog(t, want, log)
 }
+
+// A Unix server's accepted connections have the same peer names
+// (getpeername, not accept's address).
+func TestUnixServerAbstractPeerName(t *testing.T) {
+	clean(t)
+	base := fmt.Sprintf("h15-server-%d", os.Getpid())
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		got := asyncio.NewQueue[string](0)
+		srv, err := StartUnixServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			got.PutNowait(w.ExtraInfo("peername").(*net.UnixAddr).Name)
+			w.Close()
+			return nil
+		}, "@"+base+"-server")
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		for _, bind := range []string{"@" + base, "@" + base + "\x00x"} {
+			cl, err := NewSocket("unix")
+			if err != nil {
+				return err
+			}
+			defer unix.Close(cl)
+			if err := unix.Bind(cl, &unix.SockaddrUnix{Name: bind}); err != nil {
+				return err
+			}
+			if err := SockConnect(at, cl, srv.Addr()); err != nil {
+				return err
+			}
+			name, err := got.Get(at)
+			if err != nil {
+				return err
+			}
+			log = append(log, fmt.Sprintf("bound %q: peername %q", bind, name))
+		}
+		return nil
+	})
+	expectLog(t, []string{
+		fmt.Sprintf("bound %q: peername %q", "@"+base, "@"+base),
+		fmt.Sprintf("bound %q: peername %q", "@"+base+"\x00x", "@"+base+"\x00x"),
+	}, log)
+}
