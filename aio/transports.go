@@ -92,9 +92,9 @@ type BaseTransport interface {
 	IsClosing() bool
 	// ExtraInfo returns "peername", "sockname" (net.Addr), "socket"
 	// (the fd, int), "sslcontext" (*tls.Config, TLS only), "ssl_object"
-	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only),
-	// "pipe" (the *os.File of a pipe transport), or nil (asyncio's
-	// get_extra_info).
+	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only,
+	// once verified: see PeerCert), "pipe" (the *os.File of a pipe
+	// transport), or nil (asyncio's get_extra_info).
 	ExtraInfo(name string) any
 	// SetProtocol replaces the protocol that receives the following
 	// callbacks (asyncio's set_protocol).
