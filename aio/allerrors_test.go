@@ -303,3 +303,19 @@ func TestCreateConnectionFailedBindBeforeConnectCounts(t *testing.T) {
 		return nil
 	})
 }
+
+// host "" (asyncio's host=None: the loopback addresses, ::1 then
+// 127.0.0.1) takes WithAllErrors too: both attempts' errors in the group.
+func TestWithAllErrorsNoHost(t *testing.T) {
+	t.Parallel()
+	runNet(t, func(at *asyncio.T) error {
+		port := closedPort(t)
+		_, _, err := CreateConnection(at, func() Protocol { return &BaseProtocol{} }, "", port, WithHappyEyeballsDelay(0), WithAllErrors())
+		eg := asGroup(t, err)
+		if len(eg.Errs) != 2 || !strings.HasPrefix(eg.Errs[0].Error(), fmt.Sprintf("connect to [::1]:%d: ", port)) ||
+			eg.Errs[1].Error() != fmt.Sprintf("connect to 127.0.0.1:%d: connect: connection refused", port) {
+			t.Errorf("members %q", eg.Errs)
+		}
+		return nil
+	})
+}
