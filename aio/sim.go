@@ -535,27 +535,6 @@ func (h *SimHost) owns(host string) bool {
 	return host == "" || isSelfName(host) || h.n.lookup(host) == h
 }
 
-// boundIP is the address a server of h bound to host reports (Server.Addr
-// and Addrs), as getsockname reports a real one's: the loopback or
-// wildcard address named (127.0.0.1 for "localhost"), 0.0.0.0 for "" (as
-// CreateServer's "" listens on 0.0.0.0 on real sockets), and h's address
-// for its name or address. The server is h's whichever it reports: a
-// simulated host has one address, which every one of those names means.
-func boundIP(h *SimHost, host string) net.IP {
-	switch ip := net.ParseIP(host); {
-	case host == "":
-		return net.IPv4zero.To4()
-	case host == "localhost":
-		return net.IPv4(127, 0, 0, 1).To4()
-	case ip != nil && (ip.IsLoopback() || ip.IsUnspecified()):
-		if ip4 := ip.To4(); ip4 != nil {
-			return ip4
-		}
-		return ip
-	}
-	return h.ip
-}
-
 // listen is CreateServer on the network.
 func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, port int, o *options) (*Server, error) {
 	n := h.n
@@ -579,7 +558,7 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 	sl := &simListener{n: n, host: h, addr: &net.TCPAddr{IP: h.ip, Port: port}, l1: fds[0], l2: fds[1], max: o.backlog}
 	s := newServer(t.Loop(), "tcp", factory, o)
 	s.accept = func(int) (int, unix.Sockaddr, error) { return sl.accept() }
-	s.listeners = append(s.listeners, &listener{fd: sl.l1, addr: &net.TCPAddr{IP: boundIP(h, host), Port: port}, listening: true})
+	s.listeners = append(s.listeners, &listener{fd: sl.l1, addr: sl.addr, listening: true})
 	sl.srv = s
 	n.listeners[key] = sl
 	if err := n.loop.AddReader(sl.l2, sl.onClosedByServer); err != nil {

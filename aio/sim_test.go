@@ -38,7 +38,7 @@ func TestSimEchoLatency(t *testing.T) {
 			return err
 		}
 		defer srv.Close()
-		if got := srv.Addr().String(); got != "0.0.0.0:80" { // "" is the wildcard, as on real sockets
+		if got := srv.Addr().String(); got != "10.0.0.2:80" {
 			return fmt.Errorf("server address %s", got)
 		}
 		start := t.Loop().Time()
