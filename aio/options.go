@@ -478,7 +478,10 @@ func WithResolver(r Resolver) Option {
 // dialled from h to a host name or address of the network (WithResolver
 // is not used), servers and endpoints bind on h (host "", a wildcard or
 // loopback address, or h's name or address: a simulated host has one
-// address, so code that listens on 127.0.0.1 runs unchanged). The code
+// address, so code that listens on 127.0.0.1 runs unchanged; and a
+// server's Addr is that address whatever it was bound to, the address
+// other hosts reach it by, where a real server reports 0.0.0.0 for "" and
+// 127.0.0.1 for "127.0.0.1"). The code
 // that makes the calls is the same as on real sockets; only this option
 // changes. Other calls refuse it, and so do the calls given it together
 // with WithSocket, WithReusePort or WithAllowBroadcast, which a simulated
