@@ -901,7 +901,10 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 // several addresses they are tried with happy eyeballs (RFC 8305): a new
 // attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
 // previous one fails, and the first to connect wins. WithTLS wraps the
-// connection in TLS; WithSocket uses a socket already connected. host ""
+// connection in TLS; WithSocket uses a socket already connected. When
+// every attempt fails, the error is the one attempt's, or "Multiple
+// exceptions: ..." unwrapping to each, or with WithAllErrors an
+// *asyncio.ExceptionGroup of each (asyncio's all_errors=True). host ""
 // is asyncio's host=None: the loopback addresses (::1, then 127.0.0.1),
 // and with port 0 (None) a *ValueError. A nil
 // factory or a port outside 0-65535 is a *ValueError before anything is
