@@ -44,7 +44,16 @@ func Socket(x ExtraInfoer) (int, bool) {
 }
 
 // PeerCert is get_extra_info("peercert"): the peer's leaf certificate on a
-// TLS connection, nil without TLS or when the peer sent none.
+// TLS connection once crypto/tls verified it (the leaf of its first
+// verified chain), nil without TLS, when the peer sent none, and when it
+// was not verified: a client's *tls.Config with InsecureSkipVerify (even
+// with a VerifyPeerCertificate of its own), a server's with a ClientAuth
+// that does not verify (RequestClientCert, RequireAnyClientCert). asyncio
+// gives ssl's getpeercert(), an empty dict for a certificate it did not
+// validate; a nil certificate is that here, so that code cannot take an
+// unverified certificate for the peer's identity. The certificates as
+// the peer sent them, verified or not, are
+// TLSConn(x).ConnectionState().PeerCertificates.
 func PeerCert(x ExtraInfoer) *x509.Certificate {
 	c, _ := x.ExtraInfo("peercert").(*x509.Certificate)
 	return c

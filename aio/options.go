@@ -143,6 +143,7 @@ type options struct {
 	keepSocketFile     bool
 	sock               int // WithSocket's fd; -1: none
 	localAddr          *localAddrOption
+	allErrors          bool // WithAllErrors
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (nil: not
 	// given; any given value is checked, 0 too), applied once all options
 	// are known, so order does not matter; tlsShutdownTimeout is
@@ -448,6 +449,20 @@ func WithLocalAddr(host string, port int) Option {
 	return option("WithLocalAddr", tcpConnect, func(o *options) { o.localAddr = &localAddrOption{host, port} })
 }
 
+// WithAllErrors makes CreateConnection and OpenConnection, when every
+// attempt to connect fails, return an *asyncio.ExceptionGroup "create_connection
+// failed" whose members are each attempt's error in the order the
+// attempts started (every failed bind to a local address of WithLocalAddr
+// counts), even when there is one, instead of that one error or the
+// "Multiple exceptions: ..." error (asyncio 3.12's all_errors=True).
+// errors.Is and errors.As reach each member, and ExceptStar takes them
+// apart. A failed lookup of the host (or of WithLocalAddr's) is returned
+// as it is, as asyncio raises getaddrinfo's error, and so is a
+// cancellation.
+func WithAllErrors() Option {
+	return option("WithAllErrors", tcpConnect, func(o *options) { o.allErrors = true })
+}
+
 // WithResolver makes CreateConnection, OpenConnection, DialConn,
 // CreateServer and StartServer look host names up with r instead of
 // net.DefaultResolver (IP literals are never looked up). Tests pass a fake
@@ -463,7 +478,10 @@ func WithResolver(r Resolver) Option {
 // dialled from h to a host name or address of the network (WithResolver
 // is not used), servers and endpoints bind on h (host "", a wildcard or
 // loopback address, or h's name or address: a simulated host has one
-// address, so code that listens on 127.0.0.1 runs unchanged). The code
+// address, so code that listens on 127.0.0.1 runs unchanged; and a
+// server's Addr is that address whatever it was bound to, the address
+// other hosts reach it by, where a real server reports 0.0.0.0 for "" and
+// 127.0.0.1 for "127.0.0.1"). The code
 // that makes the calls is the same as on real sockets; only this option
 // changes. Other calls refuse it, and so do the calls given it together
 // with WithSocket, WithReusePort or WithAllowBroadcast, which a simulated

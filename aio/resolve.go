@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -53,7 +54,7 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 // interleaved and attempts staggered as the options say.
 func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if o.simHost != nil {
-		return o.simHost.dial(t, host, port)
+		return o.simHost.dial(t, host, port, o.allErrors)
 	}
 	ips, err := resolveHost(t, o.resolver, host)
 	if err != nil {
@@ -66,7 +67,7 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local)
+	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local, o.allErrors)
 }
 
 // localBind is WithLocalAddr resolved: the addresses to bind to, and the
@@ -93,9 +94,11 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 }
 
 // bindLocal binds fd, of family, to the first address of local of that
-// family it can (asyncio's _connect_sock).
-func bindLocal(fd, family int, local *localBind) error {
-	var last error
+// family it can (asyncio's _connect_sock). failed are the errors of the
+// binds that failed, in order, also when a later one succeeded: asyncio
+// counts each among the connect's errors if the attempt fails. When every
+// bind fails, err is the one bind's error, or an attemptErrors of each.
+func bindLocal(fd, family int, local *localBind) (failed []error, err error) {
 	for _, ip := range local.ips {
 		sa, f := sockaddrFor(ip, local.port)
 		if f != family {
@@ -103,18 +106,47 @@ func bindLocal(fd, family int, local *localBind) error {
 		}
 		err := unix.Bind(fd, sa)
 		if err == nil {
-			return nil
+			return failed, nil
 		}
-		last = fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err))
+		failed = append(failed, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err)))
 	}
-	if last != nil {
-		return last
+	switch len(failed) {
+	case 0:
+	case 1:
+		return failed, failed[0]
+	default:
+		return failed, attemptErrors(failed)
 	}
 	name := "AF_INET"
 	if family == unix.AF_INET6 {
 		name = "AF_INET6"
 	}
-	return fmt.Errorf("no matching local address with family=%s found", name)
+	return nil, fmt.Errorf("no matching local address with family=%s found", name)
+}
+
+// attemptErrors are the errors of one connect attempt that failed more
+// than once: the binds to local addresses of its family that failed, then
+// the connect's error if one bind succeeded (asyncio's _connect_sock
+// keeps each in the attempt's list of exceptions). It reads
+// as its last error, and joinConnectErrors counts each.
+type attemptErrors []error
+
+func (e attemptErrors) Error() string   { return e[len(e)-1].Error() }
+func (e attemptErrors) Unwrap() []error { return e }
+
+// flattenAttemptErrors lists each error of errs, those of an
+// attemptErrors one by one (asyncio's
+// `[exc for sub in exceptions for exc in sub]`).
+func flattenAttemptErrors(errs []error) []error {
+	out := make([]error, 0, len(errs))
+	for _, err := range errs {
+		if ae, ok := err.(attemptErrors); ok {
+			out = append(out, ae...)
+		} else {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // addrString formats host:port for messages.
@@ -160,19 +192,28 @@ func interleaveFamilies(addrs []net.IP, firstCount int) []net.IP {
 // connectAny connects to one of ips:port: one after the other when delay
 // <= 0 or there is one address, else with staggered, racing attempts.
 func connectAny(t *asyncio.T, ips []net.IP, port int, delay time.Duration) (int, error) {
-	return connectAnyFrom(t, ips, port, delay, nil)
+	return connectAnyFrom(t, ips, port, delay, nil, false)
 }
 
 // connectAnyFrom is connectAny binding each socket to local first (nil:
-// no bind).
-func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind) (int, error) {
+// no bind). If every attempt fails, allErrors (WithAllErrors) returns
+// their errors as an *asyncio.ExceptionGroup (see joinConnectErrors).
+func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind, allErrors bool) (int, error) {
 	attempt := func(t *asyncio.T, i int) (int, error) {
 		sa, family := sockaddrFor(ips[i], port)
 		fd, err := dialOneFrom(t, family, sa, local)
-		if err != nil && !asyncio.IsCancelled(err) {
-			err = fmt.Errorf("connect to %s: %w", addrString(ips[i].String(), port), err)
+		if err == nil || asyncio.IsCancelled(err) {
+			return fd, err
 		}
-		return fd, err
+		where := addrString(ips[i].String(), port)
+		if ae, ok := err.(attemptErrors); ok {
+			wrapped := make(attemptErrors, len(ae))
+			for j, e := range ae {
+				wrapped[j] = fmt.Errorf("connect to %s: %w", where, e)
+			}
+			return fd, wrapped
+		}
+		return fd, fmt.Errorf("connect to %s: %w", where, err)
 	}
 	if delay <= 0 || len(ips) == 1 {
 		var errs []error
@@ -186,7 +227,7 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 			}
 			errs = append(errs, err)
 		}
-		return -1, joinConnectErrors(errs)
+		return -1, joinConnectErrors(errs, allErrors)
 	}
 	fd, winner, errs, err := staggeredRace(t, len(ips), delay, attempt, func(fd int) { unix.Close(fd) })
 	if err != nil {
@@ -194,17 +235,26 @@ func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, l
 	}
 	if winner < 0 {
 		// No attempt succeeded: fd is the zero value, not a socket.
-		return -1, joinConnectErrors(errs)
+		return -1, joinConnectErrors(errs, allErrors)
 	}
 	return fd, nil
 }
 
-// joinConnectErrors is asyncio's rule for failed connects: one error is
-// returned as is (also when all have the same text), several are joined
-// under "Multiple exceptions".
-func joinConnectErrors(errs []error) error {
+// joinConnectErrors is asyncio's rule for failed connects
+// (base_events.py create_connection): with all (all_errors=True) every
+// error is a member of an *asyncio.ExceptionGroup "create_connection
+// failed", even one; else one error is returned as is, and so is the
+// first when all have the same text, and several are one error reading
+// "Multiple exceptions: " and their texts joined with ", ", which unwraps
+// to each of them (errors.Is and errors.As reach every attempt's error
+// either way).
+func joinConnectErrors(errs []error, all bool) error {
+	errs = flattenAttemptErrors(errs)
 	if len(errs) == 0 {
 		return errors.New("no addresses to connect to")
+	}
+	if all {
+		return &asyncio.ExceptionGroup{Msg: "create_connection failed", Errs: errs}
 	}
 	same := true
 	for _, e := range errs[1:] {
@@ -215,9 +265,22 @@ func joinConnectErrors(errs []error) error {
 	if same {
 		return errs[0]
 	}
-	//lint:ignore ST1005 asyncio's own message (base_events.py: OSError('Multiple exceptions: ...')), kept word for word
-	return fmt.Errorf("Multiple exceptions: %w", errors.Join(errs...))
+	return &multipleConnectErrors{errs}
 }
+
+// multipleConnectErrors is asyncio's OSError('Multiple exceptions: ...')
+// of a connect whose attempts failed with different errors.
+type multipleConnectErrors struct{ errs []error }
+
+func (e *multipleConnectErrors) Error() string {
+	texts := make([]string, len(e.errs))
+	for i, err := range e.errs {
+		texts[i] = err.Error()
+	}
+	return "Multiple exceptions: " + strings.Join(texts, ", ")
+}
+
+func (e *multipleConnectErrors) Unwrap() []error { return e.errs }
 
 // staggeredRace is asyncio.staggered.staggered_race for n attempts of
 // type V: attempt 0 starts at once; attempt i+1 starts when attempt i

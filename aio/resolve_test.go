@@ -333,7 +333,7 @@ func TestHappyEyeballsAllFail(t *testing.T) {
 		}, func(int) {})
 		return err
 	})
-	if winner != -1 || fmt.Sprint(errs) != "[e0 e1 e2]" || joinConnectErrors(errs).Error() != "Multiple exceptions: e0\ne1\ne2" {
+	if winner != -1 || fmt.Sprint(errs) != "[e0 e1 e2]" || joinConnectErrors(errs, false).Error() != "Multiple exceptions: e0, e1, e2" {
 		t.Fatalf("winner %d errs %v", winner, errs)
 	}
 }

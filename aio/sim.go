@@ -698,8 +698,10 @@ func (d *simDial) fail(err error) {
 // client's ACK arrives, the link's latency later (no jitter draw). No
 // listener (or one not serving yet) gives ECONNREFUSED, a partition
 // loses the SYN, and so does a full backlog (counting the handshakes in
-// progress).
-func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
+// progress). The host has one address, so one attempt: with allErrors
+// (WithAllErrors) its error is a group of one, as asyncio's all_errors
+// makes it; a name not on the network is the lookup's error either way.
+func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int, error) {
 	n := h.n
 	if err := n.check(t.Loop()); err != nil {
 		return -1, err
@@ -725,8 +727,9 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int) (int, error) {
 				unix.Close(fd)
 			}
 			d.fail(err)
+			return -1, err
 		}
-		return -1, err
+		return -1, joinConnectErrors([]error{err}, allErrors)
 	}
 	return fd, nil
 }

@@ -353,7 +353,10 @@ func sockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
 // (asyncio's loop.sock_accept), suspending t until one arrives. It
 // returns the new fd, non-blocking and close-on-exec, and the peer's
 // address: a *net.TCPAddr, or a *net.UnixAddr (whose Name is empty for
-// an unnamed peer).
+// an unnamed peer). On Linux an abstract peer name is "@" and the
+// name's every byte (asyncio's b'\x00name'), as net's RemoteAddr has it,
+// except that a NUL inside the name is kept, as asyncio keeps it, where
+// net cuts the name there.
 func SockAccept(t *asyncio.T, fd int) (int, net.Addr, error) {
 	if err := checkNonBlocking(t, fd, "SockAccept"); err != nil {
 		return -1, nil, err
@@ -362,10 +365,13 @@ func SockAccept(t *asyncio.T, fd int) (int, net.Addr, error) {
 		nfd, sa, err := sysAccept(fd)
 		switch {
 		case err == nil:
-			if su, ok := sa.(*unix.SockaddrUnix); ok && su.Name == "@" {
-				// x/sys/unix's name for an unnamed peer on Linux, and for
-				// an abstract socket with an empty name: getpeername
-				// tells them apart (getsockname, sock_raw_linux.go).
+			if su, ok := sa.(*unix.SockaddrUnix); ok && (su.Name == "@" || abstractUnixNames && strings.HasPrefix(su.Name, "@")) {
+				// "@" is x/sys/unix's name for an unnamed peer on Linux,
+				// and for an abstract socket with an empty name; and it
+				// cuts an abstract name at a NUL inside it ("\x00ab\x00cd"
+				// is "@ab", another socket's name). getpeername tells
+				// them apart and keeps the whole name
+				// (sock_raw_linux.go's getsockname).
 				if psa, err := getpeername(nfd); err == nil {
 					sa = psa
 				}

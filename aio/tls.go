@@ -513,7 +513,8 @@ func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
 
 // ExtraInfo adds asyncio's SSL keys to the raw transport's:
 // "sslcontext" (the *tls.Config), "ssl_object" (the *tls.Conn),
-// "peercert" (the peer's leaf *x509.Certificate), "cipher" (a TLSCipher)
+// "peercert" (the peer's leaf *x509.Certificate, once verified: see
+// PeerCert), "cipher" (a TLSCipher)
 // and "compression" (nil: TLS compression is never used, as ssl's
 // compression() says None).
 func (tr *tlsTransport) ExtraInfo(name string) any {
@@ -527,8 +528,10 @@ func (tr *tlsTransport) ExtraInfo(name string) any {
 	case "compression":
 		return nil
 	case "peercert":
-		if cs := tr.conn.ConnectionState(); len(cs.PeerCertificates) > 0 {
-			return cs.PeerCertificates[0]
+		// Only a verified certificate, as ssl's getpeercert() gives
+		// an empty dict for one it did not validate.
+		if cs := tr.conn.ConnectionState(); len(cs.VerifiedChains) > 0 && len(cs.VerifiedChains[0]) > 0 {
+			return cs.VerifiedChains[0][0]
 		}
 		return nil
 	}

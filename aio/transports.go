@@ -92,9 +92,9 @@ type BaseTransport interface {
 	IsClosing() bool
 	// ExtraInfo returns "peername", "sockname" (net.Addr), "socket"
 	// (the fd, int), "sslcontext" (*tls.Config, TLS only), "ssl_object"
-	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only),
-	// "pipe" (the *os.File of a pipe transport), or nil (asyncio's
-	// get_extra_info).
+	// (*tls.Conn, TLS only), "peercert" (*x509.Certificate, TLS only,
+	// once verified: see PeerCert), "pipe" (the *os.File of a pipe
+	// transport), or nil (asyncio's get_extra_info).
 	ExtraInfo(name string) any
 	// SetProtocol replaces the protocol that receives the following
 	// callbacks (asyncio's set_protocol).
@@ -831,7 +831,8 @@ func dialOne(t *asyncio.T, family int, sa unix.Sockaddr) (int, error) {
 }
 
 // dialOneFrom is dialOne binding the socket to local first (nil: no
-// bind).
+// bind). A failed connect after failed binds returns them all, as an
+// attemptErrors (see bindLocal).
 func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (int, error) {
 	fd, err := newSocket(family, unix.SOCK_STREAM)
 	if err != nil {
@@ -845,12 +846,19 @@ func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (
 			unix.Close(fd)
 		}
 	}()
+	var bindFailed []error
 	if local != nil {
-		if err := bindLocal(fd, family, local); err != nil {
+		failed, err := bindLocal(fd, family, local)
+		if err != nil {
 			return -1, err
 		}
+		bindFailed = failed
 	}
 	if err := sockConnect(t, fd, sa); err != nil {
+		if len(bindFailed) > 0 && !asyncio.IsCancelled(err) {
+			// The binds that failed before one succeeded count too.
+			return -1, attemptErrors(append(bindFailed, err))
+		}
 		return -1, err
 	}
 	connected = true
@@ -893,7 +901,10 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 // several addresses they are tried with happy eyeballs (RFC 8305): a new
 // attempt starts every 250 ms (WithHappyEyeballsDelay) or as soon as the
 // previous one fails, and the first to connect wins. WithTLS wraps the
-// connection in TLS; WithSocket uses a socket already connected. host ""
+// connection in TLS; WithSocket uses a socket already connected. When
+// every attempt fails, the error is the one attempt's, or "Multiple
+// exceptions: ..." unwrapping to each, or with WithAllErrors an
+// *asyncio.ExceptionGroup of each (asyncio's all_errors=True). host ""
 // is asyncio's host=None: the loopback addresses (::1, then 127.0.0.1),
 // and with port 0 (None) a *ValueError. A nil
 // factory or a port outside 0-65535 is a *ValueError before anything is
@@ -938,7 +949,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if err != nil {
 			return nil, nil, err
 		}
-		fd, err := connectAnyFrom(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay, local)
+		fd, err := connectAnyFrom(t, []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, port, o.happyEyeballsDelay, local, o.allErrors)
 		if err != nil {
 			return nil, nil, err
 		}

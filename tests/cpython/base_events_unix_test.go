@@ -65,18 +65,20 @@ func rawSocket(t *testing.T, family, typ int) int {
 
 func TestBaseEvents_test_create_connection_multiple_errors(t *testing.T) {
 	// Two addresses, both refused: one OSError "Multiple exceptions: err1,
-	// err2" (CPython joins the messages with ", "; aio joins them with
-	// errors.Join, one per line, and each stays reachable with errors.Is).
-	// all_errors=True has no counterpart (aio returns the joined error).
+	// err2" (the messages joined with ", ", as CPython joins them; each
+	// error stays reachable with errors.Is).
+	// all_errors=True (aio.WithAllErrors): an ExceptionGroup of both.
 	run(t, func(tk *asyncio.T) error {
 		// CPython's two mocked errors differ (err1, err2): here two
 		// addresses, so that the errors' messages differ too.
 		port := closedPort(t)
 		r := &fakeResolver{addrs: []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}, {IP: net.IPv4(127, 0, 0, 2)}}}
 		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r), aio.WithHappyEyeballsDelay(0))
-		check(t, err != nil && regexp.MustCompile(`^Multiple exceptions: .*127\.0\.0\.1.*\n.*127\.0\.0\.2`).MatchString(err.Error()), "error ", err)
+		check(t, err != nil && regexp.MustCompile(`^Multiple exceptions: .*127\.0\.0\.1.*, .*127\.0\.0\.2`).MatchString(err.Error()), "error ", err)
 		check(t, errors.Is(err, syscall.ECONNREFUSED), "each attempt's error is kept: ", err)
 		eq(t, r.calls, 1, "getaddrinfo calls")
+		_, _, err = aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r), aio.WithHappyEyeballsDelay(0), aio.WithAllErrors())
+		checkConnectGroup(t, err, 2)
 		// Errors that read the same are one error, as in asyncio.
 		r = &fakeResolver{addrs: []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}, {IP: net.IPv4(127, 0, 0, 1)}}}
 		_, _, err = aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r), aio.WithHappyEyeballsDelay(0))
@@ -160,11 +162,31 @@ func TestBaseEvents_test_create_connection_no_getaddrinfo(t *testing.T) {
 	})
 }
 
+// checkConnectGroup checks that err is all_errors=True's
+// ExceptionGroup("create_connection failed", ...) of n OSErrors.
+func checkConnectGroup(t *testing.T, err error, n int) {
+	t.Helper()
+	eg, ok := err.(*asyncio.ExceptionGroup)
+	if !ok {
+		t.Errorf("want an *asyncio.ExceptionGroup, got %T %v", err, err)
+		return
+	}
+	eq(t, eg.Msg, "create_connection failed", "group message")
+	eq(t, len(eg.Errs), n, "members")
+	for _, e := range eg.Errs {
+		var errno syscall.Errno
+		check(t, errors.As(e, &errno), "an OSError member, got ", e)
+	}
+}
+
 func TestBaseEvents_test_create_connection_connect_err(t *testing.T) {
 	run(t, func(tk *asyncio.T) error {
 		r := &fakeResolver{addrs: []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}}
-		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", closedPort(t), aio.WithResolver(r))
+		port := closedPort(t)
+		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r))
 		check(t, errors.Is(err, syscall.ECONNREFUSED), "the connect error, got ", err)
+		_, _, err = aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r), aio.WithAllErrors())
+		checkConnectGroup(t, err, 1)
 		return nil
 	})
 }
@@ -172,8 +194,11 @@ func TestBaseEvents_test_create_connection_connect_err(t *testing.T) {
 func TestBaseEvents_test_create_connection_multiple(t *testing.T) {
 	run(t, func(tk *asyncio.T) error {
 		r := &fakeResolver{addrs: []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}, {IP: net.IPv4(127, 0, 0, 2)}}}
-		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", closedPort(t), aio.WithResolver(r))
+		port := closedPort(t)
+		_, _, err := aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r))
 		check(t, errors.Is(err, syscall.ECONNREFUSED), "an OSError, got ", err)
+		_, _, err = aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r), aio.WithAllErrors())
+		checkConnectGroup(t, err, 2)
 		return nil
 	})
 }
@@ -518,8 +543,8 @@ func TestBaseEvents_test_create_connection_multiple_errors_local_addr(t *testing
 	// Two local addresses, the bind to the first fails (CPython's mocked
 	// bind of 0.0.0.1; here an address that is not this host's), the
 	// second binds; both connects fail (CPython's mocked sock_connect;
-	// here a closed port): "Multiple exceptions: ...". all_errors=True has
-	// no counterpart (aio returns the joined error).
+	// here a closed port): "Multiple exceptions: ...". all_errors=True
+	// (aio.WithAllErrors): an ExceptionGroup of OSErrors.
 	run(t, func(tk *asyncio.T) error {
 		port := closedPort(t)
 		r := hostResolver{
@@ -530,6 +555,11 @@ func TestBaseEvents_test_create_connection_multiple_errors_local_addr(t *testing
 			aio.WithLocalAddr("local.example", 0), aio.WithHappyEyeballsDelay(0))
 		check(t, err != nil && regexp.MustCompile(`^Multiple exceptions: `).MatchString(err.Error()), "error ", err)
 		check(t, errors.Is(err, syscall.ECONNREFUSED), "the connects' errors are kept: ", err)
+		_, _, err = aio.CreateConnection(tk, baseMyProto, "example.com", port, aio.WithResolver(r),
+			aio.WithLocalAddr("local.example", 0), aio.WithHappyEyeballsDelay(0), aio.WithAllErrors())
+		// Each attempt's failed bind and its refused connect, as
+		// _connect_sock keeps both.
+		checkConnectGroup(t, err, 4)
 		return nil
 	})
 }

@@ -64,8 +64,8 @@ func signedCerts(t *testing.T) (*tls.Config, *x509.CertPool) {
 
 // checkSSLExtraInfo is check_ssl_extra_info. peercert: CPython's
 // getpeercert() is {} when the chain was not verified and the decoded
-// certificate when it was; PeerCert gives the certificate either way, so
-// the verified case checks its subject.
+// certificate when it was; PeerCert is nil and the certificate: peerCN
+// "" is the unverified case.
 func checkSSLExtraInfo(t *testing.T, client aio.Transport, checkSockname bool, peername net.Addr, peerCN string) {
 	t.Helper()
 	if checkSockname {
@@ -80,6 +80,8 @@ func checkSSLExtraInfo(t *testing.T, client aio.Transport, checkSockname bool, p
 		if c := aio.PeerCert(client); check2(t, c != nil, "peercert") {
 			eq(t, c.Subject.CommonName, peerCN)
 		}
+	} else {
+		check(t, aio.PeerCert(client) == nil, "peercert of an unverified peer: ", aio.PeerCert(client))
 	}
 	// test SSL cipher
 	cipher, ok := aio.Cipher(client)
