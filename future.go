@@ -344,6 +344,7 @@ func (l *Loop) queueCallback(cb doneCallback, from *futureCore) {
 // (DEBUG-3).
 func (l *Loop) queueStep(t *T, from *futureCore) {
 	l.checkClosed()
+	l.drainThreadsafe() // earlier CallSoonThreadsafe callbacks first (LOOP-1)
 	l.ready.push(stepEntry(t, from))
 }
 

@@ -385,6 +385,7 @@ func (l *Loop) newHandle(fn func()) *Handle {
 // callSoonFunc schedules an internal callback without allocating a Handle.
 func (l *Loop) callSoonFunc(fn func()) {
 	l.checkClosed()
+	l.drainThreadsafe() // earlier CallSoonThreadsafe callbacks first (LOOP-1)
 	l.ready.push(funcEntry(fn))
 }
 
@@ -392,6 +393,7 @@ func (l *Loop) callSoonFunc(fn func()) {
 // bare yield).
 func (l *Loop) scheduleStep(t *T) {
 	l.checkClosed()
+	l.drainThreadsafe() // earlier CallSoonThreadsafe callbacks first (LOOP-1)
 	l.ready.push(stepEntry(t, nil))
 }
 
@@ -945,6 +947,10 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 		l.threadsafeMu.Unlock()
 	}
 	l.ioEvents = events
+	// A CallSoonThreadsafe that woke the poll (or came during it) was
+	// made before the I/O is handled: asyncio has it in the ready queue
+	// already, ahead of the I/O callbacks (LOOP-1).
+	l.drainThreadsafe()
 	if err != nil {
 		l.takeLoop(gid.Token()) // see retake: user code runs next
 		l.CallExceptionHandler(ExceptionContext{Message: "selector poll failed", Err: err})
