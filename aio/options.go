@@ -136,6 +136,7 @@ type options struct {
 	backlog            int
 	reuseAddr          bool
 	reusePort          bool
+	keepAlive          bool // WithKeepAlive
 	allowBroadcast     bool
 	resolver           Resolver
 	maxWriteBuffer     int // 0: no limit
@@ -232,6 +233,8 @@ func buildOptions(call string, opts []Option) (*options, error) {
 			return nil, &asyncio.ValueError{Msg: call + ": WithNetwork and WithSocket cannot be given together (a simulated host has no real sockets)"}
 		case o.reusePort:
 			return nil, &asyncio.ValueError{Msg: call + ": WithReusePort is not supported on a simulated network (WithNetwork)"}
+		case o.keepAlive:
+			return nil, &asyncio.ValueError{Msg: call + ": WithKeepAlive is not supported on a simulated network (WithNetwork)"}
 		case o.allowBroadcast:
 			return nil, &asyncio.ValueError{Msg: call + ": WithAllowBroadcast is not supported on a simulated network (WithNetwork)"}
 		}
@@ -393,9 +396,20 @@ func WithKeepSocketFile() Option {
 // CreateServer/StartServer and on the socket of CreateDatagramEndpoint
 // (asyncio's reuse_port=True), so that several sockets may bind the same
 // address. Where the system has no SO_REUSEPORT (Solaris, illumos) the
-// call fails with a *ValueError, as asyncio does.
+// call fails with a *ValueError, as asyncio does; so does a call with
+// WithSocket, whose socket is bound already.
 func WithReusePort() Option {
 	return option("WithReusePort", tcpServe|callCreateDatagramEndpoint, func(o *options) { o.reusePort = true })
+}
+
+// WithKeepAlive sets SO_KEEPALIVE on the listening sockets of
+// CreateServer, StartServer and the group servers (asyncio 3.13's
+// keep_alive=True), and so on every connection they accept, which
+// inherits it: the kernel probes an idle peer and a connection whose
+// peer is gone ends with an error instead of staying open forever. With
+// WithSocket it is set on that socket.
+func WithKeepAlive() Option {
+	return option("WithKeepAlive", tcpServe, func(o *options) { o.keepAlive = true })
 }
 
 // WithAllowBroadcast sets SO_BROADCAST on the socket of

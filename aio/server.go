@@ -375,6 +375,11 @@ func listenOn(family int, sa unix.Sockaddr, o *options) (int, error) {
 			return fail(err)
 		}
 	}
+	if family != unix.AF_UNIX && o.keepAlive {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
+			return fail(os.NewSyscallError("setsockopt", err))
+		}
+	}
 	if family == unix.AF_INET6 {
 		// As asyncio: an IPv6 listener does not take IPv4 connections,
 		// which get their own listener when the host resolves to both.
@@ -544,9 +549,19 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 // and serves it; a Unix server removes the
 // socket file it is bound to when it closes (asyncio 3.13).
 func serveOnSocket(t *asyncio.T, factory func() Protocol, o *options, unixOnly bool) (*Server, error) {
+	if o.reusePort {
+		// SO_REUSEPORT matters only before the bind, which the caller
+		// has done: as for a datagram endpoint, refused, not ignored.
+		return nil, &asyncio.ValueError{Msg: "socket modifier keyword arguments can not be used when sock is specified. (reuse_port=True)"}
+	}
 	network, err := adoptStreamSocket(o.sock, unixOnly)
 	if err != nil {
 		return nil, err
+	}
+	if o.keepAlive { // (a TCP server's option only: see WithKeepAlive)
+		if err := unix.SetsockoptInt(o.sock, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
+			return nil, os.NewSyscallError("setsockopt", err)
+		}
 	}
 	if !o.deferServing {
 		if err := unix.Listen(o.sock, o.backlog); err != nil {
