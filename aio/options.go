@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
 )
 
 // Option configures the calls that open or serve connections or start
@@ -137,6 +138,8 @@ type options struct {
 	reuseAddr          bool
 	reusePort          bool
 	keepAlive          bool // WithKeepAlive
+	family             int  // WithFamily; 0: AF_UNSPEC
+	familyGiven        bool
 	allowBroadcast     bool
 	resolver           Resolver
 	maxWriteBuffer     int // 0: no limit
@@ -207,6 +210,16 @@ func buildOptions(call string, opts []Option) (*options, error) {
 		}
 		if err := checkPort(o.localAddr.port); err != nil {
 			return nil, err
+		}
+	}
+	if o.familyGiven {
+		switch {
+		case o.family != unix.AF_UNSPEC && o.family != unix.AF_INET && o.family != unix.AF_INET6:
+			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("%s: WithFamily(%d): the family must be unix.AF_INET, unix.AF_INET6 or unix.AF_UNSPEC", call, o.family)}
+		case o.sock >= 0:
+			return nil, &asyncio.ValueError{Msg: call + ": WithFamily and WithSocket cannot be given together (the socket has its family)"}
+		case o.simHost != nil:
+			return nil, &asyncio.ValueError{Msg: call + ": WithFamily is not supported on a simulated network (WithNetwork)"}
 		}
 	}
 	if o.resolver == nil {
@@ -410,6 +423,19 @@ func WithReusePort() Option {
 // WithSocket it is set on that socket.
 func WithKeepAlive() Option {
 	return option("WithKeepAlive", tcpServe, func(o *options) { o.keepAlive = true })
+}
+
+// WithFamily restricts the addresses CreateConnection, OpenConnection,
+// CreateServer, StartServer and the group servers use to one family
+// (asyncio's family=): unix.AF_INET or unix.AF_INET6, or unix.AF_UNSPEC
+// (0, the default) for both. It applies to the host's addresses, to the
+// wildcard of host "" for a server and the loopback addresses for a
+// client, and to WithLocalAddr's. A host with no address of the family
+// fails as getaddrinfo does, with a *net.DNSError. Another family, or
+// WithFamily with WithSocket or on a simulated network, is a
+// *ValueError.
+func WithFamily(family int) Option {
+	return option("WithFamily", tcpConnect|tcpServe, func(o *options) { o.family, o.familyGiven = family, true })
 }
 
 // WithAllowBroadcast sets SO_BROADCAST on the socket of

@@ -49,6 +49,29 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 	})
 }
 
+// byFamily keeps the addresses of ips of family (WithFamily; AF_UNSPEC
+// keeps all), as getaddrinfo's family does. None left is getaddrinfo's
+// error: EAI_ADDRFAMILY for an address literal, EAI_NODATA for a name.
+func byFamily(host string, ips []net.IP, family int) ([]net.IP, error) {
+	if family == unix.AF_UNSPEC {
+		return ips, nil
+	}
+	var kept []net.IP
+	for _, ip := range ips {
+		if (ip.To4() != nil) == (family == unix.AF_INET) {
+			kept = append(kept, ip)
+		}
+	}
+	if len(kept) == 0 {
+		msg := "No address associated with hostname"
+		if net.ParseIP(host) != nil {
+			msg = "Address family for hostname not supported"
+		}
+		return nil, &net.DNSError{Err: msg, Name: host, IsNotFound: true}
+	}
+	return kept, nil
+}
+
 // dialHost resolves host and connects a new stream socket to one of its
 // addresses at port, as CreateConnection and DialConn do: families
 // interleaved and attempts staggered as the options say.
@@ -57,6 +80,9 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 		return o.simHost.dial(t, host, port, o.allErrors)
 	}
 	ips, err := resolveHost(t, o.resolver, host)
+	if err == nil {
+		ips, err = byFamily(host, ips, o.family)
+	}
 	if err != nil {
 		return -1, err
 	}
@@ -87,6 +113,9 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 		host = "0.0.0.0" // asyncio's local_addr=(None, port): the wildcard
 	}
 	ips, err := resolveHost(t, o.resolver, host)
+	if err == nil {
+		ips, err = byFamily(host, ips, o.family)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -438,6 +438,10 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 			return nil, err
 		}
 	}
+	ips, err = byFamily(host, ips, o.family)
+	if err != nil {
+		return nil, err
+	}
 	l := t.Loop() // a nil t panics here, before a socket is made
 	// Every address is bound before the server exists: a failure closes
 	// what was bound and leaves nothing behind (not even the server's
