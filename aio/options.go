@@ -137,8 +137,10 @@ type options struct {
 	backlog            int
 	reuseAddr          bool
 	reusePort          bool
-	keepAlive          bool // WithKeepAlive
-	family             int  // WithFamily; 0: AF_UNSPEC
+	keepAlive          bool     // WithKeepAlive
+	family             int      // WithFamily; 0: AF_UNSPEC
+	hosts              []string // WithHosts
+	hostsGiven         bool
 	familyGiven        bool
 	allowBroadcast     bool
 	resolver           Resolver
@@ -220,6 +222,16 @@ func buildOptions(call string, opts []Option) (*options, error) {
 			return nil, &asyncio.ValueError{Msg: call + ": WithFamily and WithSocket cannot be given together (the socket has its family)"}
 		case o.simHost != nil:
 			return nil, &asyncio.ValueError{Msg: call + ": WithFamily is not supported on a simulated network (WithNetwork)"}
+		}
+	}
+	if o.hostsGiven {
+		switch {
+		case len(o.hosts) == 0:
+			return nil, &asyncio.ValueError{Msg: call + ": WithHosts(): no host"}
+		case o.sock >= 0:
+			return nil, &asyncio.ValueError{Msg: call + ": WithHosts and WithSocket cannot be given together (the socket is already bound)"}
+		case o.simHost != nil:
+			return nil, &asyncio.ValueError{Msg: call + ": WithHosts is not supported on a simulated network (WithNetwork)"}
 		}
 	}
 	if o.resolver == nil {
@@ -436,6 +448,16 @@ func WithKeepAlive() Option {
 // *ValueError.
 func WithFamily(family int) Option {
 	return option("WithFamily", tcpConnect|tcpServe, func(o *options) { o.family, o.familyGiven = family, true })
+}
+
+// WithHosts makes CreateServer, StartServer and the group servers listen
+// on every address of every one of hosts (asyncio's host given as a
+// sequence of strings), each looked up as the call's host would be; the
+// call's own host must then be "". No hosts, or a host given both ways, is
+// a *ValueError.
+func WithHosts(hosts ...string) Option {
+	hs := append([]string{}, hosts...)
+	return option("WithHosts", tcpServe, func(o *options) { o.hosts = hs; o.hostsGiven = true })
 }
 
 // WithAllowBroadcast sets SO_BROADCAST on the socket of

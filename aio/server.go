@@ -426,21 +426,29 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 	if o.simHost != nil {
 		return o.simHost.listen(t, factory, host, port, o)
 	}
+	hosts := []string{host}
+	if o.hostsGiven {
+		if host != "" {
+			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("host %q given together with WithHosts: give the hosts one way", host)}
+		}
+		hosts = o.hosts
+	}
 	var ips []net.IP
-	if host == "" {
-		// asyncio's host=None (or ""): getaddrinfo(None, port,
-		// AI_PASSIVE), every interface of both families, each on its
-		// own socket (so port 0 gives each a port of its own, as there).
-		ips = []net.IP{net.IPv4zero, net.IPv6unspecified}
-	} else {
-		var err error
-		if ips, err = resolveHost(t, o.resolver, host); err != nil {
+	for _, host := range hosts {
+		var hips []net.IP
+		if host == "" {
+			// asyncio's host=None (or ""): getaddrinfo(None, port,
+			// AI_PASSIVE), every interface of both families, each on
+			// its own socket (so port 0 gives each a port of its own,
+			// as there).
+			hips = []net.IP{net.IPv4zero, net.IPv6unspecified}
+		} else if hips, err = resolveHost(t, o.resolver, host); err != nil {
 			return nil, err
 		}
-	}
-	ips, err = byFamily(host, ips, o.family)
-	if err != nil {
-		return nil, err
+		if hips, err = byFamily(host, hips, o.family); err != nil {
+			return nil, err
+		}
+		ips = append(ips, hips...)
 	}
 	l := t.Loop() // a nil t panics here, before a socket is made
 	// Every address is bound before the server exists: a failure closes
