@@ -89,6 +89,7 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // outside 0-65535, or a local and a remote address of different families
 // (IPv4 and IPv6) is a *ValueError.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
+	t.Loop() // a nil t panics here, before a socket is made
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateDatagramEndpoint")
 	}

@@ -587,3 +587,24 @@ func TestUnixSenderUnnamed(t *testing.T) {
 		t.Errorf("unixSender(/p) = %#v", a)
 	}
 }
+
+// A nil *asyncio.T panics with the *ValueError about it before a socket
+// is made or a stale socket file removed.
+func TestUnixDatagramNilTask(t *testing.T) {
+	clean(t)
+	dir := sockDir(t)
+	stale := filepath.Join(dir, "stale")
+	unix.Close(unixgramSocket(t, stale))
+	defer func() {
+		r := recover()
+		var ve *asyncio.ValueError
+		if err, ok := r.(error); !ok || !errors.As(err, &ve) || !strings.Contains(ve.Msg, "nil *T") {
+			t.Errorf("panic %v, want a *ValueError about the nil *T", r)
+		}
+		if _, err := os.Stat(stale); err != nil {
+			t.Errorf("the stale socket file was removed: %v", err)
+		}
+	}()
+	//asynciovet:ignore droppedcancel the call panics (nil *T) before it returns anything
+	CreateUnixDatagramEndpoint(nil, func() DatagramProtocol { return &BaseDatagramProtocol{} }, stale, "")
+}

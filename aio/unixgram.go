@@ -43,6 +43,7 @@ import (
 // Unix sockets.
 func CreateUnixDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote string, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
 	const call = "CreateUnixDatagramEndpoint"
+	t.Loop() // a nil t panics here, before a socket or a file is touched
 	if factory == nil {
 		return nil, nil, errNilFactory(call)
 	}
