@@ -13,10 +13,12 @@ import (
 )
 
 // DatagramProtocol is asyncio.DatagramProtocol: ConnectionMade first,
-// DatagramReceived for each datagram with its sender, ErrorReceived for a
-// send or receive error that does not end the endpoint (for example
-// ECONNREFUSED from an ICMP message on a connected socket), ConnectionLost
-// last. It may also implement WriteFlowControl.
+// DatagramReceived for each datagram with its sender (a *net.UDPAddr, or
+// on a Unix endpoint a *net.UnixAddr, nil for a sender whose socket has
+// no name), ErrorReceived for a send or receive error that does not end
+// the endpoint (for example ECONNREFUSED from an ICMP message on a
+// connected socket), ConnectionLost last. It may also implement
+// WriteFlowControl.
 type DatagramProtocol interface {
 	ConnectionMade(tr DatagramTransport)
 	DatagramReceived(data []byte, addr net.Addr)
@@ -27,10 +29,11 @@ type DatagramProtocol interface {
 // DatagramTransport is asyncio.DatagramTransport. Its methods must be
 // called on the loop.
 type DatagramTransport interface {
-	// SendTo sends one datagram to addr, or to the connected peer when
-	// addr is nil (asyncio's sendto). It never blocks: a datagram the
-	// socket cannot take now is queued. For a connected endpoint a
-	// different addr is a *ValueError.
+	// SendTo sends one datagram to addr (a *net.UDPAddr, or on a Unix
+	// endpoint a *net.UnixAddr), or to the connected peer when addr is
+	// nil (asyncio's sendto). It never blocks: a datagram the socket
+	// cannot take now is queued. For a connected endpoint a different
+	// addr is a *ValueError.
 	SendTo(data []byte, addr net.Addr) error
 	// Close closes after the queue is flushed.
 	Close()
