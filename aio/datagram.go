@@ -13,10 +13,12 @@ import (
 )
 
 // DatagramProtocol is asyncio.DatagramProtocol: ConnectionMade first,
-// DatagramReceived for each datagram with its sender, ErrorReceived for a
-// send or receive error that does not end the endpoint (for example
-// ECONNREFUSED from an ICMP message on a connected socket), ConnectionLost
-// last. It may also implement WriteFlowControl.
+// DatagramReceived for each datagram with its sender (a *net.UDPAddr, or
+// on a Unix endpoint a *net.UnixAddr, nil for a sender whose socket has
+// no name), ErrorReceived for a send or receive error that does not end
+// the endpoint (for example ECONNREFUSED from an ICMP message on a
+// connected socket), ConnectionLost last. It may also implement
+// WriteFlowControl.
 type DatagramProtocol interface {
 	ConnectionMade(tr DatagramTransport)
 	DatagramReceived(data []byte, addr net.Addr)
@@ -27,10 +29,11 @@ type DatagramProtocol interface {
 // DatagramTransport is asyncio.DatagramTransport. Its methods must be
 // called on the loop.
 type DatagramTransport interface {
-	// SendTo sends one datagram to addr, or to the connected peer when
-	// addr is nil (asyncio's sendto). It never blocks: a datagram the
-	// socket cannot take now is queued. For a connected endpoint a
-	// different addr is a *ValueError.
+	// SendTo sends one datagram to addr (a *net.UDPAddr, or on a Unix
+	// endpoint a *net.UnixAddr), or to the connected peer when addr is
+	// nil (asyncio's sendto). It never blocks: a datagram the socket
+	// cannot take now is queued. For a connected endpoint a different
+	// addr is a *ValueError.
 	SendTo(data []byte, addr net.Addr) error
 	// Close closes after the queue is flushed.
 	Close()
@@ -60,7 +63,10 @@ const datagramHeaderSize = 8
 // datagramTransport is asyncio's _SelectorDatagramTransport.
 type datagramTransport struct {
 	fdTransport
-	protocol   DatagramProtocol
+	protocol DatagramProtocol
+	// network is "udp", or "unixgram" for a Unix datagram socket: the
+	// kind of address SendTo takes and DatagramReceived gets.
+	network    string
 	remote     net.Addr
 	queue      []datagram
 	bufferSize int
@@ -70,7 +76,7 @@ type datagramTransport struct {
 var _ DatagramTransport = (*datagramTransport)(nil)
 
 func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map[string]any) *datagramTransport {
-	tr := &datagramTransport{protocol: p}
+	tr := &datagramTransport{protocol: p, network: "udp"}
 	tr.fdTransport.init(l, fd, tr, extra)
 	return tr
 }
@@ -78,12 +84,15 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // CreateDatagramEndpoint creates a UDP endpoint (asyncio's
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
 // remote if not nil (at least one is required), or on WithSocket's
-// datagram socket as it is (asyncio's sock=; local and remote nil). It
+// datagram socket as it is (asyncio's sock=; local and remote nil), which
+// may also be a Unix datagram socket, as asyncio's sock= may: the
+// endpoint is then as CreateUnixDatagramEndpoint's. It
 // returns once the protocol's ConnectionMade has run. Options:
 // WithReusePort, WithAllowBroadcast, WithSocket. A nil factory, a port
 // outside 0-65535, or a local and a remote address of different families
 // (IPv4 and IPv6) is a *ValueError.
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
+	t.Loop() // a nil t panics here, before a socket is made
 	if factory == nil {
 		return nil, nil, errNilFactory("CreateDatagramEndpoint")
 	}
@@ -99,54 +108,69 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	if err != nil {
 		return nil, nil, err
 	}
-	var fd int
-	owned := false // by the transport; until then closed on any exit
 	if o.sock >= 0 {
 		// asyncio's sock=: the socket as it is, checked before it is
 		// touched; the caller keeps it if this fails.
-		if err := adoptDatagramSocket(o.sock, local, remote, o); err != nil {
-			return nil, nil, err
+		var problems []string
+		if local != nil {
+			problems = append(problems, fmt.Sprintf("local_addr=%v", local))
 		}
-		fd, owned = o.sock, true
-	} else {
-		if local == nil && remote == nil {
-			return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
+		if remote != nil {
+			problems = append(problems, fmt.Sprintf("remote_addr=%v", remote))
 		}
-		if local != nil && remote != nil && local.IP != nil && remote.IP != nil && (local.IP.To4() == nil) != (remote.IP.To4() == nil) {
-			// asyncio finds no (family, proto) pair for both addresses.
-			return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("can not get address information: the local address %v and the remote address %v are of different families", local, remote)}
-		}
-		if o.simHost != nil {
-			return o.simHost.datagramEndpoint(t, factory, local, remote)
-		}
-		family := unix.AF_INET
-		for _, a := range []*net.UDPAddr{local, remote} {
-			if a != nil && a.IP != nil && a.IP.To4() == nil {
-				family = unix.AF_INET6
-			}
-		}
-		fd, err = newSocket(family, unix.SOCK_DGRAM)
+		network, err := adoptDatagramSocket(o.sock, problems, o, false)
 		if err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			if !owned {
-				unix.Close(fd)
-			}
-		}()
-		if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
-			return nil, nil, err
+		p, err := newProtocol("CreateDatagramEndpoint", factory)
+		if err != nil {
+			return nil, nil, err // the caller keeps the socket
 		}
+		return startDatagramEndpoint(t, o.sock, network, p, false)
+	}
+	if local == nil && remote == nil {
+		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
+	}
+	if local != nil && remote != nil && local.IP != nil && remote.IP != nil && (local.IP.To4() == nil) != (remote.IP.To4() == nil) {
+		// asyncio finds no (family, proto) pair for both addresses.
+		return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("can not get address information: the local address %v and the remote address %v are of different families", local, remote)}
+	}
+	if o.simHost != nil {
+		return o.simHost.datagramEndpoint(t, factory, local, remote)
+	}
+	family := unix.AF_INET
+	for _, a := range []*net.UDPAddr{local, remote} {
+		if a != nil && a.IP != nil && a.IP.To4() == nil {
+			family = unix.AF_INET6
+		}
+	}
+	fd, err := newSocket(family, unix.SOCK_DGRAM)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
+		unix.Close(fd)
+		return nil, nil, err
 	}
 	p, err := newProtocol("CreateDatagramEndpoint", factory)
 	if err != nil {
-		return nil, nil, err // the deferred close releases fd
+		unix.Close(fd)
+		return nil, nil, err
 	}
-	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, "udp")})
-	owned = true
-	if remote != nil || (o.sock >= 0 && peerAddr(fd, "udp") != nil) {
-		tr.remote = peerAddr(fd, "udp")
-		tr.extra["peername"] = tr.remote
+	return startDatagramEndpoint(t, fd, "udp", p, remote != nil)
+}
+
+// startDatagramEndpoint makes the transport of fd, a datagram socket of
+// network ("udp" or "unixgram") that is bound and connected as it should
+// be, for p, and returns once p's ConnectionMade has run; the transport
+// owns fd. connected says that a remote address was given; otherwise
+// (WithSocket) the endpoint is connected if the socket has a peer.
+func startDatagramEndpoint(t *asyncio.T, fd int, network string, p DatagramProtocol, connected bool) (DatagramTransport, DatagramProtocol, error) {
+	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, network)})
+	tr.network = network
+	if peer := peerAddr(fd, network); connected || peer != nil {
+		tr.remote = peer
+		tr.extra["peername"] = peer
 	}
 	l := t.Loop()
 	waiter := asyncio.NewFuture[struct{}](l)
@@ -170,17 +194,13 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	return tr, p, nil
 }
 
-// adoptDatagramSocket checks WithSocket's fd for CreateDatagramEndpoint,
-// as asyncio checks sock=: a datagram socket, without the arguments that
-// would modify it; then makes it non-blocking.
-func adoptDatagramSocket(fd int, local, remote *net.UDPAddr, o *options) error {
-	var problems []string
-	if local != nil {
-		problems = append(problems, fmt.Sprintf("local_addr=%v", local))
-	}
-	if remote != nil {
-		problems = append(problems, fmt.Sprintf("remote_addr=%v", remote))
-	}
+// adoptDatagramSocket checks WithSocket's fd for CreateDatagramEndpoint
+// and CreateUnixDatagramEndpoint, as asyncio checks sock=: a datagram
+// socket (a Unix one if unixOnly), without the arguments that would
+// modify it (problems, and the options); then makes it non-blocking and
+// returns its network, "udp" or "unixgram". Nothing is changed when it
+// fails: the caller keeps fd.
+func adoptDatagramSocket(fd int, problems []string, o *options, unixOnly bool) (string, error) {
 	if o.reusePort {
 		problems = append(problems, "reuse_port=True")
 	}
@@ -188,16 +208,25 @@ func adoptDatagramSocket(fd int, local, remote *net.UDPAddr, o *options) error {
 		problems = append(problems, "allow_broadcast=True")
 	}
 	if len(problems) > 0 {
-		return &asyncio.ValueError{Msg: fmt.Sprintf("socket modifier keyword arguments can not be used when sock is specified. (%s)", strings.Join(problems, ", "))}
+		return "", &asyncio.ValueError{Msg: fmt.Sprintf("socket modifier keyword arguments can not be used when sock is specified. (%s)", strings.Join(problems, ", "))}
 	}
 	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil || typ != unix.SOCK_DGRAM {
-		return &asyncio.ValueError{Msg: fmt.Sprintf("A datagram socket was expected, got fd %d", fd)}
+		return "", &asyncio.ValueError{Msg: fmt.Sprintf("A datagram socket was expected, got fd %d", fd)}
+	}
+	network := "udp"
+	if sa, err := getsockname(fd); err == nil {
+		if _, ok := sa.(*unix.SockaddrUnix); ok {
+			network = "unixgram"
+		}
+	}
+	if unixOnly && network != "unixgram" {
+		return "", &asyncio.ValueError{Msg: fmt.Sprintf("A UNIX Domain Datagram Socket was expected, got fd %d (a UDP socket is CreateDatagramEndpoint's)", fd)}
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
-		return os.NewSyscallError("fcntl", err)
+		return "", os.NewSyscallError("fcntl", err)
 	}
-	return nil
+	return network, nil
 }
 
 // setupDatagramSocket sets the options, binds and connects, in asyncio's
@@ -246,15 +275,24 @@ func (tr *datagramTransport) readReady() {
 	}
 	bp := readBufPool.Get().(*[]byte)
 	defer readBufPool.Put(bp)
-	n, from, err := unix.Recvfrom(tr.fd, *bp, 0)
+	var n int
+	var from unix.Sockaddr
+	var err error
+	if tr.network == "unixgram" {
+		n, from, err = recvfromUnix(tr.fd, *bp)
+	} else {
+		n, from, err = unix.Recvfrom(tr.fd, *bp, 0)
+	}
 	switch {
 	case err == unix.EINTR || isWouldBlock(err):
 	case err != nil:
 		tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", err))
 	default:
 		data := append([]byte(nil), (*bp)[:n]...)
-		addr := sockaddrToAddr(from, "udp")
-		if addr == nil {
+		var addr net.Addr
+		if tr.network == "unixgram" {
+			addr = unixSender(from)
+		} else if addr = sockaddrToAddr(from, "udp"); addr == nil {
 			addr = tr.remote
 		}
 		if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, addr) }); perr != nil {
@@ -277,8 +315,13 @@ func (tr *datagramTransport) send(d datagram) error {
 // SendTo sends or queues one datagram.
 func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 	var sa unix.Sockaddr
+	if tr.network == "unixgram" {
+		if err := checkUnixDestination(addr); err != nil {
+			return err
+		}
+	}
 	if tr.remote != nil {
-		if addr != nil && addr.String() != tr.remote.String() {
+		if addr != nil && !tr.isRemote(addr) {
 			return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: must be None or %v", tr.remote)}
 		}
 	} else {

@@ -18,7 +18,8 @@ import (
 // Option configures the calls that open or serve connections or start
 // child processes: CreateConnection, CreateUnixConnection, OpenConnection,
 // OpenUnixConnection, DialConn, CreateServer, CreateUnixServer,
-// StartServer, StartUnixServer, StartHTTPServer, CreateDatagramEndpoint, SubprocessExec,
+// StartServer, StartUnixServer, StartHTTPServer, CreateDatagramEndpoint,
+// CreateUnixDatagramEndpoint, SubprocessExec,
 // SubprocessShell, CreateSubprocessExec and CreateSubprocessShell, the
 // group servers, and StartTLS (also StreamWriter.StartTLS). Each
 // option says which calls it applies to; given to another call, it makes
@@ -62,6 +63,7 @@ const (
 	callStartHTTPServer
 	callStartTLS
 	callConnectAcceptedSocket
+	callCreateUnixDatagramEndpoint
 	numCalls = iota
 )
 
@@ -71,7 +73,7 @@ var callNames = [numCalls]string{
 	"CreateServer", "CreateUnixServer", "StartServer", "StartUnixServer", "CreateDatagramEndpoint",
 	"SubprocessExec", "SubprocessShell", "CreateSubprocessExec", "CreateSubprocessShell",
 	"CreateGroupServer", "CreateUnixGroupServer", "StartGroupServer", "StartUnixGroupServer",
-	"StartHTTPServer", "StartTLS", "ConnectAcceptedSocket",
+	"StartHTTPServer", "StartTLS", "ConnectAcceptedSocket", "CreateUnixDatagramEndpoint",
 }
 
 // The sets the options share.
@@ -403,10 +405,12 @@ func WithDeferredServing() Option {
 // and belongs to the transport or server from then on, which closes it.
 // A Unix server removes the socket file fd is bound to when it closes, as
 // for a path (unless WithKeepSocketFile). CreateDatagramEndpoint takes a
-// datagram socket (bound, perhaps connected), with nil local and remote
-// addresses and without WithReusePort or WithAllowBroadcast.
+// datagram socket (UDP or Unix, bound or not, perhaps connected), with nil
+// local and remote addresses and without WithReusePort or
+// WithAllowBroadcast; CreateUnixDatagramEndpoint a Unix datagram socket,
+// with the paths "".
 func WithSocket(fd int) Option {
-	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe|callCreateDatagramEndpoint, func(o *options) { o.sock = fd })
+	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe|callCreateDatagramEndpoint|callCreateUnixDatagramEndpoint, func(o *options) { o.sock = fd })
 }
 
 // WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the

@@ -148,3 +148,22 @@ func unixAddrOf(pp *unix.RawSockaddrUnix, n int) *unix.SockaddrUnix {
 	}
 	return &unix.SockaddrUnix{Name: string(path)}
 }
+
+// recvfromUnix is recvfrom(2) on a Unix datagram socket, with the
+// sender's address decoded as getsockname's (unixAddrOf): an abstract
+// name keeps every byte the kernel gave, NULs included, where x/sys/unix
+// ends it at the first NUL (a name that reaches another socket). An
+// unnamed sender has no address (nil): the kernel gives none.
+func recvfromUnix(fd int, p []byte) (int, unix.Sockaddr, error) {
+	var rsa unix.RawSockaddrAny
+	n := uint32(unix.SizeofSockaddrAny)
+	r, _, e := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), 0,
+		uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return 0, nil, e
+	}
+	if rsa.Addr.Family != unix.AF_UNIX {
+		return int(r), nil, nil
+	}
+	return int(r), unixAddrOf((*unix.RawSockaddrUnix)(unsafe.Pointer(&rsa)), int(n)), nil
+}

@@ -43,3 +43,10 @@ func rawSendv(fd int, bufs [][]byte, _ []unix.Iovec) (int, error) {
 func getsockname(fd int) (unix.Sockaddr, error) { return unix.Getsockname(fd) }
 
 func getpeername(fd int) (unix.Sockaddr, error) { return unix.Getpeername(fd) }
+
+// recvfromUnix is recvfrom(2) on a Unix datagram socket (see
+// sock_raw_linux.go for the Linux form, which decodes the sender's name
+// itself).
+func recvfromUnix(fd int, p []byte) (int, unix.Sockaddr, error) {
+	return unix.Recvfrom(fd, p, 0)
+}

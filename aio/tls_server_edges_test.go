@@ -557,11 +557,15 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 		{WithInterleave(1), append([]string{"DialConn"}, tcpConnects...)},
 		{WithBacklog(5), cat(tcpServers, unixServers)},
 		{WithDeferredServing(), cat(tcpServers, unixServers)},
-		{WithSocket(fd), append([]string{"CreateDatagramEndpoint"}, streams...)},
+		{WithSocket(fd), append([]string{"CreateDatagramEndpoint", "CreateUnixDatagramEndpoint"}, streams...)},
 		{WithLocalAddr("127.0.0.1", 0), tcpConnects},
 		{WithKeepSocketFile(), unixServers},
 		{WithReusePort(), append([]string{"CreateDatagramEndpoint"}, tcpServers...)},
 		{WithAllowBroadcast(), []string{"CreateDatagramEndpoint"}},
+		{WithAllErrors(), tcpConnects},
+		{WithKeepAlive(), tcpServers},
+		{WithFamily(unix.AF_INET), cat(tcpConnects, tcpServers)},
+		{WithHosts("127.0.0.1"), tcpServers},
 		{WithMaxWriteBuffer(10), append([]string{"ConnectAcceptedSocket"}, streams...)},
 		{WithResolver(net.DefaultResolver), cat([]string{"DialConn"}, tcpConnects, tcpServers)},
 		{WithNetwork(nil), cat([]string{"DialConn", "CreateDatagramEndpoint"}, tcpConnects, tcpServers)},
@@ -627,6 +631,10 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 			},
 			"CreateDatagramEndpoint": func(o ...Option) error {
 				_, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return &BaseDatagramProtocol{} }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil, o...)
+				return err
+			},
+			"CreateUnixDatagramEndpoint": func(o ...Option) error {
+				_, _, err := CreateUnixDatagramEndpoint(at, func() DatagramProtocol { return &BaseDatagramProtocol{} }, newPath, "", o...)
 				return err
 			},
 			"SubprocessExec": func(o ...Option) error {
@@ -713,5 +721,5 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 		log = append(log, fmt.Sprintf("WithSocket's descriptor was closed: %v", err))
 	}
-	expectLog(t, []string{"refused 303, accepted 159", "StartTLS's transport plain and open: true"}, log)
+	expectLog(t, []string{"refused 393, accepted 179", "StartTLS's transport plain and open: true"}, log)
 }
