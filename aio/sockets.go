@@ -231,9 +231,22 @@ func SockRecvFromInto(t *asyncio.T, fd int, buf []byte) (int, net.Addr, error) {
 	if err := checkNonBlocking(t, fd, "SockRecvFromInto"); err != nil {
 		return 0, nil, err
 	}
+	// A Unix socket's sender is decoded as getsockname's (recvfromUnix):
+	// x/sys/unix would cut an abstract name at an inner NUL.
+	sa, _ := unix.Getsockname(fd)
+	_, isUnix := sa.(*unix.SockaddrUnix)
 	for {
-		k, from, err := unix.Recvfrom(fd, buf, 0)
+		var k int
+		var from unix.Sockaddr
+		var err error
+		if isUnix {
+			k, from, err = recvfromUnix(fd, buf)
+		} else {
+			k, from, err = unix.Recvfrom(fd, buf, 0)
+		}
 		switch {
+		case err == nil && isUnix:
+			return k, unixSender(from), nil // an unnamed sender: nil, asyncio's None
 		case err == nil:
 			return k, sockaddrToAddr(from, datagramNetwork(from)), nil
 		case err == unix.EINTR:
