@@ -396,7 +396,7 @@ type sendfileTransport interface {
 }
 
 func (tr *socketTransport) writingPaused() bool { return tr.protocolPaused }
-func (tr *tlsTransport) writingPaused() bool    { return tr.raw.protocolPaused }
+func (tr *tlsTransport) writingPaused() bool    { return tr.raw.socket().protocolPaused }
 
 // sendfileState is a socket transport's sendfile in progress (asyncio's
 // _empty_waiter, and the sendfile's write interest): while it is set,

@@ -15,7 +15,8 @@ import (
 	"github.com/go-asyncio/asyncio"
 )
 
-// TLS is crypto/tls running over a plain socket transport: the raw
+// TLS is crypto/tls running over a carrier transport (a socket transport,
+// or for TLS inside TLS another TLS transport: see tlsCarrier): the raw
 // transport's protocol is a transportConn, a net.Conn whose Read suspends
 // the task reading (the handshake task, then the transport's reader task)
 // and whose Write only appends to the raw transport's write buffer. Since
@@ -35,10 +36,109 @@ type tlsConfig struct {
 	shutdownTimeout  time.Duration
 }
 
-// transportConn adapts a raw socket transport to net.Conn for crypto/tls;
-// it is also the raw transport's protocol.
+// tlsCarrier is what the TLS layer needs of the transport its records
+// travel on. Two of the package's transports are carriers, and no other:
+//
+//   - *socketTransport, a stream socket (the common case, and the hot one:
+//     a record costs one interface call more than a direct call);
+//   - *tlsTransport, so that StartTLS works over a TLS connection (TLS
+//     inside TLS, as asyncio's start_tls over an SSL transport): its
+//     plaintext is a reliable ordered byte stream, it calls its protocol
+//     from its reader task and loop callbacks only, and it forwards flow
+//     control, pausing and the teardown to the socket below.
+//
+// Pipe and subprocess transports are not connections (asyncio's start_tls
+// refuses them too: they are not _FlowControlMixin socket transports with
+// the SSL upgrade), datagram transports carry no byte stream, and a
+// Transport implemented outside the package gives no guarantee of when
+// it calls its protocol or how it tears down, which the layer relies on.
+type tlsCarrier interface {
+	Transport
+	loopOf() *asyncio.Loop
+	// carry writes one record of the layer above, or drops it and
+	// reports false once the carrier is closing. It never refuses for
+	// the buffer limit: the layer above checked the whole write against
+	// the socket's (see bufferLimit and wireSize), and a record dropped
+	// half way would break its stream for good. One call, closing check
+	// included: it is the socket path's per-record cost.
+	carry(p []byte) bool
+	// lostScheduled reports whether the socket's ConnectionLost is due
+	// (asyncio's _conn_lost > 0).
+	lostScheduled() bool
+	// abortNow is Abort with the socket closed before it returns.
+	abortNow()
+	// forceClose aborts with err for the protocol's ConnectionLost.
+	forceClose(err error)
+	// bufferLimit returns the socket's buffered bytes and its
+	// WithMaxWriteBuffer limit (0: none).
+	bufferLimit() (held, max int)
+	// wireSize bounds the bytes n bytes written to the carrier become on
+	// the socket.
+	wireSize(n int) int
+	// socket returns the socket transport at the bottom (its server's
+	// client bookkeeping, its write flow control).
+	socket() *socketTransport
+}
+
+var (
+	_ tlsCarrier = (*socketTransport)(nil)
+	_ tlsCarrier = (*tlsTransport)(nil)
+)
+
+func (tr *socketTransport) loopOf() *asyncio.Loop        { return tr.loop }
+func (tr *socketTransport) lostScheduled() bool          { return tr.connLost > 0 }
+func (tr *socketTransport) bufferLimit() (held, max int) { return tr.wbuf.len(), tr.maxBuffer }
+func (tr *socketTransport) wireSize(n int) int           { return n }
+func (tr *socketTransport) socket() *socketTransport     { return tr }
+func (tr *tlsTransport) loopOf() *asyncio.Loop           { return tr.raw.loopOf() }
+func (tr *tlsTransport) lostScheduled() bool             { return tr.raw.lostScheduled() }
+func (tr *tlsTransport) bufferLimit() (held, max int)    { return tr.raw.bufferLimit() }
+func (tr *tlsTransport) socket() *socketTransport        { return tr.raw.socket() }
+
+// wireSize of a TLS carrier: crypto/tls's dynamic record sizing starts
+// a connection with records of about 1.1 KiB, and each record of the
+// layer above may be split in two, so a record of at most 64 bytes of
+// overhead per 512 bytes bounds it.
+func (tr *tlsTransport) wireSize(n int) int { return tr.raw.wireSize(n + (n/512+1)*64) }
+
+// carry encrypts a record of the TLS layer above into this one; dropped
+// once the connection is closing, as Write drops.
+func (tr *tlsTransport) carry(p []byte) bool {
+	if tr.IsClosing() || tr.tc.lost {
+		return false
+	}
+	tr.conn.Write(p)
+	return true
+}
+
+// carry sends a record, or buffers it; false once the socket is closing.
+func (tr *socketTransport) carry(p []byte) bool {
+	if tr.closing {
+		return false
+	}
+	tr.Write(p)
+	return true
+}
+
+// abortNow aborts the connection, the socket closed before it returns;
+// this transport's protocol (a TLS layer above) hears of it once the
+// reader task has ended.
+func (tr *tlsTransport) abortNow() {
+	tr.closing, tr.aborted = true, true
+	tr.raw.abortNow()
+}
+
+// forceClose aborts the connection; its protocol's ConnectionLost gets
+// err (a shutdown timeout of the layer above), passed up from the socket.
+func (tr *tlsTransport) forceClose(err error) {
+	tr.closing = true
+	tr.raw.forceClose(err)
+}
+
+// transportConn adapts a carrier transport to net.Conn for crypto/tls;
+// it is also the carrier's protocol.
 type transportConn struct {
-	raw     *socketTransport
+	raw     tlsCarrier
 	in      []byte
 	eof     bool
 	lost    bool
@@ -63,7 +163,7 @@ func (c *transportConn) wake() {
 
 func (c *transportConn) Read(p []byte) (int, error) {
 	for len(c.in) == 0 && !c.eof && !c.lost && c.failErr == nil {
-		l := c.raw.loop
+		l := c.raw.loopOf()
 		c.waiter = asyncio.NewFuture[struct{}](l)
 		_, err := c.waiter.Await(c.reader)
 		c.waiter = nil
@@ -86,19 +186,24 @@ func (c *transportConn) Read(p []byte) (int, error) {
 }
 
 func (c *transportConn) Write(p []byte) (int, error) {
-	if c.lost || c.raw.closing {
-		if c.lostErr != nil {
-			return 0, c.lostErr
-		}
-		return 0, net.ErrClosed
+	if !c.lost && c.raw.carry(p) { // sent or copied into the write buffer; never retained
+		return len(p), nil
 	}
-	c.raw.Write(p) // sent or copied into the write buffer; never retained
-	return len(p), nil
+	if c.lostErr != nil {
+		return 0, c.lostErr
+	}
+	return 0, net.ErrClosed
 }
 
-func (c *transportConn) Close() error                     { c.raw.Close(); return nil }
-func (c *transportConn) LocalAddr() net.Addr              { a, _ := c.raw.extra["sockname"].(net.Addr); return a }
-func (c *transportConn) RemoteAddr() net.Addr             { a, _ := c.raw.extra["peername"].(net.Addr); return a }
+func (c *transportConn) Close() error { c.raw.Close(); return nil }
+func (c *transportConn) LocalAddr() net.Addr {
+	a, _ := c.raw.ExtraInfo("sockname").(net.Addr)
+	return a
+}
+func (c *transportConn) RemoteAddr() net.Addr {
+	a, _ := c.raw.ExtraInfo("peername").(net.Addr)
+	return a
+}
 func (c *transportConn) SetDeadline(time.Time) error      { return nil }
 func (c *transportConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *transportConn) SetWriteDeadline(time.Time) error { return nil }
@@ -153,7 +258,7 @@ func (c *transportConn) ResumeWriting() {
 // tlsTransport is the application's Transport over TLS (asyncio's
 // _SSLProtocolTransport).
 type tlsTransport struct {
-	raw        *socketTransport
+	raw        tlsCarrier
 	tc         *transportConn
 	conn       *tls.Conn
 	app        Protocol
@@ -172,6 +277,10 @@ type tlsTransport struct {
 	// ssl_shutdown_timeout); shutdownTimer aborts it then.
 	shutdownTimeout time.Duration
 	shutdownTimer   *asyncio.TimerHandle
+	// maxBuffer is the socket's WithMaxWriteBuffer limit, fixed before
+	// the handshake: Write asks the carrier for the buffered bytes only
+	// when there is a limit.
+	maxBuffer int
 }
 
 var _ Transport = (*tlsTransport)(nil)
@@ -210,7 +319,7 @@ func tlsHandshake(t *asyncio.T, tc *transportConn, conn *tls.Conn, timeout time.
 // callMade (StartTLS: app was already connected, over raw) app then gets
 // ConnectionLost with the handshake's error (nil if the handshake was
 // cancelled: the connection was closed here), in a later iteration.
-func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfig, serverSide bool, serverHostname string, callMade bool) (*tlsTransport, error) {
+func startTLSOn(t *asyncio.T, raw tlsCarrier, app Protocol, tcfg *tlsConfig, serverSide bool, serverHostname string, callMade bool) (*tlsTransport, error) {
 	cfg := tcfg.cfg
 	tc := &transportConn{raw: raw}
 	raw.SetProtocol(tc)
@@ -262,10 +371,11 @@ func startTLSOn(t *asyncio.T, raw *socketTransport, app Protocol, tcfg *tlsConfi
 	}
 	// "sslcontext" is the config given (asyncio's), not the copy that
 	// carries the server name.
-	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app, cfg: tcfg.cfg, shutdownTimeout: tcfg.shutdownTimeout}
+	_, maxBuffer := raw.bufferLimit()
+	tr := &tlsTransport{raw: raw, tc: tc, conn: conn, app: app, cfg: tcfg.cfg, shutdownTimeout: tcfg.shutdownTimeout, maxBuffer: maxBuffer}
 	tc.owner = tr
-	if raw.server != nil {
-		raw.server.clients[raw] = tr
+	if sock := raw.socket(); sock.server != nil {
+		sock.server.clients[sock] = tr
 	}
 	if callMade {
 		if perr := callProtocol(func() { app.ConnectionMade(tr) }); perr != nil {
@@ -393,7 +503,9 @@ func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
 		}
 		// As asyncio's SSL protocol: a TLS connection cannot stay
 		// half-open, so EOF always starts the shutdown.
-		if keepOpen {
+		// A TLS layer above (StartTLS over this transport) always says
+		// keep open, and its own session ends on its own EOF.
+		if _, above := tr.app.(*transportConn); keepOpen && !above {
 			slog.Warn("returning true from eof_received() has no effect when using ssl")
 		}
 		tr.Close()
@@ -489,12 +601,12 @@ func (tr *tlsTransport) Close() {
 		tr.conn.CloseWrite() // close_notify, queued before the raw close
 	}
 	tr.raw.Close()
-	if tr.raw.connLost == 0 && tr.shutdownTimeout > 0 {
+	if !tr.raw.lostScheduled() && tr.shutdownTimeout > 0 {
 		// The raw transport closes once the peer has taken what is
 		// buffered; a peer that does not read would keep it open for
 		// ever. As asyncio's ssl_shutdown_timeout: abort it then, and
 		// the application's ConnectionLost gets ErrTLSShutdownTimeout.
-		tr.shutdownTimer = tr.raw.loop.CallLater(tr.shutdownTimeout, func() {
+		tr.shutdownTimer = tr.raw.loopOf().CallLater(tr.shutdownTimeout, func() {
 			tr.shutdownTimer = nil
 			if !tr.tc.lost {
 				tr.raw.forceClose(ErrTLSShutdownTimeout)
@@ -509,7 +621,7 @@ func (tr *tlsTransport) Abort() {
 	tr.raw.Abort()
 }
 
-func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.closing }
+func (tr *tlsTransport) IsClosing() bool { return tr.closing || tr.raw.IsClosing() }
 
 // ExtraInfo adds asyncio's SSL keys to the raw transport's:
 // "sslcontext" (the *tls.Config), "ssl_object" (the *tls.Conn),
@@ -587,11 +699,11 @@ func (tr *tlsTransport) Write(data []byte) error {
 		tr.connLost++
 		return nil
 	}
-	if max := tr.raw.maxBuffer; max > 0 {
+	if tr.maxBuffer > 0 {
+		held, max := tr.raw.bufferLimit()
 		// Refuse before encrypting: a record tls.Conn could not hand on
-		// whole would break the TLS stream for good. Each record of at
-		// most 16 KiB adds at most 64 bytes (header, MAC or tag, padding).
-		held, size := tr.raw.wbuf.len(), len(data)+(len(data)/16384+1)*64
+		// whole would break the TLS stream for good.
+		size := tr.writeCost(len(data))
 		if held > 0 && held+size > max || size > max {
 			return errWriteBufferFull(held, len(data), max)
 		}
@@ -601,6 +713,11 @@ func (tr *tlsTransport) Write(data []byte) error {
 	}
 	return nil
 }
+
+// writeCost bounds the bytes a write of n bytes becomes on the socket:
+// each record of at most 16 KiB adds at most 64 bytes (header, MAC or
+// tag, padding), and a TLS carrier below adds its own (wireSize).
+func (tr *tlsTransport) writeCost(n int) int { return tr.raw.wireSize(n + (n/16384+1)*64) }
 
 // WriteLines writes each chunk in turn.
 func (tr *tlsTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
@@ -653,11 +770,22 @@ func checkServerName(call string, cfg *tls.Config, serverSide bool, serverHostna
 // WithTLSHandshakeTimeout and WithTLSShutdownTimeout (asyncio's
 // ssl_handshake_timeout and ssl_shutdown_timeout, defaults 60 s and 30 s);
 // any other option, or a bad value, is a *ValueError before the transport
-// is touched, and so are a nil cfg, a transport that is not a plain socket
-// transport (asyncio's TypeError "is not supported by start_tls()"; TLS
-// over TLS is not supported), a client handshake without a server name to
-// verify (serverHostname "", cfg.ServerName "" and InsecureSkipVerify
-// false) and a nil p, checked in that order.
+// is touched, and so are a nil cfg, a transport that is neither a socket
+// transport nor a TLS one (asyncio's TypeError "is not supported by
+// start_tls()": a pipe, subprocess or datagram transport, or a Transport
+// implemented outside the package), a client handshake without a server
+// name to verify (serverHostname "", cfg.ServerName "" and
+// InsecureSkipVerify false) and a nil p, checked in that order.
+//
+// Over a TLS transport (one from WithTLS, or from an earlier StartTLS) the
+// new session's records travel inside the old session, as asyncio's
+// start_tls over an SSL transport: Close shuts down the new session, then
+// the old one and the socket; Abort aborts them all; p gets ConnectionLost
+// once. Write flow control is the socket's buffer (PauseWriting past its
+// high-water mark), PauseReading stops reading from the old session, and
+// ExtraInfo gives the new session's "sslcontext", "ssl_object", "peercert"
+// and "cipher", and the socket's "sockname", "peername" and "socket". A
+// failed handshake aborts the whole connection, old session included.
 func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSide bool, serverHostname string, opts ...Option) (Transport, error) {
 	if cfg == nil {
 		// asyncio: TypeError "sslcontext is expected to be an instance of
@@ -668,11 +796,21 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	if err != nil {
 		return nil, err
 	}
-	raw, ok := tr.(*socketTransport)
-	if !ok || raw == nil {
+	var raw tlsCarrier
+	switch c := tr.(type) {
+	case *socketTransport:
+		if c != nil {
+			raw = c
+		}
+	case *tlsTransport:
+		if c != nil {
+			raw = c
+		}
+	}
+	if raw == nil {
 		// asyncio: TypeError "transport ... is not supported by
 		// start_tls()", checked before anything else but the context.
-		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("StartTLS: transport %T is not supported (not a plain socket transport)", tr)}
+		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("StartTLS: transport %T is not supported (neither a socket nor a TLS transport)", tr)}
 	}
 	if err := checkServerName("StartTLS", cfg, serverSide, serverHostname); err != nil {
 		return nil, err
@@ -682,7 +820,7 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 		// fail with the first data, after the handshake.
 		return nil, &asyncio.ValueError{Msg: "StartTLS: nil protocol"}
 	}
-	if raw.closing {
+	if raw.IsClosing() {
 		return nil, os.NewSyscallError("start_tls", errors.New("transport is closing"))
 	}
 	tcfg := &tlsConfig{cfg: cfg, handshakeTimeout: defaultTLSHandshakeTimeout, shutdownTimeout: defaultTLSShutdownTimeout}

@@ -110,7 +110,7 @@ func serverOf(tr Transport) *Server {
 	case *socketTransport:
 		return tr.server
 	case *tlsTransport:
-		return tr.raw.server
+		return tr.raw.socket().server
 	}
 	return nil
 }

@@ -1396,3 +1396,119 @@ func TestSSL_test_shutdown_timeout_handler_not_set(t *testing.T) {
 	})
 	srv.stop()
 }
+
+func TestSSL_test_create_server_ssl_over_ssl(t *testing.T) {
+	aData := bytes.Repeat([]byte("A"), 1024*sslBufMultiplier)
+	bData := bytes.Repeat([]byte("B"), 1024*sslBufMultiplier)
+	sslctx1, clientSSLCtx1 := testCerts(t)
+	sslctx2, clientSSLCtx2 := testCerts(t)
+	var cs clients
+	cnt := 0
+	run(t, func(tk *asyncio.T) error {
+		handleClient := func(tk *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			data, err := r.ReadExactly(tk, len(aData))
+			if err != nil {
+				return err
+			}
+			check(t, bytes.Equal(data, aData), "data == A_DATA")
+			w.Write([]byte("OK"))
+			data, err = r.ReadExactly(tk, len(bData))
+			if err != nil {
+				return err
+			}
+			check(t, bytes.Equal(data, bData), "data == B_DATA")
+			w.WriteLines([]byte("SP"), []byte("A"), []byte("M"))
+			if err := w.Drain(tk); err != nil {
+				return err
+			}
+			w.Close()
+			cnt++
+			return nil
+		}
+		// ServerProtocol: a StreamReaderProtocol whose connection_made
+		// pauses the outer TLS transport, upgrades it again with
+		// start_tls(server_side=True), and only then is the stream
+		// protocol's connection_made (with the new transport), which
+		// starts handle_client.
+		serverProtocolFactory := func() aio.Protocol {
+			reader := aio.NewStreamReader(tk, aio.DefaultStreamLimit)
+			sp := aio.NewStreamReaderProtocol(reader)
+			return &sslOverSSLServerProto{Protocol: sp, made: func(tr aio.Transport) {
+				tr.PauseReading()
+				asyncio.CreateTask(tk.Loop(), func(st *asyncio.T) (struct{}, error) {
+					ntr, err := aio.StartTLS(st, tr, sp, sslctx2, true, "")
+					if err != nil {
+						sp.ConnectionLost(err)
+						return struct{}{}, nil
+					}
+					sp.ConnectionMade(ntr)
+					w := aio.NewStreamWriter(ntr, sp, reader)
+					return struct{}{}, handleClient(st, reader, w)
+				})
+			}}
+		}
+		testClient := func(addr string) *asyncio.Future[struct{}] {
+			return cs.tcpClient(tk, func() error {
+				c, err := net.Dial("tcp4", addr)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(sslPeerDeadline))
+				outer := tls.Client(c, clientSSLCtx1) // sock.starttls(client_sslctx_1)
+				if err := outer.Handshake(); err != nil {
+					return err
+				}
+				// The second level over the first (CPython does it by
+				// hand with MemoryBIOs; crypto/tls runs over any
+				// net.Conn, a *tls.Conn included).
+				inner := tls.Client(outer, clientSSLCtx2)
+				if err := inner.Handshake(); err != nil {
+					return err
+				}
+				if _, err := inner.Write(aData); err != nil {
+					return err
+				}
+				if err := expectRecv(inner, []byte("OK")); err != nil {
+					return err
+				}
+				if _, err := inner.Write(bData); err != nil {
+					return err
+				}
+				data, err := io.ReadAll(inner) // read(4) until b''
+				if err != nil {
+					return err
+				}
+				if string(data) != "SPAM" {
+					return errors.New("received " + string(data) + ", want SPAM")
+				}
+				inner.CloseWrite() // sslobj.unwrap(): our close_notify, the server's already received
+				return nil
+			})
+		}
+		srv, err := aio.CreateServer(tk, serverProtocolFactory, "127.0.0.1", 0, aio.WithTLS(sslctx1))
+		if err != nil {
+			return err
+		}
+		check(t, len(srv.Addrs()) > 0, "srv.sockets")
+		var tasks []asyncio.AwaitableOf[struct{}]
+		for range sslTotalCnt {
+			tasks = append(tasks, testClient(srv.Addr().String()))
+		}
+		_, gerr := asyncio.WaitFor(tk, sslLongTimeout, asyncio.Gather(tk, tasks...))
+		tk.Loop().CallSoon(func() { srv.Close() })
+		noErr(t, srv.WaitClosed(tk))
+		return gerr
+	})
+	cs.stop()
+	eq(t, cnt, sslTotalCnt)
+}
+
+// sslOverSSLServerProto is test_create_server_ssl_over_ssl's
+// ServerProtocol: the stream protocol, with connection_made replaced.
+type sslOverSSLServerProto struct {
+	aio.Protocol
+	made func(tr aio.Transport)
+}
+
+func (p *sslOverSSLServerProto) ConnectionMade(tr aio.Transport) { p.made(tr) }
