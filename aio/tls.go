@@ -107,7 +107,7 @@ func (tr *tlsTransport) carry(p []byte) bool {
 	if tr.IsClosing() || tr.tc.lost {
 		return false
 	}
-	tr.conn.Write(p)
+	_ = tr.tc.writeRecords(tr.conn, p) // a failure is the connection's loss, reported there
 	return true
 }
 
@@ -146,7 +146,11 @@ type transportConn struct {
 	failErr error // reads fail with it (handshake timeout)
 	waiter  *asyncio.Future[struct{}]
 	reader  *asyncio.T // the task whose Read may suspend
-	owner   *tlsTransport
+	// writing counts the tls.Conn.Write calls in progress over this
+	// carrier; pausePending is a PauseWriting held back meanwhile.
+	writing      int
+	pausePending bool
+	owner        *tlsTransport
 	// failedApp is the application protocol of a StartTLS whose
 	// handshake failed: it was connected over the raw transport, so it
 	// is told of the loss (ConnectionLost(failedErr)) once the raw
@@ -241,11 +245,37 @@ func (c *transportConn) deliverFailed() {
 	}
 }
 func (c *transportConn) PauseWriting() {
+	if c.writing > 0 {
+		// Inside tls.Conn.Write, which holds its write lock: an
+		// application that writes (or closes) from PauseWriting would
+		// wait on that lock for ever. It hears of the pause as that
+		// Write returns, still inside its own Write call (asyncio calls
+		// pause_writing from write too).
+		c.pausePending = true
+		return
+	}
+	c.pauseApp()
+}
+
+func (c *transportConn) pauseApp() {
 	if c.owner != nil {
 		if w, ok := c.owner.app.(WriteFlowControl); ok {
 			w.PauseWriting()
 		}
 	}
+}
+
+// writeRecords runs conn.Write(p) with the pause of the carrier below
+// held back until it returns (see PauseWriting).
+func (c *transportConn) writeRecords(conn *tls.Conn, p []byte) error {
+	c.writing++
+	_, err := conn.Write(p)
+	c.writing--
+	if c.writing == 0 && c.pausePending {
+		c.pausePending = false
+		c.pauseApp()
+	}
+	return err
 }
 func (c *transportConn) ResumeWriting() {
 	if c.owner != nil {
@@ -708,7 +738,7 @@ func (tr *tlsTransport) Write(data []byte) error {
 			return errWriteBufferFull(held, len(data), max)
 		}
 	}
-	if _, err := tr.conn.Write(data); err != nil && !errors.Is(err, net.ErrClosed) && !isOSError(err) {
+	if err := tr.tc.writeRecords(tr.conn, data); err != nil && !errors.Is(err, net.ErrClosed) && !isOSError(err) {
 		return err
 	}
 	return nil

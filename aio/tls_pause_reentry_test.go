@@ -1,0 +1,95 @@
+//go:build unix
+
+package aio
+
+import (
+	"bytes"
+	"net"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// pauseWriterProto writes from PauseWriting, as a protocol that queues a
+// marker (or closes) when the transport pushes back may.
+type pauseWriterProto struct {
+	BaseProtocol
+	tr     Transport
+	paused int
+}
+
+func (p *pauseWriterProto) ConnectionMade(tr Transport) { p.tr = tr }
+func (p *pauseWriterProto) PauseWriting() {
+	p.paused++
+	_ = p.tr.Write([]byte("x"))
+}
+func (p *pauseWriterProto) ResumeWriting() {}
+
+// countingProto starts with reading paused and counts what arrives.
+type countingProto struct {
+	BaseProtocol
+	tr   Transport
+	made *asyncio.Future[Transport]
+	got  int
+	last byte
+	want int
+	done *asyncio.Future[struct{}]
+}
+
+func (p *countingProto) ConnectionMade(tr Transport) {
+	p.tr = tr
+	tr.PauseReading()
+	_ = p.made.SetResult(tr)
+}
+func (p *countingProto) DataReceived(b []byte) {
+	p.got += len(b)
+	p.last = b[len(b)-1]
+	if p.got >= p.want && !p.done.Done() {
+		_ = p.done.SetResult(struct{}{})
+	}
+}
+
+// A TLS transport's PauseWriting comes while crypto/tls holds its write
+// lock; a protocol that writes from it (asyncio allows it: pause_writing
+// is a plain callback) must not wait on that lock for ever. The pause is
+// delivered as the write that caused it returns, still inside that
+// write, and the protocol's own write goes out after it.
+func TestTLSPauseWritingMayWrite(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	runVirtual(t, func(at *asyncio.T) error {
+		const n = 32 << 20 // more than the kernel's buffers take
+		sp := &countingProto{made: asyncio.NewFuture[Transport](at), want: n + 1, done: asyncio.NewFuture[struct{}](at)}
+		srv, err := CreateServer(at, func() Protocol { return sp }, "127.0.0.1", 0, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		cp := &pauseWriterProto{}
+		tr, _, err := CreateConnection(at, func() Protocol { return cp }, "127.0.0.1", srv.Addr().(*net.TCPAddr).Port, WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		if _, err := sp.made.Await(at); err != nil {
+			return err
+		}
+		if err := tr.SetWriteBufferLimits(64<<10, -1); err != nil {
+			return err
+		}
+		if err := tr.Write(bytes.Repeat([]byte("a"), n)); err != nil {
+			return err
+		}
+		if cp.paused != 1 {
+			t.Errorf("PauseWriting calls during the write: %d, want 1", cp.paused)
+		}
+		sp.tr.ResumeReading()
+		if _, err := sp.done.Await(at); err != nil {
+			return err
+		}
+		if sp.got != n+1 || sp.last != 'x' {
+			t.Errorf("the server got %d bytes ending %q, want %d ending with the marker", sp.got, sp.last, n+1)
+		}
+		return nil
+	})
+}
