@@ -77,6 +77,7 @@ func closedServer(t *testing.T, tk *asyncio.T, srv *aio.Server) {
 func TestServer_test_start_server_1(t *testing.T) {
 	started := make(chan struct{})
 	var done <-chan error
+	clientStarted := false
 	run(t, func(tk *asyncio.T) error {
 		var srv *aio.Server
 		var mainTask *asyncio.Task[struct{}]
@@ -88,16 +89,23 @@ func TestServer_test_start_server_1(t *testing.T) {
 		mainTask = asyncio.CreateTaskErr(tk, func(tk *asyncio.T) error {
 			// async with srv: await srv.serve_forever()
 			defer func() { srv.Close(); srv.WaitClosed(tk) }()
+			// CPython's client polls srv.is_serving() before it
+			// connects: here the client starts once ServeForever,
+			// which listens before it suspends, has suspended.
+			tk.Loop().CallSoon(func() {
+				check(t, srv.IsServing(), "serving once serve_forever waits")
+				close(started)
+				clientStarted = true
+			})
 			return srv.ServeForever(tk)
 		})
 		done = blockingClient("tcp", srv.Addr().String(), started)
-		close(started)
 		_, err = mainTask.Await(tk)
 		cancelled(t, err)
 		closedServer(t, tk, srv)
 		return nil
 	})
-	if done != nil {
+	if clientStarted {
 		noErr(t, <-done, "client")
 	}
 }
