@@ -290,7 +290,11 @@ func (g *LoopGroup) interruptAll(gen uint64, skip int, reason error) {
 			g.mu.Lock()
 			same := g.gen == gen && g.running
 			g.mu.Unlock()
-			if same && r.interrupts != nil && g.mains[j] != nil && r.interrupts.main == g.mains[j] {
+			// r.interrupts is set only while RunWith runs loop j's main
+			// of this run, before the main's first step (a callback
+			// submitted earlier runs before that step, LOOP-1: the main
+			// is then cancelled before it starts, as asyncio's would be).
+			if same && r.interrupts != nil {
 				r.interrupts.interrupt(reason)
 			}
 		})
