@@ -99,6 +99,10 @@ type LoopGroup struct {
 	runDone chan struct{} // closed when the current run has returned
 	gen     uint64        // the current run, for late cancellations
 	mains   []*T          // the current run's mains, by loop (their loops' goroutines only)
+	// pendingInterrupts are cancellations of mains that had not taken
+	// their first step yet, delivered as they take it (by loop, on the
+	// loops' goroutines only; cleared when a run begins).
+	pendingInterrupts []error
 	// closers are the goroutines closing each loop in Close (gid tokens,
 	// 0: none): a Close called from one of them (an OnClose hook, a
 	// deferred call of a task being unwound) would wait for itself.
@@ -123,6 +127,7 @@ func NewLoopGroup(opts ...GroupOption) *LoopGroup {
 		g.loops = append(g.loops, r.Loop())
 	}
 	g.mains = make([]*T, cfg.n)
+	g.pendingInterrupts = make([]error, cfg.n)
 	if cfg.lock {
 		g.startThreads()
 	}
@@ -191,6 +196,7 @@ func (g *LoopGroup) beginRun(op string) (uint64, error) {
 	g.running = true
 	g.runDone = make(chan struct{})
 	g.gen++
+	clear(g.pendingInterrupts) // (no loop runs: nothing else touches them now)
 	return g.gen, nil
 }
 
@@ -291,13 +297,30 @@ func (g *LoopGroup) interruptAll(gen uint64, skip int, reason error) {
 			same := g.gen == gen && g.running
 			g.mu.Unlock()
 			// r.interrupts is set only while RunWith runs loop j's main
-			// of this run, before the main's first step (a callback
-			// submitted earlier runs before that step, LOOP-1: the main
-			// is then cancelled before it starts, as asyncio's would be).
-			if same && r.interrupts != nil {
-				r.interrupts.interrupt(reason)
+			// of this run. A callback submitted before the main's first
+			// step runs before that step (LOOP-1): the main then gets
+			// the cancellation as it starts (startMain), so that every
+			// main runs, and its cleanup with it, as when it came later.
+			if !same || r.interrupts == nil {
+				return
 			}
+			if g.mains[j] == nil || r.interrupts.main != g.mains[j] {
+				g.pendingInterrupts[j] = reason
+				return
+			}
+			r.interrupts.interrupt(reason)
 		})
+	}
+}
+
+// startMain records t as loop i's main, in its first step, and gives it a
+// cancellation that came before (interruptAll): it arrives at t's first
+// await.
+func (g *LoopGroup) startMain(i int, t *T) {
+	g.mains[i] = t
+	if reason := g.pendingInterrupts[i]; reason != nil {
+		g.pendingInterrupts[i] = nil
+		g.runners[i].interrupts.interrupt(reason)
 	}
 }
 
@@ -360,7 +383,7 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 					}
 				}()
 				vals[i], errs[i] = RunWith(g.runners[i], func(t *T) (V, error) {
-					g.mains[i] = t
+					g.startMain(i, t)
 					return main(t, i)
 				})
 				mainDone()
@@ -427,7 +450,7 @@ func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 	var v V
 	exited := g.onThread(0, func() {
 		v, err = RunWith(g.runners[0], func(t *T) (V, error) {
-			g.mains[0] = t
+			g.startMain(0, t)
 			return main(t)
 		})
 	})
