@@ -72,6 +72,15 @@ func byFamily(host string, ips []net.IP, family int) ([]net.IP, error) {
 	return kept, nil
 }
 
+// resolveFamily is resolveHost keeping WithFamily's family only.
+func resolveFamily(t *asyncio.T, o *options, host string) ([]net.IP, error) {
+	ips, err := resolveHost(t, o.resolver, host)
+	if err != nil {
+		return nil, err
+	}
+	return byFamily(host, ips, o.family)
+}
+
 // dialHost resolves host and connects a new stream socket to one of its
 // addresses at port, as CreateConnection and DialConn do: families
 // interleaved and attempts staggered as the options say.
@@ -79,10 +88,7 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if o.simHost != nil {
 		return o.simHost.dial(t, host, port, o.allErrors)
 	}
-	ips, err := resolveHost(t, o.resolver, host)
-	if err == nil {
-		ips, err = byFamily(host, ips, o.family)
-	}
+	ips, err := resolveFamily(t, o, host)
 	if err != nil {
 		return -1, err
 	}
@@ -112,10 +118,7 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 	if host == "" {
 		host = "0.0.0.0" // asyncio's local_addr=(None, port): the wildcard
 	}
-	ips, err := resolveHost(t, o.resolver, host)
-	if err == nil {
-		ips, err = byFamily(host, ips, o.family)
-	}
+	ips, err := resolveFamily(t, o, host)
 	if err != nil {
 		return nil, err
 	}
