@@ -61,6 +61,7 @@ func main() {
 	limit := flag.Int("limit", 100, "W9/http-client concurrency limit")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	traceFile := flag.String("trace", "", "run under runtime/trace, writing the trace to this file (the cost of tracing)")
+	runs := flag.Int("runs", 1, "in-process workloads: run this many times in one process, one line each with \"run\" and \"minor_faults\" (when > 1)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run (every allocation sampled: slower) to this file")
 	flag.Parse()
 	if *memProfile != "" {
@@ -140,18 +141,42 @@ func main() {
 	if *n <= 0 {
 		*n = defaultN[*w]
 	}
-	r, err := fn(*n)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %s: validation failed: %v\n", *w, err)
-		pprof.StopCPUProfile()
-		os.Exit(1)
+	if *runs < 1 {
+		fmt.Fprintf(os.Stderr, "bench: -runs %d: want at least 1\n", *runs)
+		os.Exit(2)
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
+	for i := range *runs {
+		faults := minorFaults()
+		r, err := fn(*n)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: validation failed: %v\n", *w, err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		if *runs > 1 {
+			// The first run pays for memory touched for the first time
+			// (W4's goroutine stacks: docs/first-touch.md); the later
+			// ones reuse what the runtime kept.
+			r["run"] = i + 1
+			r["minor_faults"] = minorFaults() - faults
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Println(string(b))
 	}
-	fmt.Println(string(b))
+}
+
+// minorFaults is the process's count of minor page faults so far
+// (getrusage's ru_minflt): a first touch of fresh memory costs one per page.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Minflt)
 }
 
 // writeMemProfile writes the allocation profile of -memprofile.

@@ -114,6 +114,27 @@ func TestCLI(t *testing.T) {
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "{") {
 		t.Errorf("bench -w W3 printed %q, want one JSON line", out)
 	}
+	// -runs 2: one line per run, numbered, with the run's page faults.
+	out, err = exec.Command(bin, "-w", "W4", "-n", "1000", "-runs", "2").Output()
+	if err != nil {
+		t.Fatalf("bench -w W4 -runs 2: %v", err)
+	}
+	lines = strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("bench -w W4 -runs 2 printed %q, want two JSON lines", out)
+	}
+	for i, line := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, line, err)
+		}
+		if f, ok := r["minor_faults"].(float64); r["run"] != float64(i+1) || !ok || f < 0 || r["workload"] != "W4" {
+			t.Errorf("line %d: run %v, minor_faults %v, workload %v; want run %d and a count of faults", i+1, r["run"], r["minor_faults"], r["workload"], i+1)
+		}
+	}
+	if err := exec.Command(bin, "-w", "W4", "-runs", "0").Run(); err == nil {
+		t.Errorf("bench -runs 0 exited 0, want a usage error")
+	}
 	// W9 against a port nobody listens on: every request fails, and the
 	// record says so.
 	out, err = exec.Command(bin, "-w", "fanout-client", "-port", "1", "-n", "10", "-limit", "100").Output()
