@@ -260,9 +260,22 @@ func (c *transportConn) PauseWriting() {
 func (c *transportConn) pauseApp() {
 	if c.owner != nil {
 		if w, ok := c.owner.app.(WriteFlowControl); ok {
-			w.PauseWriting()
+			c.callApp("protocol.pause_writing() failed", w.PauseWriting)
 		}
 	}
+}
+
+// callApp runs one of the application protocol's flow control callbacks;
+// a panic in it is the exception handler's, with the TLS transport and
+// the application's protocol, as asyncio's SSLProtocol reports it, and
+// does not reach the write or the socket callback that caused it.
+func (c *transportConn) callApp(msg string, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.raw.loopOf().CallExceptionHandler(asyncio.ExceptionContext{Message: msg, Err: newPanicError(r), Transport: c.owner, Protocol: c.owner.app})
+		}
+	}()
+	fn()
 }
 
 // writeRecords runs conn.Write(p) with the pause of the carrier below
@@ -280,7 +293,7 @@ func (c *transportConn) writeRecords(conn *tls.Conn, p []byte) error {
 func (c *transportConn) ResumeWriting() {
 	if c.owner != nil {
 		if w, ok := c.owner.app.(WriteFlowControl); ok {
-			w.ResumeWriting()
+			c.callApp("protocol.resume_writing() failed", w.ResumeWriting)
 		}
 	}
 }

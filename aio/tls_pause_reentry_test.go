@@ -4,8 +4,13 @@ package aio
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"net"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -92,4 +97,73 @@ func TestTLSPauseWritingMayWrite(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// panickyFlowProto panics in both flow control callbacks.
+type panickyFlowProto struct{ BaseProtocol }
+
+func (p *panickyFlowProto) PauseWriting()  { panic("pause boom") }
+func (p *panickyFlowProto) ResumeWriting() { panic("resume boom") }
+
+// A panic in the application's PauseWriting or ResumeWriting over TLS is
+// the exception handler's, with the TLS transport and the application's
+// protocol (asyncio's SSLProtocol reports 'protocol.pause_writing()
+// failed' with its app transport); the Write that caused the pause
+// returns normally and every byte still arrives.
+func TestTLSFlowControlPanicIsReportedWithTheTLSTransport(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	type report struct {
+		msg   string
+		err   string
+		trOK  bool
+		proOK bool
+	}
+	var reports []report
+	runVirtual(t, func(at *asyncio.T) error {
+		const n = 32 << 20 // more than the kernel's buffers take
+		sp := &countingProto{made: asyncio.NewFuture[Transport](at), want: n, done: asyncio.NewFuture[struct{}](at)}
+		srv, err := CreateServer(at, func() Protocol { return sp }, "127.0.0.1", 0, WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		cp := &panickyFlowProto{}
+		tr, _, err := CreateConnection(at, func() Protocol { return cp }, "127.0.0.1", srv.Addr().(*net.TCPAddr).Port, WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			var pe *asyncio.PanicError
+			msg := ""
+			if errors.As(ctx.Err, &pe) {
+				msg = fmt.Sprint(pe.Value)
+			}
+			reports = append(reports, report{ctx.Message, msg, ctx.Transport == tr, ctx.Protocol == Protocol(cp)})
+		})
+		if _, err := sp.made.Await(at); err != nil {
+			return err
+		}
+		if err := tr.Write(bytes.Repeat([]byte("a"), n)); err != nil {
+			return err
+		}
+		sp.tr.ResumeReading()
+		if _, err := sp.done.Await(at); err != nil {
+			return err
+		}
+		for tr.WriteBufferSize() > 0 {
+			if err := asyncio.Sleep(at, time.Millisecond); err != nil {
+				return err
+			}
+		}
+		return asyncio.Sleep(at, 0)
+	})
+	want := []report{
+		{"protocol.pause_writing() failed", "pause boom", true, true},
+		{"protocol.resume_writing() failed", "resume boom", true, true},
+	}
+	if diff := cmp.Diff(want, reports, cmp.AllowUnexported(report{})); diff != "" {
+		t.Errorf("exception handler calls (-want +got):\n%s", diff)
+	}
 }
