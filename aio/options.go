@@ -485,7 +485,11 @@ func WithAllowBroadcast() Option {
 // that never reads cannot make it hold more than n bytes. An empty buffer
 // always takes one write, even a larger one, once the socket has taken
 // part of it (a stream cannot take back half a write); over TLS the limit
-// counts the encrypted bytes. n <= 0 is a *ValueError.
+// counts the encrypted bytes, bounded before encrypting: about 69 bytes
+// per 16 KiB record, and up to 1 KiB more while the connection's first
+// 128 KiB go out in crypto/tls's smaller records, so a write that close
+// to the limit may be refused although it would just have fit. n <= 0 is
+// a *ValueError.
 func WithMaxWriteBuffer(n int) Option {
 	return option("WithMaxWriteBuffer", tlsCalls, func(o *options) {
 		if n <= 0 {

@@ -97,9 +97,11 @@ func (tr *tlsTransport) socket() *socketTransport        { return tr.raw.socket(
 
 // wireSize of a TLS carrier: crypto/tls's dynamic record sizing starts
 // a connection with records of about 1.1 KiB, and each record of the
-// layer above may be split in two, so a record of at most 64 bytes of
-// overhead per 512 bytes bounds it.
-func (tr *tlsTransport) wireSize(n int) int { return tr.raw.wireSize(n + (n/512+1)*64) }
+// layer above may be split in two, so a record's overhead per 512 bytes
+// bounds it.
+func (tr *tlsTransport) wireSize(n int) int {
+	return tr.raw.wireSize(n + (n/512+1)*tlsRecordOverhead)
+}
 
 // carry encrypts a record of the TLS layer above into this one; dropped
 // once the connection is closing, as Write drops.
@@ -107,6 +109,7 @@ func (tr *tlsTransport) carry(p []byte) bool {
 	if tr.IsClosing() || tr.tc.lost {
 		return false
 	}
+	tr.sent += int64(len(p))
 	_ = tr.tc.writeRecords(tr.conn, p) // a failure is the connection's loss, reported there
 	return true
 }
@@ -324,6 +327,10 @@ type tlsTransport struct {
 	// the handshake: Write asks the carrier for the buffered bytes only
 	// when there is a limit.
 	maxBuffer int
+	// sent counts the application bytes written into conn (Write and
+	// carry), for writeCost: crypto/tls's small early records end once
+	// 128 KiB have gone out.
+	sent int64
 }
 
 var _ Transport = (*tlsTransport)(nil)
@@ -751,16 +758,41 @@ func (tr *tlsTransport) Write(data []byte) error {
 			return errWriteBufferFull(held, len(data), max)
 		}
 	}
+	tr.sent += int64(len(data))
 	if err := tr.tc.writeRecords(tr.conn, data); err != nil && !errors.Is(err, net.ErrClosed) && !isOSError(err) {
 		return err
 	}
 	return nil
 }
 
-// writeCost bounds the bytes a write of n bytes becomes on the socket:
-// each record of at most 16 KiB adds at most 64 bytes (header, MAC or
-// tag, padding), and a TLS carrier below adds its own (wireSize).
-func (tr *tlsTransport) writeCost(n int) int { return tr.raw.wireSize(n + (n/16384+1)*64) }
+// writeCost bounds the bytes a write of n bytes becomes on the socket
+// (tlsWireBound), with what a TLS carrier below adds (wireSize).
+func (tr *tlsTransport) writeCost(n int) int {
+	dynamicOff := tr.cfg != nil && tr.cfg.DynamicRecordSizingDisabled
+	return tr.raw.wireSize(tlsWireBound(n, tr.sent, dynamicOff))
+}
+
+// tlsRecordOverhead bounds what crypto/tls adds to one record: a 5-byte
+// header, a 16-byte explicit IV, a MAC of at most 32 bytes and at most 16
+// of padding (TLS 1.2's CBC suites; the AEAD suites add less).
+const tlsRecordOverhead = 5 + 16 + 32 + 16
+
+// tlsWireBound bounds the bytes crypto/tls sends for a write of n bytes
+// of application data, sent bytes into the connection. Full records
+// carry 16 KiB; one more may be split off (TLS 1.0's 1/n-1 split); and
+// while a connection has sent less than 128 KiB, crypto/tls's dynamic
+// record sizing (Config.DynamicRecordSizingDisabled false) sends records
+// of about 1.1 KiB growing by as much per record, at most 15 of them
+// below 16 KiB in all. Counting only the full records undercounted a
+// connection's first writes by up to a few hundred bytes, so that
+// WithMaxWriteBuffer's limit could be passed.
+func tlsWireBound(n int, sent int64, dynamicOff bool) int {
+	records := n/16384 + 2
+	if !dynamicOff && sent < 128<<10 {
+		records += 15
+	}
+	return n + records*tlsRecordOverhead
+}
 
 // WriteLines writes each chunk in turn.
 func (tr *tlsTransport) WriteLines(chunks ...[]byte) error { return writeEach(tr.Write, chunks) }
