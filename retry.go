@@ -154,9 +154,13 @@ func (p *RetryPolicy) backoffCap(n int) time.Duration {
 // fn receives the attempt number and the previous error. A policy with no
 // stopping rule, or with a negative field or a Multiplier below 1, is a
 // programming error: Retry panics with a *ValueError naming it before the
-// first attempt.
+// first attempt; so it does, with a *RuntimeError, when t is not the
+// running task.
 func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, error) {
-	t.checkCaller("Retry")
+	// checkRunning, not just checkCaller: with a t that is not running,
+	// an attempt would run (and succeed unnoticed, or panic only at the
+	// backoff's Sleep, after its effects).
+	t.checkRunning("Retry")
 	p.validate()
 	if fn == nil {
 		panic(valueErrorf("Retry: nil coroutine function"))
