@@ -74,7 +74,7 @@ type HedgePolicy struct {
 	// Window holds recent latencies; Hedge adds the winning attempt's.
 	Window *LatencyWindow
 	// MinSamples is how many latencies Window must hold before its
-	// percentile is used (default 1).
+	// percentile is used (default 1; at most the Window's size).
 	MinSamples int
 }
 
@@ -90,6 +90,14 @@ func (p *HedgePolicy) validate() {
 		panic(valueErrorf("HedgePolicy: Percentile %v needs a Window", p.Percentile))
 	case p.MinSamples < 0:
 		panic(valueErrorf("HedgePolicy: MinSamples must be >= 0, got %d", p.MinSamples))
+	case p.Percentile > 0 && cap(p.Window.buf) == 0:
+		// A zero LatencyWindow holds nothing (and Add would fail in the
+		// winning attempt).
+		panic(valueErrorf("HedgePolicy: Window has size 0 (create it with NewLatencyWindow)"))
+	case p.Percentile > 0 && p.MinSamples > cap(p.Window.buf):
+		// The window never holds that many: the percentile would never
+		// be used, silently.
+		panic(valueErrorf("HedgePolicy: MinSamples %d exceeds the Window's size %d", p.MinSamples, cap(p.Window.buf)))
 	}
 }
 
@@ -113,9 +121,10 @@ func (p *HedgePolicy) delay() time.Duration {
 // awaited and the *CancelledError is returned. Each attempt is a task; fn
 // receives its attempt number (0 for the first).
 //
-// A negative delay, a Percentile outside (0, 100] or without a Window, or
-// a negative MaxAttempts is a programming error: Hedge panics with a
-// *ValueError naming it before the first attempt.
+// A negative delay, a Percentile outside (0, 100] or without a Window, a
+// MinSamples above the Window's size, or a negative MaxAttempts is a
+// programming error: Hedge panics with a *ValueError naming it before the
+// first attempt.
 func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V, error) {
 	t.checkCaller("Hedge")
 	p.validate()

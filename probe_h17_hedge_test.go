@@ -48,3 +48,30 @@ func TestProbeH17_HedgeDelayNeverArmsNoTimer(t *testing.T) {
 		})
 	}
 }
+
+// A HedgePolicy whose MinSamples exceeds its Window's size can never use
+// its percentile (the window never holds that many latencies): Hedge
+// silently hedged after Delay for ever. Such a policy is a programming
+// error, refused with a *ValueError naming MinSamples before any attempt.
+func TestProbeH17_HedgeMinSamplesAboveTheWindowIsRefused(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		ran := false
+		p := HedgePolicy{Delay: ms, Percentile: 95, Window: NewLatencyWindow(4), MinSamples: 5}
+		//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
+		v := mustPanic(t, "MinSamples", func() {
+			_, _ = Hedge(tk, p, func(*T, int) (int, error) { ran = true; return 0, nil })
+		})
+		var ve *ValueError
+		if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, "MinSamples") {
+			t.Errorf("panic %v, want a *ValueError naming MinSamples", v)
+		}
+		if ran {
+			t.Error("an attempt ran")
+		}
+		p.MinSamples = 4 // as many as the window holds: fine
+		if _, err := Hedge(tk, p, func(*T, int) (int, error) { return 1, nil }); err != nil {
+			t.Errorf("Hedge with MinSamples 4 of 4: %v", err)
+		}
+		return nil
+	})
+}
