@@ -52,7 +52,8 @@ func TestProbeH17_HedgeDelayNeverArmsNoTimer(t *testing.T) {
 // A HedgePolicy whose MinSamples exceeds its Window's size can never use
 // its percentile (the window never holds that many latencies): Hedge
 // silently hedged after Delay for ever. Such a policy is a programming
-// error, refused with a *ValueError naming MinSamples before any attempt.
+// error, refused with a *ValueError naming MinSamples before any attempt;
+// so is a zero LatencyWindow.
 func TestProbeH17_HedgeMinSamplesAboveTheWindowIsRefused(t *testing.T) {
 	runVirtual(t, func(tk *T) error {
 		ran := false
@@ -67,6 +68,19 @@ func TestProbeH17_HedgeMinSamplesAboveTheWindowIsRefused(t *testing.T) {
 		}
 		if ran {
 			t.Error("an attempt ran")
+		}
+		// A zero LatencyWindow (not from NewLatencyWindow) holds nothing:
+		// refused too (Add failed in the winning attempt).
+		zero := HedgePolicy{Delay: ms, Percentile: 95, Window: &LatencyWindow{}}
+		//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
+		v = mustPanic(t, "zero Window", func() {
+			_, _ = Hedge(tk, zero, func(*T, int) (int, error) { ran = true; return 0, nil })
+		})
+		if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, "Window") {
+			t.Errorf("zero Window: panic %v, want a *ValueError naming Window", v)
+		}
+		if ran {
+			t.Error("an attempt ran with a zero Window")
 		}
 		p.MinSamples = 4 // as many as the window holds: fine
 		if _, err := Hedge(tk, p, func(*T, int) (int, error) { return 1, nil }); err != nil {
