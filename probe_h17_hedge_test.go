@@ -58,8 +58,8 @@ func TestProbeH17_HedgeMinSamplesAboveTheWindowIsRefused(t *testing.T) {
 	runVirtual(t, func(tk *T) error {
 		ran := false
 		p := HedgePolicy{Delay: ms, Percentile: 95, Window: NewLatencyWindow(4), MinSamples: 5}
-		//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 		v := mustPanic(t, "MinSamples", func() {
+			//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 			_, _ = Hedge(tk, p, func(*T, int) (int, error) { ran = true; return 0, nil })
 		})
 		var ve *ValueError
@@ -72,8 +72,8 @@ func TestProbeH17_HedgeMinSamplesAboveTheWindowIsRefused(t *testing.T) {
 		// A zero LatencyWindow (not from NewLatencyWindow) holds nothing:
 		// refused too (Add failed in the winning attempt).
 		zero := HedgePolicy{Delay: ms, Percentile: 95, Window: &LatencyWindow{}}
-		//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 		v = mustPanic(t, "zero Window", func() {
+			//asynciovet:ignore droppedcancel the call panics on its bad argument before it can suspend; the panic is what the test checks
 			_, _ = Hedge(tk, zero, func(*T, int) (int, error) { ran = true; return 0, nil })
 		})
 		if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, "Window") {

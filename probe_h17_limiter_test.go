@@ -29,6 +29,7 @@ func TestProbeH17_LimiterAcquireWithATaskNotRunningChangesNothing(t *testing.T) 
 					}
 					r.log("%s: panicked, waiters %d, tokens %.0f", what, lim.Waiters(), lim.Tokens())
 				}()
+				//asynciovet:ignore droppedcancel the call must panic (misuse under test): no error is produced
 				_ = lim.Acquire(tk) // tk is suspended in Sleep: not the running task
 			})
 		}
