@@ -64,8 +64,9 @@ type HedgePolicy struct {
 	// (default 2).
 	MaxAttempts int
 	// Delay is how long after the latest attempt started the next one
-	// starts if none has succeeded yet. With Percentile set it is the
-	// delay used until Window holds MinSamples latencies.
+	// starts if none has succeeded yet (Never: only a failure starts
+	// it). With Percentile set it is the delay used until Window holds
+	// MinSamples latencies.
 	Delay time.Duration
 	// Percentile, when > 0, takes the delay from Window: the p-th
 	// percentile of recent latencies (e.g. 95). Window is required then.
@@ -73,7 +74,7 @@ type HedgePolicy struct {
 	// Window holds recent latencies; Hedge adds the winning attempt's.
 	Window *LatencyWindow
 	// MinSamples is how many latencies Window must hold before its
-	// percentile is used (default 1).
+	// percentile is used (default 1; at most the Window's size).
 	MinSamples int
 }
 
@@ -89,6 +90,14 @@ func (p *HedgePolicy) validate() {
 		panic(valueErrorf("HedgePolicy: Percentile %v needs a Window", p.Percentile))
 	case p.MinSamples < 0:
 		panic(valueErrorf("HedgePolicy: MinSamples must be >= 0, got %d", p.MinSamples))
+	case p.Percentile > 0 && cap(p.Window.buf) == 0:
+		// A zero LatencyWindow holds nothing (and Add would fail in the
+		// winning attempt).
+		panic(valueErrorf("HedgePolicy: Window has size 0 (create it with NewLatencyWindow)"))
+	case p.Percentile > 0 && p.MinSamples > cap(p.Window.buf):
+		// The window never holds that many: the percentile would never
+		// be used, silently.
+		panic(valueErrorf("HedgePolicy: MinSamples %d exceeds the Window's size %d", p.MinSamples, cap(p.Window.buf)))
 	}
 }
 
@@ -112,9 +121,10 @@ func (p *HedgePolicy) delay() time.Duration {
 // awaited and the *CancelledError is returned. Each attempt is a task; fn
 // receives its attempt number (0 for the first).
 //
-// A negative delay, a Percentile outside (0, 100] or without a Window, or
-// a negative MaxAttempts is a programming error: Hedge panics with a
-// *ValueError naming it before the first attempt.
+// A negative delay, a Percentile outside (0, 100] or without a Window, a
+// MinSamples above the Window's size, or a negative MaxAttempts is a
+// programming error: Hedge panics with a *ValueError naming it before the
+// first attempt.
 func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V, error) {
 	t.checkCaller("Hedge")
 	p.validate()
@@ -156,10 +166,10 @@ func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 
 // StaggeredRace is asyncio.staggered.staggered_race: fns[0] starts at
 // once, as a task; each next one starts when the one before it fails, or
-// delay after it started, whichever comes first (a negative delay is
-// staggered_race's delay=None: only a failure starts the next). The first
-// attempt to succeed wins; every other one is cancelled and awaited, and
-// no further one starts. It returns the winner's value and index (-1 when
+// delay after it started, whichever comes first (a negative delay, or
+// Never, is staggered_race's delay=None: only a failure starts the
+// next). The first attempt to succeed wins; every other one is cancelled
+// and awaited, and no further one starts. It returns the winner's value and index (-1 when
 // none won: all failed, or fns is empty) and the error of every attempt
 // started (as in CPython, one whose function never ran, cancelled before
 // its first step, is not counted), in order: nil for the winner (and for a loser that succeeded
@@ -267,6 +277,10 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			var timer *TimerHandle
 			delayed := false // the delay, not a failure, ended the wait
 			switch d := delay(); {
+			case d == Never:
+				// No timer, as for Sleep(t, Never): a virtual clock
+				// would jump to it and start the next attempt at the end
+				// of time instead of reporting the deadlock.
 			case d > 0:
 				timer = loop.CallLater(d, func() { delayed = true; wake() })
 			case d == 0:

@@ -168,9 +168,14 @@ func (l *Limiter) Acquire(t *T) error { return l.AcquireN(t, 1) }
 // *ValueError, at once and changing nothing, if k <= 0 or k > Burst (such a
 // request could never be served); a *RuntimeError if the Limiter is bound
 // to another loop. A rate-0 Limiter that cannot serve k waits until t is
-// cancelled.
+// cancelled. A t that is not the running task panics with a *RuntimeError,
+// whether or not the tokens are there, taking none.
 func (l *Limiter) AcquireN(t *T, k int) error {
-	t.checkCaller("Limiter.AcquireN")
+	// checkRunning, not just checkCaller: with a t that is not running
+	// (a callback holding a task's handle), the await below panics only
+	// after the waiter is queued, and that waiter, which nobody awaits,
+	// would then be granted the next tokens and lose them.
+	t.checkRunning("Limiter.AcquireN")
 	if k <= 0 || k > l.burst {
 		return &ValueError{Msg: fmt.Sprintf("Limiter.AcquireN: weight must be in 1..burst (%d), got %d", l.burst, k)}
 	}

@@ -145,7 +145,11 @@ func (p *RetryPolicy) backoffCap(n int) time.Duration {
 //     failed after t was asked to cancel while it ran, even if fn caught
 //     the CancelledError and returned another error: Retry returns a
 //     *CancelledError whose Cause is that error, since retrying would
-//     lose the request (the cancellation is delivered only once);
+//     lose the request (the cancellation is delivered only once); if the
+//     request was not delivered yet (fn's last await returned an outcome
+//     from outside the loop that won over it), that *CancelledError is
+//     its delivery, with its message, and t's next await does not get it
+//     again;
 //   - when MaxAttempts is reached, or the next attempt would start at or
 //     after MaxElapsed or the deadline of a Timeout enclosing the call
 //     (see Deadline), Retry returns a *RetryError wrapping the last error
@@ -154,9 +158,13 @@ func (p *RetryPolicy) backoffCap(n int) time.Duration {
 // fn receives the attempt number and the previous error. A policy with no
 // stopping rule, or with a negative field or a Multiplier below 1, is a
 // programming error: Retry panics with a *ValueError naming it before the
-// first attempt.
+// first attempt; so it does, with a *RuntimeError, when t is not the
+// running task.
 func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, error) {
-	t.checkCaller("Retry")
+	// checkRunning, not just checkCaller: with a t that is not running,
+	// an attempt would run (and succeed unnoticed, or panic only at the
+	// backoff's Sleep, after its effects).
+	t.checkRunning("Retry")
 	p.validate()
 	if fn == nil {
 		panic(valueErrorf("Retry: nil coroutine function"))
@@ -184,7 +192,17 @@ func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, 
 		if t.Cancelling() > requests {
 			// fn swallowed a cancellation (or was asked to cancel just as
 			// it failed): stop, as for a cancellation.
-			return zero, &CancelledError{Msg: "Retry: the task was cancelled during attempt " + strconv.Itoa(a.N), Cause: err}
+			msg := "Retry: the task was cancelled during attempt " + strconv.Itoa(a.N)
+			if t.mustCancel {
+				// Not delivered yet (an outcome from outside the loop won
+				// over it, cancel.go): this error is its delivery, so the
+				// next await must not deliver it a second time.
+				t.mustCancel = false
+				if m := t.cancelMessage(); m != "" {
+					msg = m
+				}
+			}
+			return zero, &CancelledError{Msg: msg, Cause: err}
 		}
 		if p.MaxAttempts > 0 && a.N >= p.MaxAttempts {
 			return zero, &RetryError{Attempts: a.N, Last: err, Reason: "max attempts"}
