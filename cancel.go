@@ -45,6 +45,9 @@ package asyncio
 //   - Re-armed for the task's next await (rearmCancel) where a statement
 //     cannot return the cancellation it saw: AsCompletedBounded's loop
 //     after a break (bounded.go).
+//   - Delivered without an await (takePendingCancel) by a statement that
+//     returns the *CancelledError itself: Retry stopping on an attempt
+//     that failed after its task was asked to cancel (retry.go).
 //
 // When the cancellation comes too late for an operation outside the loop
 // (issue 19): its outcome wins, and the cancellation is re-armed for the
@@ -121,6 +124,20 @@ func (t *T) cancel(msg string) bool {
 func (t *T) rearmCancel(msg string) {
 	t.mustCancel = true
 	t.setCancelMsg(msg)
+}
+
+// takePendingCancel delivers a cancellation not delivered yet (mustCancel)
+// by a statement that returns its own *CancelledError instead of
+// awaiting: it clears the pending delivery, so that t's next await does
+// not deliver the same request again, and returns its message (ok false:
+// none was pending). Retry (retry.go) stops this way on an attempt that
+// failed after its task was asked to cancel.
+func (t *T) takePendingCancel() (msg string, ok bool) {
+	if !t.mustCancel {
+		return "", false
+	}
+	t.mustCancel = false
+	return t.cancelMessage(), true
 }
 
 // heldCancel is a cancellation that an operation outside the loop held

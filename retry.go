@@ -193,14 +193,11 @@ func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, 
 			// fn swallowed a cancellation (or was asked to cancel just as
 			// it failed): stop, as for a cancellation.
 			msg := "Retry: the task was cancelled during attempt " + strconv.Itoa(a.N)
-			if t.mustCancel {
-				// Not delivered yet (an outcome from outside the loop won
-				// over it, cancel.go): this error is its delivery, so the
-				// next await must not deliver it a second time.
-				t.mustCancel = false
-				if m := t.cancelMessage(); m != "" {
-					msg = m
-				}
+			// Not delivered yet (an outcome from outside the loop won
+			// over it, cancel.go): this error is its delivery, so the next
+			// await must not deliver it a second time.
+			if m, ok := t.takePendingCancel(); ok && m != "" {
+				msg = m
 			}
 			return zero, &CancelledError{Msg: msg, Cause: err}
 		}
