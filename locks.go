@@ -151,7 +151,7 @@ func (lk *Lock) Locked() bool { return lk.locked }
 // hand-off is never lost (LOCK-4). A RuntimeError is returned when the lock
 // is already bound to another loop.
 func (lk *Lock) Acquire(t *T) error {
-	t.checkCaller("Lock.Acquire")
+	t.checkRunning("Lock.Acquire")
 	if !lk.locked && lk.allWaitersCancelled() {
 		lk.locked = true
 		return nil
@@ -252,7 +252,7 @@ func (ev *Event) Clear() { ev.value = false }
 // waits until Set is called. A cancelled Wait removes its waiter and returns
 // the CancelledError.
 func (ev *Event) Wait(t *T) error {
-	t.checkCaller("Event.Wait")
+	t.checkRunning("Event.Wait")
 	if ev.value {
 		return nil
 	}
@@ -312,7 +312,7 @@ func (c *Condition) Locked() bool { return c.lock.Locked() }
 // wake-up, which the condition-variable protocol allows) (COND-2). Waiting
 // on an unlocked condition returns *RuntimeError "cannot wait on un-acquired lock".
 func (c *Condition) Wait(t *T) error {
-	t.checkCaller("Condition.Wait")
+	t.checkRunning("Condition.Wait")
 	if !c.Locked() {
 		return &RuntimeError{Msg: "cannot wait on un-acquired lock"}
 	}
@@ -359,7 +359,7 @@ func (c *Condition) Wait(t *T) error {
 // WaitFor ports Condition.wait_for: it checks pred first and calls Wait while
 // pred is false (COND-4). The lock must be held. It returns Wait's error, if any.
 func (c *Condition) WaitFor(t *T, pred func() bool) error {
-	t.checkCaller("Condition.WaitFor")
+	t.checkRunning("Condition.WaitFor")
 	if pred == nil {
 		panic(valueErrorf("Condition.WaitFor: nil predicate"))
 	}
@@ -449,7 +449,7 @@ func (s *Semaphore) Locked() bool {
 // returns nil without suspending; otherwise t waits in FIFO order. A waiter
 // cancelled after being granted a unit gives it back (SEM-2).
 func (s *Semaphore) Acquire(t *T) error {
-	t.checkCaller("Semaphore.Acquire")
+	t.checkRunning("Semaphore.Acquire")
 	if !s.Locked() {
 		s.value--
 		return nil
@@ -584,7 +584,7 @@ func (b *Barrier) String() string {
 // arrival, and "Abort or reset of barrier" when it is aborted or reset while
 // waiting (BAR-1, BAR-2). If t is cancelled, Wait returns the CancelledError.
 func (b *Barrier) Wait(t *T) (index int, err error) {
-	t.checkCaller("Barrier.Wait")
+	t.checkRunning("Barrier.Wait")
 	if err := b.cond.Acquire(t); err != nil {
 		return 0, err
 	}

@@ -205,7 +205,7 @@ func (q *Queue[V]) Full() bool { return q.maxsize > 0 && q.store.len() >= q.maxs
 // queue is (or gets) shut down it returns ErrQueueShutDown (QUEUE-7). A put
 // cancelled after being woken passes the wake-up to the next putter (QUEUE-4).
 func (q *Queue[V]) Put(t *T, v V) error {
-	t.checkCaller("Queue.Put")
+	t.checkRunning("Queue.Put")
 	for q.Full() {
 		if q.isShutdown {
 			return ErrQueueShutDown
@@ -244,7 +244,7 @@ func (q *Queue[V]) PutNowait(v V) error {
 // and empty (QUEUE-7). A get cancelled after being woken passes the wake-up
 // to the next getter (QUEUE-4).
 func (q *Queue[V]) Get(t *T) (V, error) {
-	t.checkCaller("Queue.Get")
+	t.checkRunning("Queue.Get")
 	var zero V
 	for q.Empty() {
 		if q.isShutdown {
@@ -294,7 +294,7 @@ func (q *Queue[V]) TaskDone() error {
 // Join ports Queue.join: it waits until every item put has been marked with
 // TaskDone; it returns at once when nothing is unfinished (QUEUE-5).
 func (q *Queue[V]) Join(t *T) error {
-	t.checkCaller("Queue.Join")
+	t.checkRunning("Queue.Join")
 	if q.unfinished > 0 {
 		return q.finished.Wait(t)
 	}

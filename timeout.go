@@ -226,6 +226,7 @@ func WaitFor[V any](t *T, d time.Duration, aw AwaitableOf[V]) (V, error) {
 	t.checkCaller("WaitFor")
 	coreOf(aw, "WaitFor")
 	if d != Never && d <= 0 {
+		t.checkRunning("WaitFor") // before aw is cancelled (Timeout checks the rest)
 		return waitForExpired(t, aw)
 	}
 	var v V
@@ -250,6 +251,7 @@ func WaitForFunc[V any](t *T, d time.Duration, fn func(*T) (V, error)) (V, error
 		panic(valueErrorf("WaitForFunc: nil coroutine function"))
 	}
 	if d != Never && d <= 0 {
+		t.checkRunning("WaitForFunc") // before the task is created (Timeout checks the rest)
 		return waitForExpired[V](t, CreateTask(t, fn))
 	}
 	var v V

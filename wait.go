@@ -33,7 +33,7 @@ func (r ReturnWhen) String() string {
 // "Invalid return_when value: <v>" (WAIT-1), and the *CancelledError when t
 // is cancelled meanwhile (the awaitables are not cancelled).
 func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (done, pending []A, err error) {
-	t.checkCaller("Wait")
+	t.checkRunning("Wait")
 	for _, aw := range aws {
 		coreOf(aw, "Wait")
 	}
