@@ -46,8 +46,12 @@ func (w *LatencyWindow) Add(d time.Duration) {
 func (w *LatencyWindow) Len() int { return len(w.buf) }
 
 // Percentile returns the p-th percentile (0 < p <= 100, nearest rank) of
-// the latencies held, and false when there are none.
+// the latencies held, and false when there are none. A p outside (0, 100]
+// (or NaN) panics with a *ValueError naming it.
 func (w *LatencyWindow) Percentile(p float64) (time.Duration, bool) {
+	if !(p > 0 && p <= 100) {
+		panic(valueErrorf("LatencyWindow.Percentile: p must be in (0, 100], got %v", p))
+	}
 	if len(w.buf) == 0 {
 		return 0, false
 	}

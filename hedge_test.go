@@ -3,6 +3,8 @@ package asyncio
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -227,4 +229,27 @@ func TestHedge_BadPolicy(t *testing.T) {
 		mustPanic(t, "window", func() { NewLatencyWindow(0) })
 		return nil
 	})
+}
+
+// LatencyWindow.Percentile takes 0 < p <= 100, as HedgePolicy.Percentile
+// does: a p outside that (or NaN) is a *ValueError naming it, not a
+// value clamped to the smallest or largest latency.
+func TestLatencyWindowPercentileOutOfRangeIsValueError(t *testing.T) {
+	w := NewLatencyWindow(4)
+	for _, d := range []time.Duration{40, 10, 30, 20} {
+		w.Add(d)
+	}
+	for _, p := range []float64{0, -5, 100.5, math.NaN()} {
+		v := mustPanic(t, fmt.Sprintf("Percentile(%v)", p), func() { w.Percentile(p) })
+		var ve *ValueError
+		if err, _ := v.(error); !errors.As(err, &ve) || !strings.Contains(ve.Msg, "p must be in (0, 100]") {
+			t.Errorf("Percentile(%v) panicked with %v, want a *ValueError naming p", p, v)
+		}
+	}
+	if d, ok := w.Percentile(100); d != 40 || !ok {
+		t.Errorf("Percentile(100) = %v, %v; want 40ns, true", d, ok)
+	}
+	if d, ok := w.Percentile(25); d != 10 || !ok {
+		t.Errorf("Percentile(25) = %v, %v; want 10ns, true", d, ok)
+	}
 }
