@@ -361,6 +361,13 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 			return nil, nil, &asyncio.ValueError{Msg: "WithCmd: set the child's stdin, stdout and stderr with WithStdin, WithStdout and WithStderr"}
 		}
 	}
+	call := "SubprocessExec"
+	if len(opts) > 0 && opts[0].via != "" {
+		call = opts[0].via
+	}
+	if err := checkNUL(call, cmd); err != nil {
+		return nil, nil, err
+	}
 	l := t.Loop()
 
 	var pipes [3]childPipe
@@ -739,8 +746,10 @@ func (tr *subprocessTransport) watchOnGoroutine() {
 // default to Pipe (WithStdin, WithStdout, WithStderr change them);
 // WithDir, WithEnv and WithCmd set the rest of the exec.Cmd. A program
 // that cannot be found returns os/exec's error, which names it and
-// matches os.ErrNotExist (asyncio's FileNotFoundError); an empty program
-// is a *ValueError. If t is cancelled
+// matches os.ErrNotExist (asyncio's FileNotFoundError); an empty program,
+// or a NUL byte in the program, an argument, the environment or the
+// directory, is a *ValueError naming it, before the factory is called
+// (Popen's "embedded null byte"). If t is cancelled
 // while waiting for ConnectionMade, the child is killed and reaped and the
 // cancellation returned.
 func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program string, args []string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
@@ -752,6 +761,41 @@ func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program str
 		return nil, nil, err
 	}
 	return tr, p, nil
+}
+
+// checkNUL rejects a NUL byte in the program, an argument, the
+// environment or the working directory with a *ValueError naming which,
+// before anything is made (Popen: ValueError "embedded null byte").
+// os/exec would only fail in Start, after the protocol factory and the
+// pipes, with "fork/exec ...: invalid argument" for an argument, or
+// "environment variable contains NUL" for a directory (it adds PWD=dir
+// to the environment), neither of which names the mistake.
+func checkNUL(call string, cmd *exec.Cmd) error {
+	bad := func(what string) error {
+		return &asyncio.ValueError{Msg: call + ": embedded null byte in " + what}
+	}
+	nul := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	if nul(cmd.Path) || (len(cmd.Args) > 0 && nul(cmd.Args[0])) {
+		return bad("the program")
+	}
+	for i := 1; i < len(cmd.Args); i++ {
+		if nul(cmd.Args[i]) {
+			if i == 2 && strings.HasSuffix(call, "Shell") { // /bin/sh -c cmd
+				return bad("the command")
+			}
+			return bad(fmt.Sprintf("argument %d", i))
+		}
+	}
+	for _, kv := range cmd.Env {
+		if nul(kv) {
+			key, _, _ := strings.Cut(kv, "=")
+			return bad(fmt.Sprintf("the environment (variable %q)", key))
+		}
+	}
+	if nul(cmd.Dir) {
+		return bad("the working directory")
+	}
+	return nil
 }
 
 // errEmptyProgram is the *ValueError for an empty program, returned

@@ -1,0 +1,71 @@
+//go:build unix
+
+package aio
+
+import (
+	"errors"
+	"os/exec"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// A NUL byte in what a child is started with is a *ValueError naming
+// where it is, returned before the protocol factory runs or a pipe is
+// made, as Popen's ValueError "embedded null byte" (CPython 3.13:
+// create_subprocess_exec('echo', 'a\0b'), env={'A': '\0'}, cwd='/tm\0p'
+// all raise it). os/exec failed later, in Start, with "fork/exec
+// /usr/bin/echo: invalid argument", or, for the directory, "exec:
+// environment variable contains NUL".
+func TestH18_SubprocessNULByteIsAValueError(t *testing.T) {
+	clean(t)
+	runNet(t, func(at *asyncio.T) error {
+		calls := 0
+		factory := func() SubprocessProtocol { calls++; return newProcRecorder(at) }
+		cases := []struct {
+			name string
+			run  func() error
+			want string
+		}{
+			{"program", func() error {
+				_, _, err := SubprocessExec(at, factory, "/bin/ec\x00ho", nil, WithStdin(Pipe))
+				return err
+			}, "SubprocessExec: embedded null byte in the program"},
+			{"argument", func() error {
+				_, _, err := SubprocessExec(at, factory, "echo", []string{"ok", "a\x00b"})
+				return err
+			}, "SubprocessExec: embedded null byte in argument 2"},
+			{"env", func() error {
+				_, _, err := SubprocessExec(at, factory, "echo", nil, WithEnv([]string{"PATH=/bin:/usr/bin", "A=x\x00"}))
+				return err
+			}, `SubprocessExec: embedded null byte in the environment (variable "A")`},
+			{"dir", func() error {
+				_, _, err := SubprocessExec(at, factory, "echo", nil, WithDir("/tm\x00p"))
+				return err
+			}, "SubprocessExec: embedded null byte in the working directory"},
+			{"WithCmd", func() error {
+				_, _, err := SubprocessExec(at, factory, "echo", nil, WithCmd(func(c *exec.Cmd) { c.Args = append(c.Args, "\x00") }))
+				return err
+			}, "SubprocessExec: embedded null byte in argument 1"},
+			{"shell", func() error {
+				_, err := CreateSubprocessShell(at, "echo \x00", WithStdout(Pipe))
+				return err
+			}, "CreateSubprocessShell: embedded null byte in the command"},
+			{"exec", func() error {
+				_, err := CreateSubprocessExec(at, "echo", []string{"\x00"}, WithStdout(Pipe))
+				return err
+			}, "CreateSubprocessExec: embedded null byte in argument 1"},
+		}
+		for _, c := range cases {
+			err := c.run()
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || ve.Msg != c.want {
+				t.Errorf("%s: %s, want ValueError(%q)", c.name, describe(err), c.want)
+			}
+		}
+		if calls != 0 {
+			t.Errorf("the protocol factory ran %d times", calls)
+		}
+		return nil
+	})
+}
