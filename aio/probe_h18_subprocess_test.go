@@ -4,6 +4,7 @@ package aio
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"testing"
 
@@ -62,6 +63,40 @@ func TestH18_SubprocessNULByteIsAValueError(t *testing.T) {
 			if !errors.As(err, &ve) || ve.Msg != c.want {
 				t.Errorf("%s: %s, want ValueError(%q)", c.name, describe(err), c.want)
 			}
+		}
+		if calls != 0 {
+			t.Errorf("the protocol factory ran %d times", calls)
+		}
+		return nil
+	})
+}
+
+// A closed File redirect is a *ValueError naming the stream, before the
+// factory runs or a pipe is made (Popen: ValueError "I/O operation on
+// closed file"). It used to start the child with that stream closed: a
+// closed *os.File's Fd is -1, which os/exec's fork takes as "close it".
+func TestH18_SubprocessClosedFileRedirect(t *testing.T) {
+	clean(t)
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := f.Name()
+	f.Close()
+	runNet(t, func(at *asyncio.T) error {
+		calls := 0
+		factory := func() SubprocessProtocol { calls++; return newProcRecorder(at) }
+		for i, opt := range []Option{WithStdin(File(f)), WithStdout(File(f)), WithStderr(File(f))} {
+			_, _, err := SubprocessShell(at, factory, "echo ran; echo ran >&2", opt)
+			want := [3]string{"stdin", "stdout", "stderr"}[i] + ": File(" + name + ") is closed"
+			var ve *asyncio.ValueError
+			if !errors.As(err, &ve) || ve.Msg != want {
+				t.Errorf("%s: want ValueError(%q)", describe(err), want)
+			}
+		}
+		_, err := CreateSubprocessExec(at, "true", nil, WithStdout(File(f)))
+		if !errors.As(err, new(*asyncio.ValueError)) {
+			t.Errorf("CreateSubprocessExec: %s, want a ValueError", describe(err))
 		}
 		if calls != 0 {
 			t.Errorf("the protocol factory ran %d times", calls)

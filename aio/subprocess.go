@@ -84,7 +84,16 @@ var (
 
 // File connects the stream to f, an open file of the parent's (asyncio's
 // file object or descriptor argument). The parent keeps f and closes it.
+// A nil or closed f fails the call with a *ValueError before anything
+// starts.
 func File(f *os.File) Redirect { return Redirect{kind: redirectFile, file: f} }
+
+// isClosedFile reports whether f was closed (without os.File.Fd, which
+// would put an open f in blocking mode): reaching its descriptor fails.
+func isClosedFile(f *os.File) bool {
+	_, err := fileFD(f)
+	return err != nil
+}
 
 // String names the redirect as asyncio's constants do.
 func (r Redirect) String() string {
@@ -261,6 +270,11 @@ func (o *options) redirects(def Redirect) ([3]Redirect, error) {
 			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: Stdout (asyncio's STDOUT) is only for stderr", names[i])}
 		case rs[i].kind == redirectFile && rs[i].file == nil:
 			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: File(nil)", names[i])}
+		case rs[i].kind == redirectFile && isClosedFile(rs[i].file):
+			// os/exec would start the child with that stream closed
+			// (a closed file's Fd is -1); Popen raises ValueError
+			// ("I/O operation on closed file").
+			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: %v is closed", names[i], rs[i])}
 		}
 	}
 	return rs, nil
