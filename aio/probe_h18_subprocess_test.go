@@ -4,6 +4,7 @@ package aio
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -103,4 +104,29 @@ func TestH18_SubprocessClosedFileRedirect(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// WithEnv(nil) gives the child an empty environment, as WithEnv([]string{})
+// and Popen's env={} do. It used to give it the parent's whole
+// environment (exec.Cmd's nil Env), while the program was looked up in
+// the empty environment's default PATH.
+func TestH18_SubprocessWithEnvNilIsEmpty(t *testing.T) {
+	clean(t)
+	t.Setenv("H18_PARENT_ONLY", "leaked")
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		for _, env := range [][]string{nil, {}} {
+			p, err := CreateSubprocessExec(at, "/usr/bin/env", nil, WithStdout(Pipe), WithEnv(env))
+			if err != nil {
+				return err
+			}
+			out, _, err := p.Communicate(at, nil)
+			if err != nil {
+				return err
+			}
+			got = append(got, fmt.Sprintf("nil %v: %q", env == nil, out))
+		}
+		return nil
+	})
+	expectLog(t, []string{`nil true: ""`, `nil false: ""`}, got)
 }

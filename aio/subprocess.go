@@ -363,6 +363,12 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	}
 	if o.sub.envSet {
 		cmd.Env = o.sub.env
+		if cmd.Env == nil {
+			// WithEnv(nil) is an empty environment (Popen's env={}), as
+			// lookPathIn takes it: exec.Cmd would give a nil Env the
+			// parent's whole environment.
+			cmd.Env = []string{}
+		}
 		if !strings.Contains(cmd.Args[0], "/") {
 			// exec.Command looked the program up in the parent's PATH;
 			// Popen looks in the child's (os.get_exec_path(env)).
