@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -129,4 +130,43 @@ func TestH18_SubprocessWithEnvNilIsEmpty(t *testing.T) {
 		return nil
 	})
 	expectLog(t, []string{`nil true: ""`, `nil false: ""`}, got)
+}
+
+// A loop on virtual time waiting for a child that has no pipes: with the
+// goroutine exit watch (the only one off Linux, and Linux's fallback
+// without pidfds) the loop had nothing registered to wait for while the
+// child ran, so Wait ended in ErrDeadlock (Run cancelled main). The
+// watch now reports through a pipe in the selector, so both watches
+// behave alike: the clock jumps to the timer while the child runs (the
+// child is a descriptor that is not ready yet), and Wait returns its
+// status.
+func TestH18_VirtualTimeWaitsForChildWithoutPipes(t *testing.T) {
+	bothWatches(t, func(t *testing.T) {
+		clean(t)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var got []string
+		_, err = asyncio.Run(func(at *asyncio.T) (struct{}, error) {
+			// cat blocks on its stdin, a pipe the loop does not watch,
+			// until the timer below closes the write end.
+			p, err := CreateSubprocessExec(at, "cat", nil, WithStdin(File(r)), WithStdout(DevNull))
+			if err != nil {
+				return struct{}{}, err
+			}
+			asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
+				err := asyncio.Sleep(t, time.Hour)
+				w.Close()
+				return struct{}{}, err
+			})
+			rc, err := p.Wait(at)
+			got = append(got, fmt.Sprintf("wait: %d %s; clock moved %v", rc, describe(err), at.Loop().Time() >= time.Hour))
+			return struct{}{}, err
+		}, asyncio.WithVirtualTime())
+		w.Close()
+		got = append(got, "run: "+describe(err))
+		expectLog(t, []string{"wait: 0 <nil>; clock moved true", "run: <nil>"}, got)
+	})
 }

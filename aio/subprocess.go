@@ -24,7 +24,8 @@ import (
 // the child's pipes to pipe transports and watches for its exit on the
 // loop: on Linux a pidfd in the selector (no thread per child; see
 // subprocess_linux.go), elsewhere one goroutine per child blocked in
-// Wait that reports through CallSoonThreadsafe (subprocess_other.go).
+// Wait that reports through a pipe in the selector (subprocess_other.go,
+// watchOnGoroutine).
 //
 // Callback order. The protocol gets ConnectionMade first, then
 // PipeDataReceived and PipeConnectionLost for each pipe, ProcessExited,
@@ -194,6 +195,7 @@ type subprocessTransport struct {
 type exitWatch struct {
 	pidfd    int           // Linux: a pidfd in the selector, -1 when none
 	waitDone chan struct{} // elsewhere: closed when the waiting goroutine ends
+	exitPipe int           // with waitDone: the read end of its exit pipe, -1 when none
 }
 
 var _ SubprocessTransport = (*subprocessTransport)(nil)
@@ -451,7 +453,7 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	started = true
 	closeAll(false) // the child has its ends now
 
-	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, protocol: proto, watch: exitWatch{pidfd: -1}}
+	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, protocol: proto, watch: exitWatch{pidfd: -1, exitPipe: -1}}
 	tr.disown = l.OnClose(tr.killAndReap) // nothing outlives the loop
 	tr.watchExit()
 	if l.Debug() {
@@ -746,16 +748,53 @@ func (tr *subprocessTransport) String() string {
 
 // watchOnGoroutine is the portable exit watch: one goroutine per child
 // blocked in cmd.Wait, reporting on the loop.
+//
+// It reports through a pipe in the loop's selector, whose write end the
+// goroutine closes once the child is reaped: to the loop the child is then
+// a descriptor that becomes readable when it exits, as with a pidfd. A
+// report through CallSoonThreadsafe alone left the loop with nothing to
+// wait for, so a loop on virtual time waiting for a child without pipes
+// (Wait) reported ErrDeadlock and cancelled its tasks. Should the pipe
+// fail (no descriptor left), CallSoonThreadsafe reports.
 func (tr *subprocessTransport) watchOnGoroutine() {
 	done := make(chan struct{})
 	tr.watch.waitDone = done
 	l, cmd := tr.loop, tr.cmd
+	wfd := -1
+	var p [2]int
+	if sysPipe(p[:]) == nil {
+		if l.AddReader(p[0], tr.exitPipeReady) == nil {
+			tr.watch.exitPipe, wfd = p[0], p[1]
+		} else {
+			unix.Close(p[0])
+			unix.Close(p[1])
+		}
+	}
 	go func() {
 		defer close(done)
 		_ = cmd.Wait() // an *exec.ExitError is an exit status, read on the loop
+		if wfd >= 0 {
+			unix.Close(wfd) // the read end sees EOF: exitPipeReady
+			return
+		}
 		// A closed loop cannot take it: killAndReap waits for done.
 		_, _ = l.CallSoonThreadsafe(tr.processExited)
 	}()
+}
+
+// exitPipeReady runs when the waiting goroutine has reaped the child.
+func (tr *subprocessTransport) exitPipeReady() {
+	tr.closeExitPipe()
+	tr.processExited()
+}
+
+// closeExitPipe closes the read end of the goroutine watch's pipe.
+func (tr *subprocessTransport) closeExitPipe() {
+	if tr.watch.exitPipe >= 0 {
+		tr.loop.RemoveReader(tr.watch.exitPipe)
+		unix.Close(tr.watch.exitPipe)
+		tr.watch.exitPipe = -1
+	}
 }
 
 // SubprocessExec starts program with args as a child process and drives
