@@ -170,3 +170,33 @@ func TestH18_VirtualTimeWaitsForChildWithoutPipes(t *testing.T) {
 		expectLog(t, []string{"wait: 0 <nil>; clock moved true", "run: <nil>"}, got)
 	})
 }
+
+// A running child polled with timed-out waits (WaitForFunc(t, d, p.Wait)
+// over and over, on virtual time here) does not pile up one cancelled
+// future per poll until it exits: Wait drops the waits cancelled
+// meanwhile. The last Wait still gets the status.
+func TestH18_TimedOutWaitsDoNotPileUp(t *testing.T) {
+	clean(t)
+	var got []string
+	_, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) {
+		p, err := CreateSubprocessExec(at, "cat", nil, WithStdin(Pipe), WithStdout(DevNull))
+		if err != nil {
+			return struct{}{}, err
+		}
+		timeouts := 0
+		for range 1000 {
+			if _, err := asyncio.WaitForFunc(at, time.Second, p.Wait); errors.Is(err, asyncio.ErrTimeout) {
+				timeouts++
+			}
+		}
+		got = append(got, fmt.Sprintf("timeouts %d, waiters kept %d", timeouts, len(p.transport.exitWaiters)))
+		p.Stdin.Close()
+		rc, err := p.Wait(at)
+		got = append(got, fmt.Sprintf("wait: %d %s", rc, describe(err)))
+		return struct{}{}, err
+	}, asyncio.WithVirtualTime())
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectLog(t, []string{"timeouts 1000, waiters kept 1", "wait: 0 <nil>"}, got)
+}

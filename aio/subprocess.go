@@ -617,8 +617,18 @@ func (tr *subprocessTransport) wait(t *asyncio.T) (int, error) {
 	if tr.exited {
 		return tr.returnCode, nil
 	}
+	// Drop the waits cancelled meanwhile: a child polled with timeouts
+	// (WaitFor(t, d, ...) in a loop) would otherwise keep one future per
+	// poll until it exits.
+	live := tr.exitWaiters[:0]
+	for _, w := range tr.exitWaiters {
+		if !w.Done() {
+			live = append(live, w)
+		}
+	}
+	clear(tr.exitWaiters[len(live):])
 	w := asyncio.NewFuture[int](tr.loop)
-	tr.exitWaiters = append(tr.exitWaiters, w)
+	tr.exitWaiters = append(live, w)
 	return w.Await(t)
 }
 
