@@ -40,9 +40,9 @@ type signalWatch struct {
 // loop takes them may merge, as POSIX signals do.
 //
 // Errors, before anything changes, in asyncio's order: an invalid signal
-// number is a *ValueError "invalid signal number N"; SIGKILL and SIGSTOP
-// are a *RuntimeError "sig N cannot be caught"; a closed loop is an error
-// matching ErrLoopClosed; a nil fn is a *ValueError. Where the system has
+// number is a *ValueError "invalid signal number N"; a closed loop is an
+// error matching ErrLoopClosed; SIGKILL and SIGSTOP are a *RuntimeError
+// "sig N cannot be caught"; a nil fn is a *ValueError. Where the system has
 // no POSIX signals (Windows, Plan 9, js, wasip1) it returns an error
 // wrapping errors.ErrUnsupported, as asyncio has no add_signal_handler
 // there. In debug mode, a call from a goroutine that is not running the
@@ -51,11 +51,13 @@ func (l *Loop) AddSignalHandler(sig os.Signal, fn func()) error {
 	if err := checkSignal(sig); err != nil {
 		return err
 	}
-	if err := catchable(sig); err != nil {
-		return err
-	}
+	// asyncio checks the loop (_check_closed) before it tries the signal,
+	// which is where SIGKILL and SIGSTOP fail (EINVAL).
 	if l.closed {
 		return errLoopClosed()
+	}
+	if err := catchable(sig); err != nil {
+		return err
 	}
 	if fn == nil {
 		return &ValueError{Msg: fmt.Sprintf("AddSignalHandler(%v): nil handler", sig)}

@@ -588,7 +588,8 @@ func WithDir(dir string) Option {
 }
 
 // WithEnv sets a child's environment, "KEY=value" strings (Popen's env=,
-// exec.Cmd's Env); without it the child inherits the parent's.
+// exec.Cmd's Env); without it the child inherits the parent's. A nil or
+// empty env is an empty environment (Popen's env={}), not the parent's.
 func WithEnv(env []string) Option {
 	return option("WithEnv", processCalls, func(o *options) { o.sub.env, o.sub.envSet = env, true })
 }

@@ -476,7 +476,10 @@ func connectPipe[Tr BaseTransport](t *asyncio.T, factory func() Protocol, f *os.
 	}
 	fd, err := fileFD(f)
 	if err != nil {
-		return zero, nil, err
+		// A closed f (internal/poll's bare "use of closed file", which
+		// matches nothing): asyncio's ValueError "I/O operation on
+		// closed file", from pipe.fileno().
+		return zero, nil, &asyncio.ValueError{Msg: what + ": " + f.Name() + " is closed"}
 	}
 	l := t.Loop()
 	p, err := newProtocol(what, factory)
@@ -502,8 +505,8 @@ func connectPipe[Tr BaseTransport](t *asyncio.T, factory func() Protocol, f *os.
 // terminal's too, as in asyncio) and closed after ConnectionLost. The
 // protocol gets ConnectionMade, DataReceived for each chunk, and at EOF
 // EOFReceived then ConnectionLost(nil); PauseReading and ResumeReading
-// give the same flow control as a socket's. A nil factory or f, or a file
-// of another kind (a regular file), is a *ValueError.
+// give the same flow control as a socket's. A nil factory or f, a closed
+// f, or a file of another kind (a regular file), is a *ValueError.
 func ConnectReadPipe(t *asyncio.T, factory func() Protocol, f *os.File) (ReadTransport, Protocol, error) {
 	return connectPipe(t, factory, f, "ConnectReadPipe", func(l *asyncio.Loop, fd int, f *os.File, p Protocol, w *asyncio.Future[struct{}]) (ReadTransport, error) {
 		tr, err := newReadPipeTransport(l, fd, f, p, w)

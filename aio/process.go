@@ -254,7 +254,9 @@ func createProcess(t *asyncio.T, cmd *exec.Cmd, opts []Option) (*Process, error)
 // default DefaultStreamLimit); WithDir, WithEnv and WithCmd set the rest
 // of the exec.Cmd. A program that cannot be found returns os/exec's error,
 // which names it and matches os.ErrNotExist (FileNotFoundError); an
-// empty program is a *ValueError.
+// empty program, or a NUL byte in the program, an argument, the
+// environment or the directory, is a *ValueError naming it, returned
+// before anything is made (Popen's "embedded null byte").
 //
 // The loop reaps the child when it exits, whether anyone waits for it or
 // not. When the loop closes with the child still running, the child is

@@ -24,7 +24,8 @@ import (
 // the child's pipes to pipe transports and watches for its exit on the
 // loop: on Linux a pidfd in the selector (no thread per child; see
 // subprocess_linux.go), elsewhere one goroutine per child blocked in
-// Wait that reports through CallSoonThreadsafe (subprocess_other.go).
+// Wait that reports through a pipe in the selector (subprocess_other.go,
+// watchOnGoroutine).
 //
 // Callback order. The protocol gets ConnectionMade first, then
 // PipeDataReceived and PipeConnectionLost for each pipe, ProcessExited,
@@ -84,7 +85,16 @@ var (
 
 // File connects the stream to f, an open file of the parent's (asyncio's
 // file object or descriptor argument). The parent keeps f and closes it.
+// A nil or closed f fails the call with a *ValueError before anything
+// starts.
 func File(f *os.File) Redirect { return Redirect{kind: redirectFile, file: f} }
+
+// isClosedFile reports whether f was closed (without os.File.Fd, which
+// would put an open f in blocking mode): reaching its descriptor fails.
+func isClosedFile(f *os.File) bool {
+	_, err := fileFD(f)
+	return err != nil
+}
 
 // String names the redirect as asyncio's constants do.
 func (r Redirect) String() string {
@@ -185,6 +195,7 @@ type subprocessTransport struct {
 type exitWatch struct {
 	pidfd    int           // Linux: a pidfd in the selector, -1 when none
 	waitDone chan struct{} // elsewhere: closed when the waiting goroutine ends
+	exitPipe int           // with waitDone: the read end of its exit pipe, -1 when none
 }
 
 var _ SubprocessTransport = (*subprocessTransport)(nil)
@@ -261,6 +272,11 @@ func (o *options) redirects(def Redirect) ([3]Redirect, error) {
 			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: Stdout (asyncio's STDOUT) is only for stderr", names[i])}
 		case rs[i].kind == redirectFile && rs[i].file == nil:
 			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: File(nil)", names[i])}
+		case rs[i].kind == redirectFile && isClosedFile(rs[i].file):
+			// os/exec would start the child with that stream closed
+			// (a closed file's Fd is -1); Popen raises ValueError
+			// ("I/O operation on closed file").
+			return rs, &asyncio.ValueError{Msg: fmt.Sprintf("%s: %v is closed", names[i], rs[i])}
 		}
 	}
 	return rs, nil
@@ -349,6 +365,12 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	}
 	if o.sub.envSet {
 		cmd.Env = o.sub.env
+		if cmd.Env == nil {
+			// WithEnv(nil) is an empty environment (Popen's env={}), as
+			// lookPathIn takes it: exec.Cmd would give a nil Env the
+			// parent's whole environment.
+			cmd.Env = []string{}
+		}
 		if !strings.Contains(cmd.Args[0], "/") {
 			// exec.Command looked the program up in the parent's PATH;
 			// Popen looks in the child's (os.get_exec_path(env)).
@@ -360,6 +382,13 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 		if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil {
 			return nil, nil, &asyncio.ValueError{Msg: "WithCmd: set the child's stdin, stdout and stderr with WithStdin, WithStdout and WithStderr"}
 		}
+	}
+	call := "SubprocessExec"
+	if len(opts) > 0 && opts[0].via != "" {
+		call = opts[0].via
+	}
+	if err := checkNUL(call, cmd); err != nil {
+		return nil, nil, err
 	}
 	l := t.Loop()
 
@@ -424,7 +453,7 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	started = true
 	closeAll(false) // the child has its ends now
 
-	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, protocol: proto, watch: exitWatch{pidfd: -1}}
+	tr := &subprocessTransport{loop: l, cmd: cmd, pid: cmd.Process.Pid, protocol: proto, watch: exitWatch{pidfd: -1, exitPipe: -1}}
 	tr.disown = l.OnClose(tr.killAndReap) // nothing outlives the loop
 	tr.watchExit()
 	if l.Debug() {
@@ -588,8 +617,18 @@ func (tr *subprocessTransport) wait(t *asyncio.T) (int, error) {
 	if tr.exited {
 		return tr.returnCode, nil
 	}
+	// Drop the waits cancelled meanwhile: a child polled with timeouts
+	// (WaitFor(t, d, ...) in a loop) would otherwise keep one future per
+	// poll until it exits.
+	live := tr.exitWaiters[:0]
+	for _, w := range tr.exitWaiters {
+		if !w.Done() {
+			live = append(live, w)
+		}
+	}
+	clear(tr.exitWaiters[len(live):])
 	w := asyncio.NewFuture[int](tr.loop)
-	tr.exitWaiters = append(tr.exitWaiters, w)
+	tr.exitWaiters = append(live, w)
 	return w.Await(t)
 }
 
@@ -719,16 +758,53 @@ func (tr *subprocessTransport) String() string {
 
 // watchOnGoroutine is the portable exit watch: one goroutine per child
 // blocked in cmd.Wait, reporting on the loop.
+//
+// It reports through a pipe in the loop's selector, whose write end the
+// goroutine closes once the child is reaped: to the loop the child is then
+// a descriptor that becomes readable when it exits, as with a pidfd. A
+// report through CallSoonThreadsafe alone left the loop with nothing to
+// wait for, so a loop on virtual time waiting for a child without pipes
+// (Wait) reported ErrDeadlock and cancelled its tasks. Should the pipe
+// fail (no descriptor left), CallSoonThreadsafe reports.
 func (tr *subprocessTransport) watchOnGoroutine() {
 	done := make(chan struct{})
 	tr.watch.waitDone = done
 	l, cmd := tr.loop, tr.cmd
+	wfd := -1
+	var p [2]int
+	if sysPipe(p[:]) == nil {
+		if l.AddReader(p[0], tr.exitPipeReady) == nil {
+			tr.watch.exitPipe, wfd = p[0], p[1]
+		} else {
+			unix.Close(p[0])
+			unix.Close(p[1])
+		}
+	}
 	go func() {
 		defer close(done)
 		_ = cmd.Wait() // an *exec.ExitError is an exit status, read on the loop
+		if wfd >= 0 {
+			unix.Close(wfd) // the read end sees EOF: exitPipeReady
+			return
+		}
 		// A closed loop cannot take it: killAndReap waits for done.
 		_, _ = l.CallSoonThreadsafe(tr.processExited)
 	}()
+}
+
+// exitPipeReady runs when the waiting goroutine has reaped the child.
+func (tr *subprocessTransport) exitPipeReady() {
+	tr.closeExitPipe()
+	tr.processExited()
+}
+
+// closeExitPipe closes the read end of the goroutine watch's pipe.
+func (tr *subprocessTransport) closeExitPipe() {
+	if tr.watch.exitPipe >= 0 {
+		tr.loop.RemoveReader(tr.watch.exitPipe)
+		unix.Close(tr.watch.exitPipe)
+		tr.watch.exitPipe = -1
+	}
 }
 
 // SubprocessExec starts program with args as a child process and drives
@@ -739,8 +815,10 @@ func (tr *subprocessTransport) watchOnGoroutine() {
 // default to Pipe (WithStdin, WithStdout, WithStderr change them);
 // WithDir, WithEnv and WithCmd set the rest of the exec.Cmd. A program
 // that cannot be found returns os/exec's error, which names it and
-// matches os.ErrNotExist (asyncio's FileNotFoundError); an empty program
-// is a *ValueError. If t is cancelled
+// matches os.ErrNotExist (asyncio's FileNotFoundError); an empty program,
+// or a NUL byte in the program, an argument, the environment or the
+// directory, is a *ValueError naming it, before the factory is called
+// (Popen's "embedded null byte"). If t is cancelled
 // while waiting for ConnectionMade, the child is killed and reaped and the
 // cancellation returned.
 func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program string, args []string, opts ...Option) (SubprocessTransport, SubprocessProtocol, error) {
@@ -752,6 +830,41 @@ func SubprocessExec(t *asyncio.T, factory func() SubprocessProtocol, program str
 		return nil, nil, err
 	}
 	return tr, p, nil
+}
+
+// checkNUL rejects a NUL byte in the program, an argument, the
+// environment or the working directory with a *ValueError naming which,
+// before anything is made (Popen: ValueError "embedded null byte").
+// os/exec would only fail in Start, after the protocol factory and the
+// pipes, with "fork/exec ...: invalid argument" for an argument, or
+// "environment variable contains NUL" for a directory (it adds PWD=dir
+// to the environment), neither of which names the mistake.
+func checkNUL(call string, cmd *exec.Cmd) error {
+	bad := func(what string) error {
+		return &asyncio.ValueError{Msg: call + ": embedded null byte in " + what}
+	}
+	nul := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	if nul(cmd.Path) || (len(cmd.Args) > 0 && nul(cmd.Args[0])) {
+		return bad("the program")
+	}
+	for i := 1; i < len(cmd.Args); i++ {
+		if nul(cmd.Args[i]) {
+			if i == 2 && strings.HasSuffix(call, "Shell") { // /bin/sh -c cmd
+				return bad("the command")
+			}
+			return bad(fmt.Sprintf("argument %d", i))
+		}
+	}
+	for _, kv := range cmd.Env {
+		if nul(kv) {
+			key, _, _ := strings.Cut(kv, "=")
+			return bad(fmt.Sprintf("the environment (variable %q)", key))
+		}
+	}
+	if nul(cmd.Dir) {
+		return bad("the working directory")
+	}
+	return nil
 }
 
 // errEmptyProgram is the *ValueError for an empty program, returned

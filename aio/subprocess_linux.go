@@ -50,6 +50,7 @@ func (tr *subprocessTransport) closePidfd() {
 func (tr *subprocessTransport) reapNow() {
 	if tr.watch.waitDone != nil {
 		<-tr.watch.waitDone
+		tr.closeExitPipe()
 		return
 	}
 	tr.closePidfd()

@@ -9,7 +9,10 @@ package aio
 func (tr *subprocessTransport) watchExit() { tr.watchOnGoroutine() }
 
 // reapNow waits for the goroutine that reaps the killed child.
-func (tr *subprocessTransport) reapNow() { <-tr.watch.waitDone }
+func (tr *subprocessTransport) reapNow() {
+	<-tr.watch.waitDone
+	tr.closeExitPipe()
+}
 
 // exitWatchGoroutine exists for the tests, which set it on Linux.
 var exitWatchGoroutine = true
