@@ -37,7 +37,9 @@ type signalWatch struct {
 // on this loop. fn runs on the loop like any callback (a panic in it is
 // reported to the exception handler); arrivals while the loop is busy are
 // delivered at its next iteration, and arrivals that come faster than the
-// loop takes them may merge, as POSIX signals do.
+// loop takes them may merge, as POSIX signals do. A handler for SIGURG
+// also runs when the Go runtime preempts a goroutine, which it does with
+// SIGURG (os/signal's documentation says so): use another signal.
 //
 // Errors, before anything changes, in asyncio's order: an invalid signal
 // number is a *ValueError "invalid signal number N"; a closed loop is an
