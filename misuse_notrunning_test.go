@@ -54,17 +54,29 @@ func TestAwaitWithATaskNotRunningChangesNothing(t *testing.T) {
 			state fmt.Stringer
 			call  func()
 		}{
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Lock.Acquire", lk, func() { _ = lk.Acquire(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Semaphore.Acquire", sem, func() { _ = sem.Acquire(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Event.Wait", ev, func() { _ = ev.Wait(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Condition.Wait", cond, func() { _ = cond.Wait(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Condition.WaitFor", cond, func() { _ = cond.WaitFor(parked, func() bool { return false }) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Barrier.Wait", bar, func() { _, _ = bar.Wait(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Queue.Get", empty, func() { _, _ = empty.Get(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Queue.Put", full, func() { _ = full.Put(parked, 8) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Queue.Join", full, func() { _ = full.Join(parked) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"Wait", fut, func() { _, _, _ = Wait(parked, []*Future[int]{fut}, Never, AllCompleted) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"WaitFor", fut, func() { _, _ = WaitFor[int](parked, 0, fut) }},
+			//asynciovet:ignore droppedcancel the call must panic (misuse under test): it returns no error
 			{"WaitForFunc", tasks, func() { _, _ = WaitForFunc(parked, 0, func(*T) (int, error) { return 1, nil }) }},
 		} {
 			before := c.state.String()
@@ -100,7 +112,9 @@ func TestAwaitWithATaskNotRunningChangesNothing(t *testing.T) {
 		v, err := empty.Get(tk)
 		r.log("semaphore acquired; queue item %d", v)
 		_ = release.SetResult(struct{}{})
-		_, _ = holder.Await(tk)
+		if _, herr := holder.Await(tk); herr != nil {
+			return herr
+		}
 		return err
 	})
 	if err != nil {

@@ -156,13 +156,16 @@ func TestH18_VirtualTimeWaitsForChildWithoutPipes(t *testing.T) {
 			if err != nil {
 				return struct{}{}, err
 			}
-			asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
+			closer := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
 				err := asyncio.Sleep(t, time.Hour)
 				w.Close()
 				return struct{}{}, err
 			})
 			rc, err := p.Wait(at)
 			got = append(got, fmt.Sprintf("wait: %d %s; clock moved %v", rc, describe(err), at.Loop().Time() >= time.Hour))
+			if _, cerr := closer.Await(at); err == nil {
+				err = cerr
+			}
 			return struct{}{}, err
 		}, asyncio.WithVirtualTime())
 		w.Close()
