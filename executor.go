@@ -493,17 +493,18 @@ func shutdownDefaultExecutorForRunner(l *Loop) error {
 		return nil
 	}
 	task := CreateTask(l, func(t *T) (struct{}, error) { return struct{}{}, ShutdownDefaultExecutor(t) })
-	timedOut := false
+	// Set by the timer itself, before it cancels the jobs' contexts: a job
+	// that returns once its context is done may end the join before a
+	// callback queued here would run, and the join did time out.
+	var timedOut atomic.Bool
 	timer := time.AfterFunc(executorJoinTimeout, func() {
+		timedOut.Store(true)
 		ex.cancelAll()
-		_, _ = l.CallSoonThreadsafe(func() {
-			timedOut = true
-			task.Cancel()
-		})
+		_, _ = l.CallSoonThreadsafe(func() { task.Cancel() })
 	})
 	err := l.RunUntilComplete(task)
 	timer.Stop()
-	if timedOut {
+	if timedOut.Load() {
 		slog.Warn(fmt.Sprintf("The executor did not finish joining its threads within %v; "+
 			"the jobs' contexts were cancelled", executorJoinTimeout))
 		return nil
