@@ -794,16 +794,17 @@ func (tr *subprocessTransport) watchOnGoroutine() {
 
 // exitPipeReady runs when the waiting goroutine has reaped the child.
 func (tr *subprocessTransport) exitPipeReady() {
-	tr.closeExitPipe()
+	tr.unwatch(&tr.watch.exitPipe)
 	tr.processExited()
 }
 
-// closeExitPipe closes the read end of the goroutine watch's pipe.
-func (tr *subprocessTransport) closeExitPipe() {
-	if tr.watch.exitPipe >= 0 {
-		tr.loop.RemoveReader(tr.watch.exitPipe)
-		unix.Close(tr.watch.exitPipe)
-		tr.watch.exitPipe = -1
+// unwatch takes an exit watch's descriptor (the pidfd, or the read end of
+// the goroutine watch's pipe) out of the selector and closes it; -1: none.
+func (tr *subprocessTransport) unwatch(fd *int) {
+	if *fd >= 0 {
+		tr.loop.RemoveReader(*fd)
+		unix.Close(*fd)
+		*fd = -1
 	}
 }
 

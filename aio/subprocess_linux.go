@@ -32,17 +32,9 @@ func (tr *subprocessTransport) watchExit() {
 // pidfdReady runs when the child has exited: it reaps it, which cannot
 // block any more.
 func (tr *subprocessTransport) pidfdReady() {
-	tr.closePidfd()
+	tr.unwatch(&tr.watch.pidfd)
 	_ = tr.cmd.Wait() // an *exec.ExitError is an exit status
 	tr.processExited()
-}
-
-func (tr *subprocessTransport) closePidfd() {
-	if tr.watch.pidfd >= 0 {
-		tr.loop.RemoveReader(tr.watch.pidfd)
-		unix.Close(tr.watch.pidfd)
-		tr.watch.pidfd = -1
-	}
 }
 
 // reapNow reaps the killed child when the loop closes: Wait returns as
@@ -50,10 +42,10 @@ func (tr *subprocessTransport) closePidfd() {
 func (tr *subprocessTransport) reapNow() {
 	if tr.watch.waitDone != nil {
 		<-tr.watch.waitDone
-		tr.closeExitPipe()
+		tr.unwatch(&tr.watch.exitPipe)
 		return
 	}
-	tr.closePidfd()
+	tr.unwatch(&tr.watch.pidfd)
 	_ = tr.cmd.Wait()
 }
 

@@ -11,7 +11,7 @@ func (tr *subprocessTransport) watchExit() { tr.watchOnGoroutine() }
 // reapNow waits for the goroutine that reaps the killed child.
 func (tr *subprocessTransport) reapNow() {
 	<-tr.watch.waitDone
-	tr.closeExitPipe()
+	tr.unwatch(&tr.watch.exitPipe)
 }
 
 // exitWatchGoroutine exists for the tests, which set it on Linux.
