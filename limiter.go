@@ -63,17 +63,23 @@ type LimiterStats struct {
 
 // NewLimiter returns a full token bucket of burst tokens that refills at
 // rate tokens per second of loop time. rate 0 is a fixed budget of burst
-// tokens. A burst <= 0, or a rate that is negative, NaN or infinite, is a
-// programming error: NewLimiter panics with a *ValueError naming it.
+// tokens. A burst <= 0 or above 2^53, or a rate that is negative, NaN or
+// infinite, is a programming error: NewLimiter panics with a *ValueError
+// naming it.
 func NewLimiter(rate float64, burst int) *Limiter {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
 		panic(valueErrorf("NewLimiter: rate must be a finite number >= 0, got %v", rate))
 	}
-	if burst <= 0 {
-		panic(valueErrorf("NewLimiter: burst must be > 0, got %d", burst))
+	if burst <= 0 || int64(burst) > maxBurst {
+		panic(valueErrorf("NewLimiter: burst must be > 0 and <= 2^53, got %d", burst))
 	}
 	return &Limiter{rate: rate, burst: burst, tokens: float64(burst)}
 }
+
+// maxBurst is the largest burst the bucket counts exactly: its tokens are
+// a float64, which past 2^53 cannot tell n from n-1, so a larger bucket
+// would grant without ever emptying.
+const maxBurst = 1 << 53
 
 // Rate returns the refill rate in tokens per second.
 func (l *Limiter) Rate() float64 { return l.rate }

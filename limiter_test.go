@@ -207,11 +207,18 @@ func TestLimiter_GrantedThenCancelledRefunds(t *testing.T) {
 
 // Bad input: a *ValueError naming the argument, before any state change.
 func TestLimiter_BadInput(t *testing.T) {
-	for _, c := range []struct {
+	type badInput struct {
 		rate  float64
 		burst int
 		word  string
-	}{{-1, 1, "rate"}, {math.NaN(), 1, "rate"}, {math.Inf(1), 1, "rate"}, {1, 0, "burst"}, {1, -3, "burst"}} {
+	}
+	cases := []badInput{{-1, 1, "rate"}, {math.NaN(), 1, "rate"}, {math.Inf(1), 1, "rate"}, {1, 0, "burst"}, {1, -3, "burst"}}
+	if math.MaxInt > 1<<53 {
+		// A float64 bucket cannot count past 2^53: it would never empty.
+		var over int64 = 1<<53 + 1
+		cases = append(cases, badInput{1, math.MaxInt, "burst"}, badInput{1, int(over), "burst"})
+	}
+	for _, c := range cases {
 		v := mustPanic(t, "NewLimiter", func() { NewLimiter(c.rate, c.burst) })
 		var ve *ValueError
 		if err, _ := v.(error); !errors.As(err, &ve) || !containsWord(ve.Msg, c.word) {

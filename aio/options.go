@@ -582,14 +582,18 @@ func WithStderr(r Redirect) Option {
 }
 
 // WithDir sets a child's working directory (Popen's cwd=, exec.Cmd's
-// Dir).
+// Dir). An empty dir is a *ValueError: leave WithDir out for the
+// parent's.
 func WithDir(dir string) Option {
 	return option("WithDir", processCalls, func(o *options) { o.sub.dir = &dir })
 }
 
 // WithEnv sets a child's environment, "KEY=value" strings (Popen's env=,
 // exec.Cmd's Env); without it the child inherits the parent's. A nil or
-// empty env is an empty environment (Popen's env={}), not the parent's.
+// empty env is an empty environment (Popen's env={}), not the parent's;
+// an entry without "=" is a *ValueError. The program is looked up in the
+// child's PATH, whose relative entries are relative to WithDir's
+// directory, as in Popen.
 func WithEnv(env []string) Option {
 	return option("WithEnv", processCalls, func(o *options) { o.sub.env, o.sub.envSet = env, true })
 }

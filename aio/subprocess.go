@@ -257,6 +257,23 @@ type subprocessOptions struct {
 	setup   func(*exec.Cmd)
 }
 
+// check rejects a WithDir or WithEnv that no correct program gives,
+// naming it. An empty directory would run the child in the parent's
+// (exec.Cmd's default), where Popen(cwd="") fails; an environment entry
+// without "=" would reach the child as it is (exec.Cmd passes it on),
+// where Popen's env= mapping cannot express one.
+func (s *subprocessOptions) check() error {
+	if s.dir != nil && *s.dir == "" {
+		return &asyncio.ValueError{Msg: `WithDir: empty directory (leave WithDir out to run in the parent's)`}
+	}
+	for i, kv := range s.env {
+		if !strings.Contains(kv, "=") {
+			return &asyncio.ValueError{Msg: fmt.Sprintf("WithEnv: entry %d (%q) is not KEY=value", i, kv)}
+		}
+	}
+	return nil
+}
+
 // checkRedirects fills in the defaults and rejects what no correct
 // program asks for, naming it.
 func (o *options) redirects(def Redirect) ([3]Redirect, error) {
@@ -356,6 +373,9 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := o.sub.check(); err != nil {
+		return nil, nil, err
+	}
 	rs, err := o.redirects(def)
 	if err != nil {
 		return nil, nil, err
@@ -374,7 +394,7 @@ func startSubprocess(t *asyncio.T, factory func() SubprocessProtocol, cmd *exec.
 		if !strings.Contains(cmd.Args[0], "/") {
 			// exec.Command looked the program up in the parent's PATH;
 			// Popen looks in the child's (os.get_exec_path(env)).
-			cmd.Path, cmd.Err = lookPathIn(cmd.Args[0], o.sub.env)
+			cmd.Path, cmd.Err = lookPathIn(cmd.Args[0], o.sub.env, cmd.Dir)
 		}
 	}
 	if o.sub.setup != nil {
@@ -887,19 +907,28 @@ func SubprocessShell(t *asyncio.T, factory func() SubprocessProtocol, cmd string
 // lookPathIn finds program in the PATH of env, as Popen does for a child
 // given env= (os.get_exec_path: os.defpath, "/bin:/usr/bin", when env has
 // no PATH; the last PATH= entry wins, as exec.Cmd keeps the last of a
-// duplicated key). An empty PATH entry is the current directory.
-func lookPathIn(program string, env []string) (string, error) {
+// duplicated key). An empty PATH entry is the current directory. A
+// relative entry is the child's, relative to dir when it is set (Popen's
+// child changes to cwd= before it searches), so the program is looked for
+// there and the path returned stays relative: the child resolves it after
+// it has changed directory.
+func lookPathIn(program string, env []string, dir string) (string, error) {
 	path := "/bin:/usr/bin"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			path = v
 		}
 	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
 		}
-		if p, err := exec.LookPath(dir + "/" + program); err == nil {
+		p := d + "/" + program
+		at := p
+		if dir != "" && !filepath.IsAbs(d) {
+			at = filepath.Join(dir, p)
+		}
+		if _, err := exec.LookPath(at); err == nil {
 			return p, nil
 		}
 	}
