@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-asyncio/asyncio"
 	"github.com/go-asyncio/asyncio/aio"
+	"os"
 )
 
 // prc is the programs' p.returncode: None while the child runs.
@@ -214,6 +215,147 @@ func TestPortSubprocessTools(t *testing.T) {
 			p.log("drain %s", nd(err))
 		} else {
 			p.log("drain ok")
+		}
+		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p71_subprocess_streams.py
+
+// pinfo is the programs' (name, line) tuples, sorted.
+type pinfo struct{ name, line string }
+
+func TestPortSubprocessStreams(t *testing.T) {
+	runPort(t, cpythonTrace("p71_subprocess_streams"), func(p *probe, tk *asyncio.T) error {
+		// stdout and stderr read line by line while the child runs.
+		sh, err := aio.CreateSubprocessShell(tk, "for i in 1 2 3; do echo out$i; echo err$i >&2; done; exit 7",
+			aio.WithStdout(aio.Pipe), aio.WithStderr(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		var got []pinfo
+		lines := func(name string, r *aio.StreamReader) func(*asyncio.T) error {
+			return func(lt *asyncio.T) error {
+				for {
+					line, err := r.ReadLine(lt)
+					if err != nil || len(line) == 0 {
+						return err
+					}
+					got = append(got, pinfo{name, strings.TrimSpace(string(line))})
+				}
+			}
+		}
+		if err := asyncio.TaskGroup(tk, func(tg *asyncio.Group) error {
+			if _, err := asyncio.SpawnErr(tg, lines("out", sh.Stdout)); err != nil {
+				return err
+			}
+			_, err := asyncio.SpawnErr(tg, lines("err", sh.Stderr))
+			return err
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(got, func(a, b pinfo) int { return strings.Compare(a.name+a.line, b.name+b.line) })
+		tuples := make([]string, len(got))
+		for i, g := range got {
+			tuples[i] = "('" + g.name + "', '" + g.line + "')"
+		}
+		rc, err := sh.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("streams [%s] exit %d", strings.Join(tuples, ", "), rc)
+
+		// A megabyte through communicate(), more than a pipe holds.
+		cat, err := aio.CreateSubprocessExec(tk, "cat", nil, aio.WithStdin(aio.Pipe), aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		out, errOut, err := cat.Communicate(tk, []byte(strings.Repeat("0123456789abcdef", 65536)))
+		if err != nil {
+			return err
+		}
+		errRepr := "None"
+		if errOut != nil {
+			errRepr = pbytes(errOut)
+		}
+		p.log("cat %d %s %s %s %s", len(out), pbytes(out[:4]), pbytes(out[len(out)-4:]), errRepr, prc(cat))
+
+		// A line longer than the stream's limit.
+		long, err := aio.CreateSubprocessShell(tk, `printf '%0200d\nshort\n' 0`, aio.WithStdout(aio.Pipe), aio.WithStreamLimit(100))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		if _, err := long.Stdout.ReadLine(tk); err != nil {
+			p.log("long line %s", nd(err))
+		}
+		next, err := long.Stdout.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		rc, err = long.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("next %s %d", pbytes(next), rc)
+
+		// A child killed by a signal it sends itself.
+		self, err := aio.CreateSubprocessShell(tk, "kill -9 $$", aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		rest, err := self.Stdout.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		rc, err = self.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("self-kill %s %d %s", pbytes(rest), rc, pb(rc == -int(syscall.SIGKILL)))
+
+		// stdin from DEVNULL, then signals once the child is reaped.
+		dn, err := aio.CreateSubprocessExec(tk, "cat", nil, aio.WithStdin(aio.DevNull), aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		stdin := "None"
+		if dn.Stdin != nil {
+			stdin = "a StreamWriter"
+		}
+		rest, err = dn.Stdout.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		rc, err = dn.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("devnull %s %s %d", stdin, pbytes(rest), rc)
+		// Wait returns when the child exits (CPython's gh-119710; 3.13.0
+		// waited for the transport to finish too): one more iteration
+		// and the transport has finished.
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		for _, op := range []struct {
+			name string
+			fn   func() error
+		}{{"kill", dn.Kill}, {"terminate", dn.Terminate}, {"send_signal", func() error { return dn.SendSignal(os.Interrupt) }}} {
+			switch err := op.fn(); {
+			case err == nil:
+				p.log("%s ok", op.name)
+			case errors.Is(err, syscall.ESRCH):
+				p.log("%s ProcessLookupError", op.name)
+			default:
+				return err
+			}
 		}
 		p.log("done")
 		return nil
