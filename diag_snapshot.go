@@ -126,9 +126,10 @@ const maxStackDump = 64 << 20
 
 // Snapshot takes a snapshot of every task of owner's loop. Call it on the
 // loop (from a task or callback, or while the loop is not running); from
-// any other goroutine use Loop.SnapshotThreadsafe.
+// any other goroutine use Loop.SnapshotThreadsafe. A nil owner panics
+// with a *ValueError.
 func Snapshot(owner LoopOwner, opts SnapshotOptions) *LoopSnapshot {
-	return owner.ownerLoop().snapshot(opts)
+	return loopOf(owner, "Snapshot").snapshot(opts)
 }
 
 func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {

@@ -1,0 +1,67 @@
+package asyncio
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestH20_DiagNilArgumentsAreValueErrors: CaptureCallGraph, PrintCallGraph,
+// FutureAddToAwaitedBy and FutureDiscardFromAwaitedBy checked only for a
+// nil interface, so a nil *Task, *Future or *T in it died in a nil
+// dereference, and Snapshot(nil) did the same; every other API taking an
+// awaitable or a loop owner panics with a *ValueError naming the call
+// (coreOf, loopOf), and that is the package's promise for bad input.
+func TestH20_DiagNilArgumentsAreValueErrors(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		var nilTask *Task[int]
+		var nilFut *Future[int]
+		var nilT *T
+		var nilLoop *Loop
+		f := NewFuture[int](tk)
+		for name, call := range map[string]func(){
+			"CaptureCallGraph":           func() { CaptureCallGraph(nilTask) },
+			"FutureAddToAwaitedBy":       func() { FutureAddToAwaitedBy(nilFut, tk) },
+			"FutureDiscardFromAwaitedBy": func() { FutureDiscardFromAwaitedBy(f, nilT) },
+			"Snapshot":                   func() { Snapshot(nilLoop, SnapshotOptions{}) },
+		} {
+			p := mustPanic(t, name, call)
+			err, _ := p.(error)
+			if !errors.Is(err, ErrValue) || !strings.Contains(err.Error(), name+": nil") {
+				t.Errorf("%s with a nil pointer: panicked with %v, want a ValueError naming %s", name, p, name)
+			}
+		}
+		p := mustPanic(t, "Snapshot(nil)", func() { Snapshot(nil, SnapshotOptions{}) })
+		if err, _ := p.(error); !errors.Is(err, ErrValue) {
+			t.Errorf("Snapshot(nil): panicked with %v, want a ValueError", p)
+		}
+		var b strings.Builder
+		p = mustPanic(t, "PrintCallGraph", func() { _ = PrintCallGraph(&b, nilTask) })
+		if err, _ := p.(error); !errors.Is(err, ErrValue) || b.Len() != 0 {
+			t.Errorf("PrintCallGraph(nil *Task): panicked with %v, wrote %q; want a ValueError and nothing written", p, b.String())
+		}
+		return nil
+	})
+}
+
+// TestH20_AwaitedByEdgeAddedTwiceIsOneEdge: FutureAddToAwaitedBy(fut, w)
+// twice registered two edges, so the call graph and the snapshot listed w
+// twice as fut's awaiter, and one FutureDiscardFromAwaitedBy left w
+// there. asyncio.future_add_to_awaited_by adds waiter to a set: the second
+// add changes nothing and one discard removes the edge.
+func TestH20_AwaitedByEdgeAddedTwiceIsOneEdge(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		f := NewFuture[int](tk)
+		w := NewFuture[int](tk)
+		FutureAddToAwaitedBy(f, w)
+		FutureAddToAwaitedBy(f, w)
+		if g := CaptureCallGraph(f); len(g.AwaitedBy) != 1 {
+			t.Errorf("after two adds of one edge: %d awaiters in the graph, want 1:\n%s", len(g.AwaitedBy), FormatCallGraph(g))
+		}
+		FutureDiscardFromAwaitedBy(f, w)
+		if g := CaptureCallGraph(f); len(g.AwaitedBy) != 0 {
+			t.Errorf("after one discard: %d awaiters in the graph, want 0:\n%s", len(g.AwaitedBy), FormatCallGraph(g))
+		}
+		return nil
+	})
+}
