@@ -29,9 +29,15 @@ func (r *Runner) withRunnerContext(opts []TaskOption) []TaskOption {
 
 // keepRunnerContext, after a run in the runner's context, keeps what main
 // set there for the next runs (with a VarContext, the Sets were written
-// through already).
+// through already). A VarContext main asked for (T.VarContext) is the
+// runner's context from then on: in Python it is Runner._context itself,
+// so what the next runs set shows in it.
 func (r *Runner) keepRunnerContext(main *T, inRunnerContext bool) {
 	if inRunnerContext && r.vars == nil && main.ctx != nil {
+		if c := main.ctx; c.owner == main && c.vars != nil {
+			r.vars = c.vars
+			return
+		}
 		r.vars = &VarContext{base: main.baseContext(), origin: main}
 	}
 }
