@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestH20_DiagNilArgumentsAreValueErrors: CaptureCallGraph, PrintCallGraph,
@@ -62,6 +63,43 @@ func TestH20_AwaitedByEdgeAddedTwiceIsOneEdge(t *testing.T) {
 		if g := CaptureCallGraph(f); len(g.AwaitedBy) != 0 {
 			t.Errorf("after one discard: %d awaiters in the graph, want 0:\n%s", len(g.AwaitedBy), FormatCallGraph(g))
 		}
+		return nil
+	})
+}
+
+// TestH20_SnapshotThreadsafeOnTheLoopTakesIt: SnapshotThreadsafe (and
+// WriteDump, "what a signal handler calls") called on the loop itself — a
+// task, or a callback such as an AddSignalHandler handler — queued its
+// request behind the caller and waited for it: the loop, blocked by that
+// very wait, could not take it, so the call held the loop for the whole
+// timeout and then reported the loop blocked, with no tasks. On the loop
+// the snapshot can be taken at once, as Snapshot does.
+func TestH20_SnapshotThreadsafeOnTheLoopTakesIt(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		l := tk.Loop()
+		sleeper := startTask(tk, "sleeper", func(c *T) error { return Sleep(c, time.Hour) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		s := l.SnapshotThreadsafe(time.Millisecond, SnapshotOptions{})
+		if s.Blocked || len(s.Tasks) != 2 {
+			t.Errorf("SnapshotThreadsafe from a task: Blocked=%v, %d tasks, notes %q; want the 2 tasks", s.Blocked, len(s.Tasks), s.Notes)
+		}
+		var dump strings.Builder
+		var dumpErr error
+		done := NewFuture[struct{}](tk)
+		l.CallSoon(func() {
+			dumpErr = l.WriteDump(&dump, time.Millisecond)
+			done.SetResult(struct{}{})
+		})
+		if _, err := done.Await(tk); err != nil {
+			return err
+		}
+		if dumpErr != nil || strings.Contains(dump.String(), "blocked") || !strings.Contains(dump.String(), "sleeper") {
+			t.Errorf("WriteDump from a callback: %v\n%s\nwant the task tree and table, not a blocked loop", dumpErr, dump.String())
+		}
+		sleeper.Cancel()
+		awaitAll(tk, sleeper)
 		return nil
 	})
 }
