@@ -45,7 +45,9 @@ type FutureCallGraph struct {
 // are awaited by the task awaiting the combinator (its future is a node
 // of the graph only while nothing awaits it, or when it is aw).
 func CaptureCallGraph(aw Awaitable) *FutureCallGraph {
-	g := buildGraph(aw, coreOf(aw, "CaptureCallGraph"), nil)
+	f := coreOf(aw, "CaptureCallGraph")
+	f.loop.checkThread("CaptureCallGraph") // it walks the loop's futures
+	g := buildGraph(aw, f, nil)
 	// The suspended tasks' stacks, from one goroutine dump.
 	want := map[uint64]bool{}
 	walkGraph(&g, func(n *FutureCallGraph) {
@@ -268,6 +270,7 @@ func FutureAddToAwaitedBy(fut, waiter Awaitable) {
 	if f.loop != w.loop {
 		panic(&ValueError{Msg: "FutureAddToAwaitedBy: the future and the waiter belong to different loops"})
 	}
+	f.loop.checkThread("FutureAddToAwaitedBy")
 	if f.done() {
 		return
 	}
@@ -284,6 +287,7 @@ func FutureAddToAwaitedBy(fut, waiter Awaitable) {
 // there is none.
 func FutureDiscardFromAwaitedBy(fut, waiter Awaitable) {
 	f, w := coreOf(fut, "FutureDiscardFromAwaitedBy"), coreOf(waiter, "FutureDiscardFromAwaitedBy")
+	f.loop.checkThread("FutureDiscardFromAwaitedBy")
 	for i, cb := range f.registered() {
 		if cb.fn == nil && cb.task == nil && cb.awaiter == w {
 			f.unregister(i)

@@ -131,7 +131,9 @@ const maxStackDump = 64 << 20
 // any other goroutine use Loop.SnapshotThreadsafe. A nil owner panics
 // with a *ValueError.
 func Snapshot(owner LoopOwner, opts SnapshotOptions) *LoopSnapshot {
-	return loopOf(owner, "Snapshot").snapshot(opts)
+	l := loopOf(owner, "Snapshot")
+	l.checkThread("Snapshot") // another goroutine would race with the loop
+	return l.snapshot(opts)
 }
 
 func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {

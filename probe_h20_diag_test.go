@@ -103,3 +103,40 @@ func TestH20_SnapshotThreadsafeOnTheLoopTakesIt(t *testing.T) {
 		return nil
 	})
 }
+
+// TestH20_DiagFromForeignGoroutineIsRejected: Snapshot, CaptureCallGraph,
+// FutureAddToAwaitedBy and FutureDiscardFromAwaitedBy are documented as
+// calls to make on the loop, but unlike the loop's other APIs they made no
+// thread check, so in debug mode (where a call from a goroutine not
+// running the loop panics with a RuntimeError naming it, as asyncio's
+// debug mode raises for a call from the wrong thread) they read and wrote
+// the loop's tasks and futures from another goroutine, racing with it.
+func TestH20_DiagFromForeignGoroutineIsRejected(t *testing.T) {
+	saved := checkEveryMode
+	checkEveryMode = false
+	t.Cleanup(func() { checkEveryMode = saved })
+	l := NewTestLoop()
+	l.SetDebug(true)
+	main := startTask(l, "main", func(tk *T) error {
+		f := NewFuture[int](tk)
+		for name, call := range map[string]func(){
+			"Snapshot":                   func() { Snapshot(l, SnapshotOptions{}) },
+			"CaptureCallGraph":           func() { CaptureCallGraph(f) },
+			"FutureAddToAwaitedBy":       func() { FutureAddToAwaitedBy(f, tk) },
+			"FutureDiscardFromAwaitedBy": func() { FutureDiscardFromAwaitedBy(f, tk) },
+		} {
+			err, _ := fromForeignGoroutine(call).(error)
+			if !errors.Is(err, ErrRuntime) || !strings.Contains(err.Error(), name+" called from a goroutine that is not running the loop") {
+				t.Errorf("%s from another goroutine in debug mode: %v, want the RuntimeError naming it", name, err)
+			}
+		}
+		if g := CaptureCallGraph(f); len(g.AwaitedBy) != 0 {
+			t.Errorf("the refused FutureAddToAwaitedBy added an edge:\n%s", FormatCallGraph(g))
+		}
+		return nil
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, l)
+}
