@@ -23,7 +23,10 @@ func TestH20_IterNilPointersAreValueErrors(t *testing.T) {
 			"*BoundedSemaphore": (*BoundedSemaphore)(nil),
 			"*Condition":        (*Condition)(nil),
 		} {
-			p := mustPanic(t, "WithLock(nil "+name+")", func() { _ = WithLock(tk, lk, body) })
+			p := mustPanic(t, "WithLock(nil "+name+")", func() {
+				//asynciovet:ignore droppedcancel the call must panic before it acquires anything
+				_ = WithLock(tk, lk, body)
+			})
 			if err, _ := p.(error); !errors.Is(err, ErrValue) || !strings.Contains(err.Error(), "WithLock: nil lock") {
 				t.Errorf("WithLock(nil %s): panicked with %v, want the ValueError WithLock: nil lock or function", name, p)
 			}
