@@ -274,10 +274,10 @@ func FutureAddToAwaitedBy(fut, waiter Awaitable) {
 	if f.done() {
 		return
 	}
-	for _, cb := range f.registered() {
-		if cb.fn == nil && cb.task == nil && cb.awaiter == w {
-			return // one edge per pair: asyncio keeps a set of awaiters
-		}
+	if slices.Contains(directAwaiters(f), w) {
+		// One edge per pair, whoever made it (an await, a combinator, an
+		// earlier call): asyncio keeps a set of awaiters.
+		return
 	}
 	f.register(doneCallback{awaiter: w})
 }

@@ -140,3 +140,26 @@ func TestH20_DiagFromForeignGoroutineIsRejected(t *testing.T) {
 	}
 	mustClose(t, l)
 }
+
+// TestH20_AwaitedByEdgeOfAnAwaitingTaskIsNotDoubled: FutureAddToAwaitedBy
+// (fut, task) for a task that already awaits fut added a second edge next
+// to the await's own, so the call graph listed the task twice. In asyncio
+// (3.14, where the call-graph API comes from) a task awaiting a future is
+// in the future's set of awaiters already, and adding it again changes
+// nothing.
+func TestH20_AwaitedByEdgeOfAnAwaitingTaskIsNotDoubled(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		f := NewFuture[int](tk)
+		waiter := CreateTask(tk, func(c *T) (int, error) { return f.Await(c) }, WithName("waiter"))
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		FutureAddToAwaitedBy(f, waiter)
+		if g := CaptureCallGraph(f); len(g.AwaitedBy) != 1 {
+			t.Errorf("the awaiting task added as an awaiter: %d awaiters in the graph, want 1:\n%s", len(g.AwaitedBy), FormatCallGraph(g))
+		}
+		f.SetResult(1)
+		_, err := waiter.Await(tk)
+		return err
+	})
+}
