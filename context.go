@@ -344,19 +344,23 @@ func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
 }
 
 // Reset restores the value the variable had in t's context before the Set
-// that returned tok (contextvars' reset). Errors, before any change: a
-// *ValueError if tok belongs to another variable ("Token was created by a
-// different ContextVar") or another task ("Token was created in a
-// different Context"), a *RuntimeError if it was used already ("Token has
-// already been used once").
+// that returned tok (contextvars' reset). Errors, before any change, in
+// contextvars' order: a *RuntimeError if tok was used already ("Token has
+// already been used once"), whichever variable or context it belongs to,
+// else a *ValueError if it belongs to another variable ("Token was created
+// by a different ContextVar") or another task ("Token was created in a
+// different Context"). A nil t panics with a *ValueError.
 func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error {
+	if t == nil {
+		panicNilT("ContextVar.Reset")
+	}
 	switch {
+	case tok != nil && tok.used:
+		return &RuntimeError{Msg: "Token has already been used once"}
 	case tok == nil || tok.v != v:
 		return &ValueError{Msg: "Token was created by a different ContextVar"}
 	case !tok.sameContext(t):
 		return &ValueError{Msg: "Token was created in a different Context"}
-	case tok.used:
-		return &RuntimeError{Msg: "Token has already been used once"}
 	}
 	tok.used = true
 	old, _ := tok.old.(contextVarBox[V]) // none before: the zero box, unset

@@ -16,8 +16,13 @@ func NewContextVarNoDefault[V any](name string) *ContextVar[V] {
 // Lookup is var.get() without an argument: the value set in task t's
 // context and true, else the variable's default and true, else (for a
 // variable made by NewContextVarNoDefault) V's zero value and false, where
-// Python raises LookupError.
-func (v *ContextVar[V]) Lookup(t *T) (V, bool) { return v.LookupValue(t.baseContext()) }
+// Python raises LookupError. A nil t panics with a *ValueError.
+func (v *ContextVar[V]) Lookup(t *T) (V, bool) {
+	if t == nil {
+		panicNilT("ContextVar.Lookup")
+	}
+	return v.LookupValue(t.baseContext())
+}
 
 // LookupValue is Lookup in ctx (a context derived from a task's); it is
 // safe from any goroutine.
@@ -29,8 +34,12 @@ func (v *ContextVar[V]) LookupValue(ctx context.Context) (V, bool) {
 }
 
 // GetDefault is var.get(default): the value set in task t's context, else
-// def (the variable's own default is not used).
+// def (the variable's own default is not used). A nil t panics with a
+// *ValueError.
 func (v *ContextVar[V]) GetDefault(t *T, def V) V {
+	if t == nil {
+		panicNilT("ContextVar.GetDefault")
+	}
 	if b, ok := t.baseContext().Value(v.key).(contextVarBox[V]); ok && b.set {
 		return b.v
 	}
@@ -39,8 +48,12 @@ func (v *ContextVar[V]) GetDefault(t *T, def V) V {
 
 // IsSet reports whether the variable has a value in task t's context: set
 // there, or inherited from the task's creator, and not Reset back to
-// unset (`var in contextvars.copy_context()`).
+// unset (`var in contextvars.copy_context()`). A nil t panics with a
+// *ValueError.
 func (v *ContextVar[V]) IsSet(t *T) bool {
+	if t == nil {
+		panicNilT("ContextVar.IsSet")
+	}
 	b, ok := t.baseContext().Value(v.key).(contextVarBox[V])
 	return ok && b.set
 }

@@ -45,10 +45,9 @@ type FutureCallGraph struct {
 // are awaited by the task awaiting the combinator (its future is a node
 // of the graph only while nothing awaits it, or when it is aw).
 func CaptureCallGraph(aw Awaitable) *FutureCallGraph {
-	if aw == nil {
-		panic(&ValueError{Msg: "CaptureCallGraph: nil awaitable"})
-	}
-	g := buildGraph(aw, aw.core(), nil)
+	f := coreOf(aw, "CaptureCallGraph")
+	f.loop.checkThread("CaptureCallGraph") // it walks the loop's futures
+	g := buildGraph(aw, f, nil)
 	// The suspended tasks' stacks, from one goroutine dump.
 	want := map[uint64]bool{}
 	walkGraph(&g, func(n *FutureCallGraph) {
@@ -261,19 +260,23 @@ func pyQuote(s string) string {
 // FutureAddToAwaitedBy records that waiter awaits fut
 // (asyncio.future_add_to_awaited_by), for a combinator written outside
 // this package that waits on fut through a done callback rather than an
-// await: call graphs and snapshots then show the edge. The edge vanishes
+// await: call graphs and snapshots then show the edge. Adding an edge
+// that is there already does nothing (asyncio keeps a set). The edge vanishes
 // when fut completes, or with FutureDiscardFromAwaitedBy. Both must belong
 // to one loop, and it must be called on that loop; nil panics with a
 // *ValueError.
 func FutureAddToAwaitedBy(fut, waiter Awaitable) {
-	if fut == nil || waiter == nil {
-		panic(&ValueError{Msg: "FutureAddToAwaitedBy: nil future or waiter"})
-	}
-	f, w := fut.core(), waiter.core()
+	f, w := coreOf(fut, "FutureAddToAwaitedBy"), coreOf(waiter, "FutureAddToAwaitedBy")
 	if f.loop != w.loop {
 		panic(&ValueError{Msg: "FutureAddToAwaitedBy: the future and the waiter belong to different loops"})
 	}
+	f.loop.checkThread("FutureAddToAwaitedBy")
 	if f.done() {
+		return
+	}
+	if slices.Contains(directAwaiters(f), w) {
+		// One edge per pair, whoever made it (an await, a combinator, an
+		// earlier call): asyncio keeps a set of awaiters.
 		return
 	}
 	f.register(doneCallback{awaiter: w})
@@ -283,10 +286,8 @@ func FutureAddToAwaitedBy(fut, waiter Awaitable) {
 // (asyncio.future_discard_from_awaited_by); there is nothing to do if
 // there is none.
 func FutureDiscardFromAwaitedBy(fut, waiter Awaitable) {
-	if fut == nil || waiter == nil {
-		panic(&ValueError{Msg: "FutureDiscardFromAwaitedBy: nil future or waiter"})
-	}
-	f, w := fut.core(), waiter.core()
+	f, w := coreOf(fut, "FutureDiscardFromAwaitedBy"), coreOf(waiter, "FutureDiscardFromAwaitedBy")
+	f.loop.checkThread("FutureDiscardFromAwaitedBy")
 	for i, cb := range f.registered() {
 		if cb.fn == nil && cb.task == nil && cb.awaiter == w {
 			f.unregister(i)

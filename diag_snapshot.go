@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/go-asyncio/asyncio/internal/gid"
 )
 
 // taskID formats a task's identity as asyncio's tools do: its address.
@@ -126,9 +128,12 @@ const maxStackDump = 64 << 20
 
 // Snapshot takes a snapshot of every task of owner's loop. Call it on the
 // loop (from a task or callback, or while the loop is not running); from
-// any other goroutine use Loop.SnapshotThreadsafe.
+// any other goroutine use Loop.SnapshotThreadsafe. A nil owner panics
+// with a *ValueError.
 func Snapshot(owner LoopOwner, opts SnapshotOptions) *LoopSnapshot {
-	return owner.ownerLoop().snapshot(opts)
+	l := loopOf(owner, "Snapshot")
+	l.checkThread("Snapshot") // another goroutine would race with the loop
+	return l.snapshot(opts)
 }
 
 func (l *Loop) snapshot(opts SnapshotOptions) *LoopSnapshot {
@@ -330,7 +335,10 @@ func awaitersOf(f *futureCore) []Awaiter {
 // request costs the loop nothing later: once every caller waiting for it
 // has given up, the loop skips it. Once the loop has begun, the call waits
 // for the snapshot. A closed loop gives an empty snapshot with Closed set.
-// A timeout <= 0 panics with a *ValueError.
+// A timeout <= 0 panics with a *ValueError. Called on the loop itself (a
+// task, or a callback such as a signal handler's calling WriteDump), it
+// takes the snapshot there and then, as Snapshot does: a request queued
+// behind the caller could not be taken before the caller returned.
 //
 // The work other goroutines can ask of the loop is bounded: one request
 // per loop is in flight at a time. Callers asking with the same options
@@ -340,6 +348,11 @@ func awaitersOf(f *futureCore) []Awaiter {
 func (l *Loop) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptions) *LoopSnapshot {
 	if timeout <= 0 {
 		panic(&ValueError{Msg: fmt.Sprintf("SnapshotThreadsafe: timeout %v, want > 0", timeout)})
+	}
+	if h := l.holder.Load(); h != 0 && h == gid.Token() {
+		// On the loop: waiting for the loop would block it for the whole
+		// timeout and then report it blocked, by this very wait.
+		return l.snapshot(opts)
 	}
 	r, now := l.joinSnapshot(opts)
 	if r == nil {

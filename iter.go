@@ -68,7 +68,7 @@ var (
 // fn's, even a cancellation, as an exception raised by __aexit__ replaces
 // the one in flight; a panic in fn goes on (the release still runs).
 func WithLock(t *T, lk Locker, fn func() error) (err error) {
-	if lk == nil || fn == nil {
+	if nilLocker(lk) || fn == nil {
 		panic(valueErrorf("WithLock: nil lock or function"))
 	}
 	if err := lk.Acquire(t); err != nil {
@@ -80,6 +80,25 @@ func WithLock(t *T, lk Locker, fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// nilLocker reports whether lk is nil: a nil interface, or a nil pointer
+// of this package's lockers in it (whose Acquire would die on it, after
+// the check that is there to name the mistake).
+func nilLocker(lk Locker) bool {
+	switch l := lk.(type) {
+	case nil:
+		return true
+	case *Lock:
+		return l == nil
+	case *Semaphore:
+		return l == nil
+	case *BoundedSemaphore:
+		return l == nil
+	case *Condition:
+		return l == nil
+	}
+	return false
 }
 
 // AsCompletedFuncs is the plain-for form of as_completed (ASC-3): `for f
@@ -103,10 +122,7 @@ func WithLock(t *T, lk Locker, fn func() error) (err error) {
 func AsCompletedFuncs[V any](owner LoopOwner, aws []AwaitableOf[V], timeout time.Duration) []func(t *T) (V, error) {
 	l := loopOf(owner, "AsCompletedFuncs")
 	for _, a := range aws {
-		if a == nil {
-			panic(valueErrorf("AsCompletedFuncs: nil awaitable"))
-		}
-		if a.Loop() != l {
+		if coreOf(a, "AsCompletedFuncs").loop != l {
 			panic(valueErrorf("AsCompletedFuncs: an awaitable of another loop"))
 		}
 	}

@@ -29,9 +29,15 @@ func (r *Runner) withRunnerContext(opts []TaskOption) []TaskOption {
 
 // keepRunnerContext, after a run in the runner's context, keeps what main
 // set there for the next runs (with a VarContext, the Sets were written
-// through already).
+// through already). A VarContext main asked for (T.VarContext) is the
+// runner's context from then on: in Python it is Runner._context itself,
+// so what the next runs set shows in it.
 func (r *Runner) keepRunnerContext(main *T, inRunnerContext bool) {
 	if inRunnerContext && r.vars == nil && main.ctx != nil {
+		if c := main.ctx; c.owner == main && c.vars != nil {
+			r.vars = c.vars
+			return
+		}
 		r.vars = &VarContext{base: main.baseContext(), origin: main}
 	}
 }
@@ -107,20 +113,19 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 // pending, runs the loop until they have all finished, reports those that
 // ended with an error other than a cancellation ("unhandled exception
 // during asyncio.run() shutdown"), shuts the default executor down, and
-// closes the loop. It is idempotent.
+// closes the loop. It is idempotent. A runner that has no loop yet (never
+// used) has nothing to close and stays usable, as Runner.close() returns
+// at once on a runner not yet initialised.
 func (r *Runner) Close() error {
-	if r.closed {
+	if r.closed || r.loop == nil {
 		return nil
 	}
-	if r.loop != nil && r.loop.running.Load() {
+	if r.loop.running.Load() {
 		// Refused before anything changes: CPython cancels every task
 		// first and then fails the same way, leaving the runner open.
 		return runtimeErrorf("Cannot close a running event loop")
 	}
 	r.closed = true
-	if r.loop == nil {
-		return nil
-	}
 	l := r.loop
 	cancelAllTasks(l)
 	// asyncio's Runner.close runs shutdown_asyncgens() and

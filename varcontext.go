@@ -20,8 +20,14 @@ type VarContext struct {
 }
 
 // CopyContext returns a new VarContext holding the values of task t's
-// context now (contextvars.copy_context()).
-func CopyContext(t *T) *VarContext { return &VarContext{base: t.baseContext()} }
+// context now (contextvars.copy_context()). A nil t panics with a
+// *ValueError.
+func CopyContext(t *T) *VarContext {
+	if t == nil {
+		panicNilT("CopyContext")
+	}
+	return &VarContext{base: t.baseContext()}
+}
 
 // NewVarContext returns a VarContext holding ctx's values (an empty
 // contextvars.Context for context.Background()). A nil ctx panics with a
@@ -52,8 +58,11 @@ func WithVarContext(c *VarContext) TaskOption {
 // VarContext returns the VarContext task t runs in (Task.get_context()):
 // the one given WithVarContext, else one made now that shares t's values
 // from here on (t's later Sets are written to it). Each call returns the
-// same VarContext.
+// same VarContext. A nil t panics with a *ValueError.
 func (t *T) VarContext() *VarContext {
+	if t == nil {
+		panicNilT("T.VarContext")
+	}
 	c := t.ownContext()
 	if c.vars == nil {
 		c.vars = &VarContext{base: c.base, origin: t}
