@@ -67,9 +67,15 @@ func (r *Runner) Loop() *Loop {
 //
 // While it runs, the first SIGINT cancels main and a second one stops
 // waiting for it; either way RunWith then returns ErrInterrupted (see
-// runner_signal.go for the details, as asyncio.Runner handles Ctrl-C).
+// runner_signal.go for the details, as asyncio.Runner handles Ctrl-C). A
+// nil main panics with a *ValueError and changes nothing.
 func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
 	var zero V
+	if main == nil {
+		// Before the loop is made (Runner.run checks its coroutine first):
+		// Run would otherwise leave a loop nobody closes.
+		panic(valueErrorf("RunWith: nil main function"))
+	}
 	// Whichever loop runs the caller, as Runner.run checks
 	// events._get_running_loop(): nested, the outer loop would stall.
 	if callerRunsALoop() || (r.loop != nil && r.loop.running.Load()) {
@@ -144,7 +150,8 @@ func (r *Runner) Close() error {
 // drains every task left, closes the loop, and returns main's result or
 // error (asyncio.run). Called from a task or callback of a running loop
 // it returns the *RuntimeError "asyncio.run() cannot be called from a
-// running event loop" at once, as asyncio.run raises it (RUN-1).
+// running event loop" at once, as asyncio.run raises it (RUN-1). A nil
+// main panics with a *ValueError before any loop is made.
 func Run[V any](main func(*T) (V, error), opts ...LoopOption) (V, error) {
 	return run(main, opts)
 }
