@@ -202,9 +202,11 @@ func (s *LoopSnapshot) awaitCycles(byID map[string]*TaskInfo, children map[strin
 	// awaiter -> awaited graph from each awaiter in the order met, each
 	// back edge giving the path from the task it reaches.
 	var parents []string
+	isParent := map[string]bool{} // (a search of parents would be quadratic)
 	for _, ti := range s.Tasks {
 		for _, a := range ti.AwaitedBy {
-			if _, ok := byID[a.ID]; ok && indexOf(parents, a.ID) < 0 {
+			if _, ok := byID[a.ID]; ok && !isParent[a.ID] {
+				isParent[a.ID] = true
 				parents = append(parents, a.ID)
 			}
 		}
