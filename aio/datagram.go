@@ -337,9 +337,11 @@ func (tr *datagramTransport) readReady() {
 		} else if addr = sockaddrToAddr(from, "udp"); addr == nil {
 			addr = tr.remote
 		}
-		if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, addr) }); perr != nil {
-			tr.fatalError(perr, "Fatal error: protocol.datagram_received() call failed.")
-		}
+		// Not contained: as asyncio's _read_ready, which calls
+		// datagram_received outside its try, a panic goes to the loop's
+		// exception handler ("Exception in callback") and the endpoint
+		// stays open for the next datagram.
+		tr.protocol.DatagramReceived(data, addr)
 	}
 }
 

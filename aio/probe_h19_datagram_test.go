@@ -91,3 +91,78 @@ func TestH19_BroadcastEndpointIsNotConnected(t *testing.T) {
 		"got from peer",
 	}, log)
 }
+
+// panickyDatagrams panics on the datagram "boom", logs the others and
+// ConnectionLost, and resolves next at the datagram "after" or at
+// ConnectionLost, whichever comes first.
+type panickyDatagrams struct {
+	BaseDatagramProtocol
+	log  *[]string
+	next *asyncio.Future[struct{}]
+}
+
+func (p *panickyDatagrams) DatagramReceived(d []byte, addr net.Addr) {
+	if string(d) == "boom" {
+		panic("boom")
+	}
+	*p.log = append(*p.log, "got "+string(d))
+	if !p.next.Done() {
+		p.next.SetResult(struct{}{})
+	}
+}
+
+func (p *panickyDatagrams) ConnectionLost(err error) {
+	*p.log = append(*p.log, "lost "+describe(err))
+	if !p.next.Done() {
+		p.next.SetResult(struct{}{})
+	}
+}
+
+// A panic in DatagramReceived closed the endpoint (a "Fatal error:
+// protocol.datagram_received() call failed." report, ConnectionLost with
+// the panic), so one bad datagram ended a server for every sender.
+// CPython 3.13's _SelectorDatagramTransport._read_ready calls
+// datagram_received outside its try: the exception reaches the loop's
+// exception handler as "Exception in callback ...", and the endpoint
+// stays open and receives the next datagram.
+func TestH19_DatagramReceivedPanicKeepsEndpointOpen(t *testing.T) {
+	clean(t)
+	sender, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sender.Close()
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			msg := ctx.Message
+			if i := len("Exception in callback"); len(msg) > i {
+				msg = msg[:i]
+			}
+			log = append(log, "handler: "+msg+": "+fmt.Sprint(ctx.Err))
+		})
+		p := &panickyDatagrams{log: &log, next: asyncio.NewFuture[struct{}](at)}
+		tr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return p }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+		if err != nil {
+			return err
+		}
+		me := tr.ExtraInfo("sockname").(*net.UDPAddr)
+		for _, d := range []string{"boom", "after"} {
+			if _, err := sender.WriteTo([]byte(d), me); err != nil {
+				return err
+			}
+		}
+		if _, err := p.next.Await(at); err != nil {
+			return err
+		}
+		log = append(log, fmt.Sprintf("closing %v", tr.IsClosing()))
+		tr.Abort()
+		return settle(at)
+	})
+	expectLog(t, []string{
+		"handler: Exception in callback: asyncio: panic: boom",
+		"got after",
+		"closing false",
+		"lost <nil>",
+	}, log)
+}
