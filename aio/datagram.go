@@ -94,8 +94,9 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // endpoint is then as CreateUnixDatagramEndpoint's. It
 // returns once the protocol's ConnectionMade has run. Options:
 // WithReusePort, WithAllowBroadcast, WithSocket. A nil factory, a port
-// outside 0-65535, or a local and a remote address of different families
-// (IPv4 and IPv6) is a *ValueError.
+// outside 0-65535, an IP neither 4 nor 16 bytes long (nil is the
+// wildcard), or a local and a remote address of different families (IPv4
+// and IPv6) is a *ValueError.
 //
 // With WithAllowBroadcast, the socket is not connected to remote, as
 // asyncio's allow_broadcast=True skips its sock_connect: remote (which
@@ -114,6 +115,9 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 		}
 		if err := checkPort(a.Port); err != nil {
 			return nil, nil, err
+		}
+		if !validIPLen(a.IP) {
+			return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("CreateDatagramEndpoint: invalid IP address %v: %d bytes, not 4 or 16", a.IP, len(a.IP))}
 		}
 	}
 	o, err := buildOptions("CreateDatagramEndpoint", opts)

@@ -166,3 +166,56 @@ func TestH19_DatagramReceivedPanicKeepsEndpointOpen(t *testing.T) {
 		"lost <nil>",
 	}, log)
 }
+
+// A net.IP that is neither 4 nor 16 bytes long (not an address: what a
+// slicing mistake or a hand-built IP gives) was taken for the IPv6
+// wildcard "::": CreateDatagramEndpoint bound an IPv6 socket to [::] and
+// returned it, and SendTo on an IPv6 endpoint sent to [::]:port, that is
+// to this host. A bad address must be a clear error naming it, before a
+// socket is made or a datagram sent (CPython's sendto and
+// create_datagram_endpoint reject an address they cannot parse: a
+// gaierror or TypeError). Now CreateDatagramEndpoint's is a *ValueError,
+// SendTo's the *ValueError "Invalid address: ...".
+func TestH19_DatagramMalformedIPIsAnError(t *testing.T) {
+	clean(t)
+	var log []string
+	var port string
+	runNet(t, func(at *asyncio.T) error {
+		bad := net.IP{1, 2, 3}
+		factory := func() DatagramProtocol { return newDatagramRecorder(at, "p", &log) }
+		for _, c := range []struct {
+			name          string
+			local, remote *net.UDPAddr
+		}{
+			{"local", &net.UDPAddr{IP: bad}, nil},
+			{"remote", nil, &net.UDPAddr{IP: bad, Port: 9}},
+			{"both", &net.UDPAddr{IP: net.IPv6loopback}, &net.UDPAddr{IP: append(bad, 4, 5), Port: 9}},
+		} {
+			tr, _, err := CreateDatagramEndpoint(at, factory, c.local, c.remote)
+			if tr != nil {
+				log = append(log, fmt.Sprintf("%s: made, sockname %v", c.name, tr.ExtraInfo("sockname")))
+				tr.Abort()
+				continue
+			}
+			log = append(log, c.name+": "+describe(err))
+		}
+		tr, _, err := CreateDatagramEndpoint(at, factory, &net.UDPAddr{IP: net.IPv6loopback}, nil)
+		if err != nil {
+			return err
+		}
+		defer tr.Abort()
+		me := tr.ExtraInfo("sockname").(*net.UDPAddr)
+		port = fmt.Sprint(me.Port)
+		err = tr.SendTo([]byte("to a bad address"), &net.UDPAddr{IP: bad, Port: me.Port})
+		log = append(log, "SendTo: "+describe(err))
+		return settle(at) // a datagram to [::] would have come back by now
+	})
+	expectLog(t, []string{
+		"local: ValueError CreateDatagramEndpoint: invalid IP address ?010203: 3 bytes, not 4 or 16",
+		"remote: ValueError CreateDatagramEndpoint: invalid IP address ?010203: 3 bytes, not 4 or 16",
+		"both: ValueError CreateDatagramEndpoint: invalid IP address ?0102030405: 5 bytes, not 4 or 16",
+		"p:made",
+		"SendTo: ValueError Invalid address: ?010203:" + port,
+		"p:lost <nil>",
+	}, log)
+}

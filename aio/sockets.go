@@ -441,17 +441,24 @@ func ipAddr(ip []byte, port int, network string) net.Addr {
 	return &net.TCPAddr{IP: cp, Port: port}
 }
 
+// validIPLen reports whether ip is nil (the wildcard) or of an IP's
+// length: sockaddrFor would take any other for the IPv6 wildcard "::",
+// and a send to it would reach this host.
+func validIPLen(ip net.IP) bool {
+	return len(ip) == 0 || len(ip) == net.IPv4len || len(ip) == net.IPv6len
+}
+
 // addrToSockaddr converts a *net.TCPAddr, *net.UDPAddr or *net.UnixAddr
-// to a socket address and its family; nil for another type or a nil
-// pointer.
+// to a socket address and its family; nil for another type, a nil
+// pointer, or an IP of a length no IP has.
 func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 	switch a := a.(type) {
 	case *net.UDPAddr:
-		if a != nil {
+		if a != nil && validIPLen(a.IP) {
 			return sockaddrFor(a.IP, a.Port)
 		}
 	case *net.TCPAddr:
-		if a != nil {
+		if a != nil && validIPLen(a.IP) {
 			return sockaddrFor(a.IP, a.Port)
 		}
 	case *net.UnixAddr:
