@@ -154,14 +154,18 @@ func (s streamWriterOf) Write(p []byte) (int, error) {
 type bufferedResponse struct {
 	header http.Header
 	status int
+	sent   http.Header // the header as it was at WriteHeader
 	body   bytes.Buffer
 }
 
 func (b *bufferedResponse) Header() http.Header { return b.header }
 
+// WriteHeader records the status and, as net/http's does, the header as
+// it is now: a change to the header map afterwards has no effect.
 func (b *bufferedResponse) WriteHeader(status int) {
 	if b.status == 0 {
 		b.status = status
+		b.sent = b.header.Clone()
 	}
 }
 
@@ -174,7 +178,10 @@ func (b *bufferedResponse) response(req *http.Request) *http.Response {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
-	h := b.header.Clone()
+	h := b.sent
+	if h == nil {
+		h = b.header.Clone()
+	}
 	if h.Get("Content-Type") == "" && b.body.Len() > 0 {
 		h.Set("Content-Type", http.DetectContentType(b.body.Bytes()))
 	}
@@ -189,6 +196,21 @@ func (b *bufferedResponse) response(req *http.Request) *http.Response {
 		Body:          io.NopCloser(bytes.NewReader(b.body.Bytes())),
 		ContentLength: int64(b.body.Len()),
 		Request:       req,
-		Close:         req.Close,
+		// The handler's "Connection: close" closes the connection after
+		// the response, as net/http's server does.
+		Close: req.Close || httpHeaderHasToken(h, "Connection", "close"),
 	}
+}
+
+// httpHeaderHasToken reports whether h's field name lists token (case
+// insensitive), as net/http's hasToken.
+func httpHeaderHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }

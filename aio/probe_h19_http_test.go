@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -112,4 +113,66 @@ func TestH19_HTTPServerTLSRequestHasTLS(t *testing.T) {
 	if want := "200 TLS complete=true version=304"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+}
+
+// A handler's "Connection: close" did not close the connection: the
+// server went on reading requests on it (a client that reads to EOF
+// waited for ever), and a header set after WriteHeader still went out.
+// net/http's server closes the connection after such a response, and
+// sends the header as it was at WriteHeader ("Changing the header map
+// after a call to WriteHeader (or Write) has no effect").
+func TestH19_HTTPServerResponseAsNetHTTP(t *testing.T) {
+	clean(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		s, err := StartHTTPServer(at, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/close":
+				w.Header().Set("Connection", "close")
+				io.WriteString(w, "bye")
+			case "/late":
+				w.WriteHeader(http.StatusCreated)
+				w.Header().Set("X-Late", "1")
+				io.WriteString(w, "late")
+			default:
+				io.WriteString(w, "more")
+			}
+		}), "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		defer func() { s.Close(); s.CloseClients() }()
+		_, resp, err := rawHTTP(at, s.Addr().String(), "GET /late HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		if err != nil {
+			return err
+		}
+		log = append(log, "late: X-Late sent "+fmt.Sprint(strings.Contains(resp, "X-Late")))
+		got, err := asyncio.Go(at, func(ctx context.Context) (string, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", s.Addr().String())
+			if err != nil {
+				return "", err
+			}
+			defer c.Close()
+			br := bufio.NewReader(c)
+			io.WriteString(c, "GET /close HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				return "", err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			// A server that kept the connection answers this one; one that
+			// closed it gives EOF or a reset.
+			io.WriteString(c, "GET /more HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+			rest, _ := io.ReadAll(br)
+			return fmt.Sprintf("%s %q; then answered %v", resp.Status, body, strings.Contains(string(rest), "HTTP/1.1")), nil
+		})
+		log = append(log, "close: "+got)
+		return err
+	})
+	expectLog(t, []string{
+		"late: X-Late sent false",
+		`close: 200 OK "bye"; then answered false`,
+	}, log)
 }
