@@ -293,7 +293,7 @@ func setupDatagramSocket(t *asyncio.T, fd, family int, local, remote *net.UDPAdd
 				ip = net.IPv6zero
 			}
 		}
-		sa, _ := sockaddrFor(ip, a.Port)
+		sa, _ := sockaddrForZone(ip, a.Port, a.Zone)
 		return sa
 	}
 	if local != nil {
