@@ -72,9 +72,11 @@ func TestH19_BroadcastEndpointIsNotConnected(t *testing.T) {
 		err = tr.SendTo([]byte("x"), other.LocalAddr())
 		log = append(log, "sendto another address: "+describe(err))
 		me := tr.ExtraInfo("sockname").(*net.UDPAddr)
+		//asynciovet:ignore blockingcall a UDP send on loopback does not wait
 		if _, err := other.WriteTo([]byte("from other"), me); err != nil {
 			return err
 		}
+		//asynciovet:ignore blockingcall a UDP send on loopback does not wait
 		if _, err := peer.WriteTo([]byte("from peer"), me); err != nil {
 			return err
 		}
@@ -148,6 +150,7 @@ func TestH19_DatagramReceivedPanicKeepsEndpointOpen(t *testing.T) {
 		}
 		me := tr.ExtraInfo("sockname").(*net.UDPAddr)
 		for _, d := range []string{"boom", "after"} {
+			//asynciovet:ignore blockingcall a UDP send on loopback does not wait
 			if _, err := sender.WriteTo([]byte(d), me); err != nil {
 				return err
 			}

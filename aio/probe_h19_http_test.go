@@ -147,9 +147,10 @@ func TestH19_HTTPServerResponseAsNetHTTP(t *testing.T) {
 			return err
 		}
 		log = append(log, "late: X-Late sent "+fmt.Sprint(strings.Contains(resp, "X-Late")))
+		addr := s.Addr().String()
 		got, err := asyncio.Go(at, func(ctx context.Context) (string, error) {
 			var d net.Dialer
-			c, err := d.DialContext(ctx, "tcp", s.Addr().String())
+			c, err := d.DialContext(ctx, "tcp", addr)
 			if err != nil {
 				return "", err
 			}

@@ -25,11 +25,11 @@ func TestH19_SendfileClosedFileIsAValueError(t *testing.T) {
 	f.Close()
 	fds := socketpair(t, unix.SOCK_STREAM)
 	defer unix.Close(fds[1])
+	other := tcpPair(t)
+	defer unix.Close(other[0])
+	defer unix.Close(other[1])
 	var log []string
 	runNet(t, func(at *asyncio.T) error {
-		other := tcpPair(t)
-		defer unix.Close(other[0])
-		defer unix.Close(other[1])
 		for _, fallback := range []bool{true, false} {
 			n, err := SockSendfile(at, other[0], f, 0, 0, fallback)
 			log = append(log, fmt.Sprintf("SockSendfile fallback=%v: %d, %s", fallback, n, describe(err)))
