@@ -367,6 +367,12 @@ func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 		if err := checkUnixDestination(addr); err != nil {
 			return err
 		}
+	} else if _, ok := addr.(*net.UnixAddr); ok {
+		// A mistake in the call, not a network error for ErrorReceived
+		// (asyncio's socket.sendto raises TypeError, which its sendto
+		// takes for a fatal error); refused as the Unix endpoint refuses
+		// a *net.UDPAddr.
+		return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: %v (%T) on a UDP endpoint, which sends to a *net.UDPAddr", addr, addr)}
 	}
 	if tr.remote != nil {
 		if addr != nil && !tr.isRemote(addr) {

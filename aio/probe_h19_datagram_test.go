@@ -222,3 +222,32 @@ func TestH19_DatagramMalformedIPIsAnError(t *testing.T) {
 		"p:lost <nil>",
 	}, log)
 }
+
+// SendTo of a *net.UnixAddr on an unconnected UDP endpoint returned nil
+// and the system's refusal came as ErrorReceived (sendto
+// EAFNOSUPPORT), as if the network had failed, while the same mistake
+// the other way (a *net.UDPAddr on a Unix endpoint) is a *ValueError at
+// once. In CPython 3.13 it is not a network error either: socket.sendto
+// raises TypeError ("AF_INET address must be tuple, not str"), which
+// transport.sendto takes for a fatal error (logged, the endpoint closed),
+// and error_received is not called. The package's rule for a bad argument
+// is a *ValueError before anything changes, as for the Unix endpoint.
+func TestH19_UDPSendToUnixAddrIsAValueError(t *testing.T) {
+	clean(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		tr, _, err := CreateDatagramEndpoint(at, func() DatagramProtocol { return newDatagramRecorder(at, "udp", &log) }, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+		if err != nil {
+			return err
+		}
+		err = tr.SendTo([]byte("x"), &net.UnixAddr{Name: "/tmp/h19-nowhere", Net: "unixgram"})
+		log = append(log, "SendTo: "+describe(err))
+		tr.Close()
+		return settle(at)
+	})
+	expectLog(t, []string{
+		"udp:made",
+		"SendTo: ValueError Invalid address: /tmp/h19-nowhere (*net.UnixAddr) on a UDP endpoint, which sends to a *net.UDPAddr",
+		"udp:lost <nil>",
+	}, log)
+}
