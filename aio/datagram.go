@@ -33,7 +33,9 @@ type DatagramTransport interface {
 	// endpoint a *net.UnixAddr), or to the connected peer when addr is
 	// nil (asyncio's sendto). It never blocks: a datagram the socket
 	// cannot take now is queued. For a connected endpoint a different
-	// addr is a *ValueError.
+	// addr is a *ValueError, and so is an addr of the other kind (a
+	// *net.UnixAddr on a UDP endpoint, a *net.UDPAddr on a Unix one) or
+	// an IP of no IP's length.
 	SendTo(data []byte, addr net.Addr) error
 	// Close closes after the queue is flushed.
 	Close()
