@@ -3,8 +3,11 @@
 package aio
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
@@ -46,5 +49,35 @@ func TestH19_IPv6ZoneIsKept(t *testing.T) {
 		"to sockaddr: scope is lo's true",
 		"numeric zone: scope is lo's true",
 		"sender: [fe80::1%lo]:9",
+	}, log)
+}
+
+// A scoped IPv6 literal host ("fe80::1%lo") was not taken for a literal
+// (net.ParseIP refuses the zone): it was looked up with the resolver,
+// and the zone of the answer dropped, so CreateConnection to a
+// link-local address failed with EINVAL ("connect to [fe80::1]:9:
+// invalid argument") whatever the network. CPython 3.13's
+// create_connection('fe80::1%lo', 9) gets the address with lo's scope id
+// from getaddrinfo and fails as the network says: "[Errno 101] Network is
+// unreachable" on a Linux whose lo has no link-local route. Now the
+// literal is not looked up, and its zone reaches connect.
+func TestH19_ScopedLiteralHostKeepsItsZone(t *testing.T) {
+	clean(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		looked := false
+		r := WithResolver(resolverFunc(func(ctx context.Context, host string) ([]net.IPAddr, error) {
+			looked = true
+			return net.DefaultResolver.LookupIPAddr(ctx, host)
+		}))
+		_, _, err := CreateConnection(at, func() Protocol { return &BaseProtocol{} }, "fe80::1%lo", 9, r)
+		// The network's answer (ENETUNREACH here) is the system's to
+		// give; an unscoped link-local address is EINVAL on every one.
+		log = append(log, fmt.Sprintf("looked up %v; failed %v, EINVAL %v, names the zone %v",
+			looked, err != nil, errors.Is(err, unix.EINVAL), strings.Contains(fmt.Sprint(err), "connect to [fe80::1%lo]:9: ")))
+		return nil
+	})
+	expectLog(t, []string{
+		"looked up false; failed true, EINVAL false, names the zone true",
 	}, log)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return []net.IP{ip}, nil
 	}
+	if ip, _, ok := scopedLiteral(host); ok {
+		return []net.IP{ip}, nil
+	}
 	return asyncio.Go(t, func(ctx context.Context) ([]net.IP, error) {
 		addrs, err := r.LookupIPAddr(ctx, host)
 		if err != nil {
@@ -47,6 +51,18 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 		}
 		return ips, nil
 	})
+}
+
+// scopedLiteral returns the address and zone of host if it is an IPv6
+// literal with a zone ("fe80::1%eth0"), which net.ParseIP refuses and
+// asyncio's getaddrinfo resolves, without a lookup, to an address whose
+// scope id is the zone's interface.
+func scopedLiteral(host string) (net.IP, string, bool) {
+	a, err := netip.ParseAddr(host)
+	if err != nil || a.Zone() == "" {
+		return nil, "", false
+	}
+	return net.IP(a.WithZone("").AsSlice()), a.Zone(), true
 }
 
 // byFamily keeps the addresses of ips of family (WithFamily; AF_UNSPEC
@@ -64,7 +80,7 @@ func byFamily(host string, ips []net.IP, family int) ([]net.IP, error) {
 	}
 	if len(kept) == 0 {
 		msg := "No address associated with hostname"
-		if net.ParseIP(host) != nil {
+		if _, _, scoped := scopedLiteral(host); net.ParseIP(host) != nil || scoped {
 			msg = "Address family for hostname not supported"
 		}
 		return nil, &net.DNSError{Err: msg, Name: host, IsNotFound: true}
@@ -99,7 +115,8 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local, o.allErrors)
+	_, zone, _ := scopedLiteral(host) // "" for any other host
+	return connectAnyFrom(t, ips, port, zone, o.happyEyeballsDelay, local, o.allErrors)
 }
 
 // localBind is WithLocalAddr resolved: the addresses to bind to, and the
@@ -224,20 +241,25 @@ func interleaveFamilies(addrs []net.IP, firstCount int) []net.IP {
 // connectAny connects to one of ips:port: one after the other when delay
 // <= 0 or there is one address, else with staggered, racing attempts.
 func connectAny(t *asyncio.T, ips []net.IP, port int, delay time.Duration) (int, error) {
-	return connectAnyFrom(t, ips, port, delay, nil, false)
+	return connectAnyFrom(t, ips, port, "", delay, nil, false)
 }
 
 // connectAnyFrom is connectAny binding each socket to local first (nil:
-// no bind). If every attempt fails, allErrors (WithAllErrors) returns
+// no bind), with zone the IPv6 zone of a scoped literal host ("" for
+// none). If every attempt fails, allErrors (WithAllErrors) returns
 // their errors as an *asyncio.ExceptionGroup (see joinConnectErrors).
-func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind, allErrors bool) (int, error) {
+func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, zone string, delay time.Duration, local *localBind, allErrors bool) (int, error) {
 	attempt := func(t *asyncio.T, i int) (int, error) {
-		sa, family := sockaddrFor(ips[i], port)
+		sa, family := sockaddrForZone(ips[i], port, zone)
 		fd, err := dialOneFrom(t, family, sa, local)
 		if err == nil || asyncio.IsCancelled(err) {
 			return fd, err
 		}
-		where := addrString(ips[i].String(), port)
+		host := ips[i].String()
+		if zone != "" && family == unix.AF_INET6 {
+			host += "%" + zone
+		}
+		where := addrString(host, port)
 		if ae, ok := err.(attemptErrors); ok {
 			wrapped := make(attemptErrors, len(ae))
 			for j, e := range ae {
