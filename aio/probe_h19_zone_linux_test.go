@@ -81,3 +81,24 @@ func TestH19_ScopedLiteralHostKeepsItsZone(t *testing.T) {
 		"looked up false; failed true, EINVAL false, names the zone true",
 	}, log)
 }
+
+// CreateServer and StartServer on a scoped IPv6 literal host
+// ("fe80::1%lo") bound without the zone, which the system refuses for a
+// link-local address ("error while attempting to bind on address
+// [fe80::1]:0: invalid argument"), so a server could not listen on a
+// link-local address at all. CPython 3.13's create_server('fe80::1%lo', 0)
+// binds with lo's scope id; lo has no such address, so the bind fails
+// with EADDRNOTAVAIL, which asyncio skips as an address the host does
+// not have (bpo-30945), leaving no address to listen on.
+func TestH19_ServerOnScopedLiteralKeepsItsZone(t *testing.T) {
+	clean(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		_, err := StartServer(at, closeAtOnce, "fe80::1%lo", 0)
+		log = append(log, fmt.Sprintf("EINVAL %v, EADDRNOTAVAIL %v: %v", errors.Is(err, unix.EINVAL), errors.Is(err, unix.EADDRNOTAVAIL), err))
+		return nil
+	})
+	expectLog(t, []string{
+		"EINVAL false, EADDRNOTAVAIL true: could not bind on any address out of [[fe80::1%lo]:0]: bind: cannot assign requested address",
+	}, log)
+}
