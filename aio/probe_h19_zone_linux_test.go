@@ -102,3 +102,22 @@ func TestH19_ServerOnScopedLiteralKeepsItsZone(t *testing.T) {
 		"EINVAL false, EADDRNOTAVAIL true: could not bind on any address out of [[fe80::1%lo]:0]: bind: cannot assign requested address",
 	}, log)
 }
+
+// WithLocalAddr with a scoped IPv6 literal ("fe80::1%lo") bound the
+// client socket without the zone, which the system refuses for a
+// link-local address (EINVAL). CPython 3.13's create_connection(...,
+// local_addr=('fe80::1%lo', 0)) binds with lo's scope id; lo has no such
+// address, so that bind fails with EADDRNOTAVAIL ("[Errno 99] error
+// while attempting to bind on address ('fe80::1', 0, 0, 1): [errno 99]
+// cannot assign requested address").
+func TestH19_LocalAddrScopedLiteralKeepsItsZone(t *testing.T) {
+	clean(t)
+	var log []string
+	runNet(t, func(at *asyncio.T) error {
+		_, _, err := CreateConnection(at, func() Protocol { return &BaseProtocol{} }, "::1", 9, WithLocalAddr("fe80::1%lo", 0))
+		log = append(log, fmt.Sprintf("EINVAL %v, EADDRNOTAVAIL %v, names the zone %v", errors.Is(err, unix.EINVAL), errors.Is(err, unix.EADDRNOTAVAIL),
+			strings.Contains(fmt.Sprint(err), "error while attempting to bind on address [fe80::1%lo]:0: ")))
+		return nil
+	})
+	expectLog(t, []string{"EINVAL false, EADDRNOTAVAIL true, names the zone true"}, log)
+}

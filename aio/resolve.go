@@ -124,6 +124,7 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 type localBind struct {
 	ips  []net.IP
 	port int
+	zone string // a scoped literal host's IPv6 zone
 }
 
 // resolveLocal looks up WithLocalAddr's host (nil without the option).
@@ -139,7 +140,8 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBind{ips, o.localAddr.port}, nil
+	_, zone, _ := scopedLiteral(host)
+	return &localBind{ips, o.localAddr.port, zone}, nil
 }
 
 // bindLocal binds fd, of family, to the first address of local of that
@@ -149,7 +151,7 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 // bind fails, err is the one bind's error, or an attemptErrors of each.
 func bindLocal(fd, family int, local *localBind) (failed []error, err error) {
 	for _, ip := range local.ips {
-		sa, f := sockaddrFor(ip, local.port)
+		sa, f := sockaddrForZone(ip, local.port, local.zone)
 		if f != family {
 			continue // skip local addresses of different family
 		}
@@ -157,7 +159,11 @@ func bindLocal(fd, family int, local *localBind) (failed []error, err error) {
 		if err == nil {
 			return failed, nil
 		}
-		failed = append(failed, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err)))
+		name := ip.String()
+		if local.zone != "" {
+			name += "%" + local.zone
+		}
+		failed = append(failed, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(name, local.port), os.NewSyscallError("bind", err)))
 	}
 	switch len(failed) {
 	case 0:
