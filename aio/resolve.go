@@ -23,7 +23,9 @@ const defaultHappyEyeballsDelay = 250 * time.Millisecond
 
 // resolveHost returns the addresses of host (asyncio's getaddrinfo, which
 // asyncio runs in the default executor). IP literals are returned without
-// a lookup, as in asyncio's _ipaddr_info. Names are looked up with r
+// a lookup, as in asyncio's _ipaddr_info, and so is a scoped IPv6 literal
+// (whose zone the callers take from scopedLiteral), which asyncio leaves
+// to getaddrinfo's numeric parsing. Names are looked up with r
 // through asyncio.Go: each lookup on a goroutine of its own, so lookups do
 // not queue behind the bounded default executor (or behind other blocking
 // work there); its result comes back through CallSoonThreadsafe, and the
