@@ -33,7 +33,9 @@ type DatagramTransport interface {
 	// endpoint a *net.UnixAddr), or to the connected peer when addr is
 	// nil (asyncio's sendto). It never blocks: a datagram the socket
 	// cannot take now is queued. For a connected endpoint a different
-	// addr is a *ValueError.
+	// addr is a *ValueError, and so is an addr of the other kind (a
+	// *net.UnixAddr on a UDP endpoint, a *net.UDPAddr on a Unix one) or
+	// an IP of no IP's length.
 	SendTo(data []byte, addr net.Addr) error
 	// Close closes after the queue is flushed.
 	Close()
@@ -66,8 +68,13 @@ type datagramTransport struct {
 	protocol DatagramProtocol
 	// network is "udp", or "unixgram" for a Unix datagram socket: the
 	// kind of address SendTo takes and DatagramReceived gets.
-	network    string
-	remote     net.Addr
+	network string
+	remote  net.Addr
+	// remoteSA is where SendTo sends a datagram without an address when
+	// the socket is not connected to remote: WithAllowBroadcast's
+	// endpoint, as asyncio's r_addr without sock_connect. nil when the
+	// socket is connected (send without an address) or has no remote.
+	remoteSA   unix.Sockaddr
 	queue      []datagram
 	bufferSize int
 	sim        *simEndpoint // on a simulated network (sim_datagram.go)
@@ -89,8 +96,16 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 // endpoint is then as CreateUnixDatagramEndpoint's. It
 // returns once the protocol's ConnectionMade has run. Options:
 // WithReusePort, WithAllowBroadcast, WithSocket. A nil factory, a port
-// outside 0-65535, or a local and a remote address of different families
-// (IPv4 and IPv6) is a *ValueError.
+// outside 0-65535, an IP neither 4 nor 16 bytes long (nil is the
+// wildcard), or a local and a remote address of different families (IPv4
+// and IPv6) is a *ValueError.
+//
+// With WithAllowBroadcast, the socket is not connected to remote, as
+// asyncio's allow_broadcast=True skips its sock_connect: remote (which
+// may be a broadcast address) is only where SendTo sends when its addr is
+// nil, datagrams from every sender are received (the replies to a
+// broadcast come from each host's own address), and there is no
+// "peername".
 func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local, remote *net.UDPAddr, opts ...Option) (DatagramTransport, DatagramProtocol, error) {
 	t.Loop() // a nil t panics here, before a socket is made
 	if factory == nil {
@@ -102,6 +117,9 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 		}
 		if err := checkPort(a.Port); err != nil {
 			return nil, nil, err
+		}
+		if !validIPLen(a.IP) {
+			return nil, nil, &asyncio.ValueError{Msg: fmt.Sprintf("CreateDatagramEndpoint: invalid IP address %v: %d bytes, not 4 or 16", a.IP, len(a.IP))}
 		}
 	}
 	o, err := buildOptions("CreateDatagramEndpoint", opts)
@@ -148,7 +166,8 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := setupDatagramSocket(t, fd, family, local, remote, o); err != nil {
+	remoteSA, err := setupDatagramSocket(t, fd, family, local, remote, o)
+	if err != nil {
 		unix.Close(fd)
 		return nil, nil, err
 	}
@@ -157,7 +176,21 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 		unix.Close(fd)
 		return nil, nil, err
 	}
+	if remoteSA != nil {
+		return startUnconnectedDatagramEndpoint(t, fd, p, remoteSA)
+	}
 	return startDatagramEndpoint(t, fd, "udp", p, remote != nil)
+}
+
+// startUnconnectedDatagramEndpoint is startDatagramEndpoint for a UDP
+// socket that was not connected to its remote address remoteSA
+// (WithAllowBroadcast): SendTo's default destination, with no
+// "peername".
+func startUnconnectedDatagramEndpoint(t *asyncio.T, fd int, p DatagramProtocol, remoteSA unix.Sockaddr) (DatagramTransport, DatagramProtocol, error) {
+	return startDatagramEndpointWith(t, fd, "udp", p, false, func(tr *datagramTransport) {
+		tr.remote = sockaddrToAddr(remoteSA, "udp")
+		tr.remoteSA = remoteSA
+	})
 }
 
 // startDatagramEndpoint makes the transport of fd, a datagram socket of
@@ -166,11 +199,20 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 // owns fd. connected says that a remote address was given; otherwise
 // (WithSocket) the endpoint is connected if the socket has a peer.
 func startDatagramEndpoint(t *asyncio.T, fd int, network string, p DatagramProtocol, connected bool) (DatagramTransport, DatagramProtocol, error) {
+	return startDatagramEndpointWith(t, fd, network, p, connected, nil)
+}
+
+// startDatagramEndpointWith is startDatagramEndpoint calling setup on the
+// transport, if not nil, before the protocol sees it.
+func startDatagramEndpointWith(t *asyncio.T, fd int, network string, p DatagramProtocol, connected bool, setup func(*datagramTransport)) (DatagramTransport, DatagramProtocol, error) {
 	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, network)})
 	tr.network = network
 	if peer := peerAddr(fd, network); connected || peer != nil {
 		tr.remote = peer
 		tr.extra["peername"] = peer
+	}
+	if setup != nil {
+		setup(tr)
 	}
 	l := t.Loop()
 	waiter := asyncio.NewFuture[struct{}](l)
@@ -230,16 +272,19 @@ func adoptDatagramSocket(fd int, problems []string, o *options, unixOnly bool) (
 }
 
 // setupDatagramSocket sets the options, binds and connects, in asyncio's
-// order.
-func setupDatagramSocket(t *asyncio.T, fd, family int, local, remote *net.UDPAddr, o *options) error {
+// order. With WithAllowBroadcast a remote address is not connected to,
+// as in asyncio (a socket connected to a broadcast address would take
+// replies from that address only): its socket address is returned, for
+// the transport to send to.
+func setupDatagramSocket(t *asyncio.T, fd, family int, local, remote *net.UDPAddr, o *options) (unconnectedRemote unix.Sockaddr, err error) {
 	if o.reusePort {
 		if err := setReusePort(fd); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if o.allowBroadcast {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BROADCAST, 1); err != nil {
-			return os.NewSyscallError("setsockopt", err)
+			return nil, os.NewSyscallError("setsockopt", err)
 		}
 	}
 	sockaddr := func(a *net.UDPAddr) unix.Sockaddr {
@@ -250,18 +295,21 @@ func setupDatagramSocket(t *asyncio.T, fd, family int, local, remote *net.UDPAdd
 				ip = net.IPv6zero
 			}
 		}
-		sa, _ := sockaddrFor(ip, a.Port)
+		sa, _ := sockaddrForZone(ip, a.Port, a.Zone)
 		return sa
 	}
 	if local != nil {
 		if err := unix.Bind(fd, sockaddr(local)); err != nil {
-			return os.NewSyscallError("bind", err)
+			return nil, os.NewSyscallError("bind", err)
 		}
 	}
-	if remote != nil {
-		return sockConnect(t, fd, sockaddr(remote))
+	if remote == nil {
+		return nil, nil
 	}
-	return nil
+	if o.allowBroadcast {
+		return sockaddr(remote), nil
+	}
+	return nil, sockConnect(t, fd, sockaddr(remote))
 }
 
 func (tr *datagramTransport) buffered() int            { return tr.bufferSize }
@@ -295,9 +343,11 @@ func (tr *datagramTransport) readReady() {
 		} else if addr = sockaddrToAddr(from, "udp"); addr == nil {
 			addr = tr.remote
 		}
-		if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, addr) }); perr != nil {
-			tr.fatalError(perr, "Fatal error: protocol.datagram_received() call failed.")
-		}
+		// Not contained: as asyncio's _read_ready, which calls
+		// datagram_received outside its try, a panic goes to the loop's
+		// exception handler ("Exception in callback") and the endpoint
+		// stays open for the next datagram.
+		tr.protocol.DatagramReceived(data, addr)
 	}
 }
 
@@ -305,7 +355,7 @@ func (tr *datagramTransport) send(d datagram) error {
 	if tr.sim != nil {
 		return tr.sim.send(d.data, d.sa)
 	}
-	if tr.remote != nil {
+	if d.sa == nil { // connected
 		_, err := unix.SendmsgN(tr.fd, d.data, nil, nil, unix.MSG_NOSIGNAL)
 		return err
 	}
@@ -319,11 +369,18 @@ func (tr *datagramTransport) SendTo(data []byte, addr net.Addr) error {
 		if err := checkUnixDestination(addr); err != nil {
 			return err
 		}
+	} else if _, ok := addr.(*net.UnixAddr); ok {
+		// A mistake in the call, not a network error for ErrorReceived
+		// (asyncio's socket.sendto raises TypeError, which its sendto
+		// takes for a fatal error); refused as the Unix endpoint refuses
+		// a *net.UDPAddr.
+		return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: %v (%T) on a UDP endpoint, which sends to a *net.UDPAddr", addr, addr)}
 	}
 	if tr.remote != nil {
 		if addr != nil && !tr.isRemote(addr) {
 			return &asyncio.ValueError{Msg: fmt.Sprintf("Invalid address: must be None or %v", tr.remote)}
 		}
+		sa = tr.remoteSA
 	} else {
 		if addr == nil {
 			return &asyncio.ValueError{Msg: "Invalid address: must not be None for an unconnected endpoint"}

@@ -6,9 +6,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -28,21 +31,57 @@ import (
 // Cancelling the connection's task (Server.Close does not; shutting the
 // server down with CloseClients or AbortClients ends the connections)
 // cancels the handler's context.
+//
+// As net/http's server does: the request's RemoteAddr is the client's
+// address and its TLS the connection's state over TLS; a request that
+// cannot be parsed is answered "400 Bad Request" and the connection
+// closed; a body sent with "Expect: 100-continue" is asked for with a
+// "100 Continue" interim response, and another expectation is answered
+// "417 Expectation Failed" and the connection closed.
 func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, opts ...Option) (*Server, error) {
 	if handler == nil {
 		panic(&asyncio.ValueError{Msg: "StartHTTPServer: nil handler"})
 	}
 	return StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
 		defer w.Close()
-		br := bufio.NewReader(streamReaderOf{t, r})
+		sr := &streamReaderOf{t: t, r: r}
+		br := bufio.NewReader(sr)
+		remote := ""
+		if a, ok := w.ExtraInfo("peername").(net.Addr); ok && a != nil {
+			remote = a.String()
+		}
+		var tlsState *tls.ConnectionState
+		if c, ok := w.ExtraInfo("ssl_object").(*tls.Conn); ok && c != nil {
+			cs := c.ConnectionState()
+			tlsState = &cs
+		}
 		for {
 			req, err := http.ReadRequest(br)
 			if err != nil {
-				return nil // EOF, a reset or a malformed request: the connection ends
+				if sr.err != nil {
+					// EOF or a reset: the connection ends; a cancellation
+					// is the task's, not to be swallowed.
+					return cancelledOrNil(sr.err)
+				}
+				// Malformed: net/http's answer, byte for byte.
+				w.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"))
+				return cancelledOrNil(w.Drain(t))
+			}
+			req.RemoteAddr = remote
+			req.TLS = tlsState
+			if expect := req.Header.Get("Expect"); expect != "" {
+				if !strings.EqualFold(expect, "100-continue") {
+					w.Write([]byte("HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
+					return cancelledOrNil(w.Drain(t))
+				}
+				if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
+					// The client may wait for this before it sends the body.
+					w.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
+				}
 			}
 			body, err := io.ReadAll(req.Body)
 			if err != nil {
-				return nil
+				return cancelledOrNil(err)
 			}
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			rw := &bufferedResponse{header: http.Header{}}
@@ -58,10 +97,7 @@ func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, 
 				return nil
 			}
 			if err := w.Drain(t); err != nil {
-				if asyncio.IsCancelled(err) {
-					return err
-				}
-				return nil
+				return cancelledOrNil(err)
 			}
 			if resp.Close {
 				return nil
@@ -70,19 +106,35 @@ func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, 
 	}, host, port, via("StartHTTPServer", opts)...)
 }
 
-// streamReaderOf is an io.Reader over a StreamReader, for the task t.
-type streamReaderOf struct {
-	t *asyncio.T
-	r *StreamReader
+// cancelledOrNil is err if it is a cancellation, else nil: a connection
+// that fails ends quietly, as net/http's do, but the task's cancellation
+// is returned.
+func cancelledOrNil(err error) error {
+	if err != nil && asyncio.IsCancelled(err) {
+		return err
+	}
+	return nil
 }
 
-func (s streamReaderOf) Read(p []byte) (int, error) {
+// streamReaderOf is an io.Reader over a StreamReader, for the task t. err
+// is the first error it returned (io.EOF included): a request that failed
+// to parse without one was malformed.
+type streamReaderOf struct {
+	t   *asyncio.T
+	r   *StreamReader
+	err error
+}
+
+func (s *streamReaderOf) Read(p []byte) (int, error) {
 	data, err := s.r.Read(s.t, len(p))
-	if err != nil {
-		return 0, err
+	if err == nil && len(data) == 0 && len(p) > 0 {
+		err = io.EOF
 	}
-	if len(data) == 0 && len(p) > 0 {
-		return 0, io.EOF
+	if err != nil {
+		if s.err == nil {
+			s.err = err
+		}
+		return 0, err
 	}
 	return copy(p, data), nil
 }
@@ -102,14 +154,18 @@ func (s streamWriterOf) Write(p []byte) (int, error) {
 type bufferedResponse struct {
 	header http.Header
 	status int
+	sent   http.Header // the header as it was at WriteHeader
 	body   bytes.Buffer
 }
 
 func (b *bufferedResponse) Header() http.Header { return b.header }
 
+// WriteHeader records the status and, as net/http's does, the header as
+// it is now: a change to the header map afterwards has no effect.
 func (b *bufferedResponse) WriteHeader(status int) {
 	if b.status == 0 {
 		b.status = status
+		b.sent = b.header.Clone()
 	}
 }
 
@@ -122,7 +178,10 @@ func (b *bufferedResponse) response(req *http.Request) *http.Response {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
-	h := b.header.Clone()
+	h := b.sent
+	if h == nil {
+		h = b.header.Clone()
+	}
 	if h.Get("Content-Type") == "" && b.body.Len() > 0 {
 		h.Set("Content-Type", http.DetectContentType(b.body.Bytes()))
 	}
@@ -137,6 +196,21 @@ func (b *bufferedResponse) response(req *http.Request) *http.Response {
 		Body:          io.NopCloser(bytes.NewReader(b.body.Bytes())),
 		ContentLength: int64(b.body.Len()),
 		Request:       req,
-		Close:         req.Close,
+		// The handler's "Connection: close" closes the connection after
+		// the response, as net/http's server does.
+		Close: req.Close || httpHeaderHasToken(h, "Connection", "close"),
 	}
+}
+
+// httpHeaderHasToken reports whether h's field name lists token (case
+// insensitive), as net/http's hasToken.
+func httpHeaderHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -150,6 +150,7 @@ type options struct {
 	deferServing       bool
 	keepSocketFile     bool
 	sock               int // WithSocket's fd; -1: none
+	sockGiven          bool
 	localAddr          *localAddrOption
 	allErrors          bool // WithAllErrors
 	// tlsHandshakeTimeout is WithTLSHandshakeTimeout's value (nil: not
@@ -198,6 +199,11 @@ func buildOptions(call string, opts []Option) (*options, error) {
 	}
 	for _, opt := range opts {
 		opt.apply(o)
+	}
+	if o.sockGiven && o.sock < 0 {
+		// Not a descriptor; -1, the "none" inside, must not quietly
+		// turn WithSocket off either.
+		return nil, &asyncio.ValueError{Msg: fmt.Sprintf("%s: WithSocket(%d): a file descriptor is >= 0", call, o.sock)}
 	}
 	if o.limit <= 0 {
 		return nil, errBadLimit()
@@ -408,9 +414,9 @@ func WithDeferredServing() Option {
 // datagram socket (UDP or Unix, bound or not, perhaps connected), with nil
 // local and remote addresses and without WithReusePort or
 // WithAllowBroadcast; CreateUnixDatagramEndpoint a Unix datagram socket,
-// with the paths "".
+// with the paths "". A negative fd is a *ValueError.
 func WithSocket(fd int) Option {
-	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe|callCreateDatagramEndpoint|callCreateUnixDatagramEndpoint, func(o *options) { o.sock = fd })
+	return option("WithSocket", tcpConnect|unixConnect|tcpServe|unixServe|callCreateDatagramEndpoint|callCreateUnixDatagramEndpoint, func(o *options) { o.sock, o.sockGiven = fd, true })
 }
 
 // WithKeepSocketFile makes CreateUnixServer and StartUnixServer leave the

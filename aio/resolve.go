@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -22,7 +23,9 @@ const defaultHappyEyeballsDelay = 250 * time.Millisecond
 
 // resolveHost returns the addresses of host (asyncio's getaddrinfo, which
 // asyncio runs in the default executor). IP literals are returned without
-// a lookup, as in asyncio's _ipaddr_info. Names are looked up with r
+// a lookup, as in asyncio's _ipaddr_info, and so is a scoped IPv6 literal
+// (whose zone the callers take from scopedLiteral), which asyncio leaves
+// to getaddrinfo's numeric parsing. Names are looked up with r
 // through asyncio.Go: each lookup on a goroutine of its own, so lookups do
 // not queue behind the bounded default executor (or behind other blocking
 // work there); its result comes back through CallSoonThreadsafe, and the
@@ -31,6 +34,9 @@ const defaultHappyEyeballsDelay = 250 * time.Millisecond
 // returns at once.
 func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 	if ip := net.ParseIP(host); ip != nil {
+		return []net.IP{ip}, nil
+	}
+	if ip, _, ok := scopedLiteral(host); ok {
 		return []net.IP{ip}, nil
 	}
 	return asyncio.Go(t, func(ctx context.Context) ([]net.IP, error) {
@@ -49,6 +55,18 @@ func resolveHost(t *asyncio.T, r Resolver, host string) ([]net.IP, error) {
 	})
 }
 
+// scopedLiteral returns the address and zone of host if it is an IPv6
+// literal with a zone ("fe80::1%eth0"), which net.ParseIP refuses and
+// asyncio's getaddrinfo resolves, without a lookup, to an address whose
+// scope id is the zone's interface.
+func scopedLiteral(host string) (net.IP, string, bool) {
+	a, err := netip.ParseAddr(host)
+	if err != nil || a.Zone() == "" {
+		return nil, "", false
+	}
+	return net.IP(a.WithZone("").AsSlice()), a.Zone(), true
+}
+
 // byFamily keeps the addresses of ips of family (WithFamily; AF_UNSPEC
 // keeps all), as getaddrinfo's family does. None left is getaddrinfo's
 // error: EAI_ADDRFAMILY for an address literal, EAI_NODATA for a name.
@@ -64,7 +82,7 @@ func byFamily(host string, ips []net.IP, family int) ([]net.IP, error) {
 	}
 	if len(kept) == 0 {
 		msg := "No address associated with hostname"
-		if net.ParseIP(host) != nil {
+		if _, _, scoped := scopedLiteral(host); net.ParseIP(host) != nil || scoped {
 			msg = "Address family for hostname not supported"
 		}
 		return nil, &net.DNSError{Err: msg, Name: host, IsNotFound: true}
@@ -99,7 +117,8 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	return connectAnyFrom(t, ips, port, o.happyEyeballsDelay, local, o.allErrors)
+	_, zone, _ := scopedLiteral(host) // "" for any other host
+	return connectAnyFrom(t, ips, port, zone, o.happyEyeballsDelay, local, o.allErrors)
 }
 
 // localBind is WithLocalAddr resolved: the addresses to bind to, and the
@@ -107,6 +126,7 @@ func dialHost(t *asyncio.T, host string, port int, o *options) (int, error) {
 type localBind struct {
 	ips  []net.IP
 	port int
+	zone string // a scoped literal host's IPv6 zone
 }
 
 // resolveLocal looks up WithLocalAddr's host (nil without the option).
@@ -122,7 +142,8 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBind{ips, o.localAddr.port}, nil
+	_, zone, _ := scopedLiteral(host)
+	return &localBind{ips, o.localAddr.port, zone}, nil
 }
 
 // bindLocal binds fd, of family, to the first address of local of that
@@ -132,7 +153,7 @@ func resolveLocal(t *asyncio.T, o *options) (*localBind, error) {
 // bind fails, err is the one bind's error, or an attemptErrors of each.
 func bindLocal(fd, family int, local *localBind) (failed []error, err error) {
 	for _, ip := range local.ips {
-		sa, f := sockaddrFor(ip, local.port)
+		sa, f := sockaddrForZone(ip, local.port, local.zone)
 		if f != family {
 			continue // skip local addresses of different family
 		}
@@ -140,7 +161,11 @@ func bindLocal(fd, family int, local *localBind) (failed []error, err error) {
 		if err == nil {
 			return failed, nil
 		}
-		failed = append(failed, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), local.port), os.NewSyscallError("bind", err)))
+		name := ip.String()
+		if local.zone != "" {
+			name += "%" + local.zone
+		}
+		failed = append(failed, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(name, local.port), os.NewSyscallError("bind", err)))
 	}
 	switch len(failed) {
 	case 0:
@@ -224,20 +249,25 @@ func interleaveFamilies(addrs []net.IP, firstCount int) []net.IP {
 // connectAny connects to one of ips:port: one after the other when delay
 // <= 0 or there is one address, else with staggered, racing attempts.
 func connectAny(t *asyncio.T, ips []net.IP, port int, delay time.Duration) (int, error) {
-	return connectAnyFrom(t, ips, port, delay, nil, false)
+	return connectAnyFrom(t, ips, port, "", delay, nil, false)
 }
 
 // connectAnyFrom is connectAny binding each socket to local first (nil:
-// no bind). If every attempt fails, allErrors (WithAllErrors) returns
+// no bind), with zone the IPv6 zone of a scoped literal host ("" for
+// none). If every attempt fails, allErrors (WithAllErrors) returns
 // their errors as an *asyncio.ExceptionGroup (see joinConnectErrors).
-func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, delay time.Duration, local *localBind, allErrors bool) (int, error) {
+func connectAnyFrom(t *asyncio.T, ips []net.IP, port int, zone string, delay time.Duration, local *localBind, allErrors bool) (int, error) {
 	attempt := func(t *asyncio.T, i int) (int, error) {
-		sa, family := sockaddrFor(ips[i], port)
+		sa, family := sockaddrForZone(ips[i], port, zone)
 		fd, err := dialOneFrom(t, family, sa, local)
 		if err == nil || asyncio.IsCancelled(err) {
 			return fd, err
 		}
-		where := addrString(ips[i].String(), port)
+		host := ips[i].String()
+		if zone != "" && family == unix.AF_INET6 {
+			host += "%" + zone
+		}
+		where := addrString(host, port)
 		if ae, ok := err.(attemptErrors); ok {
 			wrapped := make(attemptErrors, len(ae))
 			for j, e := range ae {

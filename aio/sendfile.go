@@ -77,6 +77,11 @@ func checkSendfileParams(f *os.File, offset, count int64) error {
 	if f == nil {
 		return &asyncio.ValueError{Msg: "file must be an open *os.File (got nil)"}
 	}
+	if _, err := f.Stat(); errors.Is(err, os.ErrClosed) {
+		// asyncio's file.fileno() on a closed file; not a file sendfile(2)
+		// cannot send, for the fallback to try.
+		return &asyncio.ValueError{Msg: "I/O operation on closed file"}
+	}
 	if count < 0 {
 		return &asyncio.ValueError{Msg: fmt.Sprintf("count must be a positive integer (got %d)", count)}
 	}
@@ -109,7 +114,7 @@ func checkStreamSocket(fd int) error {
 // count=None, Go's zero value for "not given": asyncio refuses count=0
 // ("must be a positive integer"), but sending nothing has no use, and a
 // separate option for None would make every call longer. A negative
-// count or offset, a nil f, or an fd that is not a stream socket is a
+// count or offset, a nil or closed f, or an fd that is not a stream socket is a
 // *asyncio.ValueError with asyncio's message, returned before anything is
 // done; in debug mode a blocking fd is one too.
 //

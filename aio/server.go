@@ -434,6 +434,7 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 		hosts = o.hosts
 	}
 	var ips []net.IP
+	var zones []string // each address's IPv6 zone: a scoped literal host's
 	for _, host := range hosts {
 		var hips []net.IP
 		if host == "" {
@@ -449,6 +450,10 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 			return nil, err
 		}
 		ips = append(ips, hips...)
+		_, zone, _ := scopedLiteral(host)
+		for range hips {
+			zones = append(zones, zone)
+		}
 	}
 	l := t.Loop() // a nil t panics here, before a socket is made
 	// Every address is bound before the server exists: a failure closes
@@ -458,13 +463,17 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 	var tried []string
 	var lastErr error
 	seen := map[string]bool{}
-	for _, ip := range ips {
-		if seen[ip.String()] {
+	for i, ip := range ips {
+		name := ip.String()
+		if zones[i] != "" && ip.To4() == nil {
+			name += "%" + zones[i]
+		}
+		if seen[name] {
 			continue
 		}
-		seen[ip.String()] = true
-		sa, family := sockaddrFor(ip, port)
-		tried = append(tried, addrString(ip.String(), port))
+		seen[name] = true
+		sa, family := sockaddrForZone(ip, port, zones[i])
+		tried = append(tried, addrString(name, port))
 		fd, err := listenOn(family, sa, o)
 		if errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT) {
 			// As asyncio (bpo-30945): an address this host does not have
@@ -477,7 +486,7 @@ func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, 
 			for _, ln := range lns {
 				unix.Close(ln.fd)
 			}
-			return nil, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(ip.String(), port), err)
+			return nil, fmt.Errorf("error while attempting to bind on address %s: %w", addrString(name, port), err)
 		}
 		lns = append(lns, &listener{fd: fd, addr: localAddr(fd, "tcp"), listening: !o.deferServing})
 	}

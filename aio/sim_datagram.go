@@ -224,7 +224,5 @@ func (tr *datagramTransport) deliver(data []byte, from net.Addr) {
 	if tr.connLost > 0 {
 		return
 	}
-	if perr := callProtocol(func() { tr.protocol.DatagramReceived(data, from) }); perr != nil {
-		tr.fatalError(perr, "Fatal error: protocol.datagram_received() call failed.")
-	}
+	tr.protocol.DatagramReceived(data, from) // a panic is the loop's, as in readReady
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -404,14 +405,50 @@ func SockAccept(t *asyncio.T, fd int) (int, net.Addr, error) {
 
 // sockaddrFor builds the socket address of ip:port and its family.
 func sockaddrFor(ip net.IP, port int) (unix.Sockaddr, int) {
+	return sockaddrForZone(ip, port, "")
+}
+
+// sockaddrForZone is sockaddrFor with an IPv6 zone (net.UDPAddr's Zone:
+// an interface name or index), the scope id a link-local address needs
+// (asyncio's address 4-tuple has it; without it the system refuses a
+// bind to, a connect to or a send to a link-local address with EINVAL).
+func sockaddrForZone(ip net.IP, port int, zone string) (unix.Sockaddr, int) {
 	if ip4 := ip.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: port}
 		copy(sa.Addr[:], ip4)
 		return sa, unix.AF_INET
 	}
-	sa := &unix.SockaddrInet6{Port: port}
+	sa := &unix.SockaddrInet6{Port: port, ZoneId: zoneIndex(zone)}
 	copy(sa.Addr[:], ip.To16())
 	return sa, unix.AF_INET6
+}
+
+// zoneIndex is the interface index of an IPv6 zone: a number as it is,
+// an interface name looked up (0, no scope, if there is none by that
+// name, as net's own zone handling does).
+func zoneIndex(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		return uint32(n)
+	}
+	if ifi, err := net.InterfaceByName(zone); err == nil {
+		return uint32(ifi.Index)
+	}
+	return 0
+}
+
+// zoneName is the zone of a scope id as net.UDPAddr spells it: the
+// interface's name, or the number if there is no interface by it.
+func zoneName(id uint32) string {
+	if id == 0 {
+		return ""
+	}
+	if ifi, err := net.InterfaceByIndex(int(id)); err == nil {
+		return ifi.Name
+	}
+	return strconv.FormatUint(uint64(id), 10)
 }
 
 // sockaddrToAddr converts a socket address to a net.Addr. For an IP
@@ -423,7 +460,16 @@ func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 	case *unix.SockaddrInet4:
 		return ipAddr(a.Addr[:], a.Port, network)
 	case *unix.SockaddrInet6:
-		return ipAddr(a.Addr[:], a.Port, network)
+		addr := ipAddr(a.Addr[:], a.Port, network)
+		if a.ZoneId != 0 {
+			switch addr := addr.(type) {
+			case *net.UDPAddr:
+				addr.Zone = zoneName(a.ZoneId)
+			case *net.TCPAddr:
+				addr.Zone = zoneName(a.ZoneId)
+			}
+		}
+		return addr
 	case *unix.SockaddrUnix:
 		if network != "unixgram" {
 			network = "unix"
@@ -441,18 +487,25 @@ func ipAddr(ip []byte, port int, network string) net.Addr {
 	return &net.TCPAddr{IP: cp, Port: port}
 }
 
+// validIPLen reports whether ip is nil (the wildcard) or of an IP's
+// length: sockaddrFor would take any other for the IPv6 wildcard "::",
+// and a send to it would reach this host.
+func validIPLen(ip net.IP) bool {
+	return len(ip) == 0 || len(ip) == net.IPv4len || len(ip) == net.IPv6len
+}
+
 // addrToSockaddr converts a *net.TCPAddr, *net.UDPAddr or *net.UnixAddr
-// to a socket address and its family; nil for another type or a nil
-// pointer.
+// to a socket address and its family; nil for another type, a nil
+// pointer, or an IP of a length no IP has.
 func addrToSockaddr(a net.Addr) (unix.Sockaddr, int) {
 	switch a := a.(type) {
 	case *net.UDPAddr:
-		if a != nil {
-			return sockaddrFor(a.IP, a.Port)
+		if a != nil && validIPLen(a.IP) {
+			return sockaddrForZone(a.IP, a.Port, a.Zone)
 		}
 	case *net.TCPAddr:
-		if a != nil {
-			return sockaddrFor(a.IP, a.Port)
+		if a != nil && validIPLen(a.IP) {
+			return sockaddrForZone(a.IP, a.Port, a.Zone)
 		}
 	case *net.UnixAddr:
 		if a != nil {

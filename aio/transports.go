@@ -950,7 +950,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 			return nil, nil, err
 		}
 		loopback, _ := byFamily("", []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}, o.family) // (never empty)
-		fd, err := connectAnyFrom(t, loopback, port, o.happyEyeballsDelay, local, o.allErrors)
+		fd, err := connectAnyFrom(t, loopback, port, "", o.happyEyeballsDelay, local, o.allErrors)
 		if err != nil {
 			return nil, nil, err
 		}
