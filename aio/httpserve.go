@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -37,7 +38,10 @@ import (
 // cannot be parsed is answered "400 Bad Request" and the connection
 // closed; a body sent with "Expect: 100-continue" is asked for with a
 // "100 Continue" interim response, and another expectation is answered
-// "417 Expectation Failed" and the connection closed.
+// "417 Expectation Failed" and the connection closed; a request header
+// longer than net/http's default limit (http.DefaultMaxHeaderBytes) is
+// answered "431 Request Header Fields Too Large" and the connection
+// closed, without reading the rest.
 func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, opts ...Option) (*Server, error) {
 	if handler == nil {
 		panic(&asyncio.ValueError{Msg: "StartHTTPServer: nil handler"})
@@ -56,8 +60,16 @@ func StartHTTPServer(t *asyncio.T, handler http.Handler, host string, port int, 
 			tlsState = &cs
 		}
 		for {
+			sr.limit = httpHeaderReadLimit // until this request's header is read
 			req, err := http.ReadRequest(br)
+			sr.limit = -1
 			if err != nil {
+				if errors.Is(sr.err, errHTTPHeaderTooLarge) {
+					// net/http's answer, byte for byte: the header is not
+					// read further, nor kept in memory.
+					w.Write([]byte("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"))
+					return cancelledOrNil(w.Drain(t))
+				}
 				if sr.err != nil {
 					// EOF or a reset: the connection ends; a cancellation
 					// is the task's, not to be swallowed.
@@ -116,16 +128,36 @@ func cancelledOrNil(err error) error {
 	return nil
 }
 
+// httpHeaderReadLimit is how much StartHTTPServer reads for a request's
+// header before it answers 431: net/http's default, its
+// DefaultMaxHeaderBytes plus the 4096 bytes of slack its server allows.
+const httpHeaderReadLimit = http.DefaultMaxHeaderBytes + 4096
+
+// errHTTPHeaderTooLarge is streamReaderOf's error once it has read its
+// limit.
+var errHTTPHeaderTooLarge = errors.New("aio: HTTP request header too large")
+
 // streamReaderOf is an io.Reader over a StreamReader, for the task t. err
 // is the first error it returned (io.EOF included): a request that failed
-// to parse without one was malformed.
+// to parse without one was malformed. While limit >= 0 it reads at most
+// limit more bytes, then fails with errHTTPHeaderTooLarge.
 type streamReaderOf struct {
-	t   *asyncio.T
-	r   *StreamReader
-	err error
+	t     *asyncio.T
+	r     *StreamReader
+	err   error
+	limit int64
 }
 
 func (s *streamReaderOf) Read(p []byte) (int, error) {
+	if s.limit == 0 {
+		if s.err == nil {
+			s.err = errHTTPHeaderTooLarge
+		}
+		return 0, errHTTPHeaderTooLarge
+	}
+	if s.limit > 0 && int64(len(p)) > s.limit {
+		p = p[:s.limit]
+	}
 	data, err := s.r.Read(s.t, len(p))
 	if err == nil && len(data) == 0 && len(p) > 0 {
 		err = io.EOF
@@ -135,6 +167,9 @@ func (s *streamReaderOf) Read(p []byte) (int, error) {
 			s.err = err
 		}
 		return 0, err
+	}
+	if s.limit > 0 {
+		s.limit -= int64(len(data))
 	}
 	return copy(p, data), nil
 }
