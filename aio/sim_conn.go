@@ -24,6 +24,11 @@ type SimConn struct {
 	// server's); c2 and s2 the network's.
 	cfd, sfd int
 	c2, s2   int
+	// cid and sid identify the sockets cfd and sfd (fdID): an
+	// application may close its end while the connection lives on
+	// (half-closed), and its descriptor number then names whatever the
+	// process opens next.
+	cid, sid [2]uint64
 	up, down *simPipe // client -> server, server -> client
 	accepted bool     // the server took sfd
 	stalled  bool
@@ -111,6 +116,8 @@ func (n *SimNetwork) newConn(client *SimHost, sl *simListener, selfLocal, selfRe
 		saddr: sl.addr,
 		cfd:   a[0], c2: a[1], sfd: b[0], s2: b[1],
 	}
+	c.cid[0], c.cid[1], _ = fdID(c.cfd)
+	c.sid[0], c.sid[1], _ = fdID(c.sfd)
 	if selfLocal != nil {
 		c.caddr.IP = selfLocal
 		c.saddr = &net.TCPAddr{IP: selfRemote, Port: sl.addr.Port}
@@ -157,9 +164,9 @@ func (c *SimConn) Reset() {
 		d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ECONNREFUSED)))
 		return
 	}
-	resetPeer(c.cfd)
+	resetPeer(c.cfd, c.cid)
 	if c.accepted {
-		resetPeer(c.sfd)
+		resetPeer(c.sfd, c.sid)
 	} else {
 		c.dropServerEnd()
 	}
@@ -174,9 +181,9 @@ func (c *SimConn) abort(side, why string) {
 	c.n.tracef("conn %d reset toward the %s (%s)", c.id, side, why)
 	c.resetting = true // the other side's application has closed its socket
 	if side == "client" {
-		resetPeer(c.cfd)
+		resetPeer(c.cfd, c.cid)
 	} else if c.accepted {
-		resetPeer(c.sfd)
+		resetPeer(c.sfd, c.sid)
 	}
 	c.finish(false)
 }
@@ -185,8 +192,15 @@ func (c *SimConn) abort(side, why string) {
 // network closes its end: a socket pair closed with unread data resets
 // its peer, so one byte is sent to the network's end first. (An
 // application that shut down its sending side takes no byte; the byte
-// the relay kept of what it sent does it then, sim_relay_linux.go.)
-func resetPeer(app int) { unix.Write(app, []byte{0}) }
+// the relay kept of what it sent does it then, sim_relay_linux.go.) The
+// byte goes only while app is still the socket id: an application that
+// closed it is not there to hear the reset, and the number may name
+// another file by now, which must not get a byte nobody sent.
+func resetPeer(app int, id [2]uint64) {
+	if dev, ino, ok := fdID(app); ok && [2]uint64{dev, ino} == id {
+		unix.Write(app, []byte{0})
+	}
+}
 
 // Stall holds everything the connection carries, both ways, until
 // Resume: the peers see a silent connection (no error, no data). A

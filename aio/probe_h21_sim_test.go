@@ -1,0 +1,96 @@
+//go:build linux
+
+package aio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
+)
+
+// SimConn.Reset on a connection whose client closed its socket while the
+// server keeps its side open (a half-closed connection, still one of the
+// network's) wrote its reset byte into the client's old descriptor
+// number: by then the number may belong to anything else the process
+// opened, which got a stray zero byte (here a socket of the test's own;
+// as easily the next simulated connection's client end, whose server
+// then read a byte nobody sent). A middlebox's RST reaches the sockets
+// of the connection only: a closed one is not there to hear it, no other
+// socket sees anything, and the server's side is reset (its next write
+// fails).
+func TestH21_ResetAfterClientClosedWritesNoStrayByte(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: time.Millisecond})
+		serverErr := asyncio.NewFuture[error](t)
+		hold := asyncio.NewFuture[struct{}](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			if _, err := r.Read(t, -1); err != nil { // to the client's EOF; our side stays open
+				serverErr.SetResult(err)
+				return nil
+			}
+			if _, err := hold.Await(t); err != nil {
+				return err
+			}
+			w.Write([]byte("late")) // the reset shows to a write, as on TCP
+			serverErr.SetResult(w.Drain(t))
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		_, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		conn := n.ConnOf(w.ExtraInfo("sockname").(net.Addr))
+		if conn == nil {
+			return fmt.Errorf("no connection")
+		}
+		old := conn.cfd
+		w.Close()
+		if err := asyncio.Sleep(t, 10*time.Millisecond); err != nil { // closed, and the EOF delivered
+			return err
+		}
+		if len(n.Conns()) != 1 {
+			return fmt.Errorf("connections %d, want the half-closed one", len(n.Conns()))
+		}
+		// The client's old descriptor number now names another socket.
+		other := socketpair(tt, unix.SOCK_STREAM)
+		defer unix.Close(other[0])
+		defer unix.Close(other[1])
+		if other[0] != old { // the lowest free number is usually old already
+			if err := unix.Dup3(other[0], old, unix.O_CLOEXEC); err != nil {
+				return err
+			}
+			defer unix.Close(old)
+		}
+		conn.Reset()
+		if err := asyncio.Sleep(t, 10*time.Millisecond); err != nil {
+			return err
+		}
+		hold.SetResult(struct{}{})
+		if readable(other[1]) {
+			return fmt.Errorf("Reset wrote into descriptor %d, which the client closed and another socket now has", old)
+		}
+		got, err := asyncio.WaitFor(t, time.Second, serverErr)
+		if err != nil {
+			return err
+		}
+		if !errors.Is(got, syscall.ECONNRESET) && !errors.Is(got, syscall.EPIPE) {
+			return fmt.Errorf("the server's write after the reset: %v, want ECONNRESET (or EPIPE, see README)", got)
+		}
+		if len(n.Conns()) != 0 {
+			return fmt.Errorf("the reset connection is still open")
+		}
+		return nil
+	})
+}
