@@ -94,3 +94,46 @@ func TestH21_ResetAfterClientClosedWritesNoStrayByte(tt *testing.T) {
 		return nil
 	})
 }
+
+// ConnOf took the first connection with the address in the order of a
+// map's iteration, which Go randomises: when two hosts each connect to
+// themselves through "localhost", both connections' client ends are
+// 127.0.0.1 and the host's first port, as on two real hosts, and ConnOf
+// returned one or the other from one call to the next, so a test that
+// resets "the connection of this address" reset a different one from run
+// to run with the same seed. It returns the oldest such connection now,
+// every time.
+func TestH21_ConnOfSameAddressOnTwoHostsIsDeterministic(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		var addrs []net.Addr
+		for _, name := range []string{"a", "b"} {
+			h := n.Host(name)
+			srv, err := StartServer(t, echoLines(""), "localhost", 80, WithNetwork(h))
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			_, w, err := OpenConnection(t, "localhost", 80, WithNetwork(h))
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			addrs = append(addrs, w.ExtraInfo("sockname").(net.Addr))
+		}
+		if addrs[0].String() != addrs[1].String() {
+			return fmt.Errorf("client addresses %v and %v: the scenario needs them equal", addrs[0], addrs[1])
+		}
+		for range 50 {
+			c := n.ConnOf(addrs[1])
+			if c == nil {
+				return fmt.Errorf("ConnOf(%v) = nil", addrs[1])
+			}
+			if c.ID() != 1 {
+				return fmt.Errorf("ConnOf(%v) = connection %d, want the oldest with that address (1), every time", addrs[1], c.ID())
+			}
+		}
+		return nil
+	})
+}

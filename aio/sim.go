@@ -374,12 +374,16 @@ func (n *SimNetwork) Conns() []*SimConn {
 
 // ConnOf returns the open connection whose client end has the address
 // client (the client's "sockname", the server's "peername"), or nil:
-// how a test finds the connection of a transport, stream or Conn.
+// how a test finds the connection of a transport, stream or Conn. Two
+// hosts' connections to themselves through a loopback name can share a
+// client address (127.0.0.1 and the same port, as on two real hosts):
+// ConnOf returns the oldest, every time, so the same seed picks the same
+// one.
 func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
 	if client == nil {
 		return nil
 	}
-	for c := range n.conns {
+	for _, c := range n.Conns() { // oldest first, not a map's random order
 		if c.caddr.String() == client.String() {
 			return c
 		}
