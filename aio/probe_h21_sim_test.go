@@ -5,6 +5,7 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"syscall"
 	"testing"
@@ -136,4 +137,31 @@ func TestH21_ConnOfSameAddressOnTwoHostsIsDeterministic(tt *testing.T) {
 		}
 		return nil
 	})
+}
+
+// SearchSeeds(math.MaxUint64, 1, f) panicked that the seeds "go past the
+// largest uint64", though the one seed it names is the largest uint64, a
+// seed like any other (a test that draws its first seed at random hits
+// it); and a range ending at the largest uint64 could not be searched.
+// Only a range whose last seed would be past it is a *ValueError now.
+func TestH21_SearchSeedsUpToTheLargestSeed(t *testing.T) {
+	var ran []uint64
+	seed, err := SearchSeeds(math.MaxUint64-1, 2, func(s uint64) error {
+		ran = append(ran, s)
+		if s == math.MaxUint64 {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	if seed != math.MaxUint64 || err == nil || fmt.Sprint(ran) != fmt.Sprint([]uint64{math.MaxUint64 - 1, math.MaxUint64}) {
+		t.Fatalf("SearchSeeds(max-1, 2) = %d, %v after seeds %v; want the last seed's failure", seed, err, ran)
+	}
+	func() {
+		defer func() {
+			if _, ok := recover().(*asyncio.ValueError); !ok {
+				t.Errorf("SearchSeeds(max, 2): want a *ValueError (the second seed is past the largest uint64)")
+			}
+		}()
+		SearchSeeds(math.MaxUint64, 2, func(uint64) error { return nil })
+	}()
 }

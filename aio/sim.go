@@ -843,10 +843,13 @@ func SearchSeeds(first, count uint64, scenario func(seed uint64) error) (uint64,
 	if scenario == nil {
 		panic(&asyncio.ValueError{Msg: "SearchSeeds: nil scenario"})
 	}
-	if first+count < first {
+	// The last seed, first+count-1, may be the largest uint64 itself:
+	// only one past it is a mistake.
+	if count > 0 && first+(count-1) < first {
 		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SearchSeeds: %d seeds from %d go past the largest uint64", count, first)})
 	}
-	for s := first; s < first+count; s++ {
+	for i := range count {
+		s := first + i
 		if err := scenario(s); err != nil {
 			return s, fmt.Errorf("seed %d: %w", s, err)
 		}
