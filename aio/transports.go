@@ -522,6 +522,7 @@ type socketTransport struct {
 	readingPaused     bool
 	protocolConnected bool
 	sendfile          *sendfileState // a Sendfile in progress (sendfile.go)
+	clientSeq         uint64         // its server's count of it (Server.attach), for the accept order
 }
 
 var _ Transport = (*socketTransport)(nil)
