@@ -455,10 +455,17 @@ func (n *SimNetwork) release() {
 	for c := range n.conns {
 		if !c.accepted && !c.sfdGone {
 			unix.Close(c.sfd) // in the handshake or the backlog: the network's
+			c.sfdGone = true
 		}
 	}
 	for _, sl := range n.listeners {
 		unix.Close(sl.l2)
+		for _, c := range sl.backlog { // reset there, and over (keepQueued)
+			if !c.accepted && !c.sfdGone {
+				unix.Close(c.sfd)
+				c.sfdGone = true
+			}
+		}
 	}
 	for d := range n.dials {
 		if d.conn != nil && !d.handed {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -49,6 +50,11 @@ type SimConn struct {
 	// resetting: the connection ends with a reset, so the relay's ends
 	// close with the kept bytes unread (sim_relay_linux.go).
 	resetting bool
+	// keepQueued: the connection was reset while in its listener's
+	// backlog; it ended, but its server end stays queued for accept
+	// (resetServerEnd), and the listener, or the network's release,
+	// closes it if nobody accepts it.
+	keepQueued bool
 }
 
 // simPipe is one direction of a connection: it reads what the sender's
@@ -150,8 +156,10 @@ func (c *SimConn) Server() net.Addr { return c.saddr }
 // WaitClosed), also one that half-closed (WriteEOF). What was in
 // flight is lost. A connection still in its handshake (its SYN-ACK on
 // the way) is refused instead: the client's dial fails with
-// ECONNREFUSED, and the server never sees it. It does nothing on a
-// connection already over.
+// ECONNREFUSED, and the server never sees it. One waiting in the
+// server's backlog is still accepted, as Linux's accept returns it: the
+// server's protocol sees ConnectionMade, then ConnectionLost with
+// ECONNRESET. It does nothing on a connection already over.
 func (c *SimConn) Reset() {
 	if c.done {
 		return
@@ -165,12 +173,34 @@ func (c *SimConn) Reset() {
 		return
 	}
 	resetPeer(c.cfd, c.cid)
-	if c.accepted {
+	c.resetServerEnd()
+	c.finish(false)
+}
+
+// resetServerEnd makes the server's end see the reset: the application's
+// socket if the server accepted it; one waiting in the listener's
+// backlog stays there, reset, since Linux's accept still returns such a
+// connection (its first read fails with ECONNRESET), and asyncio makes a
+// protocol for it that sees ConnectionMade, then ConnectionLost. One
+// still in its handshake goes: a RST drops a half-open connection.
+func (c *SimConn) resetServerEnd() {
+	switch {
+	case c.accepted:
 		resetPeer(c.sfd, c.sid)
-	} else {
+	case c.queued():
+		resetPeer(c.sfd, c.sid)
+		c.keepQueued = true // finish leaves sfd to the backlog
+	default:
 		c.dropServerEnd()
 	}
-	c.finish(false)
+}
+
+// queued reports whether c waits in its listener's backlog.
+func (c *SimConn) queued() bool {
+	if c.sl == nil || c.sfdGone {
+		return false
+	}
+	return slices.Contains(c.sl.backlog, c)
 }
 
 // abort resets the side named ("client" or "server") because of why.
@@ -182,8 +212,8 @@ func (c *SimConn) abort(side, why string) {
 	c.resetting = true // the other side's application has closed its socket
 	if side == "client" {
 		resetPeer(c.cfd, c.cid)
-	} else if c.accepted {
-		resetPeer(c.sfd, c.sid)
+	} else {
+		c.resetServerEnd()
 	}
 	c.finish(false)
 }
@@ -585,7 +615,9 @@ func (c *SimConn) finish(network bool) {
 		c.n.tracef("conn %d closed by the network", c.id)
 	}
 	c.dial = nil
-	c.dropServerEnd()
+	if !c.keepQueued {
+		c.dropServerEnd()
+	}
 	c.endHandshake()
 	l := c.n.loop
 	for _, p := range []*simPipe{c.up, c.down} {
