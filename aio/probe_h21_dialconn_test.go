@@ -58,3 +58,48 @@ func TestH21_DialConnRefusesWhatItCannotDo(tt *testing.T) {
 		return nil
 	})
 }
+
+// CreateConnection and OpenConnection with host "" (asyncio's
+// host=None) connect to the loopback addresses, getaddrinfo(None, port)'s
+// answer, and with port 0 too are a *ValueError ("host and port was not
+// specified"). On the simulated network "" was looked up as a host name:
+// a DNS error ("no such host") in both cases. It is the calling host's
+// loopback there too now, as "localhost" is.
+func TestH21_EmptyHostIsLoopbackOnTheNetwork(tt *testing.T) {
+	clean(tt)
+	run := func(t *asyncio.T, opts ...Option) (string, error) {
+		srv, err := StartServer(t, echoLines("echo: "), "", 0, opts...)
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		_, _, err = OpenConnection(t, "", 0, opts...)
+		var ve *asyncio.ValueError
+		if !errors.As(err, &ve) || !strings.Contains(ve.Msg, "host and port was not specified") {
+			return "", fmt.Errorf(`OpenConnection("", 0): %v, want the ValueError "host and port was not specified"`, err)
+		}
+		r, w, err := OpenConnection(t, "", serverPort(srv), opts...)
+		if err != nil {
+			return "", fmt.Errorf(`OpenConnection("", port): %v`, err)
+		}
+		defer w.Close()
+		w.Write([]byte("hi\n"))
+		line, err := r.ReadLine(t)
+		return string(line), err
+	}
+	runVirtual(tt, func(t *asyncio.T) error {
+		real, err := run(t)
+		if err != nil {
+			return fmt.Errorf("real sockets: %v", err)
+		}
+		_, _, s := simPair(t, 1, LinkConfig{})
+		sim, err := run(t, WithNetwork(s))
+		if err != nil {
+			return fmt.Errorf("simulated network: %v", err)
+		}
+		if sim != real || real != "echo: hi\n" {
+			return fmt.Errorf("echo %q on the network, %q on real sockets", sim, real)
+		}
+		return nil
+	})
+}
