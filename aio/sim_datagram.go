@@ -20,7 +20,9 @@ import (
 // As on a real host, localhost and the loopback and wildcard addresses
 // reach the sending host itself, a datagram larger than UDP over IPv4
 // carries (65,507 bytes) is refused with EMSGSIZE (through
-// ErrorReceived), and a closed endpoint's address stays taken until its
+// ErrorReceived), one to the broadcast address 255.255.255.255 with
+// EACCES (the network has no SO_BROADCAST: WithAllowBroadcast is
+// refused), and a closed endpoint's address stays taken until its
 // ConnectionLost has run.
 
 // simEndpoint is a datagram endpoint bound on the network.
@@ -62,6 +64,11 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 	}
 	var raddr *net.UDPAddr
 	if remote != nil {
+		if remote.IP.Equal(net.IPv4bcast) {
+			// As the kernel: no SO_BROADCAST (which the network does
+			// not offer), no route to the broadcast address.
+			return nil, nil, os.NewSyscallError("connect", unix.EACCES)
+		}
 		to := h.resolve(remote.IP.String())
 		if remote.IP == nil {
 			to = h // as a real socket connects to 0.0.0.0
@@ -130,6 +137,9 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 			return unix.EAFNOSUPPORT
 		}
 		to = a
+	}
+	if to.IP.Equal(net.IPv4bcast) {
+		return unix.EACCES // as the kernel without SO_BROADCAST
 	}
 	dst := e.host.resolve(to.IP.String())
 	if dst == nil {
