@@ -5,8 +5,10 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
@@ -99,6 +101,34 @@ func TestH21_EmptyHostIsLoopbackOnTheNetwork(tt *testing.T) {
 		}
 		if sim != real || real != "echo: hi\n" {
 			return fmt.Errorf("echo %q on the network, %q on real sockets", sim, real)
+		}
+		return nil
+	})
+}
+
+// A dial to an IP address no simulated host has failed with a
+// *net.DNSError ("lookup 10.0.0.99: no such host"): an address literal is
+// never looked up, by asyncio (getaddrinfo returns it as it is) or by
+// this package on real sockets, so code that tells a name that does not
+// resolve from a host that cannot be reached took the wrong branch. It
+// fails as the network's datagram endpoint connected there does, with
+// ENETUNREACH from connect (an *os.SyscallError, as a real connect's);
+// an unknown name is still a DNSError.
+func TestH21_UnknownAddressIsNotADNSError(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		_, c, _ := simPair(t, 1, LinkConfig{})
+		for _, host := range []string{"10.0.0.99", "192.0.2.1", "2001:db8::1"} {
+			_, _, err := OpenConnection(t, host, 80, WithNetwork(c))
+			var dns *net.DNSError
+			if errors.As(err, &dns) || !errors.Is(err, syscall.ENETUNREACH) {
+				return fmt.Errorf("dial %s: %v, want ENETUNREACH, not a DNS error", host, err)
+			}
+		}
+		_, _, err := OpenConnection(t, "nowhere", 80, WithNetwork(c))
+		var dns *net.DNSError
+		if !errors.As(err, &dns) || !dns.IsNotFound {
+			return fmt.Errorf("dial nowhere: %v, want a not-found DNSError", err)
 		}
 		return nil
 	})

@@ -711,7 +711,8 @@ func (d *simDial) fail(err error) {
 // loses the SYN, and so does a full backlog (counting the handshakes in
 // progress). The host has one address, so one attempt: with allErrors
 // (WithAllErrors) its error is a group of one, as asyncio's all_errors
-// makes it; a name not on the network is the lookup's error either way.
+// makes it; a name not on the network is the lookup's error either way,
+// and an address no host has is ENETUNREACH, as connect says it.
 func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int, error) {
 	n := h.n
 	if err := n.check(t.Loop()); err != nil {
@@ -719,6 +720,13 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int
 	}
 	to := h.resolve(host)
 	if to == nil {
+		if net.ParseIP(host) != nil {
+			// An address literal is never looked up: no host has it, so
+			// no route leads there (as a datagram endpoint connected
+			// there is told).
+			err := fmt.Errorf("connect to %s: %w", addrString(host, port), os.NewSyscallError("connect", unix.ENETUNREACH))
+			return -1, joinConnectErrors([]error{err}, allErrors)
+		}
 		return -1, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
 	n.nextDial++
