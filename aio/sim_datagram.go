@@ -22,8 +22,8 @@ import (
 // carries (65,507 bytes) is refused with EMSGSIZE (through
 // ErrorReceived), one to the broadcast address 255.255.255.255 with
 // EACCES (the network has no SO_BROADCAST: WithAllowBroadcast is
-// refused), and a closed endpoint's address stays taken until its
-// ConnectionLost has run.
+// refused), one to port 0 with EINVAL, and a closed endpoint's address
+// stays taken until its ConnectionLost has run.
 
 // simEndpoint is a datagram endpoint bound on the network.
 type simEndpoint struct {
@@ -135,6 +135,9 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 		a, _ := sockaddrToAddr(sa, "udp").(*net.UDPAddr)
 		if a == nil {
 			return unix.EAFNOSUPPORT
+		}
+		if a.Port == 0 {
+			return unix.EINVAL // as udp_sendmsg: no datagram to port 0
 		}
 		to = a
 	}
