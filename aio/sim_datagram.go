@@ -31,6 +31,10 @@ type simEndpoint struct {
 	addr   *net.UDPAddr
 	remote *net.UDPAddr // connected: sends go there, only its datagrams arrive
 	tr     *datagramTransport
+	// sockErr is the error an ICMP message left pending, as a real
+	// socket's sk_err: one slot, which the next send (failing, the
+	// datagram not sent) or the loop's next read reports, and clears.
+	sockErr error
 }
 
 // gone reports whether the endpoint no longer holds its address: as a
@@ -144,6 +148,10 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 	if to.IP.Equal(net.IPv4bcast) {
 		return unix.EACCES // as the kernel without SO_BROADCAST
 	}
+	if err := e.sockErr; err != nil { // as sock_alloc_send_pskb: the pending error, nothing sent
+		e.sockErr = nil
+		return err
+	}
 	dst := e.host.resolve(to.IP.String())
 	if dst == nil {
 		n.tracef("udp %s -> %s: %d bytes, no such host", e.addr, to, len(data))
@@ -221,15 +229,39 @@ func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, d
 		n.tracef("udp %s -> %s: %d bytes, port unreachable", from, dest, len(data))
 		if src.remote != nil {
 			back := n.delay(n.lookup(dest.IP.String()), src.host)
-			n.loop.CallLater(back, func() {
-				if !src.gone() {
-					src.tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", unix.ECONNREFUSED))
-				}
-			})
+			if back == 0 {
+				src.icmpError(unix.ECONNREFUSED) // on the spot, as on loopback
+			} else {
+				n.loop.CallLater(back, func() { src.icmpError(unix.ECONNREFUSED) })
+			}
 		}
 		return nil
 	}
 	return e
+}
+
+// icmpError is an ICMP error reaching e: as on a real socket it is left
+// pending in one slot (a second overwrites the first), and reported once,
+// by the next send or, if none comes first, by the loop's next read of
+// the socket (the next iteration), as ErrorReceived from recvfrom. So
+// three datagrams sent at once to a closed port give a real socket's
+// errors: the second send fails (the first's error), the third is sent,
+// and its error comes from the read.
+func (e *simEndpoint) icmpError(err error) {
+	if e.gone() {
+		return
+	}
+	scheduled := e.sockErr != nil // a read is due already
+	e.sockErr = err
+	if scheduled {
+		return
+	}
+	e.host.n.loop.CallSoon(func() {
+		if err := e.sockErr; err != nil && !e.gone() && !e.tr.closing { // Close removes a real one's reader
+			e.sockErr = nil
+			e.tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", err))
+		}
+	})
 }
 
 // deliver is readReady for a simulated datagram.
