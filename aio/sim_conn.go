@@ -161,6 +161,7 @@ func (c *SimConn) Server() net.Addr { return c.saddr }
 // server's protocol sees ConnectionMade, then ConnectionLost with
 // ECONNRESET. It does nothing on a connection already over.
 func (c *SimConn) Reset() {
+	c.n.checkCaller("SimConn.Reset")
 	if c.done {
 		return
 	}
@@ -238,6 +239,7 @@ func resetPeer(app int, id [2]uint64) {
 // ACK too: the client connects, or the server accepts, only after the
 // Resume (the link's latency after it).
 func (c *SimConn) Stall() {
+	c.n.checkCaller("SimConn.Stall")
 	if c.done || c.stalled {
 		return
 	}
@@ -249,6 +251,7 @@ func (c *SimConn) Stall() {
 // sooner; a later StallFor replaces its end). A negative d is a
 // *ValueError, and stalls nothing.
 func (c *SimConn) StallFor(d time.Duration) {
+	c.n.checkCaller("SimConn.StallFor")
 	if d < 0 {
 		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SimConn.StallFor: negative duration %v", d)})
 	}
@@ -262,6 +265,7 @@ func (c *SimConn) StallFor(d time.Duration) {
 // Resume ends a Stall: what was held is delivered after the link's
 // latency.
 func (c *SimConn) Resume() {
+	c.n.checkCaller("SimConn.Resume")
 	if c.unstall != nil {
 		c.unstall.Cancel()
 		c.unstall = nil
