@@ -5,6 +5,7 @@ package aio
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"syscall"
@@ -215,4 +216,51 @@ func TestH21_ResetInBacklogIsStillAccepted(tt *testing.T) {
 	if !slices.Equal(sim, real) {
 		tt.Fatalf("simulated network: %v, real sockets: %v", sim, real)
 	}
+}
+
+// A server binding, on a real host, the port an outgoing connection of
+// that host uses as its local port fails with EADDRINUSE (the connected
+// socket has no SO_REUSEADDR, so the bind conflicts even with the
+// server's reuse_address). On the simulated network the server got it:
+// two sockets of the host with one port, and the connection's client
+// address became the server's address too. (Checked on loopback: a server
+// on the local port of a connection to another local server.)
+func TestH21_ListenOnAConnectionsPortIsInUse(tt *testing.T) {
+	clean(tt)
+	scenario := func(t *asyncio.T, host string, opts ...Option) (string, error) {
+		srv, err := StartServer(t, echoLines(""), host, 0, opts...)
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		_, w, err := OpenConnection(t, host, serverPort(srv), opts...)
+		if err != nil {
+			return "", err
+		}
+		defer w.Close()
+		port := w.ExtraInfo("sockname").(*net.TCPAddr).Port
+		s2, err := StartServer(t, echoLines(""), host, port, opts...)
+		if err == nil {
+			s2.Close()
+		}
+		return describe(err), nil
+	}
+	runVirtual(tt, func(t *asyncio.T) error {
+		real, err := scenario(t, "127.0.0.1")
+		if err != nil {
+			return err
+		}
+		if real != "syscall=bind EADDRINUSE" {
+			return fmt.Errorf("real sockets: %s, want EADDRINUSE (the test's premise)", real)
+		}
+		n := NewSimNetwork(t, 1)
+		sim, err := scenario(t, "127.0.0.1", WithNetwork(n.Host("box")))
+		if err != nil {
+			return err
+		}
+		if sim != real {
+			return fmt.Errorf("simulated network: %s, real sockets: %s", sim, real)
+		}
+		return nil
+	})
 }

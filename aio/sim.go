@@ -585,7 +585,9 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 		port = h.port()
 	}
 	key := addrString(h.ip.String(), port)
-	if port == 0 || n.listener(key) != nil {
+	// A port one of h's connections has as its local port is taken too:
+	// a connected socket has no SO_REUSEADDR, so a real bind conflicts.
+	if port == 0 || n.listener(key) != nil || h.clientPorts[port] {
 		return nil, fmt.Errorf("error while attempting to bind on address %s: %w", key, os.NewSyscallError("bind", unix.EADDRINUSE))
 	}
 	fds, err := simSocketpair()
