@@ -111,11 +111,21 @@ func NewConn(owner asyncio.LoopOwner, fd int, network string) *Conn {
 // "unix") on t's loop, with the same resolution and happy eyeballs as
 // CreateConnection (options WithHappyEyeballsDelay, WithInterleave,
 // WithResolver), and returns a Conn (asyncio has no equivalent; it is
-// net.Dial for the loop). Errors are *net.OpError, as net.Dial's.
+// net.Dial for the loop). Errors are *net.OpError, as net.Dial's. Another
+// network, and WithNetwork with "unix" (a simulated host has no Unix
+// sockets), are a *ValueError naming it, before anything is dialled.
 func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, error) {
 	o, err := buildOptions("DialConn", opts)
 	if err != nil {
 		return nil, err
+	}
+	// Taken for "tcp", another network would dial TCP whatever it names,
+	// and "unix" would dial a real socket off the simulated network.
+	switch {
+	case network != "tcp" && network != "unix":
+		return nil, &asyncio.ValueError{Msg: fmt.Sprintf(`DialConn: network %q is not supported (want "tcp" or "unix")`, network)}
+	case network == "unix" && o.simHost != nil:
+		return nil, &asyncio.ValueError{Msg: `DialConn: WithNetwork is not supported with network "unix" (a simulated host has no Unix sockets)`}
 	}
 	var fd int
 	switch network {
@@ -127,7 +137,7 @@ func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, err
 		if fd, err = dialOne(t, unix.AF_UNIX, sa); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
-	default:
+	default: // "tcp"
 		host, portStr, err := net.SplitHostPort(address)
 		if err != nil {
 			return nil, err
@@ -139,7 +149,6 @@ func DialConn(t *asyncio.T, network, address string, opts ...Option) (*Conn, err
 		if fd, err = dialHost(t, host, port, o); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
-		network = "tcp"
 	}
 	return NewConn(t, fd, network), nil
 }

@@ -552,7 +552,8 @@ func WithResolver(r Resolver) Option {
 // CreateServer, StartServer, StartHTTPServer and CreateDatagramEndpoint
 // on h's simulated network (NewSimNetwork), as host h: connections are
 // dialled from h to a host name or address of the network (WithResolver
-// is not used), servers and endpoints bind on h (host "", a wildcard or
+// is not used; host "", asyncio's None, is h's loopback, as on a real
+// host), servers and endpoints bind on h (host "", a wildcard or
 // loopback address, or h's name or address: a simulated host has one
 // address, so code that listens on 127.0.0.1 runs unchanged; and a
 // server's Addr is that address whatever it was bound to, the address

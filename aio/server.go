@@ -3,10 +3,12 @@
 package aio
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +36,7 @@ type Server struct {
 	disown    func() bool
 
 	clients     map[*socketTransport]Transport // raw transport -> what the protocol sees
+	nextClient  uint64                         // attach's count, for each transport's clientSeq
 	activeCount int
 	waiters     []*asyncio.Future[struct{}]
 	woken       bool // asyncio's _waiters is None
@@ -220,6 +223,8 @@ func (s *Server) attach(tr *socketTransport) {
 		s.onActive(1)
 	}
 	s.activeCount++
+	s.nextClient++
+	tr.clientSeq = s.nextClient
 	s.clients[tr] = tr
 }
 
@@ -304,10 +309,19 @@ func (s *Server) AbortClients() {
 	}
 }
 
+// snapshotClients returns the server's connections in the order they
+// were accepted, not a map's random one: what CloseClients and
+// AbortClients do to them then happens in the same order in every run,
+// which a simulated network's seed needs to repeat a run exactly.
 func (s *Server) snapshotClients() []Transport {
-	trs := make([]Transport, 0, len(s.clients))
-	for _, tr := range s.clients {
-		trs = append(trs, tr)
+	raw := make([]*socketTransport, 0, len(s.clients))
+	for tr := range s.clients {
+		raw = append(raw, tr)
+	}
+	slices.SortFunc(raw, func(a, b *socketTransport) int { return cmp.Compare(a.clientSeq, b.clientSeq) })
+	trs := make([]Transport, len(raw))
+	for i, tr := range raw {
+		trs[i] = s.clients[tr]
 	}
 	return trs
 }

@@ -85,8 +85,11 @@ const (
 // reaches another by its name or address, and itself by those or by
 // "localhost", a loopback or a wildcard address, as on a real host (whose
 // connections, and datagrams, then have loopback addresses). Every
-// method must be called on the loop (from a task or a callback). Closing
-// the loop closes the network and every descriptor it holds.
+// method must be called on the loop (from a task or a callback): while
+// the loop runs, the methods that change or walk the network (and
+// SimConn's faults) panic with a *RuntimeError when called from another
+// goroutine, another loop's task included. Closing the loop closes the
+// network and every descriptor it holds.
 type SimNetwork struct {
 	loop      *asyncio.Loop
 	rng       *rand.Rand
@@ -159,6 +162,19 @@ func (n *SimNetwork) check(l *asyncio.Loop) error {
 	return nil
 }
 
+// checkCaller panics with a *RuntimeError naming call, before anything
+// changes, when call is made while the network's loop runs but not on
+// it (from another loop's task, or another goroutine): the network's
+// state is the loop's and unguarded, and a map changed under the loop
+// kills the process ("concurrent map writes"). Before and after the loop
+// runs any goroutine may set up or inspect the network.
+func (n *SimNetwork) checkCaller(call string) {
+	if n.loop.IsRunning() && !n.loop.OnLoopGoroutine() {
+		panic(&asyncio.RuntimeError{Msg: fmt.Sprintf("%s called from a goroutine that is not running the network's loop "+
+			"(call it from a task or callback of that loop, or through CallSoonThreadsafe or RunCoroutineThreadsafe)", call)})
+	}
+}
+
 // Host returns the host called name, adding it if it is new; hosts get
 // the addresses 10.0.0.1, 10.0.0.2, ... in the order they are added, and
 // Host(ip) returns the host that has address ip. An empty name, a
@@ -166,6 +182,7 @@ func (n *SimNetwork) check(l *asyncio.Loop) error {
 // which mean the calling host itself), and an IP address no host has are
 // a *ValueError.
 func (n *SimNetwork) Host(name string) *SimHost {
+	n.checkCaller("SimNetwork.Host")
 	if name == "" {
 		panic(&asyncio.ValueError{Msg: "SimNetwork.Host: empty host name"})
 	}
@@ -252,13 +269,17 @@ func linkKey(a, b *SimHost) [2]*SimHost {
 // SetDefaultLink sets the link of every pair of hosts without one of
 // their own (SetLink). A bad cfg is a *ValueError (see SetLink), and
 // changes nothing.
-func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) { n.deflt = checkLink("SetDefaultLink", cfg) }
+func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) {
+	n.checkCaller("SimNetwork.SetDefaultLink")
+	n.deflt = checkLink("SetDefaultLink", cfg)
+}
 
 // SetLink sets the link between a and b (both directions; a == b is the
 // host's loopback). A negative duration, bandwidth or buffer, a Loss or
 // Duplicate outside [0, 1], and a nil host or one of another network are
 // a *ValueError naming the mistake, and change nothing.
 func (n *SimNetwork) SetLink(a, b *SimHost, cfg LinkConfig) {
+	n.checkCaller("SimNetwork.SetLink")
 	n.checkHost("SetLink", a)
 	n.checkHost("SetLink", b)
 	n.links[linkKey(a, b)] = checkLink("SetLink", cfg)
@@ -326,6 +347,7 @@ func simAddTime(a, b time.Duration) time.Duration {
 // on its way is held too, so the server accepts that connection only
 // after Heal. A nil host or one of another network is a *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
+	n.checkCaller("SimNetwork.Partition")
 	n.checkHost("Partition", a)
 	n.checkHost("Partition", b)
 	n.cut[linkKey(a, b)] = true
@@ -335,6 +357,7 @@ func (n *SimNetwork) Partition(a, b *SimHost) {
 // Heal undoes Partition: what was held is delivered after the link's
 // latency.
 func (n *SimNetwork) Heal(a, b *SimHost) {
+	n.checkCaller("SimNetwork.Heal")
 	n.checkHost("Heal", a)
 	n.checkHost("Heal", b)
 	if !n.cut[linkKey(a, b)] {
@@ -364,6 +387,7 @@ func (n *SimNetwork) At(when time.Duration, fault func()) *asyncio.TimerHandle {
 
 // Conns returns the open connections, oldest first.
 func (n *SimNetwork) Conns() []*SimConn {
+	n.checkCaller("SimNetwork.Conns")
 	cs := make([]*SimConn, 0, len(n.conns))
 	for c := range n.conns {
 		cs = append(cs, c)
@@ -374,12 +398,17 @@ func (n *SimNetwork) Conns() []*SimConn {
 
 // ConnOf returns the open connection whose client end has the address
 // client (the client's "sockname", the server's "peername"), or nil:
-// how a test finds the connection of a transport, stream or Conn.
+// how a test finds the connection of a transport, stream or Conn. Two
+// hosts' connections to themselves through a loopback name can share a
+// client address (127.0.0.1 and the same port, as on two real hosts):
+// ConnOf returns the oldest, every time, so the same seed picks the same
+// one.
 func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
+	n.checkCaller("SimNetwork.ConnOf")
 	if client == nil {
 		return nil
 	}
-	for c := range n.conns {
+	for _, c := range n.Conns() { // oldest first, not a map's random order
 		if c.caddr.String() == client.String() {
 			return c
 		}
@@ -394,6 +423,7 @@ func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
 // ErrSimNetworkClosed, and later calls fail with it too.
 // Calling it again does nothing.
 func (n *SimNetwork) Close() {
+	n.checkCaller("SimNetwork.Close")
 	if n.closed {
 		return
 	}
@@ -451,10 +481,17 @@ func (n *SimNetwork) release() {
 	for c := range n.conns {
 		if !c.accepted && !c.sfdGone {
 			unix.Close(c.sfd) // in the handshake or the backlog: the network's
+			c.sfdGone = true
 		}
 	}
 	for _, sl := range n.listeners {
 		unix.Close(sl.l2)
+		for _, c := range sl.backlog { // reset there, and over (keepQueued)
+			if !c.accepted && !c.sfdGone {
+				unix.Close(c.sfd)
+				c.sfdGone = true
+			}
+		}
 	}
 	for d := range n.dials {
 		if d.conn != nil && !d.handed {
@@ -548,7 +585,9 @@ func (h *SimHost) listen(t *asyncio.T, factory func() Protocol, host string, por
 		port = h.port()
 	}
 	key := addrString(h.ip.String(), port)
-	if port == 0 || n.listener(key) != nil {
+	// A port one of h's connections has as its local port is taken too:
+	// a connected socket has no SO_REUSEADDR, so a real bind conflicts.
+	if port == 0 || n.listener(key) != nil || h.clientPorts[port] {
 		return nil, fmt.Errorf("error while attempting to bind on address %s: %w", key, os.NewSyscallError("bind", unix.EADDRINUSE))
 	}
 	fds, err := simSocketpair()
@@ -700,7 +739,8 @@ func (d *simDial) fail(err error) {
 // loses the SYN, and so does a full backlog (counting the handshakes in
 // progress). The host has one address, so one attempt: with allErrors
 // (WithAllErrors) its error is a group of one, as asyncio's all_errors
-// makes it; a name not on the network is the lookup's error either way.
+// makes it; a name not on the network is the lookup's error either way,
+// and an address no host has is ENETUNREACH, as connect says it.
 func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int, error) {
 	n := h.n
 	if err := n.check(t.Loop()); err != nil {
@@ -708,6 +748,13 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int
 	}
 	to := h.resolve(host)
 	if to == nil {
+		if net.ParseIP(host) != nil {
+			// An address literal is never looked up: no host has it, so
+			// no route leads there (as a datagram endpoint connected
+			// there is told).
+			err := fmt.Errorf("connect to %s: %w", addrString(host, port), os.NewSyscallError("connect", unix.ENETUNREACH))
+			return -1, joinConnectErrors([]error{err}, allErrors)
+		}
 		return -1, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
 	n.nextDial++
@@ -839,10 +886,13 @@ func SearchSeeds(first, count uint64, scenario func(seed uint64) error) (uint64,
 	if scenario == nil {
 		panic(&asyncio.ValueError{Msg: "SearchSeeds: nil scenario"})
 	}
-	if first+count < first {
+	// The last seed, first+count-1, may be the largest uint64 itself:
+	// only one past it is a mistake.
+	if count > 0 && first+(count-1) < first {
 		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SearchSeeds: %d seeds from %d go past the largest uint64", count, first)})
 	}
-	for s := first; s < first+count; s++ {
+	for i := range count {
+		s := first + i
 		if err := scenario(s); err != nil {
 			return s, fmt.Errorf("seed %d: %w", s, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -24,6 +25,11 @@ type SimConn struct {
 	// server's); c2 and s2 the network's.
 	cfd, sfd int
 	c2, s2   int
+	// cid and sid identify the sockets cfd and sfd (fdID): an
+	// application may close its end while the connection lives on
+	// (half-closed), and its descriptor number then names whatever the
+	// process opens next.
+	cid, sid [2]uint64
 	up, down *simPipe // client -> server, server -> client
 	accepted bool     // the server took sfd
 	stalled  bool
@@ -44,6 +50,11 @@ type SimConn struct {
 	// resetting: the connection ends with a reset, so the relay's ends
 	// close with the kept bytes unread (sim_relay_linux.go).
 	resetting bool
+	// keepQueued: the connection was reset while in its listener's
+	// backlog; it ended, but its server end stays queued for accept
+	// (resetServerEnd), and the listener, or the network's release,
+	// closes it if nobody accepts it.
+	keepQueued bool
 }
 
 // simPipe is one direction of a connection: it reads what the sender's
@@ -111,6 +122,8 @@ func (n *SimNetwork) newConn(client *SimHost, sl *simListener, selfLocal, selfRe
 		saddr: sl.addr,
 		cfd:   a[0], c2: a[1], sfd: b[0], s2: b[1],
 	}
+	c.cid[0], c.cid[1], _ = fdID(c.cfd)
+	c.sid[0], c.sid[1], _ = fdID(c.sfd)
 	if selfLocal != nil {
 		c.caddr.IP = selfLocal
 		c.saddr = &net.TCPAddr{IP: selfRemote, Port: sl.addr.Port}
@@ -143,9 +156,12 @@ func (c *SimConn) Server() net.Addr { return c.saddr }
 // WaitClosed), also one that half-closed (WriteEOF). What was in
 // flight is lost. A connection still in its handshake (its SYN-ACK on
 // the way) is refused instead: the client's dial fails with
-// ECONNREFUSED, and the server never sees it. It does nothing on a
-// connection already over.
+// ECONNREFUSED, and the server never sees it. One waiting in the
+// server's backlog is still accepted, as Linux's accept returns it: the
+// server's protocol sees ConnectionMade, then ConnectionLost with
+// ECONNRESET. It does nothing on a connection already over.
 func (c *SimConn) Reset() {
+	c.n.checkCaller("SimConn.Reset")
 	if c.done {
 		return
 	}
@@ -157,13 +173,35 @@ func (c *SimConn) Reset() {
 		d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ECONNREFUSED)))
 		return
 	}
-	resetPeer(c.cfd)
-	if c.accepted {
-		resetPeer(c.sfd)
-	} else {
+	resetPeer(c.cfd, c.cid)
+	c.resetServerEnd()
+	c.finish(false)
+}
+
+// resetServerEnd makes the server's end see the reset: the application's
+// socket if the server accepted it; one waiting in the listener's
+// backlog stays there, reset, since Linux's accept still returns such a
+// connection (its first read fails with ECONNRESET), and asyncio makes a
+// protocol for it that sees ConnectionMade, then ConnectionLost. One
+// still in its handshake goes: a RST drops a half-open connection.
+func (c *SimConn) resetServerEnd() {
+	switch {
+	case c.accepted:
+		resetPeer(c.sfd, c.sid)
+	case c.queued():
+		resetPeer(c.sfd, c.sid)
+		c.keepQueued = true // finish leaves sfd to the backlog
+	default:
 		c.dropServerEnd()
 	}
-	c.finish(false)
+}
+
+// queued reports whether c waits in its listener's backlog.
+func (c *SimConn) queued() bool {
+	if c.sl == nil || c.sfdGone {
+		return false
+	}
+	return slices.Contains(c.sl.backlog, c)
 }
 
 // abort resets the side named ("client" or "server") because of why.
@@ -174,9 +212,9 @@ func (c *SimConn) abort(side, why string) {
 	c.n.tracef("conn %d reset toward the %s (%s)", c.id, side, why)
 	c.resetting = true // the other side's application has closed its socket
 	if side == "client" {
-		resetPeer(c.cfd)
-	} else if c.accepted {
-		resetPeer(c.sfd)
+		resetPeer(c.cfd, c.cid)
+	} else {
+		c.resetServerEnd()
 	}
 	c.finish(false)
 }
@@ -185,8 +223,15 @@ func (c *SimConn) abort(side, why string) {
 // network closes its end: a socket pair closed with unread data resets
 // its peer, so one byte is sent to the network's end first. (An
 // application that shut down its sending side takes no byte; the byte
-// the relay kept of what it sent does it then, sim_relay_linux.go.)
-func resetPeer(app int) { unix.Write(app, []byte{0}) }
+// the relay kept of what it sent does it then, sim_relay_linux.go.) The
+// byte goes only while app is still the socket id: an application that
+// closed it is not there to hear the reset, and the number may name
+// another file by now, which must not get a byte nobody sent.
+func resetPeer(app int, id [2]uint64) {
+	if dev, ino, ok := fdID(app); ok && [2]uint64{dev, ino} == id {
+		unix.Write(app, []byte{0})
+	}
+}
 
 // Stall holds everything the connection carries, both ways, until
 // Resume: the peers see a silent connection (no error, no data). A
@@ -194,6 +239,7 @@ func resetPeer(app int) { unix.Write(app, []byte{0}) }
 // ACK too: the client connects, or the server accepts, only after the
 // Resume (the link's latency after it).
 func (c *SimConn) Stall() {
+	c.n.checkCaller("SimConn.Stall")
 	if c.done || c.stalled {
 		return
 	}
@@ -205,6 +251,7 @@ func (c *SimConn) Stall() {
 // sooner; a later StallFor replaces its end). A negative d is a
 // *ValueError, and stalls nothing.
 func (c *SimConn) StallFor(d time.Duration) {
+	c.n.checkCaller("SimConn.StallFor")
 	if d < 0 {
 		panic(&asyncio.ValueError{Msg: fmt.Sprintf("SimConn.StallFor: negative duration %v", d)})
 	}
@@ -218,6 +265,7 @@ func (c *SimConn) StallFor(d time.Duration) {
 // Resume ends a Stall: what was held is delivered after the link's
 // latency.
 func (c *SimConn) Resume() {
+	c.n.checkCaller("SimConn.Resume")
 	if c.unstall != nil {
 		c.unstall.Cancel()
 		c.unstall = nil
@@ -571,7 +619,9 @@ func (c *SimConn) finish(network bool) {
 		c.n.tracef("conn %d closed by the network", c.id)
 	}
 	c.dial = nil
-	c.dropServerEnd()
+	if !c.keepQueued {
+		c.dropServerEnd()
+	}
 	c.endHandshake()
 	l := c.n.loop
 	for _, p := range []*simPipe{c.up, c.down} {

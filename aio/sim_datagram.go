@@ -20,8 +20,10 @@ import (
 // As on a real host, localhost and the loopback and wildcard addresses
 // reach the sending host itself, a datagram larger than UDP over IPv4
 // carries (65,507 bytes) is refused with EMSGSIZE (through
-// ErrorReceived), and a closed endpoint's address stays taken until its
-// ConnectionLost has run.
+// ErrorReceived), one to the broadcast address 255.255.255.255 with
+// EACCES (the network has no SO_BROADCAST: WithAllowBroadcast is
+// refused), one to port 0 with EINVAL, and a closed endpoint's address
+// stays taken until its ConnectionLost has run.
 
 // simEndpoint is a datagram endpoint bound on the network.
 type simEndpoint struct {
@@ -29,6 +31,10 @@ type simEndpoint struct {
 	addr   *net.UDPAddr
 	remote *net.UDPAddr // connected: sends go there, only its datagrams arrive
 	tr     *datagramTransport
+	// sockErr is the error an ICMP message left pending, as a real
+	// socket's sk_err: one slot, which the next send (failing, the
+	// datagram not sent) or the loop's next read reports, and clears.
+	sockErr error
 }
 
 // gone reports whether the endpoint no longer holds its address: as a
@@ -62,6 +68,11 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 	}
 	var raddr *net.UDPAddr
 	if remote != nil {
+		if remote.IP.Equal(net.IPv4bcast) {
+			// As the kernel: no SO_BROADCAST (which the network does
+			// not offer), no route to the broadcast address.
+			return nil, nil, os.NewSyscallError("connect", unix.EACCES)
+		}
 		to := h.resolve(remote.IP.String())
 		if remote.IP == nil {
 			to = h // as a real socket connects to 0.0.0.0
@@ -129,7 +140,17 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 		if a == nil {
 			return unix.EAFNOSUPPORT
 		}
+		if a.Port == 0 {
+			return unix.EINVAL // as udp_sendmsg: no datagram to port 0
+		}
 		to = a
+	}
+	if to.IP.Equal(net.IPv4bcast) {
+		return unix.EACCES // as the kernel without SO_BROADCAST
+	}
+	if err := e.sockErr; err != nil { // as sock_alloc_send_pskb: the pending error, nothing sent
+		e.sockErr = nil
+		return err
 	}
 	dst := e.host.resolve(to.IP.String())
 	if dst == nil {
@@ -208,15 +229,39 @@ func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, d
 		n.tracef("udp %s -> %s: %d bytes, port unreachable", from, dest, len(data))
 		if src.remote != nil {
 			back := n.delay(n.lookup(dest.IP.String()), src.host)
-			n.loop.CallLater(back, func() {
-				if !src.gone() {
-					src.tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", unix.ECONNREFUSED))
-				}
-			})
+			if back == 0 {
+				src.icmpError(unix.ECONNREFUSED) // on the spot, as on loopback
+			} else {
+				n.loop.CallLater(back, func() { src.icmpError(unix.ECONNREFUSED) })
+			}
 		}
 		return nil
 	}
 	return e
+}
+
+// icmpError is an ICMP error reaching e: as on a real socket it is left
+// pending in one slot (a second overwrites the first), and reported once,
+// by the next send or, if none comes first, by the loop's next read of
+// the socket (the next iteration), as ErrorReceived from recvfrom. So
+// three datagrams sent at once to a closed port give a real socket's
+// errors: the second send fails (the first's error), the third is sent,
+// and its error comes from the read.
+func (e *simEndpoint) icmpError(err error) {
+	if e.gone() {
+		return
+	}
+	scheduled := e.sockErr != nil // a read is due already
+	e.sockErr = err
+	if scheduled {
+		return
+	}
+	e.host.n.loop.CallSoon(func() {
+		if err := e.sockErr; err != nil && !e.gone() && !e.tr.closing { // Close removes a real one's reader
+			e.sockErr = nil
+			e.tr.protocol.ErrorReceived(os.NewSyscallError("recvfrom", err))
+		}
+	})
 }
 
 // deliver is readReady for a simulated datagram.

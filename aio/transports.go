@@ -522,6 +522,7 @@ type socketTransport struct {
 	readingPaused     bool
 	protocolConnected bool
 	sendfile          *sendfileState // a Sendfile in progress (sendfile.go)
+	clientSeq         uint64         // its server's count of it (Server.attach), for the accept order
 }
 
 var _ Transport = (*socketTransport)(nil)
@@ -936,7 +937,8 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		}
 		return makeConnection(t, "CreateConnection", o.sock, network, factory, o, host, nil)
 	}
-	if host == "" && o.simHost == nil {
+	dial := host
+	if host == "" {
 		// asyncio's host=None: with port=None too it is an error, else
 		// getaddrinfo(None, port) gives the loopback addresses.
 		if port == 0 {
@@ -945,6 +947,9 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if o.tlsNeedsServerName() {
 			return nil, nil, &asyncio.ValueError{Msg: "You must set server_hostname when using ssl without a host"}
 		}
+		dial = "localhost" // on a simulated network: the calling host's loopback
+	}
+	if host == "" && o.simHost == nil {
 		local, err := resolveLocal(t, o)
 		if err != nil {
 			return nil, nil, err
@@ -956,7 +961,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		}
 		return makeConnection(t, "CreateConnection", fd, "tcp", factory, o, host, nil)
 	}
-	fd, err := dialHost(t, host, port, o)
+	fd, err := dialHost(t, dial, port, o)
 	if err != nil {
 		return nil, nil, err
 	}
