@@ -38,9 +38,10 @@ func TestHTTPServerHeaderTooLargeIs431(t *testing.T) {
 		// until the client's half-close.
 		prefix := "GET / HTTP/1.1\r\nHost: x\r\nX-Big: "
 		big := prefix + strings.Repeat("a", httpHeaderReadLimit-len(prefix))
+		addr := s.Addr().String()
 		resp, err := asyncio.Go(at, func(ctx context.Context) (string, error) {
 			var d net.Dialer
-			c, err := d.DialContext(ctx, "tcp", s.Addr().String())
+			c, err := d.DialContext(ctx, "tcp", addr)
 			if err != nil {
 				return "", err
 			}

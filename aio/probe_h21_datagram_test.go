@@ -3,7 +3,6 @@
 package aio
 
 import (
-	"fmt"
 	"net"
 	"slices"
 	"testing"
@@ -52,7 +51,7 @@ func TestH21_BroadcastWithoutSOBroadcastIsEACCES(tt *testing.T) {
 		tt.Fatalf("real sockets: %v, want %v (the test's premise)", real, want)
 	}
 	if !slices.Equal(sim, real) {
-		tt.Fatal(fmt.Sprintf("simulated network: %v, real sockets: %v", sim, real))
+		tt.Fatalf("simulated network: %v, real sockets: %v", sim, real)
 	}
 }
 
