@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
+	"github.com/go-asyncio/asyncio/internal/hooks"
 )
 
 // Never is the deadline "no deadline" (asyncio's None) for timeouts.
@@ -64,6 +65,10 @@ type Loop struct {
 	sel      selector
 	fds      map[int]*fdHandlers
 	ioEvents []ioEvent
+	// closedWorldFD, set by a simulated network (hooks.SetClosedWorld),
+	// reports whether an fd is one of its descriptors: ready only through
+	// this loop's own callbacks and timers (see waitsForNothing).
+	closedWorldFD func(fd int) bool
 
 	// Cross-goroutine scheduling (CallSoonThreadsafe).
 	threadsafeMu      sync.Mutex
@@ -854,6 +859,10 @@ func (l *Loop) poll(timeout time.Duration) {
 				l.virtualNow += timeout
 				return
 			}
+			if timeout < 0 && l.waitsForNothing() {
+				l.deadlocked = true
+				return
+			}
 			// Outside work in flight takes no virtual time: wait for it
 			// (CallSoonThreadsafe wakes the selector) or for I/O, and
 			// report it after a grace period (stall.go).
@@ -877,14 +886,9 @@ func (l *Loop) poll(timeout time.Duration) {
 			l.virtualNow += timeout
 			return
 		}
-		if l.external.Load() == 0 && !l.grp.serving {
-			l.threadsafeMu.Lock()
-			idle := len(l.threadsafePending) == 0
-			l.threadsafeMu.Unlock()
-			if idle {
-				l.deadlocked = true
-				return
-			}
+		if l.waitsForNothing() {
+			l.deadlocked = true
+			return
 		}
 	}
 	// Block on the wakeup channel, with a timer when there is a deadline.
@@ -921,6 +925,35 @@ func (l *Loop) poll(timeout time.Duration) {
 	if l.virtual {
 		l.noteStall(stallStart)
 	}
+}
+
+// waitsForNothing reports whether a loop on virtual time, with nothing
+// ready and no timer, can never be woken: no outside work in flight or
+// queued, and no descriptor that something outside the loop could make
+// ready (only a simulated network's, whose poll found nothing). It would
+// then wait for ever: ErrDeadlock.
+func (l *Loop) waitsForNothing() bool {
+	if l.external.Load() != 0 || l.grp.serving {
+		return false
+	}
+	if len(l.fds) > 0 {
+		if l.closedWorldFD == nil {
+			return false
+		}
+		for fd := range l.fds {
+			if !l.closedWorldFD(fd) {
+				return false
+			}
+		}
+	}
+	l.threadsafeMu.Lock()
+	idle := len(l.threadsafePending) == 0
+	l.threadsafeMu.Unlock()
+	return idle
+}
+
+func init() {
+	hooks.RegisterClosedWorld(func(l *Loop, isClosedWorld func(fd int) bool) { l.closedWorldFD = isClosedWorld })
 }
 
 // pollSelector waits on the selector and queues the handles of ready file

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/hooks"
 	"golang.org/x/sys/unix"
 )
 
@@ -133,6 +134,9 @@ func NewSimNetwork(owner asyncio.LoopOwner, seed uint64) *SimNetwork {
 		ep:        -1,
 	}
 	n.disown = l.OnClose(n.release)
+	// Its descriptors become ready only through the loop's callbacks and
+	// timers: a virtual-time loop waiting on them alone is deadlocked.
+	hooks.SetClosedWorld(l, isSimWorldFD)
 	n.tracef("network seed %d", seed)
 	return n
 }
@@ -939,6 +943,33 @@ func simAddrs(fd int) (local, remote net.Addr, ok bool) {
 		return nil, nil, false
 	}
 	return info.local, info.remote, true
+}
+
+// simWorldFDs are the descriptors simulated networks made (both ends of
+// their socket pairs, the relay's epoll descriptor), by number, with the
+// descriptor's device and inode: a number reused for another file is not
+// taken for one of them. A number's entry is replaced when the network
+// makes another descriptor with it, so the map stays as small as the
+// process's descriptor table.
+var simWorldFDs sync.Map // int -> [2]uint64
+
+// markSimWorldFD records fd as a simulated network's.
+func markSimWorldFD(fd int) {
+	if dev, ino, ok := fdID(fd); ok {
+		simWorldFDs.Store(fd, [2]uint64{dev, ino})
+	}
+}
+
+// isSimWorldFD reports whether fd is a descriptor a simulated network made
+// and still open: one that becomes ready only through a loop's own
+// callbacks and timers (hooks.SetClosedWorld).
+func isSimWorldFD(fd int) bool {
+	v, ok := simWorldFDs.Load(fd)
+	if !ok {
+		return false
+	}
+	dev, ino, ok := fdID(fd)
+	return ok && v.([2]uint64) == [2]uint64{dev, ino}
 }
 
 // forgetFDs drops the network's entries.

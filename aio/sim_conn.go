@@ -675,5 +675,7 @@ func simSocketpair() ([2]int, error) {
 			return fds, os.NewSyscallError("fcntl", err)
 		}
 	}
+	markSimWorldFD(fds[0])
+	markSimWorldFD(fds[1])
 	return fds, nil
 }

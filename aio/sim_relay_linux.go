@@ -32,6 +32,7 @@ func (n *SimNetwork) watchRelay(p *simPipe) error {
 		if err != nil {
 			return os.NewSyscallError("epoll_create1", err)
 		}
+		markSimWorldFD(ep)
 		if err := n.loop.AddReader(ep, n.relayReady); err != nil {
 			unix.Close(ep)
 			return err

@@ -478,6 +478,7 @@ func (p *streamProtocol) EOFReceived() bool {
 }
 
 func (p *streamProtocol) ConnectionLost(err error) {
+	p.handler.connectionGone()
 	if p.connLost {
 		return // asyncio: the reader is gone after the first
 	}

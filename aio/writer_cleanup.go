@@ -34,12 +34,29 @@ import (
 //   - a closed Server with connections whose handler returned runs one
 //     collection (runtime.GC) before WaitClosed waits and when such a
 //     handler returns, so WaitClosed does not depend on when the
-//     collector would have run by itself.
+//     collector would have run by itself; until such a connection is
+//     lost, the loop expects the cleanup's close as outside work
+//     (Loop.ExpectExternal), so a loop on virtual time waits for it
+//     instead of reporting a deadlock.
 
 // handlerWriter is a server connection protocol's hold on its writer.
 type handlerWriter struct {
 	w        *StreamWriter // set while the handler runs
 	released bool          // the handler has returned
+	// collecting, set when collectReleased runs a collection for the
+	// connection, releases the loop's expectation (Loop.ExpectExternal)
+	// of the cleanup's close, which arrives from the runtime's cleanup
+	// goroutine: until the connection is lost, a loop on virtual time
+	// waits for it rather than report a deadlock.
+	collecting func()
+}
+
+// connectionGone ends the expectation of a collection's close, if any.
+func (h *handlerWriter) connectionGone() {
+	if h.collecting != nil {
+		h.collecting()
+		h.collecting = nil
+	}
 }
 
 // holdWriter keeps w for the handler and registers the cleanup that
@@ -142,11 +159,17 @@ func (s *Server) collectReleased() {
 	if s.listeners != nil || len(s.waiters) == 0 {
 		return
 	}
+	collect := false
 	for _, view := range s.clients {
 		if released(view) {
-			runtime.GC()
-			return
+			if sp := view.Protocol().(*streamProtocol); sp.handler.collecting == nil {
+				sp.handler.collecting = s.loop.ExpectExternal()
+			}
+			collect = true
 		}
+	}
+	if collect {
+		runtime.GC()
 	}
 }
 

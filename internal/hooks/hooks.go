@@ -35,3 +35,27 @@ func SetSuspendHook[L, T any](loop *L, fn func(task *T, where func() string)) {
 	}
 	set(loop, fn)
 }
+
+// closedWorldSetter is what package asyncio registered: a
+// func(*asyncio.Loop, func(fd int) bool).
+var closedWorldSetter any
+
+// RegisterClosedWorld records set as the implementation of SetClosedWorld
+// for loops of type L. Package asyncio calls it at init.
+func RegisterClosedWorld[L any](set func(loop *L, isClosedWorld func(fd int) bool)) {
+	closedWorldSetter = set
+}
+
+// SetClosedWorld tells loop which of its file descriptors belong to a
+// closed world: a simulated network (package aio) whose descriptors
+// become ready only through the loop's own callbacks and timers. A loop on
+// virtual time that waits with nothing ready, no timer, no outside work,
+// and only such descriptors can never be woken, and reports ErrDeadlock.
+// nil removes it.
+func SetClosedWorld[L any](loop *L, isClosedWorld func(fd int) bool) {
+	set, ok := closedWorldSetter.(func(*L, func(int) bool))
+	if !ok {
+		panic(fmt.Sprintf("hooks.SetClosedWorld: registered %T, called for (*%T, func(int) bool)", closedWorldSetter, *new(L)))
+	}
+	set(loop, isClosedWorld)
+}
