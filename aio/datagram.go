@@ -90,12 +90,13 @@ func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map
 
 // CreateDatagramEndpoint creates a UDP endpoint (asyncio's
 // loop.create_datagram_endpoint): bound to local if not nil, connected to
-// remote if not nil (at least one is required), or on WithSocket's
+// remote if not nil (at least one is required, or WithFamily, which
+// makes an unbound endpoint of its family), or on WithSocket's
 // datagram socket as it is (asyncio's sock=; local and remote nil), which
 // may also be a Unix datagram socket, as asyncio's sock= may: the
 // endpoint is then as CreateUnixDatagramEndpoint's. It
 // returns once the protocol's ConnectionMade has run. Options:
-// WithReusePort, WithAllowBroadcast, WithSocket. A nil factory, a port
+// WithReusePort, WithAllowBroadcast, WithFamily, WithSocket. A nil factory, a port
 // outside 0-65535, an IP neither 4 nor 16 bytes long (nil is the
 // wildcard), or a local and a remote address of different families (IPv4
 // and IPv6) is a *ValueError.
@@ -146,8 +147,17 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 		}
 		return startDatagramEndpoint(t, o.sock, network, p, false)
 	}
-	if local == nil && remote == nil {
+	if local == nil && remote == nil && o.family != unix.AF_INET && o.family != unix.AF_INET6 {
+		// asyncio: without addresses only a family says what to make.
 		return nil, nil, &asyncio.ValueError{Msg: "unexpected address family"}
+	}
+	for _, a := range []*net.UDPAddr{local, remote} {
+		if a != nil && a.IP != nil {
+			// getaddrinfo with the family refuses an address of the other.
+			if _, err := byFamily(a.IP.String(), []net.IP{a.IP}, o.family); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	if local != nil && remote != nil && local.IP != nil && remote.IP != nil && (local.IP.To4() == nil) != (remote.IP.To4() == nil) {
 		// asyncio finds no (family, proto) pair for both addresses.
@@ -161,6 +171,9 @@ func CreateDatagramEndpoint(t *asyncio.T, factory func() DatagramProtocol, local
 		if a != nil && a.IP != nil && a.IP.To4() == nil {
 			family = unix.AF_INET6
 		}
+	}
+	if o.family != unix.AF_UNSPEC {
+		family = o.family // (the addresses are of it, checked above)
 	}
 	fd, err := newSocket(family, unix.SOCK_DGRAM)
 	if err != nil {

@@ -456,8 +456,14 @@ func WithKeepAlive() Option {
 // fails as getaddrinfo does, with a *net.DNSError. Another family, or
 // WithFamily with WithSocket or on a simulated network, is a
 // *ValueError.
+//
+// For CreateDatagramEndpoint it is the socket's family: without local or
+// remote address it makes an unbound endpoint of that family, which
+// SendTo sends from (asyncio's create_datagram_endpoint(family=...) with
+// neither address), and an address of the other family fails as
+// getaddrinfo does.
 func WithFamily(family int) Option {
-	return option("WithFamily", tcpConnect|tcpServe, func(o *options) { o.family, o.familyGiven = family, true })
+	return option("WithFamily", tcpConnect|tcpServe|callCreateDatagramEndpoint, func(o *options) { o.family, o.familyGiven = family, true })
 }
 
 // WithHosts makes CreateServer, StartServer and the group servers listen
