@@ -330,12 +330,14 @@ func (v *ContextVar[V]) Value(ctx context.Context) V {
 }
 
 // Set sets the variable in task t's context (what t reads next and the
-// tasks it creates from now on see) and returns a token for Reset. A nil
-// t panics with a *ValueError, before any change.
+// tasks it creates from now on see) and returns a token for Reset. As
+// contextvars' set changes only the current context, t must be the
+// running task: a nil t panics with a *ValueError, any other t that is
+// not the running task with a *RuntimeError, before any change (a task
+// starts with a copy of its creator's values: to give it some, Set them
+// in the creator before creating it).
 func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
-	if t == nil {
-		panicNilT("ContextVar.Set")
-	}
+	t.checkRunning("ContextVar.Set")
 	base := t.baseContext()
 	tok := &ContextVarToken[V]{v: v, t: t, old: base.Value(v.key)}
 	t.setBase(context.WithValue(base, v.key, contextVarBox[V]{v: value, set: true}))
@@ -349,11 +351,10 @@ func (v *ContextVar[V]) Set(t *T, value V) *ContextVarToken[V] {
 // already been used once"), whichever variable or context it belongs to,
 // else a *ValueError if it belongs to another variable ("Token was created
 // by a different ContextVar") or another task ("Token was created in a
-// different Context"). A nil t panics with a *ValueError.
+// different Context"). A nil t panics with a *ValueError, a t that is not
+// the running task with a *RuntimeError, as in Set.
 func (v *ContextVar[V]) Reset(t *T, tok *ContextVarToken[V]) error {
-	if t == nil {
-		panicNilT("ContextVar.Reset")
-	}
+	t.checkRunning("ContextVar.Reset")
 	switch {
 	case tok != nil && tok.used:
 		return &RuntimeError{Msg: "Token has already been used once"}

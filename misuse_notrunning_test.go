@@ -132,3 +132,55 @@ func TestAwaitWithATaskNotRunningChangesNothing(t *testing.T) {
 type stringerFunc func() string
 
 func (f stringerFunc) String() string { return f() }
+
+// contextvars' set and reset change only the current context, so
+// ContextVar.Set and Reset with a task that is not the running one are
+// misuse: they panic with a *RuntimeError and the task's value stays. Set
+// wrote into the parked task's context, which it then read after its
+// await as if it had set the value itself.
+func TestContextVarSetOnATaskNotRunningChangesNothing(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		v := NewContextVar("v", "default")
+		release := NewFuture[struct{}](tk.Loop())
+		var parked *T
+		var tok *ContextVarToken[string]
+		holder := CreateTask(tk, func(t *T) (string, error) {
+			parked = t
+			tok = v.Set(t, "own")
+			if _, err := release.Await(t); err != nil {
+				return "", err
+			}
+			return v.Get(t), nil
+		})
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		for _, c := range []struct {
+			what string
+			call func()
+		}{
+			{"Set", func() { v.Set(parked, "intruder") }},
+			{"Reset", func() { _ = v.Reset(parked, tok) }},
+		} {
+			func() {
+				defer func() {
+					var re *RuntimeError
+					if err, _ := recover().(error); !errors.As(err, &re) {
+						r.log("%s: no *RuntimeError panic (%v)", c.what, err)
+					} else {
+						r.log("%s: panicked", c.what)
+					}
+				}()
+				c.call()
+			}()
+		}
+		_ = release.SetResult(struct{}{})
+		got, err := holder.Await(tk)
+		r.log("parked task reads %q; main reads %q", got, v.Get(tk))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{"0s Set: panicked", "0s Reset: panicked", `0s parked task reads "own"; main reads "default"`}, r)
+}
