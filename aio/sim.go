@@ -30,6 +30,7 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -181,7 +182,9 @@ func (n *SimNetwork) checkCaller(call string) {
 
 // Host returns the host called name, adding it if it is new; hosts get
 // the addresses 10.0.0.1, 10.0.0.2, ... in the order they are added, and
-// Host(ip) returns the host that has address ip. An empty name, a
+// Host(ip) returns the host that has address ip. Names are
+// case-insensitive, as in DNS: Host("Server") is the host added as
+// "server", and keeps that name. An empty name, a
 // loopback or wildcard name ("localhost", "127.0.0.1", "0.0.0.0", ...,
 // which mean the calling host itself), and an IP address no host has are
 // a *ValueError.
@@ -190,7 +193,7 @@ func (n *SimNetwork) Host(name string) *SimHost {
 	if name == "" {
 		panic(&asyncio.ValueError{Msg: "SimNetwork.Host: empty host name"})
 	}
-	if h := n.byName[name]; h != nil {
+	if h := n.lookup(name); h != nil {
 		return h
 	}
 	if isSelfName(name) {
@@ -202,20 +205,21 @@ func (n *SimNetwork) Host(name string) *SimHost {
 	i := len(n.hosts) + 1
 	h := &SimHost{n: n, name: name, ip: net.IPv4(10, 0, byte(i>>8), byte(i)).To4(), nextPort: simFirstPort}
 	n.hosts = append(n.hosts, h)
-	n.byName[name] = h
+	n.byName[strings.ToLower(name)] = h
 	n.byName[h.ip.String()] = h
 	n.tracef("host %s %s", name, h.ip)
 	return h
 }
 
-// lookup finds a host by name or address.
-func (n *SimNetwork) lookup(host string) *SimHost { return n.byName[host] }
+// lookup finds a host by name or address. Names are case-insensitive, as
+// in DNS and /etc/hosts (RFC 4343): "Server" and "server" are one host.
+func (n *SimNetwork) lookup(host string) *SimHost { return n.byName[strings.ToLower(host)] }
 
 // isSelfName reports whether host names the host it is used on, as on a
 // real one: "localhost", a loopback address (127.0.0.0/8, ::1) or a
 // wildcard one (connecting to 0.0.0.0 or :: reaches the local host).
 func isSelfName(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

@@ -856,3 +856,40 @@ func TestSimNetworkRefusesOptionsItCannotHonour(t *testing.T) {
 		return nil
 	})
 }
+
+// Host names are case-insensitive, as in DNS and /etc/hosts: Host("Server")
+// is the host added as "server" (with the name it was given), a client
+// reaches it as "SERVER", and "LocalHost" is the calling host itself. A
+// second spelling made a second host with another address, and a dial to
+// it failed with ENETUNREACH.
+func TestSimHostNamesAreCaseInsensitive(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: time.Millisecond})
+		if h := n.Host("Server"); h != s || h.Name() != "server" {
+			return fmt.Errorf("Host(\"Server\") = %v %q, want the host added as server", h.IP(), h.Name())
+		}
+		srv, err := StartServer(t, echoLines("echo: "), "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		for _, name := range []string{"SERVER", "LocalHost"} {
+			on := c
+			if name == "LocalHost" {
+				on = s
+			}
+			r, w, err := OpenConnection(t, name, 80, WithNetwork(on))
+			if err != nil {
+				return fmt.Errorf("OpenConnection(%q): %w", name, err)
+			}
+			w.Write([]byte("hi\n"))
+			line, err := r.ReadLine(t)
+			w.Close()
+			if err != nil || string(line) != "echo: hi\n" {
+				return fmt.Errorf("%s: %q, %v", name, line, err)
+			}
+		}
+		return nil
+	})
+}
