@@ -17,7 +17,8 @@
 //
 // The coroutine must be deterministic on the virtual clock (the same
 // awaits in the same order on every run); Check notes a run whose
-// suspension points differ from the first run's. Runs are sequential and
+// suspension points differ from the first run's, and reports a point that a
+// run does not reach as a problem (it was not tested). Runs are sequential and
 // check for leaked goroutines with goleak: do not run Check in a parallel
 // test.
 package cancelcheck
@@ -184,7 +185,8 @@ const (
 	// something that never comes, e.g. after a cancellation was ignored).
 	Deadlock Outcome = "deadlock"
 	// NotReached: the run ended before the chosen suspension point (the
-	// coroutine is not deterministic).
+	// coroutine is not deterministic): a problem, as the point was not
+	// tested.
 	NotReached Outcome = "point not reached"
 	// StillRunning: the cancelled task (not the main one) was still
 	// running when the main task returned (see Run.LeftTasks).
@@ -197,7 +199,8 @@ type Run struct {
 	// 1-based; 0 for the first run, which injects nothing.
 	Point int
 	// At is where the point is: "function file:line" of the await, and
-	// Suspended the task suspending there.
+	// Suspended the task suspending there. When the point was not reached
+	// (NotReached), At is where the first run suspended there.
 	At, Suspended string
 	// Task is the name of the task cancelled at Point (Suspended, or the
 	// main task with CancelMain).
@@ -237,6 +240,10 @@ func (r *Run) Problems() []string {
 		}
 	case Deadlock:
 		p = append(p, "deadlock: "+deadlockSummary(r.Err))
+	case NotReached:
+		// No cancellation was injected: the point is untested, which is
+		// no "all good" (the coroutine is not deterministic).
+		p = append(p, "not tested: the run suspended fewer times than the first (the coroutine is not deterministic)")
 	}
 	if r.MainErr != nil && r.Outcome != Deadlock && !asyncio.IsCancelled(r.MainErr) {
 		p = append(p, fmt.Sprintf("the main task failed: %v", r.MainErr))
@@ -301,9 +308,12 @@ func (r *Report) String() string {
 	b.WriteString("\n")
 	for i := range r.Runs {
 		run := &r.Runs[i]
-		if run.Point == 0 {
+		switch {
+		case run.Point == 0:
 			fmt.Fprintf(&b, "  no cancellation: %s", run.Outcome)
-		} else {
+		case run.Outcome == NotReached:
+			fmt.Fprintf(&b, "  point %d (at %s in the first run): %s", run.Point, run.At, run.Outcome)
+		default:
 			fmt.Fprintf(&b, "  point %d (%s at %s): %s %s", run.Point, run.Suspended, run.At, run.Task, run.Outcome)
 		}
 		if p := run.Problems(); len(p) > 0 {
@@ -349,7 +359,10 @@ func Check(fn Func, opts ...Option) *Report {
 			break
 		}
 		run, _ := c.run(fn, k)
-		if run.Outcome != NotReached && run.At != sites[k-1] {
+		switch {
+		case run.Outcome == NotReached:
+			run.At = sites[k-1]
+		case run.At != sites[k-1]:
 			run.Notes = append(run.Notes, "in the first run this point was at "+sites[k-1])
 		}
 		rep.Runs = append(rep.Runs, run)
