@@ -74,7 +74,8 @@ func WithLoopOptions(opts ...asyncio.LoopOption) Option {
 }
 
 // Watch registers the primitives whose state Check verifies after each run.
-// Register a primitive right after creating it, from the coroutine.
+// Register a primitive right after creating it, from the coroutine (its
+// main task or any task it starts).
 type Watch struct {
 	t      *asyncio.T
 	checks []func(t *asyncio.T) string // each returns a problem, or ""
@@ -127,7 +128,9 @@ func freeUnits(t *asyncio.T, s semaphore) int {
 }
 
 func (w *Watch) semaphore(name string, s semaphore) {
-	initial := freeUnits(w.t, s)
+	// The task registering it: the main task's, or another task of the
+	// coroutine's (Acquire must be called by the running task).
+	initial := freeUnits(asyncio.CurrentTask(w.t), s)
 	w.checks = append(w.checks, func(t *asyncio.T) string {
 		switch free := freeUnits(t, s); {
 		case free < initial:

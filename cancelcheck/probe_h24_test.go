@@ -42,3 +42,41 @@ func TestProbeH24_PointNotReachedIsAProblem(t *testing.T) {
 		t.Errorf("report:\n%s", s)
 	}
 }
+
+// A semaphore created and registered by a task the coroutine starts (as
+// structured code does in a TaskGroup child) is counted by that task: the
+// registration acquired its units with the main task, which is not the
+// running one, and the correct coroutine "failed without any
+// cancellation" with a panic.
+func TestProbeH24_SemaphoreRegisteredFromAChildTask(t *testing.T) {
+	fn := func(leak bool) Func {
+		return func(t *asyncio.T, w *Watch) error {
+			return asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+				spawn(g, "child", func(t *asyncio.T) error {
+					s := asyncio.NewSemaphore(2)
+					w.Semaphore("s", s)
+					if err := s.Acquire(t); err != nil {
+						return err
+					}
+					if err := asyncio.Sleep(t, ms); err != nil {
+						if leak {
+							return err // forgets s.Release()
+						}
+						_ = s.Release()
+						return err
+					}
+					return s.Release()
+				})
+				return nil
+			})
+		}
+	}
+	if r := Check(fn(false), AllTasks()); !r.OK() || r.Points != 2 {
+		t.Errorf("correct coroutine:\n%s", r)
+	}
+	r := Check(fn(true), AllTasks())
+	want := []string{"0: completed", `1: cancelled: Semaphore "s": 1 of 2 units left held`, `2: cancelled: Semaphore "s": 1 of 2 units left held`}
+	if got := outcomes(r); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("leaking coroutine: outcomes %q, want %q", got, want)
+	}
+}
