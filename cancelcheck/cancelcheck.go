@@ -64,8 +64,9 @@ func AllTasks() Option { return func(c *config) { c.allTasks = true } }
 func CancelMain() Option { return func(c *config) { c.cancelMain = true } }
 
 // MaxRuns caps the number of cancellation runs (default 1000); the points
-// beyond it are skipped and the report says so.
-func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = n } }
+// beyond it are skipped and the report says so. n <= 0 makes only the
+// first run.
+func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = max(n, 0) } }
 
 // WithLoopOptions adds loop options to every run's loop (virtual time and
 // task stacks are always on), e.g. asyncio.WithDebug().

@@ -80,3 +80,12 @@ func TestProbeH24_SemaphoreRegisteredFromAChildTask(t *testing.T) {
 		t.Errorf("leaking coroutine: outcomes %q, want %q", got, want)
 	}
 }
+
+// MaxRuns with a negative count runs no cancellation, as MaxRuns(0): it
+// reported more points skipped than there are points.
+func TestProbeH24_NegativeMaxRuns(t *testing.T) {
+	r := Check(func(t *asyncio.T, w *Watch) error { return asyncio.Sleep(t, ms) }, MaxRuns(-1))
+	if r.Points != 1 || len(r.Runs) != 1 || r.Skipped != 1 || !strings.Contains(r.String(), ", 1 points skipped (MaxRuns)") {
+		t.Errorf("report:\n%s", r)
+	}
+}
