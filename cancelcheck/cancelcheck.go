@@ -26,6 +26,7 @@ package cancelcheck
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,6 +221,10 @@ type Run struct {
 	// Held are the watched primitives left in a bad state (locks and
 	// semaphores held, queues unbalanced).
 	Held []string
+	// IgnoredCancel are the left tasks still running after Check
+	// cancelled them and waited (for many suspensions): they ignore the
+	// cancellation. Check then closes the loop under them.
+	IgnoredCancel []string
 	// Leaked describes goroutines still running after the loop closed.
 	Leaked string
 	// Reported are the errors passed to the loop's exception handler that
@@ -254,6 +259,9 @@ func (r *Run) Problems() []string {
 	}
 	if len(r.LeftTasks) > 0 {
 		p = append(p, "left tasks running: "+strings.Join(r.LeftTasks, ", "))
+	}
+	if len(r.IgnoredCancel) > 0 {
+		p = append(p, "left tasks ignore the cancellation (still running after being cancelled): "+strings.Join(r.IgnoredCancel, ", "))
 	}
 	p = append(p, r.Held...)
 	p = append(p, r.Reported...)
@@ -450,19 +458,42 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		run.LeftTasks = append(run.LeftTasks, desc)
 	}
 	// Cancel what is left and let it finish, then check the primitives.
+	// A left task that ignores the cancellation and goes on awaiting
+	// would keep the cleanup (and the runner's Close) waiting forever, on
+	// virtual time without end: after cleanupSuspensions suspensions of
+	// the left tasks the cleanup stops waiting; the loop is then closed
+	// without running them again (Close unwinds them), as it is when they
+	// ignore the cancellation waiting for something that never comes.
+	var left []*asyncio.T
 	if run.Outcome != Deadlock {
-		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
-			left := asyncio.AllTasks(t)
-			for _, x := range left {
-				if x != t {
-					x.Cancel()
-				}
+		var cleanup *asyncio.T
+		var allDone *asyncio.Future[struct{}] // or given up on
+		suspensions, gaveUp := 0, false
+		hooks.SetSuspendHook(loop, func(t *asyncio.T, _ func() string) {
+			if t == cleanup || gaveUp {
+				return
 			}
+			if suspensions++; suspensions > cleanupSuspensions {
+				gaveUp = true
+				_ = allDone.SetResult(struct{}{})
+			}
+		})
+		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
+			cleanup = t
+			allDone = asyncio.NewFuture[struct{}](t)
+			left = slices.DeleteFunc(asyncio.AllTasks(t), func(x *asyncio.T) bool { return x == t })
+			n := len(left)
 			for _, x := range left {
-				if x != t {
-					//asynciovet:ignore droppedcancel the left tasks were just cancelled: their errors are expected, and nothing cancels this cleanup task
-					_ = t.Await(x)
-				}
+				x.Cancel()
+				x.AddDoneCallback(func() {
+					if n--; n == 0 && !allDone.Done() {
+						_ = allDone.SetResult(struct{}{})
+					}
+				})
+			}
+			if n > 0 {
+				//asynciovet:ignore droppedcancel nothing cancels this cleanup task
+				_, _ = allDone.Await(t)
 			}
 			return struct{}{}, nil
 		})
@@ -472,8 +503,23 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 					run.Held = append(run.Held, p)
 				}
 			}
+			if slices.ContainsFunc(left, func(x *asyncio.T) bool { return !x.Done() }) {
+				// Before the loop is closed under the left tasks: the
+				// runner's Close would do it, after waiting for them.
+				//asynciovet:ignore droppedcancel nothing cancels this checking task, and its error is the runner's Close's to report
+				_ = asyncio.ShutdownDefaultExecutor(t)
+			}
 			return struct{}{}, nil
 		})
+		hooks.SetSuspendHook[asyncio.Loop, asyncio.T](loop, nil)
+	}
+	for _, x := range left {
+		if !x.Done() {
+			run.IgnoredCancel = append(run.IgnoredCancel, x.Name())
+		}
+	}
+	if len(run.IgnoredCancel) > 0 {
+		_ = loop.Close()
 	}
 	_ = r.Close()
 	if err := goleak.Find(ignore); err != nil {
@@ -481,6 +527,10 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 	}
 	return run, sites
 }
+
+// cleanupSuspensions bounds the suspensions of the left tasks while Check
+// waits for them to end after cancelling them.
+const cleanupSuspensions = 10000
 
 // isLibraryCall reports whether fn is a function of package asyncio or aio
 // (the first frame of a task's stack is the library call it waits in).

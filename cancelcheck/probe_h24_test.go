@@ -3,6 +3,7 @@ package cancelcheck
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -87,5 +88,46 @@ func TestProbeH24_NegativeMaxRuns(t *testing.T) {
 	r := Check(func(t *asyncio.T, w *Watch) error { return asyncio.Sleep(t, ms) }, MaxRuns(-1))
 	if r.Points != 1 || len(r.Runs) != 1 || r.Skipped != 1 || !strings.Contains(r.String(), ", 1 points skipped (MaxRuns)") {
 		t.Errorf("report:\n%s", r)
+	}
+}
+
+// A task left running that ignores cancellation and goes on awaiting (a
+// loop that drops every error) kept Check waiting for it forever after
+// cancelling it: on virtual time, with no end. Check stops waiting, names
+// the task as ignoring the cancellation, still checks the primitives, and
+// closes the loop under it (its deferred calls run, no goroutine is left).
+func TestProbeH24_LeftTaskIgnoringCancellationDoesNotHang(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Second} { // bare yields, sleeps
+		released := 0
+		r := Check(func(t *asyncio.T, w *Watch) error {
+			lk := asyncio.NewLock()
+			w.Lock("lk", lk)
+			//asynciovet:ignore unawaitedtask the task left running is the bug under test
+			asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
+				if err := lk.Acquire(t); err != nil {
+					return 0, err
+				}
+				defer func() { released++; _ = lk.Release() }()
+				//asynciovet:ignore droppedcancel the ignored cancellation is the bug under test
+				_ = asyncio.Sleep(t, time.Hour)
+				for { // cancelled: goes on waiting
+					//asynciovet:ignore droppedcancel the ignored cancellation is the bug under test
+					_ = asyncio.Sleep(t, d)
+				}
+			}, asyncio.WithName("stubborn"))
+			return asyncio.Sleep(t, ms)
+		})
+		if r.OK() || len(r.Runs) != 2 {
+			t.Fatalf("sleep %v: report:\n%s", d, r)
+		}
+		for _, run := range r.Runs {
+			if strings.Join(run.Held, ",") != `Lock "lk" left held` ||
+				!strings.Contains(strings.Join(run.Problems(), "; "), "left tasks ignore the cancellation (still running after being cancelled): stubborn") {
+				t.Errorf("sleep %v: point %d: held %q, problems %q", d, run.Point, run.Held, run.Problems())
+			}
+		}
+		if released != 2 {
+			t.Errorf("sleep %v: the stubborn task's deferred call ran %d times, want 2 (once a run)", d, released)
+		}
 	}
 }
