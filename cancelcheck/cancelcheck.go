@@ -18,7 +18,9 @@
 // The coroutine must be deterministic on the virtual clock (the same
 // awaits in the same order on every run); Check notes a run whose
 // suspension points differ from the first run's, and reports a point that a
-// run does not reach as a problem (it was not tested). Runs are sequential and
+// run does not reach as a problem (it was not tested). The coroutine must
+// also end: a run that goes on suspending far beyond the first run (or the
+// first run itself, 100000 times) is stopped and reported as not ended. Runs are sequential and
 // check for leaked goroutines with goleak: do not run Check in a parallel
 // test.
 package cancelcheck
@@ -196,6 +198,12 @@ const (
 	// StillRunning: the cancelled task (not the main one) was still
 	// running when the main task returned (see Run.LeftTasks).
 	StillRunning Outcome = "still running"
+	// NotEnded: the run went on suspending far beyond the first run
+	// (100000 suspensions for the first run itself) and was stopped: a
+	// coroutine that runs until it is cancelled (Check needs one that
+	// ends), or one that ignores the cancellation and goes on. When the
+	// first run does not end there are no cancellation runs.
+	NotEnded Outcome = "did not end"
 )
 
 // Run is the result of one run.
@@ -249,6 +257,12 @@ func (r *Run) Problems() []string {
 		}
 	case Deadlock:
 		p = append(p, "deadlock: "+deadlockSummary(r.Err))
+	case NotEnded:
+		if r.Point == 0 {
+			p = append(p, "the coroutine does not end: its tasks went on awaiting until Check stopped them (Check needs a coroutine that returns)")
+		} else {
+			p = append(p, "the run does not end: its tasks went on awaiting after the cancellation until Check stopped them (is the cancellation ignored, as by a retry loop?)")
+		}
 	case NotReached:
 		// No cancellation was injected: the point is untested, which is
 		// no "all good" (the coroutine is not deterministic).
@@ -362,15 +376,18 @@ func Check(fn Func, opts ...Option) *Report {
 		o(c)
 	}
 	rep := &Report{}
-	base, sites := c.run(fn, 0)
+	base, sites, total := c.run(fn, 0, firstRunSuspensions)
 	rep.Points = len(sites)
 	rep.Runs = append(rep.Runs, base)
+	if base.Outcome == NotEnded {
+		return rep // no count of points to go by
+	}
 	for k := 1; k <= len(sites); k++ {
 		if k > c.maxRuns {
 			rep.Skipped = len(sites) - c.maxRuns
 			break
 		}
-		run, _ := c.run(fn, k)
+		run, _, _ := c.run(fn, k, total+extraSuspensions)
 		switch {
 		case run.Outcome == NotReached:
 			run.At = sites[k-1]
@@ -382,10 +399,21 @@ func Check(fn Func, opts ...Option) *Report {
 	return rep
 }
 
+// The bounds on a run's suspensions (of all its tasks) past which it is
+// stopped as one that does not end: a coroutine looping until cancelled,
+// or one that ignores the cancellation and goes on, would otherwise keep
+// Check waiting forever, on virtual time. A cancellation run may suspend
+// extraSuspensions more times than the first run.
+const (
+	firstRunSuspensions = 100000
+	extraSuspensions    = 10000
+)
+
 // run runs fn once on a fresh loop, cancelling the task that reaches
-// suspension point inject (0: none). It returns the run and, for the
-// first run, every point's location.
-func (c *config) run(fn Func, inject int) (run Run, sites []string) {
+// suspension point inject (0: none), and stopping the loop after limit
+// suspensions. It returns the run, for the first run every point's
+// location, and the number of suspensions of all tasks.
+func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total int) {
 	run.Point = inject
 	ignore := goleak.IgnoreCurrent()
 	r := asyncio.NewRunner(append([]asyncio.LoopOption{asyncio.WithVirtualTime(), asyncio.WithTaskStacks()}, c.loopOpts...)...)
@@ -404,6 +432,12 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 	var main, victim *asyncio.T
 	points := 0
 	hooks.SetSuspendHook(loop, func(t *asyncio.T, where func() string) {
+		if total++; total > limit {
+			if total == limit+1 {
+				loop.Stop()
+			}
+			return
+		}
 		if !c.allTasks && t != main {
 			return
 		}
@@ -425,9 +459,13 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		return struct{}{}, fn(t, w)
 	}, asyncio.WithName("main"))
 	hooks.SetSuspendHook[asyncio.Loop, asyncio.T](loop, nil)
+	stopped := total > limit && main != nil && !main.Done()
+	total = min(total, limit)
 
 	var ded *asyncio.DeadlockError
 	switch {
+	case stopped:
+		run.Outcome = NotEnded
 	case errors.As(mainErr, &ded):
 		run.Outcome, run.Err = Deadlock, mainErr
 	case inject == 0:
@@ -525,7 +563,7 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 	if err := goleak.Find(ignore); err != nil {
 		run.Leaked = err.Error()
 	}
-	return run, sites
+	return run, sites, total
 }
 
 // cleanupSuspensions bounds the suspensions of the left tasks while Check

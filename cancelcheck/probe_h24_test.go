@@ -131,3 +131,37 @@ func TestProbeH24_LeftTaskIgnoringCancellationDoesNotHang(t *testing.T) {
 		}
 	}
 }
+
+// A coroutine that never ends on its own (a worker looping until it is
+// cancelled), or a cancellation run that never ends (a retry loop that
+// retries the cancellation too), kept Check waiting forever: on virtual
+// time the loop only goes on. The run is stopped past a bound of
+// suspensions and reported as not ended; the first run not ending leaves
+// nothing to count the points by, so no cancellation run follows.
+func TestProbeH24_RunsThatDoNotEndAreStopped(t *testing.T) {
+	r := Check(func(t *asyncio.T, w *Watch) error {
+		for {
+			if err := asyncio.Sleep(t, time.Second); err != nil {
+				return err
+			}
+		}
+	})
+	if len(r.Runs) != 1 || r.Runs[0].Outcome != "did not end" ||
+		!strings.Contains(strings.Join(r.Runs[0].Problems(), "; "), "the coroutine does not end") {
+		t.Errorf("worker looping until cancelled: report:\n%s", r)
+	}
+	r = Check(func(t *asyncio.T, w *Watch) error {
+		op := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) { return 1, asyncio.Sleep(t, ms) }, asyncio.WithName("op"))
+		for {
+			if _, err := op.Await(t); err == nil {
+				return nil
+			}
+			//asynciovet:ignore droppedcancel the retried cancellation is the bug under test
+			_ = asyncio.Sleep(t, ms) // back off, then retry: the cancelled op fails forever
+		}
+	})
+	if len(r.Runs) != 2 || r.Runs[0].Outcome != Completed || r.Runs[1].Outcome != "did not end" ||
+		!strings.Contains(strings.Join(r.Runs[1].Problems(), "; "), "the run does not end: its tasks went on awaiting after the cancellation") {
+		t.Errorf("retry loop retrying its cancellation: report:\n%s", r)
+	}
+}
