@@ -354,12 +354,16 @@ func (r *Report) String() string {
 }
 
 // Require runs Check and fails tb with the report if any run has a
-// problem. It returns the report.
+// problem; when it passes with points skipped (MaxRuns), it logs how many,
+// as those points were not tested. It returns the report.
 func Require(tb testing.TB, fn Func, opts ...Option) *Report {
 	tb.Helper()
 	r := Check(fn, opts...)
-	if !r.OK() {
+	switch {
+	case !r.OK():
 		tb.Error(r.String())
+	case r.Skipped > 0:
+		tb.Logf("cancelcheck: %d of %d suspension points not tested (MaxRuns)", r.Skipped, r.Points)
 	}
 	return r
 }

@@ -1,6 +1,7 @@
 package cancelcheck
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,40 @@ func TestProbeH24_RunsThatDoNotEndAreStopped(t *testing.T) {
 	if len(r.Runs) != 2 || r.Runs[0].Outcome != Completed || r.Runs[1].Outcome != "did not end" ||
 		!strings.Contains(strings.Join(r.Runs[1].Problems(), "; "), "the run does not end: its tasks went on awaiting after the cancellation") {
 		t.Errorf("retry loop retrying its cancellation: report:\n%s", r)
+	}
+}
+
+// logTB records what Require reports.
+type logTB struct {
+	testing.TB
+	errors, logs []string
+}
+
+func (f *logTB) Helper()           {}
+func (f *logTB) Error(args ...any) { f.errors = append(f.errors, fmt.Sprint(args...)) }
+func (f *logTB) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+
+// Require passing with points skipped by MaxRuns says so: the report
+// that says it was never shown, and the untested points passed silently.
+func TestProbeH24_RequireLogsSkippedPoints(t *testing.T) {
+	fn := func(t *asyncio.T, w *Watch) error {
+		for range 5 {
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ft := &logTB{}
+	Require(ft, fn, MaxRuns(2))
+	if len(ft.errors) != 0 || len(ft.logs) != 1 || ft.logs[0] != "cancelcheck: 3 of 5 suspension points not tested (MaxRuns)" {
+		t.Errorf("errors %q, logs %q", ft.errors, ft.logs)
+	}
+	ft = &logTB{}
+	Require(ft, fn)
+	if len(ft.errors) != 0 || len(ft.logs) != 0 {
+		t.Errorf("all points tested: errors %q, logs %q", ft.errors, ft.logs)
 	}
 }
