@@ -20,7 +20,8 @@
 // suspension points differ from the first run's, and reports a point that a
 // run does not reach as a problem (it was not tested). The coroutine must
 // also end: a run that goes on suspending far beyond the first run (or the
-// first run itself, 100000 times) is stopped and reported as not ended. Runs are sequential and
+// first run itself, past 100000 points or a million suspensions of its
+// tasks) is stopped and reported as not ended. Runs are sequential and
 // check for leaked goroutines with goleak: do not run Check in a parallel
 // test.
 package cancelcheck
@@ -199,7 +200,8 @@ const (
 	// running when the main task returned (see Run.LeftTasks).
 	StillRunning Outcome = "still running"
 	// NotEnded: the run went on suspending far beyond the first run
-	// (100000 suspensions for the first run itself) and was stopped: a
+	// (for the first run itself: past 100000 points, or a million
+	// suspensions of all its tasks) and was stopped: a
 	// coroutine that runs until it is cancelled (Check needs one that
 	// ends), or one that ignores the cancellation and goes on. When the
 	// first run does not end there are no cancellation runs.
@@ -391,7 +393,7 @@ func Check(fn Func, opts ...Option) *Report {
 			rep.Skipped = len(sites) - c.maxRuns
 			break
 		}
-		run, _, _ := c.run(fn, k, total+extraSuspensions)
+		run, _, _ := c.run(fn, k, 2*total+extraSuspensions)
 		switch {
 		case run.Outcome == NotReached:
 			run.At = sites[k-1]
@@ -403,13 +405,17 @@ func Check(fn Func, opts ...Option) *Report {
 	return rep
 }
 
-// The bounds on a run's suspensions (of all its tasks) past which it is
-// stopped as one that does not end: a coroutine looping until cancelled,
-// or one that ignores the cancellation and goes on, would otherwise keep
-// Check waiting forever, on virtual time. A cancellation run may suspend
-// extraSuspensions more times than the first run.
+// The bounds past which a run is stopped as one that does not end: a
+// coroutine looping until cancelled, or one that ignores the cancellation
+// and goes on, would otherwise keep Check waiting forever, on virtual
+// time. The first run may have firstRunPoints suspension points and
+// firstRunSuspensions suspensions of all its tasks (a ticking task may
+// suspend far more often than the coroutine's own points); a cancellation
+// run may suspend twice as often as the first run, and extraSuspensions
+// more times.
 const (
-	firstRunSuspensions = 100000
+	firstRunPoints      = 100000
+	firstRunSuspensions = 1000000
 	extraSuspensions    = 10000
 )
 
@@ -434,12 +440,17 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 	})
 	w := &Watch{}
 	var main, victim *asyncio.T
-	points := 0
+	points, stopping := 0, false
+	stop := func() {
+		stopping = true
+		loop.Stop()
+	}
 	hooks.SetSuspendHook(loop, func(t *asyncio.T, where func() string) {
+		if stopping {
+			return
+		}
 		if total++; total > limit {
-			if total == limit+1 {
-				loop.Stop()
-			}
+			stop()
 			return
 		}
 		if !c.allTasks && t != main {
@@ -447,6 +458,8 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 		}
 		points++
 		switch {
+		case inject == 0 && len(sites) == firstRunPoints:
+			stop()
 		case inject == 0:
 			sites = append(sites, where())
 		case points == inject:
@@ -463,8 +476,7 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 		return struct{}{}, fn(t, w)
 	}, asyncio.WithName("main"))
 	hooks.SetSuspendHook[asyncio.Loop, asyncio.T](loop, nil)
-	stopped := total > limit && main != nil && !main.Done()
-	total = min(total, limit)
+	stopped := stopping && main != nil && !main.Done()
 
 	var ded *asyncio.DeadlockError
 	switch {

@@ -167,6 +167,31 @@ func TestProbeH24_RunsThatDoNotEndAreStopped(t *testing.T) {
 	}
 }
 
+// The bound is not a false alarm for a coroutine that ends after a long
+// virtual time while a task of it ticks (150000 times here): the first
+// run's bound on the coroutine's points (100000) is not one on all its
+// tasks' suspensions (a million).
+func TestProbeH24_TickingTaskIsNotStopped(t *testing.T) {
+	r := Check(func(t *asyncio.T, w *Watch) error {
+		ticker := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
+			for {
+				if err := asyncio.Sleep(t, ms); err != nil {
+					return 0, err
+				}
+			}
+		}, asyncio.WithName("ticker"))
+		err := asyncio.Sleep(t, 150*time.Second)
+		ticker.Cancel()
+		if _, aerr := ticker.Await(t); t.Cancelling() > 0 {
+			return aerr // this task is cancelled, not only the ticker
+		}
+		return err
+	})
+	if !r.OK() || r.Points != 2 {
+		t.Errorf("report:\n%s", r)
+	}
+}
+
 // logTB records what Require reports.
 type logTB struct {
 	testing.TB
