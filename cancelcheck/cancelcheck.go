@@ -253,9 +253,9 @@ func (r *Run) Problems() []string {
 		p = append(p, "the task swallowed the cancellation without Uncancel")
 	case Failed:
 		if r.Point == 0 {
-			p = append(p, fmt.Sprintf("the coroutine fails without any cancellation: %v", r.Err))
+			p = append(p, "the coroutine fails without any cancellation: "+textquote.Text(r.Err.Error()))
 		} else {
-			p = append(p, fmt.Sprintf("the cancellation became an error that is not a CancelledError: %v", r.Err))
+			p = append(p, "the cancellation became an error that is not a CancelledError: "+textquote.Text(r.Err.Error()))
 		}
 	case Deadlock:
 		p = append(p, "deadlock: "+deadlockSummary(r.Err))
@@ -271,7 +271,7 @@ func (r *Run) Problems() []string {
 		p = append(p, "not tested: the run suspended fewer times than the first (the coroutine is not deterministic)")
 	}
 	if r.MainErr != nil && r.Outcome != Deadlock && !asyncio.IsCancelled(r.MainErr) {
-		p = append(p, fmt.Sprintf("the main task failed: %v", r.MainErr))
+		p = append(p, "the main task failed: "+textquote.Text(r.MainErr.Error()))
 	}
 	if len(r.LeftTasks) > 0 {
 		p = append(p, "left tasks running: "+strings.Join(r.LeftTasks, ", "))
@@ -342,7 +342,7 @@ func (r *Report) String() string {
 		case run.Outcome == NotReached:
 			fmt.Fprintf(&b, "  point %d (at %s in the first run): %s", run.Point, run.At, run.Outcome)
 		default:
-			fmt.Fprintf(&b, "  point %d (%s at %s): %s %s", run.Point, run.Suspended, run.At, run.Task, run.Outcome)
+			fmt.Fprintf(&b, "  point %d (%s at %s): %s %s", run.Point, textquote.Text(run.Suspended), run.At, textquote.Text(run.Task), run.Outcome)
 		}
 		if p := run.Problems(); len(p) > 0 {
 			b.WriteString(": PROBLEM: " + strings.Join(p, "; "))
@@ -433,9 +433,9 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 		var pe *asyncio.PanicError
 		switch {
 		case errors.As(ctx.Err, &sw):
-			run.Reported = append(run.Reported, sw.Error())
+			run.Reported = append(run.Reported, textquote.Text(sw.Error()))
 		case errors.As(ctx.Err, &pe) && ctx.Task == nil:
-			run.Reported = append(run.Reported, ctx.Message+": "+pe.Error())
+			run.Reported = append(run.Reported, textquote.Text(ctx.Message)+": "+textquote.Text(pe.Error()))
 		}
 	})
 	w := &Watch{}
@@ -499,9 +499,9 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 	}
 	// Left tasks, with what they wait on and where.
 	for _, ti := range asyncio.Snapshot(loop, asyncio.SnapshotOptions{MaxTasks: -1}).Tasks {
-		desc := ti.Name
+		desc := textquote.Text(ti.Name)
 		if ti.State == "waiting" {
-			desc += " (waiting on " + ti.Awaits
+			desc += " (waiting on " + textquote.Text(ti.Awaits)
 			if st := ti.Stack; len(st) > 1 && isLibraryCall(st[0].Function) {
 				desc += " at " + st[1].String() // the caller of Sleep, Get...
 			} else if len(st) > 0 {
@@ -569,7 +569,7 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 	}
 	for _, x := range left {
 		if !x.Done() {
-			run.IgnoredCancel = append(run.IgnoredCancel, x.Name())
+			run.IgnoredCancel = append(run.IgnoredCancel, textquote.Text(x.Name()))
 		}
 	}
 	if len(run.IgnoredCancel) > 0 {

@@ -1,6 +1,7 @@
 package cancelcheck
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -224,5 +225,46 @@ func TestProbeH24_RequireLogsSkippedPoints(t *testing.T) {
 	Require(ft, fn)
 	if len(ft.errors) != 0 || len(ft.logs) != 0 {
 		t.Errorf("all points tested: errors %q, logs %q", ft.errors, ft.logs)
+	}
+}
+
+// Task names come from the program: the report quotes them by the
+// module's one rule (internal/textquote), in the left tasks and in a
+// point's line, so a name cannot forge a line of it (only the deadlock
+// summary quoted them).
+func TestProbeH24_ReportQuotesTaskNames(t *testing.T) {
+	const forged = "kid\n  point 9 (main at x): main cancelled"
+	r := Check(func(t *asyncio.T, w *Watch) error {
+		return asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+			//asynciovet:ignore unawaitedtask the task left running is the problem reported
+			asyncio.CreateTask(t, func(t *asyncio.T) (int, error) { return 0, asyncio.Sleep(t, time.Hour) }, asyncio.WithName(forged))
+			spawn(g, forged, func(t *asyncio.T) error { return asyncio.Sleep(t, ms) })
+			return nil
+		})
+	}, AllTasks())
+	s := r.String()
+	if n := strings.Count(s, "\n"); n != len(r.Runs) || !strings.Contains(s, `left tasks running: "kid\n  point 9`) ||
+		!strings.Contains(s, `("kid\n  point 9 (main at x): main cancelled" at `) {
+		t.Errorf("%d runs, %d newlines in the report:\n%s", len(r.Runs), n, s)
+	}
+	// An error's text too.
+	r = Check(func(t *asyncio.T, w *Watch) error {
+		if err := asyncio.Sleep(t, ms); err != nil {
+			return errors.New("stopped\n  point 7 (main at y): main cancelled")
+		}
+		return nil
+	})
+	s = r.String()
+	if n := strings.Count(s, "\n"); n != len(r.Runs) || !strings.Contains(s, `not a CancelledError: "stopped\n  point 7`) {
+		t.Errorf("%d runs, %d newlines in the report:\n%s", len(r.Runs), n, s)
+	}
+	// A callback's panic value too.
+	r = Check(func(t *asyncio.T, w *Watch) error {
+		t.Loop().CallSoon(func() { panic("boom\n  point 5 (main at z): main cancelled") })
+		return asyncio.Sleep(t, ms)
+	})
+	s = r.String()
+	if n := strings.Count(s, "\n"); n != len(r.Runs) || !strings.Contains(s, `"asyncio: panic: boom\n  point 5`) {
+		t.Errorf("%d runs, %d newlines in the report:\n%s", len(r.Runs), n, s)
 	}
 }
