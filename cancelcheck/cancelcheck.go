@@ -29,6 +29,7 @@ package cancelcheck
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -235,7 +236,8 @@ type Run struct {
 	// cancelled them and waited (for many suspensions): they ignore the
 	// cancellation. Check then closes the loop under them.
 	IgnoredCancel []string
-	// Leaked describes goroutines still running after the loop closed.
+	// Leaked describes goroutines still running after the loop closed
+	// (goleak's report, with the stacks; Problems has it on one line).
 	Leaked string
 	// Reported are the errors passed to the loop's exception handler that
 	// are problems: a swallowed cancellation (debug mode, see
@@ -282,9 +284,31 @@ func (r *Run) Problems() []string {
 	p = append(p, r.Held...)
 	p = append(p, r.Reported...)
 	if r.Leaked != "" {
-		p = append(p, "leaked goroutines: "+r.Leaked)
+		p = append(p, "leaked goroutines: "+leakSummary(r.Leaked))
 	}
 	return p
+}
+
+// goroutineHeader matches goleak's line introducing a goroutine.
+var goroutineHeader = regexp.MustCompile(`Goroutine \d+ in state [^,]*, with \S+ on top of the stack`)
+
+// leakSummary is goleak's report on one line: each goroutine's state, the
+// function on top of its stack and the one that started it (the full
+// stacks are in Run.Leaked).
+func leakSummary(leaked string) string {
+	var parts []string
+	for _, line := range strings.Split(leaked, "\n") {
+		if h := goroutineHeader.FindString(line); h != "" {
+			parts = append(parts, h)
+		} else if f, ok := strings.CutPrefix(line, "created by "); ok && len(parts) > 0 {
+			f, _, _ = strings.Cut(f, " in goroutine ")
+			parts[len(parts)-1] += ", started by " + f
+		}
+	}
+	if len(parts) == 0 {
+		return textquote.Text(leaked)
+	}
+	return textquote.Text(strings.Join(parts, "; "))
 }
 
 // deadlockSummary says what the tasks of a deadlocked loop wait on.

@@ -3,6 +3,7 @@ package cancelcheck
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,27 @@ func TestProbeH24_ReportQuotesTaskNames(t *testing.T) {
 	s = r.String()
 	if n := strings.Count(s, "\n"); n != len(r.Runs) || !strings.Contains(s, `"asyncio: panic: boom\n  point 5`) {
 		t.Errorf("%d runs, %d newlines in the report:\n%s", len(r.Runs), n, s)
+	}
+}
+
+// A leaked goroutine is on the report's line of its run (String: "one
+// line each"), named by state, top function and starter: goleak's
+// multi-line report with the stacks (kept in Run.Leaked) split the run
+// over dozens of lines.
+func TestProbeH24_LeakOnOneLine(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	r := Check(func(t *asyncio.T, w *Watch) error {
+		if err := asyncio.Sleep(t, ms); err != nil {
+			go func() { <-release }()
+			return err
+		}
+		return nil
+	})
+	s := r.String()
+	p := strings.Join(r.Runs[1].Problems(), "; ")
+	if n := strings.Count(s, "\n"); n != len(r.Runs) || !strings.Contains(r.Runs[1].Leaked, "\n") ||
+		!regexp.MustCompile(`^leaked goroutines: Goroutine \d+ in state chan receive, with github.com/go-asyncio/asyncio/cancelcheck.TestProbeH24_LeakOnOneLine.func1.1 on top of the stack, started by github.com/go-asyncio/asyncio/cancelcheck.TestProbeH24_LeakOnOneLine.func1$`).MatchString(p) {
+		t.Errorf("problems %q; report (%d newlines):\n%s", p, n, s)
 	}
 }
