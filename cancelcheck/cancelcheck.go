@@ -535,7 +535,8 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 		}
 		run.LeftTasks = append(run.LeftTasks, desc)
 	}
-	// Cancel what is left and let it finish, then check the primitives.
+	// Cancel what is left and let it finish, then check the primitives
+	// (not after a deadlock: the tasks deadlocked hold what they hold).
 	// A left task that ignores the cancellation and goes on awaiting
 	// would keep the cleanup (and the runner's Close) waiting forever, on
 	// virtual time without end: after cleanupSuspensions suspensions of
@@ -543,7 +544,7 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 	// without running them again (Close unwinds them), as it is when they
 	// ignore the cancellation waiting for something that never comes.
 	var left []*asyncio.T
-	if run.Outcome != Deadlock {
+	{
 		var cleanup *asyncio.T
 		var allDone *asyncio.Future[struct{}] // or given up on
 		suspensions, gaveUp := 0, false
@@ -577,6 +578,9 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 		})
 		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
 			for _, check := range w.checks {
+				if run.Outcome == Deadlock {
+					break
+				}
 				if p := check(t); p != "" {
 					run.Held = append(run.Held, p)
 				}

@@ -291,3 +291,24 @@ func TestProbeH24_LeakOnOneLine(t *testing.T) {
 		t.Errorf("problems %q; report (%d newlines):\n%s", p, n, s)
 	}
 }
+
+// After a deadlock, the tasks left are cancelled with the same bound: a
+// task that ignores that cancellation too and goes on awaiting kept the
+// runner's Close (which cancels and waits without end) running forever.
+func TestProbeH24_DeadlockedTaskIgnoringCancellationDoesNotHang(t *testing.T) {
+	r := Check(func(t *asyncio.T, w *Watch) error {
+		if err := asyncio.Sleep(t, ms); err != nil {
+			//asynciovet:ignore droppedcancel the ignored cancellation is the bug under test
+			_, _ = asyncio.NewFuture[int](t).Await(t) // nobody completes it
+			for {                                     // cancelled again: goes on waiting
+				//asynciovet:ignore droppedcancel the ignored cancellation is the bug under test
+				_ = asyncio.Sleep(t, time.Second)
+			}
+		}
+		return nil
+	})
+	if len(r.Runs) != 2 || r.Runs[1].Outcome != Deadlock ||
+		!strings.Contains(strings.Join(r.Runs[1].Problems(), "; "), "left tasks ignore the cancellation (still running after being cancelled): main") {
+		t.Errorf("report:\n%s", r)
+	}
+}
