@@ -17,7 +17,11 @@
 //
 // The coroutine must be deterministic on the virtual clock (the same
 // awaits in the same order on every run); Check notes a run whose
-// suspension points differ from the first run's. Runs are sequential and
+// suspension points differ from the first run's, and reports a point that a
+// run does not reach as a problem (it was not tested). The coroutine must
+// also end: a run that goes on suspending far beyond the first run (or the
+// first run itself, past 100000 points or a million suspensions of its
+// tasks) is stopped and reported as not ended. Runs are sequential and
 // check for leaked goroutines with goleak: do not run Check in a parallel
 // test.
 package cancelcheck
@@ -25,6 +29,8 @@ package cancelcheck
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,8 +69,9 @@ func AllTasks() Option { return func(c *config) { c.allTasks = true } }
 func CancelMain() Option { return func(c *config) { c.cancelMain = true } }
 
 // MaxRuns caps the number of cancellation runs (default 1000); the points
-// beyond it are skipped and the report says so.
-func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = n } }
+// beyond it are skipped and the report says so. n <= 0 makes only the
+// first run.
+func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = max(n, 0) } }
 
 // WithLoopOptions adds loop options to every run's loop (virtual time and
 // task stacks are always on), e.g. asyncio.WithDebug().
@@ -73,7 +80,8 @@ func WithLoopOptions(opts ...asyncio.LoopOption) Option {
 }
 
 // Watch registers the primitives whose state Check verifies after each run.
-// Register a primitive right after creating it, from the coroutine.
+// Register a primitive right after creating it, from the coroutine (its
+// main task or any task it starts).
 type Watch struct {
 	t      *asyncio.T
 	checks []func(t *asyncio.T) string // each returns a problem, or ""
@@ -126,7 +134,9 @@ func freeUnits(t *asyncio.T, s semaphore) int {
 }
 
 func (w *Watch) semaphore(name string, s semaphore) {
-	initial := freeUnits(w.t, s)
+	// The task registering it: the main task's, or another task of the
+	// coroutine's (Acquire must be called by the running task).
+	initial := freeUnits(asyncio.CurrentTask(w.t), s)
 	w.checks = append(w.checks, func(t *asyncio.T) string {
 		switch free := freeUnits(t, s); {
 		case free < initial:
@@ -184,11 +194,19 @@ const (
 	// something that never comes, e.g. after a cancellation was ignored).
 	Deadlock Outcome = "deadlock"
 	// NotReached: the run ended before the chosen suspension point (the
-	// coroutine is not deterministic).
+	// coroutine is not deterministic): a problem, as the point was not
+	// tested.
 	NotReached Outcome = "point not reached"
 	// StillRunning: the cancelled task (not the main one) was still
 	// running when the main task returned (see Run.LeftTasks).
 	StillRunning Outcome = "still running"
+	// NotEnded: the run went on suspending far beyond the first run
+	// (for the first run itself: past 100000 points, or a million
+	// suspensions of all its tasks) and was stopped: a
+	// coroutine that runs until it is cancelled (Check needs one that
+	// ends), or one that ignores the cancellation and goes on. When the
+	// first run does not end there are no cancellation runs.
+	NotEnded Outcome = "did not end"
 )
 
 // Run is the result of one run.
@@ -197,7 +215,8 @@ type Run struct {
 	// 1-based; 0 for the first run, which injects nothing.
 	Point int
 	// At is where the point is: "function file:line" of the await, and
-	// Suspended the task suspending there.
+	// Suspended the task suspending there. When the point was not reached
+	// (NotReached), At is where the first run suspended there.
 	At, Suspended string
 	// Task is the name of the task cancelled at Point (Suspended, or the
 	// main task with CancelMain).
@@ -213,7 +232,12 @@ type Run struct {
 	// Held are the watched primitives left in a bad state (locks and
 	// semaphores held, queues unbalanced).
 	Held []string
-	// Leaked describes goroutines still running after the loop closed.
+	// IgnoredCancel are the left tasks still running after Check
+	// cancelled them and waited (for many suspensions): they ignore the
+	// cancellation. Check then closes the loop under them.
+	IgnoredCancel []string
+	// Leaked describes goroutines still running after the loop closed
+	// (goleak's report, with the stacks; Problems has it on one line).
 	Leaked string
 	// Reported are the errors passed to the loop's exception handler that
 	// are problems: a swallowed cancellation (debug mode, see
@@ -231,25 +255,60 @@ func (r *Run) Problems() []string {
 		p = append(p, "the task swallowed the cancellation without Uncancel")
 	case Failed:
 		if r.Point == 0 {
-			p = append(p, fmt.Sprintf("the coroutine fails without any cancellation: %v", r.Err))
+			p = append(p, "the coroutine fails without any cancellation: "+textquote.Text(r.Err.Error()))
 		} else {
-			p = append(p, fmt.Sprintf("the cancellation became an error that is not a CancelledError: %v", r.Err))
+			p = append(p, "the cancellation became an error that is not a CancelledError: "+textquote.Text(r.Err.Error()))
 		}
 	case Deadlock:
 		p = append(p, "deadlock: "+deadlockSummary(r.Err))
+	case NotEnded:
+		if r.Point == 0 {
+			p = append(p, "the coroutine does not end: its tasks went on awaiting until Check stopped them (Check needs a coroutine that returns)")
+		} else {
+			p = append(p, "the run does not end: its tasks went on awaiting after the cancellation until Check stopped them (is the cancellation ignored, as by a retry loop?)")
+		}
+	case NotReached:
+		// No cancellation was injected: the point is untested, which is
+		// no "all good" (the coroutine is not deterministic).
+		p = append(p, "not tested: the run suspended fewer times than the first (the coroutine is not deterministic)")
 	}
 	if r.MainErr != nil && r.Outcome != Deadlock && !asyncio.IsCancelled(r.MainErr) {
-		p = append(p, fmt.Sprintf("the main task failed: %v", r.MainErr))
+		p = append(p, "the main task failed: "+textquote.Text(r.MainErr.Error()))
 	}
 	if len(r.LeftTasks) > 0 {
 		p = append(p, "left tasks running: "+strings.Join(r.LeftTasks, ", "))
 	}
+	if len(r.IgnoredCancel) > 0 {
+		p = append(p, "left tasks ignore the cancellation (still running after being cancelled): "+strings.Join(r.IgnoredCancel, ", "))
+	}
 	p = append(p, r.Held...)
 	p = append(p, r.Reported...)
 	if r.Leaked != "" {
-		p = append(p, "leaked goroutines: "+r.Leaked)
+		p = append(p, "leaked goroutines: "+leakSummary(r.Leaked))
 	}
 	return p
+}
+
+// goroutineHeader matches goleak's line introducing a goroutine.
+var goroutineHeader = regexp.MustCompile(`Goroutine \d+ in state [^,]*, with \S+ on top of the stack`)
+
+// leakSummary is goleak's report on one line: each goroutine's state, the
+// function on top of its stack and the one that started it (the full
+// stacks are in Run.Leaked).
+func leakSummary(leaked string) string {
+	var parts []string
+	for _, line := range strings.Split(leaked, "\n") {
+		if h := goroutineHeader.FindString(line); h != "" {
+			parts = append(parts, h)
+		} else if f, ok := strings.CutPrefix(line, "created by "); ok && len(parts) > 0 {
+			f, _, _ = strings.Cut(f, " in goroutine ")
+			parts[len(parts)-1] += ", started by " + f
+		}
+	}
+	if len(parts) == 0 {
+		return textquote.Text(leaked)
+	}
+	return textquote.Text(strings.Join(parts, "; "))
 }
 
 // deadlockSummary says what the tasks of a deadlocked loop wait on.
@@ -301,10 +360,13 @@ func (r *Report) String() string {
 	b.WriteString("\n")
 	for i := range r.Runs {
 		run := &r.Runs[i]
-		if run.Point == 0 {
+		switch {
+		case run.Point == 0:
 			fmt.Fprintf(&b, "  no cancellation: %s", run.Outcome)
-		} else {
-			fmt.Fprintf(&b, "  point %d (%s at %s): %s %s", run.Point, run.Suspended, run.At, run.Task, run.Outcome)
+		case run.Outcome == NotReached:
+			fmt.Fprintf(&b, "  point %d (at %s in the first run): %s", run.Point, run.At, run.Outcome)
+		default:
+			fmt.Fprintf(&b, "  point %d (%s at %s): %s %s", run.Point, textquote.Text(run.Suspended), run.At, textquote.Text(run.Task), run.Outcome)
 		}
 		if p := run.Problems(); len(p) > 0 {
 			b.WriteString(": PROBLEM: " + strings.Join(p, "; "))
@@ -318,12 +380,16 @@ func (r *Report) String() string {
 }
 
 // Require runs Check and fails tb with the report if any run has a
-// problem. It returns the report.
+// problem; when it passes with points skipped (MaxRuns), it logs how many,
+// as those points were not tested. It returns the report.
 func Require(tb testing.TB, fn Func, opts ...Option) *Report {
 	tb.Helper()
 	r := Check(fn, opts...)
-	if !r.OK() {
+	switch {
+	case !r.OK():
 		tb.Error(r.String())
+	case r.Skipped > 0:
+		tb.Logf("cancelcheck: %d of %d suspension points not tested (MaxRuns)", r.Skipped, r.Points)
 	}
 	return r
 }
@@ -340,16 +406,22 @@ func Check(fn Func, opts ...Option) *Report {
 		o(c)
 	}
 	rep := &Report{}
-	base, sites := c.run(fn, 0)
+	base, sites, total := c.run(fn, 0, firstRunSuspensions)
 	rep.Points = len(sites)
 	rep.Runs = append(rep.Runs, base)
+	if base.Outcome == NotEnded {
+		return rep // no count of points to go by
+	}
 	for k := 1; k <= len(sites); k++ {
 		if k > c.maxRuns {
 			rep.Skipped = len(sites) - c.maxRuns
 			break
 		}
-		run, _ := c.run(fn, k)
-		if run.Outcome != NotReached && run.At != sites[k-1] {
+		run, _, _ := c.run(fn, k, 2*total+extraSuspensions)
+		switch {
+		case run.Outcome == NotReached:
+			run.At = sites[k-1]
+		case run.At != sites[k-1]:
 			run.Notes = append(run.Notes, "in the first run this point was at "+sites[k-1])
 		}
 		rep.Runs = append(rep.Runs, run)
@@ -357,10 +429,25 @@ func Check(fn Func, opts ...Option) *Report {
 	return rep
 }
 
+// The bounds past which a run is stopped as one that does not end: a
+// coroutine looping until cancelled, or one that ignores the cancellation
+// and goes on, would otherwise keep Check waiting forever, on virtual
+// time. The first run may have firstRunPoints suspension points and
+// firstRunSuspensions suspensions of all its tasks (a ticking task may
+// suspend far more often than the coroutine's own points); a cancellation
+// run may suspend twice as often as the first run, and extraSuspensions
+// more times.
+const (
+	firstRunPoints      = 100000
+	firstRunSuspensions = 1000000
+	extraSuspensions    = 10000
+)
+
 // run runs fn once on a fresh loop, cancelling the task that reaches
-// suspension point inject (0: none). It returns the run and, for the
-// first run, every point's location.
-func (c *config) run(fn Func, inject int) (run Run, sites []string) {
+// suspension point inject (0: none), and stopping the loop after limit
+// suspensions. It returns the run, for the first run every point's
+// location, and the number of suspensions of all tasks.
+func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total int) {
 	run.Point = inject
 	ignore := goleak.IgnoreCurrent()
 	r := asyncio.NewRunner(append([]asyncio.LoopOption{asyncio.WithVirtualTime(), asyncio.WithTaskStacks()}, c.loopOpts...)...)
@@ -370,20 +457,33 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		var pe *asyncio.PanicError
 		switch {
 		case errors.As(ctx.Err, &sw):
-			run.Reported = append(run.Reported, sw.Error())
+			run.Reported = append(run.Reported, textquote.Text(sw.Error()))
 		case errors.As(ctx.Err, &pe) && ctx.Task == nil:
-			run.Reported = append(run.Reported, ctx.Message+": "+pe.Error())
+			run.Reported = append(run.Reported, textquote.Text(ctx.Message)+": "+textquote.Text(pe.Error()))
 		}
 	})
 	w := &Watch{}
 	var main, victim *asyncio.T
-	points := 0
+	points, stopping := 0, false
+	stop := func() {
+		stopping = true
+		loop.Stop()
+	}
 	hooks.SetSuspendHook(loop, func(t *asyncio.T, where func() string) {
+		if stopping {
+			return
+		}
+		if total++; total > limit {
+			stop()
+			return
+		}
 		if !c.allTasks && t != main {
 			return
 		}
 		points++
 		switch {
+		case inject == 0 && len(sites) == firstRunPoints:
+			stop()
 		case inject == 0:
 			sites = append(sites, where())
 		case points == inject:
@@ -400,9 +500,12 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		return struct{}{}, fn(t, w)
 	}, asyncio.WithName("main"))
 	hooks.SetSuspendHook[asyncio.Loop, asyncio.T](loop, nil)
+	stopped := stopping && main != nil && !main.Done()
 
 	var ded *asyncio.DeadlockError
 	switch {
+	case stopped:
+		run.Outcome = NotEnded
 	case errors.As(mainErr, &ded):
 		run.Outcome, run.Err = Deadlock, mainErr
 	case inject == 0:
@@ -420,9 +523,9 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 	}
 	// Left tasks, with what they wait on and where.
 	for _, ti := range asyncio.Snapshot(loop, asyncio.SnapshotOptions{MaxTasks: -1}).Tasks {
-		desc := ti.Name
+		desc := textquote.Text(ti.Name)
 		if ti.State == "waiting" {
-			desc += " (waiting on " + ti.Awaits
+			desc += " (waiting on " + textquote.Text(ti.Awaits)
 			if st := ti.Stack; len(st) > 1 && isLibraryCall(st[0].Function) {
 				desc += " at " + st[1].String() // the caller of Sleep, Get...
 			} else if len(st) > 0 {
@@ -432,38 +535,84 @@ func (c *config) run(fn Func, inject int) (run Run, sites []string) {
 		}
 		run.LeftTasks = append(run.LeftTasks, desc)
 	}
-	// Cancel what is left and let it finish, then check the primitives.
-	if run.Outcome != Deadlock {
-		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
-			left := asyncio.AllTasks(t)
-			for _, x := range left {
-				if x != t {
-					x.Cancel()
-				}
+	// Cancel what is left and let it finish, then check the primitives
+	// (not after a deadlock: the tasks deadlocked hold what they hold).
+	// A left task that ignores the cancellation and goes on awaiting
+	// would keep the cleanup (and the runner's Close) waiting forever, on
+	// virtual time without end: after cleanupSuspensions suspensions of
+	// the left tasks the cleanup stops waiting; the loop is then closed
+	// without running them again (Close unwinds them), as it is when they
+	// ignore the cancellation waiting for something that never comes.
+	var left []*asyncio.T
+	{
+		var cleanup *asyncio.T
+		var allDone *asyncio.Future[struct{}] // or given up on
+		suspensions, gaveUp := 0, false
+		hooks.SetSuspendHook(loop, func(t *asyncio.T, _ func() string) {
+			if t == cleanup || gaveUp {
+				return
 			}
+			if suspensions++; suspensions > cleanupSuspensions {
+				gaveUp = true
+				_ = allDone.SetResult(struct{}{})
+			}
+		})
+		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
+			cleanup = t
+			allDone = asyncio.NewFuture[struct{}](t)
+			left = slices.DeleteFunc(asyncio.AllTasks(t), func(x *asyncio.T) bool { return x == t })
+			n := len(left)
 			for _, x := range left {
-				if x != t {
-					//asynciovet:ignore droppedcancel the left tasks were just cancelled: their errors are expected, and nothing cancels this cleanup task
-					_ = t.Await(x)
-				}
+				x.Cancel()
+				x.AddDoneCallback(func() {
+					if n--; n == 0 && !allDone.Done() {
+						_ = allDone.SetResult(struct{}{})
+					}
+				})
+			}
+			if n > 0 {
+				//asynciovet:ignore droppedcancel nothing cancels this cleanup task
+				_, _ = allDone.Await(t)
 			}
 			return struct{}{}, nil
 		})
 		_, _ = asyncio.RunWith(r, func(t *asyncio.T) (struct{}, error) {
 			for _, check := range w.checks {
+				if run.Outcome == Deadlock {
+					break
+				}
 				if p := check(t); p != "" {
 					run.Held = append(run.Held, p)
 				}
 			}
+			if slices.ContainsFunc(left, func(x *asyncio.T) bool { return !x.Done() }) {
+				// Before the loop is closed under the left tasks: the
+				// runner's Close would do it, after waiting for them.
+				//asynciovet:ignore droppedcancel nothing cancels this checking task, and its error is the runner's Close's to report
+				_ = asyncio.ShutdownDefaultExecutor(t)
+			}
 			return struct{}{}, nil
 		})
+		hooks.SetSuspendHook[asyncio.Loop, asyncio.T](loop, nil)
+	}
+	for _, x := range left {
+		if !x.Done() {
+			run.IgnoredCancel = append(run.IgnoredCancel, textquote.Text(x.Name()))
+		}
+	}
+	if len(run.IgnoredCancel) > 0 {
+		_ = loop.Close()
 	}
 	_ = r.Close()
 	if err := goleak.Find(ignore); err != nil {
 		run.Leaked = err.Error()
 	}
-	return run, sites
+	return run, sites, total
 }
+
+// cleanupSuspensions bounds the suspensions of the left tasks while Check
+// waits for them to end after cancelling them.
+const cleanupSuspensions = 10000
 
 // isLibraryCall reports whether fn is a function of package asyncio or aio
 // (the first frame of a task's stack is the library call it waits in).
