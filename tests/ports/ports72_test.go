@@ -1,0 +1,761 @@
+package ports_test
+
+// Ports p72 onward: programs from the areas the earlier ports cover least
+// (Queue.shutdown in a pipeline, as_completed's plain-for form and
+// timeout_at, tasks started eagerly one by one, a TaskGroup under a
+// timeout whose child withdraws its cancellation, a service run and shut
+// down in an asyncio.Runner).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// ---------------------------------------------------------------------------
+// p72_pipeline_shutdown.py
+
+func TestPortPipelineShutdown(t *testing.T) {
+	runPort(t, cpythonTrace("p72_pipeline_shutdown"), func(p *probe, tk *asyncio.T) error {
+		producer := func(raw *asyncio.Queue[string]) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for i := range 6 {
+					if err := raw.Put(t, fmt.Sprintf("r%d", i)); err != nil {
+						return err
+					}
+					p.log("produced r%d qsize %d", i, raw.Len())
+					if err := asyncio.Sleep(t, 60*ms); err != nil {
+						return err
+					}
+				}
+				raw.Shutdown(false)
+				p.log("producer shut raw down, qsize %d", raw.Len())
+				if err := raw.Put(t, "late"); errors.Is(err, asyncio.ErrQueueShutDown) {
+					p.log("late put refused")
+				} else if err != nil {
+					return err
+				}
+				return nil
+			}
+		}
+		parser := func(name string, raw, parsed *asyncio.Queue[string]) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				n := 0
+				for {
+					rec, err := raw.Get(t)
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						p.log("%s raw shut down after %d", name, n)
+						return n, nil
+					}
+					if err != nil {
+						return 0, err
+					}
+					err = asyncio.Sleep(t, 130*ms)
+					if err == nil {
+						err = parsed.Put(t, strings.ToUpper(rec))
+						if err == nil {
+							p.log("%s passed %s parsed qsize %d", name, rec, parsed.Len())
+						}
+					}
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						p.log("%s parsed shut down holding %s", name, rec)
+						return n, raw.TaskDone()
+					}
+					if err != nil {
+						return 0, err
+					}
+					n++
+					if err := raw.TaskDone(); err != nil {
+						return 0, err
+					}
+				}
+			}
+		}
+		writer := func(parsed *asyncio.Queue[string], out *[]string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for {
+					item, err := parsed.Get(t)
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						p.log("writer stops, qsize %d", parsed.Len())
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					p.log("writer got %s", item)
+					err = asyncio.Sleep(t, 350*ms)
+					if err == nil {
+						*out = append(*out, item)
+					}
+					if tdErr := parsed.TaskDone(); err == nil {
+						err = tdErr
+					}
+					if err != nil {
+						return err
+					}
+				}
+			}
+		}
+
+		p.restart()
+		raw := asyncio.NewQueue[string](2)
+		parsed := asyncio.NewQueue[string](2)
+		var out []string
+		w := asyncio.CreateTaskErr(tk, writer(parsed, &out))
+		ps := []*asyncio.Task[int]{
+			asyncio.CreateTask(tk, parser("p0", raw, parsed)),
+			asyncio.CreateTask(tk, parser("p1", raw, parsed)),
+		}
+		prod := asyncio.CreateTaskErr(tk, producer(raw))
+		if _, err := prod.Await(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 330*ms); err != nil {
+			return err
+		}
+		p.log("shutting parsed down: qsize %d full %s", parsed.Len(), pb(parsed.Full()))
+		parsed.Shutdown(true)
+		p.log("after immediate shutdown qsize %d empty %s", parsed.Len(), pb(parsed.Empty()))
+		if _, err := parsed.GetNowait(); errors.Is(err, asyncio.ErrQueueShutDown) {
+			p.log("get_nowait refused")
+		}
+		j := asyncio.CreateTaskErr(tk, parsed.Join)
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("join done %s", pb(j.Done()))
+		counts, err := asyncio.Gather(tk, asyncio.Awaitables(ps)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("parsers %s", pyInts(counts))
+		if _, err := w.Await(tk); err != nil {
+			return err
+		}
+		if _, err := j.Await(tk); err != nil {
+			return err
+		}
+		p.log("join returned, out %s", pstrs(out))
+		var ve *asyncio.ValueError
+		if err := parsed.TaskDone(); errors.As(err, &ve) {
+			p.log("extra task_done: %s", ve.Msg)
+		}
+		if err := raw.Join(tk); err != nil {
+			return err
+		}
+		p.log("raw joined, qsize %d", raw.Len())
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p73_mirror_race.py
+
+func TestPortMirrorRace(t *testing.T) {
+	runPort(t, cpythonTrace("p73_mirror_race"), func(p *probe, tk *asyncio.T) error {
+		type spec struct {
+			name  string
+			delay time.Duration
+			fail  bool
+		}
+		mirror := func(s spec) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, s.delay); err != nil {
+					if asyncio.IsCancelled(err) {
+						p.log("%s cancelled", s.name)
+					}
+					return "", err
+				}
+				if s.fail {
+					return "", newConnectionError(s.name)
+				}
+				return fmt.Sprintf("%s:%d", s.name, s.delay/(10*ms)), nil
+			}
+		}
+		start := func(specs []spec) []*asyncio.Task[string] {
+			var tasks []*asyncio.Task[string]
+			for _, s := range specs {
+				tasks = append(tasks, asyncio.CreateTask(tk, mirror(s), asyncio.WithName(s.name)))
+			}
+			return tasks
+		}
+
+		p.restart()
+		tasks := start([]spec{{"eu", 330 * ms, false}, {"us", 120 * ms, true}, {"ap", 510 * ms, false}, {"sa", 210 * ms, false}})
+		var got []string
+		// as_completed's plain form hands out coroutines; AsCompletedFuncs
+		// hands out functions, which are not tasks either.
+		for i, c := range asyncio.AsCompletedFuncs(tk, asyncio.Awaitables(append(tasks, tasks[0])), 400*ms) {
+			p.log("item %d is a task: %s", i, pb(false))
+			r, err := c(tk)
+			var ce *connectionError
+			if errors.As(err, &ce) {
+				p.log("failed %s", pd(ce))
+				continue
+			}
+			if errors.Is(err, asyncio.ErrTimeout) {
+				var pending []string
+				for _, t := range tasks {
+					if !t.Done() {
+						pending = append(pending, t.Name())
+					}
+				}
+				p.log("timed out at item %d pending %s", i, pstrs(pending))
+				break
+			}
+			if err != nil {
+				return err
+			}
+			got = append(got, r)
+			p.log("result %s", r)
+		}
+		p.log("got %s ap cancelled %s", pstrs(got), pb(tasks[2].Cancelled()))
+		late, err := tasks[2].Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("ap late %s", late)
+
+		p.restart()
+		tasks = start([]spec{{"n1", 430 * ms, false}, {"n2", 260 * ms, false}, {"n3", 830 * ms, false}, {"n4", 140 * ms, true}})
+		byName := map[string]*asyncio.Task[string]{}
+		for _, t := range tasks {
+			byName[t.Name()] = t
+		}
+		first := ""
+		var cm *asyncio.TimeoutScope
+		err = asyncio.TimeoutAt(tk, tk.Loop().Time()+300*ms, func(s *asyncio.TimeoutScope) error {
+			cm = s
+			p.log("deadline %s", p.rel(cm.When()))
+			for t, err := range asyncio.AsCompleted(tk, tasks, asyncio.Never) {
+				if err != nil {
+					return err
+				}
+				p.log("completed %s is the task: %s", t.Name(), pb(t == byName[t.Name()]))
+				if t.Err() != nil {
+					p.log("skip %s", pd(t.Err()))
+					continue
+				}
+				r, _ := t.Result()
+				if first == "" {
+					first = r
+					if err := cm.Reschedule(cm.When() + 200*ms); err != nil {
+						return err
+					}
+					p.log("first %s deadline now %s", first, p.rel(cm.When()))
+				} else {
+					p.log("also %s", r)
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("deadline passed, expired %s", pb(cm.Expired()))
+		} else if err != nil {
+			return err
+		}
+		var left []*asyncio.Task[string]
+		var names []string
+		for _, t := range tasks {
+			if !t.Done() {
+				left = append(left, t)
+				names = append(names, t.Name())
+			}
+		}
+		for _, t := range left {
+			t.Cancel()
+		}
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(left)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		outs := make([]string, len(res))
+		for i, o := range res {
+			outs[i] = pd(o.Err)
+		}
+		p.log("leftovers %s %s", pstrs(names), pstrs(outs))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p74_eager_coalescing.py
+
+// pyStrRepr is repr(s) of a str: single quotes unless s holds one and no
+// double quote.
+func pyStrRepr(s string) string {
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		return `"` + s + `"`
+	}
+	return "'" + s + "'"
+}
+
+// pyAnyRepr is repr(v) of the program's values (ints and strs).
+func pyAnyRepr(v any) string {
+	if s, ok := v.(string); ok {
+		return pyStrRepr(s)
+	}
+	return fmt.Sprint(v)
+}
+
+func TestPortEagerCoalescing(t *testing.T) {
+	runPort(t, cpythonTrace("p74_eager_coalescing"), func(p *probe, tk *asyncio.T) error {
+		type flight struct {
+			owner *asyncio.T
+			fut   *asyncio.Future[any]
+		}
+		inflight := map[string]flight{}
+		cache := map[string]any{"a": 1}
+		var calls []string
+		backend := func(t *asyncio.T, key string) (any, error) {
+			calls = append(calls, key)
+			if err := asyncio.Sleep(t, time.Duration(len(key))*100*ms); err != nil {
+				return nil, err
+			}
+			return strings.ToUpper(key), nil
+		}
+		lookup := func(key string) func(*asyncio.T) (any, error) {
+			return func(t *asyncio.T) (any, error) {
+				me := asyncio.CurrentTask(t)
+				p.log("lookup %s in %s tasks %d", key, me.Name(), len(asyncio.AllTasks(t)))
+				if v, ok := cache[key]; ok {
+					return v, nil
+				}
+				if f, ok := inflight[key]; ok {
+					p.log("%s joins %s", me.Name(), f.owner.Name())
+					return asyncio.Shield[any](f.fut).Await(t)
+				}
+				fut := asyncio.NewFuture[any](t)
+				inflight[key] = flight{me, fut}
+				v, err := backend(t, key)
+				if err != nil {
+					fut.Cancel()
+				}
+				delete(inflight, key)
+				if err != nil {
+					return nil, err
+				}
+				cache[key] = v
+				if err := fut.SetResult(v); err != nil {
+					return nil, err
+				}
+				return v, nil
+			}
+		}
+		request := func(fn func(*asyncio.T) (any, error), name string) *asyncio.Task[any] {
+			task := asyncio.CreateTask(tk, fn, asyncio.WithName(name), asyncio.WithEagerStart())
+			task.AddDoneCallback(func() {
+				if task.Cancelled() {
+					p.log("callback %s cancelled", task.Name())
+				} else {
+					v, _ := task.Result()
+					p.log("callback %s %v", task.Name(), v)
+				}
+			})
+			p.log("request %s returned, done %s", name, pb(task.Done()))
+			return task
+		}
+		sortedKeys := func(m map[string]flight) []string {
+			ks := slices.Collect(maps.Keys(m))
+			slices.Sort(ks)
+			return ks
+		}
+		giveUp := func(key string) func(*asyncio.T) (any, error) {
+			return func(t *asyncio.T) (any, error) {
+				me := asyncio.CurrentTask(t)
+				me.Cancel("duplicate")
+				p.log("%s cancelled itself, cancelling %d", me.Name(), me.Cancelling())
+				v, err := lookup(key)(t)
+				if asyncio.IsCancelled(err) {
+					p.log("%s cancelled at its await: %s inflight %s", me.Name(), pd(err), pstrs(sortedKeys(inflight)))
+					return nil, err
+				}
+				if err != nil {
+					return nil, err
+				}
+				p.log("%s got %v without suspending", me.Name(), v)
+				return v, nil
+			}
+		}
+
+		p.restart()
+		r1 := request(lookup("a"), "r1")
+		v, err := r1.Result()
+		if err != nil {
+			return err
+		}
+		p.log("r1 result %v", v)
+		r2 := request(lookup("bb"), "r2")
+		r3 := request(lookup("bb"), "r3")
+		r5 := request(lookup("bb"), "r5")
+		var fl []string
+		for _, k := range sortedKeys(inflight) {
+			fl = append(fl, fmt.Sprintf("('%s', '%s')", k, inflight[k].owner.Name()))
+		}
+		p.log("inflight [%s]", strings.Join(fl, ", "))
+		if err := asyncio.Sleep(tk, 60*ms); err != nil {
+			return err
+		}
+		r5.Cancel()
+		r4 := request(lookup("ccc"), "r4")
+		r4.Cancel("caller gave up")
+		p.log("r4 cancelling %d calls %s", r4.Cancelling(), pstrs(calls))
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables([]*asyncio.Task[any]{r2, r3, r4, r5})...).Await(tk)
+		if err != nil {
+			return err
+		}
+		outs := make([]string, len(res))
+		for i, o := range res {
+			if o.Err != nil {
+				outs[i] = pyStrRepr(pd(o.Err))
+			} else {
+				outs[i] = pyStrRepr(pyAnyRepr(o.Value))
+			}
+		}
+		cacheKeys := slices.Sorted(maps.Keys(cache))
+		p.log("results [%s]", strings.Join(outs, ", "))
+		p.log("inflight %s cache %s calls %s", pstrs(sortedKeys(inflight)), pstrs(cacheKeys), pstrs(calls))
+
+		p.restart()
+		u1 := request(giveUp("a"), "u1")
+		p.log("u1 cancelled %s", pb(u1.Cancelled()))
+		u2 := request(giveUp("dddd"), "u2")
+		p.log("u2 done %s calls %s", pb(u2.Done()), pstrs(calls))
+		if _, err := u2.Await(tk); asyncio.IsCancelled(err) {
+			p.log("u2 %s cancelled %s", pd(err), pb(u2.Cancelled()))
+		} else if err != nil {
+			return err
+		}
+		p.log("cache %s", pstrs(slices.Sorted(maps.Keys(cache))))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p75_batch_deadline.py
+
+func TestPortBatchDeadline(t *testing.T) {
+	runPort(t, cpythonTrace("p75_batch_deadline"), func(p *probe, tk *asyncio.T) error {
+		worker := func(name string, steps int, step, budget time.Duration) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				done := 0
+				err := asyncio.Timeout(t, budget, func(cm *asyncio.TimeoutScope) error {
+					for range steps {
+						if err := asyncio.Sleep(t, step); err != nil {
+							return err
+						}
+						done++
+						if err := cm.Reschedule(t.Loop().Time() + budget); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				switch {
+				case err == nil:
+					p.log("%s finished %d", name, done)
+				case errors.Is(err, asyncio.ErrTimeout):
+					p.log("%s own timeout after %d steps, cancelling %d", name, done, t.Cancelling())
+				case asyncio.IsCancelled(err):
+					p.log("%s cancelled after %d steps: %s cancelling %d", name, done, pd(err), t.Cancelling())
+				}
+				return done, err
+			}
+		}
+		uploader := func(name string, chunks int) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				sent := 0
+				for sent < chunks {
+					err := asyncio.Sleep(t, 130*ms)
+					if asyncio.IsCancelled(err) {
+						n := t.Uncancel()
+						if err := asyncio.Sleep(t, 10*ms); err != nil {
+							return sent, err
+						}
+						p.log("%s ignores cancel at chunk %d uncancel -> %d", name, sent, n)
+						continue
+					}
+					if err != nil {
+						return sent, err
+					}
+					sent++
+				}
+				p.log("%s uploaded %d cancelling %d", name, sent, t.Cancelling())
+				return sent, nil
+			}
+		}
+		job := func(t *asyncio.T) (string, error) {
+			var up *asyncio.Task[int]
+			err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+				var err error
+				if up, err = asyncio.Spawn(g, uploader("up2", 3)); err != nil {
+					return err
+				}
+				_, err = asyncio.Spawn(g, worker("w-bg", 9, 110*ms, 300*ms))
+				return err
+			})
+			if asyncio.IsCancelled(err) {
+				p.log("job's group re-raised %s cancelling %d", pd(err), t.Cancelling())
+				n := t.Uncancel()
+				r, rerr := up.Result()
+				if rerr != nil {
+					return "", rerr
+				}
+				p.log("job uncancel -> %d upload result %d", n, r)
+				return "partial", nil
+			}
+			if err != nil {
+				return "", err
+			}
+			return "complete", nil
+		}
+
+		p.restart()
+		var a, b, u *asyncio.Task[int]
+		var outer *asyncio.TimeoutScope
+		err := asyncio.Timeout(tk, 500*ms, func(s *asyncio.TimeoutScope) error {
+			outer = s
+			return asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+				var err error
+				if a, err = asyncio.Spawn(g, worker("w-fast", 3, 100*ms, 150*ms)); err != nil {
+					return err
+				}
+				if b, err = asyncio.Spawn(g, worker("w-slow", 10, 120*ms, 200*ms)); err != nil {
+					return err
+				}
+				if u, err = asyncio.Spawn(g, uploader("up", 5)); err != nil {
+					return err
+				}
+				p.log("body waits, deadline %s", p.rel(outer.When()))
+				return nil
+			})
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("batch timed out, expired %s cancelling %d", pb(outer.Expired()), tk.Cancelling())
+		} else if err != nil {
+			return err
+		}
+		av, aerr := a.Result()
+		uv, uerr := u.Result()
+		if aerr != nil || uerr != nil {
+			return errors.Join(aerr, uerr)
+		}
+		p.log("a %d b cancelled %s u %d", av, pb(b.Cancelled()), uv)
+
+		p.restart()
+		var other *asyncio.Task[int]
+		err = asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			if _, err := asyncio.Spawn(g, worker("w-stuck", 3, 300*ms, 200*ms)); err != nil {
+				return err
+			}
+			var err error
+			other, err = asyncio.Spawn(g, worker("w-other", 5, 90*ms, 200*ms))
+			return err
+		})
+		err = asyncio.ExceptStar(err, asyncio.Except[*asyncio.TimeoutError](func(eg *asyncio.ExceptionGroup) error {
+			p.log("group failed %s other cancelled %s cancelling %d", pd(eg), pb(other.Cancelled()), tk.Cancelling())
+			return nil
+		}))
+		if err != nil {
+			return err
+		}
+
+		p.restart()
+		j := asyncio.CreateTask(tk, job)
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		j.Cancel("stop now")
+		r, err := j.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("job returned %s cancelled %s cancelling %d", r, pb(j.Cancelled()), j.Cancelling())
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p76_runner_service.py
+
+// runRunnerPort is runPort for a program whose main() drives an
+// asyncio.Runner itself: main gets the probe (its loop set to the
+// runner's) and the runner, which runs on virtual time and is closed after.
+func runRunnerPort(t *testing.T, want string, main func(p *probe, r *asyncio.Runner) error) {
+	t.Helper()
+	r := asyncio.NewRunner(asyncio.WithVirtualTime())
+	p := &probe{l: r.Loop()}
+	err := main(p, r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	got := p.b.String()
+	if err != nil {
+		t.Fatalf("main failed: %v (%s)\ntrace so far:\n%s", err, pd(err), got)
+	}
+	if got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
+
+func TestPortRunnerService(t *testing.T) {
+	runRunnerPort(t, cpythonTrace("p76_runner_service"), func(p *probe, r *asyncio.Runner) error {
+		service := asyncio.NewContextVar("service", "-")
+		requestID := asyncio.NewContextVar("request_id", "none")
+		setup := func(t *asyncio.T) (struct{}, error) {
+			p.restart()
+			service.Set(t, "billing")
+			p.log("setup sets service %s", service.Get(t))
+			return noValue, nil
+		}
+		peek := func(label, set string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				p.log("%s sees service %s request_id %s", label, service.Get(t), requestID.Get(t))
+				if set != "" {
+					service.Set(t, set)
+				}
+				return noValue, nil
+			}
+		}
+		type svcState struct {
+			inflight  int
+			committed bool
+		}
+		handle := func(cond *asyncio.Condition, state *svcState, rid string, cost time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				requestID.Set(t, rid)
+				if err := asyncio.WithLock(t, cond, func() error { state.inflight++; return nil }); err != nil {
+					return err
+				}
+				err := asyncio.Sleep(t, cost)
+				switch {
+				case err == nil:
+					p.log("%s handled %s", service.Get(t), requestID.Get(t))
+				case asyncio.IsCancelled(err):
+					p.log("%s abandoned %s", service.Get(t), requestID.Get(t))
+				}
+				if lerr := asyncio.WithLock(t, cond, func() error {
+					state.inflight--
+					cond.NotifyAll()
+					return nil
+				}); err == nil {
+					err = lerr
+				}
+				return err
+			}
+		}
+		commit := func(state *svcState) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				p.log("commit starts")
+				if err := asyncio.Sleep(t, 200*ms); err != nil {
+					return err
+				}
+				state.committed = true
+				p.log("commit done")
+				return nil
+			}
+		}
+		serve := func(t *asyncio.T) (string, error) {
+			loop := t.Loop()
+			stop := asyncio.NewEvent()
+			cond := asyncio.NewCondition(nil)
+			state := &svcState{}
+			var beats []int
+			var beat func(n int)
+			beat = func(n int) {
+				beats = append(beats, n)
+				if !stop.IsSet() {
+					loop.CallLater(150*ms, func() { beat(n + 1) })
+				}
+			}
+			loop.CallLater(150*ms, func() { beat(1) })
+			loop.CallLater(420*ms, stop.Set)
+			var tasks []*asyncio.Task[struct{}]
+			acceptor := asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+				for i, cost := range []time.Duration{330 * ms, 520 * ms, 110 * ms, 740 * ms, 200 * ms} {
+					tasks = append(tasks, asyncio.CreateTaskErr(t, handle(cond, state, fmt.Sprintf("req%d", i), cost)))
+					if err := asyncio.Sleep(t, 100*ms); err != nil {
+						if asyncio.IsCancelled(err) {
+							p.log("acceptor stopped after %d requests", len(tasks))
+						}
+						return err
+					}
+				}
+				return nil
+			})
+			if err := stop.Wait(t); err != nil {
+				return "", err
+			}
+			p.log("stop requested, inflight %d beats %s", state.inflight, pyInts(beats))
+			acceptor.Cancel()
+			err := asyncio.Timeout(t, 300*ms, func(*asyncio.TimeoutScope) error {
+				if err := asyncio.WithLock(t, cond, func() error {
+					return cond.WaitFor(t, func() bool { return state.inflight == 0 })
+				}); err != nil {
+					return err
+				}
+				p.log("drained")
+				return nil
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("drain timed out, inflight %d", state.inflight)
+				for _, tk := range tasks {
+					tk.Cancel()
+				}
+				if _, err := asyncio.GatherOutcomes(t, asyncio.Awaitables(tasks)...).Await(t); err != nil {
+					return "", err
+				}
+			} else if err != nil {
+				return "", err
+			}
+			cancelled := make([]bool, len(tasks))
+			for i, tk := range tasks {
+				cancelled[i] = tk.Cancelled()
+			}
+			p.log("inflight %d cancelled %s", state.inflight, pbools(cancelled...))
+			loop.CallLater(100*ms, func() { t.Cancel("second signal") })
+			c := asyncio.CreateTaskErr(t, commit(state))
+			if _, err := asyncio.Shield[struct{}](c).Await(t); asyncio.IsCancelled(err) {
+				p.log("serve got %s commit done %s", pd(err), pb(c.Done()))
+				if _, cerr := c.Await(t); cerr != nil {
+					return "", cerr
+				}
+				p.log("committed %s cancelling %d", pb(state.committed), t.Cancelling())
+				return "", err
+			} else if err != nil {
+				return "", err
+			}
+			return "clean", nil
+		}
+
+		ctx := asyncio.NewVarContext(context.Background())
+		inCtx := asyncio.WithVarContext(ctx)
+		if _, err := asyncio.RunWith(r, setup, inCtx); err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(r, peek("run without context", "other")); err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(r, peek("run in ctx", ""), inCtx); err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(r, serve, inCtx); asyncio.IsCancelled(err) {
+			fmt.Fprintf(&p.b, "serve raised %s\n", pd(err))
+		} else if err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(r, peek("last run", "")); err != nil {
+			return err
+		}
+		v, _ := service.LookupValue(ctx.Context())
+		fmt.Fprintf(&p.b, "tasks left %d service in ctx %s\n", len(asyncio.AllTasks(r.Loop())), v)
+		return nil
+	})
+}
