@@ -759,3 +759,344 @@ func TestPortRunnerService(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p77_eager_factory_mix.py
+
+// runPortOn is runPort with loop options besides virtual time.
+func runPortOn(t *testing.T, want string, opts []asyncio.LoopOption, main func(p *probe, tk *asyncio.T) error) {
+	t.Helper()
+	p := &probe{}
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		p.l = tk.Loop()
+		return struct{}{}, main(p, tk)
+	}, append([]asyncio.LoopOption{asyncio.WithVirtualTime()}, opts...)...)
+	got := p.b.String()
+	if err != nil {
+		t.Fatalf("main failed: %v (%s)\ntrace so far:\n%s", err, pd(err), got)
+	}
+	if got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
+
+// The program sets eager_task_factory first thing in main, after main's
+// own task was made: the port's loop is made WithEagerTasks, which
+// Run's main task does not start eagerly either (the loop is not running
+// when it is created). as_completed() over coroutines wraps each in a task
+// (ensure_future, through the factory) before anything else; the port
+// makes those tasks itself and hands them to AsCompletedFuncs.
+func TestPortEagerFactoryMix(t *testing.T) {
+	runPortOn(t, cpythonTrace("p77_eager_factory_mix"), []asyncio.LoopOption{asyncio.WithEagerTasks()}, func(p *probe, tk *asyncio.T) error {
+		who := asyncio.NewContextVar("who", "main")
+		mainTask := tk
+		leaf := func(name string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				p.log("%s runs in its own task %s who %s", name, pb(asyncio.CurrentTask(t) != mainTask), who.Get(t))
+				return name, nil
+			}
+		}
+		outer := func(t *asyncio.T) (string, error) {
+			who.Set(t, "outer")
+			me := asyncio.CurrentTask(t)
+			inner := asyncio.CreateTask(t, leaf("inner"), asyncio.WithName("inner"))
+			p.log("outer after creating inner: done %s current is outer %s", pb(inner.Done()), pb(asyncio.CurrentTask(t) == me))
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return "", err
+			}
+			return inner.Result()
+		}
+		boom := func(t *asyncio.T) error {
+			p.log("boom raising in its eager step")
+			return newKeyError("k")
+		}
+		locker := func(name string, lock *asyncio.Lock, hold time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				p.log("%s wants the lock, locked %s", name, pb(lock.Locked()))
+				if err := asyncio.WithLock(t, lock, func() error {
+					p.log("%s has the lock", name)
+					return asyncio.Sleep(t, hold)
+				}); err != nil {
+					return err
+				}
+				p.log("%s released", name)
+				return nil
+			}
+		}
+		step := func(name string, delay time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				p.log("%s starts", name)
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return "", err
+				}
+				p.log("%s ends", name)
+				return name, nil
+			}
+		}
+
+		p.restart()
+		o := asyncio.CreateTask(tk, outer, asyncio.WithName("outer"))
+		p.log("main sees who %s outer done %s", who.Get(tk), pb(o.Done()))
+		r, err := o.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("outer result %s", r)
+
+		b := asyncio.CreateTaskErr(tk, boom, asyncio.WithName("boom"))
+		p.log("boom done %s cancel -> %s exception %s", pb(b.Done()), pb(b.Cancel()), pd(b.Err()))
+
+		lock := asyncio.NewLock()
+		l1 := asyncio.CreateTaskErr(tk, locker("l1", lock, 200*ms))
+		l2 := asyncio.CreateTaskErr(tk, locker("l2", lock, 100*ms))
+		p.log("after creating lockers: locked %s l1 done %s", pb(lock.Locked()), pb(l1.Done()))
+		if _, err := asyncio.Gather(tk, l1, l2).Await(tk); err != nil {
+			return err
+		}
+
+		p.restart()
+		g := asyncio.GatherFuncs(tk, step("g1", 200*ms), step("g2", 100*ms))
+		p.log("gather returned")
+		rs, err := g.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("gather result %s", pstrs(rs))
+
+		p.restart()
+		cs := []*asyncio.Task[string]{asyncio.CreateTask(tk, step("c1", 300*ms)), asyncio.CreateTask(tk, step("c2", 100*ms))}
+		fns := asyncio.AsCompletedFuncs(tk, asyncio.Awaitables(cs), asyncio.Never)
+		p.log("as_completed returned")
+		for _, c := range fns {
+			r, err := c(tk)
+			if err != nil {
+				return err
+			}
+			p.log("next %s", r)
+		}
+
+		p.restart()
+		var t1, t2 *asyncio.Task[string]
+		err = asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			var err error
+			if t1, err = asyncio.Spawn(g, step("tg1", 100*ms)); err != nil {
+				return err
+			}
+			p.log("tg1 created, done %s", pb(t1.Done()))
+			if t2, err = asyncio.Spawn(g, leaf("tg2")); err != nil {
+				return err
+			}
+			p.log("tg2 created, done %s", pb(t2.Done()))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		r1, _ := t1.Result()
+		r2, _ := t2.Result()
+		p.log("group done %s %s", r1, r2)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p78_fast_paths.py
+
+func TestPortFastPaths(t *testing.T) {
+	runPort(t, cpythonTrace("p78_fast_paths"), func(p *probe, tk *asyncio.T) error {
+		ticks := 0
+		p.restart()
+		ticker := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			for {
+				ticks++
+				if err := asyncio.Sleep(t, 0); err != nil {
+					return err
+				}
+			}
+		})
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		measure := func(label string, aw func() error) error {
+			before := ticks
+			if err := aw(); err != nil {
+				return fmt.Errorf("%s: %w", label, err)
+			}
+			p.log("%s ticks %d", label, ticks-before)
+			return nil
+		}
+		sem := asyncio.NewSemaphore(2)
+		ev := asyncio.NewEvent()
+		ev.Set()
+		lock := asyncio.NewLock()
+		cond := asyncio.NewCondition(nil)
+		q := asyncio.NewQueue[int](2)
+		fut := asyncio.NewFuture[string](tk)
+		if err := fut.SetResult("ready"); err != nil {
+			return err
+		}
+		done := asyncio.CreateTask(tk, func(*asyncio.T) (string, error) { return "job", nil })
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		ignore := func(_ any, err error) error { return err }
+		steps := []struct {
+			label string
+			aw    func() error
+		}{
+			{"sleep(0)", func() error { return asyncio.Sleep(tk, 0) }},
+			{"semaphore acquire", func() error { return sem.Acquire(tk) }},
+			{"event wait", func() error { return ev.Wait(tk) }},
+			{"lock acquire", func() error {
+				if err := lock.Acquire(tk); err != nil {
+					return err
+				}
+				return lock.Release()
+			}},
+			{"condition wait_for", func() error {
+				return asyncio.WithLock(tk, cond, func() error { return cond.WaitFor(tk, func() bool { return true }) })
+			}},
+			{"queue put", func() error { return q.Put(tk, 1) }},
+			{"queue get", func() error {
+				if _, err := q.Get(tk); err != nil {
+					return err
+				}
+				return q.TaskDone()
+			}},
+			{"queue join", func() error { return q.Join(tk) }},
+			{"finished future", func() error { return ignore(fut.Await(tk)) }},
+			{"finished task", func() error { return ignore(done.Await(tk)) }},
+			{"shield of finished", func() error { return ignore(asyncio.Shield[string](done).Await(tk)) }},
+			{"wait_for finished", func() error { return ignore(asyncio.WaitFor[string](tk, time.Second, done)) }},
+			{"timeout block", func() error {
+				return asyncio.Timeout(tk, time.Second, func(*asyncio.TimeoutScope) error { return nil })
+			}},
+			{"gather finished", func() error {
+				return ignore(asyncio.Gather(tk, asyncio.AwaitableOf[string](done), fut).Await(tk))
+			}},
+			{"gather nothing", func() error { return ignore(asyncio.Gather[string](tk).Await(tk)) }},
+			{"wait finished", func() error {
+				_, _, err := asyncio.Wait(tk, []*asyncio.Task[string]{done}, asyncio.Never, asyncio.AllCompleted)
+				return err
+			}},
+			{"as_completed finished", func() error {
+				for _, c := range asyncio.AsCompletedFuncs(tk, []asyncio.AwaitableOf[string]{done, fut}, asyncio.Never) {
+					if _, err := c(tk); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			{"barrier of one", func() error { return ignore(asyncio.NewBarrier(1).Wait(tk)) }},
+			{"to a sleeping task", func() error {
+				return ignore(asyncio.CreateTaskErr(tk, func(t *asyncio.T) error { return asyncio.Sleep(t, 0) }).Await(tk))
+			}},
+		}
+		for _, s := range steps {
+			if err := measure(s.label, s.aw); err != nil {
+				return err
+			}
+		}
+		ticker.Cancel()
+		p.log("sem locked %s qsize %d", pb(sem.Locked()), q.Len())
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p79_runner_leftovers.py
+
+func TestPortRunnerLeftovers(t *testing.T) {
+	runRunnerPort(t, cpythonTrace("p79_runner_leftovers"), func(p *probe, r *asyncio.Runner) error {
+		var handled, closing []string
+		bg := func(name string, period time.Duration) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				n := 0
+				for {
+					err := asyncio.Sleep(t, period)
+					if err == nil {
+						n++
+						continue
+					}
+					if !asyncio.IsCancelled(err) {
+						return n, err
+					}
+					closing = append(closing, fmt.Sprintf("%s cancelled after %d beats", name, n))
+					switch name {
+					case "slow":
+						if err := asyncio.Sleep(t, 70*ms); err != nil {
+							return n, err
+						}
+						p.log("%s cleanup done", name)
+					case "stubborn":
+						t.Uncancel()
+						return n, nil
+					case "faulty":
+						return n, newRuntimeError("cleanup failed")
+					}
+					return n, err
+				}
+			}
+		}
+		start := func(t *asyncio.T) (struct{}, error) {
+			p.restart()
+			loop := t.Loop()
+			loop.SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+				handled = append(handled, c.Message+": "+pd(c.Err))
+			})
+			for _, s := range []struct {
+				name   string
+				period time.Duration
+			}{{"steady", 100 * ms}, {"slow", 130 * ms}, {"stubborn", 150 * ms}, {"faulty", 230 * ms}} {
+				//asynciovet:ignore unawaitedtask background tasks left for the next runs and for Close to cancel, as the program's create_task calls are: that is what the port checks
+				asyncio.CreateTask(t, bg(s.name, s.period), asyncio.WithName(s.name))
+			}
+			loop.CallLater(270*ms, func() { p.log("timer fired, tasks %d", len(asyncio.AllTasks(loop))) })
+			if err := asyncio.Sleep(t, 40*ms); err != nil {
+				return noValue, err
+			}
+			p.log("start returns, tasks %d", len(asyncio.AllTasks(t)))
+			return noValue, nil
+		}
+		idle := func(d time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				if err := asyncio.Sleep(t, d); err != nil {
+					return noValue, err
+				}
+				p.log("idle %g done", d.Seconds())
+				return noValue, nil
+			}
+		}
+		fail := func(t *asyncio.T) (struct{}, error) {
+			if err := asyncio.Sleep(t, 10*ms); err != nil {
+				return noValue, err
+			}
+			return noValue, newValueError("bad request")
+		}
+
+		if _, err := asyncio.RunWith(r, start); err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(r, idle(200*ms)); err != nil {
+			return err
+		}
+		var ve *valueError
+		if _, err := asyncio.RunWith(r, fail); errors.As(err, &ve) {
+			fmt.Fprintf(&p.b, "run raised %s\n", pd(ve))
+		} else {
+			return fmt.Errorf("fail: %v", err)
+		}
+		if _, err := asyncio.RunWith(r, idle(80*ms)); err != nil {
+			return err
+		}
+		loop := r.Loop()
+		fmt.Fprintf(&p.b, "before close, tasks %d closed %s\n", len(asyncio.AllTasks(loop)), pb(loop.IsClosed()))
+		if err := r.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(&p.b, "closed %s handled %s\n", pb(loop.IsClosed()), pstrs(handled))
+		slices.Sort(closing)
+		fmt.Fprintf(&p.b, "closing %s\n", pstrs(closing))
+		return nil
+	})
+}
