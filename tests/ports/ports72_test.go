@@ -1100,3 +1100,202 @@ func TestPortRunnerLeftovers(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p80_budget_retries.py
+
+func TestPortBudgetRetries(t *testing.T) {
+	runPort(t, cpythonTrace("p80_budget_retries"), func(p *probe, tk *asyncio.T) error {
+		var runs []int
+		attempt := func(n int, cost time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				runs = append(runs, n)
+				p.log("attempt %d starts", n)
+				if err := asyncio.Sleep(t, cost); err != nil {
+					return "", err
+				}
+				if cost > 200*ms {
+					return "", newConnectionError(fmt.Sprintf("slow %d", n))
+				}
+				return fmt.Sprintf("ok %d", n), nil
+			}
+		}
+		callWithBudget := func(t *asyncio.T, budget time.Duration, costs []time.Duration) (string, error) {
+			loop := t.Loop()
+			deadline := loop.Time() + budget
+			for n, cost := range costs {
+				remaining := deadline - loop.Time()
+				r, err := asyncio.WaitForFunc(t, remaining, attempt(n, cost))
+				var ce *connectionError
+				switch {
+				case err == nil:
+					return r, nil
+				case errors.Is(err, asyncio.ErrTimeout):
+					p.log("attempt %d timed out, remaining was %.1f", n, max(remaining, 0).Seconds())
+				case errors.As(err, &ce):
+					p.log("attempt %d failed %s", n, pd(ce))
+				default:
+					return "", err
+				}
+			}
+			return "gave up", nil
+		}
+		stubborn := func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, time.Second); asyncio.IsCancelled(err) {
+				p.log("stubborn swallows the cancel")
+			} else if err != nil {
+				return "", err
+			}
+			return "partial", nil
+		}
+
+		p.restart()
+		r, err := callWithBudget(tk, 500*ms, []time.Duration{300 * ms, 250 * ms, 100 * ms, 100 * ms})
+		if err != nil {
+			return err
+		}
+		p.log("result %s runs %s", r, pyInts(runs))
+
+		p.restart()
+		loop := tk.Loop()
+		done := asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, 10*ms); err != nil {
+				return "", err
+			}
+			return "early", nil
+		})
+		if err := asyncio.Sleep(tk, 20*ms); err != nil {
+			return err
+		}
+		if r, err = asyncio.WaitFor[string](tk, 0, done); err != nil {
+			return err
+		}
+		p.log("finished task, zero timeout: %s", r)
+		s := asyncio.CreateTask(tk, stubborn)
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		if r, err = asyncio.WaitFor[string](tk, 0, s); err != nil {
+			return err
+		}
+		p.log("stubborn task, zero timeout: %s", r)
+		_, err = asyncio.WaitForFunc(tk, -time.Second, func(t *asyncio.T) (struct{}, error) {
+			return noValue, asyncio.Sleep(t, time.Second)
+		})
+		var te *asyncio.TimeoutError
+		if !errors.As(err, &te) {
+			return fmt.Errorf("negative timeout: %v", err)
+		}
+		p.log("negative timeout: %s cause %s", pd(te), pd(te.Cause))
+
+		ev := asyncio.NewEvent()
+		ev.Set()
+		for _, c := range []struct {
+			label string
+			body  func() error
+		}{
+			{"no await", nil},
+			{"set event", func() error { return ev.Wait(tk) }},
+			{"sleep(0)", func() error { return asyncio.Sleep(tk, 0) }},
+		} {
+			var cm *asyncio.TimeoutScope
+			err := asyncio.TimeoutAt(tk, loop.Time()-time.Second, func(s *asyncio.TimeoutScope) error {
+				cm = s
+				if c.body != nil {
+					return c.body()
+				}
+				return nil
+			})
+			switch {
+			case err == nil:
+				p.log("past deadline, %s -> no timeout, expired %s", c.label, pb(cm.Expired()))
+			case errors.Is(err, asyncio.ErrTimeout):
+				p.log("past deadline, %s -> TimeoutError, expired %s", c.label, pb(cm.Expired()))
+			default:
+				return err
+			}
+		}
+
+		var cm *asyncio.TimeoutScope
+		err = asyncio.Timeout(tk, 100*ms, func(s *asyncio.TimeoutScope) error {
+			cm = s
+			if err := cm.Reschedule(asyncio.Never); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 200*ms); err != nil {
+				return err
+			}
+			p.log("disarmed scope let 0.2 s pass, when %s", p.rel(cm.When()))
+			if err := cm.Reschedule(loop.Time() - 5*time.Second); err != nil {
+				return err
+			}
+			p.log("moved into the past, expired %s", pb(cm.Expired()))
+			return asyncio.Sleep(tk, time.Second)
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("fired at once, expired %s", pb(cm.Expired()))
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p81_happy_eyeballs.py
+
+func TestPortHappyEyeballs(t *testing.T) {
+	runPort(t, cpythonTrace("p81_happy_eyeballs"), func(p *probe, tk *asyncio.T) error {
+		type spec struct {
+			host  string
+			delay time.Duration
+			ok    bool
+		}
+		attempt := func(s spec) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				p.log("connect %s starts", s.host)
+				if err := asyncio.Sleep(t, s.delay); err != nil {
+					if asyncio.IsCancelled(err) {
+						p.log("connect %s cancelled", s.host)
+					}
+					return "", err
+				}
+				if !s.ok {
+					p.log("connect %s refused", s.host)
+					return "", newConnectionError(s.host)
+				}
+				p.log("connect %s connected", s.host)
+				return s.host, nil
+			}
+		}
+		race := func(delay time.Duration, specs ...spec) error {
+			p.restart()
+			var fns []func(*asyncio.T) (string, error)
+			for _, s := range specs {
+				fns = append(fns, attempt(s))
+			}
+			winner, index, excs, err := asyncio.StaggeredRace(tk, delay, fns...)
+			if err != nil {
+				return err
+			}
+			w, i := "None", "None"
+			if index >= 0 {
+				w, i = winner, fmt.Sprint(index)
+			}
+			ds := make([]string, len(excs))
+			for k, e := range excs {
+				ds[k] = pd(e)
+			}
+			p.log("winner %s index %s exceptions %s", w, i, pstrs(ds))
+			return nil
+		}
+		if err := race(210*ms, spec{"a", 720 * ms, true}, spec{"b", 100 * ms, false}, spec{"c", 300 * ms, true}, spec{"d", 150 * ms, true}); err != nil {
+			return err
+		}
+		if err := race(200*ms, spec{"e", 380 * ms, false}, spec{"f", 100 * ms, false}, spec{"g", 120 * ms, false}); err != nil {
+			return err
+		}
+		// delay=None
+		return race(asyncio.Never, spec{"h", 100 * ms, false}, spec{"i", 120 * ms, true}, spec{"j", 100 * ms, true})
+	})
+}
