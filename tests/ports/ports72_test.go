@@ -1299,3 +1299,153 @@ func TestPortHappyEyeballs(t *testing.T) {
 		return race(asyncio.Never, spec{"h", 100 * ms, false}, spec{"i", 120 * ms, true}, spec{"j", 100 * ms, true})
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p82_rpc_futures.py
+
+type remoteError struct{ pyExc }
+
+type rpcClient struct {
+	p       *probe
+	loop    *asyncio.Loop
+	pending map[int]*asyncio.Future[any]
+	nextID  int
+}
+
+// rpcReply is a reply: an error (set_exception) or a value.
+type rpcReply struct {
+	v   any
+	err error
+}
+
+func rpcOutcome(f *asyncio.Future[any]) string {
+	if f.Cancelled() {
+		return "cancelled"
+	}
+	if err := f.Err(); err != nil {
+		return pd(err)
+	}
+	v, _ := f.Result()
+	return pyAnyRepr(v)
+}
+
+func (c *rpcClient) request(method string, replyAfter time.Duration, reply rpcReply) (int, *asyncio.Future[any]) {
+	c.nextID++
+	rid := c.nextID
+	fut := asyncio.NewFuture[any](c.loop)
+	c.pending[rid] = fut
+	fut.AddDoneCallback(func() { c.p.log("done cb %d %s", rid, rpcOutcome(fut)) })
+	c.loop.CallLater(replyAfter, func() { c.deliver(rid, reply) })
+	c.p.log("sent %d %s", rid, method)
+	return rid, fut
+}
+
+func (c *rpcClient) deliver(rid int, reply rpcReply) {
+	fut, ok := c.pending[rid]
+	if !ok {
+		c.p.log("late reply for %d dropped", rid)
+		return
+	}
+	delete(c.pending, rid)
+	if reply.err != nil {
+		_ = fut.SetException(reply.err)
+	} else {
+		_ = fut.SetResult(reply.v)
+	}
+}
+
+func (c *rpcClient) connectionLost(err error) {
+	ids := slices.Sorted(maps.Keys(c.pending))
+	c.p.log("connection lost, failing %s", pyInts(ids))
+	for _, id := range ids {
+		if fut := c.pending[id]; !fut.Done() {
+			_ = fut.SetException(err)
+		}
+	}
+	clear(c.pending)
+}
+
+func TestPortRPCFutures(t *testing.T) {
+	runPort(t, cpythonTrace("p82_rpc_futures"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		loop := tk.Loop()
+		c := &rpcClient{p: p, loop: loop, pending: map[int]*asyncio.Future[any]{}}
+		call := func(method string, replyAfter time.Duration, reply rpcReply, timeout time.Duration) (any, error) {
+			rid, fut := c.request(method, replyAfter, reply)
+			v, err := asyncio.WaitFor[any](tk, timeout, fut)
+			if errors.Is(err, asyncio.ErrTimeout) {
+				delete(c.pending, rid)
+				p.log("call %d timed out, future cancelled %s", rid, pb(fut.Cancelled()))
+			}
+			return v, err
+		}
+		v, err := call("ping", 100*ms, rpcReply{v: "pong"}, time.Second)
+		if err != nil {
+			return err
+		}
+		p.log("ping -> %v", v)
+		var re *remoteError
+		if _, err := call("div", 100*ms, rpcReply{err: &remoteError{pyExc{"RemoteError", "division by zero"}}}, time.Second); errors.As(err, &re) {
+			p.log("div failed %s", pd(re))
+		} else {
+			return fmt.Errorf("div: %v", err)
+		}
+		if _, err := call("slow", 500*ms, rpcReply{v: "late"}, 200*ms); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("slow gave up")
+		} else {
+			return fmt.Errorf("slow: %v", err)
+		}
+
+		_, fut := c.request("dup", 100*ms, rpcReply{v: 42})
+		var ise *asyncio.InvalidStateError
+		if _, err := fut.Result(); errors.As(err, &ise) {
+			p.log("too early: InvalidStateError")
+		}
+		if err := fut.Err(); errors.As(err, &ise) {
+			p.log("too early: InvalidStateError")
+		}
+		if v, err = fut.Await(tk); err != nil {
+			return err
+		}
+		p.log("dup -> %v", v)
+		if err := fut.SetResult(43); errors.As(err, &ise) {
+			p.log("second reply: InvalidStateError")
+		}
+		g := asyncio.NewFuture[any](loop)
+		g.Cancel("no longer needed")
+		if err := g.SetResult(1); errors.As(err, &ise) {
+			p.log("reply to cancelled: InvalidStateError")
+		}
+		if _, err := g.Result(); asyncio.IsCancelled(err) {
+			p.log("result of cancelled: %s", pd(err))
+		}
+
+		_, f1 := c.request("a", 300*ms, rpcReply{v: 1})
+		_, f2 := c.request("b", 400*ms, rpcReply{v: 2})
+		if err := asyncio.Sleep(tk, 170*ms); err != nil {
+			return err
+		}
+		loop.CallSoon(func() { c.connectionLost(newConnectionError("reset by peer")) })
+		res, err := asyncio.GatherOutcomes[any](tk, f1, f2).Await(tk)
+		if err != nil {
+			return err
+		}
+		outs := make([]string, len(res))
+		for i, o := range res {
+			if o.Err != nil {
+				outs[i] = pd(o.Err)
+			} else {
+				outs[i] = fmt.Sprint(o.Value)
+			}
+		}
+		p.log("gathered %s", pstrs(outs))
+		if err := asyncio.Sleep(tk, 500*ms); err != nil {
+			return err
+		}
+		p.log("pending {}")
+		if len(c.pending) != 0 {
+			return fmt.Errorf("pending %v", c.pending)
+		}
+		return nil
+	})
+}
