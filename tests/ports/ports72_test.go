@@ -1449,3 +1449,276 @@ func TestPortRPCFutures(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p83_cleanup_under_timeouts.py
+
+func TestPortCleanupUnderTimeouts(t *testing.T) {
+	runPort(t, cpythonTrace("p83_cleanup_under_timeouts"), func(p *probe, tk *asyncio.T) error {
+		caseA := func(t *asyncio.T) error {
+			var cm *asyncio.TimeoutScope
+			err := asyncio.Timeout(t, 100*ms, func(s *asyncio.TimeoutScope) error {
+				cm = s
+				err := asyncio.Sleep(t, time.Second)
+				if !asyncio.IsCancelled(err) {
+					return err
+				}
+				p.log("A caught %s cancelling %d", pd(err), t.Cancelling())
+				if err := asyncio.Sleep(t, 70*ms); err != nil {
+					return err
+				}
+				p.log("A cleaned up")
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			p.log("A after block: expired %s cancelling %d", pb(cm.Expired()), t.Cancelling())
+			return nil
+		}
+		caseB := func(t *asyncio.T) error {
+			var cm *asyncio.TimeoutScope
+			err := asyncio.Timeout(t, 100*ms, func(s *asyncio.TimeoutScope) error {
+				cm = s
+				if err := asyncio.Sleep(t, time.Second); asyncio.IsCancelled(err) {
+					return newValueError("flush failed")
+				} else if err != nil {
+					return err
+				}
+				return nil
+			})
+			var ve *valueError
+			if !errors.As(err, &ve) {
+				return fmt.Errorf("B: %v", err)
+			}
+			p.log("B raised %s expired %s", pd(ve), pb(cm.Expired()))
+			return nil
+		}
+		caseC := func(t *asyncio.T) error {
+			loop := t.Loop()
+			var cm *asyncio.TimeoutScope
+			var cbErr error
+			err := asyncio.Timeout(t, 200*ms, func(s *asyncio.TimeoutScope) error {
+				cm = s
+				loop.CallLater(100*ms, func() {
+					cbErr = errors.Join(cbErr, cm.Reschedule(loop.Time()+500*ms))
+					p.log("C pushed to %s", p.rel(cm.When()))
+				})
+				loop.CallLater(300*ms, func() {
+					cbErr = errors.Join(cbErr, cm.Reschedule(loop.Time()+100*ms))
+					p.log("C pulled to %s", p.rel(cm.When()))
+				})
+				return asyncio.Sleep(t, 2*time.Second)
+			})
+			if cbErr != nil {
+				return cbErr
+			}
+			if !errors.Is(err, asyncio.ErrTimeout) {
+				return fmt.Errorf("C: %v", err)
+			}
+			p.log("C timed out, expired %s", pb(cm.Expired()))
+			return nil
+		}
+		caseD := func(t *asyncio.T) error {
+			var log []string
+			inner := asyncio.CreateTask(t, func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, 300*ms); err != nil {
+					return "", err
+				}
+				log = append(log, "committed")
+				p.log("D commit finished")
+				return "tx-1", nil
+			})
+			err := asyncio.Timeout(t, 100*ms, func(*asyncio.TimeoutScope) error {
+				_, err := asyncio.Shield[string](inner).Await(t)
+				return err
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("D timed out, commit done %s cancelled %s", pb(inner.Done()), pb(inner.Cancelled()))
+			} else if err != nil {
+				return err
+			}
+			r, err := inner.Await(t)
+			if err != nil {
+				return err
+			}
+			p.log("D awaited commit: %s %s", r, pstrs(log))
+			return nil
+		}
+		caseE := func(t *asyncio.T) error {
+			err := asyncio.Timeout(t, 100*ms, func(*asyncio.TimeoutScope) error {
+				err := asyncio.Sleep(t, time.Second)
+				if !asyncio.IsCancelled(err) {
+					return err
+				}
+				p.log("E cleanup starts, cancelling %d", t.Cancelling())
+				if err := asyncio.Sleep(t, 300*ms); asyncio.IsCancelled(err) {
+					p.log("E cleanup cancelled %s cancelling %d", pd(err), t.Cancelling())
+					return err
+				} else if err != nil {
+					return err
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			p.log("E not reached")
+			return nil
+		}
+
+		for _, c := range []func(*asyncio.T) error{caseA, caseB, caseC, caseD} {
+			p.restart()
+			if err := c(tk); err != nil {
+				return err
+			}
+		}
+		p.restart()
+		e := asyncio.CreateTaskErr(tk, caseE)
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		e.Cancel("shutdown")
+		_, err := e.Await(tk)
+		switch {
+		case asyncio.IsCancelled(err):
+			p.log("E ended %s cancelled %s", pd(err), pb(e.Cancelled()))
+		case errors.Is(err, asyncio.ErrTimeout):
+			p.log("E ended with TimeoutError")
+		default:
+			return fmt.Errorf("E: %v", err)
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p84_job_board.py
+
+// pyJobs is repr() of the program's job list, whose items are strs or None
+// (here "" stands for None).
+func pyJobs(jobs []string) string {
+	parts := make([]string, len(jobs))
+	for i, j := range jobs {
+		if j == "" {
+			parts[i] = "None"
+		} else {
+			parts[i] = "'" + j + "'"
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func TestPortJobBoard(t *testing.T) {
+	runPort(t, cpythonTrace("p84_job_board"), func(p *probe, tk *asyncio.T) error {
+		cond := asyncio.NewCondition(nil)
+		var jobs []string
+		worker := func(name string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				err := func() error {
+					for {
+						var job string
+						if err := asyncio.WithLock(t, cond, func() error {
+							for len(jobs) == 0 {
+								if err := cond.Wait(t); err != nil {
+									return err
+								}
+								p.log("%s woke, jobs %s", name, pyJobs(jobs))
+							}
+							job, jobs = jobs[0], jobs[1:]
+							return nil
+						}); err != nil {
+							return err
+						}
+						if job == "" {
+							p.log("%s stops", name)
+							return nil
+						}
+						p.log("%s works on %s", name, job)
+						if err := asyncio.Sleep(t, 100*ms); err != nil {
+							return err
+						}
+					}
+				}()
+				if asyncio.IsCancelled(err) {
+					p.log("%s cancelled %s holds lock %s", name, pd(err), pb(cond.Locked()))
+				}
+				return err
+			}
+		}
+		impatient := func(name string, patience time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				err := asyncio.Timeout(t, patience, func(*asyncio.TimeoutScope) error {
+					return asyncio.WithLock(t, cond, func() error {
+						if err := cond.WaitFor(t, func() bool { return len(jobs) > 0 }); err != nil {
+							return err
+						}
+						var job string
+						job, jobs = jobs[0], jobs[1:]
+						p.log("%s got %s", name, job)
+						return nil
+					})
+				})
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("%s gave up waiting", name)
+					return nil
+				}
+				return err
+			}
+		}
+		post := func(add ...string) error {
+			return asyncio.WithLock(tk, cond, func() error {
+				jobs = append(jobs, add...)
+				if len(add) == 1 {
+					return cond.Notify(1)
+				}
+				return cond.NotifyAll()
+			})
+		}
+
+		p.restart()
+		var ws []*asyncio.Task[struct{}]
+		for i := range 3 {
+			ws = append(ws, asyncio.CreateTaskErr(tk, worker(fmt.Sprintf("w%d", i))))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		ws[1].Cancel("not needed")
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := post("j1"); err != nil {
+			return err
+		}
+		p.log("posted j1")
+		if err := asyncio.Sleep(tk, 10*ms); err != nil {
+			return err
+		}
+		imp := asyncio.CreateTaskErr(tk, impatient("imp", 200*ms))
+		if err := asyncio.Sleep(tk, 350*ms); err != nil {
+			return err
+		}
+		if err := post("j2"); err != nil {
+			return err
+		}
+		ws[2].Cancel()
+		p.log("posted j2 and cancelled w2 (woken)")
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		if err := post("", ""); err != nil {
+			return err
+		}
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(append(ws, imp))...).Await(tk)
+		if err != nil {
+			return err
+		}
+		outs := make([]string, len(res))
+		for i, o := range res {
+			outs[i] = pd(o.Err)
+		}
+		p.log("outcomes %s jobs left %s", pstrs(outs), pyJobs(jobs))
+		return nil
+	})
+}
