@@ -1722,3 +1722,111 @@ func TestPortJobBoard(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p85_log_shipper.py
+
+func TestPortLogShipper(t *testing.T) {
+	runPort(t, cpythonTrace("p85_log_shipper"), func(p *probe, tk *asyncio.T) error {
+		put := func(q *asyncio.Queue[string], name, rec string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				err := q.Put(t, rec)
+				switch {
+				case err == nil:
+					p.log("%s put %s", name, rec)
+				case errors.Is(err, asyncio.ErrQueueShutDown):
+					p.log("%s refused %s qsize %d", name, rec, q.Len())
+				default:
+					return err
+				}
+				return nil
+			}
+		}
+		get := func(q *asyncio.Queue[string], name string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				v, err := q.Get(t)
+				switch {
+				case err == nil:
+					p.log("%s got %s", name, v)
+				case errors.Is(err, asyncio.ErrQueueShutDown):
+					p.log("%s shut down, qsize %d", name, q.Len())
+				default:
+					return err
+				}
+				return nil
+			}
+		}
+		await := func(task *asyncio.Task[struct{}]) error {
+			_, err := task.Await(tk)
+			return err
+		}
+
+		p.restart()
+		q := asyncio.NewQueue[string](2)
+		if err := errors.Join(q.PutNowait("r1"), q.PutNowait("r2")); err != nil {
+			return err
+		}
+		p3 := asyncio.CreateTaskErr(tk, put(q, "p3", "r3"))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		q.Shutdown(false)
+		p.log("shut down with qsize %d full %s", q.Len(), pb(q.Full()))
+		if err := await(p3); err != nil {
+			return err
+		}
+		var shipper []string
+		for range 2 {
+			v, err := q.Get(tk)
+			if err != nil {
+				return err
+			}
+			shipper = append(shipper, v)
+		}
+		p.log("shipper drained %s", pstrs(shipper))
+		if err := get(q, "late getter")(tk); err != nil {
+			return err
+		}
+
+		p.restart()
+		q = asyncio.NewQueue[string](1)
+		if err := q.PutNowait("a"); err != nil {
+			return err
+		}
+		pt := asyncio.CreateTaskErr(tk, put(q, "pb", "b"))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		v, err := q.GetNowait()
+		if err != nil {
+			return err
+		}
+		p.log("took %s so pb is woken; full %s", v, pb(q.Full()))
+		q.Shutdown(false)
+		if err := await(pt); err != nil {
+			return err
+		}
+		p.log("qsize %d", q.Len())
+
+		p.restart()
+		for _, immediate := range []bool{false, true} {
+			q := asyncio.NewQueue[string](0)
+			g := asyncio.CreateTaskErr(tk, get(q, fmt.Sprintf("g(immediate=%s)", pb(immediate))))
+			if err := asyncio.Sleep(tk, 100*ms); err != nil {
+				return err
+			}
+			if err := q.PutNowait("x"); err != nil {
+				return err
+			}
+			q.Shutdown(immediate)
+			p.log("shutdown immediate %s qsize %d", pb(immediate), q.Len())
+			if err := await(g); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 100*ms); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
