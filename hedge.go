@@ -139,7 +139,7 @@ func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V
 	if n == 0 {
 		n = 2
 	}
-	return raceValue(race(t, n, p.delay, p.Window, fn))
+	return raceValue(race(t, n, p.delay, p.Window, false, fn))
 }
 
 // FirstSuccess starts every fn at once, as a task each, and returns the
@@ -164,7 +164,7 @@ func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 			panic(valueErrorf("FirstSuccess: nil coroutine function at index %d", i))
 		}
 	}
-	return raceValue(race(t, len(fns), func() time.Duration { return 0 }, nil,
+	return raceValue(race(t, len(fns), func() time.Duration { return 0 }, nil, false,
 		func(t *T, i int) (V, error) { return fns[i](t) }))
 }
 
@@ -196,7 +196,7 @@ func StaggeredRace[V any](t *T, delay time.Duration, fns ...func(*T) (V, error))
 	if len(fns) == 0 {
 		return winner, -1, []error{}, nil
 	}
-	o, err := race(t, len(fns), func() time.Duration { return delay }, nil,
+	o, err := race(t, len(fns), func() time.Duration { return delay }, nil, true,
 		func(t *T, i int) (V, error) { return fns[i](t) })
 	return o.value, o.index, o.errs[:o.ran], err
 }
@@ -215,9 +215,14 @@ type raceOutcome[V any] struct {
 // race starts attempt 0, then each next one after delay() unless one has
 // succeeded (at once when an attempt fails; a negative delay waits for a
 // failure only), up to n attempts, inside a TaskGroup so that every
-// attempt is awaited. Its error is t's cancellation or a panic's group
-// error; the attempts' failures are in the outcome.
-func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, fn func(*T, int) (V, error)) (raceOutcome[V], error) {
+// attempt is awaited. With latestOnly only a failure of the latest attempt
+// started does that, as in staggered_race, where the task waiting to start
+// attempt i+1 watches attempt i's failure alone: an earlier attempt
+// failing after the delay has started its successor starts nothing.
+// Otherwise (Hedge) every failure starts an attempt of its own. Its error
+// is t's cancellation or a panic's group error; the attempts' failures
+// are in the outcome.
+func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, latestOnly bool, fn func(*T, int) (V, error)) (raceOutcome[V], error) {
 	var (
 		winner  bool
 		index   = -1
@@ -228,7 +233,8 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		loop    = t.Loop()
 		started int
 		// failed counts failures not answered yet by a new attempt: each
-		// one starts its own, also when several fail in one iteration.
+		// one starts its own, also when several fail in one iteration
+		// (with latestOnly, only the latest attempt's failure counts).
 		failed int
 	)
 	wake := func() {
@@ -257,10 +263,13 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 					return struct{}{}, err // a loser, or all are stopping
 				default:
 					// A failure, or an attempt cancelled on its own:
-					// the next attempt starts at once.
+					// the next attempt starts at once (with latestOnly,
+					// unless this one's successor has started already).
 					errs[i] = err
-					failed++
-					wake()
+					if !latestOnly || i == started-1 {
+						failed++
+						wake()
+					}
 					if IsCancelled(err) {
 						return struct{}{}, err
 					}

@@ -1244,59 +1244,68 @@ func TestPortBudgetRetries(t *testing.T) {
 // ---------------------------------------------------------------------------
 // p81_happy_eyeballs.py
 
+// eyeballsSpec is an address attempt of p81 and p87: connect() sleeps
+// delay, then connects or is refused.
+type eyeballsSpec struct {
+	host  string
+	delay time.Duration
+	ok    bool
+}
+
+// eyeballsRace is p81's and p87's race(): staggered_race over the
+// attempts, then the winner, its index and every attempt's exception;
+// words are what a refused and a connected attempt log, and the prefix
+// of every attempt's lines.
+func eyeballsRace(p *probe, tk *asyncio.T, words [3]string, delay time.Duration, specs ...eyeballsSpec) error {
+	attempt := func(s eyeballsSpec) func(*asyncio.T) (string, error) {
+		return func(t *asyncio.T) (string, error) {
+			p.log("%s%s starts", words[2], s.host)
+			if err := asyncio.Sleep(t, s.delay); err != nil {
+				if asyncio.IsCancelled(err) {
+					p.log("%s%s cancelled", words[2], s.host)
+				}
+				return "", err
+			}
+			if !s.ok {
+				p.log("%s%s %s", words[2], s.host, words[0])
+				return "", newConnectionError(s.host)
+			}
+			p.log("%s%s %s", words[2], s.host, words[1])
+			return s.host, nil
+		}
+	}
+	p.restart()
+	var fns []func(*asyncio.T) (string, error)
+	for _, s := range specs {
+		fns = append(fns, attempt(s))
+	}
+	winner, index, excs, err := asyncio.StaggeredRace(tk, delay, fns...)
+	if err != nil {
+		return err
+	}
+	w, i := "None", "None"
+	if index >= 0 {
+		w, i = winner, fmt.Sprint(index)
+	}
+	ds := make([]string, len(excs))
+	for k, e := range excs {
+		ds[k] = pd(e)
+	}
+	p.log("winner %s index %s exceptions %s", w, i, pstrs(ds))
+	return nil
+}
+
 func TestPortHappyEyeballs(t *testing.T) {
 	runPort(t, cpythonTrace("p81_happy_eyeballs"), func(p *probe, tk *asyncio.T) error {
-		type spec struct {
-			host  string
-			delay time.Duration
-			ok    bool
-		}
-		attempt := func(s spec) func(*asyncio.T) (string, error) {
-			return func(t *asyncio.T) (string, error) {
-				p.log("connect %s starts", s.host)
-				if err := asyncio.Sleep(t, s.delay); err != nil {
-					if asyncio.IsCancelled(err) {
-						p.log("connect %s cancelled", s.host)
-					}
-					return "", err
-				}
-				if !s.ok {
-					p.log("connect %s refused", s.host)
-					return "", newConnectionError(s.host)
-				}
-				p.log("connect %s connected", s.host)
-				return s.host, nil
-			}
-		}
-		race := func(delay time.Duration, specs ...spec) error {
-			p.restart()
-			var fns []func(*asyncio.T) (string, error)
-			for _, s := range specs {
-				fns = append(fns, attempt(s))
-			}
-			winner, index, excs, err := asyncio.StaggeredRace(tk, delay, fns...)
-			if err != nil {
-				return err
-			}
-			w, i := "None", "None"
-			if index >= 0 {
-				w, i = winner, fmt.Sprint(index)
-			}
-			ds := make([]string, len(excs))
-			for k, e := range excs {
-				ds[k] = pd(e)
-			}
-			p.log("winner %s index %s exceptions %s", w, i, pstrs(ds))
-			return nil
-		}
-		if err := race(210*ms, spec{"a", 720 * ms, true}, spec{"b", 100 * ms, false}, spec{"c", 300 * ms, true}, spec{"d", 150 * ms, true}); err != nil {
+		words := [3]string{"refused", "connected", "connect "}
+		if err := eyeballsRace(p, tk, words, 210*ms, eyeballsSpec{"a", 720 * ms, true}, eyeballsSpec{"b", 100 * ms, false}, eyeballsSpec{"c", 300 * ms, true}, eyeballsSpec{"d", 150 * ms, true}); err != nil {
 			return err
 		}
-		if err := race(200*ms, spec{"e", 380 * ms, false}, spec{"f", 100 * ms, false}, spec{"g", 120 * ms, false}); err != nil {
+		if err := eyeballsRace(p, tk, words, 200*ms, eyeballsSpec{"e", 380 * ms, false}, eyeballsSpec{"f", 100 * ms, false}, eyeballsSpec{"g", 120 * ms, false}); err != nil {
 			return err
 		}
 		// delay=None
-		return race(asyncio.Never, spec{"h", 100 * ms, false}, spec{"i", 120 * ms, true}, spec{"j", 100 * ms, true})
+		return eyeballsRace(p, tk, words, asyncio.Never, eyeballsSpec{"h", 100 * ms, false}, eyeballsSpec{"i", 120 * ms, true}, eyeballsSpec{"j", 100 * ms, true})
 	})
 }
 
@@ -1828,5 +1837,18 @@ func TestPortLogShipper(t *testing.T) {
 			}
 		}
 		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p87_eyeballs_slow_failure.py
+
+func TestPortEyeballsSlowFailure(t *testing.T) {
+	runPort(t, cpythonTrace("p87_eyeballs_slow_failure"), func(p *probe, tk *asyncio.T) error {
+		words := [3]string{"fails", "connects", ""}
+		if err := eyeballsRace(p, tk, words, 200*ms, eyeballsSpec{"a0", 300 * ms, false}, eyeballsSpec{"a1", 500 * ms, true}, eyeballsSpec{"a2", 110 * ms, true}); err != nil {
+			return err
+		}
+		return eyeballsRace(p, tk, words, 200*ms, eyeballsSpec{"b0", 330 * ms, false}, eyeballsSpec{"b1", 260 * ms, false}, eyeballsSpec{"b2", 270 * ms, true}, eyeballsSpec{"b3", 200 * ms, true})
 	})
 }
