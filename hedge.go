@@ -184,6 +184,13 @@ func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 // TaskGroup cancels its children, without t's message), or, as in
 // FirstSuccess, the group error of an attempt that panicked.
 //
+// Each attempt runs in a task with a default name, Task-N, numbered as
+// staggered_race's tasks are: the first at the call, each next one when
+// the attempt before it begins, and one more for the task that would start
+// the attempt after the last one started. (With a delay of 0 asyncio's
+// wait_for makes one more task as each of those waits, which is not
+// counted here.)
+//
 // A nil function is a programming error: StaggeredRace panics with a
 // *ValueError naming its index before the first attempt starts.
 func StaggeredRace[V any](t *T, delay time.Duration, fns ...func(*T) (V, error)) (winner V, index int, errs []error, err error) {
@@ -236,7 +243,16 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		// one starts its own, also when several fail in one iteration
 		// (with latestOnly, only the latest attempt's failure counts).
 		failed int
+		// seqs, with latestOnly (staggered_race), numbers the attempts'
+		// default names Task-N as asyncio numbers its tasks:
+		// staggered_race makes its first task at once and then, in each
+		// attempt's task just before the attempt runs, the task that will
+		// start the next one (so one more task than attempts started).
+		seqs []uint64
 	)
+	if latestOnly {
+		seqs = append(seqs, taskCounter.Add(1))
+	}
 	wake := func() {
 		if kick != nil && !kick.Done() {
 			kick.SetResult(struct{}{})
@@ -248,7 +264,17 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			started++
 			errs = append(errs, nil)
 			begin := loop.Time()
+			name := WithName(fmt.Sprintf("attempt-%d", i))
+			if latestOnly {
+				if len(seqs) == i { // attempt i-1 has not begun (a delay of 0)
+					seqs = append(seqs, taskCounter.Add(1))
+				}
+				name = withDefaultName(seqs[i])
+			}
 			if _, err := Spawn(g, func(ct *T) (struct{}, error) {
+				if latestOnly && len(seqs) == i+1 {
+					seqs = append(seqs, taskCounter.Add(1))
+				}
 				ran = max(ran, i+1)
 				v, err := fn(ct, i)
 				switch {
@@ -275,7 +301,7 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 					}
 				}
 				return struct{}{}, nil
-			}, WithName(fmt.Sprintf("attempt-%d", i))); err != nil {
+			}, name); err != nil {
 				return err
 			}
 			if started == n {

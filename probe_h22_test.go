@@ -1,9 +1,11 @@
 package asyncio
 
-// StaggeredRace probe (h22): which failure starts the next attempt.
+// StaggeredRace probe (h22): which failure starts the next attempt, and
+// the names of the attempts' tasks.
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -70,4 +72,45 @@ func TestProbeH22_StaggeredRaceOnlyTheLatestFailureStartsTheNext(t *testing.T) {
 		"1.18s b3 cancelled",
 		"1.18s index 2 err <nil>",
 	}, r)
+}
+
+// staggered_race's attempts run in tasks with default names, numbered
+// when asyncio makes them: its first task at the call, then in each
+// attempt's task, just before the attempt runs, the task that will start
+// the next one. So attempt i runs in Task-(N+i) and the race draws one
+// number more than the attempts it started (tests/ports p86). The race
+// named them attempt-0, attempt-1, ... and drew a number for none.
+func TestProbeH22_StaggeredRaceAttemptsHaveCPythonsDefaultNames(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		seq := func(name string) int {
+			var n int
+			if _, err := fmt.Sscanf(name, "Task-%d", &n); err != nil {
+				t.Errorf("%q is not a default task name", name)
+			}
+			return n
+		}
+		before := seq(CreateTask(tk, func(*T) (int, error) { return 0, nil }).Name())
+		var names []string
+		attempt := func(d time.Duration) func(*T) (int, error) {
+			return func(ct *T) (int, error) {
+				names = append(names, ct.Name())
+				return 1, Sleep(ct, d)
+			}
+		}
+		// The first attempt is still running when the delay starts the
+		// second, which wins; its successor's task, made but never run,
+		// took Task-(before+3).
+		if _, i, _, err := StaggeredRace(tk, 50*time.Millisecond, attempt(100*time.Millisecond), attempt(0)); err != nil || i != 1 {
+			t.Fatalf("race: index %d, err %v", i, err)
+		}
+		after := seq(CreateTask(tk, func(*T) (int, error) { return 0, nil }).Name())
+		want := []string{fmt.Sprintf("Task-%d", before+1), fmt.Sprintf("Task-%d", before+2)}
+		if len(names) != 2 || names[0] != want[0] || names[1] != want[1] {
+			t.Errorf("attempts ran in %q, want %q", names, want)
+		}
+		if after != before+4 {
+			t.Errorf("next default name Task-%d, want Task-%d", after, before+4)
+		}
+		return nil
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1850,5 +1851,102 @@ func TestPortEyeballsSlowFailure(t *testing.T) {
 			return err
 		}
 		return eyeballsRace(p, tk, words, 200*ms, eyeballsSpec{"b0", 330 * ms, false}, eyeballsSpec{"b1", 260 * ms, false}, eyeballsSpec{"b2", 270 * ms, true}, eyeballsSpec{"b3", 200 * ms, true})
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p86_default_task_names.py
+
+func TestPortDefaultTaskNames(t *testing.T) {
+	runPort(t, cpythonTrace("p86_default_task_names"), func(p *probe, tk *asyncio.T) error {
+		base, err := strconv.Atoi(strings.TrimPrefix(asyncio.CurrentTask(tk).Name(), "Task-"))
+		if err != nil {
+			return err
+		}
+		// name is the program's name(t): a default name's number relative
+		// to main's.
+		name := func(n string) string {
+			if k, err := strconv.Atoi(strings.TrimPrefix(n, "Task-")); err == nil && strings.HasPrefix(n, "Task-") {
+				return fmt.Sprintf("Task-%d", k-base+1)
+			}
+			return n
+		}
+		who := func(label string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				p.log("%s runs in %s", label, name(asyncio.CurrentTask(t).Name()))
+				if err := asyncio.Sleep(t, 0); err != nil {
+					return "", err
+				}
+				return label, nil
+			}
+		}
+		slow := func(label string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				p.log("%s runs in %s", label, name(asyncio.CurrentTask(t).Name()))
+				if err := asyncio.Sleep(t, 100*ms); err != nil {
+					if asyncio.IsCancelled(err) {
+						p.log("%s cancelled", label)
+					}
+					return "", err
+				}
+				return label, nil
+			}
+		}
+		p.restart()
+		p.log("main is %s", name(asyncio.CurrentTask(tk).Name()))
+		a := asyncio.CreateTask(tk, who("a"))
+		n := asyncio.CreateTask(tk, who("named"), asyncio.WithName("worker-x"))
+		b := asyncio.CreateTask(tk, who("b"))
+		p.log("created %s %s %s", name(a.Name()), name(n.Name()), name(b.Name()))
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables([]*asyncio.Task[string]{a, n, b})...).Await(tk); err != nil {
+			return err
+		}
+		if _, err := asyncio.GatherFuncs(tk, who("g1"), who("g2")).Await(tk); err != nil {
+			return err
+		}
+		if _, err := asyncio.WaitForFunc(tk, 0, who("w0")); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("wait_for(coro, 0) timed out")
+		} else {
+			return fmt.Errorf("wait_for: %v", err)
+		}
+		//asynciovet:ignore unawaitedtask the program's create_task(...).get_name() never awaits it either; the sleep below lets it finish
+		p.log("after it %s", name(asyncio.CreateTask(tk, who("c")).Name()))
+		if err := asyncio.Sleep(tk, 10*ms); err != nil {
+			return err
+		}
+		var t1, t2 *asyncio.Task[string]
+		if err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			var err error
+			if t1, err = asyncio.Spawn(g, who("tg1")); err != nil {
+				return err
+			}
+			t2, err = asyncio.Spawn(g, who("tg2"), asyncio.WithName("tg-named"))
+			return err
+		}); err != nil {
+			return err
+		}
+		p.log("group made %s %s", name(t1.Name()), name(t2.Name()))
+		// as_completed([coro]) wraps the coroutine in a task (ensure_future).
+		ac := []asyncio.AwaitableOf[string]{asyncio.CreateTask(tk, who("ac1"))}
+		for _, c := range asyncio.AsCompletedFuncs(tk, ac, asyncio.Never) {
+			if _, err := c(tk); err != nil {
+				return err
+			}
+		}
+		if _, _, _, err := asyncio.StaggeredRace(tk, asyncio.Never, who("s1")); err != nil {
+			return err
+		}
+		//asynciovet:ignore unawaitedtask as above: named, then left to finish during the sleep
+		p.log("next default %s", name(asyncio.CreateTask(tk, who("d")).Name()))
+		if err := asyncio.Sleep(tk, 10*ms); err != nil {
+			return err
+		}
+		w, _, _, err := asyncio.StaggeredRace(tk, 50*ms, slow("s2"), who("s3"))
+		if err != nil {
+			return err
+		}
+		//asynciovet:ignore unawaitedtask as above
+		p.log("race won by %s next default %s", w, name(asyncio.CreateTask(tk, who("e")).Name()))
+		return asyncio.Sleep(tk, 10*ms)
 	})
 }
