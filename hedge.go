@@ -139,7 +139,7 @@ func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V
 	if n == 0 {
 		n = 2
 	}
-	return raceValue(race(t, n, p.delay, p.Window, fn))
+	return raceValue(race(t, n, p.delay, p.Window, false, fn))
 }
 
 // FirstSuccess starts every fn at once, as a task each, and returns the
@@ -164,7 +164,7 @@ func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 			panic(valueErrorf("FirstSuccess: nil coroutine function at index %d", i))
 		}
 	}
-	return raceValue(race(t, len(fns), func() time.Duration { return 0 }, nil,
+	return raceValue(race(t, len(fns), func() time.Duration { return 0 }, nil, false,
 		func(t *T, i int) (V, error) { return fns[i](t) }))
 }
 
@@ -184,6 +184,13 @@ func FirstSuccess[V any](t *T, fns ...func(*T) (V, error)) (V, error) {
 // TaskGroup cancels its children, without t's message), or, as in
 // FirstSuccess, the group error of an attempt that panicked.
 //
+// Each attempt runs in a task with a default name, Task-N, numbered as
+// staggered_race's tasks are: the first at the call, each next one when
+// the attempt before it begins, and one more for the task that would start
+// the attempt after the last one started. (With a delay of 0 asyncio's
+// wait_for makes one more task as each of those waits, which is not
+// counted here.)
+//
 // A nil function is a programming error: StaggeredRace panics with a
 // *ValueError naming its index before the first attempt starts.
 func StaggeredRace[V any](t *T, delay time.Duration, fns ...func(*T) (V, error)) (winner V, index int, errs []error, err error) {
@@ -196,7 +203,7 @@ func StaggeredRace[V any](t *T, delay time.Duration, fns ...func(*T) (V, error))
 	if len(fns) == 0 {
 		return winner, -1, []error{}, nil
 	}
-	o, err := race(t, len(fns), func() time.Duration { return delay }, nil,
+	o, err := race(t, len(fns), func() time.Duration { return delay }, nil, true,
 		func(t *T, i int) (V, error) { return fns[i](t) })
 	return o.value, o.index, o.errs[:o.ran], err
 }
@@ -215,9 +222,14 @@ type raceOutcome[V any] struct {
 // race starts attempt 0, then each next one after delay() unless one has
 // succeeded (at once when an attempt fails; a negative delay waits for a
 // failure only), up to n attempts, inside a TaskGroup so that every
-// attempt is awaited. Its error is t's cancellation or a panic's group
-// error; the attempts' failures are in the outcome.
-func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, fn func(*T, int) (V, error)) (raceOutcome[V], error) {
+// attempt is awaited. With latestOnly only a failure of the latest attempt
+// started does that, as in staggered_race, where the task waiting to start
+// attempt i+1 watches attempt i's failure alone: an earlier attempt
+// failing after the delay has started its successor starts nothing.
+// Otherwise (Hedge) every failure starts an attempt of its own. Its error
+// is t's cancellation or a panic's group error; the attempts' failures
+// are in the outcome.
+func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow, latestOnly bool, fn func(*T, int) (V, error)) (raceOutcome[V], error) {
 	var (
 		winner  bool
 		index   = -1
@@ -228,9 +240,19 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 		loop    = t.Loop()
 		started int
 		// failed counts failures not answered yet by a new attempt: each
-		// one starts its own, also when several fail in one iteration.
+		// one starts its own, also when several fail in one iteration
+		// (with latestOnly, only the latest attempt's failure counts).
 		failed int
+		// seqs, with latestOnly (staggered_race), numbers the attempts'
+		// default names Task-N as asyncio numbers its tasks:
+		// staggered_race makes its first task at once and then, in each
+		// attempt's task just before the attempt runs, the task that will
+		// start the next one (so one more task than attempts started).
+		seqs []uint64
 	)
+	if latestOnly {
+		seqs = append(seqs, taskCounter.Add(1))
+	}
 	wake := func() {
 		if kick != nil && !kick.Done() {
 			kick.SetResult(struct{}{})
@@ -242,7 +264,17 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			started++
 			errs = append(errs, nil)
 			begin := loop.Time()
+			name := WithName(fmt.Sprintf("attempt-%d", i))
+			if latestOnly {
+				if len(seqs) == i { // attempt i-1 has not begun (a delay of 0)
+					seqs = append(seqs, taskCounter.Add(1))
+				}
+				name = withDefaultName(seqs[i])
+			}
 			if _, err := Spawn(g, func(ct *T) (struct{}, error) {
+				if latestOnly && len(seqs) == i+1 {
+					seqs = append(seqs, taskCounter.Add(1))
+				}
 				ran = max(ran, i+1)
 				v, err := fn(ct, i)
 				switch {
@@ -257,16 +289,19 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 					return struct{}{}, err // a loser, or all are stopping
 				default:
 					// A failure, or an attempt cancelled on its own:
-					// the next attempt starts at once.
+					// the next attempt starts at once (with latestOnly,
+					// unless this one's successor has started already).
 					errs[i] = err
-					failed++
-					wake()
+					if !latestOnly || i == started-1 {
+						failed++
+						wake()
+					}
 					if IsCancelled(err) {
 						return struct{}{}, err
 					}
 				}
 				return struct{}{}, nil
-			}, WithName(fmt.Sprintf("attempt-%d", i))); err != nil {
+			}, name); err != nil {
 				return err
 			}
 			if started == n {

@@ -12,6 +12,20 @@ import (
 // (TASK-2).
 var taskCounter atomic.Uint64
 
+// withDefaultName names the task Task-n, with n drawn from taskCounter
+// beforehand: StaggeredRace numbers its attempts when asyncio would have
+// made their tasks, not when it spawns them.
+func withDefaultName(n uint64) TaskOption {
+	return func(t *T) {
+		t.named = true
+		if n <= math.MaxUint32 {
+			t.nameSeq = uint32(n)
+		} else {
+			t.name = "Task-" + strconv.FormatUint(n, 10)
+		}
+	}
+}
+
 // taskBody runs a task's function and stores its typed result.
 type taskBody interface {
 	run(t *T) error
