@@ -492,7 +492,10 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // group's Close of a loop (an OnClose hook, a deferred call of a task
 // being unwound), or from a job of the default executor of one of its
 // loops (RunInExecutor), it returns an error and changes nothing (it
-// would wait for itself).
+// would wait for itself). Called on the other side of a testing/synctest
+// bubble from where the group was made, once a loop ran (or, with
+// WithLockOSThread, always), it returns a *RuntimeError and changes
+// nothing, as Loop.Close does.
 func (g *LoopGroup) Close() error {
 	me := gid.Token()
 	for i, l := range g.loops {
@@ -516,6 +519,14 @@ func (g *LoopGroup) Close() error {
 		}
 		<-closing
 		return nil
+	}
+	// The loops are closed on goroutines this call starts, or (with
+	// WithLockOSThread) by their own goroutines, handed channels it
+	// makes: on its side of a testing/synctest bubble, which must be
+	// theirs once they ran or have goroutines of their own.
+	if err := g.checkCloseSide(); err != nil {
+		g.mu.Unlock()
+		return err
 	}
 	g.closed = true
 	g.closing = make(chan struct{})
@@ -545,6 +556,26 @@ func (g *LoopGroup) Close() error {
 		g.stopThreads()
 	}
 	return errors.Join(errs...)
+}
+
+// checkCloseSide is Loop.checkCloseSide for the group's loops (made
+// together, on one side), whose locked goroutines, if any, are of that
+// side too.
+func (g *LoopGroup) checkCloseSide() error {
+	l := g.loops[0]
+	createdInside, inside := l.bubbleSides()
+	if inside == createdInside {
+		return nil
+	}
+	if g.threads != nil {
+		return closeSideError("LoopGroup.Close", createdInside, inside)
+	}
+	for _, l := range g.loops {
+		if err := l.checkCloseSide("LoopGroup.Close"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // testHookCloseWaits, when set by a test, runs when a Close starts to

@@ -5,6 +5,7 @@ package asyncio
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -129,10 +130,6 @@ func TestH23_SynctestRunnerOutsideUsedInside(t *testing.T) {
 		if !errors.As(err, &re) {
 			t.Fatalf("RunWith = %v", err)
 		}
-		t.Log(err)
-		if err := r.Close(); err != nil {
-			t.Fatalf("Close in bubble = %v", err)
-		}
 	})
 }
 
@@ -206,4 +203,74 @@ func TestH23_SynctestLoopGroupCloseFromGoroutine(t *testing.T) {
 		}
 		g.Close()
 	})
+}
+
+// Closing a loop on the other side of a bubble from where it was created
+// resumed its task goroutines (the pooled ones, a pending task's to
+// unwind it) from the wrong side: the bubble goroutine waiting on them
+// was durably blocked to synctest, which panicked "deadlock: all
+// goroutines in bubble are blocked" (or, by luck, the close went
+// through). Close is refused there, changing nothing, like RunWith; the
+// loop closes where it was created.
+func TestH23_SynctestCloseOnTheOtherSideIsRefused(t *testing.T) {
+	r := NewRunner()
+	if _, err := RunWith(r, func(tk *T) (int, error) { return 1, Sleep(tk, time.Millisecond) }); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoop()
+	pending := CreateTask(l, func(tk *T) (int, error) { return 0, Sleep(tk, time.Hour) })
+	if err := l.RunUntilComplete(CreateTask(l, func(tk *T) (int, error) { return 0, Sleep(tk, 0) })); err != nil {
+		t.Fatal(err)
+	}
+	g := NewLoopGroup(WithLoops(2))
+	if _, err := RunEach(g, func(tk *T, i int) (int, error) { return i, Sleep(tk, time.Millisecond) }); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		var re *RuntimeError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "cannot be closed inside") {
+			t.Errorf("%s inside the bubble = %v, want a *RuntimeError refusing it", what, err)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		refused("Runner.Close", r.Close())
+		refused("Loop.Close", l.Close())
+		refused("LoopGroup.Close", g.Close())
+	})
+	if l.IsClosed() || pending.Done() {
+		t.Fatal("the refused Close changed the loop")
+	}
+	if _, err := RunWith(r, func(tk *T) (int, error) { return 2, nil }); err != nil {
+		t.Errorf("the runner after the refused Close: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := l.Close(); err != nil || !l.IsClosed() {
+		t.Errorf("Loop.Close outside = %v", err)
+	}
+	if err := g.Close(); err != nil || !g.Loop(0).IsClosed() || !g.Loop(1).IsClosed() {
+		t.Errorf("LoopGroup.Close outside = %v", err)
+	}
+}
+
+// A WithLockOSThread group's Close inside a bubble handed the loops'
+// locked goroutines, made outside, a channel made inside, whose close
+// there was a fatal error ("close of synctest channel from outside
+// bubble"): it is refused too, and the group closes outside.
+func TestH23_SynctestLockedGroupCloseInABubbleIsRefused(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2), WithLockOSThread())
+	if _, err := RunEach(g, func(tk *T, i int) (int, error) { return i, Sleep(tk, time.Millisecond) }); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var re *RuntimeError
+		if err := g.Close(); !errors.As(err, &re) {
+			t.Errorf("Close inside the bubble = %v, want a *RuntimeError", err)
+		}
+	})
+	if err := g.Close(); err != nil || !g.Loop(0).IsClosed() || !g.Loop(1).IsClosed() {
+		t.Errorf("Close outside = %v", err)
+	}
 }
