@@ -150,26 +150,6 @@ func TestH23_SynctestCallSoonThreadsafeFromBubbleGoroutine(t *testing.T) {
 	})
 }
 
-func TestH23_SynctestLoopGroupOutsideRunInside(t *testing.T) {
-	g := NewLoopGroup(WithLoops(2))
-	defer g.Close()
-	synctest.Test(t, func(t *testing.T) {
-		_, err := RunEach(g, func(tk *T, i int) (int, error) { return i, nil })
-		t.Log("RunEach:", err)
-		if err == nil {
-			t.Fatal("want an error")
-		}
-		_, err = RunGroup(g, func(tk *T) (int, error) { return 1, nil })
-		t.Log("RunGroup:", err)
-		if err == nil {
-			t.Fatal("want an error")
-		}
-	})
-	if _, err := RunEach(g, func(tk *T, i int) (int, error) { return i, nil }); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestH23_SynctestLoopGroupLockedInside(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := NewLoopGroup(WithLoops(2), WithLockOSThread())
@@ -272,5 +252,39 @@ func TestH23_SynctestLockedGroupCloseInABubbleIsRefused(t *testing.T) {
 	})
 	if err := g.Close(); err != nil || !g.Loop(0).IsClosed() || !g.Loop(1).IsClosed() {
 		t.Errorf("Close outside = %v", err)
+	}
+}
+
+// A WithLockOSThread group made outside a bubble and run inside one: each
+// loop's RunWith ran on the loop's own goroutine, outside, where nothing
+// refused it, and answered through channels made inside (synctest's
+// "deadlock: all goroutines in bubble are blocked", then a fatal error in
+// the later Close). RunEach and RunGroup refuse it before anything runs,
+// as they do a group without locked goroutines, and the group runs
+// outside again.
+func TestH23_SynctestLockedGroupRunInABubbleIsRefused(t *testing.T) {
+	for _, locked := range []bool{true, false} {
+		opts := []GroupOption{WithLoops(2)}
+		if locked {
+			opts = append(opts, WithLockOSThread())
+		}
+		g := NewLoopGroup(opts...)
+		synctest.Test(t, func(t *testing.T) {
+			ran := false
+			_, err := RunEach(g, func(tk *T, i int) (int, error) { ran = true; return i, nil })
+			if !errors.Is(err, ErrRuntime) || !strings.Contains(err.Error(), "RunEach: the loop was created outside") || ran {
+				t.Errorf("locked=%v: RunEach in the bubble = %v (ran %v), want a RuntimeError before anything runs", locked, err, ran)
+			}
+			_, err = RunGroup(g, func(tk *T) (int, error) { ran = true; return 1, nil })
+			if !errors.Is(err, ErrRuntime) || !strings.Contains(err.Error(), "RunGroup: the loop was created outside") || ran {
+				t.Errorf("locked=%v: RunGroup in the bubble = %v (ran %v), want a RuntimeError before anything runs", locked, err, ran)
+			}
+		})
+		if v, err := RunGroup(g, func(tk *T) (int, error) { return 3, Sleep(tk, time.Millisecond) }); err != nil || v != 3 {
+			t.Errorf("locked=%v: RunGroup outside = %v, %v", locked, v, err)
+		}
+		if err := g.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 }
