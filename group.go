@@ -193,6 +193,13 @@ func (g *LoopGroup) beginRun(op string) (uint64, error) {
 			return 0, &RuntimeError{Msg: fmt.Sprintf("%s: loop %d of the group is closed: Event loop is closed", op, i), Err: ErrLoopClosed}
 		}
 	}
+	// RunWith refuses each loop on the wrong side of a testing/synctest
+	// bubble, but a WithLockOSThread loop's RunWith runs on its own
+	// goroutine, on the loop's side, and answers through channels made
+	// on the caller's: refused here, for every group, before anything runs.
+	if err := g.loops[0].checkSameBubble(); err != nil {
+		return 0, runtimeErrorf("%s: %v", op, err)
+	}
 	g.running = true
 	g.runDone = make(chan struct{})
 	g.gen++
@@ -335,8 +342,10 @@ func (g *LoopGroup) startMain(i int, t *T) {
 // *LoopError per loop whose main failed (a main cancelled only because
 // another failed is not listed). Tasks left on the loops stay until Close,
 // as with Runner.RunWith. RunEach returns an error, running nothing, when
-// g is closed or already running, or when one of its loops was closed on
-// its own (that error matches ErrLoopClosed). A nil main, or a g not made by
+// g is closed or already running, when one of its loops was closed on
+// its own (that error matches ErrLoopClosed), or when it is called on the
+// other side of a testing/synctest bubble from where g was made. A nil
+// main, or a g not made by
 // NewLoopGroup (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error) {
 	checkGroupMade(g, "RunEach")
@@ -410,7 +419,9 @@ func RunEach[V any](g *LoopGroup, main func(t *T, i int) (V, error)) ([]V, error
 // whose cleanup can still use every loop. On virtual time an idle serving
 // loop waits for calls instead of reporting ErrDeadlock. It returns an
 // error, running nothing, when g is closed or already running, or when
-// one of its loops was closed on its own (matching ErrLoopClosed). A nil main, or a g not made by NewLoopGroup
+// one of its loops was closed on its own (matching ErrLoopClosed), or on
+// the other side of a testing/synctest bubble from where g was made. A
+// nil main, or a g not made by NewLoopGroup
 // (nil, or the zero LoopGroup), panics with a *ValueError.
 func RunGroup[V any](g *LoopGroup, main func(t *T) (V, error)) (V, error) {
 	checkGroupMade(g, "RunGroup")
@@ -492,7 +503,10 @@ func (g *LoopGroup) serve(l *Loop, quit *Future[struct{}]) {
 // group's Close of a loop (an OnClose hook, a deferred call of a task
 // being unwound), or from a job of the default executor of one of its
 // loops (RunInExecutor), it returns an error and changes nothing (it
-// would wait for itself).
+// would wait for itself). Called on the other side of a testing/synctest
+// bubble from where the group was made, once a loop ran (or, with
+// WithLockOSThread, always), it returns a *RuntimeError and changes
+// nothing, as Loop.Close does.
 func (g *LoopGroup) Close() error {
 	me := gid.Token()
 	for i, l := range g.loops {
@@ -516,6 +530,14 @@ func (g *LoopGroup) Close() error {
 		}
 		<-closing
 		return nil
+	}
+	// The loops are closed on goroutines this call starts, or (with
+	// WithLockOSThread) by their own goroutines, handed channels it
+	// makes: on its side of a testing/synctest bubble, which must be
+	// theirs once they ran or have goroutines of their own.
+	if err := g.checkCloseSide(); err != nil {
+		g.mu.Unlock()
+		return err
 	}
 	g.closed = true
 	g.closing = make(chan struct{})
@@ -545,6 +567,26 @@ func (g *LoopGroup) Close() error {
 		g.stopThreads()
 	}
 	return errors.Join(errs...)
+}
+
+// checkCloseSide is Loop.checkCloseSide for the group's loops (made
+// together, on one side), whose locked goroutines, if any, are of that
+// side too.
+func (g *LoopGroup) checkCloseSide() error {
+	l := g.loops[0]
+	createdInside, inside := l.bubbleSides()
+	if inside == createdInside {
+		return nil
+	}
+	if g.threads != nil {
+		return closeSideError("LoopGroup.Close", createdInside, inside)
+	}
+	for _, l := range g.loops {
+		if err := l.checkCloseSide("LoopGroup.Close"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // testHookCloseWaits, when set by a test, runs when a Close starts to

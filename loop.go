@@ -219,20 +219,51 @@ func (l *Loop) Time() time.Duration {
 // so its timers would be due decades away (or long past). A goroutine's
 // side never changes, so RunForever asks once per driver goroutine.
 func (l *Loop) checkSameBubble() error {
-	createdInside := l.epoch == l.epoch.Round(0) // as inSynctestBubble
-	inside := inSynctestBubble()
+	createdInside, inside := l.bubbleSides()
 	if inside == createdInside {
 		return nil
 	}
-	side := func(in bool) string {
-		if in {
-			return "inside"
-		}
-		return "outside"
-	}
 	return runtimeErrorf("the loop was created %s a testing/synctest bubble and cannot run %s one "+
 		"(its clock would jump between the bubble's time and the real one): create the loop where it runs",
-		side(createdInside), side(inside))
+		bubbleSide(createdInside), bubbleSide(inside))
+}
+
+// checkCloseSide refuses to close l on a goroutine on the other side of a
+// testing/synctest bubble from where l was created, once l has run:
+// closing resumes the loop's task goroutines (to unwind them, or to end
+// the pooled ones), which belong to the side where the loop ran, and a
+// bubble goroutine waiting while a goroutine outside the bubble runs is
+// durably blocked to synctest (its "deadlock: all goroutines in bubble
+// are blocked"). A loop that never ran has nothing of either side.
+func (l *Loop) checkCloseSide(op string) error {
+	createdInside, inside := l.bubbleSides()
+	if inside == createdInside || !l.hasRun() {
+		return nil
+	}
+	return closeSideError(op, createdInside, inside)
+}
+
+// hasRun reports whether l ever ran (RunForever recorded its driver) or
+// keeps task goroutines.
+func (l *Loop) hasRun() bool { return l.lockProbed != 0 || len(l.workers) > 0 }
+
+func closeSideError(op string, createdInside, inside bool) error {
+	return runtimeErrorf("%s: the loop was created %s a testing/synctest bubble and cannot be closed %s one "+
+		"(its task goroutines belong to the side where it ran): close it where it was created",
+		op, bubbleSide(createdInside), bubbleSide(inside))
+}
+
+// bubbleSides reports whether l was created inside a testing/synctest
+// bubble and whether the caller runs inside one.
+func (l *Loop) bubbleSides() (createdInside, inside bool) {
+	return l.epoch == l.epoch.Round(0), inSynctestBubble() // as inSynctestBubble
+}
+
+func bubbleSide(in bool) string {
+	if in {
+		return "inside"
+	}
+	return "outside"
 }
 
 // IsRunning reports whether the loop is running (asyncio's is_running).
@@ -1019,7 +1050,10 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // run; any await in them returns a CancelledError at once). Close is
 // idempotent and returns an error for a running loop; called from a
 // deferred call of a task it is unwinding, it returns nil at once and the
-// Close in progress finishes.
+// Close in progress finishes. Called on the other side of a
+// testing/synctest bubble from where the loop was created, it returns a
+// *RuntimeError and changes nothing once the loop has run (its task
+// goroutines belong to that side): close it where it was created.
 func (l *Loop) Close() error {
 	l.checkThreadAlways("Close")
 	if l.running.Load() {
@@ -1030,6 +1064,9 @@ func (l *Loop) Close() error {
 		// Close is unwinding (its goroutine is running: resuming it to
 		// unwind it again would be a fatal error); that Close finishes.
 		return nil
+	}
+	if err := l.checkCloseSide("Close"); err != nil {
+		return err
 	}
 	l.closing = true
 	defer func() { l.closing = false }()

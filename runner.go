@@ -121,7 +121,10 @@ func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V,
 // during asyncio.run() shutdown"), shuts the default executor down, and
 // closes the loop. It is idempotent. A runner that has no loop yet (never
 // used) has nothing to close and stays usable, as Runner.close() returns
-// at once on a runner not yet initialised.
+// at once on a runner not yet initialised. On the other side of a
+// testing/synctest bubble from where its loop was created, once that loop
+// has run, it returns a *RuntimeError and changes nothing, as Loop.Close
+// does.
 func (r *Runner) Close() error {
 	if r.closed || r.loop == nil {
 		return nil
@@ -130,6 +133,13 @@ func (r *Runner) Close() error {
 		// Refused before anything changes: CPython cancels every task
 		// first and then fails the same way, leaving the runner open.
 		return runtimeErrorf("Cannot close a running event loop")
+	}
+	if !r.loop.IsClosed() {
+		// Before anything changes, as for a running loop: the runner can
+		// still be closed where its loop was created.
+		if err := r.loop.checkCloseSide("Runner.Close"); err != nil {
+			return err
+		}
 	}
 	r.closed = true
 	l := r.loop

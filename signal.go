@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -44,7 +45,9 @@ type signalWatch struct {
 // Errors, before anything changes, in asyncio's order: an invalid signal
 // number is a *ValueError "invalid signal number N"; a closed loop is an
 // error matching ErrLoopClosed; SIGKILL and SIGSTOP are a *RuntimeError
-// "sig N cannot be caught"; a nil fn is a *ValueError. Where the system has
+// "sig N cannot be caught"; a nil fn is a *ValueError; inside a
+// testing/synctest bubble, where os/signal cannot be used, it is a
+// *RuntimeError that also matches errors.ErrUnsupported. Where the system has
 // no POSIX signals (Windows, Plan 9, js, wasip1) it returns an error
 // wrapping errors.ErrUnsupported, as asyncio has no add_signal_handler
 // there. In debug mode, a call from a goroutine that is not running the
@@ -63,6 +66,12 @@ func (l *Loop) AddSignalHandler(sig os.Signal, fn func()) error {
 	}
 	if fn == nil {
 		return &ValueError{Msg: fmt.Sprintf("AddSignalHandler(%v): nil handler", sig)}
+	}
+	if inSynctestBubble() {
+		// os/signal's goroutine would touch the bubble's channel from
+		// outside it: a fatal error that ends the test binary.
+		return &RuntimeError{Msg: fmt.Sprintf("AddSignalHandler(%v): os/signal cannot be used "+
+			"inside a testing/synctest bubble", sig), Err: errors.ErrUnsupported}
 	}
 	l.checkThread("AddSignalHandler")
 	if l.signals == nil {
