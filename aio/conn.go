@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -613,14 +614,37 @@ func (c *Conn) Close() error {
 	// Calls of other goroutines that the loop has not taken up yet return
 	// now; the others once the loop closes the socket.
 	c.finishForeignCalls(false)
-	done := make(chan error, 1)
-	if _, err := c.loop.CallSoonThreadsafe(func() { done <- c.closeOnLoop() }); err != nil {
+	// Close itself is a call of another goroutine: if the loop closes
+	// before it runs what is queued here (that is discarded), the loop's
+	// closing finishes it (releaseAtLoopClose).
+	op := &connOp{done: make(chan struct{})}
+	c.mu.Lock()
+	if c.foreign == nil {
+		c.foreign = map[*connOp]struct{}{}
+	}
+	c.foreign[op] = struct{}{}
+	c.mu.Unlock()
+	if _, err := c.loop.CallSoonThreadsafe(func() {
+		if !c.claim(op) {
+			return
+		}
+		c.mu.Lock()
+		delete(c.foreign, op) // not failed by closeOnLoop's finishForeignCalls
+		c.mu.Unlock()
+		err := c.closeOnLoop()
+		c.finishForeign(op, 0, err)
+	}); err != nil {
+		c.finishForeign(op, 0, nil)
 		return nil // the loop is closed, and closed the socket
 	}
 	if !running {
 		return nil
 	}
-	return c.opError("close", <-done)
+	<-op.done
+	if errors.Is(op.err, net.ErrClosed) {
+		return nil // the loop closed first, and closed the socket
+	}
+	return c.opError("close", op.err)
 }
 
 // closeOnLoop closes the socket on the loop: every call of a task fails

@@ -1,0 +1,79 @@
+//go:build unix
+
+package aio
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
+)
+
+// closeWaiting reports whether a goroutine is blocked on a channel inside
+// Conn.Close (white box: it waits there for the loop to close the
+// socket). It is a state, read from the goroutines' stacks, not a timing.
+func closeWaiting() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[chan receive") && strings.Contains(g, "aio.(*Conn).Close(") {
+			return true
+		}
+	}
+	return false
+}
+
+// A Close from another goroutine made while the loop runs waits for the
+// loop to close the socket. If the loop stops before it gets to that and
+// is then closed, the loop's Close closes the socket and must release the
+// waiting Close too (the queued call is discarded with the loop); it used
+// to wait for ever.
+func TestH25CloseFromGoroutineReturnsWhenTheLoopClosesFirst(t *testing.T) {
+	l := asyncio.NewLoop()
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	closed := make(chan error, 1)
+	var c *Conn
+	task := asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		c = NewConn(at, fds[0], "unix")
+		go func() { closed <- c.Close() }()
+		// The task holds the loop (no await) until that Close has queued
+		// its call to the loop and waits for it; then the loop stops at
+		// the end of this iteration, before running the call.
+		for !closeWaiting() {
+			runtime.Gosched()
+		}
+		at.Loop().Stop()
+		return 0, nil
+	})
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := task.Result(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Errorf("Close: %v, want nil (the loop closed the socket)", err)
+			}
+			if _, err := unix.Write(fds[1], []byte("x")); err != unix.EPIPE {
+				t.Errorf("peer write after Close: %v, want EPIPE (socket closed)", err)
+			}
+			return
+		default:
+		}
+		// Once the loop is closed nothing can wake a Close still waiting.
+		if closeWaiting() {
+			t.Fatal("Conn.Close still waits after its loop was closed")
+		}
+		runtime.Gosched()
+	}
+}
