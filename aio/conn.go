@@ -261,7 +261,9 @@ func (c *Conn) doInTask(t *asyncio.T, d *connDir, p []byte) (int, error) {
 
 // check returns the error every call of d fails with now, if any.
 func (c *Conn) check(d *connDir) error {
-	if c.fdClosed {
+	// shut: Close was called, though the socket's closing may still be
+	// queued to the loop (Close from another goroutine).
+	if c.fdClosed || c.isShut() {
 		return net.ErrClosed
 	}
 	if c.expired(d) {
@@ -661,6 +663,13 @@ func (c *Conn) closeOnLoop() error {
 	return os.NewSyscallError("close", unix.Close(c.fd))
 }
 
+// isShut reports whether Close was called (or the loop closed).
+func (c *Conn) isShut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shut
+}
+
 // finishForeignCalls fails the calls of other goroutines with
 // net.ErrClosed: all of them (on the loop, or with the loop closed), or
 // only those the loop has not claimed.
@@ -697,7 +706,7 @@ func (c *Conn) releaseAtLoopClose() {
 // CloseWrite shuts down the write side (net.TCPConn.CloseWrite).
 func (c *Conn) CloseWrite() error {
 	err := c.onLoop("CloseWrite", func() error {
-		if c.fdClosed {
+		if c.fdClosed || c.isShut() {
 			return net.ErrClosed
 		}
 		return os.NewSyscallError("shutdown", unix.Shutdown(c.fd, unix.SHUT_WR))

@@ -77,3 +77,42 @@ func TestH25CloseFromGoroutineReturnsWhenTheLoopClosesFirst(t *testing.T) {
 		runtime.Gosched()
 	}
 }
+
+// Close from another goroutine while the loop is not running returns at
+// once and the socket is closed when the loop runs again; but the Conn is
+// closed from then on: a task's Read or Write that runs before the loop
+// got to closing the socket fails with net.ErrClosed, and so does a
+// CloseWrite (they used to read, write and shut down the socket Close had
+// been called on).
+func TestH25TaskCallsAfterCloseWhileTheLoopWasStopped(t *testing.T) {
+	l := asyncio.NewLoop()
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	c := NewConn(l, fds[0], "unix")
+	if _, err := unix.Write(fds[1], []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	var log []string
+	// Its first step is queued now, before what Close queues.
+	task := asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		log = append(log, "read: "+readString(c, 8))
+		_, err := c.Write([]byte("x"))
+		log = append(log, "write: "+describe(err))
+		log = append(log, "close write: "+describe(c.CloseWrite()))
+		return 0, nil
+	})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunUntilComplete(task); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectLog(t, []string{
+		`read: "" op=read/unix closed`,
+		"write: op=write/unix closed",
+		"close write: op=close/unix closed",
+	}, log)
+}
