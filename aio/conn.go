@@ -567,6 +567,11 @@ func (c *Conn) claim(op *connOp) bool {
 func (c *Conn) finishForeign(op *connOp, n int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.finishForeignLocked(op, n, err)
+}
+
+// finishForeignLocked is finishForeign with c.mu held.
+func (c *Conn) finishForeignLocked(op *connOp, n int, err error) {
 	if op.finished {
 		return
 	}
@@ -673,17 +678,16 @@ func (c *Conn) isShut() bool {
 // finishForeignCalls fails the calls of other goroutines with
 // net.ErrClosed: all of them (on the loop, or with the loop closed), or
 // only those the loop has not claimed.
+//
+// It holds c.mu throughout: a call found unclaimed is finished before the
+// loop can claim it (and then touch op.n and op.p on its own goroutine).
 func (c *Conn) finishForeignCalls(claimedToo bool) {
 	c.mu.Lock()
-	var ops []*connOp
-	for op := range c.foreign {
+	defer c.mu.Unlock()
+	for op := range c.foreign { // finishing deletes op: allowed in a range
 		if claimedToo || !op.claimed {
-			ops = append(ops, op)
+			c.finishForeignLocked(op, op.n, net.ErrClosed)
 		}
-	}
-	c.mu.Unlock()
-	for _, op := range ops {
-		c.finishForeign(op, op.n, net.ErrClosed)
 	}
 }
 
