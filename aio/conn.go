@@ -360,6 +360,12 @@ func (c *Conn) failQueue(d *connDir, err error) {
 	q := d.queue
 	d.queue = nil
 	for _, op := range q {
+		if op.fut == nil {
+			// A call of another goroutine may be finished already (Close
+			// while the loop was not running): its fields are its caller's.
+			c.failForeign(op, err)
+			continue
+		}
 		op.err = err
 		c.complete(op)
 	}
@@ -570,6 +576,14 @@ func (c *Conn) finishForeign(op *connOp, n int, err error) {
 	c.finishForeignLocked(op, n, err)
 }
 
+// failForeign finishes a call of another goroutine with err and the count
+// it moved, unless it is finished already.
+func (c *Conn) failForeign(op *connOp, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finishForeignLocked(op, op.n, err)
+}
+
 // finishForeignLocked is finishForeign with c.mu held.
 func (c *Conn) finishForeignLocked(op *connOp, n int, err error) {
 	if op.finished {
@@ -619,8 +633,10 @@ func (c *Conn) Close() error {
 		return c.opError("close", c.closeOnLoop())
 	}
 	// Calls of other goroutines that the loop has not taken up yet return
-	// now; the others once the loop closes the socket.
-	c.finishForeignCalls(false)
+	// now; the others once the loop closes the socket, or now too if the
+	// loop is not running: none is in a system call then, and the loop
+	// makes none for a call once shut is set (check).
+	c.finishForeignCalls(!running)
 	// Close itself is a call of another goroutine: if the loop closes
 	// before it runs what is queued here (that is discarded), the loop's
 	// closing finishes it (releaseAtLoopClose).

@@ -116,3 +116,63 @@ func TestH25TaskCallsAfterCloseWhileTheLoopWasStopped(t *testing.T) {
 		"close write: op=close/unix closed",
 	}, log)
 }
+
+// readWaiting reports whether a goroutine is blocked on a channel inside
+// a Conn.Read (white box: in submit, waiting for the loop).
+func readWaiting() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[chan receive") && strings.Contains(g, "aio.(*Conn).Read(") {
+			return true
+		}
+	}
+	return false
+}
+
+// Close wakes every pending call, "at once for those of other
+// goroutines": also a Read of another goroutine that was already waiting
+// in the loop's queue when the loop stopped, if Close is called while the
+// loop is not running (it used to wait until the loop ran again or was
+// closed).
+func TestH25CloseWhileStoppedWakesAWaitingReadOfAnotherGoroutine(t *testing.T) {
+	l := asyncio.NewLoop()
+	fds := socketpair(t, unix.SOCK_STREAM)
+	defer unix.Close(fds[1])
+	c := NewConn(l, fds[0], "unix")
+	read := make(chan string, 1)
+	waiter := asyncio.CreateTask(l, func(at *asyncio.T) (int, error) {
+		// Started once the loop runs (else it fails: loop not running).
+		go func() { read <- readString(c, 8) }()
+		return 0, waitQueued(at, &c.rd, 1)
+	})
+	if err := l.RunUntilComplete(waiter); err != nil {
+		t.Fatal(err)
+	}
+	// The loop is stopped; the Read waits in its queue.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close returned: the Read is finished by now, its goroutine may just
+	// not have run yet; it must not be waiting any more.
+	for {
+		select {
+		case s := <-read:
+			if want := `"" op=read/unix closed`; s != want {
+				t.Errorf("read: %s, want %s", s, want)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		if readWaiting() {
+			l.Close() // releases the Read, for goleak
+			<-read
+			t.Fatal("a Read of another goroutine still waits after Close returned")
+		}
+		runtime.Gosched()
+	}
+}
