@@ -92,7 +92,11 @@ type connOp struct {
 
 // NewConn wraps the connected non-blocking socket fd (network "tcp" or
 // "unix") on owner's loop. The Conn owns fd from now on, and closes it
-// when the loop closes if it is still open.
+// when the loop closes if it is still open. Call it on the loop's
+// goroutine (a task or callback) or while the loop is not running: from
+// another goroutine while it runs it panics, as the loop's own calls do
+// (use the loop's CallSoonThreadsafe); the Conn it returns may then be
+// used from any goroutine.
 func NewConn(owner asyncio.LoopOwner, fd int, network string) *Conn {
 	l := asyncio.LoopOf(owner)
 	c := &Conn{
