@@ -726,3 +726,132 @@ func TestPortServeForeverShutdown(t *testing.T) {
 		return errors.Join(errs...)
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p93_datagram_edges.py
+
+type edgeUDPServer struct {
+	p     *probe
+	tr    aio.DatagramTransport
+	cport *int
+}
+
+func (s *edgeUDPServer) ConnectionMade(tr aio.DatagramTransport) {
+	s.tr = tr
+	peer := "None"
+	if a, ok := tr.ExtraInfo("peername").(net.Addr); ok && a != nil {
+		peer = a.String()
+	}
+	s.p.log("server: connection_made, peername %s", peer)
+}
+
+func (s *edgeUDPServer) DatagramReceived(data []byte, addr net.Addr) {
+	s.p.log("server: got %s from the client %s", pbytes(data), pb(addr.(*net.UDPAddr).Port == *s.cport))
+	if string(data) == "crash" {
+		panic(newValueError("cannot parse")) // raise in a callback
+	}
+	if err := s.tr.SendTo(append(append([]byte("<"), data...), '>'), addr); err != nil {
+		s.p.log("server: sendto %s", nd(err))
+	}
+}
+
+func (s *edgeUDPServer) ErrorReceived(err error) { s.p.log("server: error_received %s", nd(err)) }
+
+func (s *edgeUDPServer) ConnectionLost(err error) { s.p.log("server: connection_lost %s", nd(err)) }
+
+type edgeUDPClient struct {
+	p     *probe
+	q     *asyncio.Queue[[]byte]
+	sport *int
+}
+
+func (c *edgeUDPClient) ConnectionMade(tr aio.DatagramTransport) {
+	c.p.log("client: connection_made, peer is server %s", pb(tr.ExtraInfo("peername").(*net.UDPAddr).Port == *c.sport))
+}
+
+func (c *edgeUDPClient) DatagramReceived(data []byte, _ net.Addr) { c.q.PutNowait(data) }
+func (c *edgeUDPClient) ErrorReceived(err error)                  { c.p.log("client: error_received %s", nd(err)) }
+func (c *edgeUDPClient) ConnectionLost(err error)                 { c.p.log("client: connection_lost %s", nd(err)) }
+
+func TestPortDatagramEdges(t *testing.T) {
+	runPort(t, cpythonTrace("p93_datagram_edges"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		lo := net.IPv4(127, 0, 0, 1)
+		p.l.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			msg := ctx.Message
+			if len(msg) > len("Exception in callback") {
+				msg = msg[:len("Exception in callback")]
+			}
+			p.log("exception handler: %s %s", msg, nd(ctx.Err))
+		})
+		p.restart()
+		var sport, cport int
+		st, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return &edgeUDPServer{p: p, cport: &cport} }, &net.UDPAddr{IP: lo}, nil, sim)
+		if err != nil {
+			return err
+		}
+		sport = st.ExtraInfo("sockname").(*net.UDPAddr).Port
+		cp := &edgeUDPClient{p: p, q: asyncio.NewQueue[[]byte](0), sport: &sport}
+		ct, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return cp }, nil, &net.UDPAddr{IP: lo, Port: sport}, sim)
+		if err != nil {
+			return err
+		}
+		cport = ct.ExtraInfo("sockname").(*net.UDPAddr).Port
+
+		ask := func(msg string) (string, error) {
+			if err := ct.SendTo([]byte(msg), nil); err != nil {
+				return "", err
+			}
+			var got []byte
+			err := asyncio.Timeout(tk, 200*ms, func(*asyncio.TimeoutScope) error {
+				var err error
+				got, err = cp.q.Get(tk)
+				return err
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				return "timeout", nil
+			}
+			if err != nil {
+				return "", err
+			}
+			return pbytes(got), nil
+		}
+		for _, msg := range []string{"hi", "", "crash", "again"} {
+			got, err := ask(msg)
+			if err != nil {
+				return err
+			}
+			p.log("client asks %s -> %s", pbytes([]byte(msg)), got)
+		}
+		var ve *asyncio.ValueError
+		if err := ct.SendTo([]byte("elsewhere"), &net.UDPAddr{IP: lo, Port: sport + 1}); errors.As(err, &ve) {
+			p.log("sendto another address: ValueError")
+		} else {
+			return fmt.Errorf("sendto another address: %v", err)
+		}
+		p.log("buffer sizes %d %d", st.WriteBufferSize(), ct.WriteBufferSize())
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		ct.Close()
+		p.log("client closing %s", pb(ct.IsClosing()))
+		for range 2 {
+			if err := ct.SendTo([]byte("after close"), nil); err != nil {
+				p.log("sendto after close: %s", nd(err))
+			}
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("client queue %d", cp.q.Len())
+
+		st.Abort()
+		p.log("server aborted, closing %s", pb(st.IsClosing()))
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
