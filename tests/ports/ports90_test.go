@@ -855,3 +855,139 @@ func TestPortDatagramEdges(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p94_concurrent_drains.py
+
+func TestPortConcurrentDrains(t *testing.T) {
+	runPort(t, cpythonTrace("p94_concurrent_drains"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocalBuffered(tk, 32768)
+		chunk := bytes.Repeat([]byte("p"), 65536)
+		waiting := map[string]bool{}
+		producer := func(name string, w *aio.StreamWriter) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				for {
+					w.Write(chunk)
+					waiting[name] = true
+					err := w.Drain(t)
+					waiting[name] = false
+					if isConnectionError(err) {
+						p.log("%s drain failed %s", name, nd(err))
+						return "failed", nil
+					}
+					if asyncio.IsCancelled(err) {
+						p.log("%s cancelled", name)
+					}
+					if err != nil {
+						return "", err
+					}
+				}
+			}
+		}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			if err := setSockBuf(w, syscall.SO_SNDBUF, 32768); err != nil {
+				return err
+			}
+			tr := w.Transport()
+			if err := tr.SetWriteBufferLimits(1000, 2000); err != nil {
+				p.log("server: bad limits %s", nd(err))
+			}
+			if err := tr.SetWriteBufferLimits(65536, -1); err != nil {
+				return err
+			}
+			high, low := tr.WriteBufferLimits()
+			p.log("server: limits (%d, %d)", low, high)
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			mode := strings.TrimSpace(string(line))
+			var a, b *asyncio.Task[string]
+			err = asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+				var err error
+				if a, err = asyncio.Spawn(g, producer(mode+"-a", w)); err != nil {
+					return err
+				}
+				if b, err = asyncio.Spawn(g, producer(mode+"-b", w)); err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(t, 300*ms); err != nil {
+					return err
+				}
+				p.log("server: both waiting in drain %s %s", pb(waiting[mode+"-a"]), pb(waiting[mode+"-b"]))
+				if mode == "abort" {
+					tr.Abort()
+					p.log("server: aborted, closing %s", pb(w.IsClosing()))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			ra, _ := a.Result()
+			rb, _ := b.Result()
+			p.log("server: %s %s %s", mode, ra, rb)
+			if err := w.Drain(t); isConnectionError(err) {
+				p.log("server: drain after: %s", nd(err))
+			} else if err != nil {
+				return err
+			} else {
+				p.log("server: drain after returns")
+			}
+			if err := w.WaitClosed(t); isConnectionError(err) {
+				p.log("server: wait_closed: %s", nd(err))
+			} else if err != nil {
+				return err
+			} else {
+				p.log("server: wait_closed returns")
+			}
+			return nil
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+
+		for _, mode := range []string{"abort", "reset"} {
+			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+			if err != nil {
+				return err
+			}
+			if err := setSockBuf(w, syscall.SO_RCVBUF, 32768); err != nil {
+				return err
+			}
+			w.Transport().PauseReading()
+			w.Write([]byte(mode + "\n"))
+			if err := asyncio.Sleep(tk, 500*ms); err != nil {
+				return err
+			}
+			if mode == "abort" {
+				w.Transport().ResumeReading()
+				data, err := r.Read(tk, -1)
+				if err != nil {
+					return err
+				}
+				p.log("client read some %s then EOF %s", pb(len(data) > 0), pb(r.AtEOF()))
+				w.Close()
+				if err := w.WaitClosed(tk); err != nil {
+					return err
+				}
+			} else {
+				p.log("client aborts with unread data")
+				w.Transport().Abort()
+			}
+			if err := asyncio.Sleep(tk, 200*ms); err != nil {
+				return err
+			}
+			p.restart()
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
