@@ -991,3 +991,131 @@ func TestPortConcurrentDrains(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p95_reader_limits_flow.py
+
+func TestPortReaderLimitsFlow(t *testing.T) {
+	runPort(t, cpythonTrace("p95_reader_limits_flow"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		done := asyncio.NewEvent()
+		crlf, lf := []byte("\r\n"), []byte("\n")
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			tr := w.Transport()
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return err
+			}
+			p.log("server: 40 bytes waiting, is_reading %s", pb(tr.IsReading()))
+			r0, err := r.Read(t, 0)
+			if err != nil {
+				return err
+			}
+			e0, err := r.ReadExactly(t, 0)
+			if err != nil {
+				return err
+			}
+			p.log("server: read(0) %s readexactly(0) %s", pbytes(r0), pbytes(e0))
+			if _, err := r.ReadExactly(t, -1); err != nil {
+				p.log("server: readexactly(-1) %s", nd(err))
+			}
+			rec, err := r.ReadUntil(t, crlf)
+			if err != nil {
+				return err
+			}
+			p.log("server: readuntil %s is_reading %s", pbytes(rec), pb(tr.IsReading()))
+			var loe *aio.LimitOverrunError
+			if _, err := r.ReadUntil(t, crlf, lf); errors.As(err, &loe) {
+				p.log("server: tuple overrun %s consumed %d", loe.Msg, loe.Consumed)
+			} else {
+				return fmt.Errorf("tuple readuntil: %v", err)
+			}
+			if rec, err = r.ReadUntil(t, crlf); err != nil {
+				return err
+			}
+			p.log("server: same record with one separator %s", pbytes(rec))
+			got, err := r.Read(t, 5)
+			if err != nil {
+				return err
+			}
+			p.log("server: read(5) %s is_reading %s", pbytes(got), pb(tr.IsReading()))
+			if got, err = r.ReadExactly(t, 13); err != nil {
+				return err
+			}
+			p.log("server: readexactly(13) %s is_reading %s", pbytes(got), pb(tr.IsReading()))
+			if rec, err := r.ReadUntil(t, crlf); errors.As(err, &loe) {
+				p.log("server: overrun %s consumed %d is_reading %s", loe.Msg, loe.Consumed, pb(tr.IsReading()))
+				skip, err := r.ReadExactly(t, loe.Consumed+2)
+				if err != nil {
+					return err
+				}
+				p.log("server: skip %s", pbytes(skip))
+			} else if err != nil {
+				return err
+			} else {
+				p.log("server: readuntil %s", pbytes(rec))
+			}
+			if line, err := r.ReadLine(t); err != nil {
+				p.log("server: readline %s", nd(err))
+			} else {
+				p.log("server: readline %s", pbytes(line))
+			}
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			p.log("server: after it %s", pbytes(line))
+			var ire *aio.IncompleteReadError
+			if _, err := r.ReadUntil(t, crlf); errors.As(err, &ire) {
+				exp := fmt.Sprint(ire.Expected)
+				if ire.Expected < 0 {
+					exp = "None"
+				}
+				p.log("server: cut by EOF, partial %s expected %s", pbytes(ire.Partial), exp)
+			} else {
+				return fmt.Errorf("readuntil at EOF: %v", err)
+			}
+			rest, err := r.Read(t, -1)
+			if err != nil {
+				return err
+			}
+			p.log("server: read() at EOF %s at_eof %s", pbytes(rest), pb(r.AtEOF()))
+			w.Close()
+			if err := w.WaitClosed(t); err != nil {
+				return err
+			}
+			done.Set()
+			return nil
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim, aio.WithStreamLimit(8))
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+		_, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("abc\r\nabcdefgh\r\n0123456789abcdefghijkl"))
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		w.Write([]byte("mnopq\r\nlong-line-here\nok\ntail\r"))
+		if err := w.WriteEOF(); err != nil {
+			return err
+		}
+		if err := done.Wait(tk); err != nil {
+			return err
+		}
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
