@@ -1119,3 +1119,110 @@ func TestPortReaderLimitsFlow(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p96_protocol_callback_failures.py
+
+// touchy's callbacks "raise" as Go callbacks do: they panic.
+type touchy struct {
+	p    *probe
+	side string
+	tr   aio.Transport
+}
+
+func (c *touchy) ConnectionMade(tr aio.Transport) {
+	c.tr = tr
+	c.p.log("%s connection_made", c.side)
+	if c.side == "server" {
+		panic(newValueError("made"))
+	}
+}
+
+func (c *touchy) DataReceived(data []byte) {
+	c.p.log("%s data_received %s", c.side, pbytes(data))
+	if c.side == "server" {
+		if err := c.tr.Write(append([]byte("ack "), data...)); err != nil {
+			c.p.log("%s write: %s", c.side, nd(err))
+		}
+	}
+}
+
+func (c *touchy) EOFReceived() bool {
+	c.p.log("%s eof_received", c.side)
+	if c.side == "server" {
+		panic(newKeyError("eof"))
+	}
+	return true
+}
+
+func (c *touchy) ConnectionLost(err error) {
+	what := "None"
+	if err != nil {
+		what = nd(err)
+	}
+	c.p.log("%s connection_lost %s", c.side, what)
+	if c.side == "client" {
+		panic(&runtimeError{pyExc{"RuntimeError", "lost"}})
+	}
+}
+
+func TestPortProtocolCallbackFailures(t *testing.T) {
+	runPort(t, cpythonTrace("p96_protocol_callback_failures"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		p.l.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			msg := ctx.Message
+			if strings.HasPrefix(msg, "Exception in callback") {
+				msg = "Exception in callback"
+			}
+			tr, proto := "-", "-"
+			if ctx.Transport != nil {
+				tr = "transport"
+			}
+			if ctx.Protocol != nil {
+				proto = "protocol"
+			}
+			p.log("handler: %s %s %s %s", msg, nd(ctx.Err), tr, proto)
+		})
+		server, err := aio.CreateServer(tk, func() aio.Protocol { return &touchy{p: p, side: "server"} }, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+		tr, _, err := aio.CreateConnection(tk, func() aio.Protocol { return &touchy{p: p, side: "client"} }, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		p.log("client connected, closing %s", pb(tr.IsClosing()))
+		if err := tr.Write([]byte("hello")); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := tr.WriteEOF(); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("client transport closing %s", pb(tr.IsClosing()))
+		if err := tr.Write([]byte("more")); err != nil {
+			p.log("write after write_eof: %s", nd(err))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed")
+		tr.Close()
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
