@@ -718,6 +718,10 @@ type simDial struct {
 	timer  *asyncio.TimerHandle
 	conn   *SimConn
 	handed bool
+	// signalling: on a zero-latency link, connected (the server has the
+	// connection) and waiting for the client's socket to turn writable to
+	// tell the dialer.
+	signalling bool
 	// self: a host's dial to itself through a loopback or wildcard
 	// name, whose ends have loopback addresses (selfAddrs).
 	selfLocal, selfRemote net.IP
@@ -742,7 +746,11 @@ func (d *simDial) fail(err error) {
 // dial is dialHost on the network: the three-way handshake as TCP's. The
 // SYN and the SYN-ACK take the link's latency (and jitter) each, so the
 // client is connected after one round trip; the server accepts when the
-// client's ACK arrives, the link's latency later (no jitter draw). No
+// client's ACK arrives, the link's latency later (no jitter draw). On a
+// zero-latency link, a loopback, the connection is in the listener's
+// queue first and the client hears of it as its socket turns writable,
+// as the kernel does the whole loopback handshake inside connect(): the
+// server accepts in the same poll, ahead of the client. No
 // listener (or one not serving yet) gives ECONNREFUSED, a partition
 // loses the SYN, and so does a full backlog (counting the handshakes in
 // progress). The host has one address, so one attempt: with allErrors
@@ -780,6 +788,12 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int
 				// socket is closed, as create_connection closes it (the
 				// server sees EOF).
 				unix.Close(fd)
+			} else if d.signalling {
+				// Connected on a zero-latency link, cancelled before the
+				// socket turned writable: the same.
+				d.signalling = false
+				n.loop.RemoveWriter(d.conn.cfd)
+				unix.Close(d.conn.cfd)
 			}
 			d.fail(err)
 			return -1, err
@@ -881,8 +895,30 @@ func (d *simDial) synAck(c *SimConn, try int) {
 	d.handed = true
 	c.dial = nil
 	n.tracef("conn %d established %s -> %s", c.id, c.caddr, c.saddr)
-	d.fut.SetResult(c.cfd)
-	c.ack = n.loop.CallLater(n.link(d.from, d.to).Latency, c.acked)
+	if lat := n.link(d.from, d.to).Latency; lat > 0 {
+		d.fut.SetResult(c.cfd)
+		c.ack = n.loop.CallLater(lat, c.acked)
+		return
+	}
+	// A zero-latency link is a loopback: the kernel runs the whole
+	// handshake inside connect(), so the connection is in the listener's
+	// queue before the client hears it is connected, and the client hears
+	// it as its socket turning writable, in the same poll as the
+	// listener's readiness and after it (asyncio's server accepts, then
+	// sock_connect completes).
+	c.acked()
+	d.signalling = true
+	if err := n.loop.AddWriter(c.cfd, func() {
+		n.loop.RemoveWriter(c.cfd)
+		if d.fut.Done() {
+			return // cancelled: the dialer closes c.cfd as it resumes
+		}
+		d.signalling = false
+		d.fut.SetResult(c.cfd)
+	}); err != nil {
+		d.signalling = false
+		d.fut.SetResult(c.cfd)
+	}
 }
 
 // SearchSeeds runs scenario with the seeds first, first+1, ...,
