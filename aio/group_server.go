@@ -79,6 +79,10 @@ type GroupServer struct {
 	addrs []net.Addr
 	fds   []int
 	shut  atomic.Bool
+	// listening counts the parts that listen (every loop's listener, or
+	// the acceptor), each until its sockets close, by Close or because
+	// its loop closed: with none left the server accepts nothing.
+	listening atomic.Int64
 }
 
 // groupWorker is one worker loop's side of a main/sub server.
@@ -334,6 +338,8 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 					}
 				}
 				if err == nil {
+					gs.listening.Add(1)
+					s.onUnlisten = func() { gs.listening.Add(-1) }
 					addrs, fds = s.Addrs(), s.Sockets()
 					if testHookGroupPartMade != nil {
 						testHookGroupPartMade(i, s)
@@ -395,6 +401,8 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 		w.srv.network = acc.network
 	}
 	acc.handoff = gs.handoff
+	gs.listening.Add(1)
+	acc.onUnlisten = func() { gs.listening.Add(-1) }
 	gs.acceptor = acc
 	gs.addrs, gs.fds = acc.Addrs(), acc.Sockets()
 	if !o.deferServing {
@@ -714,8 +722,11 @@ func (gs *GroupServer) Close(t *asyncio.T) error {
 
 // IsServing reports whether the server accepts connections (asyncio's
 // is_serving): from its creation (or StartServing, with
-// WithDeferredServing) until Close. Call it on the loop that created it.
-func (gs *GroupServer) IsServing() bool { return gs.serving }
+// WithDeferredServing) until Close, or until nothing listens any more
+// (every loop that listened, or the acceptor, stopped because its loop
+// closed: a single loop's server stops serving when its loop closes).
+// Call it on the loop that created it.
+func (gs *GroupServer) IsServing() bool { return gs.serving && gs.listening.Load() > 0 }
 
 // ServeForever serves until t is cancelled or the server is closed
 // (asyncio's serve_forever, for the whole group): it starts serving on

@@ -50,6 +50,10 @@ type Server struct {
 	// server's worker, for least-connections). group_server.go.
 	handoff  func(nfd int)
 	onActive func(delta int)
+	// onUnlisten, when set, runs once the listening sockets are closed
+	// (by Close, or because the loop closed): a group server counts the
+	// loops still listening for IsServing. group_server.go.
+	onUnlisten func()
 
 	// accept and retryDelay are hooks for tests (EMFILE injection).
 	accept     func(fd int) (int, unix.Sockaddr, error)
@@ -291,6 +295,10 @@ func (s *Server) closeListeners() {
 		s.unixPath = ""
 	}
 	s.serving = false
+	if f := s.onUnlisten; f != nil && lns != nil {
+		s.onUnlisten = nil
+		f()
+	}
 }
 
 // CloseClients closes every connection the server accepted (asyncio 3.13's
