@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -264,7 +265,9 @@ func (c *Conn) doInTask(t *asyncio.T, d *connDir, p []byte) (int, error) {
 
 // check returns the error every call of d fails with now, if any.
 func (c *Conn) check(d *connDir) error {
-	if c.fdClosed {
+	// shut: Close was called, though the socket's closing may still be
+	// queued to the loop (Close from another goroutine).
+	if c.fdClosed || c.isShut() {
 		return net.ErrClosed
 	}
 	if c.expired(d) {
@@ -361,6 +364,12 @@ func (c *Conn) failQueue(d *connDir, err error) {
 	q := d.queue
 	d.queue = nil
 	for _, op := range q {
+		if op.fut == nil {
+			// A call of another goroutine may be finished already (Close
+			// while the loop was not running): its fields are its caller's.
+			c.failForeign(op, err)
+			continue
+		}
 		op.err = err
 		c.complete(op)
 	}
@@ -568,6 +577,19 @@ func (c *Conn) claim(op *connOp) bool {
 func (c *Conn) finishForeign(op *connOp, n int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.finishForeignLocked(op, n, err)
+}
+
+// failForeign finishes a call of another goroutine with err and the count
+// it moved, unless it is finished already.
+func (c *Conn) failForeign(op *connOp, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finishForeignLocked(op, op.n, err)
+}
+
+// finishForeignLocked is finishForeign with c.mu held.
+func (c *Conn) finishForeignLocked(op *connOp, n int, err error) {
 	if op.finished {
 		return
 	}
@@ -615,16 +637,41 @@ func (c *Conn) Close() error {
 		return c.opError("close", c.closeOnLoop())
 	}
 	// Calls of other goroutines that the loop has not taken up yet return
-	// now; the others once the loop closes the socket.
-	c.finishForeignCalls(false)
-	done := make(chan error, 1)
-	if _, err := c.loop.CallSoonThreadsafe(func() { done <- c.closeOnLoop() }); err != nil {
+	// now; the others once the loop closes the socket, or now too if the
+	// loop is not running: none is in a system call then, and the loop
+	// makes none for a call once shut is set (check).
+	c.finishForeignCalls(!running)
+	// Close itself is a call of another goroutine: if the loop closes
+	// before it runs what is queued here (that is discarded), the loop's
+	// closing finishes it (releaseAtLoopClose).
+	op := &connOp{done: make(chan struct{})}
+	c.mu.Lock()
+	if c.foreign == nil {
+		c.foreign = map[*connOp]struct{}{}
+	}
+	c.foreign[op] = struct{}{}
+	c.mu.Unlock()
+	if _, err := c.loop.CallSoonThreadsafe(func() {
+		if !c.claim(op) {
+			return
+		}
+		c.mu.Lock()
+		delete(c.foreign, op) // not failed by closeOnLoop's finishForeignCalls
+		c.mu.Unlock()
+		err := c.closeOnLoop()
+		c.finishForeign(op, 0, err)
+	}); err != nil {
+		c.finishForeign(op, 0, nil)
 		return nil // the loop is closed, and closed the socket
 	}
 	if !running {
 		return nil
 	}
-	return c.opError("close", <-done)
+	<-op.done
+	if errors.Is(op.err, net.ErrClosed) {
+		return nil // the loop closed first, and closed the socket
+	}
+	return c.opError("close", op.err)
 }
 
 // closeOnLoop closes the socket on the loop: every call of a task fails
@@ -641,20 +688,26 @@ func (c *Conn) closeOnLoop() error {
 	return os.NewSyscallError("close", unix.Close(c.fd))
 }
 
+// isShut reports whether Close was called (or the loop closed).
+func (c *Conn) isShut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shut
+}
+
 // finishForeignCalls fails the calls of other goroutines with
 // net.ErrClosed: all of them (on the loop, or with the loop closed), or
 // only those the loop has not claimed.
+//
+// It holds c.mu throughout: a call found unclaimed is finished before the
+// loop can claim it (and then touch op.n and op.p on its own goroutine).
 func (c *Conn) finishForeignCalls(claimedToo bool) {
 	c.mu.Lock()
-	var ops []*connOp
-	for op := range c.foreign {
+	defer c.mu.Unlock()
+	for op := range c.foreign { // finishing deletes op: allowed in a range
 		if claimedToo || !op.claimed {
-			ops = append(ops, op)
+			c.finishForeignLocked(op, op.n, net.ErrClosed)
 		}
-	}
-	c.mu.Unlock()
-	for _, op := range ops {
-		c.finishForeign(op, op.n, net.ErrClosed)
 	}
 }
 
@@ -677,7 +730,7 @@ func (c *Conn) releaseAtLoopClose() {
 // CloseWrite shuts down the write side (net.TCPConn.CloseWrite).
 func (c *Conn) CloseWrite() error {
 	err := c.onLoop("CloseWrite", func() error {
-		if c.fdClosed {
+		if c.fdClosed || c.isShut() {
 			return net.ErrClosed
 		}
 		return os.NewSyscallError("shutdown", unix.Shutdown(c.fd, unix.SHUT_WR))
