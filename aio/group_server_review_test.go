@@ -309,25 +309,7 @@ func TestGroupServer_ClosedLoopsHaveNothingLeft(t *testing.T) {
 			clean(t)
 			g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
 			defer g.Close()
-			stop := make(chan struct{})
-			started := make(chan struct{}, 2)
-			ran := make(chan error, 1)
-			go func() {
-				_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
-					//asynciovet:ignore blockingcall buffered with room for every main: it never blocks
-					started <- struct{}{}
-					fut := asyncio.NewFuture[struct{}](at)
-					go func() {
-						<-stop
-						_, _ = at.Loop().CallSoonThreadsafe(func() { _ = fut.SetResult(struct{}{}) })
-					}()
-					_, err := fut.Await(at)
-					return struct{}{}, err
-				})
-				ran <- err
-			}()
-			<-started
-			<-started
+			stopRun := runGroupInBackground(g)
 			_, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) {
 				gs, err := CreateGroupServer(at, g, mode, func() Protocol { return &echoProto{} }, "127.0.0.1", 0)
 				if err != nil {
@@ -353,8 +335,7 @@ func TestGroupServer_ClosedLoopsHaveNothingLeft(t *testing.T) {
 					}
 				}()
 				_, err = asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) {
-					close(stop)
-					if err := <-ran; err != nil {
+					if err := stopRun(); err != nil {
 						return struct{}{}, err
 					}
 					return struct{}{}, g.Close()
@@ -694,5 +675,35 @@ func TestGroupServer_AbortClientsDropsWhatEveryLoopBuffers(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// runGroupInBackground runs every loop of g on a goroutine of its own
+// (RunEach, each main waiting) and returns once every main has started;
+// stopRun ends the mains and returns RunEach's error. The loops stay open.
+func runGroupInBackground(g *asyncio.LoopGroup) (stopRun func() error) {
+	stop := make(chan struct{})
+	ran := make(chan error, 1)
+	started := make(chan struct{}, g.Len())
+	go func() {
+		_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
+			//asynciovet:ignore blockingcall buffered with room for every main: it never blocks
+			started <- struct{}{}
+			fut := asyncio.NewFuture[struct{}](at)
+			go func() {
+				<-stop
+				_, _ = at.Loop().CallSoonThreadsafe(func() { _ = fut.SetResult(struct{}{}) })
+			}()
+			_, err := fut.Await(at)
+			return struct{}{}, err
+		})
+		ran <- err
+	}()
+	for range g.Len() {
+		<-started
+	}
+	return func() error {
+		close(stop)
+		return <-ran
 	}
 }

@@ -21,25 +21,7 @@ func TestH27_IsServingFalseOnceNoLoopListens(t *testing.T) {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
 			clean(t)
 			g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
-			stop := make(chan struct{})
-			ran := make(chan error, 1)
-			started := make(chan struct{}, 2)
-			go func() {
-				_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
-					//asynciovet:ignore blockingcall buffered
-					started <- struct{}{}
-					fut := asyncio.NewFuture[struct{}](at)
-					go func() {
-						<-stop
-						_, _ = at.Loop().CallSoonThreadsafe(func() { _ = fut.SetResult(struct{}{}) })
-					}()
-					_, err := fut.Await(at)
-					return struct{}{}, err
-				})
-				ran <- err
-			}()
-			<-started
-			<-started
+			stopRun := runGroupInBackground(g)
 			_, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) {
 				gs, err := StartGroupServer(at, g, mode, echoOn(g), "127.0.0.1", 0)
 				if err != nil {
@@ -54,8 +36,7 @@ func TestH27_IsServingFalseOnceNoLoopListens(t *testing.T) {
 					return struct{}{}, err
 				}
 				if _, err := asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) {
-					close(stop)
-					if err := <-ran; err != nil {
+					if err := stopRun(); err != nil {
 						return struct{}{}, err
 					}
 					return struct{}{}, g.Close()

@@ -104,25 +104,7 @@ func TestH5_SocketsHandedToLoopsThatCloseAreClosed(t *testing.T) {
 	clean(t)
 	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
 	defer g.Close()
-	stop := make(chan struct{})
-	ran := make(chan error, 1)
-	started := make(chan struct{}, 2)
-	go func() {
-		_, err := asyncio.RunEach(g, func(at *asyncio.T, i int) (struct{}, error) {
-			//asynciovet:ignore blockingcall buffered with room for every main: it never blocks
-			started <- struct{}{}
-			fut := asyncio.NewFuture[struct{}](at)
-			go func() {
-				<-stop
-				_, _ = at.Loop().CallSoonThreadsafe(func() { _ = fut.SetResult(struct{}{}) })
-			}()
-			_, err := fut.Await(at)
-			return struct{}{}, err
-		})
-		ran <- err
-	}()
-	<-started
-	<-started
+	stopRun := runGroupInBackground(g)
 	_, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) {
 		gs, err := CreateGroupServer(at, g, GroupRoundRobin, func() Protocol { return &echoProto{} }, "127.0.0.1", 0)
 		if err != nil {
@@ -131,8 +113,7 @@ func TestH5_SocketsHandedToLoopsThatCloseAreClosed(t *testing.T) {
 		port := gs.Addr().(*net.TCPAddr).Port
 		// The run ends: the loops stay open but nobody runs them.
 		if _, err := asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) {
-			close(stop)
-			return struct{}{}, <-ran
+			return struct{}{}, stopRun()
 		}).Await(at); err != nil {
 			return struct{}{}, err
 		}
