@@ -880,49 +880,62 @@ func (l *Loop) runCallbacks() {
 // descriptors it makes no system call: it waits on a timer or the wakeup
 // channel directly (or, on virtual time, moves the clock).
 func (l *Loop) poll(timeout time.Duration) {
-	haveFDs := len(l.fds) > 0
-	if haveFDs {
-		if l.virtual && timeout != 0 {
-			if l.pollSelector(0) > 0 {
-				return
-			}
-			if timeout > 0 && l.external.Load() == 0 {
-				l.virtualNow += timeout
-				return
-			}
-			if timeout < 0 && l.waitsForNothing() {
-				l.deadlocked = true
-				return
-			}
-			// Outside work in flight takes no virtual time: wait for it
-			// (CallSoonThreadsafe wakes the selector) or for I/O, and
-			// report it after a grace period (stall.go).
-			start := time.Now()
-			if l.pollSelector(l.stallWait()) == 0 {
-				l.noteStall(start)
-			}
-			return
-		}
+	if l.virtual && timeout != 0 {
+		l.pollVirtual(timeout)
+		return
+	}
+	if len(l.fds) > 0 {
 		l.pollSelector(timeout)
 		return
 	}
-	if timeout == 0 {
+	if timeout != 0 {
+		l.waitWakeup(timeout)
+	}
+}
+
+// pollVirtual is poll on virtual time for an iteration with nothing ready
+// (timeout != 0). The clock moves, or a deadlock is declared, only once
+// nothing can run now: first the descriptors are polled without waiting
+// and the CallSoonThreadsafe callbacks that came since the iteration
+// drained its queue are moved to the ready queue. Anything ready then is
+// run at the current time, as a real selector returns at once for it;
+// only with nothing ready does the loop jump to the next timer (no outside
+// work in flight), report ErrDeadlock (nothing can ever come), or wait in
+// real time for outside work, which takes no virtual time.
+func (l *Loop) pollVirtual(timeout time.Duration) {
+	if len(l.fds) > 0 {
+		l.pollSelector(0) // also drains the threadsafe queue
+	} else {
+		l.drainThreadsafe()
+	}
+	switch {
+	case l.ready.len() > 0:
+		return
+	case timeout > 0 && l.external.Load() == 0:
+		l.virtualNow += timeout
+		return
+	case timeout < 0 && l.waitsForNothing():
+		l.deadlocked = true
 		return
 	}
-	if l.virtual {
-		// Work in flight on other goroutines takes no virtual time: wait
-		// for it (it comes back through CallSoonThreadsafe) before
-		// jumping to the next timer.
-		if timeout > 0 && l.external.Load() == 0 {
-			l.virtualNow += timeout
-			return
+	// Outside work in flight: wait for it (CallSoonThreadsafe wakes the
+	// selector or the channel) or for I/O, and report it after a grace
+	// period (stall.go).
+	start := time.Now()
+	if len(l.fds) > 0 {
+		if l.pollSelector(l.stallWait()) == 0 {
+			l.noteStall(start)
 		}
-		if l.waitsForNothing() {
-			l.deadlocked = true
-			return
-		}
+		return
 	}
-	// Block on the wakeup channel, with a timer when there is a deadline.
+	l.waitWakeup(l.stallWait())
+	l.noteStall(start)
+}
+
+// waitWakeup blocks on the wakeup channel until CallSoonThreadsafe (or a
+// change of the outside work) wakes the loop, or timeout passes (< 0:
+// no limit). It returns at once if a callback is queued already.
+func (l *Loop) waitWakeup(timeout time.Duration) {
 	l.threadsafeMu.Lock()
 	if len(l.threadsafePending) > 0 {
 		l.threadsafeMu.Unlock()
@@ -931,10 +944,6 @@ func (l *Loop) poll(timeout time.Duration) {
 	l.sleepMode = sleepOnChannel
 	l.threadsafeMu.Unlock()
 	l.wd.idle.Store(true)
-	var stallStart time.Time
-	if l.virtual { // waiting for outside work: report it after a grace (stall.go)
-		stallStart, timeout = time.Now(), l.stallWait()
-	}
 	if timeout > 0 {
 		if l.sleepTimer == nil {
 			l.sleepTimer = time.NewTimer(timeout)
@@ -953,9 +962,6 @@ func (l *Loop) poll(timeout time.Duration) {
 	l.threadsafeMu.Lock()
 	l.sleepMode = sleepAwake
 	l.threadsafeMu.Unlock()
-	if l.virtual {
-		l.noteStall(stallStart)
-	}
 }
 
 // waitsForNothing reports whether a loop on virtual time, with nothing

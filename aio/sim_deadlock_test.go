@@ -4,6 +4,7 @@ package aio
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -118,4 +119,40 @@ func TestSimWaitClosedForACollectedWriterIsNotADeadlock(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
+}
+
+// A CallSoonThreadsafe callback queued after the iteration drained its
+// queue (here from the before-poll hook, which makes the window
+// deterministic) is not a deadlock of a loop whose descriptors are all
+// simulated: the zero-timeout poll moves it to the ready queue, and the
+// loop runs it. It reported ErrDeadlock with the callback queued (the
+// ErrDeadlock of TestStartHTTPServerSimulated under load).
+func TestSimThreadsafeCallbackQueuedBeforePollIsNotADeadlock(t *testing.T) {
+	clean(t)
+	runVirtual(t, func(tk *asyncio.T) error {
+		n := NewSimNetwork(tk, 1)
+		s, err := StartServer(tk, func(st *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			w.Close()
+			return nil
+		}, "server", 80, WithNetwork(n.Host("server")))
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		fut := asyncio.NewFuture[string](tk)
+		armed := false
+		l := tk.Loop()
+		l.SetBeforePoll(func() {
+			if !armed {
+				armed = true
+				_, _ = l.CallSoonThreadsafe(func() { fut.SetResult("delivered") })
+			}
+		})
+		defer l.SetBeforePoll(nil)
+		got, err := fut.Await(tk)
+		if err != nil || got != "delivered" {
+			return fmt.Errorf("Await = %q, %v; want the callback's result", got, err)
+		}
+		return nil
+	})
 }
