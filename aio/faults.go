@@ -55,7 +55,11 @@ func sendFD(fd int, p []byte) (int, error) {
 			p = p[:k]
 		}
 	}
-	return rawSend(fd, p)
+	n, err := rawSend(fd, p)
+	if err == unix.EPIPE {
+		err = simSendError(fd, err)
+	}
+	return n, err
 }
 
 // sendvFD writes bufs with one vectored write (iov: see rawSendv).
@@ -73,7 +77,11 @@ func sendvFD(fd int, bufs [][]byte, iov []unix.Iovec) (int, error) {
 			bufs = truncateBufs(bufs, k)
 		}
 	}
-	return rawSendv(fd, bufs, iov)
+	n, err := rawSendv(fd, bufs, iov)
+	if err == unix.EPIPE {
+		err = simSendError(fd, err)
+	}
+	return n, err
 }
 
 // truncateBufs returns the first k bytes of bufs as buffers (a fresh

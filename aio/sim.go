@@ -954,6 +954,9 @@ type simFDInfo struct {
 	dev, ino      uint64
 	local, remote net.Addr
 	n             *SimNetwork
+	// toApp is the direction of the connection that delivers to this
+	// socket (simSendError).
+	toApp *simPipe
 }
 
 func fdID(fd int) (uint64, uint64, bool) {
@@ -964,10 +967,37 @@ func fdID(fd int) (uint64, uint64, bool) {
 	return uint64(st.Dev), uint64(st.Ino), true
 }
 
-func registerSimFD(n *SimNetwork, fd int, local, remote net.Addr) {
+func registerSimFD(n *SimNetwork, fd int, local, remote net.Addr, toApp *simPipe) {
 	if dev, ino, ok := fdID(fd); ok {
-		simFDs.Store(fd, simFDInfo{dev: dev, ino: ino, local: local, remote: remote, n: n})
+		simFDs.Store(fd, simFDInfo{dev: dev, ino: ino, local: local, remote: remote, n: n, toApp: toApp})
 	}
+}
+
+// simSendError is the error of a send to fd that failed with EPIPE. A
+// simulated connection's socket is one end of a socket pair, whose sends
+// fail with EPIPE once the network closed the other end, also when it
+// closed it to reset the connection (resetPeer); the reset's ECONNRESET
+// then waits on the socket (SO_ERROR) for a read. TCP reports a reset to
+// the first send after it (once: later sends get EPIPE), so that send
+// takes the pending error here, unless the peer's FIN reached the socket
+// before the reset: Linux reports a reset in CLOSE_WAIT as EPIPE. Any
+// other socket's EPIPE is returned as it is.
+func simSendError(fd int, epipe error) error {
+	v, ok := simFDs.Load(fd)
+	if !ok {
+		return epipe
+	}
+	info := v.(simFDInfo)
+	if dev, ino, ok := fdID(fd); !ok || dev != info.dev || ino != info.ino {
+		return epipe // the number names another file now
+	}
+	if info.toApp == nil || info.toApp.eofDone {
+		return epipe
+	}
+	if e, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR); err == nil && unix.Errno(e) == unix.ECONNRESET {
+		return unix.ECONNRESET
+	}
+	return epipe
 }
 
 // simAddrs returns the simulated addresses of fd, if it is a simulated

@@ -130,8 +130,8 @@ func (n *SimNetwork) newConn(client *SimHost, sl *simListener, selfLocal, selfRe
 	}
 	c.up = &simPipe{c: c, name: "up", from: client, to: sl.host, in: c.c2, out: c.s2, app: c.cfd}
 	c.down = &simPipe{c: c, name: "down", from: sl.host, to: client, in: c.s2, out: c.c2, app: c.sfd}
-	registerSimFD(n, c.cfd, c.caddr, c.saddr)
-	registerSimFD(n, c.sfd, c.saddr, c.caddr)
+	registerSimFD(n, c.cfd, c.caddr, c.saddr, c.down)
+	registerSimFD(n, c.sfd, c.saddr, c.caddr, c.up)
 	n.conns[c] = struct{}{}
 	c.up.watch()
 	c.down.watch()

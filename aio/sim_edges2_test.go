@@ -1019,3 +1019,42 @@ func TestSimEdge2_BadLinkConfigChangesNothing(t *testing.T) {
 		return nil
 	})
 }
+
+// Promise (parity with Linux TCP). A client closes its writer while the
+// transport still flushes a large write, and the server, which read
+// nothing, aborts: its RST reaches a client socket in ESTABLISHED, so the
+// client's next send fails with ECONNRESET (the reset's error, reported
+// once), and the writer's WaitClosed returns asyncio's
+// ConnectionResetError. The simulated socket pair said EPIPE (a
+// BrokenPipeError), the error of a send to a socket pair whose other end
+// is closed. (After the peer's FIN it is EPIPE on both:
+// TestSimEdge2_WriteAfterPeerClosed.)
+func TestSimEdge2_ResetWhileClosingWriterFlushes(t *testing.T) {
+	e2Parity(t, LinkConfig{Latency: time.Millisecond}, func(t *asyncio.T, e *e2Env) (string, error) {
+		abort := asyncio.NewFuture[struct{}](t)
+		srv, port, err := e.serve(t, func(st *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			if _, err := abort.Await(st); err != nil {
+				return err
+			}
+			w.Transport().Abort()
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		_, w, err := e.open(t, port)
+		if err != nil {
+			return "", err
+		}
+		w.Write(make([]byte, 8<<20)) // far more than the sockets hold: most stays in the transport
+		flushing := w.Transport().WriteBufferSize() > 0
+		w.Close()
+		if err := e2Wait(t); err != nil {
+			return "", err
+		}
+		abort.SetResult(struct{}{})
+		werr := w.WaitClosed(t)
+		return fmt.Sprintf("flushing at close %v; WaitClosed: %s", flushing, describe(werr)), nil
+	})
+}

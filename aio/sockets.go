@@ -205,6 +205,9 @@ func sockSendall(t *asyncio.T, fd int, data []byte) (sent int, err error) {
 				return sent, err
 			}
 		default:
+			if err == unix.EPIPE {
+				err = simSendError(fd, err)
+			}
 			return sent, os.NewSyscallError("send", err)
 		}
 	}
