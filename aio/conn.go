@@ -203,7 +203,9 @@ func errNotRunning(method string) error {
 // Read reads into p: it waits until data is available, EOF (io.EOF), the
 // read deadline, or Close. Concurrent Reads are served in turn. If the
 // calling task is cancelled, err is the cancellation and n may still be
-// > 0 (the data had arrived): the caller must use p[:n] before err.
+// > 0 (the data had arrived): the caller must use p[:n] before err. A
+// Read of no bytes returns (0, nil) once earlier Reads are served, past
+// the deadline too, as net's Conns do.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.do(&c.rd, "Read", p)
 	return n, c.opError("read", err)
@@ -238,7 +240,7 @@ func (c *Conn) do(d *connDir, method string, p []byte) (int, error) {
 func (c *Conn) doInTask(t *asyncio.T, d *connDir, p []byte) (int, error) {
 	op := &connOp{p: p}
 	if len(d.queue) == 0 {
-		if err := c.check(d); err != nil {
+		if err := c.check(d, op); err != nil {
 			return 0, err
 		}
 		if c.try(d, op) {
@@ -263,14 +265,16 @@ func (c *Conn) doInTask(t *asyncio.T, d *connDir, p []byte) (int, error) {
 	return op.n, op.err
 }
 
-// check returns the error every call of d fails with now, if any.
-func (c *Conn) check(d *connDir) error {
+// check returns the error op, a call of d, fails with now, if any. A Read
+// of no bytes ignores the deadline, as net's (internal/poll returns
+// before it looks at the deadline); a Write of no bytes does not.
+func (c *Conn) check(d *connDir, op *connOp) error {
 	// shut: Close was called, though the socket's closing may still be
 	// queued to the loop (Close from another goroutine).
 	if c.fdClosed || c.isShut() {
 		return net.ErrClosed
 	}
-	if c.expired(d) {
+	if (d.write || len(op.p) > 0) && c.expired(d) {
 		return os.ErrDeadlineExceeded
 	}
 	return nil
@@ -328,7 +332,7 @@ func (c *Conn) enqueue(d *connDir, op *connOp) {
 func (c *Conn) serve(d *connDir) {
 	for len(d.queue) > 0 {
 		op := d.queue[0]
-		if err := c.check(d); err != nil {
+		if err := c.check(d, op); err != nil {
 			c.failQueue(d, err)
 			break
 		}

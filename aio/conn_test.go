@@ -664,3 +664,40 @@ func TestConnReadCancelledAfterDataReturnsTheBytes(t *testing.T) {
 	})
 	expectLog(t, []string{`"hello" op=read/unix cancelled`, `"world"`}, log)
 }
+
+// Zero-length calls past a deadline behave as net's: a Read of no bytes
+// returns (0, nil) without looking at the deadline (internal/poll returns
+// before it waits), a Write of no bytes fails with the deadline. The
+// oracle is a *net.UnixConn over the same kind of socket pair, in the
+// same run. Conn's Read said os.ErrDeadlineExceeded.
+func TestConnZeroLengthCallsPastADeadlineAsNet(t *testing.T) {
+	describeZero := func(c net.Conn) string {
+		if err := c.SetDeadline(time.Now().Add(-time.Second)); err != nil {
+			return err.Error()
+		}
+		rn, rerr := c.Read(nil)
+		wn, werr := c.Write(nil)
+		return fmt.Sprintf("read %d %s; write %d %s", rn, describe(rerr), wn, describe(werr))
+	}
+	fds := socketpair(t, unix.SOCK_STREAM)
+	f := os.NewFile(uintptr(fds[0]), "oracle")
+	oracle, err := net.FileConn(f) // dups the descriptor
+	f.Close()
+	unix.Close(fds[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := describeZero(oracle)
+	oracle.Close()
+	var got string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		got = describeZero(c)
+		return c.Close()
+	})
+	if got != want {
+		t.Fatalf("Conn: %s\nnet:  %s", got, want)
+	}
+	t.Log(got)
+}
