@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
+	"github.com/go-asyncio/asyncio/internal/hooks"
 )
 
 // ExceptionContext describes an error that no caller can receive: a panic
@@ -92,6 +93,9 @@ func (l *Loop) CallExceptionHandler(ctx ExceptionContext) {
 	// else: a report made from inside the handler's call (the handler
 	// reports, or what it calls does): as asyncio, the handler is called
 	// again; waiting for the lock would wait for itself.
+	if l.exceptionTap != nil {
+		l.exceptionTap(ctx)
+	}
 	h := l.exceptionHandler.Load()
 	if h == nil {
 		l.DefaultExceptionHandler(ctx)
@@ -159,4 +163,8 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 		attrs = append(attrs, slog.String("await_chain", ctx.AwaitChain))
 	}
 	slog.Error(msg, attrs...)
+}
+
+func init() {
+	hooks.RegisterExceptionTap(func(l *Loop, fn func(ExceptionContext)) { l.exceptionTap = fn })
 }

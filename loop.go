@@ -86,9 +86,12 @@ type Loop struct {
 	exceptionHandler atomic.Pointer[func(*Loop, ExceptionContext)]
 	handlerMu        sync.Mutex    // one handler call at a time (the watchdog calls it too)
 	handlerOwner     atomic.Uint64 // gid token of the goroutine holding handlerMu (0: none)
-	debug            bool
-	checkAll         bool // checkThread checks: checkEveryMode || debug
-	slowCallback     time.Duration
+	// exceptionTap sees every report before the handler (hooks.SetExceptionTap:
+	// the cancellation tester's); called under handlerMu.
+	exceptionTap func(ExceptionContext)
+	debug        bool
+	checkAll     bool // checkThread checks: checkEveryMode || debug
+	slowCallback time.Duration
 
 	// holder is the gid.Token of the goroutine running the loop right now
 	// (the driver in RunForever, or the task goroutine holding it), 0

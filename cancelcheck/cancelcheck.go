@@ -241,7 +241,9 @@ type Run struct {
 	Leaked string
 	// Reported are the errors passed to the loop's exception handler that
 	// are problems: a swallowed cancellation (debug mode, see
-	// asyncio.SwallowedCancelError) and panics in callbacks.
+	// asyncio.SwallowedCancelError) and panics in callbacks. They are
+	// seen also when the coroutine sets its own handler, which gets them
+	// too.
 	Reported []string
 	// Notes are remarks that are not problems (a point that moved).
 	Notes []string
@@ -452,7 +454,11 @@ func (c *config) run(fn Func, inject, limit int) (run Run, sites []string, total
 	ignore := goleak.IgnoreCurrent()
 	r := asyncio.NewRunner(append([]asyncio.LoopOption{asyncio.WithVirtualTime(), asyncio.WithTaskStacks()}, c.loopOpts...)...)
 	loop := r.Loop()
-	loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+	// The tap sees every report, also under a handler the coroutine sets
+	// (ported programs set one in main); the quiet handler keeps the
+	// default one from logging what the run reports anyway.
+	loop.SetExceptionHandler(func(*asyncio.Loop, asyncio.ExceptionContext) {})
+	hooks.SetExceptionTap(loop, func(ctx asyncio.ExceptionContext) {
 		var sw *asyncio.SwallowedCancelError
 		var pe *asyncio.PanicError
 		switch {

@@ -213,6 +213,35 @@ func TestCheck_DebugModeReportsSwallowedCancellations(t *testing.T) {
 	}
 }
 
+// The coroutine under test may set its own exception handler, as ported
+// programs often do in main: a callback that panics on the cancellation
+// path is still a problem of the run, and the coroutine's handler still
+// gets the report. The handler set replaced Check's, which then saw
+// nothing: a false pass.
+func TestCheck_CallbackPanicSeenUnderTheCoroutinesOwnHandler(t *testing.T) {
+	var seen []string
+	r := Check(func(t *asyncio.T, w *Watch) error {
+		t.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			seen = append(seen, ctx.Message)
+		})
+		err := asyncio.Sleep(t, ms)
+		if err != nil {
+			t.Loop().CallSoon(func() { panic("cleanup failed") })
+		}
+		return err
+	})
+	if len(r.Runs) != 2 {
+		t.Fatalf("runs: %d\n%s", len(r.Runs), r)
+	}
+	run := r.Runs[1]
+	if len(run.Reported) != 1 || !strings.Contains(run.Reported[0], "cleanup failed") || r.OK() {
+		t.Errorf("point 1 reported %q (OK %v), want the callback's panic\n%s", run.Reported, r.OK(), r)
+	}
+	if len(seen) != 1 {
+		t.Errorf("the coroutine's own handler saw %q, want the panic's report", seen)
+	}
+}
+
 // AllTasks counts every task's points and cancels the task suspending
 // there; CancelMain cancels the main task instead.
 func TestCheck_AllTasksAndCancelMain(t *testing.T) {

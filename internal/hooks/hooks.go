@@ -59,3 +59,27 @@ func SetClosedWorld[L any](loop *L, isClosedWorld func(fd int) bool) {
 	}
 	set(loop, isClosedWorld)
 }
+
+// exceptionTapSetter is what package asyncio registered: a
+// func(*asyncio.Loop, func(asyncio.ExceptionContext)).
+var exceptionTapSetter any
+
+// RegisterExceptionTap records set as the implementation of
+// SetExceptionTap for loops of type L and exception contexts of type C.
+// Package asyncio calls it at init.
+func RegisterExceptionTap[L, C any](set func(loop *L, fn func(ctx C))) {
+	exceptionTapSetter = set
+}
+
+// SetExceptionTap installs fn on loop to see every report made to the
+// loop's exception handler, before the handler (the one set, or the
+// default) gets it, whatever handler the code under test sets; nil
+// removes it. It is called as the handler is, one report at a time. The
+// cancellation tester records swallowed cancellations with it.
+func SetExceptionTap[L, C any](loop *L, fn func(ctx C)) {
+	set, ok := exceptionTapSetter.(func(*L, func(C)))
+	if !ok {
+		panic(fmt.Sprintf("hooks.SetExceptionTap: registered %T, called for (*%T, func(%T))", exceptionTapSetter, *new(L), *new(C)))
+	}
+	set(loop, fn)
+}
