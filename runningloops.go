@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/go-asyncio/asyncio/internal/gid"
+	"github.com/go-asyncio/asyncio/internal/hooks"
 )
 
 // The loops running now, so that asyncio.Run can tell that its caller is
@@ -44,3 +45,5 @@ func callerRunsALoop() bool {
 	}
 	return false
 }
+
+func init() { hooks.RegisterCallerRunsALoop(callerRunsALoop) }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/hooks"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,6 +31,9 @@ import (
 //     net.ErrClosed if it closes instead.
 //   - A plain loop callback cannot wait: Read and Write fail at once
 //     there; Close, CloseWrite, the deadlines and the addresses work.
+//   - A task or callback of another loop: Read and Write fail at once with
+//     a *asyncio.RuntimeError, since waiting would stop that whole loop;
+//     call them on this Conn's loop (asyncio.CallOn) or in asyncio.Go.
 //
 // net.Conn's concurrency contract holds: Read and Write may run at the
 // same time on different goroutines or tasks; concurrent Reads (and
@@ -192,6 +196,13 @@ func errFromCallback(method string) error {
 	return runtimeErrorf("Conn.%s called from a loop callback, which cannot wait: call it from a task or another goroutine", method)
 }
 
+// errFromOtherLoop is what a Read or Write returns in a task or callback
+// of another loop: it would block that loop's goroutine, and so every
+// task of that loop, until this Conn's loop served it.
+func errFromOtherLoop(method string) error {
+	return runtimeErrorf("Conn.%s from a task or callback of another event loop would block that loop until this Conn's loop serves it: call it on the Conn's loop (asyncio.CallOn) or from a goroutine (asyncio.Go)", method)
+}
+
 // errNotRunning is what a call from another goroutine returns while the
 // loop is not running.
 func errNotRunning(method string) error {
@@ -226,6 +237,9 @@ func (c *Conn) do(d *connDir, method string, p []byte) (int, error) {
 		return c.doInTask(t, d, p)
 	case fromCallback:
 		return 0, errFromCallback(method)
+	}
+	if hooks.CallerRunsALoop() {
+		return 0, errFromOtherLoop(method)
 	}
 	op := &connOp{p: p}
 	if err := c.submit(method, op, func() { c.enqueue(d, op) }); err != nil {

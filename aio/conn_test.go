@@ -4,6 +4,7 @@ package aio
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -700,4 +701,71 @@ func TestConnZeroLengthCallsPastADeadlineAsNet(t *testing.T) {
 		t.Fatalf("Conn: %s\nnet:  %s", got, want)
 	}
 	t.Log(got)
+}
+
+// A Read or Write from a task of another loop would block that loop's
+// goroutine, and with it every task of that loop, until the Conn's loop
+// serves it: it is a *RuntimeError naming the mistake, before anything is
+// queued. (It was served as a call of a plain goroutine: the other loop
+// stood still meanwhile.) A plain goroutine (asyncio.Go) still may.
+func TestConnFromAnotherLoopsTaskIsRefused(t *testing.T) {
+	var got []string
+	runNet(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		defer c.Close()
+		l := at.Loop()
+		result := asyncio.NewFuture[[]string](at)
+		go func() {
+			log, _ := asyncio.Run(func(bt *asyncio.T) ([]string, error) {
+				_, rerr := c.Read(make([]byte, 4))
+				_, werr := c.Write([]byte("x"))
+				goRead, _ := asyncio.Go(bt, func(context.Context) (string, error) {
+					b := make([]byte, 4)
+					n, err := c.Read(b)
+					return string(b[:n]), err
+				})
+				return []string{describeRuntime(rerr), describeRuntime(werr), "from Go: " + goRead}, nil
+			})
+			l.CallSoonThreadsafe(func() { result.SetResult(log) })
+		}()
+		// Without the refusal the other loop's Read waits in the queue:
+		// data then ends it (the test fails on its result, not by hanging).
+		feeder := asyncio.CreateTask(at, func(t *asyncio.T) (struct{}, error) {
+			for { // data for each Read that waits
+				if err := waitQueued(t, &c.rd, 1); err != nil {
+					return struct{}{}, err
+				}
+				if _, err := unix.Write(peer, []byte("data")); err != nil {
+					return struct{}{}, err
+				}
+				for len(c.rd.queue) > 0 {
+					if err := asyncio.Sleep(t, 0); err != nil {
+						return struct{}{}, err
+					}
+				}
+			}
+		})
+		defer feeder.Cancel("done")
+		var err error
+		got, err = result.Await(at)
+		return err
+	})
+	want := []string{
+		"RuntimeError: Conn.Read from a task or callback of another event loop",
+		"RuntimeError: Conn.Write from a task or callback of another event loop",
+		"from Go: data",
+	}
+	expectLog(t, want, got)
+}
+
+// describeRuntime is the type and the start of err's message, up to the
+// first " would".
+func describeRuntime(err error) string {
+	var re *asyncio.RuntimeError
+	if !errors.As(err, &re) {
+		return fmt.Sprintf("not a RuntimeError: %v", err)
+	}
+	msg, _, _ := strings.Cut(re.Error(), " would")
+	return "RuntimeError: " + msg
 }

@@ -83,3 +83,16 @@ func SetExceptionTap[L, C any](loop *L, fn func(ctx C)) {
 	}
 	set(loop, fn)
 }
+
+// callerRunsALoop is what package asyncio registered: whether the calling
+// goroutine holds a running loop.
+var callerRunsALoop func() bool
+
+// RegisterCallerRunsALoop records fn as the implementation of
+// CallerRunsALoop. Package asyncio calls it at init.
+func RegisterCallerRunsALoop(fn func() bool) { callerRunsALoop = fn }
+
+// CallerRunsALoop reports whether the calling goroutine runs a loop (one
+// of its tasks or callbacks, or its driver): package aio refuses a net.Conn
+// call that would block such a goroutine, and with it that whole loop.
+func CallerRunsALoop() bool { return callerRunsALoop() }
