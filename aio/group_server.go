@@ -76,13 +76,33 @@ type GroupServer struct {
 	// What Addr, Addrs and Sockets report, recorded as each part was made
 	// on its loop (so that reading them touches no loop's state), until
 	// Close.
-	addrs []net.Addr
-	fds   []int
-	shut  atomic.Bool
+	addrs     []net.Addr
+	listeners []*groupListening
+	shut      atomic.Bool
 	// listening counts the parts that listen (every loop's listener, or
 	// the acceptor), each until its sockets close, by Close or because
 	// its loop closed: with none left the server accepts nothing.
 	listening atomic.Int64
+}
+
+// groupListening is a part of a group server that listens (a loop's
+// listener, or the acceptor): its sockets, and whether they are closed
+// (by Close, or because its loop closed), which any goroutine may read.
+type groupListening struct {
+	fds  []int
+	gone atomic.Bool
+}
+
+// listen records s, just made on its loop, as a part that listens: its
+// sockets count for IsServing and Sockets until they close.
+func (gs *GroupServer) listen(s *Server) *groupListening {
+	p := &groupListening{fds: s.Sockets()}
+	gs.listening.Add(1)
+	s.onUnlisten = func() {
+		p.gone.Store(true)
+		gs.listening.Add(-1)
+	}
+	return p
 }
 
 // groupWorker is one worker loop's side of a main/sub server.
@@ -319,13 +339,13 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 			order[0], order[own] = own, 0
 		}
 		gs.servers = make([]*Server, len(loops))
-		partFds := make([][]int, len(loops))
+		parts := make([]*groupListening, len(loops))
 		for k, i := range order {
 			l := loops[i]
 			pick := k == 0 && port == 0
 			p := port
 			var addrs []net.Addr
-			var fds []int
+			var part *groupListening
 			s, err := makeGroupPart(t, l, func(rt *asyncio.T) (*Server, error) {
 				s, err := create(rt, mk(l, nil), p, WithReusePort())
 				if err == nil && pick {
@@ -338,9 +358,8 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 					}
 				}
 				if err == nil {
-					gs.listening.Add(1)
-					s.onUnlisten = func() { gs.listening.Add(-1) }
-					addrs, fds = s.Addrs(), s.Sockets()
+					part = gs.listen(s)
+					addrs = s.Addrs()
 					if testHookGroupPartMade != nil {
 						testHookGroupPartMade(i, s)
 					}
@@ -351,7 +370,7 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 				return fail(err, "the listener of loop %d", i)
 			}
 			gs.servers[i] = s
-			partFds[i] = fds
+			parts[i] = part
 			if k == 0 {
 				// Every loop listens on these addresses (the same port).
 				gs.addrs = addrs
@@ -362,9 +381,7 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 				}
 			}
 		}
-		for _, fds := range partFds {
-			gs.fds = append(gs.fds, fds...)
-		}
+		gs.listeners = parts
 		gs.serving = !o.deferServing
 		return gs, nil
 	}
@@ -401,10 +418,9 @@ func createGroupServer(t *asyncio.T, call string, g *asyncio.LoopGroup, mode Gro
 		w.srv.network = acc.network
 	}
 	acc.handoff = gs.handoff
-	gs.listening.Add(1)
-	acc.onUnlisten = func() { gs.listening.Add(-1) }
+	gs.listeners = []*groupListening{gs.listen(acc)}
 	gs.acceptor = acc
-	gs.addrs, gs.fds = acc.Addrs(), acc.Sockets()
+	gs.addrs = acc.Addrs()
 	if !o.deferServing {
 		acc.StartServing()
 		gs.serving = true
@@ -583,7 +599,7 @@ func (w *groupWorker) closed() {
 // created, so they may be called from any goroutine and never race with a
 // loop of the group that closes. A loop of the group that closed no
 // longer listens, the others still do: the addresses stay those of the
-// server until Close.
+// server until Close; Sockets leaves out the sockets that closed.
 func (gs *GroupServer) Addr() net.Addr {
 	if gs.shut.Load() || len(gs.addrs) == 0 {
 		return nil
@@ -603,12 +619,20 @@ func (gs *GroupServer) Addrs() []net.Addr {
 // Sockets returns the listening file descriptors (asyncio's
 // Server.sockets): every loop's listeners for a reuse-port server, by
 // loop index, the acceptor's for a main/sub server; nil once Close was
-// called. They belong to the server: do not close them.
+// called. The sockets of a part that stopped listening because its loop
+// closed are left out: their numbers may name other files by now. They
+// belong to the server: do not close them.
 func (gs *GroupServer) Sockets() []int {
 	if gs.shut.Load() {
 		return nil
 	}
-	return append([]int(nil), gs.fds...)
+	var fds []int
+	for _, p := range gs.listeners {
+		if !p.gone.Load() {
+			fds = append(fds, p.fds...)
+		}
+	}
+	return fds
 }
 
 // Servers returns the per-loop servers, by loop index (for reuse port,

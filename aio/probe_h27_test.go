@@ -75,3 +75,40 @@ func TestH27_IsServingFalseOnceNoLoopListens(t *testing.T) {
 		})
 	}
 }
+
+// Sockets leaves out the listening sockets of the loops that closed (as
+// IsServing counts them out): their descriptor numbers may name other
+// files by now. It listed every socket made until Close.
+func TestGroupServerSocketsLeaveOutClosedLoops(t *testing.T) {
+	clean(t)
+	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+	stopRun := runGroupInBackground(g)
+	_, err := asyncio.Run(func(at *asyncio.T) (struct{}, error) {
+		gs, err := StartGroupServer(at, g, GroupReusePort, echoOn(g), "127.0.0.1", 0)
+		if err != nil {
+			return struct{}{}, err
+		}
+		before := gs.Sockets()
+		if len(before) != 2 {
+			t.Errorf("Sockets() = %v while both loops listen, want one per loop", before)
+		}
+		if _, err := asyncio.RunInExecutor(at, func(context.Context) (struct{}, error) {
+			if err := stopRun(); err != nil {
+				return struct{}{}, err
+			}
+			return struct{}{}, g.Close()
+		}).Await(at); err != nil {
+			return struct{}{}, err
+		}
+		if after := gs.Sockets(); len(after) != 0 {
+			t.Errorf("Sockets() = %v once every loop of the group closed (its listeners with it), want none", after)
+		}
+		if err := gs.Close(at); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
