@@ -1,6 +1,7 @@
-// Package hooks lets the module's own tool packages (cancelcheck) observe a
-// loop through the seam package asyncio keeps unexported (its observers),
-// without widening the public API. Package asyncio registers the function
+// Package hooks lets the module's own tool packages (cancelcheck, aio) reach
+// what package asyncio keeps unexported (its observers, a tap on the
+// exception handler's reports, whether a goroutine runs a loop), without
+// widening the public API. Package asyncio registers the function
 // at init; this package cannot import asyncio (asyncio imports it), so the
 // registration is generic: the function is stored once, with its types,
 // and SetSuspendHook's type arguments, inferred at the call site from
