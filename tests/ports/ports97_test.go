@@ -12,6 +12,7 @@ package ports_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,3 +149,130 @@ func TestPortExceptionHandlerReports(t *testing.T) {
 }
 
 var _ = time.Second
+
+// ---------------------------------------------------------------------------
+// p98_timer_wheel.py
+
+// Timers due at one deadline run here in the order they were scheduled;
+// asyncio's heapq gives ties no order (it depends on the shape of the
+// heap, other timers included), so CPython's two lines of ties differ
+// (README, "Where Go differs": timers at one deadline).
+func TestPortTimerWheel(t *testing.T) {
+	want := goism(cpythonTrace("p98_timer_wheel"),
+		[2]string{"0.3 three at one deadline ['c', 'a', 'b']", "0.3 three at one deadline ['a', 'b', 'c']"},
+		[2]string{"0.6 five at one deadline ['w1', 'w3', 'w2', 'w4', 'w5']", "0.6 five at one deadline ['w1', 'w2', 'w3', 'w4', 'w5']"},
+	)
+	runPort(t, want, func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		p.restart()
+		t0 := loop.Time()
+		var ran []string
+		job := func(name string) func() {
+			return func() {
+				ran = append(ran, name)
+				p.log("job %s", name)
+			}
+		}
+		handles := map[string]*asyncio.TimerHandle{}
+		type sched struct {
+			name string
+			at   time.Duration
+		}
+		for _, s := range []sched{{"backup", 300 * ms}, {"report", 100 * ms}, {"cleanup", 200 * ms}, {"rotate", 160 * ms}} {
+			handles[s.name] = loop.CallAt(t0+s.at, job(s.name))
+		}
+		var pairs []string
+		for n, h := range handles {
+			pairs = append(pairs, fmt.Sprintf("('%s', '%s')", p.rel(h.When()), n))
+		}
+		slices.Sort(pairs)
+		p.log("scheduled [%s]", strings.Join(pairs, ", "))
+		loop.CallAt(t0+260*ms, func() {
+			handles["backup"].Cancel()
+			p.log("cancelled backup, cancelled %s", pb(handles["backup"].Cancelled()))
+			loop.CallSoon(job("soon-after-cancel"))
+		})
+		if err := asyncio.Sleep(tk, 400*ms); err != nil {
+			return err
+		}
+		p.log("ran %s", pstrs(ran))
+
+		p.restart()
+		t0 = loop.Time()
+		ran = nil
+		var beats []string
+		var beat func(n int, when time.Duration) func()
+		beat = func(n int, when time.Duration) func() {
+			return func() {
+				beats = append(beats, p.rel(when))
+				if n < 3 {
+					nxt := when + 100*ms
+					loop.CallAt(nxt, beat(n+1, nxt))
+				}
+			}
+		}
+		loop.CallAt(t0+100*ms, beat(1, t0+100*ms))
+		if err := asyncio.Sleep(tk, 460*ms); err != nil {
+			return err
+		}
+		p.log("beats at %s", pstrs(beats))
+
+		p.restart()
+		t0 = loop.Time()
+		var order []string
+		appendf := func(name string) func() { return func() { order = append(order, name) } }
+		tick := t0 + 200*ms
+		for _, name := range []string{"a", "b", "c"} {
+			loop.CallAt(tick, appendf(name))
+		}
+		hx := loop.CallAt(tick, appendf("x"))
+		loop.CallAt(t0+100*ms, hx.Cancel)
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		p.log("three at one deadline %s", pstrs(order))
+
+		order = nil
+		tick = loop.Time() + 200*ms
+		for _, name := range []string{"w1", "w2", "w3", "w4", "w5"} {
+			loop.CallAt(tick, appendf(name))
+		}
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		p.log("five at one deadline %s", pstrs(order))
+
+		order = nil
+		tick = loop.Time() + 100*ms
+		var hs []*asyncio.TimerHandle
+		for n := range 4 {
+			hs = append(hs, loop.CallAt(tick, appendf(fmt.Sprint(n))))
+		}
+		var cancelled []bool
+		for _, h := range hs {
+			h.Cancel()
+		}
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		for _, h := range hs {
+			cancelled = append(cancelled, h.Cancelled())
+		}
+		p.log("all cancelled %s %s", pstrs(order), pbools(cancelled...))
+
+		order = nil
+		loop.CallSoon(appendf("soon1"))
+		loop.CallLater(0, appendf("later0"))
+		loop.CallSoon(appendf("soon2"))
+		loop.CallAt(loop.Time()-time.Second, appendf("past"))
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		order = append(order, "main")
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("zero delays %s", pstrs(order))
+		return nil
+	})
+}
