@@ -10,6 +10,7 @@ package ports_test
 // and ports70_test.go (children).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -275,4 +276,107 @@ func TestPortTimerWheel(t *testing.T) {
 		p.log("zero delays %s", pstrs(order))
 		return nil
 	})
+}
+
+// ---------------------------------------------------------------------------
+// p99_thread_context.py
+
+func TestPortThreadContext(t *testing.T) {
+	requestID := asyncio.NewContextVar("request_id", "-")
+	tenant := asyncio.NewContextVar("tenant", "none")
+	var seen []string
+	lookup := func(key string) func(ctx context.Context) (string, error) {
+		return func(ctx context.Context) (string, error) {
+			if key == "missing" {
+				return "", newKeyError(key)
+			}
+			return fmt.Sprintf("%s@%s/%s", key, requestID.Value(ctx), tenant.Value(ctx)), nil
+		}
+	}
+	p := &probe{}
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		p.l = tk.Loop()
+		loop := tk.Loop()
+		p.restart()
+		tenant.Set(tk, "acme")
+		handle := func(rid, key string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				requestID.Set(t, rid)
+				v, err := asyncio.ToThread(t, lookup(key))
+				var ke *keyError
+				if errors.As(err, &ke) {
+					return "error " + pd(err), nil
+				}
+				return v, err
+			}
+		}
+		results, err := asyncio.GatherFuncs(tk, handle("r1", "a"), handle("r2", "b"), handle("r3", "missing")).Await(tk)
+		if err != nil {
+			return noValue, err
+		}
+		p.log("results %s", pstrs(results))
+		p.log("main still has %s %s", requestID.Get(tk), tenant.Get(tk))
+
+		batch := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			requestID.Set(t, "batch-1")
+			var first, second *asyncio.Task[string]
+			err := asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+				var err error
+				first, err = asyncio.Spawn(g, func(t *asyncio.T) (string, error) { return asyncio.ToThread(t, lookup("x")) })
+				if err != nil {
+					return err
+				}
+				requestID.Set(t, "batch-2")
+				second, err = asyncio.Spawn(g, func(t *asyncio.T) (string, error) { return asyncio.ToThread(t, lookup("y")) })
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			a, _ := first.Result()
+			b, _ := second.Result()
+			p.log("batch %s %s", a, b)
+			return nil
+		})
+		if _, err := batch.Await(tk); err != nil {
+			return noValue, err
+		}
+
+		gate := make(chan struct{})
+		started := asyncio.NewEvent()
+		export := func(ctx context.Context) (string, error) {
+			if _, err := loop.CallSoonThreadsafe(started.Set); err != nil {
+				return "", err
+			}
+			<-gate
+			seen = append(seen, requestID.Value(ctx))
+			return "exported", nil
+		}
+		job := asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			requestID.Set(t, "job-7")
+			v, err := asyncio.ToThread(t, export)
+			if asyncio.IsCancelled(err) {
+				p.log("job cancelled: %s", pd(err))
+			}
+			return v, err
+		})
+		if err := started.Wait(tk); err != nil {
+			return noValue, err
+		}
+		p.log("export started, cancelling")
+		job.Cancel("shutdown")
+		if _, err := job.Await(tk); asyncio.IsCancelled(err) {
+			p.log("main: job cancelled %s thread saw %s", pb(job.Cancelled()), pstrs(seen))
+		}
+		close(gate)
+		p.log("main returns")
+		return noValue, nil
+	}, asyncio.WithVirtualTime())
+	if err != nil {
+		t.Fatalf("main failed: %v\n%s", err, p.b.String())
+	}
+	fmt.Fprintf(&p.b, "after run: thread saw %s\n", pstrs(seen))
+	if got, want := p.b.String(), cpythonTrace("p99_thread_context"); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
 }
