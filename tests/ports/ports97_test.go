@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"testing"
@@ -379,4 +380,150 @@ func TestPortThreadContext(t *testing.T) {
 	if got, want := p.b.String(), cpythonTrace("p99_thread_context"); got != want {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
 	}
+}
+
+// ---------------------------------------------------------------------------
+// p100_async_pagination.py
+
+// The async generators are iter.Seq2 functions whose body awaits (README:
+// "async generators"); contextlib.aclosing is the range loop itself, which
+// closes the iterator when the loop ends. Python's items() closes its
+// pages() at its `async with` exit, after its own finally: the port calls
+// that finally where the body leaves the loop, before the range closes
+// pages.
+func TestPortAsyncPagination(t *testing.T) {
+	type page struct {
+		items []string
+		next  string
+	}
+	pagesData := map[string]page{
+		"p1": {[]string{"a1", "a2"}, "p2"},
+		"p2": {[]string{"b1", "b2"}, "p3"},
+		"p3": {[]string{"c1"}, ""},
+		"e1": {[]string{"x1"}, "bad"},
+	}
+	runPort(t, cpythonTrace("p100_async_pagination"), func(p *probe, tk *asyncio.T) error {
+		fetchPage := func(t *asyncio.T, token string) (page, error) {
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return page{}, err
+			}
+			if token == "bad" {
+				return page{}, &connectionError{pyExc{"ConnectionError", "page bad"}}
+			}
+			p.log("fetched %s", token)
+			return pagesData[token], nil
+		}
+		pages := func(t *asyncio.T, start, name string) iter.Seq2[[]string, error] {
+			return func(yield func([]string, error) bool) {
+				token := start
+				finally := func() error {
+					if err := asyncio.Sleep(t, 20*ms); err != nil {
+						return err
+					}
+					p.log("%s session closed", name)
+					return nil
+				}
+				for token != "" {
+					pg, err := fetchPage(t, token)
+					if err != nil {
+						if asyncio.IsCancelled(err) {
+							p.log("%s cancelled while fetching %s", name, token)
+						}
+						if ferr := finally(); ferr != nil {
+							err = ferr
+						}
+						yield(nil, err)
+						return
+					}
+					token = pg.next
+					if !yield(pg.items, nil) {
+						_ = finally() // aclose(): an error here would be raised by aclose
+						return
+					}
+				}
+				if err := finally(); err != nil {
+					yield(nil, err)
+				}
+			}
+		}
+		items := func(t *asyncio.T, start, name string) iter.Seq2[string, error] {
+			return func(yield func(string, error) bool) {
+				finally := func() { p.log("%s items closing", name) }
+				for pg, err := range pages(t, start, name+"/pages") {
+					if err != nil {
+						finally()
+						yield("", err)
+						return
+					}
+					for _, it := range pg {
+						if !yield(it, nil) {
+							finally()
+							return
+						}
+					}
+				}
+				finally()
+			}
+		}
+
+		p.restart()
+		var got []string
+		for it, err := range items(tk, "p1", "all") {
+			if err != nil {
+				return err
+			}
+			got = append(got, it)
+		}
+		p.log("all items %s", pstrs(got))
+
+		p.restart()
+		for it, err := range items(tk, "p1", "find") {
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(it, "b") {
+				p.log("found %s", it)
+				break
+			}
+		}
+		p.log("after find")
+
+		p.restart()
+		var seen []string
+		task := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			for pg, err := range pages(t, "p1", "slow") {
+				if err != nil {
+					return err
+				}
+				seen = append(seen, pg...)
+				if err := asyncio.Sleep(t, 50*ms); err != nil {
+					return err // leaving the loop closes the generator (aclosing)
+				}
+			}
+			return nil
+		})
+		if err := asyncio.Sleep(tk, 240*ms); err != nil {
+			return err
+		}
+		p.log("cancelling consumer, seen %s", pstrs(seen))
+		task.Cancel("user left")
+		if _, err := task.Await(tk); asyncio.IsCancelled(err) {
+			p.log("consumer %s cancelled %s", pd(err), pb(task.Cancelled()))
+		}
+
+		p.restart()
+		got = nil
+		for it, err := range items(tk, "e1", "broken") {
+			if err != nil {
+				var ce *connectionError
+				if !errors.As(err, &ce) {
+					return err
+				}
+				p.log("broken listing: %s got %s", pd(err), pstrs(got))
+				break
+			}
+			got = append(got, it)
+		}
+		return nil
+	})
 }
