@@ -527,3 +527,124 @@ func TestPortAsyncPagination(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p101_as_completed_crawler.py
+
+// plinks is repr() of a list of links.
+func plinks(ss []string) string { return pstrs(ss) }
+
+func TestPortAsCompletedCrawler(t *testing.T) {
+	type entry struct {
+		delay time.Duration
+		links []string // nil: the fetch fails
+	}
+	site := map[string]entry{
+		"/":     {100 * ms, []string{"/a", "/b"}},
+		"/a":    {300 * ms, []string{"/a/1"}},
+		"/b":    {200 * ms, []string{}},
+		"/slow": {900 * ms, []string{}},
+		"/down": {160 * ms, nil},
+	}
+	runPort(t, cpythonTrace("p101_as_completed_crawler"), func(p *probe, tk *asyncio.T) error {
+		fetch := func(path string) func(*asyncio.T) ([]string, error) {
+			return func(t *asyncio.T) ([]string, error) {
+				e := site[path]
+				if err := asyncio.Sleep(t, e.delay); err != nil {
+					return nil, err
+				}
+				if e.links == nil {
+					return nil, &connectionError{pyExc{"ConnectionError", path}}
+				}
+				return e.links, nil
+			}
+		}
+		p.restart()
+		cached := asyncio.CreateTask(tk, func(t *asyncio.T) ([]string, error) {
+			return []string{"/cached-link"}, asyncio.Sleep(t, 0)
+		}, asyncio.WithName("/cached"))
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		var tasks []*asyncio.Task[[]string]
+		for _, path := range []string{"/slow", "/a", "/down", "/", "/b"} {
+			tasks = append(tasks, asyncio.CreateTask(tk, fetch(path), asyncio.WithName(path)))
+		}
+		tasks = slices.Insert(tasks, 2, cached)
+		var found []string
+		for tsk, err := range asyncio.AsCompleted(tk, tasks, 500*ms) {
+			if errors.Is(err, asyncio.ErrTimeout) {
+				var left []string
+				for _, x := range tasks {
+					if !x.Done() {
+						left = append(left, x.Name())
+					}
+				}
+				p.log("crawl timed out, pending %s", pstrs(left))
+				for _, x := range tasks {
+					x.Cancel()
+				}
+				if _, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk); err != nil {
+					return err
+				}
+				var cancelled []string
+				for _, x := range tasks {
+					if x.Cancelled() {
+						cancelled = append(cancelled, x.Name())
+					}
+				}
+				p.log("cancelled %s", pstrs(cancelled))
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if e := tsk.Err(); e != nil {
+				p.log("failed %s %s", tsk.Name(), pd(e))
+				continue
+			}
+			links, err := tsk.Await(tk)
+			if err != nil {
+				return err
+			}
+			found = append(found, links...)
+			p.log("page %s links %s", tsk.Name(), plinks(links))
+		}
+		slices.Sort(found)
+		p.log("found %s", pstrs(found))
+
+		p.restart()
+		tasks = nil
+		for _, path := range []string{"/a", "/", "/b"} {
+			tasks = append(tasks, asyncio.CreateTask(tk, fetch(path), asyncio.WithName(path)))
+		}
+		for tsk, err := range asyncio.AsCompleted(tk, tasks, asyncio.Never) {
+			if err != nil {
+				return err
+			}
+			links, _ := tsk.Result()
+			p.log("second pass %s %s", tsk.Name(), plinks(links))
+			if slices.Contains(links, "/b") {
+				p.log("wanted link found")
+				break
+			}
+		}
+		for _, x := range tasks {
+			x.Cancel()
+		}
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var outs []string
+		for _, o := range res {
+			if o.Err != nil {
+				outs = append(outs, "'"+pd(o.Err)+"'")
+			} else {
+				outs = append(outs, plinks(o.Value))
+			}
+		}
+		p.log("second pass outcomes [%s]", strings.Join(outs, ", "))
+		return nil
+	})
+}
