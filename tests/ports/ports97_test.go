@@ -10,6 +10,7 @@ package ports_test
 // and ports70_test.go (children).
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // pexc is d(ctx.get("exception")): a panic that escaped a callback is
@@ -647,4 +649,116 @@ func TestPortAsCompletedCrawler(t *testing.T) {
 		p.log("second pass outcomes [%s]", strings.Join(outs, ", "))
 		return nil
 	})
+}
+
+// ---------------------------------------------------------------------------
+// p102_build_runner.py
+
+func TestPortBuildRunner(t *testing.T) {
+	steps := [][2]string{
+		{"compile", "echo compiling; echo 'warning: unused x' >&2; echo done"},
+		{"lint", "echo 'lint: 2 problems' >&2; exit 3"},
+		{"test", "printf 'ok 1\\nok 2\\n'"},
+	}
+	type result struct {
+		name  string
+		rc    int
+		lines []string
+	}
+	runPort(t, cpythonTrace("p102_build_runner"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		sem := asyncio.NewSemaphore(2)
+		var started []string
+		runStep := func(name, cmd string, budget time.Duration) func(*asyncio.T) (result, error) {
+			return func(t *asyncio.T) (res result, err error) {
+				err = asyncio.WithLock(t, sem, func() error {
+					started = append(started, name)
+					proc, err := aio.CreateSubprocessShell(t, cmd, aio.WithStdout(aio.Pipe), aio.WithStderr(aio.Stdout))
+					if err != nil {
+						return err
+					}
+					out, err := asyncio.WaitForFunc(t, budget, func(t *asyncio.T) ([]byte, error) {
+						out, _, err := proc.Communicate(t, nil)
+						return out, err
+					})
+					if errors.Is(err, asyncio.ErrTimeout) {
+						p.log("%s timed out, killing", name)
+						if err := proc.Kill(); err != nil {
+							return err
+						}
+						rc, err := proc.Wait(t)
+						res = result{name, rc, []string{"(timed out)"}}
+						return err
+					}
+					if err != nil {
+						return err
+					}
+					rc, _ := proc.ReturnCode()
+					res = result{name, rc, strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")}
+					return nil
+				})
+				return res, err
+			}
+		}
+		var fns []func(*asyncio.T) (result, error)
+		for _, s := range steps {
+			fns = append(fns, runStep(s[0], s[1], asyncio.Never))
+		}
+		results, err := asyncio.GatherFuncs(tk, fns...).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("start order %s", pstrs(started))
+		var failed []string
+		for _, r := range results {
+			p.log("%-8s rc=%d %s", r.name, r.rc, pstrs(r.lines))
+			if r.rc != 0 {
+				failed = append(failed, r.name)
+			}
+		}
+		p.log("failed steps %s", pstrs(failed))
+		r, err := runStep("deploy", "echo started; exec sleep 30", 500*ms)(tk)
+		if err != nil {
+			return err
+		}
+		p.log("%s rc %d %s", r.name, r.rc, pstrs(r.lines))
+
+		data := bytes.Repeat([]byte("x"), 300_000)
+		proc, err := aio.CreateSubprocessExec(tk, "wc", []string{"-c"}, aio.WithStdin(aio.Pipe), aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		out, stderr, err := proc.Communicate(tk, data)
+		if err != nil {
+			return err
+		}
+		p.log("wc read %s rc %s stderr %s", strings.TrimSpace(string(out)), prc(proc), pbytesOrNone(stderr))
+
+		watcher, err := aio.CreateSubprocessExec(tk, "sh", []string{"-c", "echo watching; exec sleep 30"}, aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		line, err := watcher.Stdout.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("watcher says %s returncode %s", pbytes(line), prc(watcher))
+		if err := watcher.Terminate(); err != nil {
+			return err
+		}
+		rc, err := watcher.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("watcher stopped %d", rc)
+		return nil
+	})
+}
+
+// pbytesOrNone is repr() of communicate()'s stream that was not a pipe.
+func pbytesOrNone(b []byte) string {
+	if b == nil {
+		return "None"
+	}
+	return pbytes(b)
 }
