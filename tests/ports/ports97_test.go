@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -761,4 +762,184 @@ func pbytesOrNone(b []byte) string {
 		return "None"
 	}
 	return pbytes(b)
+}
+
+// ---------------------------------------------------------------------------
+// p103_kv_pipeline.py
+
+func TestPortKVPipeline(t *testing.T) {
+	runPort(t, cpythonTrace("p103_kv_pipeline"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		store := map[string]string{}
+		conns, cmds := 0, 0
+		execute := func(parts []string) string {
+			cmd := ""
+			if len(parts) > 0 {
+				cmd = strings.ToUpper(parts[0])
+			}
+			switch {
+			case cmd == "SET" && len(parts) == 3:
+				store[parts[1]] = parts[2]
+				return "OK"
+			case cmd == "GET" && len(parts) == 2:
+				if v, ok := store[parts[1]]; ok {
+					return v
+				}
+				return "(nil)"
+			case cmd == "DEL" && len(parts) == 2:
+				_, ok := store[parts[1]]
+				delete(store, parts[1])
+				if ok {
+					return "1"
+				}
+				return "0"
+			case cmd == "INCR" && len(parts) == 2:
+				v, ok := store[parts[1]]
+				if !ok {
+					v = "0"
+				}
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return "ERR not an integer"
+				}
+				store[parts[1]] = strconv.Itoa(n + 1)
+				return store[parts[1]]
+			}
+			return fmt.Sprintf("ERR unknown command '%s'", cmd)
+		}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) (err error) {
+			conns++
+			peer := fmt.Sprintf("c%d", conns)
+			p.log("server: %s connected", peer)
+			defer func() {
+				w.Close()
+				if werr := w.WaitClosed(t); err == nil {
+					err = werr
+				}
+				p.log("server: %s closed", peer)
+			}()
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					p.log("server: %s EOF", peer)
+					return nil
+				}
+				cmds++
+				parts := strings.Fields(string(line))
+				if len(parts) > 0 && strings.ToUpper(parts[0]) == "QUIT" {
+					w.Write([]byte("BYE\n"))
+					if err := w.Drain(t); err != nil {
+						return err
+					}
+					p.log("server: %s quits", peer)
+					return nil
+				}
+				w.Write([]byte(execute(parts) + "\n"))
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+			}
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+		readLine := func(r *aio.StreamReader) ([]byte, error) { return r.ReadLine(tk) }
+		r1, w1, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		batch := []string{"SET a 1", "SET b hello", "INCR a", "INCR b", "GET a", "FLY x", "DEL b", "GET b"}
+		w1.Write([]byte(strings.Join(batch, "\n") + "\n"))
+		if err := w1.Drain(tk); err != nil {
+			return err
+		}
+		var replies []string
+		for range batch {
+			line, err := readLine(r1)
+			if err != nil {
+				return err
+			}
+			replies = append(replies, strings.TrimSpace(string(line)))
+		}
+		quoted := make([]string, len(replies))
+		for i, r := range replies {
+			if strings.Contains(r, "'") {
+				quoted[i] = `"` + r + `"`
+			} else {
+				quoted[i] = "'" + r + "'"
+			}
+		}
+		p.log("pipelined replies [%s]", strings.Join(quoted, ", "))
+
+		w1.Write([]byte("GE"))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("half a request sent")
+		w1.Write([]byte("T a\n"))
+		line, err := readLine(r1)
+		if err != nil {
+			return err
+		}
+		p.log("split request reply %s", pbytes(line))
+
+		r2, w2, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		w2.Write([]byte("INCR a\n"))
+		if line, err = readLine(r2); err != nil {
+			return err
+		}
+		p.log("c2 INCR a %s", pbytes(line))
+		w1.Write([]byte("GET a\n"))
+		if line, err = readLine(r1); err != nil {
+			return err
+		}
+		p.log("c1 GET a %s", pbytes(line))
+
+		w2.Write([]byte("QUIT\n"))
+		bye, err := readLine(r2)
+		if err != nil {
+			return err
+		}
+		rest, err := r2.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("c2 got %s then %s at_eof %s", pbytes(bye), pbytes(rest), pb(r2.AtEOF()))
+		w2.Close()
+		if err := w2.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		w1.Close()
+		if err := w1.WaitClosed(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		var items []string
+		for k, v := range store {
+			items = append(items, fmt.Sprintf("('%s', '%s')", k, v))
+		}
+		slices.Sort(items)
+		p.log("stats {'conns': %d, 'cmds': %d} store [%s]", conns, cmds, strings.Join(items, ", "))
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed")
+		return nil
+	})
 }
