@@ -943,3 +943,178 @@ func TestPortKVPipeline(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p104_pubsub_broker.py
+
+type pubsubSub struct {
+	topic, name string
+	delay       time.Duration
+	w           *aio.StreamWriter
+	queue       *asyncio.Queue[string]
+	sender      *asyncio.Task[struct{}]
+}
+
+func TestPortPubSubBroker(t *testing.T) {
+	runPort(t, cpythonTrace("p104_pubsub_broker"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		var subs []*pubsubSub
+		newSub := func(t *asyncio.T, topic, name string, delay time.Duration, w *aio.StreamWriter) *pubsubSub {
+			s := &pubsubSub{topic: topic, name: name, delay: delay, w: w, queue: asyncio.NewQueue[string](2)}
+			s.sender = asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) {
+				err := func() error {
+					for {
+						msg, err := s.queue.Get(t)
+						if err != nil {
+							return err
+						}
+						s.w.Write([]byte(msg + "\n"))
+						if err := s.w.Drain(t); err != nil {
+							return err
+						}
+						if err := asyncio.Sleep(t, s.delay); err != nil {
+							return err
+						}
+					}
+				}()
+				if asyncio.IsCancelled(err) {
+					p.log("broker: dropping %s queued %d", s.name, s.queue.Len())
+					s.w.Write([]byte("DROPPED\n"))
+					s.w.Close()
+				}
+				return noValue, err
+			})
+			return s
+		}
+		publish := func(topic, message string) int {
+			n := 0
+			var matching []*pubsubSub
+			for _, s := range subs {
+				if s.topic == topic {
+					matching = append(matching, s)
+				}
+			}
+			for _, s := range matching {
+				if err := s.queue.PutNowait(message); errors.Is(err, asyncio.ErrQueueFull) {
+					subs = slices.DeleteFunc(subs, func(x *pubsubSub) bool { return x == s })
+					s.sender.Cancel()
+					continue
+				}
+				n++
+			}
+			return n
+		}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			var me *pubsubSub
+			for line, err := range r.Lines(t) {
+				if err != nil {
+					return err
+				}
+				parts := strings.SplitN(strings.TrimSpace(string(line)), " ", 4)
+				switch parts[0] {
+				case "SUB":
+					secs, err := strconv.ParseFloat(parts[3], 64)
+					if err != nil {
+						return err
+					}
+					me = newSub(t, parts[1], parts[2], time.Duration(secs*float64(time.Second)), w)
+					subs = append(subs, me)
+					p.log("broker: %s subscribed to %s", me.name, me.topic)
+				case "PUB":
+					w.Write(fmt.Appendf(nil, "PUB %d\n", publish(parts[1], strings.TrimSpace(parts[2]))))
+				}
+			}
+			if me != nil {
+				if slices.Contains(subs, me) {
+					subs = slices.DeleteFunc(subs, func(x *pubsubSub) bool { return x == me })
+					me.sender.Cancel()
+					p.log("broker: %s disconnected", me.name)
+				}
+				if _, err := me.sender.Await(t); err != nil && !asyncio.IsCancelled(err) {
+					return err
+				}
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		subscriber := func(port int, name, delay string, got *[]string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return noValue, err
+				}
+				w.Write(fmt.Appendf(nil, "SUB news %s %s\n", name, delay))
+				err = func() error {
+					for line, err := range r.Lines(t) {
+						if err != nil {
+							return err
+						}
+						*got = append(*got, strings.TrimSpace(string(line)))
+						p.log("%s got %s", name, (*got)[len(*got)-1])
+					}
+					p.log("%s EOF", name)
+					return nil
+				}()
+				w.Close() // finally
+				if cerr := w.WaitClosed(t); err == nil {
+					err = cerr
+				}
+				return noValue, err
+			}
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		p.restart()
+		var fastGot, slowGot []string
+		fast := asyncio.CreateTask(tk, subscriber(port, "fast", "0", &fastGot))
+		slow := asyncio.CreateTask(tk, subscriber(port, "slow", "0.35", &slowGot))
+		if err := asyncio.Sleep(tk, 60*ms); err != nil {
+			return err
+		}
+		pr, pw, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		for i := 1; i <= 5; i++ {
+			pw.Write(fmt.Appendf(nil, "PUB news m%d\n", i))
+			line, err := pr.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			p.log("publisher: m%d reached %s", i, strings.TrimSpace(string(line)))
+			if err := asyncio.Sleep(tk, 100*ms); err != nil {
+				return err
+			}
+		}
+		if _, err := slow.Await(tk); err != nil {
+			return err
+		}
+		p.log("slow got %s", pstrs(slowGot))
+		fast.Cancel()
+		if _, err := fast.Await(tk); asyncio.IsCancelled(err) {
+			p.log("fast subscriber stopped %s", pd(err))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		pw.Write([]byte("PUB news m6\n"))
+		line, err := pr.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("publisher: m6 reached %s subs left %d", strings.TrimSpace(string(line)), len(subs))
+		pw.Close()
+		if err := pw.WaitClosed(tk); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("broker closed, fast got %s", pstrs(fastGot))
+		return nil
+	})
+}
