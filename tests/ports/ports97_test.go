@@ -1118,3 +1118,175 @@ func TestPortPubSubBroker(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p105_conn_pool_health.py
+
+type poolConn struct {
+	name string
+	r    *aio.StreamReader
+	w    *aio.StreamWriter
+}
+
+func TestPortConnPoolHealth(t *testing.T) {
+	runPort(t, cpythonTrace("p105_conn_pool_health"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		serverConns := 0
+		backend := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			serverConns++
+			me := fmt.Sprintf("s%d", serverConns)
+			var stall time.Duration
+			for {
+				line, err := asyncio.WaitForFunc(t, 300*ms, func(t *asyncio.T) ([]byte, error) { return r.ReadLine(t) })
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("backend: %s idle, closing", me)
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					p.log("backend: %s EOF", me)
+					break
+				}
+				cmd, arg, _ := strings.Cut(strings.TrimSpace(string(line)), " ")
+				if stall > 0 {
+					if err := asyncio.Sleep(t, stall); err != nil {
+						return err
+					}
+				}
+				switch cmd {
+				case "PING":
+					w.Write([]byte("PONG\n"))
+				case "ECHO":
+					w.Write([]byte(arg + "\n"))
+				case "STALL":
+					stall = 500 * ms
+					w.Write([]byte("OK\n"))
+				}
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		server, err := aio.StartServer(tk, backend, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+
+		sem := asyncio.NewSemaphore(2)
+		var idle []poolConn
+		opened := 0
+		healthy := func(t *asyncio.T, c poolConn) (bool, error) {
+			c.w.Write([]byte("PING\n"))
+			line, err := asyncio.WaitForFunc(t, 200*ms, func(t *asyncio.T) ([]byte, error) { return c.r.ReadLine(t) })
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("pool: check of %s failed %s", c.name, pd(err))
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			if string(line) != "PONG\n" {
+				p.log("pool: check of %s got %s", c.name, pbytes(line))
+				return false, nil
+			}
+			return true, nil
+		}
+		acquire := func(t *asyncio.T) (poolConn, error) {
+			if err := sem.Acquire(t); err != nil {
+				return poolConn{}, err
+			}
+			for len(idle) > 0 {
+				c := idle[len(idle)-1]
+				idle = idle[:len(idle)-1]
+				ok, err := healthy(t, c)
+				if err != nil {
+					return poolConn{}, err
+				}
+				if ok {
+					return c, nil
+				}
+				c.w.Close()
+				if err := c.w.WaitClosed(t); err != nil {
+					return poolConn{}, err
+				}
+				p.log("pool: dropped %s", c.name)
+			}
+			opened++
+			name := fmt.Sprintf("conn%d", opened)
+			r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+			if err != nil {
+				return poolConn{}, err
+			}
+			p.log("pool: opened %s", name)
+			return poolConn{name, r, w}, nil
+		}
+		release := func(c poolConn) {
+			idle = append(idle, c)
+			_ = sem.Release()
+		}
+		idleNames := func() string {
+			var names []string
+			for _, c := range idle {
+				names = append(names, c.name)
+			}
+			return pstrs(names)
+		}
+		request := func(cmd string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				c, err := acquire(t)
+				if err != nil {
+					return noValue, err
+				}
+				defer release(c)
+				c.w.Write([]byte(cmd + "\n"))
+				line, err := c.r.ReadLine(t)
+				if err != nil {
+					return noValue, err
+				}
+				p.log("request %s via %s -> %s", cmd, c.name, strings.TrimSpace(string(line)))
+				return noValue, nil
+			}
+		}
+		p.restart()
+		if _, err := asyncio.GatherFuncs(tk, request("ECHO a"), request("ECHO b"), request("ECHO c")).Await(tk); err != nil {
+			return err
+		}
+		p.log("idle %s", idleNames())
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if _, err := request("ECHO d")(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 360*ms); err != nil {
+			return err
+		}
+		p.log("after the backend's idle timeout")
+		for _, cmd := range []string{"ECHO e", "STALL", "ECHO f"} {
+			if _, err := request(cmd)(tk); err != nil {
+				return err
+			}
+		}
+		p.log("idle %s opened %d", idleNames(), opened)
+		for len(idle) > 0 {
+			c := idle[len(idle)-1]
+			idle = idle[:len(idle)-1]
+			c.w.Close()
+			if err := c.w.WaitClosed(tk); err != nil {
+				return err
+			}
+			p.log("pool: closed %s", c.name)
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
