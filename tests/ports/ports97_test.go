@@ -1290,3 +1290,82 @@ func TestPortConnPoolHealth(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p106_idle_session_timeout.py
+
+func TestPortIdleSessionTimeout(t *testing.T) {
+	runPort(t, cpythonTrace("p106_idle_session_timeout"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		session := func(name string, gaps []time.Duration) error {
+			const idle, hard = 260 * ms, time.Second
+			p.restart()
+			q := asyncio.NewQueue[string](0)
+			feeder := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+				for i, gap := range gaps {
+					if err := asyncio.Sleep(t, gap); err != nil {
+						return err
+					}
+					msg := fmt.Sprintf("m%d", i)
+					if i == len(gaps)-1 && name == "polite" {
+						msg = "bye"
+					}
+					if err := q.PutNowait(msg); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			var got []string
+			var hardCM, idleCM *asyncio.TimeoutScope
+			err := asyncio.TimeoutAt(tk, loop.Time()+hard, func(s *asyncio.TimeoutScope) error {
+				hardCM = s
+				err := asyncio.Timeout(tk, asyncio.Never, func(s *asyncio.TimeoutScope) error {
+					idleCM = s
+					for {
+						msg, err := q.Get(tk)
+						if err != nil {
+							return err
+						}
+						got = append(got, msg)
+						if msg == "bye" {
+							return nil
+						}
+						if err := s.Reschedule(loop.Time() + idle); err != nil {
+							return err
+						}
+					}
+				})
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("%s idle timeout, expired %s when %s", name, pb(idleCM.Expired()), p.rel(idleCM.When()))
+					return nil
+				}
+				return err
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("%s hard deadline at %s outer expired %s inner expired %s", name, p.rel(hardCM.When()), pb(hardCM.Expired()), pb(idleCM.Expired()))
+				err = nil
+			}
+			feeder.Cancel() // finally
+			if err != nil {
+				return err
+			}
+			p.log("%s got %s scopes expired %s %s idle when %s", name, pstrs(got), pb(hardCM.Expired()), pb(idleCM.Expired()), p.rel(idleCM.When()))
+			return nil
+		}
+		rep := func(d time.Duration, n int) []time.Duration {
+			var ds []time.Duration
+			for range n {
+				ds = append(ds, d)
+			}
+			return ds
+		}
+		if err := session("quiet", []time.Duration{100 * ms, 100 * ms, 400 * ms}); err != nil {
+			return err
+		}
+		if err := session("chatty", rep(160*ms, 10)); err != nil {
+			return err
+		}
+		return session("polite", []time.Duration{100 * ms, 200 * ms, 200 * ms})
+	})
+}
