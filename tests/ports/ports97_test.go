@@ -1369,3 +1369,150 @@ func TestPortIdleSessionTimeout(t *testing.T) {
 		return session("polite", []time.Duration{100 * ms, 200 * ms, 200 * ms})
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p107_token_bucket.py
+
+type bucketWaiter struct {
+	who string
+	fut *asyncio.Future[struct{}]
+}
+
+type tokenBucket struct {
+	p                *probe
+	loop             *asyncio.Loop
+	interval         time.Duration
+	capacity, tokens int
+	updated          time.Duration
+	waiters          []bucketWaiter
+	timer            *asyncio.TimerHandle
+}
+
+func (b *tokenBucket) refill() {
+	now := b.loop.Time()
+	n := int((now - b.updated + time.Microsecond) / b.interval)
+	if n > 0 {
+		b.tokens = min(b.capacity, b.tokens+n)
+		if b.tokens == b.capacity {
+			b.updated = now
+		} else {
+			b.updated += time.Duration(n) * b.interval
+		}
+	}
+}
+
+func (b *tokenBucket) arm() {
+	if b.timer == nil && len(b.waiters) > 0 {
+		b.timer = b.loop.CallAt(b.updated+b.interval, b.wake)
+		b.p.log("timer armed for %s", b.p.rel(b.timer.When()))
+	}
+}
+
+func (b *tokenBucket) wake() {
+	b.timer = nil
+	b.refill()
+	for b.tokens > 0 && len(b.waiters) > 0 {
+		w := b.waiters[0]
+		b.waiters = b.waiters[1:]
+		_ = w.fut.SetResult(struct{}{})
+		b.tokens--
+	}
+	b.arm()
+}
+
+func (b *tokenBucket) acquire(t *asyncio.T, who string) error {
+	b.refill()
+	if b.tokens > 0 && len(b.waiters) == 0 {
+		b.tokens--
+		return nil
+	}
+	fut := asyncio.NewFuture[struct{}](t)
+	b.waiters = append(b.waiters, bucketWaiter{who, fut})
+	b.arm()
+	_, err := fut.Await(t)
+	if asyncio.IsCancelled(err) {
+		if fut.Done() && !fut.Cancelled() {
+			b.tokens++
+			b.p.log("%s gives its token back", who)
+		} else {
+			b.waiters = slices.DeleteFunc(b.waiters, func(w bucketWaiter) bool { return w.fut == fut })
+		}
+		if len(b.waiters) == 0 && b.timer != nil {
+			b.timer.Cancel()
+			b.timer = nil
+			b.p.log("timer cancelled, tokens %d", b.tokens)
+		}
+	}
+	return err
+}
+
+func TestPortTokenBucket(t *testing.T) {
+	runPort(t, cpythonTrace("p107_token_bucket"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		b := &tokenBucket{p: p, loop: tk.Loop(), interval: 200 * ms, capacity: 3, tokens: 3, updated: tk.Loop().Time()}
+		call := func(who string, patience time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				_, err := asyncio.WaitForFunc(t, patience, func(t *asyncio.T) (struct{}, error) { return noValue, b.acquire(t, who) })
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("%s gave up waiting", who)
+					return noValue, nil
+				}
+				if err != nil {
+					return noValue, err
+				}
+				p.log("%s granted, tokens left %d", who, b.tokens)
+				return noValue, nil
+			}
+		}
+		var calls []func(*asyncio.T) (struct{}, error)
+		for i := 1; i <= 6; i++ {
+			patience := asyncio.Never
+			if i == 5 {
+				patience = 300 * ms
+			}
+			calls = append(calls, call(fmt.Sprintf("r%d", i), patience))
+		}
+		if _, err := asyncio.GatherFuncs(tk, calls...).Await(tk); err != nil {
+			return err
+		}
+		p.log("burst done, waiters %d", len(b.waiters))
+
+		if err := asyncio.Sleep(tk, time.Second); err != nil {
+			return err
+		}
+		p.restart()
+		b.refill()
+		p.log("after idle, tokens %d", b.tokens)
+		calls = nil
+		for i := 1; i <= 3; i++ {
+			calls = append(calls, call(fmt.Sprintf("s%d", i), asyncio.Never))
+		}
+		if _, err := asyncio.GatherFuncs(tk, calls...).Await(tk); err != nil {
+			return err
+		}
+		ptimer := func() string {
+			if b.timer == nil {
+				return "None"
+			}
+			return "<TimerHandle>"
+		}
+		lone := asyncio.CreateTask(tk, call("lone", asyncio.Never))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		lone.Cancel()
+		if _, err := lone.Await(tk); asyncio.IsCancelled(err) {
+			p.log("lone %s waiters %d timer %s", pd(err), len(b.waiters), ptimer())
+		}
+
+		late := asyncio.CreateTask(tk, call("late", asyncio.Never))
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		b.loop.CallAt(b.timer.When(), func() { late.Cancel() })
+		if _, err := late.Await(tk); asyncio.IsCancelled(err) {
+			p.log("late cancelled after its grant, tokens %d timer %s", b.tokens, ptimer())
+		}
+		return nil
+	})
+}
