@@ -1516,3 +1516,116 @@ func TestPortTokenBucket(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p108_subprocess_protocol.py
+
+type tailProto struct {
+	exited    *asyncio.Future[int]
+	transport aio.SubprocessTransport
+	lines     map[int][]string
+	partial   map[int][]byte
+	events    []string
+}
+
+func (p *tailProto) ConnectionMade(tr aio.SubprocessTransport) { p.transport = tr }
+
+func (p *tailProto) PipeDataReceived(fd int, data []byte) {
+	buf := append(p.partial[fd], data...)
+	parts := bytes.Split(buf, []byte("\n"))
+	complete := parts[:len(parts)-1]
+	p.partial[fd] = parts[len(parts)-1]
+	for _, line := range complete {
+		if bytes.HasPrefix(line, []byte("bad")) {
+			panic(newValueError(string(line)))
+		}
+		p.lines[fd] = append(p.lines[fd], string(line))
+	}
+}
+
+func (p *tailProto) PipeConnectionLost(fd int, err error) {
+	p.events = append(p.events, fmt.Sprintf("pipe %d closed", fd))
+}
+
+func (p *tailProto) ProcessExited() {
+	p.events = append(p.events, "exited")
+	rc, _ := p.transport.ReturnCode()
+	_ = p.exited.SetResult(rc)
+}
+
+func (p *tailProto) ConnectionLost(err error) { p.events = append(p.events, "lost") }
+
+func TestPortSubprocessProtocol(t *testing.T) {
+	runPort(t, cpythonTrace("p108_subprocess_protocol"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		var reports []string
+		loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			msg := ctx.Message
+			if strings.HasPrefix(msg, "Exception in callback") {
+				msg = "Exception in callback"
+			}
+			handle := "-"
+			if ctx.Handle != nil {
+				handle = "handle"
+			}
+			reports = append(reports, fmt.Sprintf("%s %s %s", msg, pexc(ctx.Err), handle))
+		})
+		p.restart()
+		prc := func(tr aio.SubprocessTransport) string {
+			if rc, ok := tr.ReturnCode(); ok {
+				return strconv.Itoa(rc)
+			}
+			return "None"
+		}
+		newTail := func(exited *asyncio.Future[int]) func() aio.SubprocessProtocol {
+			return func() aio.SubprocessProtocol {
+				return &tailProto{exited: exited, lines: map[int][]string{}, partial: map[int][]byte{1: {}, 2: {}}}
+			}
+		}
+		exited := asyncio.NewFuture[int](tk)
+		script := `printf 'one\nbad line\ntwo\ntail'; echo warn >&2; exit 2`
+		tr, proto, err := aio.SubprocessExec(tk, newTail(exited), "sh", []string{"-c", script}, aio.WithStdin(aio.Inherit))
+		if err != nil {
+			return err
+		}
+		tail := proto.(*tailProto)
+		rc, err := exited.Await(tk)
+		if err != nil {
+			return err
+		}
+		for !slices.Contains(tail.events, "lost") {
+			if err := asyncio.Sleep(tk, 0); err != nil {
+				return err
+			}
+		}
+		p.log("exit status %d transport says %s", rc, prc(tr))
+		p.log("stdout lines %s partial %s", pstrs(tail.lines[1]), pbytes(tail.partial[1]))
+		p.log("stderr lines %s", pstrs(tail.lines[2]))
+		p.log("reports %s", pstrs(reports))
+		var pipes []string
+		for _, e := range tail.events {
+			if strings.HasPrefix(e, "pipe") {
+				pipes = append(pipes, e)
+			}
+		}
+		slices.Sort(pipes)
+		p.log("last event %s pipes closed %s", tail.events[len(tail.events)-1], pstrs(pipes))
+		tr.Close()
+
+		exited = asyncio.NewFuture[int](tk)
+		tr, _, err = aio.SubprocessExec(tk, newTail(exited), "sleep", []string{"30"}, aio.WithStdin(aio.Inherit))
+		if err != nil {
+			return err
+		}
+		p.log("sleeper running %s", prc(tr))
+		if err := tr.Kill(); err != nil {
+			return err
+		}
+		if rc, err = exited.Await(tk); err != nil {
+			return err
+		}
+		p.log("sleeper killed %d %s", rc, prc(tr))
+		tr.Close()
+		return nil
+	})
+}
