@@ -76,3 +76,37 @@ func TestH30_ProtocolCallbackPanicReportNamesAHandle(t *testing.T) {
 		return nil
 	})
 }
+
+// CPython 3.13's StreamReaderProtocol reports a failed client_connected_cb
+// with {'message', 'exception', 'transport'} and no 'task' (tests/ports
+// p109 prints sorted(ctx)); the report here also named the handler's task.
+func TestH30_FailedClientCallbackReportHasNoTask(t *testing.T) {
+	clean(t)
+	var got []asyncio.ExceptionContext
+	runVirtual(t, func(at *asyncio.T) error {
+		at.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) { got = append(got, ctx) })
+		sim := WithNetwork(NewSimNetwork(at, 1).Host("local"))
+		srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			return errors.New("cb failed")
+		}, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), sim)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Read(at, -1); err != nil {
+			return err
+		}
+		w.Close()
+		srv.Close()
+		return srv.WaitClosed(at)
+	})
+	if len(got) != 1 {
+		t.Fatalf("%d reports, want 1", len(got))
+	}
+	if ctx := got[0]; ctx.Message != "Unhandled exception in client_connected_cb" || ctx.Err == nil || ctx.Transport == nil || ctx.Task != nil {
+		t.Errorf("report %q err %v transport %v task %v; want asyncio's message, the error, the transport, no task", ctx.Message, ctx.Err, ctx.Transport, ctx.Task)
+	}
+}

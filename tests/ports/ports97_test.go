@@ -1629,3 +1629,152 @@ func TestPortSubprocessProtocol(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p109_handler_crashes.py
+
+// ctxKeys is sorted(ctx) of an exception handler's context.
+func ctxKeys(ctx asyncio.ExceptionContext) string {
+	keys := []string{"message"}
+	if ctx.Err != nil {
+		keys = append(keys, "exception")
+	}
+	if ctx.Future != nil {
+		keys = append(keys, "future")
+	}
+	if ctx.Task != nil {
+		keys = append(keys, "task")
+	}
+	if ctx.Handle != nil {
+		keys = append(keys, "handle")
+	}
+	if ctx.Transport != nil {
+		keys = append(keys, "transport")
+	}
+	if ctx.Protocol != nil {
+		keys = append(keys, "protocol")
+	}
+	slices.Sort(keys)
+	return pstrs(keys)
+}
+
+func TestPortHandlerCrashes(t *testing.T) {
+	runPort(t, cpythonTrace("p109_handler_crashes"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		handlers := map[*asyncio.T]bool{}
+		tk.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			p.log("report: %s %s %s", ctx.Message, pexc(ctx.Err), ctxKeys(ctx))
+		})
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			handlers[t] = true
+			defer delete(handlers, t)
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				cmd := strings.TrimSpace(string(line))
+				switch {
+				case cmd == "div0":
+					return &pyExc{"ZeroDivisionError", "division by zero"}
+				case strings.HasPrefix(cmd, "late"):
+					if err := asyncio.Sleep(t, 200*ms); err != nil {
+						return err
+					}
+					return &runtimeError{pyExc{"RuntimeError", "crashed late"}}
+				case cmd == "wait":
+					if err := asyncio.Sleep(t, 10*time.Second); err != nil {
+						return err
+					}
+				}
+				w.Write([]byte("ok " + cmd + "\n"))
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		client := func(name string, lines []string, pause time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return noValue, err
+				}
+				for _, line := range lines {
+					w.Write([]byte(line + "\n"))
+				}
+				var got []string
+				if pause > 0 {
+					if err := asyncio.Sleep(t, pause); err != nil {
+						return noValue, err
+					}
+					w.Close()
+					if err := w.WaitClosed(t); err != nil {
+						return noValue, err
+					}
+					p.log("%s left early", name)
+					return noValue, nil
+				}
+				eof := false
+				for range lines {
+					line, err := r.ReadLine(t)
+					if err != nil {
+						return noValue, err
+					}
+					if len(line) == 0 {
+						p.log("%s read %s then EOF", name, pstrs(got))
+						eof = true
+						break
+					}
+					got = append(got, strings.TrimSpace(string(line)))
+				}
+				if !eof {
+					p.log("%s read %s", name, pstrs(got))
+				}
+				w.Close()
+				return noValue, w.WaitClosed(t)
+			}
+		}
+		p.restart()
+		if _, err := client("a", []string{"one", "two", "div0", "three"}, 0)(tk); err != nil {
+			return err
+		}
+		if _, err := asyncio.GatherFuncs(tk, client("b", []string{"late"}, 100*ms), client("c", []string{"x", "y"}, 0)).Await(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		p.log("handlers left %d", len(handlers))
+
+		waiting := asyncio.CreateTask(tk, client("d", []string{"first", "wait"}, 0))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		for h := range handlers {
+			h.Cancel()
+		}
+		if _, err := waiting.Await(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("handlers left %d", len(handlers))
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed")
+		return nil
+	})
+}
