@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1775,6 +1776,121 @@ func TestPortHandlerCrashes(t *testing.T) {
 			return err
 		}
 		p.log("server closed")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p110_executor_queue.py
+
+// serialExecutor is ThreadPoolExecutor(max_workers=1): one goroutine runs
+// the jobs in the order they were submitted.
+type serialExecutor struct {
+	mu       sync.Mutex
+	jobs     chan func()
+	shutdown bool
+	done     chan struct{}
+}
+
+func newSerialExecutor() *serialExecutor {
+	ex := &serialExecutor{jobs: make(chan func(), 16), done: make(chan struct{})}
+	go func() {
+		defer close(ex.done)
+		for job := range ex.jobs {
+			job()
+		}
+	}()
+	return ex
+}
+
+func (ex *serialExecutor) Submit(fn func()) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.shutdown {
+		return &runtimeError{pyExc{"RuntimeError", "cannot schedule new futures after shutdown"}}
+	}
+	ex.jobs <- fn
+	return nil
+}
+
+// Shutdown is shutdown(wait=True).
+func (ex *serialExecutor) Shutdown() {
+	ex.mu.Lock()
+	if !ex.shutdown {
+		ex.shutdown = true
+		close(ex.jobs)
+	}
+	ex.mu.Unlock()
+	<-ex.done
+}
+
+func TestPortExecutorQueue(t *testing.T) {
+	runPort(t, cpythonTrace("p110_executor_queue"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		p.restart()
+		ex := newSerialExecutor()
+		defer ex.Shutdown()
+		var mu sync.Mutex
+		var ran []string
+		gates := map[string]chan struct{}{}
+		started := map[string]*asyncio.Event{}
+		for _, n := range []string{"a", "b", "c", "d"} {
+			gates[n] = make(chan struct{})
+			started[n] = asyncio.NewEvent()
+		}
+		job := func(name string) func(context.Context) (string, error) {
+			return func(context.Context) (string, error) {
+				if _, err := loop.CallSoonThreadsafe(func() {
+					p.log("thread starts %s", name)
+					started[name].Set()
+				}); err != nil {
+					return "", err
+				}
+				<-gates[name]
+				mu.Lock()
+				ran = append(ran, name)
+				mu.Unlock()
+				return strings.ToUpper(name), nil
+			}
+		}
+		ranNow := func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			return pstrs(ran)
+		}
+		fa := asyncio.RunInExecutorOn(tk, ex, job("a"))
+		fb := asyncio.RunInExecutorOn(tk, ex, job("b"))
+		fc := asyncio.RunInExecutorOn(tk, ex, job("c"))
+		if err := started["a"].Wait(tk); err != nil {
+			return err
+		}
+		fc.Cancel()
+		fa.Cancel()
+		p.log("cancelled a (running) and c (queued): %s %s", pb(fa.Cancelled()), pb(fc.Cancelled()))
+		close(gates["a"])
+		if err := started["b"].Wait(tk); err != nil {
+			return err
+		}
+		p.log("b started, ran so far %s", ranNow())
+		close(gates["b"])
+		v, err := fb.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("b result %s", v)
+		if _, err := fa.Await(tk); asyncio.IsCancelled(err) {
+			p.log("a awaited: %s", pd(err))
+		}
+		ex.Shutdown()
+		p.log("executor shut down, ran %s c started %s", ranNow(), pb(started["c"].IsSet()))
+		fd := asyncio.RunInExecutorOn(tk, ex, job("d"))
+		if _, err := fd.Await(tk); err != nil {
+			var re *runtimeError
+			if !errors.As(err, &re) {
+				return err
+			}
+			p.log("after shutdown: %s", pd(err))
+		}
 		return nil
 	})
 }
