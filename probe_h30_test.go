@@ -55,7 +55,10 @@ func TestH30_RunInExecutorOnSkipsAJobCancelledWhileQueued(t *testing.T) {
 	_, err := Run(func(tk *T) (struct{}, error) {
 		f := RunInExecutorOn(tk, q, func(context.Context) (int, error) { ran.Add(1); return 1, nil })
 		f.Cancel()
-		job := <-q.jobs
+		job, _, err := Recv(tk, q.jobs)
+		if err != nil {
+			return struct{}{}, err
+		}
 		done := make(chan struct{})
 		go func() { job(); close(done) }()
 		if _, _, err := Recv(tk, done); err != nil {
