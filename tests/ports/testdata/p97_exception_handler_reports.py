@@ -9,7 +9,7 @@
 # a fire-and-forget task that fails is reported once nothing refers to it
 # (CPython: when it is collected, here when the last reference goes at
 # the end of main; Go: at the loop's close, right after main returns --
-# docs/rules.md FUT-10), with the message's first four words.
+# docs/rules.md FUT-10), with the message without the name Go adds.
 import asyncio
 
 from probe import d, log, restart
