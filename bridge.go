@@ -158,7 +158,14 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 	})
 	l.track(c)
 	job := func() {
-		callContained(ctx, fn, func(v V, err error) {
+		run := fn
+		if submit != nil && ctx.Err() != nil {
+			// An executor's job whose future was cancelled while it
+			// waited in the executor's queue (or whose loop closed): as
+			// concurrent.futures' cancelled pending future, never run.
+			run = func(context.Context) (V, error) { return *new(V), context.Cause(ctx) }
+		}
+		callContained(ctx, run, func(v V, err error) {
 			c.running.Store(false)
 			// A closed loop refuses the delivery: Close has already
 			// cancelled ctx and dropped the call, and the result has
@@ -262,7 +269,9 @@ type Executor interface {
 // the running task's context values, if a task is running, and is
 // cancelled when the future is cancelled (then the loop stops waiting for
 // the job, and its late outcome is dropped: an executor that never runs
-// the job cannot hold a cancelled task). A refused submission fails the
+// the job cannot hold a cancelled task); a job that the executor starts
+// after that never calls fn, as concurrent.futures never runs a pending
+// future that was cancelled. A refused submission fails the
 // future with Submit's error, a panic in Submit or in fn with a
 // *PanicError. The job counts as outside work (see Go); Close cancels ctx.
 // A nil ex or fn panics with a *ValueError; a closed loop panics with an

@@ -134,7 +134,7 @@ func (l *Loop) DefaultExceptionHandler(ctx ExceptionContext) {
 	if ctx.Future != nil {
 		attrs = append(attrs, slog.String("future", fmt.Sprint(ctx.Future)))
 	}
-	if ctx.Handle != nil {
+	if ctx.Handle != nil && ctx.Handle.fn != nil { // (a Handle made for a report may name no function)
 		attrs = append(attrs, slog.String("handle", funcName(ctx.Handle.fn)))
 	}
 	if ctx.Transport != nil {

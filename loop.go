@@ -1210,8 +1210,14 @@ func (l *Loop) compactCloseHooks() {
 func (l *Loop) onClose(fn func()) { l.OnClose(fn) }
 
 // reportCallbackPanic sends a panic that escaped a callback to the
-// exception handler (LOOP-12).
+// exception handler (LOOP-12). As in asyncio, whose every callback runs
+// from a Handle, the context names one: a callback queued without a
+// Handle of its own (a done callback, a signal handler's call) gets one
+// made for the report.
 func (l *Loop) reportCallbackPanic(r any, fn func(), h *Handle) {
+	if h == nil {
+		h = &Handle{fn: fn}
+	}
 	l.CallExceptionHandler(ExceptionContext{
 		Message: "Exception in callback " + funcName(fn),
 		Err:     newPanicError(r),

@@ -173,6 +173,7 @@ func (tr *readPipeTransport) readOnce() (int, bool) {
 			tr.loop.CallExceptionHandler(asyncio.ExceptionContext{
 				Message: "Exception in callback " + methodName(tr.protocol, "DataReceived"),
 				Err:     perr,
+				Handle:  &asyncio.Handle{}, // asyncio's context has the reader's handle
 			})
 		}
 		return n, true

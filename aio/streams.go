@@ -419,7 +419,10 @@ func (p *streamProtocol) ConnectionMade(tr Transport) {
 			p.handlerDone(err != nil)
 		}
 		if err != nil {
-			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Task: p.task.T(), Transport: tr})
+			// asyncio's context has the message, the exception and the
+			// transport, no task (its handler runs in the context
+			// connection_made had, not the handler task's).
+			p.loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "Unhandled exception in client_connected_cb", Err: err, Transport: tr})
 			tr.Close()
 		}
 	})

@@ -529,6 +529,7 @@ func (tr *subprocessTransport) callProto(method string, fn func(p SubprocessProt
 			tr.loop.CallExceptionHandler(asyncio.ExceptionContext{
 				Message: "Exception in callback " + methodName(p, method),
 				Err:     newPanicError(r),
+				Handle:  &asyncio.Handle{}, // asyncio's context has the call_soon handle
 			})
 		}
 	}()
