@@ -89,3 +89,30 @@ func TestH29_TaskReturningAnOutsideOutcomeAtOnceKeepsIt(t *testing.T) {
 		}
 	}
 }
+
+// The same for a call on another loop: the remote task's outcome is back
+// on the caller's loop when the calling task is cancelled, and a task
+// that returns it at once ends with it.
+func TestH29_TaskReturningACrossLoopOutcomeAtOnceKeepsIt(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2), WithGroupLoopOptions(WithVirtualTime()))
+	defer g.Close()
+	_, err := RunGroup(g, func(tk *T) (struct{}, error) {
+		w := CreateTask(tk, func(x *T) (string, error) {
+			return CallOn(x, g.Loop(1), func(*T) (string, error) { return "done", nil })
+		})
+		//asynciovet:ignore droppedcancel a yield that orders the test tasks; the task is not cancelled here
+		_ = Sleep(tk, 0)    // w's call is in flight
+		waitOutsideDone(tk) // w's call is back and its wakeup queued
+		if !w.Cancel("late") {
+			t.Fatal("Cancel: false (the task is done already: the probe missed its window)")
+		}
+		v, err := w.Await(tk)
+		if err != nil || v != "done" {
+			t.Errorf("the task's outcome: %q, %v; want \"done\", nil", v, err)
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
