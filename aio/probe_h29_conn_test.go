@@ -108,3 +108,71 @@ func TestH29_TLSReadCancelledAfterDataKeepsTheRecord(t *testing.T) {
 		return nil
 	})
 }
+
+// A Write cancelled while the socket's buffer is full reports exactly the
+// bytes the socket took: the peer reads that many of them, no more, and
+// a Read cancelled while waiting consumed nothing (the peer's next bytes
+// are read whole afterwards).
+func TestH29_ConnWriteCancelledReportsWhatWasSent(t *testing.T) {
+	runVirtual(t, func(at *asyncio.T) error {
+		fds := socketpair(t, unix.SOCK_STREAM)
+		defer unix.Close(fds[1])
+		c := NewConn(at, fds[0], "unix")
+		defer c.Close()
+		payload := make([]byte, 8<<20) // more than the socket buffers hold
+		for i := range payload {
+			payload[i] = byte(i % 251)
+		}
+		var n int
+		w := asyncio.CreateTask(at, func(x *asyncio.T) (struct{}, error) {
+			var err error
+			n, err = c.Write(payload)
+			return struct{}{}, err
+		})
+		if err := asyncio.Sleep(at, 0); err != nil { // the Write fills the buffer and waits
+			return err
+		}
+		w.Cancel()
+		if _, err := w.Await(at); !asyncio.IsCancelled(err) {
+			t.Fatalf("cancelled Write: %v, want the cancellation", err)
+		}
+		if n <= 0 || n >= len(payload) {
+			t.Fatalf("cancelled Write reported %d bytes of %d: the probe wants a partial write", n, len(payload))
+		}
+		got := 0
+		buf := make([]byte, 1<<16)
+		for {
+			k, err := unix.Read(fds[1], buf)
+			if err != nil {
+				break // EAGAIN: all read
+			}
+			for i := range k {
+				if buf[i] != payload[got+i] {
+					t.Fatalf("byte %d: %d, want %d", got+i, buf[i], payload[got+i])
+				}
+			}
+			got += k
+		}
+		if got != n {
+			t.Fatalf("the peer read %d bytes, the cancelled Write reported %d", got, n)
+		}
+
+		// A Read cancelled while waiting consumes nothing.
+		r := asyncio.CreateTask(at, func(x *asyncio.T) (int, error) { return c.Read(make([]byte, 16)) })
+		if err := asyncio.Sleep(at, 0); err != nil {
+			return err
+		}
+		r.Cancel()
+		if k, err := r.Await(at); k != 0 || !asyncio.IsCancelled(err) {
+			t.Fatalf("cancelled Read: %d, %v", k, err)
+		}
+		if _, err := unix.Write(fds[1], []byte("next")); err != nil {
+			return err
+		}
+		k, err := c.Read(buf)
+		if err != nil || string(buf[:k]) != "next" {
+			t.Fatalf("Read after the cancelled one: %q, %v", buf[:k], err)
+		}
+		return nil
+	})
+}
