@@ -129,7 +129,8 @@ func (c *chaos) finish() {
 // chaosSeeds is how many scripts each probe runs.
 const chaosSeeds = 300
 
-// runChaos runs body once per seed, each on a fresh virtual-time loop.
+// runChaos runs body once per seed, each on a fresh virtual-time loop
+// (H29SEED=n in the environment runs seed n alone, to study a failure).
 func runChaos(t *testing.T, body func(c *chaos) error) {
 	t.Helper()
 	for seed := range uint64(chaosSeeds) {
