@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -717,5 +718,117 @@ func TestH29_BarrierChaosLeavesNothingBehind(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// ---- CrossQueue between two loops
+
+// Two loops run a chaos script each against one CrossQueue (putters,
+// getters, PutNowait and GetNowait, cancellations of every kind, a
+// Shutdown near the end): every item a Put reported put is received
+// exactly once or is still in the queue, none whose Put failed is, and
+// nothing stays promised once every task has ended.
+func TestH29_CrossQueueTwoLoopsChaosLosesNothing(t *testing.T) {
+	for seed := range uint64(60) {
+		q := NewCrossQueue[int](2)
+		var mu sync.Mutex
+		putOK, putErr, got := map[int]bool{}, map[int]bool{}, map[int]int{}
+		discarded := map[int]bool{}
+		record := func(m map[int]bool, v int) {
+			mu.Lock()
+			m[v] = true
+			mu.Unlock()
+		}
+		take := func(v int) {
+			mu.Lock()
+			got[v]++
+			mu.Unlock()
+		}
+		g := NewLoopGroup(WithLoops(2), WithGroupLoopOptions(WithVirtualTime()))
+		_, err := RunEach(g, func(tk *T, i int) (struct{}, error) {
+			c := newChaos(t, tk, seed*2+uint64(i))
+			c.timeless = true
+			next := i * 1000
+			for step := 0; step < 40; step++ {
+				switch r := c.rng.IntN(12); {
+				case r < 3:
+					c.spawn(c.timed(func(t *T) error {
+						v, err := q.Get(t)
+						if err == nil {
+							take(v)
+						}
+						return err
+					}))
+				case r < 6:
+					next++
+					v := next
+					c.spawn(c.timed(func(t *T) error {
+						err := q.Put(t, v)
+						if err == nil {
+							record(putOK, v)
+						} else {
+							record(putErr, v)
+						}
+						return err
+					}))
+				case r < 7:
+					next++
+					if q.PutNowait(next) == nil {
+						record(putOK, next)
+					}
+				case r < 8:
+					if v, err := q.GetNowait(); err == nil {
+						take(v)
+					}
+				case r < 10:
+					c.poke()
+				default:
+					c.yield()
+				}
+				if i == 0 && step == 35 && c.rng.IntN(4) == 0 {
+					immediate := c.rng.IntN(2) == 0
+					q.mu.Lock() // the items an immediate Shutdown discards
+					if immediate {
+						for k := range q.n {
+							discarded[q.items[(q.head+k)%len(q.items)]] = true
+						}
+					}
+					q.mu.Unlock()
+					q.Shutdown(immediate)
+				}
+			}
+			c.finish()
+			return struct{}{}, nil
+		})
+		if cerr := g.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for {
+			v, err := q.GetNowait()
+			if err != nil {
+				break
+			}
+			take(v)
+		}
+		if q.promisedItems != 0 || q.promisedSlots != 0 || len(q.getters)+len(q.putters) != 0 {
+			t.Errorf("seed %d: after every task ended: promised %d items, %d slots; %d getters, %d putters listed",
+				seed, q.promisedItems, q.promisedSlots, len(q.getters), len(q.putters))
+		}
+		if seed == 0 {
+			t.Logf("seed 0: %d items put, %d failed, %d received, %d discarded", len(putOK), len(putErr), len(got), len(discarded))
+		}
+		for v := range putOK {
+			if got[v] == 0 && !discarded[v] {
+				t.Errorf("seed %d: item %d was put and is gone", seed, v)
+			}
+		}
+		for v, n := range got {
+			if !putOK[v] || n > 1 {
+				t.Errorf("seed %d: item %d came out %d times; its Put reported success %v", seed, v, n, putOK[v])
+			}
+		}
 	}
 }
