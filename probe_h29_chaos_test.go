@@ -409,25 +409,34 @@ func TestH29_ConditionChaosLosesNoNotification(t *testing.T) {
 // ---- Limiter
 
 func TestH29_LimiterChaosLosesNoToken(t *testing.T) {
-	for _, burst := range []int{1, 3} {
-		t.Run(fmt.Sprint(burst), func(t *testing.T) {
+	for _, tc := range []struct {
+		rate  float64
+		burst int
+	}{{0, 1}, {0, 3}, {1000, 1}, {1000, 3}} {
+		t.Run(fmt.Sprintf("rate=%v/burst=%d", tc.rate, tc.burst), func(t *testing.T) {
 			runChaos(t, func(c *chaos) error {
-				lim := NewLimiter(0, burst) // a fixed budget: every token is counted
-				taken := 0
+				// Rate 0 is a fixed budget: every token is counted. At
+				// 1000 tokens a second (one a millisecond of virtual time)
+				// the refills race the grants and the refunds.
+				lim := NewLimiter(tc.rate, tc.burst)
+				start := c.tk.Loop().Time()
+				taken, grants := 0, 0
 				for step := 0; step < 40; step++ {
 					switch r := c.rng.IntN(10); {
 					case r < 5:
-						k := 1 + c.rng.IntN(burst)
+						k := 1 + c.rng.IntN(tc.burst)
 						c.spawn(c.timed(func(t *T) error {
 							err := lim.AcquireN(t, k)
 							if err == nil {
 								taken += k
+								grants++
 							}
 							return err
 						}))
 					case r < 6:
 						if lim.TryAcquire(c.tk, 1) {
 							taken++
+							grants++
 						}
 					case r < 8:
 						c.poke()
@@ -440,8 +449,15 @@ func TestH29_LimiterChaosLosesNoToken(t *testing.T) {
 					c.errorf("the first waiter wants %d tokens and %v are there: %v", e.Value.(*limiterWaiter).k, lim.Tokens(), lim)
 				}
 				c.finish()
-				if float64(taken)+lim.Tokens() != float64(burst) {
-					c.errorf("burst %d: %d tokens taken, %v left", burst, taken, lim.Tokens())
+				if st := lim.Stats(); st.Granted != int64(grants) {
+					c.errorf("Stats().Granted %d, %d acquisitions succeeded (refunded %d)", st.Granted, grants, st.Refunded)
+				}
+				if tc.rate == 0 && float64(taken)+lim.Tokens() != float64(tc.burst) {
+					c.errorf("burst %d: %d tokens taken, %v left", tc.burst, taken, lim.Tokens())
+				}
+				elapsed := float64(c.tk.Loop().Time()-start) / 1e9
+				if max := float64(tc.burst) + tc.rate*elapsed; float64(taken) > max+1e-6 {
+					c.errorf("%d tokens taken in %vs, at most %v can be", taken, elapsed, max)
 				}
 				return nil
 			})
