@@ -385,7 +385,7 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 				if !yield(d.i, d.o) {
 					// A cancellation pending at the break, or requested
 					// while the children stop, was not seen by the body.
-					requests, pending, pendingMsg = t.numCancelRequested, t.mustCancel, t.cancelMessage()
+					requests, pending, pendingMsg = t.numCancelRequested, t.mustCancel != cancelNone, t.cancelMessage()
 					stopped, broke = true, true
 					g.Cancel()
 					return nil

@@ -219,7 +219,8 @@ func submitRecovered(submit func(func()) error, job func()) (err error) {
 // result is dropped. But once fn has returned, its effect has happened: a
 // cancellation that comes later (fn's outcome on its way to the loop, or
 // back and t not yet resumed) does not replace the outcome; Go returns it,
-// and the *CancelledError comes at t's next await. There is no pool: one
+// and the *CancelledError comes at t's next await (a task whose function
+// returns before that await ends with its result). There is no pool: one
 // goroutine per call, so calls do not queue behind each other (ToThread
 // runs on the bounded default executor instead).
 //

@@ -52,7 +52,8 @@ package asyncio
 // When the cancellation comes too late for an operation outside the loop
 // (issue 19): its outcome wins, and the cancellation is re-armed for the
 // task's next await (rearmCancel, heldCancel, outcomeOutlivesCancel here;
-// used by awaitChanOp and Go).
+// used by awaitChanOp and Go), as a late one (cancelLate): a function that
+// returns before that await ends with its result, not cancelled.
 
 // Cancel requests the task's cancellation (asyncio's Task.cancel); see
 // T.Cancel.
@@ -85,7 +86,7 @@ func (t *T) Uncancel() int {
 	if t.numCancelRequested > 0 {
 		t.numCancelRequested--
 		if t.numCancelRequested == 0 {
-			t.mustCancel = false
+			t.mustCancel = cancelNone
 		}
 	}
 	return int(t.numCancelRequested)
@@ -111,18 +112,37 @@ func (t *T) cancel(msg string) bool {
 			return true
 		}
 	}
-	t.mustCancel = true
+	t.mustCancel = cancelPending
 	t.setCancelMsg(msg)
 	t.startDeferred() // a deferred task ends cancelled at its first step
 	return true
 }
+
+// pendingCancel is a task's cancellation not delivered yet (T.mustCancel).
+type pendingCancel uint8
+
+const (
+	cancelNone pendingCancel = iota
+	// cancelPending: delivered where the task next yields control; a
+	// function that returns first ends the task cancelled (CANCEL-2).
+	cancelPending
+	// cancelLate: requested while the task waited for an operation
+	// outside the loop that had completed (outcomeOutlivesCancel,
+	// heldCancel.rearm), whose outcome the await returned instead. It is
+	// delivered at the task's next await like cancelPending; but a
+	// function that returns before one ends with its result, which holds
+	// that outcome (a value taken from a channel, a value sent, a Go
+	// call's result): ending the task cancelled would discard an effect
+	// that already happened, which the cancellation came too late to stop.
+	cancelLate
+)
 
 // rearmCancel leaves a cancellation of t pending for its next await (as
 // for a task cancelled while it runs, CANCEL-2): the operation t awaited
 // completed outside the loop before the cancellation could stop it, and
 // its outcome was returned instead.
 func (t *T) rearmCancel(msg string) {
-	t.mustCancel = true
+	t.mustCancel = cancelPending
 	t.setCancelMsg(msg)
 }
 
@@ -133,10 +153,10 @@ func (t *T) rearmCancel(msg string) {
 // none was pending). Retry (retry.go) stops this way on an attempt that
 // failed after its task was asked to cancel.
 func (t *T) takePendingCancel() (msg string, ok bool) {
-	if !t.mustCancel {
+	if t.mustCancel == cancelNone {
 		return "", false
 	}
-	t.mustCancel = false
+	t.mustCancel = cancelNone
 	return t.cancelMessage(), true
 }
 
@@ -159,10 +179,12 @@ func (h *heldCancel) hold(msg string) {
 // rearm is called by the awaiting task t once the operation's await
 // returned err: if a cancellation was held and the operation's outcome won
 // (err is not the cancellation), the cancellation is re-armed for t's next
-// await, unless it was withdrawn meanwhile (Uncancel).
+// await, unless it was withdrawn meanwhile (Uncancel), as a late one
+// (cancelLate: a function returning that outcome at once keeps it).
 func (h *heldCancel) rearm(t *T, err error) {
 	if h.held && !IsCancelled(err) && t.numCancelRequested > 0 {
 		t.rearmCancel(h.msg)
+		t.mustCancel = cancelLate
 	}
 }
 
@@ -198,10 +220,10 @@ func outcomeOutlivesCancel(from *futureCore) bool {
 // calls it instead of an eager first step, which would run the function
 // at once, so the eager task is done, cancelled, when CreateTask returns.
 func (t *T) endCancelledUnstarted() bool {
-	if !t.mustCancel {
+	if t.mustCancel == cancelNone {
 		return false
 	}
-	t.mustCancel = false
+	t.mustCancel = cancelNone
 	t.started = true
 	t.finishStep(&CancelledError{Msg: t.cancelMessage()})
 	return true

@@ -9,9 +9,10 @@ package asyncio
 // BenchmarkRecv). A cancellation asks the helper to stop and waits for its
 // answer, so that a value is never lost: if the operation won the race,
 // it completes (Recv returns the value, Send reports the value sent) and
-// the cancellation is delivered at the task's next await instead. So it is
-// when the cancellation comes after the answer, before the task resumed
-// (outcomeOutlivesCancel, cancel.go).
+// the cancellation is delivered at the task's next await instead (a task
+// whose function returns before one ends with its result, not cancelled:
+// cancelLate, cancel.go). So it is when the cancellation comes after the
+// answer, before the task resumed (outcomeOutlivesCancel, cancel.go).
 
 import "fmt"
 

@@ -30,11 +30,17 @@ func (l *Loop) beginStep(t *T, from *futureCore) bool {
 		// one (stepErr is nil while the task runs: park takes it).
 		err, t.stepErr = t.stepErr, nil
 	}
-	if t.mustCancel && !outcomeOutlivesCancel(from) {
-		if !IsCancelled(err) {
-			err = &CancelledError{Msg: t.cancelMessage()}
+	if t.mustCancel != cancelNone {
+		if outcomeOutlivesCancel(from) {
+			// The outcome came first: the cancellation waits for the
+			// next await, and does not discard a result returned before.
+			t.mustCancel = cancelLate
+		} else {
+			if !IsCancelled(err) {
+				err = &CancelledError{Msg: t.cancelMessage()}
+			}
+			t.mustCancel = cancelNone
 		}
-		t.mustCancel = false
 	}
 	t.futWaiter = nil
 	if !t.started && err != nil {
@@ -140,8 +146,8 @@ func (t *T) suspendOn(f *futureCore) error {
 			f.register(doneCallback{task: t})
 		}
 		t.futWaiter = f
-		if t.mustCancel && f.cancel(t.cancelMessage()) {
-			t.mustCancel = false
+		if t.mustCancel != cancelNone && f.cancel(t.cancelMessage()) {
+			t.mustCancel = cancelNone
 		}
 	}
 	err := t.park()
@@ -177,7 +183,7 @@ func (t *T) yield() error {
 func (l *Loop) yieldsAlone(t *T) bool {
 	return l.snapshotLeft == 0 && l.ready.len() == 0 && len(l.timers) == 0 && len(l.fds) == 0 &&
 		l.obs == nil && l.beforePoll == nil && l.afterPoll == nil && !l.stopping && !l.deadlocked &&
-		!l.threadsafeFlag.Load() && !t.mustCancel && t.stepErr == nil && t.eager != eagerStepping &&
+		!l.threadsafeFlag.Load() && t.mustCancel == cancelNone && t.stepErr == nil && t.eager != eagerStepping &&
 		trace.IsEnabled() == l.diagSet.tracing
 }
 
@@ -276,11 +282,14 @@ func (l *Loop) endStep(t *T) {
 func (t *T) finishStep(err error) {
 	f := t.fut
 	switch {
-	case err == nil && t.mustCancel:
+	case err == nil && t.mustCancel == cancelPending:
 		// Cancelled while running, returned without awaiting (CANCEL-2).
-		t.mustCancel = false
+		t.mustCancel = cancelNone
 		f.cancelPlain(t.cancelMessage())
 	case err == nil:
+		// A late cancellation (cancelLate) stays counted, undelivered:
+		// the result holds an outcome it came too late to stop.
+		t.mustCancel = cancelNone
 		f.finish(nil)
 	case IsCancelled(err):
 		f.err, f.errOnce = err, true

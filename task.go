@@ -55,8 +55,11 @@ type T struct {
 	eager uint8
 
 	// deferred: created by createDeferredTask and not scheduled yet.
-	deferred   bool
-	mustCancel bool
+	deferred bool
+	// mustCancel is a cancellation waiting for its delivery (asyncio's
+	// _must_cancel): cancelNone, cancelPending, or cancelLate (see
+	// pendingCancel). One byte, as a bool: T has no room for another.
+	mustCancel pendingCancel
 	// named: the task was given a name at creation (WithName), even "",
 	// which asyncio keeps (only name=None draws a number).
 	named bool

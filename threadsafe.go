@@ -17,7 +17,7 @@ type ConcurrentFuture[V any] struct {
 	cancelled bool
 	value     V
 	err       error
-	source    Awaitable // set on the loop goroutine once the task exists
+	source    AwaitableOf[V] // set on the loop goroutine once the task exists
 	// blocked are executor jobs of loop waiting in Wait (see
 	// executorJob.block); finishing unblocks them before closing done.
 	blocked []*executorJob
@@ -52,8 +52,31 @@ func (cf *ConcurrentFuture[V]) complete(v V, err error, cancelled bool) {
 }
 
 // failClosed completes the future with the error of a closed loop (see
-// Loop.failThreadsafeFutures).
-func (cf *ConcurrentFuture[V]) failClosed() { cf.complete(*new(V), errLoopClosed(), false) }
+// Loop.failThreadsafeFutures), on the loop's goroutine. A source that is
+// done finished before the loop closed, its done callback (the copy)
+// still queued when the loop stopped: the future gets its outcome, not
+// the closed loop's error (the source's effect happened).
+func (cf *ConcurrentFuture[V]) failClosed() {
+	cf.mu.Lock()
+	src := cf.source
+	cf.mu.Unlock()
+	if src != nil && src.Done() {
+		cf.copyOutcome(src)
+		return
+	}
+	cf.complete(*new(V), errLoopClosed(), false)
+}
+
+// copyOutcome completes the future with the done src's outcome, on src's
+// loop.
+func (cf *ConcurrentFuture[V]) copyOutcome(src AwaitableOf[V]) {
+	if src.Cancelled() {
+		cf.complete(*new(V), nil, true)
+		return
+	}
+	v, err := src.Result()
+	cf.complete(v, err, false)
+}
 
 // threadsafeFuture is a ConcurrentFuture of any type, as the loop tracks
 // them until they complete.
@@ -84,7 +107,9 @@ func (l *Loop) forgetThreadsafeFuture(cf threadsafeFuture) {
 // failThreadsafeFutures is the part of Close that keeps foreign goroutines
 // from waiting forever: every ConcurrentFuture of RunCoroutineThreadsafe
 // or Threadsafe still pending (its task killed, or its creation still
-// queued) fails with a *RuntimeError wrapping ErrLoopClosed. asyncio
+// queued) fails with a *RuntimeError wrapping ErrLoopClosed; one whose
+// task or awaitable finished, the copy of its outcome still queued when
+// the loop stopped, gets that outcome. asyncio
 // leaves such a concurrent.futures.Future pending forever; a Go caller
 // blocked in Result would leak.
 func (l *Loop) failThreadsafeFutures() {
@@ -226,18 +251,10 @@ func (cf *ConcurrentFuture[V]) chain(l *Loop, src AwaitableOf[V]) {
 		// chain existed, so cancel the source through the source loop.
 		_, _ = l.CallSoonThreadsafe(func() { src.Cancel() })
 	}
-	copyOutcome := func() {
-		if src.Cancelled() {
-			cf.complete(*new(V), nil, true)
-			return
-		}
-		v, err := src.Result()
-		cf.complete(v, err, false)
-	}
 	if src.Done() {
-		copyOutcome()
+		cf.copyOutcome(src)
 	} else {
-		src.AddDoneCallback(copyOutcome)
+		src.AddDoneCallback(func() { cf.copyOutcome(src) })
 	}
 }
 

@@ -48,6 +48,10 @@ import (
 // the cancellation reached the task returns n > 0 with it. As io.Reader's
 // contract says, use the n bytes before looking at err; then a cancelled
 // Read loses nothing (a Read cancelled before data arrived consumes none).
+// The error unwraps to the *asyncio.CancelledError and is, as a
+// net.Error, Temporary (not a Timeout): crypto/tls over the Conn keeps
+// the connection, and what it had read, for the next Read, as it does
+// after a read deadline.
 type Conn struct {
 	loop         *asyncio.Loop
 	fd           int
@@ -188,8 +192,32 @@ func (c *Conn) opError(op string, err error) error {
 	if err == nil || err == io.EOF {
 		return err
 	}
+	if asyncio.IsCancelled(err) {
+		err = &cancelledCall{err}
+	}
 	return &net.OpError{Op: op, Net: c.network, Source: c.laddr, Addr: c.raddr, Err: err}
 }
+
+// cancelledCall is the cancellation of the calling task as a Read or
+// Write returns it, inside the *net.OpError: it unwraps to the
+// *asyncio.CancelledError (errors.As and asyncio.IsCancelled see it),
+// and as a net.Error it is Temporary and not a Timeout, since the call
+// may be made again: a cancelled Read consumed nothing it did not
+// return. This is what lets a library over the Conn go on after a
+// cancelled call, as it does after a read deadline: crypto/tls keeps a
+// read error that is not Temporary and returns it from every later Read,
+// so a Read cancelled by a Timeout would end the connection's read side
+// (and report a cancellation to Reads that were never cancelled).
+type cancelledCall struct{ err error }
+
+func (e *cancelledCall) Error() string { return e.err.Error() }
+func (e *cancelledCall) Unwrap() error { return e.err }
+
+// Timeout reports false: a cancellation is not a deadline.
+func (e *cancelledCall) Timeout() bool { return false }
+
+// Temporary reports true: the call may be made again.
+func (e *cancelledCall) Temporary() bool { return true }
 
 // errFromCallback is what a call that must wait returns in a loop callback.
 func errFromCallback(method string) error {
