@@ -30,8 +30,15 @@ whose error is:
   - discarded by an expression statement: asyncio.Sleep(t, d)
   - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
   - checked by "if err != nil { ... }" where the body only logs and/or
-    continues, and err is not used anywhere else (its declaration
-    without a value, var err error, is not a use).
+    continues, and err is not read anywhere else (its declaration
+    without a value, var err error, assignments to it and other such
+    checks of it are not reads);
+  - tested by "if err != nil && !asyncio.IsCancelled(err) { ... }" (or
+    !errors.Is(err, asyncio.ErrCancelled)), and not read anywhere else:
+    a cancellation skips the branch with success and is forgotten. Not
+    after an await that relays another awaitable's outcome (Await,
+    WaitFor, Go, CallOn...), whose cancellation may be that of a task
+    the caller cancelled itself.
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
@@ -261,6 +268,7 @@ func (d *dropChecker) function(body *ast.BlockStmt, sig *types.Signature) {
 	if body == nil {
 		return
 	}
+	var checked []checkedErr
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -271,14 +279,15 @@ func (d *dropChecker) function(body *ast.BlockStmt, sig *types.Signature) {
 		case *ast.AssignStmt:
 			d.blankAssign(n, sig)
 		case *ast.BlockStmt:
-			d.list(n.List, body)
+			checked = append(checked, d.list(n.List, body)...)
 		case *ast.CaseClause:
-			d.list(n.Body, body)
+			checked = append(checked, d.list(n.Body, body)...)
 		case *ast.CommClause:
-			d.list(n.Body, body)
+			checked = append(checked, d.list(n.Body, body)...)
 		}
 		return true
 	})
+	d.reportChecked(checked, body)
 }
 
 // exprStmt reports an await used as a statement.
@@ -334,13 +343,43 @@ func isBlank(e ast.Expr) bool {
 	return ok && id.Name == "_"
 }
 
+// checkedErr is an await whose error is stored in a local variable and
+// then tested by the if statement that follows, in a way that drops a
+// cancellation:
+//
+//	if err := await(); err != nil { log(err) }  // swallow: the branch only logs
+//	err := await()
+//	if err != nil && !asyncio.IsCancelled(err) { ... }  // filter: a cancellation skips the branch
+//
+// It is reported only if nothing else reads the variable (reportChecked).
+type checkedErr struct {
+	fn     *types.Func
+	v      *types.Var
+	def    ast.Stmt
+	ifs    *ast.IfStmt
+	filter bool // the condition keeps cancellations out of the branch
+}
+
+// region returns the nodes of c in which the reads of c.v are the test's
+// own: the assignment, and the whole if statement for a swallow (its else
+// branch sees a nil error) or its condition and body for a filter (its
+// else branch is where a cancellation goes).
+func (c checkedErr) region() []ast.Node {
+	if c.filter {
+		return []ast.Node{c.def, c.ifs.Cond, c.ifs.Body}
+	}
+	return []ast.Node{c.def, c.ifs}
+}
+
 // list looks in a statement list for an await whose error is checked and
-// then ignored:
+// then ignored, or tested so that a cancellation skips the branch:
 //
 //	if err := await(); err != nil { log(err) }
 //	err := await()
 //	if err != nil { continue }
-func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) {
+//	if err != nil && !asyncio.IsCancelled(err) { return err }
+func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr {
+	var out []checkedErr
 	for i, s := range stmts {
 		ifs, ok := s.(*ast.IfStmt)
 		if !ok {
@@ -350,34 +389,134 @@ func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) {
 		if def == nil && i > 0 {
 			def = stmts[i-1]
 		}
-		as, ok := def.(*ast.AssignStmt)
-		if !ok || len(as.Rhs) != 1 {
+		if def == nil {
 			continue
 		}
-		call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
-		if !ok {
+		fn, _, errVar := d.awaitErrVar(def, fnBody)
+		if errVar == nil {
 			continue
 		}
-		fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
-		if !ok || len(as.Lhs) != nres {
-			continue
+		switch {
+		case !relaysOutcome(fn) && excludesCancellation(d.pass.TypesInfo, ifs.Cond, errVar):
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, filter: true})
+		case isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
 		}
-		errID, ok := as.Lhs[nres-1].(*ast.Ident)
-		if !ok {
-			continue
-		}
-		errVar := localVar(d.pass, errID)
-		if errVar == nil || !within(errVar.Pos(), fnBody) {
-			continue // a result parameter or a captured variable: it may be returned
-		}
-		if !isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) || !swallows(d.pass.TypesInfo, ifs.Body) {
-			continue
-		}
-		if usedOutside(d.pass.TypesInfo, fnBody, errVar, as, ifs) {
-			continue
-		}
-		d.rep.reportf(ifs.If, "the error of %s is checked but the branch only logs or continues: a cancellation is swallowed and the task carries on; return the error (or test asyncio.IsCancelled(err) and call t.Uncancel() if carrying on is intended)", displayName(fn))
 	}
+	return out
+}
+
+// awaitErrVar returns the await that st assigns and the local variable of
+// fnBody that receives its error, if st is such an assignment.
+func (d *dropChecker) awaitErrVar(st ast.Stmt, fnBody *ast.BlockStmt) (*types.Func, *ast.Ident, *types.Var) {
+	as, ok := st.(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 || (as.Tok != token.ASSIGN && as.Tok != token.DEFINE) {
+		return nil, nil, nil
+	}
+	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return nil, nil, nil
+	}
+	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+	if !ok || len(as.Lhs) != nres {
+		return nil, nil, nil
+	}
+	id, ok := as.Lhs[nres-1].(*ast.Ident)
+	if !ok {
+		return nil, nil, nil
+	}
+	v := localVar(d.pass, id)
+	if v == nil || !within(v.Pos(), fnBody) {
+		return nil, nil, nil // a result parameter or a captured variable: it may be returned
+	}
+	return fn, id, v
+}
+
+// reportChecked reports the checked awaits of one function whose variable
+// nothing reads outside such tests: every error stored in it then ends
+// in a branch that only logs, or never reaches one if it is a
+// cancellation. (Two loops that each swallow the errors of their awaits
+// into one err are both reported.)
+func (d *dropChecker) reportChecked(checked []checkedErr, fnBody *ast.BlockStmt) {
+	regions := map[*types.Var][]ast.Node{}
+	for _, c := range checked {
+		regions[c.v] = append(regions[c.v], c.region()...)
+	}
+	for _, c := range checked {
+		if readElsewhere(d.pass.TypesInfo, fnBody, c.v, regions[c.v]) {
+			continue
+		}
+		if c.filter {
+			d.rep.reportf(c.ifs.If, "the error of %s is tested so that a cancellation skips the branch, and nothing else reads it: a cancellation is swallowed and the task carries on (unlike Python's except Exception, nothing propagates it); return it: if asyncio.IsCancelled(err) { return err }", displayName(c.fn))
+			continue
+		}
+		d.rep.reportf(c.ifs.If, "the error of %s is checked but the branch only logs or continues: a cancellation is swallowed and the task carries on; return the error (or test asyncio.IsCancelled(err) and call t.Uncancel() if carrying on is intended)", displayName(c.fn))
+	}
+}
+
+// relaysOutcome reports whether the await fn returns the outcome of
+// something else it waits for: an awaitable (Task.Await, Future.Await,
+// T.Await, WaitFor, Wait) or a function it runs (Go, CallOn, TaskGroup).
+// A cancellation from it may be that other thing's (a task the caller
+// cancelled itself, then awaits), which code rightly filters out with
+// !asyncio.IsCancelled(err). Any other await (Sleep, Acquire, Get, Wait
+// on an Event, a stream read) returns only the calling task's own
+// cancellation.
+func relaysOutcome(fn *types.Func) bool {
+	sig := funcSig(fn)
+	if sig == nil || fn.Name() == "Await" {
+		return true
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		t := sig.Params().At(i).Type()
+		for {
+			if s, ok := t.Underlying().(*types.Slice); ok {
+				t = s.Elem()
+				continue
+			}
+			break
+		}
+		if tp, ok := types.Unalias(t).(*types.TypeParam); ok {
+			t = tp.Constraint()
+		}
+		if _, ok := t.Underlying().(*types.Signature); ok {
+			return true
+		}
+		if libNamed(t, "Awaitable", "AwaitableOf", "Task", "Future") {
+			return true
+		}
+	}
+	return false
+}
+
+// excludesCancellation reports whether cond is a conjunction with the
+// terms v != nil and !asyncio.IsCancelled(v) (or !errors.Is(v,
+// asyncio.ErrCancelled)): a cancellation then skips the branch together
+// with success, and the code after it carries on as if the await had
+// succeeded. (Without the nil test only a cancellation skips the branch,
+// so the code after it is the cancellation's own handler.)
+func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	var terms []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		terms = append(terms, e)
+	}
+	flatten(cond)
+	notNil, notCancelled := false, false
+	for _, e := range terms {
+		if isNotNil(info, e, v) {
+			notNil = true
+		}
+		if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.NOT && cancelledTest(info, u.X) == types.Object(v) {
+			notCancelled = true
+		}
+	}
+	return notNil && notCancelled
 }
 
 // isNotNil reports whether cond is exactly "v != nil" or "nil != v".
@@ -439,26 +578,48 @@ func isLogCall(fn *types.Func) bool {
 		funcIs(fn, "testing", "common", "Log", "Logf")
 }
 
-// usedOutside reports whether v is referred to in fnBody anywhere but in
-// the statements def and ifs (ifs' else branch included, where v is nil).
-func usedOutside(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, def ast.Stmt, ifs *ast.IfStmt) bool {
-	used := false
+// readElsewhere reports whether v is read in fnBody outside the nodes
+// skip. Writes are not reads: the left side of an assignment, a
+// declaration without a value (var err error), and "_ = v", which only
+// silences the compiler.
+func readElsewhere(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, skip []ast.Node) bool {
+	notRead := map[*ast.Ident]bool{}
+	read := false
 	ast.Inspect(fnBody, func(n ast.Node) bool {
-		if used {
+		if read || n == nil {
 			return false
 		}
-		if n == ast.Node(def) || n == ast.Node(ifs) {
+		if slices.Contains(skip, n) {
 			return false
 		}
-		// A declaration without a value (var err error) neither reads v
-		// nor gives it a value that something else could return.
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == 0 {
-			return false
-		}
-		if id, ok := n.(*ast.Ident); ok && info.ObjectOf(id) == v {
-			used = true
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			if len(n.Values) == 0 {
+				return false
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.ASSIGN || n.Tok == token.DEFINE {
+				allBlank := true
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						notRead[id] = true
+					}
+					allBlank = allBlank && isBlank(l)
+				}
+				if allBlank && n.Tok == token.ASSIGN {
+					for _, r := range n.Rhs {
+						if id, ok := ast.Unparen(r).(*ast.Ident); ok {
+							notRead[id] = true
+						}
+					}
+				}
+			}
+		case *ast.Ident:
+			if !notRead[n] && info.ObjectOf(n) == types.Object(v) {
+				read = true
+			}
 		}
 		return true
 	})
-	return used
+	return read
 }
