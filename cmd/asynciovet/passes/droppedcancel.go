@@ -38,7 +38,10 @@ whose error is:
     a cancellation skips the branch with success and is forgotten. Not
     after an await that relays another awaitable's outcome (Await,
     WaitFor, Go, CallOn...), whose cancellation may be that of a task
-    the caller cancelled itself.
+    the caller cancelled itself;
+  - stored in a local variable that nothing reads (only assignments and
+    "_ = err"), or that the next statement assigns again without reading
+    it.
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
@@ -381,6 +384,7 @@ func (c checkedErr) region() []ast.Node {
 func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr {
 	var out []checkedErr
 	for i, s := range stmts {
+		d.deadStore(stmts, i, fnBody)
 		ifs, ok := s.(*ast.IfStmt)
 		if !ok {
 			continue
@@ -430,6 +434,67 @@ func (d *dropChecker) awaitErrVar(st ast.Stmt, fnBody *ast.BlockStmt) (*types.Fu
 		return nil, nil, nil // a result parameter or a captured variable: it may be returned
 	}
 	return fn, id, v
+}
+
+// deadStore reports the await assigned by stmts[i] when its error variable
+// is never read in the function (only assigned, or "_ = err"), or when the
+// next statement assigns the variable again without reading it: either
+// way the error, a cancellation included, is gone before anything looks
+// at it.
+func (d *dropChecker) deadStore(stmts []ast.Stmt, i int, fnBody *ast.BlockStmt) {
+	if d.unwinding[stmts[i]] {
+		return
+	}
+	fn, id, v := d.awaitErrVar(stmts[i], fnBody)
+	if v == nil {
+		return
+	}
+	info := d.pass.TypesInfo
+	if !readElsewhere(info, fnBody, v, nil) {
+		d.rep.reportf(id.Pos(), "the error of %s is assigned to %s, which nothing reads: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())", displayName(fn), v.Name())
+		return
+	}
+	if i+1 >= len(stmts) || capturedIn(info, fnBody, v) {
+		return // a deferred or concurrent literal might read it in between
+	}
+	next, ok := stmts[i+1].(*ast.AssignStmt)
+	if !ok || (next.Tok != token.ASSIGN && next.Tok != token.DEFINE) {
+		return
+	}
+	writes := false
+	for _, l := range next.Lhs {
+		if lid, ok := l.(*ast.Ident); ok && info.ObjectOf(lid) == types.Object(v) {
+			writes = true
+		}
+	}
+	if !writes || slices.ContainsFunc(next.Rhs, func(e ast.Expr) bool { return mentions(info, e, v) }) {
+		return
+	}
+	d.rep.reportf(id.Pos(), "the error of %s is assigned to %s and overwritten by the next statement before anything reads it: a cancellation is swallowed and the task carries on; check it first and return it", displayName(fn), v.Name())
+}
+
+// mentions reports whether v appears in n.
+func mentions(info *types.Info, n ast.Node, v *types.Var) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.ObjectOf(id) == types.Object(v) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// capturedIn reports whether a function literal in fnBody refers to v.
+func capturedIn(info *types.Info, fnBody *ast.BlockStmt, v *types.Var) bool {
+	found := false
+	ast.Inspect(fnBody, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.FuncLit); ok && mentions(info, lit.Body, v) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // reportChecked reports the checked awaits of one function whose variable
