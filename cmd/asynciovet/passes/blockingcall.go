@@ -31,8 +31,9 @@ follows calls within the package and, through facts, across packages.
 
 The check looks inside functions with a *asyncio.T parameter, TaskGroup,
 BoundedTaskGroup and Timeout bodies, Condition.WaitFor predicates, the
-function given to WithLock, and loop callbacks (CallSoon, CallLater,
-AddDoneCallback..., and CallFuncOn's function, run on its target loop). A
+function given to WithLock or aio.WithServer, and loop callbacks (CallSoon,
+CallLater, AddDoneCallback..., CallFuncOn's function, run on its target
+loop, and the SetBeforePoll/SetAfterPoll hooks). A
 blocking function or method given to those by name (l.CallSoon(s.flush))
 is reported where it is given. It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
@@ -259,6 +260,9 @@ func (c *blockingChecker) where() string {
 	case rootInline:
 		if c.root.withLock {
 			return "a task's WithLock body"
+		}
+		if c.root.withServer {
+			return "a task's WithServer body"
 		}
 		return "a task's TaskGroup/Timeout body"
 	case rootCallback:

@@ -17,11 +17,12 @@ const (
 	rootTask rootKind = iota
 	// rootInline is a function the library calls inside the calling task:
 	// a TaskGroup, BoundedTaskGroup or Timeout body, a Condition.WaitFor
-	// predicate, the function given to WithLock.
+	// predicate, the function given to WithLock or aio.WithServer.
 	rootInline
 	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
-	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, and the
-	// function CallFuncOn runs on its target loop.
+	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, the
+	// function CallFuncOn runs on its target loop, and the loop's poll
+	// hooks (SetBeforePoll, SetAfterPoll).
 	rootCallback
 )
 
@@ -40,6 +41,9 @@ type root struct {
 	// withLock is set for the function given to WithLock, which runs
 	// inside the calling task while it holds the lock.
 	withLock bool
+	// withServer is set for the function given to aio.WithServer, which
+	// runs inside the calling task while the server serves.
+	withServer bool
 }
 
 // taskParam returns the first *asyncio.T parameter of sig, or nil.
@@ -77,10 +81,11 @@ func declSig(info *types.Info, decl *ast.FuncDecl) *types.Signature {
 // inside the calling task or as loop callbacks.
 func bodyKind(fn *types.Func) (rootKind, bool) {
 	switch {
-	case libFuncIs(fn, "", "TaskGroup", "BoundedTaskGroup", "Timeout", "TimeoutAt", "WithLock"),
+	case libFuncIs(fn, "", "TaskGroup", "BoundedTaskGroup", "Timeout", "TimeoutAt", "WithLock", "WithServer"),
 		libFuncIs(fn, "Condition", "WaitFor"):
 		return rootInline, true
-	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter"),
+	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter",
+		"SetBeforePoll", "SetAfterPoll"),
 		libFuncIs(fn, "", "CallFuncOn"): // fn runs as a callback of the target loop
 		return rootCallback, true
 	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":
@@ -124,7 +129,7 @@ func findRoots(pass *analysis.Pass) []*root {
 					if taskParam(sig) != nil {
 						continue // a root of its own (rootTask)
 					}
-					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock")})
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock"), withServer: libFuncIs(fn, "", "WithServer")})
 				}
 			}
 			return true
