@@ -33,7 +33,7 @@ The check looks inside functions with a *asyncio.T parameter, TaskGroup,
 BoundedTaskGroup and Timeout bodies, Condition.WaitFor predicates, the
 function given to WithLock or aio.WithServer, and loop callbacks (CallSoon,
 CallLater, AddDoneCallback..., CallFuncOn's function, run on its target
-loop, and the SetBeforePoll/SetAfterPoll hooks). A
+loop, the exception handler and the SetBeforePoll/SetAfterPoll hooks). A
 blocking function or method given to those by name (l.CallSoon(s.flush))
 is reported where it is given. It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the

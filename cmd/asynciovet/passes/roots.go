@@ -21,8 +21,8 @@ const (
 	rootInline
 	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
 	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, the
-	// function CallFuncOn runs on its target loop, and the loop's poll
-	// hooks (SetBeforePoll, SetAfterPoll).
+	// function CallFuncOn runs on its target loop, the loop's exception
+	// handler and its poll hooks (SetBeforePoll, SetAfterPoll).
 	rootCallback
 )
 
@@ -85,7 +85,7 @@ func bodyKind(fn *types.Func) (rootKind, bool) {
 		libFuncIs(fn, "Condition", "WaitFor"):
 		return rootInline, true
 	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter",
-		"SetBeforePoll", "SetAfterPoll"),
+		"SetExceptionHandler", "SetBeforePoll", "SetAfterPoll"),
 		libFuncIs(fn, "", "CallFuncOn"): // fn runs as a callback of the target loop
 		return rootCallback, true
 	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":

@@ -1,6 +1,7 @@
 package blockingcall
 
 import (
+	"os"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -18,8 +19,12 @@ func serveWith(t *asyncio.T, srv *aio.Server) error {
 	})
 }
 
-// The loop calls its poll hooks itself, as it calls a callback.
+// The loop calls its exception handler and its poll hooks itself, as it
+// calls a callback.
 func handlers(t *asyncio.T) {
+	t.Loop().SetExceptionHandler(func(l *asyncio.Loop, c asyncio.ExceptionContext) {
+		os.WriteFile("/var/log/app.err", []byte(c.Message), 0o644) // want `os.WriteFile inside a loop callback blocks the whole event loop`
+	})
 	t.Loop().SetBeforePoll(func() {
 		time.Sleep(time.Millisecond) // want `time.Sleep inside a loop callback blocks the whole event loop`
 	})
