@@ -24,7 +24,9 @@ cannot detect outside debug mode.
 
 The check reports such calls when their receiver (or their *T, *Loop or
 LoopOwner argument) is a variable of the enclosing task, captured by the
-goroutine. Objects the goroutine makes itself (a loop of its own) are fine,
+goroutine; and calls there of the program's own functions that are given
+the task's *T (go poll(t)): a function that takes a *asyncio.T is a
+coroutine of that task. Objects the goroutine makes itself (a loop of its own) are fine,
 and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
 asyncio.RunCoroutineThreadsafe, asyncio.Threadsafe, Loop.ExpectExternal,
 the methods of ConcurrentFuture, and the Loop() accessors.
@@ -149,7 +151,7 @@ func (c *foreignChecker) call(call *ast.CallExpr, body *ast.BlockStmt, where str
 	// Only the library's API is known: its unexported helpers, which only
 	// its own tests can call, guard themselves (a test helper that polls
 	// loop state under its mutex from a worker is fine).
-	if sig == nil || !isLibPkg(fn.Pkg()) || !fn.Exported() || threadSafe(fn) {
+	if sig == nil || (isLibPkg(fn.Pkg()) && (!fn.Exported() || threadSafe(fn))) {
 		return
 	}
 	owned := func(e ast.Expr) (string, bool) {
@@ -162,6 +164,21 @@ func (c *foreignChecker) call(call *ast.CallExpr, body *ast.BlockStmt, where str
 	}
 	report := func(name string) {
 		c.rep.reportf(call.Pos(), "%s is called on %s from %s: only the loop's own schedule may use it (a data race); hand the work back with Loop.CallSoonThreadsafe or asyncio.RunCoroutineThreadsafe, or use asyncio.Go(t, ...) instead of a goroutine", displayName(fn), name, where)
+	}
+	if !isLibPkg(fn.Pkg()) {
+		// A function of the program that takes a *asyncio.T is a coroutine
+		// of that task (its awaits name it): run here, it awaits, reads
+		// and schedules on the task's loop from another goroutine.
+		for i, a := range call.Args {
+			if !isTaskHandle(paramTypeAt(sig, i, call.Ellipsis.IsValid())) {
+				continue
+			}
+			if name, ok := owned(a); ok {
+				c.rep.reportf(call.Pos(), "%s is given the task's handle %s on %s: a function that takes a *asyncio.T runs as part of that task, and from another goroutine it races with the loop; run it in the task (or as a task of its own with asyncio.CreateTask), and keep only blocking work in the goroutine (asyncio.Go)", displayName(fn), name, where)
+				return
+			}
+		}
+		return
 	}
 	if sig.Recv() != nil {
 		if !libNamed(sig.Recv().Type(), loopBoundTypes...) {
