@@ -47,7 +47,9 @@ any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
 (or a return of fmt.Errorf("...: %w", err) or errors.Join(..., err), which
 still carry it): the task returns the cancellation right after, whatever
-they say.
+they say. Deferred awaits (defer w.WaitClosed(t), or the statements of a
+deferred literal outside its loops) are the cleanup of a function that
+is returning and are not reported either.
 
 Fix: return the error (wrapped if you like) so the task ends cancelled;
 or, to really keep going after a cancellation, handle it explicitly and
@@ -115,7 +117,7 @@ type dropChecker struct {
 	pass      *analysis.Pass
 	rep       *reporter
 	lists     map[ast.Stmt]bool
-	unwinding map[ast.Stmt]bool // cleanup awaits of a cancelled task that then returns the cancellation
+	unwinding map[ast.Stmt]bool // cleanup awaits of a function that returns right after (unwindingStmts, deferredStmts)
 }
 
 // unwindingStmts returns the statements of file that sit directly in the
@@ -150,7 +152,36 @@ func unwindingStmts(info *types.Info, file *ast.File) map[ast.Stmt]bool {
 		}
 		return true
 	})
+	deferredStmts(file, out)
 	return out
+}
+
+// deferredStmts adds to out the statements of the function literals that
+// file defers (defer func() { ...; w.WaitClosed(t) }()), outside loops:
+// like a deferred await (defer w.WaitClosed(t)), they are the cleanup of a
+// function that is returning, so a cancellation there ends nothing that
+// would carry on.
+func deferredStmts(file *ast.File, out map[ast.Stmt]bool) {
+	ast.Inspect(file, func(n ast.Node) bool {
+		ds, ok := n.(*ast.DeferStmt)
+		if !ok || ds.Call == nil {
+			return true
+		}
+		lit, ok := ast.Unparen(ds.Call.Fun).(*ast.FuncLit)
+		if !ok || lit.Body == nil {
+			return true
+		}
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit, *ast.ForStmt, *ast.RangeStmt:
+				return false // another function; a loop that may go on awaiting
+			case ast.Stmt:
+				out[n] = true
+			}
+			return true
+		})
+		return true
+	})
 }
 
 // returnsErr reports whether e is v, or v wrapped so that errors.Is still
@@ -393,7 +424,7 @@ func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr
 		if def == nil && i > 0 {
 			def = stmts[i-1]
 		}
-		if def == nil {
+		if def == nil || d.unwinding[ifs] {
 			continue
 		}
 		fn, _, errVar := d.awaitErrVar(def, fnBody)
