@@ -33,7 +33,9 @@ The check looks inside functions with a *asyncio.T parameter, TaskGroup,
 BoundedTaskGroup and Timeout bodies, Condition.WaitFor predicates, the
 function given to WithLock or aio.WithServer, and loop callbacks (CallSoon,
 CallLater, AddDoneCallback..., CallFuncOn's function, run on its target
-loop, the exception handler and the SetBeforePoll/SetAfterPoll hooks). A
+loop, the exception handler and the SetBeforePoll/SetAfterPoll hooks),
+and the methods of a type implementing one of aio's protocol interfaces
+that the interface declares (DataReceived, ConnectionLost...). A
 blocking function or method given to those by name (l.CallSoon(s.flush))
 is reported where it is given. It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
@@ -266,6 +268,9 @@ func (c *blockingChecker) where() string {
 		}
 		return "a task's TaskGroup/Timeout body"
 	case rootCallback:
+		if c.root.protocol {
+			return "a protocol callback (the loop calls it)"
+		}
 		return "a loop callback"
 	}
 	return "a task"

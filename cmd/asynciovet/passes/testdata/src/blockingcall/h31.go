@@ -32,3 +32,32 @@ func handlers(t *asyncio.T) {
 }
 
 func flushSlowly() { time.Sleep(time.Millisecond) } // want flushSlowly:`blocks: calls time.Sleep`
+
+// A protocol's methods are callbacks of the loop (the transport calls
+// them when data arrives): a port of asyncio.Protocol that blocks in
+// DataReceived freezes every connection of the loop.
+type recorder struct {
+	aio.BaseProtocol
+	tr   aio.Transport
+	path string
+}
+
+func (r *recorder) ConnectionMade(tr aio.Transport) { r.tr = tr }
+
+func (r *recorder) DataReceived(data []byte) { // want DataReceived:`blocks: calls os.WriteFile`
+	os.WriteFile(r.path, data, 0o644) // want `os.WriteFile inside a protocol callback \(the loop calls it\) blocks the whole event loop`
+	r.tr.Write(data)
+}
+
+// Not a protocol method: not a callback (a helper that blocks, reported
+// where a task calls it).
+func (r *recorder) save(data []byte) { os.WriteFile(r.path, data, 0o644) } // want save:`blocks: calls os.WriteFile`
+
+// A type that does not implement the protocol: its methods are plain.
+type notAProtocol struct{ path string }
+
+func (p *notAProtocol) DataReceived(data []byte) { os.WriteFile(p.path, data, 0o644) } // want DataReceived:`blocks: calls os.WriteFile`
+
+func serveRecorder(t *asyncio.T) (*aio.Server, error) {
+	return aio.CreateServer(t, func() aio.Protocol { return &recorder{path: "/tmp/rec"} }, "127.0.0.1", 0)
+}
