@@ -117,7 +117,9 @@ type dropChecker struct {
 	pass      *analysis.Pass
 	rep       *reporter
 	lists     map[ast.Stmt]bool
-	unwinding map[ast.Stmt]bool // cleanup awaits of a function that returns right after (unwindingStmts, deferredStmts)
+	unwinding map[ast.Stmt]bool                        // cleanup awaits of a function that returns right after (unwindingStmts, deferredStmts)
+	captured  map[*ast.BlockStmt]map[types.Object]bool // per function body: the variables its literals refer to
+	read      map[*types.Var]bool                      // whether a local variable is read in its function at all
 }
 
 // unwindingStmts returns the statements of file that sit directly in the
@@ -481,11 +483,19 @@ func (d *dropChecker) deadStore(stmts []ast.Stmt, i int, fnBody *ast.BlockStmt) 
 		return
 	}
 	info := d.pass.TypesInfo
-	if !readElsewhere(info, fnBody, v, nil) {
+	if d.read == nil {
+		d.read = map[*types.Var]bool{}
+	}
+	read, ok := d.read[v]
+	if !ok {
+		read = readElsewhere(info, fnBody, v, nil)
+		d.read[v] = read
+	}
+	if !read {
 		d.rep.reportf(id.Pos(), "the error of %s is assigned to %s, which nothing reads: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())", displayName(fn), v.Name())
 		return
 	}
-	if i+1 >= len(stmts) || capturedIn(info, fnBody, v) {
+	if i+1 >= len(stmts) || d.capturedIn(fnBody, v) {
 		return // a deferred or concurrent literal might read it in between
 	}
 	next, ok := stmts[i+1].(*ast.AssignStmt)
@@ -517,15 +527,34 @@ func mentions(info *types.Info, n ast.Node, v *types.Var) bool {
 }
 
 // capturedIn reports whether a function literal in fnBody refers to v.
-func capturedIn(info *types.Info, fnBody *ast.BlockStmt, v *types.Var) bool {
-	found := false
-	ast.Inspect(fnBody, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.FuncLit); ok && mentions(info, lit.Body, v) {
-			found = true
-		}
-		return !found
-	})
-	return found
+// The variables the literals of a body refer to are collected once per
+// body, so that a long function with many awaits stays linear.
+func (d *dropChecker) capturedIn(fnBody *ast.BlockStmt, v *types.Var) bool {
+	if d.captured == nil {
+		d.captured = map[*ast.BlockStmt]map[types.Object]bool{}
+	}
+	refs, ok := d.captured[fnBody]
+	if !ok {
+		refs = map[types.Object]bool{}
+		info := d.pass.TypesInfo
+		ast.Inspect(fnBody, func(n ast.Node) bool {
+			lit, ok := n.(*ast.FuncLit)
+			if !ok {
+				return true
+			}
+			ast.Inspect(lit.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					if obj := info.ObjectOf(id); obj != nil {
+						refs[obj] = true
+					}
+				}
+				return true
+			})
+			return false
+		})
+		d.captured[fnBody] = refs
+	}
+	return refs[v]
 }
 
 // reportChecked reports the checked awaits of one function whose variable
@@ -534,12 +563,21 @@ func capturedIn(info *types.Info, fnBody *ast.BlockStmt, v *types.Var) bool {
 // cancellation. (Two loops that each swallow the errors of their awaits
 // into one err are both reported.)
 func (d *dropChecker) reportChecked(checked []checkedErr, fnBody *ast.BlockStmt) {
-	regions := map[*types.Var][]ast.Node{}
+	regions := map[*types.Var]map[ast.Node]bool{}
 	for _, c := range checked {
-		regions[c.v] = append(regions[c.v], c.region()...)
+		if regions[c.v] == nil {
+			regions[c.v] = map[ast.Node]bool{}
+		}
+		for _, n := range c.region() {
+			regions[c.v][n] = true
+		}
+	}
+	readOutside := map[*types.Var]bool{}
+	for v, skip := range regions {
+		readOutside[v] = readElsewhere(d.pass.TypesInfo, fnBody, v, skip)
 	}
 	for _, c := range checked {
-		if readElsewhere(d.pass.TypesInfo, fnBody, c.v, regions[c.v]) {
+		if readOutside[c.v] {
 			continue
 		}
 		if c.filter {
@@ -678,14 +716,14 @@ func isLogCall(fn *types.Func) bool {
 // skip. Writes are not reads: the left side of an assignment, a
 // declaration without a value (var err error), and "_ = v", which only
 // silences the compiler.
-func readElsewhere(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, skip []ast.Node) bool {
+func readElsewhere(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, skip map[ast.Node]bool) bool {
 	notRead := map[*ast.Ident]bool{}
 	read := false
 	ast.Inspect(fnBody, func(n ast.Node) bool {
 		if read || n == nil {
 			return false
 		}
-		if slices.Contains(skip, n) {
+		if skip[n] {
 			return false
 		}
 		switch n := n.(type) {
