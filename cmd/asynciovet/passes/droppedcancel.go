@@ -41,7 +41,9 @@ whose error is:
     the caller cancelled itself;
   - stored in a local variable that nothing reads (only assignments and
     "_ = err"), or that the next statement assigns again without reading
-    it.
+    it;
+  - given to a function of the package that only logs or drops its
+    error parameter: logErr(q.Put(t, v)).
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
@@ -91,8 +93,9 @@ func runDroppedCancel(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	rep := newReporter(pass)
+	sinks := errorSinks(pass)
 	for _, f := range files(pass) {
-		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f), unwinding: unwindingStmts(pass.TypesInfo, f)}
+		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f), unwinding: unwindingStmts(pass.TypesInfo, f), sinks: sinks}
 		// Visit every function body with its signature, innermost first on
 		// the stack, so that a fix returns from the right function.
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -120,6 +123,7 @@ type dropChecker struct {
 	unwinding map[ast.Stmt]bool                        // cleanup awaits of a function that returns right after (unwindingStmts, deferredStmts)
 	captured  map[*ast.BlockStmt]map[types.Object]bool // per function body: the variables its literals refer to
 	read      map[*types.Var]bool                      // whether a local variable is read in its function at all
+	sinks     map[*types.Func]map[int]bool             // functions of the package that drop their error parameter i (errorSinks)
 }
 
 // unwindingStmts returns the statements of file that sit directly in the
@@ -333,6 +337,9 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 		return
 	}
 	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+	if !ok && !d.unwinding[s] {
+		d.sunk(call)
+	}
 	if !ok || d.unwinding[s] {
 		return
 	}
@@ -344,6 +351,138 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 		diag.SuggestedFixes = []analysis.SuggestedFix{propagateFix(d.pass, s, call.Pos(), nres, ret, "Return the error of "+displayName(fn))}
 	}
 	d.rep.report(diag)
+}
+
+// sunk reports the call h(await(...)) of a function of the package that
+// drops (or only logs) the error it is given: logErr(q.Put(t, v)).
+func (d *dropChecker) sunk(call *ast.CallExpr) {
+	params := d.sinks[callee(d.pass.TypesInfo, call)]
+	if len(params) == 0 || call.Ellipsis.IsValid() {
+		return
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if s := d.pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodExpr {
+			return // T.m(x, err): the arguments are shifted by the receiver
+		}
+	}
+	for i, a := range call.Args {
+		inner, ok := ast.Unparen(a).(*ast.CallExpr)
+		if !ok || !params[i] {
+			continue
+		}
+		if fn, nres, ok := awaitResults(d.pass.TypesInfo, inner); ok && nres == 1 {
+			d.rep.reportf(inner.Pos(), "the error of %s is given to %s, which only logs or drops it: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())", displayName(fn), displayName(callee(d.pass.TypesInfo, call)))
+		}
+	}
+}
+
+// errorSinks returns the functions declared in the package whose error
+// parameters are dropped: read nowhere, or only by logging calls and by
+// "if err != nil" tests whose branch only logs or returns nothing. Given
+// an await's error, such a helper swallows the cancellation as surely as
+// "_ =" does.
+func errorSinks(pass *analysis.Pass) map[*types.Func]map[int]bool {
+	info := pass.TypesInfo
+	out := map[*types.Func]map[int]bool{}
+	for _, f := range files(pass) {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Name == nil {
+				continue
+			}
+			fn, ok := info.Defs[fd.Name].(*types.Func)
+			sig := funcSig(fn)
+			if !ok || sig == nil || sig.Variadic() {
+				continue
+			}
+			for i := 0; i < sig.Params().Len(); i++ {
+				p := sig.Params().At(i)
+				if p.Name() == "" || p.Name() == "_" || !isErrorType(p.Type()) || !dropsParam(info, fd.Body, p) {
+					continue
+				}
+				if out[fn] == nil {
+					out[fn] = map[int]bool{}
+				}
+				out[fn][i] = true
+			}
+		}
+	}
+	return out
+}
+
+// dropsParam reports whether body reads p only as an argument of a
+// logging call or in "if p != nil" tests whose branch only logs (or is
+// "return" with no results).
+func dropsParam(info *types.Info, body *ast.BlockStmt, p *types.Var) bool {
+	allowed := map[*ast.Ident]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if n.Init == nil && n.Else == nil && isNotNil(info, n.Cond, p) && logsOnly(info, n.Body) {
+				ast.Inspect(n, func(m ast.Node) bool {
+					if id, ok := m.(*ast.Ident); ok {
+						allowed[id] = true
+					}
+					return true
+				})
+			}
+		case *ast.CallExpr:
+			if isLogCall(callee(info, n)) {
+				for _, a := range n.Args {
+					if id, ok := ast.Unparen(a).(*ast.Ident); ok {
+						allowed[id] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return !readElsewhereIdents(info, body, p, allowed)
+}
+
+// logsOnly reports whether body holds only logging calls and bare returns.
+func logsOnly(info *types.Info, body *ast.BlockStmt) bool {
+	for _, s := range body.List {
+		switch s := s.(type) {
+		case *ast.ExprStmt:
+			call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+			if !ok || !isLogCall(callee(info, call)) {
+				return false
+			}
+		case *ast.ReturnStmt:
+			if len(s.Results) > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readElsewhereIdents reports whether v is read in body by an identifier
+// not in allowed (assignments to v and "_ = v" are not reads).
+func readElsewhereIdents(info *types.Info, body *ast.BlockStmt, v *types.Var, allowed map[*ast.Ident]bool) bool {
+	read := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && !allowed[id] && info.ObjectOf(id) == types.Object(v) {
+			read = true
+		}
+		return !read
+	})
+	if !read {
+		return false
+	}
+	return readElsewhere(info, body, v, identSet(allowed))
+}
+
+// identSet turns a set of identifiers into a set of nodes.
+func identSet(ids map[*ast.Ident]bool) map[ast.Node]bool {
+	out := make(map[ast.Node]bool, len(ids))
+	for id := range ids {
+		out[id] = true
+	}
+	return out
 }
 
 // blankAssign reports an await whose error result is assigned to _.
