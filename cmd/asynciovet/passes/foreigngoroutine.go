@@ -64,8 +64,9 @@ func runForeignGoroutine(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	rep := newReporter(pass)
-	for _, r := range findRoots(pass) {
-		c := &foreignChecker{pass: pass, rep: rep, root: r}
+	roots := findRoots(pass)
+	for _, r := range roots {
+		c := &foreignChecker{pass: pass, rep: rep, root: r, owner: ownerOf(r, roots)}
 		w := &loopWalker{
 			visit: func(n ast.Node, _ bool) bool {
 				if call, ok := n.(*ast.CallExpr); ok {
@@ -85,6 +86,29 @@ type foreignChecker struct {
 	pass *analysis.Pass
 	rep  *reporter
 	root *root
+	// owner is the function whose variables the root's goroutines must
+	// not use: the root itself, or for a callback or body literal the
+	// innermost task function around it (the task's event, captured by a
+	// CallSoon callback that starts a goroutine, is still the loop's).
+	owner ast.Node
+}
+
+// ownerOf returns the innermost task function of roots that encloses r,
+// or r's own node.
+func ownerOf(r *root, roots []*root) ast.Node {
+	if r.kind == rootTask {
+		return r.node
+	}
+	owner := r.node
+	for _, o := range roots {
+		if o.kind != rootTask || o.node == r.node || !within(r.node.Pos(), o.node) {
+			continue
+		}
+		if owner == r.node || within(o.node.Pos(), owner) {
+			owner = o.node // a task function nested deeper
+		}
+	}
+	return owner
 }
 
 // goStmt checks a go statement of the root.
@@ -157,7 +181,7 @@ func (c *foreignChecker) call(call *ast.CallExpr, body *ast.BlockStmt, where str
 	owned := func(e ast.Expr) (string, bool) {
 		id := rootIdent(ast.Unparen(e))
 		v := localVar(c.pass, id)
-		if v == nil || !within(v.Pos(), c.root.node) || (body != nil && within(v.Pos(), body)) {
+		if v == nil || !within(v.Pos(), c.owner) || (body != nil && within(v.Pos(), body)) {
 			return "", false
 		}
 		return v.Name(), true
