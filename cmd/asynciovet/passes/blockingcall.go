@@ -283,6 +283,7 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 		c.stmt = n
 	case *ast.CallExpr:
 		c.checkCall(n, nested)
+		c.calledNow(n)
 	case *ast.SendStmt:
 		if isChan(info.TypeOf(n.Chan)) && !c.srcs.roomy[n] {
 			c.rep.reportf(n.Arrow, "channel send inside %s blocks the whole event loop until a receiver is ready; use asyncio.Send(t, ch, v)", c.where())
@@ -300,6 +301,22 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 		return false
 	}
 	return true
+}
+
+// calledNow walks the function literals that a call runs before it
+// returns, on the caller's goroutine: the function given to sync.Once.Do
+// (once.Do(func() { cfg, _ = os.ReadFile(path) }) loads inside the task).
+func (c *blockingChecker) calledNow(call *ast.CallExpr) {
+	if !funcIs(callee(c.pass.TypesInfo, call), "sync", "Once", "Do") {
+		return
+	}
+	for _, a := range call.Args {
+		if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok && lit.Body != nil {
+			c.w.nested++
+			c.w.walk(lit.Body)
+			c.w.nested--
+		}
+	}
 }
 
 // checkSelect reports a select without a default case and checks the

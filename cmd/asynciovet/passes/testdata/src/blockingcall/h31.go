@@ -2,6 +2,7 @@ package blockingcall
 
 import (
 	"os"
+	"sync"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -60,4 +61,17 @@ func (p *notAProtocol) DataReceived(data []byte) { os.WriteFile(p.path, data, 0o
 
 func serveRecorder(t *asyncio.T) (*aio.Server, error) {
 	return aio.CreateServer(t, func() aio.Protocol { return &recorder{path: "/tmp/rec"} }, "127.0.0.1", 0)
+}
+
+// sync.Once.Do runs its function on the spot, on the task's goroutine.
+var (
+	settingsOnce sync.Once
+	settingsData []byte
+)
+
+func lazySettings(t *asyncio.T) []byte {
+	settingsOnce.Do(func() {
+		settingsData, _ = os.ReadFile("/etc/app.conf") // want `os.ReadFile inside a task blocks the whole event loop`
+	})
+	return settingsData
 }
