@@ -1,12 +1,14 @@
 package blockingcall
 
 import (
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
 	"github.com/go-asyncio/asyncio/aio"
+	"golang.org/x/sync/semaphore"
 )
 
 // Cases of the hostile probe h31 (2026-12-06).
@@ -74,4 +76,17 @@ func lazySettings(t *asyncio.T) []byte {
 		settingsData, _ = os.ReadFile("/etc/app.conf") // want `os.ReadFile inside a task blocks the whole event loop`
 	})
 	return settingsData
+}
+
+// A weighted semaphore's Acquire and an HTTP server's Shutdown wait for
+// other goroutines.
+func limits(t *asyncio.T, sem *semaphore.Weighted, srv *http.Server) error {
+	if err := sem.Acquire(t.Context(), 1); err != nil { // want `semaphore.Weighted.Acquire inside a task blocks the whole event loop`
+		return err
+	}
+	defer sem.Release(1)
+	if sem.TryAcquire(1) { // never waits
+		sem.Release(1)
+	}
+	return srv.Shutdown(t.Context()) // want `http.Server.Shutdown inside a task blocks the whole event loop`
 }
