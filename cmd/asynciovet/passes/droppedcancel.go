@@ -30,7 +30,8 @@ whose error is:
   - discarded by an expression statement: asyncio.Sleep(t, d)
   - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
   - checked by "if err != nil { ... }" where the body only logs and/or
-    continues, and err is not read anywhere else (its declaration
+    continues (or "if err == nil { ... } else { ... }" with such an
+    else), and err is not read anywhere else (its declaration
     without a value, var err error, assignments to it and other such
     checks of it are not reads);
   - tested by "if err != nil && !asyncio.IsCancelled(err) { ... }" (or
@@ -577,6 +578,10 @@ func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr
 			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, filter: true})
 		case isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
 			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
+		case isNil(d.pass.TypesInfo, ifs.Cond, errVar) && elseSwallows(d.pass.TypesInfo, ifs):
+			// if err == nil { ... } else { log(err) }: the else branch is
+			// the error's, and it only logs.
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
 		}
 	}
 	return out
@@ -794,8 +799,18 @@ func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
 
 // isNotNil reports whether cond is exactly "v != nil" or "nil != v".
 func isNotNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	return comparesNil(info, cond, v, token.NEQ)
+}
+
+// isNil reports whether cond is exactly "v == nil" or "nil == v".
+func isNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	return comparesNil(info, cond, v, token.EQL)
+}
+
+// comparesNil reports whether cond compares v with nil with op.
+func comparesNil(info *types.Info, cond ast.Expr, v *types.Var, op token.Token) bool {
 	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
-	if !ok || b.Op != token.NEQ {
+	if !ok || b.Op != op {
 		return false
 	}
 	is := func(e ast.Expr, want types.Object) bool {
@@ -811,6 +826,12 @@ func isNotNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
 		return isNil
 	}
 	return (is(b.X, v) && isNil(b.Y)) || (isNil(b.X) && is(b.Y, v))
+}
+
+// elseSwallows reports whether ifs has a plain else block that swallows.
+func elseSwallows(info *types.Info, ifs *ast.IfStmt) bool {
+	els, ok := ifs.Else.(*ast.BlockStmt)
+	return ok && swallows(info, els)
 }
 
 // swallows reports whether body provably neither propagates nor handles an

@@ -130,3 +130,28 @@ func cancellationHandledAfter(t *asyncio.T) error {
 	log.Print("cleaning up after a cancellation")
 	return asyncio.Sleep(t, time.Millisecond)
 }
+
+// The same swallow written the other way round: the error's branch is
+// the else, and it only logs.
+func elseLogs(t *asyncio.T, q *asyncio.Queue[int]) {
+	for {
+		v, err := q.Get(t)
+		if err == nil { // want `the error of asyncio.Queue.Get is checked but the branch only logs or continues`
+			log.Print(v)
+		} else {
+			log.Print(err)
+		}
+	}
+}
+
+// Not reported: the else branch returns it.
+func elseReturns(t *asyncio.T, q *asyncio.Queue[int]) error {
+	for {
+		v, err := q.Get(t)
+		if err == nil {
+			log.Print(v)
+		} else {
+			return err
+		}
+	}
+}
