@@ -141,8 +141,40 @@ func (c *foreignChecker) spawner(call *ast.CallExpr) {
 	for _, a := range call.Args {
 		if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok {
 			c.goroutine(lit.Body, "a function that "+displayName(fn)+" runs on another goroutine")
+			continue
 		}
+		c.methodValue(a, "a function that "+displayName(fn)+" runs on another goroutine")
 	}
+}
+
+// methodValue reports a method value of a loop object the task owns given
+// to a spawner, which calls it on another goroutine:
+// time.AfterFunc(d, ev.Set) is go ev.Set() later.
+func (c *foreignChecker) methodValue(e ast.Expr, where string) {
+	info := c.pass.TypesInfo
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return
+	}
+	s := info.Selections[sel]
+	if s == nil || s.Kind() != types.MethodVal {
+		return
+	}
+	m, ok := s.Obj().(*types.Func)
+	if !ok {
+		return
+	}
+	m = m.Origin()
+	sig := funcSig(m)
+	if sig == nil || sig.Recv() == nil || !isLibPkg(m.Pkg()) || !m.Exported() || threadSafe(m) ||
+		!libNamed(sig.Recv().Type(), loopBoundTypes...) {
+		return
+	}
+	v := localVar(c.pass, rootIdent(sel.X))
+	if v == nil || !within(v.Pos(), c.owner) {
+		return
+	}
+	c.rep.reportf(sel.Pos(), "%s is called on %s from %s: only the loop's own schedule may use it (a data race); hand the work back with Loop.CallSoonThreadsafe or asyncio.RunCoroutineThreadsafe, or use asyncio.Go(t, ...) instead of a goroutine", displayName(m), v.Name(), where)
 }
 
 // goroutine checks the body of a function that runs on another goroutine,

@@ -1,6 +1,7 @@
 package foreigngoroutine
 
 import (
+	"sync"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -29,5 +30,17 @@ func goroutineFromACallbackThreadsafe(t *asyncio.T) error {
 			_, _ = l.CallSoonThreadsafe(ev.Set)
 		}()
 	})
+	return ev.Wait(t)
+}
+
+// A method value given to time.AfterFunc or WaitGroup.Go runs on the
+// timer's or the group's goroutine: a port of loop.call_later(d, ev.set)
+// that took the wrong timer.
+func methodValuesOffLoop(t *asyncio.T, wg *sync.WaitGroup) error {
+	ev := asyncio.NewEvent()
+	time.AfterFunc(time.Millisecond, ev.Set) // want `asyncio.Event.Set is called on ev from a function that time.AfterFunc runs on another goroutine`
+	wg.Go(ev.Clear)                          // want `asyncio.Event.Clear is called on ev from a function that sync.WaitGroup.Go runs on another goroutine`
+	l := t.Loop()
+	time.AfterFunc(time.Millisecond, func() { _, _ = l.CallSoonThreadsafe(ev.Set) }) // the right way
 	return ev.Wait(t)
 }
