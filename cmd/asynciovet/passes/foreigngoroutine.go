@@ -24,7 +24,9 @@ cannot detect outside debug mode.
 
 The check reports such calls when their receiver (or their *T, *Loop or
 LoopOwner argument) is a variable of the enclosing task, captured by the
-goroutine; and calls there of the program's own functions that are given
+goroutine (also a goroutine that a callback of the task starts, and a
+method value given to time.AfterFunc or WaitGroup.Go: time.AfterFunc(d,
+ev.Set)); and calls there of the program's own functions that are given
 the task's *T (go poll(t)): a function that takes a *asyncio.T is a
 coroutine of that task. Objects the goroutine makes itself (a loop of its own) are fine,
 and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
