@@ -255,8 +255,9 @@ func printfVerbs(format string) ([]byte, bool) {
 	return verbs, true
 }
 
-// cancelledTest returns v if cond is asyncio.IsCancelled(v) or
-// errors.Is(v, asyncio.ErrCancelled), else nil.
+// cancelledTest returns v if cond is asyncio.IsCancelled(v),
+// errors.Is(v, asyncio.ErrCancelled) or errors.As(v, &ce) with ce a
+// *asyncio.CancelledError, else nil.
 func cancelledTest(info *types.Info, cond ast.Expr) types.Object {
 	call, ok := ast.Unparen(cond).(*ast.CallExpr)
 	if !ok || len(call.Args) == 0 {
@@ -271,6 +272,16 @@ func cancelledTest(info *types.Info, cond ast.Expr) types.Object {
 			return nil
 		}
 		if obj := info.ObjectOf(sel.Sel); obj == nil || !isLibPkg(obj.Pkg()) {
+			return nil
+		}
+	case funcIs(fn, "errors", "", "As") && len(call.Args) == 2:
+		// errors.As(err, &ce) with ce a *asyncio.CancelledError
+		u, ok := ast.Unparen(call.Args[1]).(*ast.UnaryExpr)
+		if !ok || u.Op != token.AND {
+			return nil
+		}
+		t := info.TypeOf(u.X)
+		if _, isPtr := types.Unalias(t).(*types.Pointer); t == nil || !isPtr || !libNamed(t, "CancelledError") {
 			return nil
 		}
 	default:

@@ -155,3 +155,25 @@ func elseReturns(t *asyncio.T, q *asyncio.Queue[int]) error {
 		}
 	}
 }
+
+// The filter and the cleanup branch written with errors.As.
+func notCancelledFilterAs(t *asyncio.T, q *asyncio.Queue[int]) {
+	var ce *asyncio.CancelledError
+	for {
+		v, err := q.Get(t)
+		if err != nil && !errors.As(err, &ce) { // want `the error of asyncio.Queue.Get is tested so that a cancellation skips the branch`
+			log.Print(err)
+			continue
+		}
+		log.Print(v)
+	}
+}
+
+func cleanupAs(t *asyncio.T, ev *asyncio.Event, q *asyncio.Queue[int]) error {
+	var ce *asyncio.CancelledError
+	if err := ev.Wait(t); errors.As(err, &ce) {
+		_, _ = q.Get(t) // negative: the task returns the cancellation next
+		return err
+	}
+	return nil
+}
