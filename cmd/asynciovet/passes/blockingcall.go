@@ -31,8 +31,11 @@ follows calls within the package and, through facts, across packages.
 
 The check looks inside functions with a *asyncio.T parameter, TaskGroup,
 BoundedTaskGroup and Timeout bodies, Condition.WaitFor predicates, the
-function given to WithLock, and loop callbacks (CallSoon, CallLater,
-AddDoneCallback..., and CallFuncOn's function, run on its target loop). A
+function given to WithLock or aio.WithServer, and loop callbacks (CallSoon,
+CallLater, AddDoneCallback..., CallFuncOn's function, run on its target
+loop, the exception handler and the SetBeforePoll/SetAfterPoll hooks),
+and the methods of a type implementing one of aio's protocol interfaces
+that the interface declares (DataReceived, ConnectionLost...). A
 blocking function or method given to those by name (l.CallSoon(s.flush))
 is reported where it is given. It does not look inside go statements, nor
 inside function literals that are not called on the spot, such as the
@@ -100,6 +103,7 @@ var blockers = []blocker{
 	{"sync", "RWMutex", []string{"Lock", "RLock"}, hintLock},
 	{"sync", "WaitGroup", []string{"Wait"}, "await the work with asyncio.Go(t, ...), or run tasks in an asyncio.TaskGroup"},
 	{"sync", "Cond", []string{"Wait"}, "use an asyncio.Condition between tasks, or wait inside asyncio.Go(t, ...)"},
+	{"golang.org/x/sync/semaphore", "Weighted", []string{"Acquire"}, "use an asyncio.Semaphore between tasks, or acquire inside asyncio.Go(t, ...)"},
 	{"net", "", []string{"Dial", "DialTimeout", "DialTCP", "DialUDP", "DialIP", "DialUnix"}, hintNetDial},
 	{"net", "Dialer", []string{"Dial", "DialContext"}, hintNetDial},
 	{"net", "Listener", []string{"Accept"}, "serve with aio.StartServer, or " + hintGo},
@@ -116,6 +120,7 @@ var blockers = []blocker{
 	{"net/http", "Transport", []string{"RoundTrip"}, hintHTTP},
 	{"net/http", "", []string{"ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS"}, "serve on a goroutine of its own (go srv.ListenAndServe()) or with aio.StartServer"},
 	{"net/http", "Server", []string{"ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS"}, "serve on a goroutine of its own (go srv.ListenAndServe()) or with aio.StartServer"},
+	{"net/http", "Server", []string{"Shutdown"}, "shut it down inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}): Shutdown waits for every connection to go idle"},
 	{"os", "", []string{"ReadFile", "WriteFile", "ReadDir"}, hintGo},
 	{"os", "File", []string{"Read", "ReadAt", "ReadDir", "Readdir", "Readdirnames"}, hintGo},
 	{"fmt", "", []string{"Scan", "Scanln", "Scanf"}, "read standard input inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}), which runs it off the loop while the task awaits"},
@@ -260,8 +265,14 @@ func (c *blockingChecker) where() string {
 		if c.root.withLock {
 			return "a task's WithLock body"
 		}
+		if c.root.withServer {
+			return "a task's WithServer body"
+		}
 		return "a task's TaskGroup/Timeout body"
 	case rootCallback:
+		if c.root.protocol {
+			return "a protocol callback (the loop calls it)"
+		}
 		return "a loop callback"
 	}
 	return "a task"
@@ -274,6 +285,7 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 		c.stmt = n
 	case *ast.CallExpr:
 		c.checkCall(n, nested)
+		c.calledNow(n)
 	case *ast.SendStmt:
 		if isChan(info.TypeOf(n.Chan)) && !c.srcs.roomy[n] {
 			c.rep.reportf(n.Arrow, "channel send inside %s blocks the whole event loop until a receiver is ready; use asyncio.Send(t, ch, v)", c.where())
@@ -291,6 +303,22 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 		return false
 	}
 	return true
+}
+
+// calledNow walks the function literals that a call runs before it
+// returns, on the caller's goroutine: the function given to sync.Once.Do
+// (once.Do(func() { cfg, _ = os.ReadFile(path) }) loads inside the task).
+func (c *blockingChecker) calledNow(call *ast.CallExpr) {
+	if !funcIs(callee(c.pass.TypesInfo, call), "sync", "Once", "Do") {
+		return
+	}
+	for _, a := range call.Args {
+		if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok && lit.Body != nil {
+			c.w.nested++
+			c.w.walk(lit.Body)
+			c.w.nested--
+		}
+	}
 }
 
 // checkSelect reports a select without a default case and checks the

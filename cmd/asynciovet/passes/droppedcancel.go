@@ -30,14 +30,29 @@ whose error is:
   - discarded by an expression statement: asyncio.Sleep(t, d)
   - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
   - checked by "if err != nil { ... }" where the body only logs and/or
-    continues, and err is not used anywhere else (its declaration
-    without a value, var err error, is not a use).
+    continues (or "if err == nil { ... } else { ... }" with such an
+    else), and err is not read anywhere else (its declaration
+    without a value, var err error, assignments to it and other such
+    checks of it are not reads);
+  - tested by "if err != nil && !asyncio.IsCancelled(err) { ... }" (or
+    !errors.Is(err, asyncio.ErrCancelled)), and not read anywhere else:
+    a cancellation skips the branch with success and is forgotten. Not
+    after an await that relays another awaitable's outcome (Await,
+    WaitFor, Go, CallOn...), whose cancellation may be that of a task
+    the caller cancelled itself;
+  - stored in a local variable that nothing reads (only assignments and
+    "_ = err"), or that the next statement assigns again without reading
+    it;
+  - given to a function of the package that only logs or drops its
+    error parameter: logErr(q.Put(t, v)).
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
 (or a return of fmt.Errorf("...: %w", err) or errors.Join(..., err), which
 still carry it): the task returns the cancellation right after, whatever
-they say.
+they say. Deferred awaits (defer w.WaitClosed(t), or the statements of a
+deferred literal outside its loops) are the cleanup of a function that
+is returning and are not reported either.
 
 Fix: return the error (wrapped if you like) so the task ends cancelled;
 or, to really keep going after a cancellation, handle it explicitly and
@@ -79,8 +94,9 @@ func runDroppedCancel(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	rep := newReporter(pass)
+	sinks := errorSinks(pass)
 	for _, f := range files(pass) {
-		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f), unwinding: unwindingStmts(pass.TypesInfo, f)}
+		d := &dropChecker{pass: pass, rep: rep, lists: listStmts(f), unwinding: unwindingStmts(pass.TypesInfo, f), sinks: sinks}
 		// Visit every function body with its signature, innermost first on
 		// the stack, so that a fix returns from the right function.
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -105,7 +121,10 @@ type dropChecker struct {
 	pass      *analysis.Pass
 	rep       *reporter
 	lists     map[ast.Stmt]bool
-	unwinding map[ast.Stmt]bool // cleanup awaits of a cancelled task that then returns the cancellation
+	unwinding map[ast.Stmt]bool                        // cleanup awaits of a function that returns right after (unwindingStmts, deferredStmts)
+	captured  map[*ast.BlockStmt]map[types.Object]bool // per function body: the variables its literals refer to
+	read      map[*types.Var]bool                      // whether a local variable is read in its function at all
+	sinks     map[*types.Func]map[int]bool             // functions of the package that drop their error parameter i (errorSinks)
 }
 
 // unwindingStmts returns the statements of file that sit directly in the
@@ -140,7 +159,36 @@ func unwindingStmts(info *types.Info, file *ast.File) map[ast.Stmt]bool {
 		}
 		return true
 	})
+	deferredStmts(file, out)
 	return out
+}
+
+// deferredStmts adds to out the statements of the function literals that
+// file defers (defer func() { ...; w.WaitClosed(t) }()), outside loops:
+// like a deferred await (defer w.WaitClosed(t)), they are the cleanup of a
+// function that is returning, so a cancellation there ends nothing that
+// would carry on.
+func deferredStmts(file *ast.File, out map[ast.Stmt]bool) {
+	ast.Inspect(file, func(n ast.Node) bool {
+		ds, ok := n.(*ast.DeferStmt)
+		if !ok || ds.Call == nil {
+			return true
+		}
+		lit, ok := ast.Unparen(ds.Call.Fun).(*ast.FuncLit)
+		if !ok || lit.Body == nil {
+			return true
+		}
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit, *ast.ForStmt, *ast.RangeStmt:
+				return false // another function; a loop that may go on awaiting
+			case ast.Stmt:
+				out[n] = true
+			}
+			return true
+		})
+		return true
+	})
 }
 
 // returnsErr reports whether e is v, or v wrapped so that errors.Is still
@@ -207,8 +255,9 @@ func printfVerbs(format string) ([]byte, bool) {
 	return verbs, true
 }
 
-// cancelledTest returns v if cond is asyncio.IsCancelled(v) or
-// errors.Is(v, asyncio.ErrCancelled), else nil.
+// cancelledTest returns v if cond is asyncio.IsCancelled(v),
+// errors.Is(v, asyncio.ErrCancelled) or errors.As(v, &ce) with ce a
+// *asyncio.CancelledError, else nil.
 func cancelledTest(info *types.Info, cond ast.Expr) types.Object {
 	call, ok := ast.Unparen(cond).(*ast.CallExpr)
 	if !ok || len(call.Args) == 0 {
@@ -223,6 +272,16 @@ func cancelledTest(info *types.Info, cond ast.Expr) types.Object {
 			return nil
 		}
 		if obj := info.ObjectOf(sel.Sel); obj == nil || !isLibPkg(obj.Pkg()) {
+			return nil
+		}
+	case funcIs(fn, "errors", "", "As") && len(call.Args) == 2:
+		// errors.As(err, &ce) with ce a *asyncio.CancelledError
+		u, ok := ast.Unparen(call.Args[1]).(*ast.UnaryExpr)
+		if !ok || u.Op != token.AND {
+			return nil
+		}
+		t := info.TypeOf(u.X)
+		if _, isPtr := types.Unalias(t).(*types.Pointer); t == nil || !isPtr || !libNamed(t, "CancelledError") {
 			return nil
 		}
 	default:
@@ -261,6 +320,7 @@ func (d *dropChecker) function(body *ast.BlockStmt, sig *types.Signature) {
 	if body == nil {
 		return
 	}
+	var checked []checkedErr
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -271,14 +331,15 @@ func (d *dropChecker) function(body *ast.BlockStmt, sig *types.Signature) {
 		case *ast.AssignStmt:
 			d.blankAssign(n, sig)
 		case *ast.BlockStmt:
-			d.list(n.List, body)
+			checked = append(checked, d.list(n.List, body)...)
 		case *ast.CaseClause:
-			d.list(n.Body, body)
+			checked = append(checked, d.list(n.Body, body)...)
 		case *ast.CommClause:
-			d.list(n.Body, body)
+			checked = append(checked, d.list(n.Body, body)...)
 		}
 		return true
 	})
+	d.reportChecked(checked, body)
 }
 
 // exprStmt reports an await used as a statement.
@@ -288,6 +349,9 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 		return
 	}
 	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+	if !ok && !d.unwinding[s] {
+		d.sunk(call)
+	}
 	if !ok || d.unwinding[s] {
 		return
 	}
@@ -299,6 +363,138 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 		diag.SuggestedFixes = []analysis.SuggestedFix{propagateFix(d.pass, s, call.Pos(), nres, ret, "Return the error of "+displayName(fn))}
 	}
 	d.rep.report(diag)
+}
+
+// sunk reports the call h(await(...)) of a function of the package that
+// drops (or only logs) the error it is given: logErr(q.Put(t, v)).
+func (d *dropChecker) sunk(call *ast.CallExpr) {
+	params := d.sinks[callee(d.pass.TypesInfo, call)]
+	if len(params) == 0 || call.Ellipsis.IsValid() {
+		return
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if s := d.pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodExpr {
+			return // T.m(x, err): the arguments are shifted by the receiver
+		}
+	}
+	for i, a := range call.Args {
+		inner, ok := ast.Unparen(a).(*ast.CallExpr)
+		if !ok || !params[i] {
+			continue
+		}
+		if fn, nres, ok := awaitResults(d.pass.TypesInfo, inner); ok && nres == 1 {
+			d.rep.reportf(inner.Pos(), "the error of %s is given to %s, which only logs or drops it: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())", displayName(fn), displayName(callee(d.pass.TypesInfo, call)))
+		}
+	}
+}
+
+// errorSinks returns the functions declared in the package whose error
+// parameters are dropped: read nowhere, or only by logging calls and by
+// "if err != nil" tests whose branch only logs or returns nothing. Given
+// an await's error, such a helper swallows the cancellation as surely as
+// "_ =" does.
+func errorSinks(pass *analysis.Pass) map[*types.Func]map[int]bool {
+	info := pass.TypesInfo
+	out := map[*types.Func]map[int]bool{}
+	for _, f := range files(pass) {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Name == nil {
+				continue
+			}
+			fn, ok := info.Defs[fd.Name].(*types.Func)
+			sig := funcSig(fn)
+			if !ok || sig == nil || sig.Variadic() {
+				continue
+			}
+			for i := 0; i < sig.Params().Len(); i++ {
+				p := sig.Params().At(i)
+				if p.Name() == "" || p.Name() == "_" || !isErrorType(p.Type()) || !dropsParam(info, fd.Body, p) {
+					continue
+				}
+				if out[fn] == nil {
+					out[fn] = map[int]bool{}
+				}
+				out[fn][i] = true
+			}
+		}
+	}
+	return out
+}
+
+// dropsParam reports whether body reads p only as an argument of a
+// logging call or in "if p != nil" tests whose branch only logs (or is
+// "return" with no results).
+func dropsParam(info *types.Info, body *ast.BlockStmt, p *types.Var) bool {
+	allowed := map[*ast.Ident]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if n.Init == nil && n.Else == nil && isNotNil(info, n.Cond, p) && logsOnly(info, n.Body) {
+				ast.Inspect(n, func(m ast.Node) bool {
+					if id, ok := m.(*ast.Ident); ok {
+						allowed[id] = true
+					}
+					return true
+				})
+			}
+		case *ast.CallExpr:
+			if isLogCall(callee(info, n)) {
+				for _, a := range n.Args {
+					if id, ok := ast.Unparen(a).(*ast.Ident); ok {
+						allowed[id] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return !readElsewhereIdents(info, body, p, allowed)
+}
+
+// logsOnly reports whether body holds only logging calls and bare returns.
+func logsOnly(info *types.Info, body *ast.BlockStmt) bool {
+	for _, s := range body.List {
+		switch s := s.(type) {
+		case *ast.ExprStmt:
+			call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+			if !ok || !isLogCall(callee(info, call)) {
+				return false
+			}
+		case *ast.ReturnStmt:
+			if len(s.Results) > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// readElsewhereIdents reports whether v is read in body by an identifier
+// not in allowed (assignments to v and "_ = v" are not reads).
+func readElsewhereIdents(info *types.Info, body *ast.BlockStmt, v *types.Var, allowed map[*ast.Ident]bool) bool {
+	read := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && !allowed[id] && info.ObjectOf(id) == types.Object(v) {
+			read = true
+		}
+		return !read
+	})
+	if !read {
+		return false
+	}
+	return readElsewhere(info, body, v, identSet(allowed))
+}
+
+// identSet turns a set of identifiers into a set of nodes.
+func identSet(ids map[*ast.Ident]bool) map[ast.Node]bool {
+	out := make(map[ast.Node]bool, len(ids))
+	for id := range ids {
+		out[id] = true
+	}
+	return out
 }
 
 // blankAssign reports an await whose error result is assigned to _.
@@ -334,14 +530,45 @@ func isBlank(e ast.Expr) bool {
 	return ok && id.Name == "_"
 }
 
+// checkedErr is an await whose error is stored in a local variable and
+// then tested by the if statement that follows, in a way that drops a
+// cancellation:
+//
+//	if err := await(); err != nil { log(err) }  // swallow: the branch only logs
+//	err := await()
+//	if err != nil && !asyncio.IsCancelled(err) { ... }  // filter: a cancellation skips the branch
+//
+// It is reported only if nothing else reads the variable (reportChecked).
+type checkedErr struct {
+	fn     *types.Func
+	v      *types.Var
+	def    ast.Stmt
+	ifs    *ast.IfStmt
+	filter bool // the condition keeps cancellations out of the branch
+}
+
+// region returns the nodes of c in which the reads of c.v are the test's
+// own: the assignment, and the whole if statement for a swallow (its else
+// branch sees a nil error) or its condition and body for a filter (its
+// else branch is where a cancellation goes).
+func (c checkedErr) region() []ast.Node {
+	if c.filter {
+		return []ast.Node{c.def, c.ifs.Cond, c.ifs.Body}
+	}
+	return []ast.Node{c.def, c.ifs}
+}
+
 // list looks in a statement list for an await whose error is checked and
-// then ignored:
+// then ignored, or tested so that a cancellation skips the branch:
 //
 //	if err := await(); err != nil { log(err) }
 //	err := await()
 //	if err != nil { continue }
-func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) {
+//	if err != nil && !asyncio.IsCancelled(err) { return err }
+func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr {
+	var out []checkedErr
 	for i, s := range stmts {
+		d.deadStore(stmts, i, fnBody)
 		ifs, ok := s.(*ast.IfStmt)
 		if !ok {
 			continue
@@ -350,40 +577,251 @@ func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) {
 		if def == nil && i > 0 {
 			def = stmts[i-1]
 		}
-		as, ok := def.(*ast.AssignStmt)
-		if !ok || len(as.Rhs) != 1 {
+		if def == nil || d.unwinding[ifs] {
 			continue
 		}
-		call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
-		if !ok {
+		fn, _, errVar := d.awaitErrVar(def, fnBody)
+		if errVar == nil {
 			continue
 		}
-		fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
-		if !ok || len(as.Lhs) != nres {
-			continue
+		switch {
+		case !relaysOutcome(fn) && excludesCancellation(d.pass.TypesInfo, ifs.Cond, errVar):
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, filter: true})
+		case isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
+		case isNil(d.pass.TypesInfo, ifs.Cond, errVar) && elseSwallows(d.pass.TypesInfo, ifs):
+			// if err == nil { ... } else { log(err) }: the else branch is
+			// the error's, and it only logs.
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
 		}
-		errID, ok := as.Lhs[nres-1].(*ast.Ident)
-		if !ok {
-			continue
-		}
-		errVar := localVar(d.pass, errID)
-		if errVar == nil || !within(errVar.Pos(), fnBody) {
-			continue // a result parameter or a captured variable: it may be returned
-		}
-		if !isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) || !swallows(d.pass.TypesInfo, ifs.Body) {
-			continue
-		}
-		if usedOutside(d.pass.TypesInfo, fnBody, errVar, as, ifs) {
-			continue
-		}
-		d.rep.reportf(ifs.If, "the error of %s is checked but the branch only logs or continues: a cancellation is swallowed and the task carries on; return the error (or test asyncio.IsCancelled(err) and call t.Uncancel() if carrying on is intended)", displayName(fn))
 	}
+	return out
+}
+
+// awaitErrVar returns the await that st assigns and the local variable of
+// fnBody that receives its error, if st is such an assignment.
+func (d *dropChecker) awaitErrVar(st ast.Stmt, fnBody *ast.BlockStmt) (*types.Func, *ast.Ident, *types.Var) {
+	as, ok := st.(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 || (as.Tok != token.ASSIGN && as.Tok != token.DEFINE) {
+		return nil, nil, nil
+	}
+	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return nil, nil, nil
+	}
+	fn, nres, ok := awaitResults(d.pass.TypesInfo, call)
+	if !ok || len(as.Lhs) != nres {
+		return nil, nil, nil
+	}
+	id, ok := as.Lhs[nres-1].(*ast.Ident)
+	if !ok {
+		return nil, nil, nil
+	}
+	v := localVar(d.pass, id)
+	if v == nil || !within(v.Pos(), fnBody) {
+		return nil, nil, nil // a result parameter or a captured variable: it may be returned
+	}
+	return fn, id, v
+}
+
+// deadStore reports the await assigned by stmts[i] when its error variable
+// is never read in the function (only assigned, or "_ = err"), or when the
+// next statement assigns the variable again without reading it: either
+// way the error, a cancellation included, is gone before anything looks
+// at it.
+func (d *dropChecker) deadStore(stmts []ast.Stmt, i int, fnBody *ast.BlockStmt) {
+	if d.unwinding[stmts[i]] {
+		return
+	}
+	fn, id, v := d.awaitErrVar(stmts[i], fnBody)
+	if v == nil {
+		return
+	}
+	info := d.pass.TypesInfo
+	if d.read == nil {
+		d.read = map[*types.Var]bool{}
+	}
+	read, ok := d.read[v]
+	if !ok {
+		read = readElsewhere(info, fnBody, v, nil)
+		d.read[v] = read
+	}
+	if !read {
+		d.rep.reportf(id.Pos(), "the error of %s is assigned to %s, which nothing reads: a cancellation is swallowed and the task carries on; return the error (or handle the cancellation and call t.Uncancel())", displayName(fn), v.Name())
+		return
+	}
+	if i+1 >= len(stmts) || d.capturedIn(fnBody, v) {
+		return // a deferred or concurrent literal might read it in between
+	}
+	next, ok := stmts[i+1].(*ast.AssignStmt)
+	if !ok || (next.Tok != token.ASSIGN && next.Tok != token.DEFINE) {
+		return
+	}
+	writes := false
+	for _, l := range next.Lhs {
+		if lid, ok := l.(*ast.Ident); ok && info.ObjectOf(lid) == types.Object(v) {
+			writes = true
+		}
+	}
+	if !writes || slices.ContainsFunc(next.Rhs, func(e ast.Expr) bool { return mentions(info, e, v) }) {
+		return
+	}
+	d.rep.reportf(id.Pos(), "the error of %s is assigned to %s and overwritten by the next statement before anything reads it: a cancellation is swallowed and the task carries on; check it first and return it", displayName(fn), v.Name())
+}
+
+// mentions reports whether v appears in n.
+func mentions(info *types.Info, n ast.Node, v *types.Var) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.ObjectOf(id) == types.Object(v) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// capturedIn reports whether a function literal in fnBody refers to v.
+// The variables the literals of a body refer to are collected once per
+// body, so that a long function with many awaits stays linear.
+func (d *dropChecker) capturedIn(fnBody *ast.BlockStmt, v *types.Var) bool {
+	if d.captured == nil {
+		d.captured = map[*ast.BlockStmt]map[types.Object]bool{}
+	}
+	refs, ok := d.captured[fnBody]
+	if !ok {
+		refs = map[types.Object]bool{}
+		info := d.pass.TypesInfo
+		ast.Inspect(fnBody, func(n ast.Node) bool {
+			lit, ok := n.(*ast.FuncLit)
+			if !ok {
+				return true
+			}
+			ast.Inspect(lit.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					if obj := info.ObjectOf(id); obj != nil {
+						refs[obj] = true
+					}
+				}
+				return true
+			})
+			return false
+		})
+		d.captured[fnBody] = refs
+	}
+	return refs[v]
+}
+
+// reportChecked reports the checked awaits of one function whose variable
+// nothing reads outside such tests: every error stored in it then ends
+// in a branch that only logs, or never reaches one if it is a
+// cancellation. (Two loops that each swallow the errors of their awaits
+// into one err are both reported.)
+func (d *dropChecker) reportChecked(checked []checkedErr, fnBody *ast.BlockStmt) {
+	regions := map[*types.Var]map[ast.Node]bool{}
+	for _, c := range checked {
+		if regions[c.v] == nil {
+			regions[c.v] = map[ast.Node]bool{}
+		}
+		for _, n := range c.region() {
+			regions[c.v][n] = true
+		}
+	}
+	readOutside := map[*types.Var]bool{}
+	for v, skip := range regions {
+		readOutside[v] = readElsewhere(d.pass.TypesInfo, fnBody, v, skip)
+	}
+	for _, c := range checked {
+		if readOutside[c.v] {
+			continue
+		}
+		if c.filter {
+			d.rep.reportf(c.ifs.If, "the error of %s is tested so that a cancellation skips the branch, and nothing else reads it: a cancellation is swallowed and the task carries on (unlike Python's except Exception, nothing propagates it); return it: if asyncio.IsCancelled(err) { return err }", displayName(c.fn))
+			continue
+		}
+		d.rep.reportf(c.ifs.If, "the error of %s is checked but the branch only logs or continues: a cancellation is swallowed and the task carries on; return the error (or test asyncio.IsCancelled(err) and call t.Uncancel() if carrying on is intended)", displayName(c.fn))
+	}
+}
+
+// relaysOutcome reports whether the await fn returns the outcome of
+// something else it waits for: an awaitable (Task.Await, Future.Await,
+// T.Await, WaitFor, Wait) or a function it runs (Go, CallOn, TaskGroup).
+// A cancellation from it may be that other thing's (a task the caller
+// cancelled itself, then awaits), which code rightly filters out with
+// !asyncio.IsCancelled(err). Any other await (Sleep, Acquire, Get, Wait
+// on an Event, a stream read) returns only the calling task's own
+// cancellation.
+func relaysOutcome(fn *types.Func) bool {
+	sig := funcSig(fn)
+	if sig == nil || fn.Name() == "Await" {
+		return true
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		t := sig.Params().At(i).Type()
+		for {
+			if s, ok := t.Underlying().(*types.Slice); ok {
+				t = s.Elem()
+				continue
+			}
+			break
+		}
+		if tp, ok := types.Unalias(t).(*types.TypeParam); ok {
+			t = tp.Constraint()
+		}
+		if _, ok := t.Underlying().(*types.Signature); ok {
+			return true
+		}
+		if libNamed(t, "Awaitable", "AwaitableOf", "Task", "Future") {
+			return true
+		}
+	}
+	return false
+}
+
+// excludesCancellation reports whether cond is a conjunction with the
+// terms v != nil and !asyncio.IsCancelled(v) (or !errors.Is(v,
+// asyncio.ErrCancelled)): a cancellation then skips the branch together
+// with success, and the code after it carries on as if the await had
+// succeeded. (Without the nil test only a cancellation skips the branch,
+// so the code after it is the cancellation's own handler.)
+func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	var terms []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		terms = append(terms, e)
+	}
+	flatten(cond)
+	notNil, notCancelled := false, false
+	for _, e := range terms {
+		if isNotNil(info, e, v) {
+			notNil = true
+		}
+		if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.NOT && cancelledTest(info, u.X) == types.Object(v) {
+			notCancelled = true
+		}
+	}
+	return notNil && notCancelled
 }
 
 // isNotNil reports whether cond is exactly "v != nil" or "nil != v".
 func isNotNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	return comparesNil(info, cond, v, token.NEQ)
+}
+
+// isNil reports whether cond is exactly "v == nil" or "nil == v".
+func isNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	return comparesNil(info, cond, v, token.EQL)
+}
+
+// comparesNil reports whether cond compares v with nil with op.
+func comparesNil(info *types.Info, cond ast.Expr, v *types.Var, op token.Token) bool {
 	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
-	if !ok || b.Op != token.NEQ {
+	if !ok || b.Op != op {
 		return false
 	}
 	is := func(e ast.Expr, want types.Object) bool {
@@ -399,6 +837,12 @@ func isNotNil(info *types.Info, cond ast.Expr, v *types.Var) bool {
 		return isNil
 	}
 	return (is(b.X, v) && isNil(b.Y)) || (isNil(b.X) && is(b.Y, v))
+}
+
+// elseSwallows reports whether ifs has a plain else block that swallows.
+func elseSwallows(info *types.Info, ifs *ast.IfStmt) bool {
+	els, ok := ifs.Else.(*ast.BlockStmt)
+	return ok && swallows(info, els)
 }
 
 // swallows reports whether body provably neither propagates nor handles an
@@ -439,26 +883,48 @@ func isLogCall(fn *types.Func) bool {
 		funcIs(fn, "testing", "common", "Log", "Logf")
 }
 
-// usedOutside reports whether v is referred to in fnBody anywhere but in
-// the statements def and ifs (ifs' else branch included, where v is nil).
-func usedOutside(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, def ast.Stmt, ifs *ast.IfStmt) bool {
-	used := false
+// readElsewhere reports whether v is read in fnBody outside the nodes
+// skip. Writes are not reads: the left side of an assignment, a
+// declaration without a value (var err error), and "_ = v", which only
+// silences the compiler.
+func readElsewhere(info *types.Info, fnBody *ast.BlockStmt, v *types.Var, skip map[ast.Node]bool) bool {
+	notRead := map[*ast.Ident]bool{}
+	read := false
 	ast.Inspect(fnBody, func(n ast.Node) bool {
-		if used {
+		if read || n == nil {
 			return false
 		}
-		if n == ast.Node(def) || n == ast.Node(ifs) {
+		if skip[n] {
 			return false
 		}
-		// A declaration without a value (var err error) neither reads v
-		// nor gives it a value that something else could return.
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == 0 {
-			return false
-		}
-		if id, ok := n.(*ast.Ident); ok && info.ObjectOf(id) == v {
-			used = true
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			if len(n.Values) == 0 {
+				return false
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.ASSIGN || n.Tok == token.DEFINE {
+				allBlank := true
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						notRead[id] = true
+					}
+					allBlank = allBlank && isBlank(l)
+				}
+				if allBlank && n.Tok == token.ASSIGN {
+					for _, r := range n.Rhs {
+						if id, ok := ast.Unparen(r).(*ast.Ident); ok {
+							notRead[id] = true
+						}
+					}
+				}
+			}
+		case *ast.Ident:
+			if !notRead[n] && info.ObjectOf(n) == types.Object(v) {
+				read = true
+			}
 		}
 		return true
 	})
-	return used
+	return read
 }

@@ -24,7 +24,11 @@ cannot detect outside debug mode.
 
 The check reports such calls when their receiver (or their *T, *Loop or
 LoopOwner argument) is a variable of the enclosing task, captured by the
-goroutine. Objects the goroutine makes itself (a loop of its own) are fine,
+goroutine (also a goroutine that a callback of the task starts, and a
+method value given to time.AfterFunc or WaitGroup.Go: time.AfterFunc(d,
+ev.Set)); and calls there of the program's own functions that are given
+the task's *T (go poll(t)): a function that takes a *asyncio.T is a
+coroutine of that task. Objects the goroutine makes itself (a loop of its own) are fine,
 and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
 asyncio.RunCoroutineThreadsafe, asyncio.Threadsafe, Loop.ExpectExternal,
 the methods of ConcurrentFuture, and the Loop() accessors.
@@ -62,8 +66,9 @@ func runForeignGoroutine(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	rep := newReporter(pass)
-	for _, r := range findRoots(pass) {
-		c := &foreignChecker{pass: pass, rep: rep, root: r}
+	roots := findRoots(pass)
+	for _, r := range roots {
+		c := &foreignChecker{pass: pass, rep: rep, root: r, owner: ownerOf(r, roots)}
 		w := &loopWalker{
 			visit: func(n ast.Node, _ bool) bool {
 				if call, ok := n.(*ast.CallExpr); ok {
@@ -83,6 +88,29 @@ type foreignChecker struct {
 	pass *analysis.Pass
 	rep  *reporter
 	root *root
+	// owner is the function whose variables the root's goroutines must
+	// not use: the root itself, or for a callback or body literal the
+	// innermost task function around it (the task's event, captured by a
+	// CallSoon callback that starts a goroutine, is still the loop's).
+	owner ast.Node
+}
+
+// ownerOf returns the innermost task function of roots that encloses r,
+// or r's own node.
+func ownerOf(r *root, roots []*root) ast.Node {
+	if r.kind == rootTask {
+		return r.node
+	}
+	owner := r.node
+	for _, o := range roots {
+		if o.kind != rootTask || o.node == r.node || !within(r.node.Pos(), o.node) {
+			continue
+		}
+		if owner == r.node || within(o.node.Pos(), owner) {
+			owner = o.node // a task function nested deeper
+		}
+	}
+	return owner
 }
 
 // goStmt checks a go statement of the root.
@@ -115,8 +143,40 @@ func (c *foreignChecker) spawner(call *ast.CallExpr) {
 	for _, a := range call.Args {
 		if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok {
 			c.goroutine(lit.Body, "a function that "+displayName(fn)+" runs on another goroutine")
+			continue
 		}
+		c.methodValue(a, "a function that "+displayName(fn)+" runs on another goroutine")
 	}
+}
+
+// methodValue reports a method value of a loop object the task owns given
+// to a spawner, which calls it on another goroutine:
+// time.AfterFunc(d, ev.Set) is go ev.Set() later.
+func (c *foreignChecker) methodValue(e ast.Expr, where string) {
+	info := c.pass.TypesInfo
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return
+	}
+	s := info.Selections[sel]
+	if s == nil || s.Kind() != types.MethodVal {
+		return
+	}
+	m, ok := s.Obj().(*types.Func)
+	if !ok {
+		return
+	}
+	m = m.Origin()
+	sig := funcSig(m)
+	if sig == nil || sig.Recv() == nil || !isLibPkg(m.Pkg()) || !m.Exported() || threadSafe(m) ||
+		!libNamed(sig.Recv().Type(), loopBoundTypes...) {
+		return
+	}
+	v := localVar(c.pass, rootIdent(sel.X))
+	if v == nil || !within(v.Pos(), c.owner) {
+		return
+	}
+	c.rep.reportf(sel.Pos(), "%s is called on %s from %s: only the loop's own schedule may use it (a data race); hand the work back with Loop.CallSoonThreadsafe or asyncio.RunCoroutineThreadsafe, or use asyncio.Go(t, ...) instead of a goroutine", displayName(m), v.Name(), where)
 }
 
 // goroutine checks the body of a function that runs on another goroutine,
@@ -149,19 +209,34 @@ func (c *foreignChecker) call(call *ast.CallExpr, body *ast.BlockStmt, where str
 	// Only the library's API is known: its unexported helpers, which only
 	// its own tests can call, guard themselves (a test helper that polls
 	// loop state under its mutex from a worker is fine).
-	if sig == nil || !isLibPkg(fn.Pkg()) || !fn.Exported() || threadSafe(fn) {
+	if sig == nil || (isLibPkg(fn.Pkg()) && (!fn.Exported() || threadSafe(fn))) {
 		return
 	}
 	owned := func(e ast.Expr) (string, bool) {
 		id := rootIdent(ast.Unparen(e))
 		v := localVar(c.pass, id)
-		if v == nil || !within(v.Pos(), c.root.node) || (body != nil && within(v.Pos(), body)) {
+		if v == nil || !within(v.Pos(), c.owner) || (body != nil && within(v.Pos(), body)) {
 			return "", false
 		}
 		return v.Name(), true
 	}
 	report := func(name string) {
 		c.rep.reportf(call.Pos(), "%s is called on %s from %s: only the loop's own schedule may use it (a data race); hand the work back with Loop.CallSoonThreadsafe or asyncio.RunCoroutineThreadsafe, or use asyncio.Go(t, ...) instead of a goroutine", displayName(fn), name, where)
+	}
+	if !isLibPkg(fn.Pkg()) {
+		// A function of the program that takes a *asyncio.T is a coroutine
+		// of that task (its awaits name it): run here, it awaits, reads
+		// and schedules on the task's loop from another goroutine.
+		for i, a := range call.Args {
+			if !isTaskHandle(paramTypeAt(sig, i, call.Ellipsis.IsValid())) {
+				continue
+			}
+			if name, ok := owned(a); ok {
+				c.rep.reportf(call.Pos(), "%s is given the task's handle %s on %s: a function that takes a *asyncio.T runs as part of that task, and from another goroutine it races with the loop; run it in the task (or as a task of its own with asyncio.CreateTask), and keep only blocking work in the goroutine (asyncio.Go)", displayName(fn), name, where)
+				return
+			}
+		}
+		return
 	}
 	if sig.Recv() != nil {
 		if !libNamed(sig.Recv().Type(), loopBoundTypes...) {

@@ -17,11 +17,12 @@ const (
 	rootTask rootKind = iota
 	// rootInline is a function the library calls inside the calling task:
 	// a TaskGroup, BoundedTaskGroup or Timeout body, a Condition.WaitFor
-	// predicate, the function given to WithLock.
+	// predicate, the function given to WithLock or aio.WithServer.
 	rootInline
 	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
-	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, and the
-	// function CallFuncOn runs on its target loop.
+	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, the
+	// function CallFuncOn runs on its target loop, the loop's exception
+	// handler and its poll hooks (SetBeforePoll, SetAfterPoll).
 	rootCallback
 )
 
@@ -40,6 +41,13 @@ type root struct {
 	// withLock is set for the function given to WithLock, which runs
 	// inside the calling task while it holds the lock.
 	withLock bool
+	// withServer is set for the function given to aio.WithServer, which
+	// runs inside the calling task while the server serves.
+	withServer bool
+	// protocol is set for a method of a type that implements one of
+	// aio's protocol interfaces, which the loop calls as a callback
+	// (DataReceived, ConnectionLost...).
+	protocol bool
 }
 
 // taskParam returns the first *asyncio.T parameter of sig, or nil.
@@ -77,10 +85,11 @@ func declSig(info *types.Info, decl *ast.FuncDecl) *types.Signature {
 // inside the calling task or as loop callbacks.
 func bodyKind(fn *types.Func) (rootKind, bool) {
 	switch {
-	case libFuncIs(fn, "", "TaskGroup", "BoundedTaskGroup", "Timeout", "TimeoutAt", "WithLock"),
+	case libFuncIs(fn, "", "TaskGroup", "BoundedTaskGroup", "Timeout", "TimeoutAt", "WithLock", "WithServer"),
 		libFuncIs(fn, "Condition", "WaitFor"):
 		return rootInline, true
-	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter"),
+	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter",
+		"SetExceptionHandler", "SetBeforePoll", "SetAfterPoll"),
 		libFuncIs(fn, "", "CallFuncOn"): // fn runs as a callback of the target loop
 		return rootCallback, true
 	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":
@@ -94,6 +103,7 @@ func bodyKind(fn *types.Func) (rootKind, bool) {
 // literals handed to the library as task bodies or loop callbacks.
 func findRoots(pass *analysis.Pass) []*root {
 	info := pass.TypesInfo
+	protos := protocolsOf(pass.Pkg)
 	var roots []*root
 	for _, f := range files(pass) {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -102,6 +112,8 @@ func findRoots(pass *analysis.Pass) []*root {
 				sig := declSig(info, n)
 				if p := taskParam(sig); p != nil && n.Body != nil {
 					roots = append(roots, &root{node: n, body: n.Body, sig: sig, tparam: p, kind: rootTask, file: f})
+				} else if n.Body != nil && protos.callback(info, n) {
+					roots = append(roots, &root{node: n, body: n.Body, sig: sig, kind: rootCallback, file: f, protocol: true})
 				}
 			case *ast.FuncLit:
 				sig := litSig(info, n)
@@ -124,7 +136,7 @@ func findRoots(pass *analysis.Pass) []*root {
 					if taskParam(sig) != nil {
 						continue // a root of its own (rootTask)
 					}
-					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock")})
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock"), withServer: libFuncIs(fn, "", "WithServer")})
 				}
 			}
 			return true
@@ -211,4 +223,70 @@ func indentOf(fset *token.FileSet, pos token.Pos) string {
 		ind = append(ind, '\t')
 	}
 	return string(ind)
+}
+
+// protocolNames are aio's protocol interfaces (asyncio's Protocol,
+// BufferedProtocol, DatagramProtocol, SubprocessProtocol): the transports
+// call their methods on the loop, as callbacks.
+var protocolNames = []string{"Protocol", "BufferedProtocol", "DatagramProtocol", "SubprocessProtocol"}
+
+// protocols holds the protocol interfaces that the package under analysis
+// can see (it imports the package that declares them).
+type protocols []*types.Interface
+
+// protocolsOf returns the protocol interfaces of the library packages
+// that pkg imports.
+func protocolsOf(pkg *types.Package) protocols {
+	if pkg == nil {
+		return nil
+	}
+	var out protocols
+	for _, imp := range pkg.Imports() {
+		if !isLibPkg(imp) {
+			continue
+		}
+		for _, name := range protocolNames {
+			tn, ok := imp.Scope().Lookup(name).(*types.TypeName)
+			if !ok {
+				continue
+			}
+			if it, ok := tn.Type().Underlying().(*types.Interface); ok && it.NumMethods() > 0 {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// callback reports whether decl is a method that the loop calls as a
+// protocol callback: its receiver's type (or a pointer to it) implements
+// one of the protocol interfaces, and that interface has a method of
+// decl's name.
+func (ps protocols) callback(info *types.Info, decl *ast.FuncDecl) bool {
+	if len(ps) == 0 || decl.Recv == nil || decl.Name == nil {
+		return false
+	}
+	fn, ok := info.Defs[decl.Name].(*types.Func)
+	if !ok {
+		return false
+	}
+	sig := funcSig(fn)
+	if sig == nil || sig.Recv() == nil {
+		return false
+	}
+	n := namedOf(sig.Recv().Type())
+	if n == nil || n.TypeParams().Len() > 0 {
+		return false
+	}
+	for _, it := range ps {
+		if !types.Implements(types.NewPointer(n), it) {
+			continue
+		}
+		for i := 0; i < it.NumMethods(); i++ {
+			if it.Method(i).Name() == fn.Name() {
+				return true
+			}
+		}
+	}
+	return false
 }

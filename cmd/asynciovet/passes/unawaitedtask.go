@@ -21,7 +21,7 @@ reports it as never retrieved or still pending when it closes. This is
 asyncio's "Task was destroyed but it is pending!", caught at compile time.
 
 The check reports CreateTask when its result is discarded by an expression
-statement, assigned to _, or assigned to a local variable whose only other
+statement or a defer statement, assigned to _, or assigned to a local variable whose only other
 appearances are assignments to it and "_ = v". Anything else (awaiting it,
 passing it anywhere, storing it in a field, slice or map) counts as kept,
 on every path: a task awaited on one branch of an if and dropped on the
@@ -59,6 +59,12 @@ func runUnawaitedTask(pass *analysis.Pass) (any, error) {
 			switch n := n.(type) {
 			case *ast.ExprStmt:
 				if call, ok := isCreate(n.X); ok {
+					rep.reportf(call.Pos(), "%s", msg)
+				}
+			case *ast.DeferStmt:
+				// defer asyncio.CreateTask(l, cleanup): the deferred call's
+				// result is dropped as surely as a statement's.
+				if call, ok := isCreate(n.Call); ok {
 					rep.reportf(call.Pos(), "%s", msg)
 				}
 			case *ast.AssignStmt:

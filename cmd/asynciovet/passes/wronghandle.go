@@ -25,10 +25,10 @@ Fix: await with the literal's own parameter (name it if it is unnamed). A
 suggested fix renames the captured handle to the parameter when the
 parameter has a name.
 
-Function literals passed to WaitForFunc are exempt (WaitForFunc runs its
-function inside the calling task, so both handles are the same task), as
-are literals called directly or stored in a variable that is called
-directly.`,
+Function literals passed to WaitForFunc or Retry are exempt (they run
+their function inside the calling task and hand it the caller's own
+handle, so both handles are the same task), as are literals called
+directly or stored in a variable that is called directly.`,
 	Run:              runWrongHandle,
 	RunDespiteErrors: true,
 }
@@ -59,8 +59,8 @@ func runWrongHandle(pass *analysis.Pass) (any, error) {
 
 // sameTaskLits returns the function literals of file that run inside the
 // task that creates them, with the same handle: literals passed to
-// WaitForFunc, called on the spot, or bound to a local variable that is
-// called directly.
+// WaitForFunc or Retry (which call them with the caller's own *T), called
+// on the spot, or bound to a local variable that is called directly.
 func sameTaskLits(pass *analysis.Pass, file *ast.File) map[*ast.FuncLit]bool {
 	info := pass.TypesInfo
 	out := map[*ast.FuncLit]bool{}
@@ -77,7 +77,7 @@ func sameTaskLits(pass *analysis.Pass, file *ast.File) map[*ast.FuncLit]bool {
 					called[v] = true
 				}
 			}
-			if libFuncIs(callee(info, n), "", "WaitForFunc") {
+			if libFuncIs(callee(info, n), "", "WaitForFunc", "Retry") {
 				for _, a := range n.Args {
 					if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok {
 						out[lit] = true

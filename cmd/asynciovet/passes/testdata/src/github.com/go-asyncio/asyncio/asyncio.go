@@ -286,3 +286,31 @@ type Locker interface {
 
 func WithLock(t *T, lk Locker, fn func() error) error                       { return nil }
 func CallFuncOn[V any](t *T, target *Loop, fn func() (V, error)) (V, error) { var v V; return v, nil }
+
+// Added by the hostile probe h31.
+type RetryPolicy struct{ MaxAttempts int }
+type Attempt struct {
+	Number int
+	Err    error
+}
+
+func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, error) {
+	var v V
+	return v, nil
+}
+
+type HedgePolicy struct{ Delay time.Duration }
+
+func Hedge[V any](t *T, p HedgePolicy, fn func(t *T, attempt int) (V, error)) (V, error) {
+	var v V
+	return v, nil
+}
+
+type ExceptionContext struct {
+	Message string
+	Err     error
+}
+
+func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {}
+func (l *Loop) SetBeforePoll(fn func())                             {}
+func (l *Loop) SetAfterPoll(fn func())                              {}

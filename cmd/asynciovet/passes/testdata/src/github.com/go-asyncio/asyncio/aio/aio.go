@@ -66,3 +66,29 @@ func (p *Process) Communicate(t *asyncio.T, input []byte) (stdout, stderr []byte
 	return nil, nil, nil
 }
 func (p *Process) Kill() error { return nil }
+
+// Added by the hostile probe h31.
+func WithServer(t *asyncio.T, srv *Server, fn func() error) error { return nil }
+
+type Transport interface {
+	Write(data []byte)
+	Close()
+}
+
+type Protocol interface {
+	ConnectionMade(tr Transport)
+	DataReceived(data []byte)
+	EOFReceived() bool
+	ConnectionLost(err error)
+}
+
+type BaseProtocol struct{}
+
+func (BaseProtocol) ConnectionMade(Transport) {}
+func (BaseProtocol) DataReceived([]byte)      {}
+func (BaseProtocol) EOFReceived() bool        { return false }
+func (BaseProtocol) ConnectionLost(error)     {}
+
+func CreateServer(t *asyncio.T, factory func() Protocol, host string, port int, opts ...Option) (*Server, error) {
+	return nil, nil
+}
