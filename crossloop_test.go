@@ -210,6 +210,7 @@ func TestCrossLoop_TargetClosingMidCallGivesTheCallerErrLoopClosed(t *testing.T)
 	var reports []string
 	var mu sync.Mutex
 	b.SetExceptionHandler(func(_ *Loop, ctx ExceptionContext) {
+		//asynciovet:ignore blockingcall a test-only mutex held for a few instructions (the reports are read from the test's goroutine)
 		mu.Lock()
 		reports = append(reports, ctx.Message)
 		mu.Unlock()

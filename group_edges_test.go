@@ -428,6 +428,7 @@ func TestGroupEdge_PanicsOnAServingLoopDoNotStopIt(t *testing.T) {
 	var mu sync.Mutex
 	var reports []string
 	g.Loop(1).SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		//asynciovet:ignore blockingcall a test-only mutex held for a few instructions (the reports are read from the test's goroutine)
 		mu.Lock()
 		reports = append(reports, c.Message)
 		mu.Unlock()

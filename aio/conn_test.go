@@ -720,11 +720,14 @@ func TestConnFromAnotherLoopsTaskIsRefused(t *testing.T) {
 			log, _ := asyncio.Run(func(bt *asyncio.T) ([]string, error) {
 				_, rerr := c.Read(make([]byte, 4))
 				_, werr := c.Write([]byte("x"))
-				goRead, _ := asyncio.Go(bt, func(context.Context) (string, error) {
+				goRead, err := asyncio.Go(bt, func(context.Context) (string, error) {
 					b := make([]byte, 4)
 					n, err := c.Read(b)
 					return string(b[:n]), err
 				})
+				if err != nil {
+					goRead = err.Error()
+				}
 				return []string{describeRuntime(rerr), describeRuntime(werr), "from Go: " + goRead}, nil
 			})
 			l.CallSoonThreadsafe(func() { result.SetResult(log) })
