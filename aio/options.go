@@ -349,8 +349,9 @@ func WithTLSHandshakeTimeout(d time.Duration) Option {
 
 // WithTLSShutdownTimeout bounds the TLS shutdown that Close begins
 // (asyncio's ssl_shutdown_timeout, default 30 s): the close_notify and
-// whatever was still buffered must have been taken by the peer by then,
-// or the connection is aborted and the protocol's ConnectionLost gets
+// whatever was still buffered must have been taken by the peer, and the
+// peer must have ended its side (its close_notify or EOF), by then, or
+// the connection is aborted and the protocol's ConnectionLost gets
 // ErrTLSShutdownTimeout. The calls of WithTLS take it, and StartTLS and
 // StreamWriter.StartTLS; without WithTLS (except for StartTLS), or with
 // d <= 0, the call fails with a *ValueError before it does anything, as

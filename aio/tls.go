@@ -323,6 +323,12 @@ type tlsTransport struct {
 	// ssl_shutdown_timeout); shutdownTimer aborts it then.
 	shutdownTimeout time.Duration
 	shutdownTimer   *asyncio.TimerHandle
+	// peerEnded: the reader met the end of the peer's side (its
+	// close_notify or EOF). awaitingPeer: Close sent close_notify before
+	// that and waits for it, as asyncio's SSL protocol does in its
+	// SHUTDOWN state; the reader then closes the raw connection.
+	peerEnded    bool
+	awaitingPeer bool
 	// maxBuffer is the socket's WithMaxWriteBuffer limit, fixed before
 	// the handshake: Write asks the carrier for the buffered bytes only
 	// when there is a limit.
@@ -491,6 +497,15 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 			return
 		}
 		n, err := tr.conn.Read(buf)
+		if tr.awaitingPeer {
+			// Shutting down: what the peer still sends is read and
+			// dropped until its side ends (asyncio's unwrap).
+			if err == nil {
+				continue
+			}
+			tr.readEnded(t, err)
+			break
+		}
 		if n > 0 {
 			// PauseReading may have come while Read waited for the
 			// record (from another task or callback): as asyncio's SSL
@@ -547,6 +562,12 @@ func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
 	switch {
 	case asyncio.IsCancelled(err) || tr.tc.lost:
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		tr.peerEnded = true
+		if tr.awaitingPeer {
+			// The shutdown Close began is over: the peer ended its side.
+			tr.raw.Close()
+			return
+		}
 		keepOpen := false
 		if perr := callProtocol(func() { keepOpen = tr.app.EOFReceived() }); perr != nil {
 			t.Loop().CallExceptionHandler(asyncio.ExceptionContext{Message: "Fatal error: protocol.eof_received() call failed.", Err: perr, Transport: tr, Protocol: tr.app})
@@ -612,7 +633,7 @@ func (tr *tlsTransport) readIntoProtocol(t *asyncio.T, data []byte) bool {
 // paused reading and the connection is not lost; false if t was
 // cancelled meanwhile.
 func (tr *tlsTransport) waitWhilePaused(t *asyncio.T) bool {
-	for tr.readPaused && !tr.tc.lost {
+	for tr.readPaused && !tr.tc.lost && !tr.awaitingPeer {
 		tr.resume = asyncio.NewFuture[struct{}](t.Loop())
 		_, err := tr.resume.Await(t)
 		tr.resume = nil
@@ -642,6 +663,11 @@ func (tr *tlsTransport) maybeDeliverLost() {
 	tr.app.ConnectionLost(err)
 }
 
+// Close sends close_notify and closes the connection once the peer has
+// ended its side too, as asyncio's SSL protocol waits in its shutdown for
+// the peer (a peer that ended first, or a reader that stopped, closes it
+// at once); what the peer sends meanwhile is dropped. The shutdown
+// timeout bounds the wait.
 func (tr *tlsTransport) Close() {
 	if tr.closing {
 		return
@@ -650,12 +676,24 @@ func (tr *tlsTransport) Close() {
 	if !tr.tc.lost {
 		tr.conn.CloseWrite() // close_notify, queued before the raw close
 	}
-	tr.raw.Close()
+	if tr.tc.lost || tr.peerEnded || tr.readerDone || tr.stopped() {
+		tr.raw.Close()
+	} else {
+		tr.awaitingPeer = true
+		if tr.readPaused {
+			// The peer's end must be read, paused or not.
+			tr.raw.ResumeReading()
+			if tr.resume != nil && !tr.resume.Done() {
+				tr.resume.SetResult(struct{}{})
+			}
+		}
+	}
 	if !tr.raw.lostScheduled() && tr.shutdownTimeout > 0 {
-		// The raw transport closes once the peer has taken what is
-		// buffered; a peer that does not read would keep it open for
-		// ever. As asyncio's ssl_shutdown_timeout: abort it then, and
-		// the application's ConnectionLost gets ErrTLSShutdownTimeout.
+		// The raw transport closes once the peer has ended its side and
+		// taken what is buffered; a peer that does neither would keep it
+		// open for ever. As asyncio's ssl_shutdown_timeout: abort it
+		// then, and the application's ConnectionLost gets
+		// ErrTLSShutdownTimeout.
 		tr.shutdownTimer = tr.raw.loopOf().CallLater(tr.shutdownTimeout, func() {
 			tr.shutdownTimer = nil
 			if !tr.tc.lost {
