@@ -71,3 +71,63 @@ func TestTLSCloseWaitsForThePeersEnd(t *testing.T) {
 		t.Run(fmt.Sprintf("stalled %v", stalled), func(t *testing.T) { expectLog(t, want, log) })
 	}
 }
+
+// While the application has paused reading, the peer's end is held with
+// its data: the server here pauses after the first bytes, the client
+// closes 100 ms later, and the close_notify reaches the server's
+// application (EOF, then the transport's close, which ends the client's
+// wait) only once the server resumes reading, as CPython 3.13 orders the
+// same program (the server's resume, its EOF, the client's wait_closed
+// returning). A regression test: it held when written (the raw
+// transport's reading is paused with the application's).
+func TestTLSPausedReadingHoldsThePeersEnd(t *testing.T) {
+	clean(t)
+	srvCfg, cliCfg := testTLSConfigs(t)
+	cliCfg.ServerName = "localhost"
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		var closedAt time.Duration
+		add := func(f string, a ...any) {
+			log = append(log, fmt.Sprintf("+%v %s", at.Loop().Time()-closedAt, fmt.Sprintf(f, a...)))
+		}
+		n := NewSimNetwork(at, 1)
+		n.SetDefaultLink(LinkConfig{Latency: 10 * time.Millisecond})
+		srv, err := StartServer(at, func(st *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			if _, err := r.ReadExactly(st, 2); err != nil {
+				return err
+			}
+			w.Transport().PauseReading()
+			if err := asyncio.Sleep(st, 300*time.Millisecond); err != nil {
+				return err
+			}
+			add("server resumes")
+			w.Transport().ResumeReading()
+			rest, err := r.Read(st, -1)
+			add("server read %q to EOF (%v)", rest, err)
+			return nil
+		}, "server", 443, WithNetwork(n.Host("server")), WithTLS(srvCfg))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		_, w, err := OpenConnection(at, "server", 443, WithNetwork(n.Host("client")), WithTLS(cliCfg))
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("hi"))
+		if err := asyncio.Sleep(at, 100*time.Millisecond); err != nil {
+			return err
+		}
+		closedAt = at.Loop().Time()
+		add("client closes")
+		w.Close()
+		add("client wait_closed (%v)", w.WaitClosed(at))
+		return nil
+	})
+	// The server paused at +10 ms after the client's write went out (its
+	// bytes took 10 ms), so it resumes 300 ms later: 210 ms after the
+	// client's close.
+	want := []string{"+0s client closes", "+210ms server resumes", `+210ms server read "" to EOF (<nil>)`, "+220ms client wait_closed (<nil>)"}
+	expectLog(t, want, log)
+}
