@@ -408,7 +408,7 @@ func AsCompletedBounded[V any](t *T, limit int, fns ...func(*T) (V, error)) iter
 			if t.numCancelRequested > requests && errors.As(err, &ce) {
 				msg = ce.Msg // a request made while the children stopped
 			}
-			t.rearmCancel(msg)
+			t.rearmCancel(msg, cancelPending)
 		}
 	}
 }

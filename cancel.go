@@ -137,12 +137,13 @@ const (
 	cancelLate
 )
 
-// rearmCancel leaves a cancellation of t pending for its next await (as
-// for a task cancelled while it runs, CANCEL-2): the operation t awaited
-// completed outside the loop before the cancellation could stop it, and
-// its outcome was returned instead.
-func (t *T) rearmCancel(msg string) {
-	t.mustCancel = cancelPending
+// rearmCancel leaves a cancellation of t, with msg, pending for its next
+// await, as state: cancelPending as for a task cancelled while it runs
+// (CANCEL-2), or cancelLate when the operation t awaited completed
+// outside the loop before the cancellation could stop it and its outcome
+// was returned instead.
+func (t *T) rearmCancel(msg string, state pendingCancel) {
+	t.mustCancel = state
 	t.setCancelMsg(msg)
 }
 
@@ -183,8 +184,7 @@ func (h *heldCancel) hold(msg string) {
 // (cancelLate: a function returning that outcome at once keeps it).
 func (h *heldCancel) rearm(t *T, err error) {
 	if h.held && !IsCancelled(err) && t.numCancelRequested > 0 {
-		t.rearmCancel(h.msg)
-		t.mustCancel = cancelLate
+		t.rearmCancel(h.msg, cancelLate)
 	}
 }
 
