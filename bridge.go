@@ -156,6 +156,24 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 		c.release()
 		return fut.cancelPlain(msg)
 	})
+	// outcome is fn's, written before running turns false: for Close,
+	// which gives it to a task it unwinds that awaits fut (outcomeAtKill;
+	// the delivery queued for the loop is dropped).
+	var outcome struct {
+		v   V
+		err error
+	}
+	fut.extras.outcomeAtKill = func() bool {
+		if fut.state != statePending {
+			return fut.state == stateFinished
+		}
+		if c.running.Load() {
+			return false // Close cancels its context and reports it
+		}
+		c.untrack()
+		fut.settleUnwinding(outcome.v, outcome.err)
+		return true
+	}
 	l.track(c)
 	job := func() {
 		run := fn
@@ -166,6 +184,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 			run = func(context.Context) (V, error) { return *new(V), context.Cause(ctx) }
 		}
 		callContained(ctx, run, func(v V, err error) {
+			outcome.v, outcome.err = v, err
 			c.running.Store(false)
 			// A closed loop refuses the delivery: Close has already
 			// cancelled ctx and dropped the call, and the result has

@@ -12,9 +12,14 @@ package asyncio
 // the cancellation is delivered at the task's next await instead (a task
 // whose function returns before one ends with its result, not cancelled:
 // cancelLate, cancel.go). So it is when the cancellation comes after the
-// answer, before the task resumed (outcomeOutlivesCancel, cancel.go).
+// answer, before the task resumed (outcomeOutlivesCancel, cancel.go), and
+// when Close unwinds the task: its await stops the helper, waits for its
+// answer and returns a value taken or sent (outcomeAtKill, step.go).
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Recv receives from ch as an await (v, ok := <-ch): it suspends the
 // running task t until a value arrives (ok true) or ch is closed (ok false,
@@ -137,9 +142,33 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 		}
 		return true
 	})
+	// answer holds the helper's answer for Close (outcomeAtKill); its
+	// mutex is held until the helper has answered.
+	var answer struct {
+		sync.Mutex
+		r    R
+		done bool
+		err  error
+	}
+	answer.Lock()
+	fut.extras.outcomeAtKill = func() bool {
+		if fut.state != statePending {
+			return fut.state == stateFinished // the answer was delivered
+		}
+		c.abort(nil)  // a helper still waiting gives up at once
+		answer.Lock() // and answers
+		c.untrack()   // its queued answer is dropped with the queue
+		if !answer.done {
+			return false
+		}
+		fut.settleUnwinding(answer.r, answer.err)
+		return true
+	}
 	l.track(c)
 	go func() {
 		r, done, err := op(c.stop)
+		answer.r, answer.done, answer.err = r, done, err
+		answer.Unlock()
 		c.running.Store(false)
 		_, _ = l.CallSoonThreadsafe(func() {
 			c.untrack()

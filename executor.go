@@ -311,6 +311,14 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 	// and never runs, wherever it waits, even on an executor of
 	// SetDefaultExecutor that never gets round to it.
 	var started atomic.Bool
+	// outcome is the job's, set before ready: for Close, which gives it to
+	// a task it unwinds that awaits fut (outcomeAtKill; the delivery
+	// queued for the loop is dropped).
+	var outcome struct {
+		v     V
+		err   error
+		ready atomic.Bool
+	}
 	job.run = func() {
 		if started.Swap(true) {
 			return // cancelled while queued: already accounted for
@@ -320,6 +328,8 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		// THREAD-5: copy the outcome on the loop, unless the destination was
 		// cancelled meanwhile; a closed loop drops it.
 		deliver := func(v V, err error) {
+			outcome.v, outcome.err = v, err
+			outcome.ready.Store(true)
 			_, _ = l.CallSoonThreadsafe(func() {
 				l.addExternal(-1)
 				if !fut.Done() {
@@ -362,6 +372,16 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 			cancel()
 		}
 	})
+	fut.extrasForWrite().outcomeAtKill = func() bool {
+		if fut.state != statePending {
+			return fut.state == stateFinished
+		}
+		if !outcome.ready.Load() {
+			return false
+		}
+		fut.settleUnwinding(outcome.v, outcome.err)
+		return true
+	}
 	return fut
 }
 

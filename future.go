@@ -63,6 +63,13 @@ type futureExtras struct {
 	// unretrieved is the record of an error nobody read (FUT-10), and in
 	// debug mode of where the future was created; see watchUnretrieved.
 	unretrieved *unretrieved
+	// outcomeAtKill, when set, is asked when Close unwinds the task
+	// awaiting the future (T.park): it settles the future with the outcome
+	// of an outside operation that already happened, and reports whether
+	// it did, so that the await returns it instead of unwinding (a value
+	// taken from a channel is not lost). It sits in the 80-byte size class
+	// futureExtras was in already.
+	outcomeAtKill func() bool
 }
 
 // extrasForWrite returns f's extras, allocated if f has none.
@@ -577,6 +584,16 @@ func (f *Future[V]) SetResult(v V) error {
 	f.value = v
 	f.finish(nil)
 	return nil
+}
+
+// settleUnwinding finishes the future with v or err without scheduling
+// anything: its only awaiter is a task that Close is unwinding, which
+// reads the outcome at once (outcomeAtKill), and the loop runs no more
+// callbacks.
+func (f *Future[V]) settleUnwinding(v V, err error) {
+	f.value, f.err = v, err
+	f.state = stateFinished
+	f.waiter = nil
 }
 
 // SetException finishes the future with err and schedules its callbacks

@@ -1056,7 +1056,10 @@ func (l *Loop) pollSelector(timeout time.Duration) int {
 // are discarded without running, the selector is closed, and every task
 // still pending is reported to the exception handler ("Task was destroyed
 // but it is pending!") and its goroutine is unwound (its deferred calls
-// run; any await in them returns a CancelledError at once). Close is
+// run; any await in them returns a CancelledError at once). A task whose
+// await of an outside operation already has its effect (a value Recv took,
+// a Go call that returned, its outcome queued while the loop was stopped)
+// gets that outcome instead, and is unwound at its next await (TASK-9). Close is
 // idempotent and returns an error for a running loop; called from a
 // deferred call of a task it is unwinding, it returns nil at once and the
 // Close in progress finishes. Called on the other side of a

@@ -215,13 +215,18 @@ func (t *T) park() error {
 	// resumed t inside CreateTask (eagerStart).
 	if t.eager == eagerStepping || l.runReady(t) != upOwnStep {
 		if !t.suspend() {
+			l.current = t
+			l.takeLoop(gid.Token())
+			if t.outcomeAtKill() {
+				// The outside operation t awaited happened: the await
+				// returns its outcome, and t's next await unwinds.
+				return nil
+			}
 			// Close is unwinding t. runtime.Goexit, not a panic: a
 			// recover() in the task's code (a TaskGroup or Timeout body,
 			// or the user's own) cannot catch it and carry on awaiting,
 			// and it runs every deferred call on its way out. Those calls
 			// may still use the loop, as the running task.
-			l.current = t
-			l.takeLoop(gid.Token())
 			if t.locked() {
 				// A Goexit would end the goroutine calling Close too (see
 				// "Locked threads" in switch.go); main recovers this.
@@ -237,6 +242,18 @@ func (t *T) park() error {
 		l.obs.resumed(t, err)
 	}
 	return err
+}
+
+// outcomeAtKill is asked by park when Close unwinds t: it reports whether
+// the future t awaits holds (now) the outcome of an outside operation that
+// already happened, which the await then returns (futureExtras).
+func (t *T) outcomeAtKill() bool {
+	f := t.futWaiter
+	if f == nil || f.extras == nil || f.extras.outcomeAtKill == nil || !f.extras.outcomeAtKill() {
+		return false
+	}
+	t.futWaiter = nil
+	return true
 }
 
 // eagerStart runs t's first step now, inside CreateTask (asyncio's

@@ -1,0 +1,128 @@
+package asyncio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// A Recv whose helper took a value after the loop stopped, before Close:
+// the value is the task's. Close unwinds the task, and its Recv returns
+// the value (the receive happened) instead of the unwinding's
+// CancelledError, which comes at its next await.
+func TestChanRecvTakenBeforeCloseIsReturned(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := NewTestLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {}) // "destroyed but pending" is expected
+	ch := make(chan int)
+	var got []string
+	CreateTask(l, func(tk *T) (int, error) { //asynciovet:ignore unawaitedtask pending at Close on purpose
+		v, ok, err := Recv(tk, ch)
+		got = append(got, describeRecv(v, ok, err))
+		err = Sleep(tk, 0)
+		got = append(got, "next await: "+describe(err))
+		return v, err
+	})
+	mustRunOnce(t, l) // the task waits in Recv; the loop stops
+	ch <- 42          // the helper takes it; its answer cannot run now
+	mustClose(t, l)
+	want := []string{"recv 42 true <nil>", `next await: CancelledError("event loop closed while the task was pending")`}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A Send whose value a receiver took after the loop stopped, before
+// Close: Send reports it sent.
+func TestChanSendTakenBeforeCloseIsReportedSent(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := NewTestLoop()
+	l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+	ch := make(chan int)
+	got := errors.New("Send did not return")
+	CreateTask(l, func(tk *T) (int, error) { //asynciovet:ignore unawaitedtask pending at Close on purpose
+		got = Send(tk, ch, 7)
+		return 0, got
+	})
+	mustRunOnce(t, l)
+	if v := <-ch; v != 7 {
+		t.Fatalf("received %d", v)
+	}
+	mustClose(t, l)
+	if got != nil {
+		t.Errorf("Send = %v, want nil: the value was received", got)
+	}
+}
+
+// mustRunOnce runs l until the tasks created so far have started and
+// suspended (a task that yields once finishes after them).
+func mustRunOnce(t *testing.T, l *Loop) {
+	t.Helper()
+	if err := l.RunUntilComplete(CreateTask(l, func(tk *T) (int, error) { return 0, Sleep(tk, 0) })); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func describeRecv(v int, ok bool, err error) string {
+	return fmt.Sprintf("recv %d %v %s", v, ok, describe(err))
+}
+
+// awaitQueuedThreadsafe waits until a CallSoonThreadsafe callback is
+// queued on l (a stopped loop): an outside operation's answer is on its way.
+func awaitQueuedThreadsafe(l *Loop) {
+	for {
+		l.threadsafeMu.Lock()
+		n := len(l.threadsafePending)
+		l.threadsafeMu.Unlock()
+		if n > 0 {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// A Go call, a ToThread job and a RunInExecutorOn job that returned after
+// the loop stopped, before Close: their effect happened, so the await of
+// the task Close unwinds returns the outcome; the unwinding comes at the
+// task's next await.
+func TestOutsideOutcomeBeforeCloseIsReturned(t *testing.T) {
+	for _, form := range []string{"Go", "ToThread", "RunInExecutorOn"} {
+		t.Run(form, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			l := NewTestLoop()
+			l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+			release := make(chan struct{})
+			fn := func(context.Context) (int, error) { <-release; return 42, nil }
+			ex := goExecutor{}
+			var got []string
+			CreateTask(l, func(tk *T) (int, error) { //asynciovet:ignore unawaitedtask pending at Close on purpose
+				var v int
+				var err error
+				switch form {
+				case "Go":
+					v, err = Go(tk, fn)
+				case "ToThread":
+					v, err = ToThread(tk, fn)
+				default:
+					v, err = RunInExecutorOn(tk, ex, fn).Await(tk)
+				}
+				got = append(got, fmt.Sprintf("%d %s", v, describe(err)))
+				err = Sleep(tk, 0)
+				got = append(got, "next await: "+describe(err))
+				return v, err
+			})
+			mustRunOnce(t, l)
+			close(release)
+			awaitQueuedThreadsafe(l)
+			mustClose(t, l)
+			want := []string{"42 <nil>", `next await: CancelledError("event loop closed while the task was pending")`}
+			if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
