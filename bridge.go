@@ -164,9 +164,6 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 		err error
 	}
 	fut.extras.outcomeAtKill = func() bool {
-		if fut.state != statePending {
-			return fut.state == stateFinished
-		}
 		if c.running.Load() {
 			return false // Close cancels its context and reports it
 		}

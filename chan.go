@@ -152,9 +152,6 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 	}
 	answer.Lock()
 	fut.extras.outcomeAtKill = func() bool {
-		if fut.state != statePending {
-			return fut.state == stateFinished // the answer was delivered
-		}
 		c.abort(nil)  // a helper still waiting gives up at once
 		answer.Lock() // and answers
 		c.untrack()   // its queued answer is dropped with the queue

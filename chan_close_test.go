@@ -126,3 +126,53 @@ func TestOutsideOutcomeBeforeCloseIsReturned(t *testing.T) {
 		})
 	}
 }
+
+// A cross-loop call that ended on its target after the calling loop
+// stopped, before that loop's Close: the task Close unwinds gets the
+// outcome (the remote effect happened), and is unwound at its next await.
+func TestCrossCallOutcomeBeforeCloseIsReturned(t *testing.T) {
+	for _, form := range []string{"CallOn", "CallFuncOn"} {
+		t.Run(form, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			b := NewLoop()
+			bDone := make(chan error, 1)
+			go func() { bDone <- b.RunForever() }()
+			a := NewTestLoop()
+			a.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+			release := make(chan struct{})
+			var got []string
+			CreateTask(a, func(tk *T) (int, error) { //asynciovet:ignore unawaitedtask pending at Close on purpose
+				var v int
+				var err error
+				if form == "CallOn" {
+					v, err = CallOn(tk, b, func(rt *T) (int, error) {
+						_, _, err := Recv(rt, release)
+						return 42, err
+					})
+				} else {
+					v, err = CallFuncOn(tk, b, func() (int, error) {
+						<-release //asynciovet:ignore blockingcall holds b until a has stopped: the outcome must come back to a stopped loop
+						return 42, nil
+					})
+				}
+				got = append(got, fmt.Sprintf("%d %s", v, describe(err)))
+				err = Sleep(tk, 0)
+				got = append(got, "next await: "+describe(err))
+				return v, err
+			})
+			mustRunOnce(t, a)
+			close(release)
+			awaitQueuedThreadsafe(a) // the outcome is on its way back
+			mustClose(t, a)
+			want := []string{"42 <nil>", `next await: CancelledError("event loop closed while the task was pending")`}
+			if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+				t.Errorf("got %q, want %q", got, want)
+			}
+			_, _ = b.CallSoonThreadsafe(b.Stop)
+			if err := <-bDone; err != nil {
+				t.Error(err)
+			}
+			mustClose(t, b)
+		})
+	}
+}

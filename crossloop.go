@@ -28,6 +28,7 @@ package asyncio
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // crossNode links the calls in flight from one loop (its goroutine only);
@@ -45,6 +46,7 @@ type crossCallOps interface {
 	callerClosed()
 	future() *futureCore
 	remote() (name, id string)
+	outcomeAtKill() bool
 }
 
 func (n *crossNode) unlink() {
@@ -162,6 +164,9 @@ type crossCall[V any] struct {
 	err       error
 	remoteEnd bool // the remote task ended cancelled, with msg
 	msg       string
+	// sent: the outcome is written and on its way to from (for from's
+	// Close: outcomeAtKill).
+	sent atomic.Bool
 }
 
 func (c *crossCall[V]) future() *futureCore { return &c.fut.futureCore }
@@ -419,6 +424,35 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	return fut, nil
 }
 
+// outcomeAtKill is for from's Close, which unwinds the task awaiting the
+// call (T.park): a call that ended on to, its outcome on its way back,
+// settles the future with it (the remote effect happened), unless the
+// remote task ended cancelled.
+func (c *crossCall[V]) outcomeAtKill() bool {
+	if !c.sent.Load() || c.remoteEnd {
+		return false
+	}
+	c.release()
+	c.node.unlink()
+	c.fut.settleUnwinding(c.v, c.err)
+	return true
+}
+
+// crossOutcomeAtKill is crossCall.outcomeAtKill for the pending call of
+// l whose future is f (found in l's list: Close is not a hot path).
+func (l *Loop) crossOutcomeAtKill(f *futureCore) bool {
+	h := &l.grp.calls
+	if h.next == nil {
+		return false
+	}
+	for n := h.next; n != h; n = n.next {
+		if n.call.future() == f {
+			return n.call.outcomeAtKill()
+		}
+	}
+	return false
+}
+
 // release stops counting the call as outside work on from (from only).
 func (c *crossCall[V]) release() {
 	if !c.released {
@@ -469,6 +503,7 @@ func (c *crossCall[V]) taskDone() {
 // the delivery; its Close cancelled the call.
 func (c *crossCall[V]) finish() {
 	c.deliverH.fn = c.delivered
+	c.sent.Store(true)
 	_ = c.from.pushThreadsafe(&c.deliverH)
 }
 

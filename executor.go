@@ -373,9 +373,6 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 		}
 	})
 	fut.extrasForWrite().outcomeAtKill = func() bool {
-		if fut.state != statePending {
-			return fut.state == stateFinished
-		}
 		if !outcome.ready.Load() {
 			return false
 		}

@@ -249,11 +249,21 @@ func (t *T) park() error {
 // already happened, which the await then returns (futureExtras).
 func (t *T) outcomeAtKill() bool {
 	f := t.futWaiter
-	if f == nil || f.extras == nil || f.extras.outcomeAtKill == nil || !f.extras.outcomeAtKill() {
-		return false
+	var kept bool
+	switch {
+	case f == nil || !f.outside:
+	case f.state != statePending:
+		// Delivered, t's wakeup still queued when the loop stopped.
+		kept = f.state == stateFinished
+	case f.kind == kindCrossCall:
+		kept = t.fut.loop.crossOutcomeAtKill(f)
+	case f.extras != nil && f.extras.outcomeAtKill != nil:
+		kept = f.extras.outcomeAtKill()
 	}
-	t.futWaiter = nil
-	return true
+	if kept {
+		t.futWaiter = nil
+	}
+	return kept
 }
 
 // eagerStart runs t's first step now, inside CreateTask (asyncio's
