@@ -994,6 +994,7 @@ func (l *Loop) waitsForNothing() bool {
 
 func init() {
 	hooks.RegisterClosedWorld(func(l *Loop, isClosedWorld func(fd int) bool) { l.closedWorldFD = isClosedWorld })
+	hooks.RegisterIsVirtual(func(l *Loop) bool { return l.virtual })
 }
 
 // pollSelector waits on the selector and queues the handles of ready file

@@ -60,6 +60,7 @@ type Conn struct {
 
 	// Loop side: touched only on the loop's goroutine.
 	rd, wr    connDir
+	virtual   bool // the loop runs on virtual time
 	fdClosed  bool
 	disown    func() bool
 	loopClose bool // the loop closed under the Conn
@@ -80,6 +81,11 @@ type connDir struct {
 	timer    *asyncio.TimerHandle
 	timerFor time.Time // the deadline the timer is armed for
 	fired    time.Time // a deadline the loop's timer saw pass
+	// On a virtual-time loop the deadline counts on the loop's clock:
+	// loopDeadline is the deadline loopFor (the one set) became when it
+	// was set, the loop's time then plus what was left of it.
+	loopFor      time.Time
+	loopDeadline time.Duration
 }
 
 // connOp is one Read or Write (or, for another goroutine, any call run on
@@ -115,6 +121,7 @@ func NewConn(owner asyncio.LoopOwner, fd int, network string) *Conn {
 		raddr:   peerAddr(fd, network),
 		rd:      connDir{},
 		wr:      connDir{write: true},
+		virtual: hooks.IsVirtual(l),
 	}
 	c.disown = l.OnClose(c.releaseAtLoopClose)
 	return c
@@ -470,6 +477,10 @@ func dirIndex(d *connDir) int {
 	return 0
 }
 
+// wallNow is time.Now, which the deadlines (time.Time, as net.Conn's)
+// are measured against; a test stands in a clock that jumps.
+var wallNow = time.Now
+
 func (c *Conn) deadlineOf(d *connDir) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -477,10 +488,26 @@ func (c *Conn) deadlineOf(d *connDir) time.Time {
 }
 
 // expired reports whether d's deadline has passed: by the clock, or by
-// the loop's timer (on a virtual-time loop only the timer says so).
+// the loop's timer; on a virtual-time loop by the loop's clock alone.
 func (c *Conn) expired(d *connDir) bool {
 	dl := c.deadlineOf(d)
-	return !dl.IsZero() && (dl.Equal(d.fired) || !time.Now().Before(dl))
+	if c.virtual {
+		return !dl.IsZero() && c.loop.Time() >= c.onLoopClock(d, dl)
+	}
+	return !dl.IsZero() && (dl.Equal(d.fired) || !wallNow().Before(dl))
+}
+
+// onLoopClock returns deadline dl of d on a virtual-time loop's clock:
+// converted once, when it is first seen after it was set (right away for a
+// deadline set on the loop, at the next loop iteration for another
+// goroutine's), so that real time passing afterwards (a slow machine)
+// changes nothing: only the loop's clock reaching it makes it pass.
+func (c *Conn) onLoopClock(d *connDir, dl time.Time) time.Duration {
+	if !dl.Equal(d.loopFor) {
+		d.loopFor = dl
+		d.loopDeadline = c.loop.Time() + dl.Sub(wallNow())
+	}
+	return d.loopDeadline
 }
 
 // armTimer arms d's deadline timer while d has a call waiting.
@@ -494,7 +521,11 @@ func (c *Conn) armTimer(d *connDir) {
 		return
 	}
 	d.timerFor = dl
-	d.timer = c.loop.CallLater(time.Until(dl), func() {
+	wait := dl.Sub(wallNow())
+	if c.virtual {
+		wait = c.onLoopClock(d, dl) - c.loop.Time()
+	}
+	d.timer = c.loop.CallLater(wait, func() {
 		d.timer = nil
 		d.fired = dl
 		if len(d.queue) > 0 {
@@ -515,7 +546,15 @@ func (c *Conn) disarmTimer(d *connDir) {
 func (c *Conn) applyDeadline(d *connDir) {
 	c.mu.Lock()
 	c.applying[dirIndex(d)] = false
+	dl := c.deadline[dirIndex(d)]
 	c.mu.Unlock()
+	if c.virtual {
+		if dl.IsZero() {
+			d.loopFor = time.Time{} // set again later, it counts from then
+		} else {
+			c.onLoopClock(d, dl) // from now on the loop's clock says when
+		}
+	}
 	if len(d.queue) == 0 || c.fdClosed {
 		return
 	}
@@ -533,8 +572,12 @@ func (c *Conn) SetDeadline(tm time.Time) error {
 
 // SetReadDeadline sets the deadline of pending and future Reads (zero:
 // none). Reads waiting when it passes, or at once if it has passed
-// already, return os.ErrDeadlineExceeded; it is a loop timer. Any
-// goroutine may call it.
+// already, return os.ErrDeadlineExceeded; it is a loop timer. On a
+// virtual-time loop it counts on the loop's clock from when it is set
+// (the loop's time then plus what was left of it by the wall clock), so
+// only the loop's clock makes it pass; for deadlines exact to the
+// nanosecond use a loop inside a testing/synctest bubble, whose time.Now
+// is the loop's clock. Any goroutine may call it.
 func (c *Conn) SetReadDeadline(tm time.Time) error { return c.setDeadlines(tm, &c.rd) }
 
 // SetWriteDeadline sets the deadline of pending and future Writes; see

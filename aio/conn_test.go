@@ -772,3 +772,41 @@ func describeRuntime(err error) string {
 	msg, _, _ := strings.Cut(re.Error(), " would")
 	return "RuntimeError: " + msg
 }
+
+// On a virtual-time loop a deadline counts on the loop's clock from when
+// it is set: real time racing ahead afterwards (a slow machine; here a
+// wall clock that jumps an hour) does not make it pass early, and the Read
+// times out exactly when the loop's clock reaches it. (The deadline was
+// checked against the wall clock: the Read failed at once, at +0s.)
+func TestConnDeadlineOnAVirtualLoopCountsOnTheLoopsClock(t *testing.T) {
+	wall := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	wallNow = func() time.Time { return wall }
+	defer func() { wallNow = time.Now }()
+	var got []string
+	runVirtual(t, func(at *asyncio.T) error {
+		c, peer := connPair(t, at)
+		defer unix.Close(peer)
+		l := at.Loop()
+		read := func() {
+			start := l.Time()
+			_, err := c.Read(make([]byte, 1))
+			got = append(got, fmt.Sprintf("%s after %v", describe(err), l.Time()-start))
+		}
+		if err := c.SetReadDeadline(wall.Add(100 * time.Millisecond)); err != nil {
+			return err
+		}
+		wall = wall.Add(time.Hour)
+		read()
+		// Set again (a new deadline, from the new wall time): 250 ms on.
+		if err := c.SetReadDeadline(wall.Add(250 * time.Millisecond)); err != nil {
+			return err
+		}
+		wall = wall.Add(time.Hour)
+		read()
+		return c.Close()
+	})
+	want := []string{"op=read/unix deadline timeout after 100ms", "op=read/unix deadline timeout after 250ms"}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -97,3 +97,20 @@ func RegisterCallerRunsALoop(fn func() bool) { callerRunsALoop = fn }
 // of its tasks or callbacks, or its driver): package aio refuses a net.Conn
 // call that would block such a goroutine, and with it that whole loop.
 func CallerRunsALoop() bool { return callerRunsALoop() }
+
+// isVirtual is what package asyncio registered: a func(*asyncio.Loop) bool.
+var isVirtual any
+
+// RegisterIsVirtual records fn as the implementation of IsVirtual for
+// loops of type L. Package asyncio calls it at init.
+func RegisterIsVirtual[L any](fn func(loop *L) bool) { isVirtual = fn }
+
+// IsVirtual reports whether loop runs on virtual time (WithVirtualTime):
+// package aio counts a net.Conn deadline on the loop's clock there.
+func IsVirtual[L any](loop *L) bool {
+	fn, ok := isVirtual.(func(*L) bool)
+	if !ok {
+		panic(fmt.Sprintf("hooks.IsVirtual: registered %T, called for *%T", isVirtual, *new(L)))
+	}
+	return fn(loop)
+}
