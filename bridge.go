@@ -262,7 +262,7 @@ func Go[V any](t *T, fn func(ctx context.Context) (V, error)) (V, error) {
 	t.checkRunning("Go") // the calling goroutine too, before any change
 	if t.killed {
 		var zero V
-		return zero, errKilled // unwinding at Close: start nothing
+		return zero, t.awaitKilled() // unwinding at Close: start nothing
 	}
 	var held heldCancel
 	l := t.fut.loop

@@ -122,7 +122,7 @@ func closedChannelError(r any) error {
 func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan struct{}) (R, bool, error)) (R, error) {
 	if t.killed {
 		var zero R
-		return zero, errKilled // unwinding at Close: start nothing
+		return zero, t.awaitKilled() // unwinding at Close: start nothing
 	}
 	l := t.fut.loop
 	fut := &Future[R]{futureCore: futureCore{loop: l}}

@@ -50,10 +50,14 @@ type Loop struct {
 	virtualNow time.Duration
 	epoch      time.Time
 
-	running    atomic.Bool // read by other goroutines (IsRunning)
-	stopping   bool
-	closed     bool
-	closing    bool // Close is unwinding the pending tasks
+	running  atomic.Bool // read by other goroutines (IsRunning)
+	stopping bool
+	closed   bool
+	closing  bool // Close is unwinding the pending tasks
+	// unwindNext is the task Close is unwinding whose await returned the
+	// outcome of an outside operation that had happened instead
+	// (T.outcomeAtKill): its next await unwinds it (T.awaitKilled).
+	unwindNext *T
 	deadlocked bool
 
 	current   *T   // the task whose step is running, nil in callbacks

@@ -130,7 +130,7 @@ func (t *T) main() {
 // awaited future's error, or a cancellation.
 func (t *T) suspendOn(f *futureCore) error {
 	if t.killed {
-		return errKilled
+		return t.awaitKilled()
 	}
 	switch {
 	case f.loop != t.fut.loop:
@@ -161,7 +161,7 @@ func (t *T) suspendOn(f *futureCore) error {
 // everything already ready.
 func (t *T) yield() error {
 	if t.killed {
-		return errKilled
+		return t.awaitKilled()
 	}
 	l := t.fut.loop
 	if l.yieldsAlone(t) {
@@ -220,19 +220,10 @@ func (t *T) park() error {
 			if t.outcomeAtKill() {
 				// The outside operation t awaited happened: the await
 				// returns its outcome, and t's next await unwinds.
+				l.unwindNext = t
 				return nil
 			}
-			// Close is unwinding t. runtime.Goexit, not a panic: a
-			// recover() in the task's code (a TaskGroup or Timeout body,
-			// or the user's own) cannot catch it and carry on awaiting,
-			// and it runs every deferred call on its way out. Those calls
-			// may still use the loop, as the running task.
-			if t.locked() {
-				// A Goexit would end the goroutine calling Close too (see
-				// "Locked threads" in switch.go); main recovers this.
-				panic(lockedUnwind{})
-			}
-			runtime.Goexit()
+			t.unwind()
 		}
 		l.takeLoop(gid.Token())
 	}
@@ -242,6 +233,32 @@ func (t *T) park() error {
 		l.obs.resumed(t, err)
 	}
 	return err
+}
+
+// unwind ends t's goroutine for Close. runtime.Goexit, not a panic: a
+// recover() in the task's code (a TaskGroup or Timeout body, or the user's
+// own) cannot catch it and carry on awaiting, and it runs every deferred
+// call on its way out. Those calls may still use the loop, as the running
+// task (the caller made t the current task and the loop's holder).
+func (t *T) unwind() {
+	if t.locked() {
+		// A Goexit would end the goroutine calling Close too (see
+		// "Locked threads" in switch.go); main recovers this.
+		panic(lockedUnwind{})
+	}
+	runtime.Goexit()
+}
+
+// awaitKilled is an await of a task that Close is unwinding: in its
+// deferred calls it returns a CancelledError at once (TASK-9); after an
+// await that returned an outside outcome instead of unwinding
+// (outcomeAtKill), it unwinds t now.
+func (t *T) awaitKilled() error {
+	if l := t.fut.loop; l.unwindNext == t {
+		l.unwindNext = nil
+		t.unwind()
+	}
+	return errKilled
 }
 
 // outcomeAtKill is asked by park when Close unwinds t: it reports whether

@@ -260,6 +260,7 @@ func (t *T) kill() {
 		}
 		t.killed = true
 		t.sw.next() // park panics with lockedUnwind, main recovers it
+		t.fut.loop.unwindNext = nil
 		return
 	}
 	t.killed = true
@@ -269,6 +270,7 @@ func (t *T) kill() {
 		t.sw.next()
 	}()
 	<-done
+	t.fut.loop.unwindNext = nil // t returned without another await
 }
 
 // locked reports whether the task's goroutine was started by a goroutine
