@@ -157,16 +157,17 @@ type crossCall[V any] struct {
 	// looked at (remote formats them).
 	remoteName    string
 	remoteNameSeq uint32
-	remoteAddr    uintptr
+	// sent: the outcome is written and on its way to from (for from's
+	// Close: outcomeAtKill). Here, it fills remoteNameSeq's padding:
+	// crossCall[int] stays in the 352-byte size class.
+	sent       atomic.Bool
+	remoteAddr uintptr
 
 	// The outcome, written on to before it is sent to from.
 	v         V
 	err       error
 	remoteEnd bool // the remote task ended cancelled, with msg
 	msg       string
-	// sent: the outcome is written and on its way to from (for from's
-	// Close: outcomeAtKill).
-	sent atomic.Bool
 }
 
 func (c *crossCall[V]) future() *futureCore { return &c.fut.futureCore }
