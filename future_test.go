@@ -521,6 +521,10 @@ func TestFutureAndTaskSizeClasses(t *testing.T) {
 		{"Task[struct{}]", unsafe.Sizeof(Task[struct{}]{}), 224},
 		// CallSoon carves one per call from a slab (W1).
 		{"Handle", unsafe.Sizeof(Handle{}), 16},
+		// A future's registrations past its waiter, its own cancel...
+		{"futureExtras", unsafe.Sizeof(futureExtras{}), 80},
+		// One per cross-loop call (W12), futureExtras inside.
+		{"crossCall[int]", unsafe.Sizeof(crossCall[int]{}), 352},
 	} {
 		if c.size > c.want {
 			t.Errorf("%s is %d bytes, want at most %d (the %d-byte size class)", c.what, c.size, c.want, c.want)
