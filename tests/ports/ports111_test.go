@@ -9,13 +9,22 @@ package ports_test
 // ports50_test.go (network) and ports97_test.go.
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1012,6 +1021,556 @@ func TestPortRequestMux(t *testing.T) {
 			return err
 		}
 		p.log("closed")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p117_heartbeat.py
+
+func TestPortHeartbeat(t *testing.T) {
+	runPort(t, cpythonTrace("p117_heartbeat"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		loop := tk.Loop()
+		serve := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(first))
+			strikes := 0
+			for {
+				line, err := asyncio.WaitForFunc(t, 270*ms, r.ReadLine)
+				if errors.Is(err, asyncio.ErrTimeout) {
+					strikes++
+					p.log("server: %s timeout, strike %d", name, strikes)
+					if strikes < 2 && name == "split" {
+						continue
+					}
+					if err := w.Write([]byte("BYE idle\n")); err != nil {
+						return err
+					}
+					break
+				}
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					p.log("server: %s EOF", name)
+					break
+				}
+				strikes = 0
+				f := strings.Fields(string(line))
+				if err := w.Write(fmt.Appendf(nil, "PONG %s\n", f[1])); err != nil {
+					return err
+				}
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			if err := w.WaitClosed(t); err != nil {
+				return err
+			}
+			p.log("server: %s closed", name)
+			return nil
+		}
+		pinger := func(port, pings int, pause time.Duration) error {
+			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+			if err != nil {
+				return err
+			}
+			if err := w.Write([]byte("pinger\n")); err != nil {
+				return err
+			}
+			var got []string
+			sender := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+				for n := range pings {
+					if err := w.Write(fmt.Appendf(nil, "PING %d\n", n)); err != nil {
+						return err
+					}
+					if err := asyncio.Sleep(t, 100*ms); err != nil {
+						return err
+					}
+				}
+				return asyncio.Sleep(t, pause)
+			})
+			err = asyncio.Timeout(tk, 500*ms, func(cm *asyncio.TimeoutScope) error {
+				for {
+					line, err := r.ReadLine(tk)
+					if err != nil {
+						return err
+					}
+					if len(line) == 0 {
+						return nil
+					}
+					got = append(got, strings.TrimSpace(string(line)))
+					if err := cm.Reschedule(loop.Time() + 500*ms); err != nil {
+						return err
+					}
+				}
+			})
+			switch {
+			case err == nil:
+				pongs := 0
+				for _, g := range got {
+					if strings.HasPrefix(g, "PONG") {
+						pongs++
+					}
+				}
+				p.log("client: EOF after %s pongs %d", pstrs(got[len(got)-3:]), pongs)
+			case errors.Is(err, asyncio.ErrTimeout):
+				p.log("client: no pong in time")
+			default:
+				return err
+			}
+			sender.Cancel()
+			outs, err := asyncio.GatherOutcomes(tk, sender).Await(tk)
+			if err != nil {
+				return err
+			}
+			p.log("client: sender cancelled %s", pb(outs[0].Err != nil))
+			w.Close()
+			return w.WaitClosed(tk)
+		}
+		splitter := func(port int) error {
+			r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+			if err != nil {
+				return err
+			}
+			readLog := func() error {
+				line, err := r.ReadLine(tk)
+				if err != nil {
+					return err
+				}
+				p.log("split got %s", pbytes(line))
+				return nil
+			}
+			if err := w.Write([]byte("split\nPING 1\n")); err != nil {
+				return err
+			}
+			if err := readLog(); err != nil {
+				return err
+			}
+			if err := w.Write([]byte("PI")); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 300*ms); err != nil {
+				return err
+			}
+			if err := w.Write([]byte("NG 2\n")); err != nil {
+				return err
+			}
+			if err := readLog(); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 600*ms); err != nil {
+				return err
+			}
+			l1, err := r.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			l2, err := r.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			p.log("split got %s %s", pbytes(l1), pbytes(l2))
+			w.Close()
+			return w.WaitClosed(tk)
+		}
+		p.restart()
+		server, err := aio.StartServer(tk, serve, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		if err := pinger(port, 3, 500*ms); err != nil {
+			return err
+		}
+		p.restart()
+		if err := splitter(port); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p118_chat_kick.py
+
+func TestPortChatKick(t *testing.T) {
+	runPort(t, cpythonTrace("p118_chat_kick"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		clients := map[string]*aio.StreamWriter{}
+		var left []string
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(first))
+			clients[name] = w
+			p.log("server: %s joined", name)
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				msg := strings.TrimSpace(string(line))
+				switch {
+				case strings.HasPrefix(msg, "/kick "):
+					victim := strings.Fields(msg)[1]
+					vw := clients[victim]
+					delete(clients, victim)
+					if err := vw.Write([]byte("kicked by " + name + "\n")); err != nil {
+						return err
+					}
+					vw.Close()
+					p.log("server: %s kicked, is_closing %s", victim, pb(vw.IsClosing()))
+					if err := vw.Write([]byte("late line\n")); err != nil {
+						p.log("server: write after kick: %s", nd(err))
+					}
+					if err := vw.Drain(t); err == nil {
+						p.log("server: drain after kick ok")
+					} else if errors.Is(err, syscall.ECONNRESET) {
+						p.log("server: drain after kick: %s", nd(err))
+					} else {
+						return err
+					}
+					if err := vw.WaitClosed(t); err != nil {
+						return err
+					}
+					p.log("server: kicked writer closed")
+				case msg == "/who":
+					names := slices.Sorted(maps.Keys(clients))
+					if err := w.Write([]byte("who " + strings.Join(names, " ") + "\n")); err != nil {
+						return err
+					}
+				default:
+					for _, other := range slices.Sorted(maps.Keys(clients)) {
+						if other != name {
+							if err := clients[other].Write(fmt.Appendf(nil, "%s: %s\n", name, msg)); err != nil {
+								return err
+							}
+						}
+					}
+				}
+			}
+			if clients[name] == w {
+				delete(clients, name)
+				left = append(left, name)
+			} else {
+				p.log("server: %s handler sees EOF after kick", name)
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		type step struct {
+			delay time.Duration
+			line  string
+		}
+		type result struct {
+			name string
+			got  []string
+		}
+		client := func(port int, name string, script []step) func(*asyncio.T) (result, error) {
+			return func(t *asyncio.T) (result, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return result{}, err
+				}
+				if err := w.Write([]byte(name + "\n")); err != nil {
+					return result{}, err
+				}
+				var got []string
+				rd := asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+					for {
+						line, err := r.ReadLine(t)
+						if err != nil {
+							return err
+						}
+						if len(line) == 0 {
+							break
+						}
+						got = append(got, strings.TrimSpace(string(line)))
+					}
+					if name == "bob" {
+						p.log("%s EOF, got %s", name, pstrs(got))
+					}
+					return nil
+				})
+				for _, s := range script {
+					if err := asyncio.Sleep(t, s.delay); err != nil {
+						return result{}, err
+					}
+					if err := w.Write([]byte(s.line + "\n")); err != nil {
+						return result{}, err
+					}
+				}
+				if _, err := rd.Await(t); err != nil {
+					return result{}, err
+				}
+				w.Close()
+				if err := w.WaitClosed(t); err != nil {
+					return result{}, err
+				}
+				return result{name, got}, nil
+			}
+		}
+		p.restart()
+		server, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		tasks := []*asyncio.Task[result]{
+			asyncio.CreateTask(tk, client(port, "admin", []step{{100 * ms, "hello all"}, {100 * ms, "/kick bob"}, {100 * ms, "/who"}})),
+			asyncio.CreateTask(tk, client(port, "bob", []step{{50 * ms, "hi admin"}})),
+			asyncio.CreateTask(tk, client(port, "carol", []step{{250 * ms, "bye bob"}})),
+		}
+		if err := asyncio.Sleep(tk, 500*ms); err != nil {
+			return err
+		}
+		p.log("main closes the server, clients %s", pstrs(slices.Sorted(maps.Keys(clients))))
+		server.Close()
+		server.CloseClients()
+		results, err := asyncio.Gather(tk, asyncio.Awaitables(tasks)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			p.log("%s done, got %s", r.name, pstrs(r.got))
+		}
+		slices.Sort(left)
+		p.log("handlers left %s", pstrs(left))
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed, clients {}")
+		if len(clients) != 0 {
+			return fmt.Errorf("clients left: %v", clients)
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p119_starttls_service.py
+
+// portTLSConfigs is the program's contexts(): a server context with a
+// fresh self-signed certificate for localhost and 127.0.0.1, a client
+// context trusting it, and a default client context (the system's roots,
+// which do not). server_hostname="localhost" is the clients' ServerName.
+func portTLSConfigs(t *testing.T) (server, client, untrusting *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	return server, &tls.Config{RootCAs: pool, ServerName: "localhost"}, &tls.Config{ServerName: "localhost"}
+}
+
+func TestPortStartTLSService(t *testing.T) {
+	serverCfg, clientCfg, untrustingCfg := portTLSConfigs(t)
+	runPort(t, cpythonTrace("p119_starttls_service"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		events := 0
+		mail := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			if err := w.Write([]byte("220 ready\n")); err != nil {
+				return err
+			}
+			tlsOn := false
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				cmd := strings.TrimSpace(string(line))
+				if cmd == "STARTTLS" {
+					if err := w.Write([]byte("220 go ahead\n")); err != nil {
+						return err
+					}
+					if err := w.Drain(t); err != nil {
+						return err
+					}
+					if err := w.StartTLS(t, serverCfg, ""); err != nil {
+						return err
+					}
+					tlsOn = true
+					p.log("server: upgraded, ssl_object %s", pb(aio.TLSConn(w) != nil))
+				} else if strings.HasPrefix(cmd, "AUTH") {
+					reply := "530 must issue STARTTLS first\n"
+					if tlsOn {
+						reply = "235 ok\n"
+					}
+					if err := w.Write([]byte(reply)); err != nil {
+						return err
+					}
+				} else if cmd == "QUIT" {
+					if err := w.Write([]byte("221 bye\n")); err != nil {
+						return err
+					}
+					break
+				}
+			}
+			p.log("server: session ends, tls %s", pb(tlsOn))
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		tlsOnly := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			events++
+			p.log("server: TLS client, can_write_eof %s", pb(w.CanWriteEOF()))
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				if err := w.Write(append([]byte("pong "), line...)); err != nil {
+					return err
+				}
+			}
+			p.log("server: TLS client EOF")
+			w.Close()
+			if err := w.WaitClosed(t); err != nil {
+				return err
+			}
+			p.log("server: TLS client closed")
+			return nil
+		}
+		p.restart()
+		mailSrv, err := aio.StartServer(tk, mail, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		tlsSrv, err := aio.StartServer(tk, tlsOnly, "127.0.0.1", 0, sim, aio.WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", portOf(mailSrv), sim)
+		if err != nil {
+			return err
+		}
+		say := func(line string) error {
+			if line != "" {
+				if err := writer.Write([]byte(line + "\n")); err != nil {
+					return err
+				}
+			}
+			reply, err := reader.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			if line == "" {
+				line = "(connect)"
+			}
+			p.log("client: %s -> %s", line, pbytes(reply))
+			return nil
+		}
+		for _, l := range []string{"", "AUTH secret", "STARTTLS"} {
+			if err := say(l); err != nil {
+				return err
+			}
+		}
+		if err := writer.StartTLS(tk, clientCfg, "localhost"); err != nil {
+			return err
+		}
+		p.restart()
+		p.log("client: upgraded, ssl_object %s", pb(aio.TLSConn(writer) != nil))
+		for _, l := range []string{"AUTH secret", "QUIT"} {
+			if err := say(l); err != nil {
+				return err
+			}
+		}
+		rest, err := reader.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client: then %s", pbytes(rest))
+		writer.Close()
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("client: mail session closed")
+
+		port := portOf(tlsSrv)
+		_, _, err = aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(untrustingCfg))
+		var verr *tls.CertificateVerificationError
+		if !errors.As(err, &verr) {
+			return fmt.Errorf("untrusting client: %v, want a certificate verification error", err)
+		}
+		p.log("untrusting client: certificate verify failed")
+		p.restart()
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("handler calls so far %d", events)
+		p.restart()
+		reader, writer, err = aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		for _, word := range []string{"a", "b"} {
+			if err := writer.Write([]byte(word + "\n")); err != nil {
+				return err
+			}
+			line, err := reader.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			p.log("client: TLS %s", pbytes(line))
+		}
+		writer.Close()
+		p.log("client: closing %s", pb(writer.IsClosing()))
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("client: TLS wait_closed returned")
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		for _, srv := range []*aio.Server{mailSrv, tlsSrv} {
+			srv.Close()
+			if err := srv.WaitClosed(tk); err != nil {
+				return err
+			}
+		}
+		p.log("servers closed, handler calls %d", events)
 		return nil
 	})
 }
