@@ -570,6 +570,12 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 	}
 	fd, err := listenOn(unix.AF_UNIX, sa, o)
 	if err != nil {
+		if errors.Is(err, unix.EADDRINUSE) {
+			// As asyncio's create_unix_server: the message names the
+			// path ("Address '/run/ctl.sock' is already in use"), the
+			// errno stays EADDRINUSE.
+			return nil, fmt.Errorf("address %q is already in use: %w", path, err)
+		}
 		return nil, err
 	}
 	s := newServer(l, "unix", factory, o)

@@ -20,6 +20,8 @@ import (
 	"maps"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -1571,6 +1573,174 @@ func TestPortStartTLSService(t *testing.T) {
 			}
 		}
 		p.log("servers closed, handler calls %d", events)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p120_unix_control_socket.py
+
+// od is the program's od(e): the OSError subclass and its errno's name.
+func od(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return fmt.Sprintf("%T(%v)", err, err)
+	}
+	switch errno {
+	case syscall.ECONNREFUSED:
+		return "ConnectionRefusedError(ECONNREFUSED)"
+	case syscall.ENOENT:
+		return "FileNotFoundError(ENOENT)"
+	case syscall.EADDRINUSE:
+		return "OSError(EADDRINUSE)"
+	}
+	return fmt.Sprintf("OSError(%d)", int(errno))
+}
+
+func pathExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// The program runs on real Unix sockets in a temporary directory, as the
+// Python program does.
+func TestPortUnixControlSocket(t *testing.T) {
+	tmp := t.TempDir()
+	runPort(t, cpythonTrace("p120_unix_control_socket"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		path := filepath.Join(tmp, "ctl.sock")
+		stale, err := net.Listen("unix", path)
+		if err != nil {
+			return err
+		}
+		stale.(*net.UnixListener).SetUnlinkOnClose(false) // a crashed run: the file stays
+		if err := stale.Close(); err != nil {
+			return err
+		}
+		p.log("stale socket file exists %s", pb(pathExists(path)))
+
+		ctl := func(tk *asyncio.T, cmd, where string) (string, error) {
+			r, w, err := aio.OpenUnixConnection(tk, where)
+			if err != nil {
+				return "", err
+			}
+			if err := w.Write([]byte(cmd)); err != nil {
+				return "", err
+			}
+			if err := w.WriteEOF(); err != nil {
+				return "", err
+			}
+			reply, err := r.Read(tk, -1)
+			if err != nil {
+				return "", err
+			}
+			w.Close()
+			if err := w.WaitClosed(tk); err != nil {
+				return "", err
+			}
+			return string(reply), nil
+		}
+		if _, err := ctl(tk, "status", path); err != nil {
+			p.log("ctl before start: %s", od(err))
+		}
+		if _, err := ctl(tk, "status", filepath.Join(tmp, "missing.sock")); err != nil {
+			p.log("ctl to a missing path: %s", od(err))
+		}
+
+		stop := asyncio.NewEvent()
+		reloads, served := 0, 0
+		control := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			b, err := r.Read(t, -1)
+			if err != nil {
+				return err
+			}
+			cmd := string(b)
+			served++
+			var reply string
+			switch cmd {
+			case "status":
+				sn := aio.SockName(w)
+				reply = fmt.Sprintf("ok reloads=%d sockname_is_path=%s", reloads, pb(sn != nil && sn.String() == path))
+			case "reload":
+				if err := asyncio.Sleep(t, 100*ms); err != nil {
+					return err
+				}
+				reloads++
+				reply = "reloaded"
+			case "stop":
+				reply = "stopping"
+				stop.Set()
+			default:
+				reply = fmt.Sprintf("unknown command '%s'", cmd)
+			}
+			if err := w.Write([]byte(reply)); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		server, err := aio.StartUnixServer(tk, control, path)
+		if err != nil {
+			return err
+		}
+		p.log("serving over the stale file %s %s", pb(server.IsServing()), pb(pathExists(path)))
+
+		blocker := filepath.Join(tmp, "plain-file")
+		if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+			return err
+		}
+		if srv, err := aio.StartUnixServer(tk, control, blocker); err != nil {
+			p.log("server on a regular file: %s names the path %s", od(err), pb(strings.Contains(err.Error(), blocker)))
+		} else {
+			srv.Close()
+			return errors.New("a server on a regular file")
+		}
+
+		status := func() error {
+			s, err := ctl(tk, "status", path)
+			if err != nil {
+				return err
+			}
+			p.log("status: %s", s)
+			return nil
+		}
+		if err := status(); err != nil {
+			return err
+		}
+		res, err := asyncio.GatherFuncs(tk,
+			func(t *asyncio.T) (string, error) { return ctl(t, "reload", path) },
+			func(t *asyncio.T) (string, error) { return ctl(t, "status", path) },
+			func(t *asyncio.T) (string, error) { return ctl(t, "frobnicate", path) }).Await(tk)
+		if err != nil {
+			return err
+		}
+		parts := make([]string, len(res))
+		for i, s := range res {
+			parts[i] = pyStrRepr(s)
+		}
+		p.log("concurrent: [%s]", strings.Join(parts, ", "))
+		if err := status(); err != nil {
+			return err
+		}
+		s, err := ctl(tk, "stop", path)
+		if err != nil {
+			return err
+		}
+		p.log("stop: %s", s)
+		if err := stop.Wait(tk); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("closed, served %d socket file exists %s plain file exists %s", served, pb(pathExists(path)), pb(pathExists(blocker)))
+		if _, err := ctl(tk, "status", path); err != nil {
+			p.log("ctl after stop: %s", od(err))
+		}
 		return nil
 	})
 }
