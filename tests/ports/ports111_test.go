@@ -9,6 +9,8 @@ package ports_test
 // ports50_test.go (network) and ports97_test.go.
 
 import (
+	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -1741,6 +1743,315 @@ func TestPortUnixControlSocket(t *testing.T) {
 		if _, err := ctl(tk, "status", path); err != nil {
 			p.log("ctl after stop: %s", od(err))
 		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p121_sock_api_echo.py
+
+// boundPort is a socket bound to 127.0.0.1:0 and its port.
+func boundPort() (fd, port int, err error) {
+	fd, err = aio.NewSocket("tcp4")
+	if err != nil {
+		return -1, 0, err
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		syscall.Close(fd)
+		return -1, 0, err
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		syscall.Close(fd)
+		return -1, 0, err
+	}
+	return fd, sa.(*syscall.SockaddrInet4).Port, nil
+}
+
+// The program runs on real loopback sockets, as the Python program does.
+func TestPortSockAPIEcho(t *testing.T) {
+	runPort(t, cpythonTrace("p121_sock_api_echo"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		lsock, port, err := boundPort()
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(lsock)
+		if err := syscall.Listen(lsock, 128); err != nil {
+			return err
+		}
+		var handlers []*asyncio.Task[struct{}]
+		echo := func(conn, i int) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				defer syscall.Close(conn)
+				pieces := 0
+				for {
+					data, err := aio.SockRecv(t, conn, 4)
+					if err != nil {
+						return err
+					}
+					if len(data) == 0 {
+						break
+					}
+					pieces++
+					if err := aio.SockSendall(t, conn, bytes.ToUpper(data)); err != nil {
+						return err
+					}
+				}
+				p.log("server: conn %d EOF after %d pieces", i, pieces)
+				return nil
+			}
+		}
+		acceptor := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			i := 0
+			for {
+				conn, addr, err := aio.SockAccept(t, lsock)
+				if asyncio.IsCancelled(err) {
+					p.log("server: accept loop cancelled after %d", i)
+				}
+				if err != nil {
+					return err
+				}
+				p.log("server: accepted %d from %s", i, addr.(*net.TCPAddr).IP)
+				handlers = append(handlers, asyncio.CreateTaskErr(t, echo(conn, i)))
+				i++
+			}
+		})
+		addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
+		connect := func() (int, error) {
+			fd, err := aio.NewSocket("tcp4")
+			if err != nil {
+				return -1, err
+			}
+			if err := aio.SockConnect(tk, fd, addr); err != nil {
+				syscall.Close(fd)
+				return -1, err
+			}
+			return fd, nil
+		}
+
+		a, err := connect()
+		if err != nil {
+			return err
+		}
+		if err := aio.SockSendall(tk, a, []byte("hello, world")); err != nil {
+			return err
+		}
+		if err := syscall.Shutdown(a, syscall.SHUT_WR); err != nil {
+			return err
+		}
+		var got []byte
+		for {
+			chunk, err := aio.SockRecv(tk, a, 1024)
+			if err != nil {
+				return err
+			}
+			if len(chunk) == 0 {
+				break
+			}
+			got = append(got, chunk...)
+		}
+		p.log("client a got %s", pbytes(got))
+		syscall.Close(a)
+
+		b, err := connect()
+		if err != nil {
+			return err
+		}
+		if _, err := asyncio.WaitForFunc(tk, 100*ms, func(t *asyncio.T) ([]byte, error) { return aio.SockRecv(t, b, 100) }); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("client b: nothing to read yet")
+		} else {
+			return fmt.Errorf("client b's first read: %v", err)
+		}
+		if err := aio.SockSendall(tk, b, []byte("late")); err != nil {
+			return err
+		}
+		buf := make([]byte, 3)
+		var parts []string
+		for len(parts) < 2 {
+			n, err := aio.SockRecvInto(tk, b, buf)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, pbytes(buf[:n]))
+		}
+		p.log("client b got [%s]", strings.Join(parts, ", "))
+		if err := syscall.Shutdown(b, syscall.SHUT_WR); err != nil {
+			return err
+		}
+		rest, err := aio.SockRecv(tk, b, 100)
+		if err != nil {
+			return err
+		}
+		p.log("client b then %s", pbytes(rest))
+		syscall.Close(b)
+
+		c, err := aio.NewSocket("tcp4")
+		if err != nil {
+			return err
+		}
+		l2, closedPort, err := boundPort()
+		if err != nil {
+			return err
+		}
+		syscall.Close(l2)
+		err = aio.SockConnect(tk, c, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: closedPort})
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			p.log("client c: ConnectionRefusedError")
+		} else {
+			return fmt.Errorf("client c: %v", err)
+		}
+		syscall.Close(c)
+
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(handlers)...).Await(tk); err != nil {
+			return err
+		}
+		acceptor.Cancel()
+		if _, err := asyncio.GatherOutcomes(tk, acceptor).Await(tk); err != nil {
+			return err
+		}
+		p.log("done, handlers %d", len(handlers))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p122_foreign_fd_events.py
+
+func TestPortForeignFDEvents(t *testing.T) {
+	runPort(t, cpythonTrace("p122_foreign_fd_events"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		p.restart()
+		var reports []string
+		loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			words := strings.SplitN(ctx.Message, " ", 3)
+			reports = append(reports, fmt.Sprintf("('%s %s', %s)", words[0], words[1], pyStrRepr(pexc(ctx.Err))))
+		})
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		rsock, wsock := fds[0], fds[1]
+		defer syscall.Close(rsock)
+		defer syscall.Close(wsock)
+		if err := syscall.SetNonblock(rsock, true); err != nil {
+			return err
+		}
+		recv := func(n int) []byte {
+			buf := make([]byte, n)
+			k, err := syscall.Read(rsock, buf)
+			if err != nil {
+				panic(err)
+			}
+			return buf[:k]
+		}
+		send := func(b string) {
+			if _, err := syscall.Write(wsock, []byte(b)); err != nil {
+				panic(err)
+			}
+		}
+		var received []byte
+		type waiter struct {
+			n   int
+			fut *asyncio.Future[[]byte]
+		}
+		var waiters []waiter
+		waitForBytes := func(n int) *asyncio.Future[[]byte] {
+			fut := asyncio.NewFuture[[]byte](tk)
+			waiters = append(waiters, waiter{n, fut})
+			return fut
+		}
+		onReadable := func() {
+			received = append(received, recv(100)...)
+			for _, w := range slices.Clone(waiters) {
+				if len(received) >= w.n && !w.fut.Done() {
+					_ = w.fut.SetResult(slices.Clone(received[:w.n]))
+					waiters = slices.DeleteFunc(waiters, func(x waiter) bool { return x == w })
+				}
+			}
+		}
+		if err := loop.AddReader(rsock, onReadable); err != nil {
+			return err
+		}
+		fut := waitForBytes(3)
+		v, err := asyncio.ToThread(tk, func(context.Context) (string, error) {
+			for _, b := range []string{"a", "b", "c"} {
+				if _, err := syscall.Write(wsock, []byte(b)); err != nil {
+					return "", err
+				}
+			}
+			return "signalled", nil
+		})
+		if err != nil {
+			return err
+		}
+		p.log("thread: %s", v)
+		events, err := fut.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("events %s", pbytes(events))
+
+		var calls []string
+		if err := loop.AddReader(rsock, func() {
+			calls = append(calls, "replacement")
+			recv(100)
+		}); err != nil {
+			return err
+		}
+		send("x")
+		if err := asyncio.Sleep(tk, time.Millisecond); err != nil {
+			return err
+		}
+		p.log("after replacing the reader %s", pstrs(calls))
+
+		n := 0
+		if err := loop.AddReader(rsock, func() {
+			data := recv(100)
+			n++
+			if n == 1 {
+				panic(newValueError("bad event " + pbytes(data)))
+			}
+			calls = append(calls, "flaky got "+pbytes(data))
+		}); err != nil {
+			return err
+		}
+		send("1")
+		if err := asyncio.Sleep(tk, time.Millisecond); err != nil {
+			return err
+		}
+		send("2")
+		if err := asyncio.Sleep(tk, time.Millisecond); err != nil {
+			return err
+		}
+		callReprs := make([]string, len(calls))
+		for i, c := range calls {
+			callReprs[i] = pyStrRepr(c)
+		}
+		p.log("reports [%s] calls [%s]", strings.Join(reports, ", "), strings.Join(callReprs, ", "))
+
+		r1 := loop.RemoveReader(rsock)
+		r2 := loop.RemoveReader(rsock)
+		p.log("remove_reader %s %s", pb(r1), pb(r2))
+		send("unseen")
+		if err := asyncio.Sleep(tk, time.Millisecond); err != nil {
+			return err
+		}
+		p.log("left in the socket %s calls %d", pbytes(recv(100)), len(calls))
+
+		if err := syscall.SetNonblock(wsock, true); err != nil {
+			return err
+		}
+		if err := loop.AddWriter(wsock, func() {
+			calls = append(calls, "writable")
+			p.log("writer callback, remove_writer %s", pb(loop.RemoveWriter(wsock)))
+		}); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, time.Millisecond); err != nil {
+			return err
+		}
+		p.log("calls %s remove_writer again %s", pstrs(calls[len(calls)-1:]), pb(loop.RemoveWriter(wsock)))
 		return nil
 	})
 }
