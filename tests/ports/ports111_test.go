@@ -19,6 +19,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/big"
 	"net"
@@ -2053,5 +2054,166 @@ func TestPortForeignFDEvents(t *testing.T) {
 		}
 		p.log("calls %s remove_writer again %s", pstrs(calls[len(calls)-1:]), pb(loop.RemoveWriter(wsock)))
 		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p123_sendfile_assets.py
+
+// The program runs on real loopback sockets and a file in a temporary
+// directory, as the Python program does (the native sendfile(2) path).
+func TestPortSendfileAssets(t *testing.T) {
+	tmp := t.TempDir()
+	runPort(t, cpythonTrace("p123_sendfile_assets"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		data := bytes.Repeat(func() []byte {
+			b := make([]byte, 256)
+			for i := range b {
+				b[i] = byte(i)
+			}
+			return b
+		}(), 4096)
+		path := filepath.Join(tmp, "asset.bin")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return err
+		}
+		done := asyncio.NewEvent()
+		serve := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			sendOne := func(offset, count int64, countRepr string) error {
+				f, err := os.Open(path)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				var expect int64
+				if offset >= 0 {
+					end := int64(len(data))
+					if count != 0 {
+						end = min(end, offset+count)
+					}
+					expect = max(0, end-offset)
+				}
+				if err := w.Write(fmt.Appendf(nil, "LEN %d\n", expect)); err != nil {
+					return err
+				}
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+				job := asyncio.CreateTask(t, func(t *asyncio.T) (int64, error) {
+					return aio.Sendfile(t, w.Transport(), f, offset, count, true)
+				})
+				if err := asyncio.Sleep(t, 0); err != nil {
+					return err
+				}
+				if !job.Done() {
+					var re *asyncio.RuntimeError
+					if err := w.Write([]byte("interleaved")); errors.As(err, &re) {
+						p.log("server: write during sendfile: %s", pd(err))
+					} else {
+						return fmt.Errorf("write during sendfile: %v", err)
+					}
+				}
+				sent, err := job.Await(t)
+				var ve *asyncio.ValueError
+				if errors.As(err, &ve) {
+					p.log("server: ValueError(%s)", ve.Msg)
+					return nil
+				} else if err != nil {
+					return err
+				}
+				pos, err := f.Seek(0, io.SeekCurrent)
+				if err != nil {
+					return err
+				}
+				p.log("server: sent %d of %d %s file position %d", sent, offset, countRepr, pos)
+				return nil
+			}
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				f := strings.Fields(string(line))
+				offset, err := strconv.ParseInt(f[0], 10, 64)
+				if err != nil {
+					return err
+				}
+				var count int64 // None
+				countRepr := "None"
+				if f[1] != "-" {
+					if count, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+						return err
+					}
+					countRepr = f[1]
+				}
+				if err := sendOne(offset, count, countRepr); err != nil {
+					return err
+				}
+			}
+			w.Close()
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			var re *asyncio.RuntimeError
+			if _, err := aio.Sendfile(t, w.Transport(), f, 0, 0, true); errors.As(err, &re) {
+				p.log("server: after close: %s", pd(err))
+			} else {
+				return fmt.Errorf("sendfile after close: %v", err)
+			}
+			if err := w.WaitClosed(t); err != nil {
+				return err
+			}
+			done.Set()
+			return nil
+		}
+		server, err := aio.StartServer(tk, serve, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", portOf(server))
+		if err != nil {
+			return err
+		}
+		for _, rq := range []struct {
+			offset int
+			count  string
+		}{{0, "-"}, {1000, "5000"}, {2000000, "10"}, {len(data) - 7, "100"}, {-1, "10"}} {
+			if err := writer.Write(fmt.Appendf(nil, "%d %s\n", rq.offset, rq.count)); err != nil {
+				return err
+			}
+			header, err := reader.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(strings.Fields(string(header))[1])
+			if err != nil {
+				return err
+			}
+			body, err := reader.ReadExactly(tk, n)
+			if err != nil {
+				return err
+			}
+			ok := rq.offset < 0 || bytes.Equal(body, data[min(rq.offset, len(data)):min(rq.offset+n, len(data))])
+			p.log("client: %d %s -> %s matches %s", rq.offset, rq.count, pbytes(bytes.TrimSpace(header)), pb(ok))
+		}
+		writer.Close()
+		if err := done.Wait(tk); err != nil {
+			return err
+		}
+		rest, err := reader.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client: then %s", pbytes(rest))
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+		server.Close()
+		return server.WaitClosed(tk)
 	})
 }
