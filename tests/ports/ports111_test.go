@@ -2217,3 +2217,152 @@ func TestPortSendfileAssets(t *testing.T) {
 		return server.WaitClosed(tk)
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p124_pipe_streams.py
+
+// pipePair is the program's pipe_pair(): both ends of an os.Pipe as a
+// StreamReader and a StreamWriter.
+func pipePair(tk *asyncio.T) (*aio.StreamReader, aio.ReadTransport, *aio.StreamWriter, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reader := aio.NewStreamReader(tk, aio.DefaultStreamLimit)
+	rtr, _, err := aio.ConnectReadPipe(tk, func() aio.Protocol { return aio.NewStreamReaderProtocol(reader) }, r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	wproto := aio.NewStreamReaderProtocol(aio.NewStreamReader(tk, aio.DefaultStreamLimit))
+	wtr, _, err := aio.ConnectWritePipe(tk, func() aio.Protocol { return wproto }, w)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return reader, rtr, aio.NewStreamWriter(wtr, wproto, nil), nil
+}
+
+func TestPortPipeStreams(t *testing.T) {
+	runPort(t, cpythonTrace("p124_pipe_streams"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		reader, rtr, writer, err := pipePair(tk)
+		if err != nil {
+			return err
+		}
+		produce := func(t *asyncio.T) error {
+			for i := range 3 {
+				if err := writer.Write(fmt.Appendf(nil, "line %d\n", i)); err != nil {
+					return err
+				}
+				if err := writer.Drain(t); err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(t, 100*ms); err != nil {
+					return err
+				}
+			}
+			p.log("producer: can_write_eof %s", pb(writer.CanWriteEOF()))
+			if err := writer.WriteEOF(); err != nil {
+				return err
+			}
+			p.log("producer: is_closing %s", pb(writer.IsClosing()))
+			return nil
+		}
+		consume := func(t *asyncio.T) error {
+			n := 0
+			for line, err := range reader.Lines(t) {
+				if err != nil {
+					return err
+				}
+				n++
+				p.log("consumer got %s", pbytes(line))
+			}
+			p.log("consumer: EOF %d at_eof %s", n, pb(reader.AtEOF()))
+			return nil
+		}
+		if _, err := asyncio.GatherFuncs(tk,
+			func(t *asyncio.T) (struct{}, error) { return struct{}{}, produce(t) },
+			func(t *asyncio.T) (struct{}, error) { return struct{}{}, consume(t) }).Await(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("read transport closing %s", pb(rtr.IsClosing()))
+
+		p.restart()
+		r2, w2, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		wproto := aio.NewStreamReaderProtocol(aio.NewStreamReader(tk, aio.DefaultStreamLimit))
+		wtr, _, err := aio.ConnectWritePipe(tk, func() aio.Protocol { return wproto }, w2)
+		if err != nil {
+			return err
+		}
+		writer2 := aio.NewStreamWriter(wtr, wproto, nil)
+		if err := writer2.Write([]byte("first\n")); err != nil {
+			return err
+		}
+		if err := writer2.Drain(tk); err != nil {
+			return err
+		}
+		buf := make([]byte, 100)
+		n, err := r2.Read(buf)
+		if err != nil {
+			return err
+		}
+		p.log("reader end has %s", pbytes(buf[:n]))
+		if err := r2.Close(); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("after the reader left: is_closing %s", pb(writer2.IsClosing()))
+		if err := writer2.Write([]byte("dropped\n")); err != nil {
+			p.log("write after the reader left: %s", nd(err))
+		}
+		if err := writer2.Drain(tk); err == nil {
+			p.log("drain ok")
+		} else if errors.Is(err, syscall.ECONNRESET) {
+			p.log("drain: %s", nd(err))
+		} else {
+			return err
+		}
+
+		p.restart()
+		reader3, rtr3, writer3, err := pipePair(tk)
+		if err != nil {
+			return err
+		}
+		rtr3.PauseReading()
+		p.log("paused, is_reading %s", pb(rtr3.IsReading()))
+		if err := writer3.Write([]byte("held\n")); err != nil {
+			return err
+		}
+		if err := writer3.Drain(tk); err != nil {
+			return err
+		}
+		if _, err := asyncio.WaitForFunc(tk, 100*ms, reader3.ReadLine); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("nothing while paused")
+		} else {
+			return fmt.Errorf("read while paused: %v", err)
+		}
+		rtr3.ResumeReading()
+		line, err := reader3.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("resumed %s", pbytes(line))
+		writer3.Close()
+		if err := writer3.WaitClosed(tk); err != nil {
+			return err
+		}
+		rest, err := reader3.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("writer3 closed; reader3 then %s at_eof %s", pbytes(rest), pb(reader3.AtEOF()))
+		return nil
+	})
+}
