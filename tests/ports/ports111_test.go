@@ -1692,6 +1692,7 @@ func TestPortUnixControlSocket(t *testing.T) {
 		p.log("serving over the stale file %s %s", pb(server.IsServing()), pb(pathExists(path)))
 
 		blocker := filepath.Join(tmp, "plain-file")
+		//asynciovet:ignore blockingcall the program creates the empty file on the loop too (open(blocker, "w").close())
 		if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 			return err
 		}
@@ -2074,6 +2075,7 @@ func TestPortSendfileAssets(t *testing.T) {
 			return b
 		}(), 4096)
 		path := filepath.Join(tmp, "asset.bin")
+		//asynciovet:ignore blockingcall the program writes its asset file on the loop too (open/write in main), before serving
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return err
 		}
@@ -2307,6 +2309,7 @@ func TestPortPipeStreams(t *testing.T) {
 			return err
 		}
 		buf := make([]byte, 100)
+		//asynciovet:ignore blockingcall the program's os.read(r2, 100) on the loop: the pipe holds the line already, so the read returns at once
 		n, err := r2.Read(buf)
 		if err != nil {
 			return err
