@@ -1569,6 +1569,27 @@ func TestPortStartTLSService(t *testing.T) {
 		if err := asyncio.Sleep(tk, 100*ms); err != nil {
 			return err
 		}
+
+		reader, writer, err = aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		tlsSrv.Close()
+		tlsSrv.CloseClients()
+		line, err := reader.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("client: after close_clients %s at_eof %s", pbytes(line), pb(reader.AtEOF()))
+		writer.Close()
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("client: closed")
 		for _, srv := range []*aio.Server{mailSrv, tlsSrv} {
 			srv.Close()
 			if err := srv.WaitClosed(tk); err != nil {

@@ -6,7 +6,9 @@
 # server's certificate fails in open_connection(ssl=...) and the TLS
 # port's handler is never called for it. A trusted client's close() is a
 # TLS shutdown: the server's readline() sees EOF and the client's
-# wait_closed() returns once the server has closed its side too.
+# wait_closed() returns once the server has closed its side too. Then the
+# TLS port closes its clients with close_clients(), which in 3.13 closes
+# the sockets below TLS: the server's handler sees EOF before the client.
 import asyncio
 import os
 import ssl
@@ -106,6 +108,18 @@ async def main():
     await writer.wait_closed()
     log("client: TLS wait_closed returned")
     await asyncio.sleep(0.1)
+
+    # maintenance: the TLS port closes its clients (3.13's close_clients
+    # closes the sockets below TLS: the handler hears of it first)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_ctx, server_hostname="localhost")
+    restart()
+    await asyncio.sleep(0.1)
+    tls_srv.close()
+    tls_srv.close_clients()
+    log("client: after close_clients", await reader.readline(), "at_eof", reader.at_eof())
+    writer.close()
+    await writer.wait_closed()
+    log("client: closed")
     for srv in (mail_srv, tls_srv):
         srv.close()
         await srv.wait_closed()
