@@ -5,8 +5,12 @@ package ports_test
 // Ports p111 onward (h32): a supervisor restarting workers with backoff,
 // a circuit breaker, request coalescing, Queue.shutdown in both modes,
 // nested TaskGroups under the eager factory, a request multiplexer over
-// one connection, and more. Same conventions as ports_test.go,
-// ports50_test.go (network) and ports97_test.go.
+// one connection, a stream heartbeat, a chat server that kicks, a
+// STARTTLS service, a Unix control socket, loop.sock_* code, a foreign
+// event source on add_reader, a sendfile asset server and pipes as
+// streams. Same conventions as ports_test.go, ports50_test.go (network,
+// on the simulated network) and ports97_test.go; p120 to p124 use real
+// sockets, files and pipes, as their Python programs do.
 
 import (
 	"bytes"
