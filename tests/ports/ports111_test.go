@@ -52,11 +52,11 @@ func TestPortSupervisorBackoff(t *testing.T) {
 	runPort(t, cpythonTrace("p111_supervisor_backoff"), func(p *probe, tk *asyncio.T) error {
 		loop := tk.Loop()
 		plans := map[string][]time.Duration{
-			"alpha": {100 * ms, 100 * ms},
-			"beta":  {210 * ms},
+			"alpha": {100 * ms, 80 * ms},
+			"beta":  {190 * ms},
 			"gamma": {0, 0, 0, 0, 0},
 		}
-		const base, maxRestarts = 120 * ms, 3
+		const base, maxRestarts = 130 * ms, 3
 		worker := func(name string, attempt int) func(*asyncio.T) (string, error) {
 			return func(t *asyncio.T) (string, error) {
 				plan := plans[name]
@@ -70,7 +70,7 @@ func TestPortSupervisorBackoff(t *testing.T) {
 					return "", newCrash(fmt.Sprintf("%s#%d", name, attempt))
 				}
 				if name == "beta" {
-					if err := asyncio.Sleep(t, 130*ms); err != nil {
+					if err := asyncio.Sleep(t, 150*ms); err != nil {
 						return "", err
 					}
 					return name + " done", nil
@@ -295,8 +295,8 @@ func TestPortCircuitBreaker(t *testing.T) {
 			who string
 			fn  func(*asyncio.T) (string, error)
 		}{
-			{"c1", backend(20*ms, false, "a")},
-			{"c2", backend(20*ms, true, "boom")},
+			{"c1", backend(10*ms, false, "a")},
+			{"c2", backend(10*ms, true, "boom")},
 			{"c3", backend(500*ms, false, "ok")},
 			{"c4", backend(10*ms, false, "ok")},
 		} {
@@ -310,9 +310,10 @@ func TestPortCircuitBreaker(t *testing.T) {
 		if err := attempt("c5", backend(10*ms, false, "ok"))(tk); err != nil {
 			return err
 		}
-		if err := asyncio.Sleep(tk, 120*ms); err != nil {
+		if err := asyncio.Sleep(tk, 140*ms); err != nil {
 			return err
 		}
+		p.restart()
 		probe := asyncio.CreateTaskErr(tk, attempt("p1", backend(60*ms, true, "still down")))
 		if err := asyncio.Sleep(tk, 0); err != nil {
 			return err
@@ -330,7 +331,8 @@ func TestPortCircuitBreaker(t *testing.T) {
 		if err := asyncio.Sleep(tk, 310*ms); err != nil {
 			return err
 		}
-		probe = asyncio.CreateTaskErr(tk, attempt("p2", backend(50*ms, false, "back")))
+		p.restart()
+		probe = asyncio.CreateTaskErr(tk, attempt("p2", backend(70*ms, false, "back")))
 		if err := asyncio.Sleep(tk, 0); err != nil {
 			return err
 		}
@@ -1049,7 +1051,7 @@ func TestPortHeartbeat(t *testing.T) {
 			name := strings.TrimSpace(string(first))
 			strikes := 0
 			for {
-				line, err := asyncio.WaitForFunc(t, 270*ms, r.ReadLine)
+				line, err := asyncio.WaitForFunc(t, 260*ms, r.ReadLine)
 				if errors.Is(err, asyncio.ErrTimeout) {
 					strikes++
 					p.log("server: %s timeout, strike %d", name, strikes)

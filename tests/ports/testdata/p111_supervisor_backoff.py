@@ -18,13 +18,13 @@ class Crash(Exception):
 
 PLANS = {
     # seconds before each attempt crashes; past the list: run until stopped
-    "alpha": [0.1, 0.1],
+    "alpha": [0.1, 0.08],
     # crashes once, then finishes its job
-    "beta": [0.21],
+    "beta": [0.19],
     # crashes at once every time
     "gamma": [0, 0, 0, 0, 0],
 }
-BASE = 0.12
+BASE = 0.13
 MAX_RESTARTS = 3
 
 
@@ -36,7 +36,7 @@ async def worker(name, attempt):
         await asyncio.sleep(plan[attempt])
         raise Crash(f"{name}#{attempt}")
     if name == "beta":
-        await asyncio.sleep(0.13)
+        await asyncio.sleep(0.15)
         return f"{name} done"
     try:
         await asyncio.sleep(10)

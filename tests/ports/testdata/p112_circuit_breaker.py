@@ -94,14 +94,15 @@ async def attempt(br, who, fn):
 async def main():
     restart()
     br = Breaker()
-    await attempt(br, "c1", backend(0.02, value="a"))
-    await attempt(br, "c2", backend(0.02, fail=True, value="boom"))
+    await attempt(br, "c1", backend(0.01, value="a"))
+    await attempt(br, "c2", backend(0.01, fail=True, value="boom"))
     await attempt(br, "c3", backend(0.5))  # times out: second failure
     await attempt(br, "c4", backend(0.01))
     await asyncio.sleep(0.2)
     await attempt(br, "c5", backend(0.01))
-    await asyncio.sleep(0.12)
+    await asyncio.sleep(0.14)
     # half-open: one probe, two waiters, one of which gives up
+    restart()
     probe = asyncio.create_task(attempt(br, "p1", backend(0.06, fail=True, value="still down")))
     await asyncio.sleep(0)
     w1 = asyncio.create_task(attempt(br, "w1", backend(0.01)))
@@ -111,7 +112,8 @@ async def main():
     await asyncio.gather(probe, w1, w2, return_exceptions=True)
     log("after failed probe", br.state, "w2 cancelled", w2.cancelled())
     await asyncio.sleep(0.31)
-    probe = asyncio.create_task(attempt(br, "p2", backend(0.05, value="back")))
+    restart()
+    probe = asyncio.create_task(attempt(br, "p2", backend(0.07, value="back")))
     await asyncio.sleep(0)
     waiters = [asyncio.create_task(attempt(br, f"w{i}", backend(0.01 * i, value=f"r{i}"))) for i in (3, 4)]
     await asyncio.gather(probe, *waiters)

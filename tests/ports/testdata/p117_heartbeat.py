@@ -1,6 +1,6 @@
 # A keepalive protocol over streams, as game and IoT servers write it: the
 # client sends "PING n" every 0.1 s and the server answers "PONG n"; the
-# server reads each line under wait_for(readline(), 0.27), so a read that
+# server reads each line under wait_for(readline(), 0.26), so a read that
 # times out is cancelled mid-wait (no byte is lost: a line arriving later
 # is read whole by the next readline). A client that stops pinging for
 # longer than the timeout gets "BYE idle" and the server closes; the
@@ -18,7 +18,7 @@ async def serve(reader, writer):
     strikes = 0
     while True:
         try:
-            line = await asyncio.wait_for(reader.readline(), 0.27)
+            line = await asyncio.wait_for(reader.readline(), 0.26)
         except TimeoutError:
             strikes += 1
             log("server:", name, "timeout, strike", strikes,)
