@@ -302,19 +302,35 @@ func (s *Server) closeListeners() {
 }
 
 // CloseClients closes every connection the server accepted (asyncio 3.13's
-// close_clients).
+// close_clients). As asyncio's, it closes the accepted sockets' own
+// transports: a TLS connection's socket is closed once what is buffered
+// is sent, without a TLS shutdown (no close_notify, no wait for the
+// peer), and the application's ConnectionLost gets nil.
 func (s *Server) CloseClients() {
-	for _, tr := range s.snapshotClients() {
+	for _, tr := range s.acceptedSockets() {
 		tr.Close()
 	}
 }
 
 // AbortClients aborts every connection the server accepted (asyncio
-// 3.13's abort_clients).
+// 3.13's abort_clients), at the socket, as CloseClients closes them.
 func (s *Server) AbortClients() {
-	for _, tr := range s.snapshotClients() {
+	for _, tr := range s.acceptedSockets() {
 		tr.Abort()
 	}
+}
+
+// acceptedSockets returns the socket transports of the server's
+// connections in the order they were accepted (see snapshotClients):
+// asyncio's Server._clients holds the socket transports, below a TLS
+// layer if there is one.
+func (s *Server) acceptedSockets() []*socketTransport {
+	raw := make([]*socketTransport, 0, len(s.clients))
+	for tr := range s.clients {
+		raw = append(raw, tr)
+	}
+	slices.SortFunc(raw, func(a, b *socketTransport) int { return cmp.Compare(a.clientSeq, b.clientSeq) })
+	return raw
 }
 
 // snapshotClients returns the server's connections in the order they
@@ -570,6 +586,12 @@ func CreateUnixServer(t *asyncio.T, factory func() Protocol, path string, opts .
 	}
 	fd, err := listenOn(unix.AF_UNIX, sa, o)
 	if err != nil {
+		if errors.Is(err, unix.EADDRINUSE) {
+			// As asyncio's create_unix_server: the message names the
+			// path ("Address '/run/ctl.sock' is already in use"), the
+			// errno stays EADDRINUSE.
+			return nil, fmt.Errorf("address %q is already in use: %w", path, err)
+		}
 		return nil, err
 	}
 	s := newServer(l, "unix", factory, o)

@@ -388,6 +388,31 @@ func TestUnixServerCloseKeepsNewerServersSocketFile(t *testing.T) {
 	})
 }
 
+// A Unix server's path held by a file that is not a socket (which is not
+// removed) is EADDRINUSE, and the error names the path, as asyncio's
+// create_unix_server does ("[Errno 98] Address '/run/ctl.sock' is already
+// in use"): it said only "bind: address already in use" (tests/ports
+// p120). A TCP server's names its address the same way.
+func TestUnixServerAddressInUseNamesThePath(t *testing.T) {
+	path := t.TempDir() + "/plain-file"
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runNet(t, func(at *asyncio.T) error {
+		_, err := StartUnixServer(at, closeAtOnce, path)
+		if !errors.Is(err, unix.EADDRINUSE) {
+			return fmt.Errorf("StartUnixServer on a regular file: %v, want EADDRINUSE", err)
+		}
+		if want := fmt.Sprintf("address %q is already in use", path); !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("StartUnixServer on a regular file: %q does not say %q", err, want)
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("the regular file was removed: %v", err)
+		}
+		return nil
+	})
+}
+
 // A Unix socket path longer than sun_path takes is an error that says so
 // and names the limit, for servers and clients alike (issue 11, breakage
 // 8: bind said only "invalid argument").

@@ -723,3 +723,74 @@ func TestOptionsEdges_EveryCallRefusesEveryOptionItDoesNotTake(t *testing.T) {
 	}
 	expectLog(t, []string{"refused 392, accepted 180", "StartTLS's transport plain and open: true"}, log)
 }
+
+// CloseClients and AbortClients act on the accepted sockets' own
+// transports, as asyncio 3.13's (Server._clients holds the socket
+// transports, below the SSL protocol): a TLS connection is closed at the
+// socket once its buffer is sent, with no TLS shutdown, so the server's
+// application hears of it (its reader's EOF, ConnectionLost(nil)) before
+// the client has read anything. CloseClients closed the TLS layer
+// instead: close_notify, then a wait for the client's end, so the server's
+// handler saw EOF only after the client had read its EOF and closed
+// (found by porting a STARTTLS service, tests/ports p119, and probing
+// close_clients against CPython 3.13.0).
+func TestTLSEdges_CloseClientsClosesTheSockets(t *testing.T) {
+	clean(t)
+	serverCfg, clientCfg := testTLSConfigs(t)
+	clientCfg.ServerName = "localhost"
+	var log []string
+	runVirtual(t, func(at *asyncio.T) error {
+		for _, abort := range []bool{false, true} {
+			var order []string
+			handlerDone := asyncio.NewFuture[struct{}](at)
+			handlerStarted := asyncio.NewFuture[struct{}](at)
+			srv, err := StartServer(at, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+				handlerStarted.SetResult(struct{}{})
+				line, err := r.ReadLine(t)
+				order = append(order, fmt.Sprintf("server read %q %v", line, err))
+				handlerDone.SetResult(struct{}{})
+				return nil
+			}, "127.0.0.1", 0, WithTLS(serverCfg))
+			if err != nil {
+				return err
+			}
+			r, w, err := OpenConnection(at, "127.0.0.1", serverPort(srv), WithTLS(clientCfg))
+			if err != nil {
+				return err
+			}
+			client := asyncio.CreateTaskErr(at, func(t *asyncio.T) error {
+				line, err := r.ReadLine(t)
+				order = append(order, fmt.Sprintf("client read %q %v", line, err))
+				w.Close()
+				return w.WaitClosed(t)
+			})
+			if _, err := guardedAwait[struct{}](at, handlerStarted); err != nil {
+				return err
+			}
+			if err := settle(at); err != nil {
+				return err
+			}
+			srv.Close()
+			if abort {
+				srv.AbortClients()
+			} else {
+				srv.CloseClients()
+			}
+			if err := guard(at, func() error { return srv.WaitClosed(at) }); err != nil {
+				return fmt.Errorf("abort=%v: WaitClosed: %w (%v)", abort, err, order)
+			}
+			if _, err := guardedAwait[struct{}](at, handlerDone); err != nil {
+				return fmt.Errorf("abort=%v: handler: %w (%v)", abort, err, order)
+			}
+			if _, err := guardedAwait[struct{}](at, client); err != nil {
+				return fmt.Errorf("abort=%v: client: %w (%v)", abort, err, order)
+			}
+			log = append(log, fmt.Sprintf("abort=%v: %s", abort, strings.Join(order, "; ")))
+		}
+		return nil
+	})
+	expectLog(t, []string{
+		`abort=false: server read "" <nil>; client read "" <nil>`,
+		`abort=true: server read "" <nil>; client read "" <nil>`,
+	}, log)
+}
