@@ -77,7 +77,12 @@ type watchdog struct {
 // turns the watchdog off. The default is 1 s, and in debug mode the
 // slow-callback duration (100 ms unless set). The watchdog is a timer that
 // RunForever arms and stops; it takes effect at once on a running loop.
+// The report reaches the exception handler on the watchdog's goroutine,
+// while the loop is still blocked: like the loop's other settings,
+// SetBlockedThreshold is for the loop's goroutine (or a loop not running)
+// and panics with a *RuntimeError there.
 func (l *Loop) SetBlockedThreshold(d time.Duration) {
+	l.checkThreadAlways("SetBlockedThreshold") // the watchdog's own report comes from another goroutine
 	l.wd.explicit = blockedSetting(d)
 	l.settingsChanged()
 }

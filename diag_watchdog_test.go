@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -245,4 +246,48 @@ func TestWatchdog_OptionsMatchSetters(t *testing.T) {
 		}
 		mustClose(t, l)
 	}
+}
+
+// The watchdog's report comes from a goroutine of its own while the loop
+// is blocked. A handler that changes the loop's settings there (turning
+// the watchdog off after its first report) gets a *RuntimeError naming
+// the call; it deadlocked on the watchdog's lock, which the report holds.
+func TestWatchdog_HandlerChangingSettingsOffTheLoopIsRefused(t *testing.T) {
+	l := NewTestLoop()
+	defer mustClose(t, l)
+	handled := make(chan string, 1)
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) {
+		if !strings.HasPrefix(c.Message, "Event loop blocked") {
+			return
+		}
+		defer func() {
+			select {
+			case handled <- describe(asError(recover())):
+			default:
+			}
+		}()
+		l.SetBlockedThreshold(-1)
+	})
+	var got string
+	l.CallSoon(func() {
+		l.SetBlockedThreshold(time.Nanosecond)
+		got = <-handled //asynciovet:ignore blockingcall the loop stays blocked until the watchdog's report is handled
+		l.SetBlockedThreshold(-1)
+	})
+	runOne(t, l)
+	want := `RuntimeError("SetBlockedThreshold called from a goroutine that is not running the loop`
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("got %s, want %s...", got, want)
+	}
+}
+
+// asError is a recovered value as an error (nil for none).
+func asError(r any) error {
+	if r == nil {
+		return nil
+	}
+	if err, ok := r.(error); ok {
+		return err
+	}
+	return fmt.Errorf("%v", r)
 }

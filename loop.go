@@ -284,6 +284,7 @@ func (l *Loop) IsClosed() bool { return l.closed }
 // callbacks and task steps are reported, and loop methods called from a
 // goroutine that is not running the loop panic.
 func (l *Loop) SetDebug(on bool) {
+	l.checkThreadAlways("SetDebug")
 	l.debug = on
 	l.settingsChanged()
 }
@@ -296,6 +297,7 @@ func (l *Loop) Debug() bool { return l.debug }
 // returns, with how long it took, and, while it is still running, by the
 // watchdog with its stack (see SetBlockedThreshold).
 func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
+	l.checkThreadAlways("SetSlowCallbackDuration")
 	l.slowCallback = d
 	l.settingsChanged()
 }
