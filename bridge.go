@@ -121,6 +121,27 @@ func (l *Loop) closeOutside() {
 	l.outside = nil
 }
 
+// outsideFuture is the future of a Go call or executor job with the call
+// the loop tracks and fn's outcome, in one allocation.
+type outsideFuture[V any] struct {
+	fut Future[V] // first: the object a cleanup (watchUnretrieved) watches
+	outsideCall
+	// fn's outcome, written before running turns false: for Close, which
+	// gives it to a task it unwinds that awaits fut (outcomeAtKill; the
+	// delivery queued for the loop is dropped).
+	v   V
+	err error
+}
+
+func (x *outsideFuture[V]) outcomeAtKill() bool {
+	if x.running.Load() {
+		return false // Close cancels its context and reports it
+	}
+	x.untrack()
+	x.fut.settleUnwinding(x.v, x.err)
+	return true
+}
+
 // startOutside starts fn(ctx) on a new goroutine (or hands it to submit)
 // and returns the future its outcome is delivered to, on l. parent is the
 // context ctx derives from. Cancelling the future cancels ctx (cause: the
@@ -132,13 +153,14 @@ func (l *Loop) closeOutside() {
 // held until fn's outcome arrives, which the future then gets (see
 // heldCancel): fn's effect has happened.
 func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error, held *heldCancel, what string, site uintptr) *Future[V] {
-	fut := &Future[V]{futureCore: futureCore{loop: l, outside: true}}
+	x := &outsideFuture[V]{fut: Future[V]{futureCore: futureCore{loop: l, outside: true}}}
+	fut, c := &x.fut, &x.outsideCall
 	// waiter lets fn wait for its own loop without holding the virtual
 	// clock: ConcurrentFuture.Wait(ctx) stops counting the call while it
 	// waits (as for an executor job), and counts it again before fn runs on.
 	waiter := &executorJob{loop: l}
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, executorJobKey{}, waiter))
-	c := &outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
+	*c = outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
 	fut.setCancelFn(nil, func(msg string) bool {
 		if fut.state != statePending {
@@ -156,21 +178,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 		c.release()
 		return fut.cancelPlain(msg)
 	})
-	// outcome is fn's, written before running turns false: for Close,
-	// which gives it to a task it unwinds that awaits fut (outcomeAtKill;
-	// the delivery queued for the loop is dropped).
-	var outcome struct {
-		v   V
-		err error
-	}
-	fut.extras.outcomeAtKill = func() bool {
-		if c.running.Load() {
-			return false // Close cancels its context and reports it
-		}
-		c.untrack()
-		fut.settleUnwinding(outcome.v, outcome.err)
-		return true
-	}
+	fut.extras.outcomeAtKill = x.outcomeAtKill
 	l.track(c)
 	job := func() {
 		run := fn
@@ -181,7 +189,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 			run = func(context.Context) (V, error) { return *new(V), context.Cause(ctx) }
 		}
 		callContained(ctx, run, func(v V, err error) {
-			outcome.v, outcome.err = v, err
+			x.v, x.err = v, err
 			c.running.Store(false)
 			// A closed loop refuses the delivery: Close has already
 			// cancelled ctx and dropped the call, and the result has

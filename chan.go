@@ -116,6 +116,21 @@ func closedChannelError(r any) error {
 	return fmt.Errorf("%w (%v)", ErrClosedChannel, r)
 }
 
+// chanCall is one channel operation waiting on its helper goroutine: the
+// future its task awaits, the outside call the loop tracks, and the
+// helper's answer, in one allocation.
+type chanCall[R any] struct {
+	fut Future[R] // first: the object a cleanup (watchUnretrieved) watches
+	outsideCall
+	held heldCancel
+	// The helper's answer. mu is locked from the start until the helper
+	// has written it: Close waits on it (outcomeAtKill).
+	mu   sync.Mutex
+	r    R
+	done bool
+	err  error
+}
+
 // awaitChanOp runs op on a helper goroutine while t waits for it. op
 // returns done false when it gave up because stop was closed. what and
 // site are for the stall report (stall.go).
@@ -125,64 +140,68 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 		return zero, t.awaitKilled() // unwinding at Close: start nothing
 	}
 	l := t.fut.loop
-	fut := &Future[R]{futureCore: futureCore{loop: l}}
-	c := &outsideCall{stop: make(chan struct{}), fn: op, task: t, what: what, site: site}
-	c.running.Store(true)
-	fut.outside = true // see outcomeOutlivesCancel
-	var held heldCancel
-	// A cancellation only asks the helper to stop; the future stays
-	// pending until it answers, so a value it already took is not lost.
-	fut.setCancelFn(nil, func(m string) bool {
-		if fut.state != statePending {
-			return false
-		}
-		if !held.held {
-			held.hold(m)
-			c.abort(nil)
-		}
-		return true
-	})
-	// answer holds the helper's answer for Close (outcomeAtKill); its
-	// mutex is held until the helper has answered.
-	var answer struct {
-		sync.Mutex
-		r    R
-		done bool
-		err  error
-	}
-	answer.Lock()
-	fut.extras.outcomeAtKill = func() bool {
-		c.abort(nil)  // a helper still waiting gives up at once
-		answer.Lock() // and answers
-		c.untrack()   // its queued answer is dropped with the queue
-		if !answer.done {
-			return false
-		}
-		fut.settleUnwinding(answer.r, answer.err)
-		return true
-	}
-	l.track(c)
-	go func() {
-		r, done, err := op(c.stop)
-		answer.r, answer.done, answer.err = r, done, err
-		answer.Unlock()
-		c.running.Store(false)
-		_, _ = l.CallSoonThreadsafe(func() {
-			c.untrack()
-			switch {
-			case fut.state != statePending:
-			case !done:
-				fut.cancelPlain(held.msg)
-			case err != nil:
-				_ = fut.SetException(err)
-			default:
-				_ = fut.SetResult(r)
-			}
-		})
-	}()
-	r, err := fut.Await(t)
+	x := &chanCall[R]{outsideCall: outsideCall{stop: make(chan struct{}), fn: op, task: t, what: what, site: site}}
+	x.fut.loop = l
+	x.fut.outside = true // see outcomeOutlivesCancel
+	x.running.Store(true)
+	x.mu.Lock()
+	x.fut.setCancelFn(nil, x.cancel)
+	x.fut.extras.outcomeAtKill = x.outcomeAtKill
+	l.track(&x.outsideCall)
+	go x.run(op)
+	r, err := x.fut.Await(t)
 	// The operation won the race with the cancellation: keep its outcome,
 	// and deliver the cancellation at the next await.
-	held.rearm(t, err)
+	x.held.rearm(t, err)
 	return r, err
+}
+
+// cancel only asks the helper to stop; the future stays pending until it
+// answers, so a value it already took is not lost.
+func (x *chanCall[R]) cancel(msg string) bool {
+	if x.fut.state != statePending {
+		return false
+	}
+	if !x.held.held {
+		x.held.hold(msg)
+		x.abort(nil)
+	}
+	return true
+}
+
+// run is the helper goroutine: op, then its answer, for the loop (deliver)
+// and for Close (outcomeAtKill).
+func (x *chanCall[R]) run(op func(stop <-chan struct{}) (R, bool, error)) {
+	x.r, x.done, x.err = op(x.stop)
+	x.mu.Unlock()
+	x.running.Store(false)
+	_, _ = x.loop.CallSoonThreadsafe(x.deliver)
+}
+
+// deliver runs on the loop with the helper's answer.
+func (x *chanCall[R]) deliver() {
+	x.untrack()
+	switch {
+	case x.fut.state != statePending:
+	case !x.done:
+		x.fut.cancelPlain(x.held.msg)
+	case x.err != nil:
+		_ = x.fut.SetException(x.err)
+	default:
+		_ = x.fut.SetResult(x.r)
+	}
+}
+
+// outcomeAtKill is for Close, which unwinds the awaiting task: the helper
+// is stopped, its answer awaited (it comes at once), and a value it took
+// or sent settles the future.
+func (x *chanCall[R]) outcomeAtKill() bool {
+	x.abort(nil)
+	x.mu.Lock()
+	x.untrack() // its queued answer is dropped with the queue
+	if !x.done {
+		return false
+	}
+	x.fut.settleUnwinding(x.r, x.err)
+	return true
 }
