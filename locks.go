@@ -268,7 +268,8 @@ func (ev *Event) Wait(t *T) error {
 }
 
 // Condition ports asyncio.Condition with the 3.13 wait semantics (COND-1..4).
-// Create it with NewCondition.
+// Create it with NewCondition; the zero Condition is ready to use, with a
+// Lock of its own (asyncio.Condition()).
 type Condition struct {
 	binding loopBinding
 	lock    *Lock
@@ -276,7 +277,8 @@ type Condition struct {
 }
 
 // NewCondition returns a Condition using lock, or a new Lock if lock is nil
-// (asyncio.Condition(lock=None)).
+// (asyncio.Condition(lock=None)). The zero Condition is the same as
+// NewCondition(nil): it uses a Lock of its own.
 func NewCondition(lock *Lock) *Condition {
 	if lock == nil {
 		lock = NewLock()
@@ -287,22 +289,31 @@ func NewCondition(lock *Lock) *Condition {
 // String returns a repr like `<asyncio.locks.Condition object at 0x… [locked, waiters:1]>`.
 func (c *Condition) String() string {
 	state := "unlocked"
-	if c.lock.Locked() {
+	if c.lk().Locked() {
 		state = "locked"
 	}
 	return fmt.Sprintf("<%s [%s%s]>", c.identity(), state, waitersSuffix(c.waiters.len()))
 }
 
+// lk is c's lock; the zero Condition makes its own on first use, as
+// NewCondition(nil) does.
+func (c *Condition) lk() *Lock {
+	if c.lock == nil {
+		c.lock = new(Lock)
+	}
+	return c.lock
+}
+
 func (c *Condition) identity() string { return fmt.Sprintf("asyncio.locks.Condition object at %p", c) }
 
 // Acquire acquires the underlying lock (Lock.Acquire).
-func (c *Condition) Acquire(t *T) error { return c.lock.Acquire(t) }
+func (c *Condition) Acquire(t *T) error { return c.lk().Acquire(t) }
 
 // Release releases the underlying lock (Lock.Release).
-func (c *Condition) Release() error { return c.lock.Release() }
+func (c *Condition) Release() error { return c.lk().Release() }
 
 // Locked reports whether the underlying lock is held.
-func (c *Condition) Locked() bool { return c.lock.Locked() }
+func (c *Condition) Locked() bool { return c.lk().Locked() }
 
 // Wait ports Condition.wait (3.13): it releases the lock, waits to be
 // notified, then re-acquires the lock and returns nil. The lock is always
@@ -321,7 +332,7 @@ func (c *Condition) Wait(t *T) error {
 	}
 	fut := NewFuture[struct{}](t.Loop())
 	fut.kind = kindCondition
-	if err := c.lock.Release(); err != nil {
+	if err := c.lk().Release(); err != nil {
 		return err
 	}
 	elem := c.waiters.push(fut)
@@ -335,7 +346,7 @@ func (c *Condition) Wait(t *T) error {
 	}
 	var lastCE error
 	for {
-		aerr := c.lock.Acquire(t)
+		aerr := c.lk().Acquire(t)
 		if aerr == nil {
 			break
 		}
@@ -551,7 +562,9 @@ func (s barrierState) String() string {
 }
 
 // Barrier ports asyncio.Barrier (BAR-1, BAR-2): Wait blocks until parties
-// tasks are waiting, then releases them all. Create it with NewBarrier.
+// tasks are waiting, then releases them all. Create it with NewBarrier:
+// the zero Barrier has no parties, and its Wait, Reset and Abort panic with
+// a *ValueError that says so.
 type Barrier struct {
 	cond    *Condition // notifies every task when the state changes
 	parties int
@@ -584,6 +597,7 @@ func (b *Barrier) String() string {
 // arrival, and "Abort or reset of barrier" when it is aborted or reset while
 // waiting (BAR-1, BAR-2). If t is cancelled, Wait returns the CancelledError.
 func (b *Barrier) Wait(t *T) (index int, err error) {
+	b.checkMade("Barrier.Wait")
 	t.checkRunning("Barrier.Wait")
 	if err := b.cond.Acquire(t); err != nil {
 		return 0, err
@@ -651,6 +665,7 @@ func (b *Barrier) exit() {
 // CPython's coroutine takes the internal lock first, which is never held
 // across a suspension, so doing it synchronously is equivalent.
 func (b *Barrier) Reset() {
+	b.checkMade("Barrier.Reset")
 	if b.count > 0 {
 		b.state = barrierResetting
 	} else {
@@ -662,8 +677,17 @@ func (b *Barrier) Reset() {
 // Abort ports Barrier.abort: the barrier becomes broken; current and future
 // Wait calls return BrokenBarrierError until Reset.
 func (b *Barrier) Abort() {
+	b.checkMade("Barrier.Abort")
 	b.state = barrierBroken
 	b.cond.notify(b.cond.waiters.len())
+}
+
+// checkMade panics with a *ValueError naming op when b was not made by
+// NewBarrier (the zero Barrier has no parties), before op changes anything.
+func (b *Barrier) checkMade(op string) {
+	if b.cond == nil {
+		panic(valueErrorf("%s: zero Barrier (make it with NewBarrier(parties))", op))
+	}
 }
 
 // Parties returns the number of tasks needed to trip the barrier.
