@@ -42,6 +42,18 @@ func (b *loopBinding) bind(l *Loop, p boundPrimitive) error {
 	return &RuntimeError{Msg: name + " is bound to a different event loop"}
 }
 
+// checkCaller panics with checkThread's *RuntimeError, before op changes
+// anything, when the primitive is bound to a loop (a task has waited on
+// it) and the caller is not that loop's goroutine: op's wake-ups
+// (Future.SetResult) would refuse the caller only after op had changed
+// the primitive (a Lock unlocked, an Event set, a Semaphore's value
+// taken). An unbound primitive has no loop to check against.
+func (b *loopBinding) checkCaller(op string) {
+	if l := b.loop.Load(); l != nil && !l.onLoop() {
+		l.checkThread(op)
+	}
+}
+
 // waiterQueue is the FIFO of waiter futures (CPython's collections.deque).
 // Elements are removed by identity, as deque.remove(fut) does.
 type waiterQueue struct{ l list.List }
@@ -180,6 +192,7 @@ func (lk *Lock) Acquire(t *T) error {
 // Release ports Lock.release: it unlocks and wakes the first waiter. Releasing
 // an unlocked lock returns *RuntimeError "Lock is not acquired." (LOCK-1).
 func (lk *Lock) Release() error {
+	lk.binding.checkCaller("Lock.Release")
 	if !lk.locked {
 		return &RuntimeError{Msg: "Lock is not acquired."}
 	}
@@ -233,6 +246,7 @@ func (ev *Event) IsSet() bool { return ev.value }
 // Set ports Event.set: if the flag is clear it sets it and resolves every
 // waiter; the waiters resume later (MODEL-2), even if Clear runs first.
 func (ev *Event) Set() {
+	ev.binding.checkCaller("Event.Set")
 	if ev.value {
 		return
 	}
@@ -246,7 +260,10 @@ func (ev *Event) Set() {
 }
 
 // Clear ports Event.clear: it only resets the flag.
-func (ev *Event) Clear() { ev.value = false }
+func (ev *Event) Clear() {
+	ev.binding.checkCaller("Event.Clear")
+	ev.value = false
+}
 
 // Wait ports Event.wait: it returns nil at once if the flag is set, else
 // waits until Set is called. A cancelled Wait removes its waiter and returns
@@ -386,6 +403,7 @@ func (c *Condition) WaitFor(t *T, pred func() bool) error {
 // notified, in FIFO order (COND-3). The lock must be held, else it returns
 // *RuntimeError "cannot notify on un-acquired lock".
 func (c *Condition) Notify(n int) error {
+	c.binding.checkCaller("Condition.Notify")
 	if !c.Locked() {
 		return &RuntimeError{Msg: "cannot notify on un-acquired lock"}
 	}
@@ -491,6 +509,7 @@ func (s *Semaphore) Acquire(t *T) error {
 // *ValueError, changing nothing, only when the value would overflow an int
 // (Python's integers have no such limit).
 func (s *Semaphore) Release() error {
+	s.binding.checkCaller(s.name + ".Release")
 	if s.value == math.MaxInt {
 		return &ValueError{Msg: "Semaphore value would overflow"}
 	}
@@ -666,6 +685,7 @@ func (b *Barrier) exit() {
 // across a suspension, so doing it synchronously is equivalent.
 func (b *Barrier) Reset() {
 	b.checkMade("Barrier.Reset")
+	b.cond.binding.checkCaller("Barrier.Reset")
 	if b.count > 0 {
 		b.state = barrierResetting
 	} else {
@@ -678,6 +698,7 @@ func (b *Barrier) Reset() {
 // Wait calls return BrokenBarrierError until Reset.
 func (b *Barrier) Abort() {
 	b.checkMade("Barrier.Abort")
+	b.cond.binding.checkCaller("Barrier.Abort")
 	b.state = barrierBroken
 	b.cond.notify(b.cond.waiters.len())
 }

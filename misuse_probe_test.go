@@ -336,3 +336,88 @@ func TestMisuseHeldRegression(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
+
+// The non-awaiting methods of a primitive a task has waited on, called
+// from a goroutine not running its loop, panic before they change it
+// (defect: they changed it, then the wake-up's Future.SetResult panicked:
+// a Lock was left unlocked with its waiter asleep, an Event set, a
+// Semaphore's value taken, a Queue's item stored and counted, a Barrier
+// broken). Debug mode, so that the check holds on every architecture.
+func TestMisuseWakeFromAnotherGoroutineChangesNothing(t *testing.T) {
+	var re *RuntimeError
+	_, err := Run(func(tk *T) (struct{}, error) {
+		ev, q, jq, lk := NewEvent(), NewQueue[int](1), NewQueue[int](0), NewLock()
+		sem, bsem, cond, bar := NewSemaphore(0), NewBoundedSemaphore(1), NewCondition(nil), NewBarrier(2)
+		if err := lk.Acquire(tk); err != nil {
+			return struct{}{}, err
+		}
+		if err := bsem.Acquire(tk); err != nil {
+			return struct{}{}, err
+		}
+		if err := jq.PutNowait(1); err != nil {
+			return struct{}{}, err
+		}
+		var waiters []*Task[struct{}]
+		for _, w := range []func(t *T) error{
+			ev.Wait,
+			func(t *T) error { _, err := q.Get(t); return err },
+			jq.Join,
+			lk.Acquire,
+			sem.Acquire,
+			bsem.Acquire,
+			func(t *T) error { return WithLock(t, cond, func() error { return cond.Wait(t) }) },
+			func(t *T) error { _, err := bar.Wait(t); return err },
+		} {
+			waiters = append(waiters, startTask(tk, "waiter", w))
+		}
+		if err := Sleep(tk, time.Millisecond); err != nil {
+			return struct{}{}, err
+		}
+		state := func() string {
+			return fmt.Sprint(ev.IsSet(), ev.waiters.len(), q.Len(), q.unfinished, q.isShutdown, jq.unfinished,
+				lk.Locked(), lk.waiters.len(), sem.value, bsem.sem.value, cond.waiters.len(), bar.state, bar.count)
+		}
+		before := state()
+		for _, c := range []struct {
+			op   string
+			call func()
+		}{
+			{"Event.Set", ev.Set},
+			{"Event.Clear", ev.Clear},
+			{"Queue.PutNowait", func() { _ = q.PutNowait(2) }},
+			{"Queue.GetNowait", func() { _, _ = q.GetNowait() }},
+			{"Queue.TaskDone", func() { _ = jq.TaskDone() }},
+			{"Queue.Shutdown", func() { q.Shutdown(true) }},
+			{"Lock.Release", func() { _ = lk.Release() }},
+			{"Semaphore.Release", func() { _ = sem.Release() }},
+			{"BoundedSemaphore.Release", func() { _ = bsem.Release() }},
+			{"Condition.Notify", func() { _ = cond.Notify(1) }},
+			{"Barrier.Reset", bar.Reset},
+			{"Barrier.Abort", bar.Abort},
+		} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				misusePanic(t, c.op+" from another goroutine", c.op+" called from a goroutine that is not running the loop", &re, c.call)
+			}()
+			//asynciovet:ignore blockingcall the loop must stay held while the other goroutine makes the refused call, so that the call is the foreign one under test
+			<-done
+			unchanged(t, c.op+" from another goroutine", before, state())
+		}
+		for _, w := range waiters {
+			w.Cancel()
+		}
+		if err := lk.Release(); err != nil {
+			return struct{}{}, err
+		}
+		for _, w := range waiters {
+			if _, err := w.Await(tk); !IsCancelled(err) {
+				t.Errorf("waiter: %v, want the cancellation", err)
+			}
+		}
+		return struct{}{}, nil
+	}, WithVirtualTime(), WithDebug())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}

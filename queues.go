@@ -197,6 +197,13 @@ func (q *Queue[V]) checkMade(op string) {
 	}
 }
 
+// checkCaller is loopBinding.checkCaller for the queue and the Event its
+// Join waits on (a task that joined binds that one only).
+func (q *Queue[V]) checkCaller(op string) {
+	q.binding.checkCaller(op)
+	q.finished.binding.checkCaller(op)
+}
+
 func (q *Queue[V]) identity() string { return fmt.Sprintf("%s at %p maxsize=%d", q.kind, q, q.maxsize) }
 
 // Len returns the number of items in the queue (asyncio's qsize()).
@@ -241,6 +248,7 @@ func (q *Queue[V]) Put(t *T, v V) error {
 // Shutdown and ErrQueueFull when the queue is full.
 func (q *Queue[V]) PutNowait(v V) error {
 	q.checkMade("Queue.PutNowait")
+	q.checkCaller("Queue.PutNowait")
 	if q.isShutdown {
 		return ErrQueueShutDown
 	}
@@ -283,6 +291,7 @@ func (q *Queue[V]) Get(t *T) (V, error) {
 // ErrQueueShutDown after Shutdown, else ErrQueueEmpty.
 func (q *Queue[V]) GetNowait() (V, error) {
 	q.checkMade("Queue.GetNowait")
+	q.checkCaller("Queue.GetNowait")
 	if q.Empty() {
 		var zero V
 		if q.isShutdown {
@@ -301,6 +310,7 @@ func (q *Queue[V]) GetNowait() (V, error) {
 // (QUEUE-5).
 func (q *Queue[V]) TaskDone() error {
 	q.checkMade("Queue.TaskDone")
+	q.checkCaller("Queue.TaskDone")
 	if q.unfinished <= 0 {
 		return &ValueError{Msg: "task_done() called too many times"}
 	}
@@ -329,6 +339,7 @@ func (q *Queue[V]) Join(t *T) error {
 // Join waiters are released when nothing is left unfinished.
 func (q *Queue[V]) Shutdown(immediate bool) {
 	q.checkMade("Queue.Shutdown")
+	q.checkCaller("Queue.Shutdown")
 	q.isShutdown = true
 	if immediate {
 		for !q.Empty() {
