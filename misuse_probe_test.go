@@ -223,6 +223,13 @@ func TestMisuseZeroLoop(t *testing.T) {
 		//asynciovet:ignore unawaitedtask CreateTask must panic here (misuse under test): no task is created
 		CreateTask(l, func(*T) (int, error) { return 1, nil })
 	})
+	_, err := l.CallSoonThreadsafe(func() {})
+	misuseErr(t, "zero Loop.CallSoonThreadsafe", "zero Loop", &ve, err)
+	_, err = RunCoroutineThreadsafe(l, func(*T) (int, error) { return 1, nil }).Result()
+	misuseErr(t, "RunCoroutineThreadsafe(zero Loop)", "zero Loop", &ve, err)
+	if len(l.threadsafePending) != 0 {
+		t.Errorf("zero Loop: %d callbacks queued by the refused threadsafe calls", len(l.threadsafePending))
+	}
 	misuseErr(t, "zero Loop.RunForever", "zero Loop", &ve, l.RunForever())
 	misuseErr(t, "zero Loop.RunUntilComplete", "zero Loop", &ve, l.RunUntilComplete(doneFuture(NewTestLoop(), "x")))
 	if l.ready.len() != 0 || len(l.tasks) != 0 || l.running.Load() {

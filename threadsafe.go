@@ -298,7 +298,10 @@ func Threadsafe[V any](aw AwaitableOf[V]) *ConcurrentFuture[V] {
 // CallSoonThreadsafe schedules fn from any goroutine and wakes the loop if
 // it is blocked waiting (asyncio's call_soon_threadsafe). It is the only
 // Loop method that may be called from a goroutine that is not running the
-// loop. The returned Handle may be cancelled from any goroutine.
+// loop. The returned Handle may be cancelled from any goroutine. It
+// returns an error wrapping ErrLoopClosed on a closed loop, and a
+// *ValueError for a nil fn or the zero Loop (not made by NewLoop), which
+// nothing would ever run.
 func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	if fn == nil {
 		return nil, valueErrorf("CallSoonThreadsafe: nil callback")
@@ -316,6 +319,9 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 // a handle, never handed out, is not threadsafe: nobody can cancel it, so
 // it runs without the lock Handle.take takes for a cancellable one.
 func (l *Loop) pushThreadsafe(h *Handle) error {
+	if l.wakeCh == nil { // set by NewLoop, never changed: no lock needed
+		return errZeroLoop()
+	}
 	l.threadsafeMu.Lock()
 	if l.closed {
 		l.threadsafeMu.Unlock()
