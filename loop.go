@@ -628,7 +628,7 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	}
 	fc := coreOf(aw, "RunUntilComplete")
 	if fc.loop != l {
-		return valueErrorf("The future belongs to a different loop than the one specified as the loop argument")
+		return &ValueError{Msg: errOtherLoopFuture}
 	}
 	// The stop is this run's only: a run unwound by a runtime.Goexit in a
 	// task (t.FailNow) leaves it queued, and it must not stop the next run.

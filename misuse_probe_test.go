@@ -428,3 +428,35 @@ func TestMisuseWakeFromAnotherGoroutineChangesNothing(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
+
+// Wait and AsCompleted refuse an awaitable of another loop, with the
+// *ValueError asyncio's as_completed and gather raise, before anything is
+// registered (defect: Wait and AsCompleted registered a done callback on
+// the other loop's future from this one and waited for ever, or until
+// their timeout; Gather and AsCompletedFuncs already refused it).
+func TestMisuseWaitOnAnotherLoopsFuture(t *testing.T) {
+	var ve *ValueError
+	other := NewTestLoop()
+	defer mustClose(t, other)
+	fo := NewFuture[int](other)
+	runVirtual(t, func(tk *T) error {
+		mine := NewFuture[int](tk)
+		_, _, err := Wait(tk, []*Future[int]{mine, fo}, Never, FirstCompleted)
+		misuseErr(t, "Wait(another loop's future)", "The future belongs to a different loop", &ve, err)
+		misusePanic(t, "AsCompleted(another loop's future)", "The future belongs to a different loop", &ve, func() {
+			_ = AsCompleted(tk, []*Future[int]{mine, fo}, Never)
+		})
+		misusePanic(t, "Gather(another loop's future)", "The future belongs to a different loop", &ve, func() {
+			_ = Gather[int](tk, mine, fo)
+		})
+		misusePanic(t, "AsCompletedFuncs(another loop's future)", "AsCompletedFuncs: an awaitable of another loop", &ve, func() {
+			_ = AsCompletedFuncs[int](tk, []AwaitableOf[int]{mine, fo}, Never)
+		})
+		for _, f := range []*Future[int]{mine, fo} {
+			if f.extras != nil || f.waiter != nil {
+				t.Errorf("%v: a callback was registered by the refused calls", f)
+			}
+		}
+		return nil
+	})
+}
