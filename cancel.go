@@ -93,6 +93,9 @@ func (t *T) Uncancel() int {
 }
 
 func (t *T) cancel(msg string) bool {
+	if t.fut == nil { // the zero Task
+		panicNilLoop("Task.Cancel")
+	}
 	t.fut.loop.checkThread("Task.Cancel") // before any change (DEBUG-3)
 	t.fut.markRetrieved()
 	if t.fut.done() {

@@ -175,15 +175,25 @@ func (v *futureView) String() string {
 // function()" line per frame, innermost first, then "+ Awaited by:" and the
 // awaiters' graphs indented by four spaces (ExampleCaptureCallGraph shows
 // one).
+//
+// A nil g panics with a *ValueError (CaptureCallGraph never returns nil).
 func FormatCallGraph(g *FutureCallGraph) string {
+	if g == nil {
+		panic(valueErrorf("FormatCallGraph: nil graph (make it with CaptureCallGraph)"))
+	}
 	var b strings.Builder
 	renderGraph(&b, g, 0)
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // PrintCallGraph writes the call graph of aw (CaptureCallGraph) to w
-// (asyncio's print_call_graph).
+// (asyncio's print_call_graph). A nil w panics with a *ValueError before
+// the graph is captured (where asyncio's file=None means sys.stdout, pass
+// os.Stdout).
 func PrintCallGraph(w io.Writer, aw Awaitable) error {
+	if w == nil {
+		panic(valueErrorf("PrintCallGraph: nil writer (pass os.Stdout for asyncio's file=None)"))
+	}
 	_, err := io.WriteString(w, FormatCallGraph(CaptureCallGraph(aw))+"\n")
 	return err
 }

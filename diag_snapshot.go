@@ -375,8 +375,12 @@ func (l *Loop) SnapshotThreadsafe(timeout time.Duration, opts SnapshotOptions) *
 
 // WriteDump writes, from any goroutine, the task tree and the task table of
 // l (SnapshotThreadsafe, then WriteTree and WritePS): what a signal
-// handler calls to see inside a running program.
+// handler calls to see inside a running program. A nil w panics with a
+// *ValueError before the snapshot is taken.
 func (l *Loop) WriteDump(w io.Writer, timeout time.Duration) error {
+	if w == nil {
+		panic(valueErrorf("WriteDump: nil writer"))
+	}
 	s := l.SnapshotThreadsafe(timeout, SnapshotOptions{})
 	if err := s.WriteTree(w); err != nil {
 		return err

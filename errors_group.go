@@ -65,7 +65,15 @@ func ExceptIs(target error, handle func(eg *ExceptionGroup) error) ExceptClause 
 // exception: if no clause takes it, it comes back unchanged; the clause
 // that takes it gets the wrapping group, and what it raises is returned
 // as it is (that group itself for a bare raise).
+//
+// A clause not made by Except or ExceptIs (the zero ExceptClause) panics
+// with a *ValueError naming its index, whether or not err is nil.
 func ExceptStar(err error, clauses ...ExceptClause) error {
+	for i, c := range clauses {
+		if c.match == nil || c.handle == nil {
+			panic(valueErrorf("ExceptStar: clause %d is the zero ExceptClause (make it with Except or ExceptIs)", i))
+		}
+	}
 	if err == nil {
 		return nil
 	}

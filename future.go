@@ -548,7 +548,9 @@ func (l *Loop) reportUnretrievedAtClose() {
 
 // Future is asyncio.Future: a result that will be set later, by a
 // callback or a task, on one loop. Its methods must be called from the
-// goroutine running the loop.
+// goroutine running the loop. Make it with NewFuture: the zero Future has
+// no loop, and completing, cancelling or awaiting it panics with a
+// *ValueError that says so.
 type Future[V any] struct {
 	// value comes first: a zero-size V (struct{}) last would be padded
 	// (Go keeps a pointer to a final zero-size field inside the object),
@@ -575,7 +577,7 @@ func NewFuture[V any](owner LoopOwner) *Future[V] {
 // (asyncio's set_result). It returns an *InvalidStateError if the future
 // is already done.
 func (f *Future[V]) SetResult(v V) error {
-	if !f.loop.onLoop() { // before any change (DEBUG-3)
+	if f.loop == nil || !f.loop.onLoop() { // before any change (DEBUG-3)
 		f.loop.checkThread("Future.SetResult")
 	}
 	if f.state != statePending {

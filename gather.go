@@ -106,6 +106,10 @@ func untypedOf[V any](aws []AwaitableOf[V]) []Awaitable {
 // its value type.
 func resultAny(aw Awaitable) any { return aw.valueAny() }
 
+// errOtherLoopFuture is asyncio's ensure_future(fut, loop=loop) message
+// for a future of another loop (gather, as_completed, run_until_complete).
+const errOtherLoopFuture = "The future belongs to a different loop than the one specified as the loop argument"
+
 // gather is asyncio.gather over already-created awaitables. value builds one
 // result element from a finished child and, with returnExceptions, its
 // error (nil on success).
@@ -124,7 +128,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 	var distinct, doneAtStart []Awaitable
 	for _, a := range args {
 		if a.Loop() != loop {
-			panic(&ValueError{Msg: "The future belongs to a different loop than the one specified as the loop argument"})
+			panic(&ValueError{Msg: errOtherLoopFuture})
 		}
 		if !seen[a] {
 			seen[a] = true

@@ -113,12 +113,17 @@ type LoopGroup struct {
 
 // NewLoopGroup returns a group of new, not yet running loops. Each loop is
 // named "loop <i>" (Loop.Name), which the watchdog's report and the
-// group's snapshots carry.
+// group's snapshots carry. A nil option (or a nil loop option given to
+// WithGroupLoopOptions) panics with a *ValueError, before any loop is made.
 func NewLoopGroup(opts ...GroupOption) *LoopGroup {
 	cfg := groupConfig{n: runtime.GOMAXPROCS(0)}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(valueErrorf("NewLoopGroup: nil GroupOption at index %d", i))
+		}
 		o(&cfg)
 	}
+	checkLoopOptions("NewLoopGroup: WithGroupLoopOptions", cfg.loopOpts)
 	g := &LoopGroup{cfg: cfg, closers: make([]atomic.Uint64, cfg.n)}
 	for i := 0; i < cfg.n; i++ {
 		lopts := append(append([]LoopOption(nil), cfg.loopOpts...), WithLoopName(fmt.Sprintf("loop %d", i)))

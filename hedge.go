@@ -31,6 +31,9 @@ func NewLatencyWindow(n int) *LatencyWindow {
 
 // Add records one latency.
 func (w *LatencyWindow) Add(d time.Duration) {
+	if cap(w.buf) == 0 {
+		panic(valueErrorf("LatencyWindow.Add: zero LatencyWindow has size 0 (make it with NewLatencyWindow(n))"))
+	}
 	if !w.full && len(w.buf) < cap(w.buf) {
 		w.buf = append(w.buf, d)
 		if len(w.buf) == cap(w.buf) {

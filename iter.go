@@ -32,6 +32,7 @@ import (
 // after handling each item if someone waits in Join. The sequence must be
 // ranged over from task t.
 func (q *Queue[V]) Items(t *T) iter.Seq2[V, error] {
+	q.checkMade("Queue.Items")
 	return func(yield func(V, error) bool) {
 		for {
 			v, err := q.Get(t)

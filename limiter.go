@@ -23,7 +23,9 @@ import (
 // and burst 5 admits at 0, 0, 0, 0, 0, 100ms, 200ms, ...
 //
 // A Limiter binds to the loop of its first acquisition and must only be
-// used from that loop's tasks and callbacks. Create it with NewLimiter.
+// used from that loop's tasks and callbacks. Create it with NewLimiter: the
+// zero Limiter has a burst of 0, and its AcquireN and TryAcquire panic with
+// a *ValueError that says so.
 type Limiter struct {
 	binding loopBinding
 	loop    *Loop
@@ -165,6 +167,15 @@ func (a instant) ceil() time.Duration {
 	return a.ns
 }
 
+// checkMade panics with a *ValueError naming op when l was not made by
+// NewLimiter: the zero Limiter has a burst of 0, so that no acquisition
+// could ever be served.
+func (l *Limiter) checkMade(op string) {
+	if l.burst == 0 {
+		panic(valueErrorf("%s: zero Limiter (make it with NewLimiter(rate, burst))", op))
+	}
+}
+
 // Acquire takes one token (AcquireN(t, 1)).
 func (l *Limiter) Acquire(t *T) error { return l.AcquireN(t, 1) }
 
@@ -181,6 +192,7 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 	// (a callback holding a task's handle), the await below panics only
 	// after the waiter is queued, and that waiter, which nobody awaits,
 	// would then be granted the next tokens and lose them.
+	l.checkMade("Limiter.AcquireN")
 	t.checkRunning("Limiter.AcquireN")
 	if k <= 0 || k > l.burst {
 		return &ValueError{Msg: fmt.Sprintf("Limiter.AcquireN: weight must be in 1..burst (%d), got %d", l.burst, k)}
@@ -229,6 +241,7 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 // token now", and a caller polling would wait for ever): TryAcquire
 // panics with the *RuntimeError AcquireN returns.
 func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
+	l.checkMade("Limiter.TryAcquire")
 	loop := loopOf(owner, "Limiter.TryAcquire")
 	loop.checkThread("Limiter.TryAcquire")
 	if k <= 0 || k > l.burst {

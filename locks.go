@@ -42,6 +42,18 @@ func (b *loopBinding) bind(l *Loop, p boundPrimitive) error {
 	return &RuntimeError{Msg: name + " is bound to a different event loop"}
 }
 
+// checkCaller panics with checkThread's *RuntimeError, before op changes
+// anything, when the primitive is bound to a loop (a task has waited on
+// it) and the caller is not that loop's goroutine: op's wake-ups
+// (Future.SetResult) would refuse the caller only after op had changed
+// the primitive (a Lock unlocked, an Event set, a Semaphore's value
+// taken). An unbound primitive has no loop to check against.
+func (b *loopBinding) checkCaller(op string) {
+	if l := b.loop.Load(); l != nil && !l.onLoop() {
+		l.checkThread(op)
+	}
+}
+
 // waiterQueue is the FIFO of waiter futures (CPython's collections.deque).
 // Elements are removed by identity, as deque.remove(fut) does.
 type waiterQueue struct{ l list.List }
@@ -180,6 +192,7 @@ func (lk *Lock) Acquire(t *T) error {
 // Release ports Lock.release: it unlocks and wakes the first waiter. Releasing
 // an unlocked lock returns *RuntimeError "Lock is not acquired." (LOCK-1).
 func (lk *Lock) Release() error {
+	lk.binding.checkCaller("Lock.Release")
 	if !lk.locked {
 		return &RuntimeError{Msg: "Lock is not acquired."}
 	}
@@ -233,6 +246,7 @@ func (ev *Event) IsSet() bool { return ev.value }
 // Set ports Event.set: if the flag is clear it sets it and resolves every
 // waiter; the waiters resume later (MODEL-2), even if Clear runs first.
 func (ev *Event) Set() {
+	ev.binding.checkCaller("Event.Set")
 	if ev.value {
 		return
 	}
@@ -246,7 +260,10 @@ func (ev *Event) Set() {
 }
 
 // Clear ports Event.clear: it only resets the flag.
-func (ev *Event) Clear() { ev.value = false }
+func (ev *Event) Clear() {
+	ev.binding.checkCaller("Event.Clear")
+	ev.value = false
+}
 
 // Wait ports Event.wait: it returns nil at once if the flag is set, else
 // waits until Set is called. A cancelled Wait removes its waiter and returns
@@ -268,7 +285,8 @@ func (ev *Event) Wait(t *T) error {
 }
 
 // Condition ports asyncio.Condition with the 3.13 wait semantics (COND-1..4).
-// Create it with NewCondition.
+// Create it with NewCondition; the zero Condition is ready to use, with a
+// Lock of its own (asyncio.Condition()).
 type Condition struct {
 	binding loopBinding
 	lock    *Lock
@@ -276,7 +294,8 @@ type Condition struct {
 }
 
 // NewCondition returns a Condition using lock, or a new Lock if lock is nil
-// (asyncio.Condition(lock=None)).
+// (asyncio.Condition(lock=None)). The zero Condition is the same as
+// NewCondition(nil): it uses a Lock of its own.
 func NewCondition(lock *Lock) *Condition {
 	if lock == nil {
 		lock = NewLock()
@@ -287,22 +306,31 @@ func NewCondition(lock *Lock) *Condition {
 // String returns a repr like `<asyncio.locks.Condition object at 0x… [locked, waiters:1]>`.
 func (c *Condition) String() string {
 	state := "unlocked"
-	if c.lock.Locked() {
+	if c.lk().Locked() {
 		state = "locked"
 	}
 	return fmt.Sprintf("<%s [%s%s]>", c.identity(), state, waitersSuffix(c.waiters.len()))
 }
 
+// lk is c's lock; the zero Condition makes its own on first use, as
+// NewCondition(nil) does.
+func (c *Condition) lk() *Lock {
+	if c.lock == nil {
+		c.lock = new(Lock)
+	}
+	return c.lock
+}
+
 func (c *Condition) identity() string { return fmt.Sprintf("asyncio.locks.Condition object at %p", c) }
 
 // Acquire acquires the underlying lock (Lock.Acquire).
-func (c *Condition) Acquire(t *T) error { return c.lock.Acquire(t) }
+func (c *Condition) Acquire(t *T) error { return c.lk().Acquire(t) }
 
 // Release releases the underlying lock (Lock.Release).
-func (c *Condition) Release() error { return c.lock.Release() }
+func (c *Condition) Release() error { return c.lk().Release() }
 
 // Locked reports whether the underlying lock is held.
-func (c *Condition) Locked() bool { return c.lock.Locked() }
+func (c *Condition) Locked() bool { return c.lk().Locked() }
 
 // Wait ports Condition.wait (3.13): it releases the lock, waits to be
 // notified, then re-acquires the lock and returns nil. The lock is always
@@ -321,7 +349,7 @@ func (c *Condition) Wait(t *T) error {
 	}
 	fut := NewFuture[struct{}](t.Loop())
 	fut.kind = kindCondition
-	if err := c.lock.Release(); err != nil {
+	if err := c.lk().Release(); err != nil {
 		return err
 	}
 	elem := c.waiters.push(fut)
@@ -335,7 +363,7 @@ func (c *Condition) Wait(t *T) error {
 	}
 	var lastCE error
 	for {
-		aerr := c.lock.Acquire(t)
+		aerr := c.lk().Acquire(t)
 		if aerr == nil {
 			break
 		}
@@ -375,6 +403,7 @@ func (c *Condition) WaitFor(t *T, pred func() bool) error {
 // notified, in FIFO order (COND-3). The lock must be held, else it returns
 // *RuntimeError "cannot notify on un-acquired lock".
 func (c *Condition) Notify(n int) error {
+	c.binding.checkCaller("Condition.Notify")
 	if !c.Locked() {
 		return &RuntimeError{Msg: "cannot notify on un-acquired lock"}
 	}
@@ -480,6 +509,7 @@ func (s *Semaphore) Acquire(t *T) error {
 // *ValueError, changing nothing, only when the value would overflow an int
 // (Python's integers have no such limit).
 func (s *Semaphore) Release() error {
+	s.binding.checkCaller(s.name + ".Release")
 	if s.value == math.MaxInt {
 		return &ValueError{Msg: "Semaphore value would overflow"}
 	}
@@ -551,7 +581,9 @@ func (s barrierState) String() string {
 }
 
 // Barrier ports asyncio.Barrier (BAR-1, BAR-2): Wait blocks until parties
-// tasks are waiting, then releases them all. Create it with NewBarrier.
+// tasks are waiting, then releases them all. Create it with NewBarrier:
+// the zero Barrier has no parties, and its Wait, Reset and Abort panic with
+// a *ValueError that says so.
 type Barrier struct {
 	cond    *Condition // notifies every task when the state changes
 	parties int
@@ -584,6 +616,7 @@ func (b *Barrier) String() string {
 // arrival, and "Abort or reset of barrier" when it is aborted or reset while
 // waiting (BAR-1, BAR-2). If t is cancelled, Wait returns the CancelledError.
 func (b *Barrier) Wait(t *T) (index int, err error) {
+	b.checkMade("Barrier.Wait")
 	t.checkRunning("Barrier.Wait")
 	if err := b.cond.Acquire(t); err != nil {
 		return 0, err
@@ -651,6 +684,8 @@ func (b *Barrier) exit() {
 // CPython's coroutine takes the internal lock first, which is never held
 // across a suspension, so doing it synchronously is equivalent.
 func (b *Barrier) Reset() {
+	b.checkMade("Barrier.Reset")
+	b.cond.binding.checkCaller("Barrier.Reset")
 	if b.count > 0 {
 		b.state = barrierResetting
 	} else {
@@ -662,8 +697,18 @@ func (b *Barrier) Reset() {
 // Abort ports Barrier.abort: the barrier becomes broken; current and future
 // Wait calls return BrokenBarrierError until Reset.
 func (b *Barrier) Abort() {
+	b.checkMade("Barrier.Abort")
+	b.cond.binding.checkCaller("Barrier.Abort")
 	b.state = barrierBroken
 	b.cond.notify(b.cond.waiters.len())
+}
+
+// checkMade panics with a *ValueError naming op when b was not made by
+// NewBarrier (the zero Barrier has no parties), before op changes anything.
+func (b *Barrier) checkMade(op string) {
+	if b.cond == nil {
+		panic(valueErrorf("%s: zero Barrier (make it with NewBarrier(parties))", op))
+	}
 }
 
 // Parties returns the number of tasks needed to trip the barrier.

@@ -36,7 +36,8 @@ const (
 // loop) may call its methods; another goroutine uses CallSoonThreadsafe or
 // RunCoroutineThreadsafe. Scheduling and awaiting from another goroutine
 // panics before anything changes (see OnLoopGoroutine and the README's
-// "What is checked, in which mode").
+// "What is checked, in which mode"). Make it with NewLoop: the zero Loop
+// is not one, and scheduling on it or running it is a *ValueError.
 type Loop struct {
 	ready        readyQueue
 	snapshotLeft int // entries of the current iteration's snapshot not yet run
@@ -191,8 +192,10 @@ type fdHandlers struct {
 // NewLoop returns a new, not yet running event loop
 // (asyncio.new_event_loop). Debug mode is on if the environment variable
 // GOASYNCIODEBUG is set to a non-empty string (see DebugEnv), or with
-// WithDebug.
+// WithDebug. A nil option panics with a *ValueError, before anything is
+// made.
 func NewLoop(opts ...LoopOption) *Loop {
+	checkLoopOptions("NewLoop", opts)
 	l := &Loop{
 		epoch:        time.Now(),
 		wakeCh:       make(chan struct{}, 1),
@@ -204,6 +207,16 @@ func NewLoop(opts ...LoopOption) *Loop {
 	}
 	l.settingsChanged()
 	return l
+}
+
+// checkLoopOptions panics with a *ValueError naming op and the index of
+// the first nil LoopOption, before op makes anything.
+func checkLoopOptions(op string, opts []LoopOption) {
+	for i, o := range opts {
+		if o == nil {
+			panic(valueErrorf("%s: nil LoopOption at index %d", op, i))
+		}
+	}
 }
 
 // NewTestLoop returns a loop on virtual time: NewLoop(WithVirtualTime()).
@@ -306,6 +319,16 @@ func (l *Loop) checkClosed() {
 	if l.closed {
 		panic(errLoopClosed())
 	}
+	if l.wakeCh == nil {
+		panic(errZeroLoop())
+	}
+}
+
+// errZeroLoop is the *ValueError for a Loop not made by NewLoop (the zero
+// Loop, &Loop{}), which has no clock, wake-up channel or settings: what
+// schedules on it panics with it, and RunForever returns it.
+func errZeroLoop() *ValueError {
+	return valueErrorf("zero Loop (make it with NewLoop, or use Run or a Runner)")
 }
 
 // takeLoop records that the calling goroutine now runs the loop. It is
@@ -343,6 +366,9 @@ var checkEveryMode = gid.Fast
 // the loop. (No variant of it fits the inlining budget: the call to
 // gid.Token alone costs most of it.)
 func (l *Loop) checkThread(op string) {
+	if l == nil {
+		panicNilLoop(op)
+	}
 	if h := l.holder.Load(); h != 0 && l.checkAll && h != gid.Token() {
 		panicNotOnLoop(op)
 	}
@@ -367,6 +393,14 @@ func (l *Loop) checkThreadAlways(op string) {
 	if h := l.holder.Load(); h != 0 && h != gid.Token() {
 		panicNotOnLoop(op)
 	}
+}
+
+// panicNilLoop is checkThread's panic for a nil loop: a nil *Loop, or a
+// Future or Task used without its constructor (its zero value has no loop).
+//
+//go:noinline
+func panicNilLoop(op string) {
+	panic(valueErrorf("%s: no loop (a nil *Loop, or a Future or Task not made by NewFuture or CreateTask)", op))
 }
 
 // panicNotOnLoop is checkThread's panic.
@@ -493,6 +527,9 @@ func (l *Loop) Stop() {
 // It returns an error if the loop is closed or already running, and
 // ErrDeadlock on virtual time when the loop would block forever.
 func (l *Loop) RunForever() error {
+	if l.wakeCh == nil {
+		return errZeroLoop()
+	}
 	if l.running.Load() { // atomic: any goroutine may try
 		return runtimeErrorf("This event loop is already running")
 	}
@@ -586,6 +623,9 @@ func driveLoop(token uint64, l *Loop) {
 // failed with, or a *CancelledError. Read a result with aw's Result. An
 // aw of another loop is a *ValueError, as in asyncio (ensure_future).
 func (l *Loop) RunUntilComplete(aw Awaitable) error {
+	if l.wakeCh == nil {
+		return errZeroLoop()
+	}
 	if l.running.Load() {
 		return runtimeErrorf("This event loop is already running")
 	}
@@ -594,7 +634,7 @@ func (l *Loop) RunUntilComplete(aw Awaitable) error {
 	}
 	fc := coreOf(aw, "RunUntilComplete")
 	if fc.loop != l {
-		return valueErrorf("The future belongs to a different loop than the one specified as the loop argument")
+		return &ValueError{Msg: errOtherLoopFuture}
 	}
 	// The stop is this run's only: a run unwound by a runtime.Goexit in a
 	// task (t.FailNow) leaves it queued, and it must not stop the next run.

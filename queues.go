@@ -121,7 +121,8 @@ func (s *heapStore[V]) items() []V { return s.buf }
 
 // Queue ports asyncio.Queue, PriorityQueue and LifoQueue (QUEUE-1..7, with
 // the 3.13 Shutdown). Create it with NewQueue, NewPriorityQueue or
-// NewLifoQueue. It is not goroutine-safe: use it only from tasks and
+// NewLifoQueue: the zero Queue has no store, and its methods (all but Cap
+// and String) panic with a *ValueError that says so. It is not goroutine-safe: use it only from tasks and
 // callbacks of one loop (it binds to the loop of the first task that waits).
 type Queue[V any] struct {
 	binding    loopBinding
@@ -166,6 +167,9 @@ func NewLifoQueue[V any](maxsize int) *Queue[V] {
 // String returns a repr like `<Queue at 0x… maxsize=0 _queue=[1, 2] tasks=2>`
 // (string items quoted as Python's repr quotes them: ['a', 'b c']).
 func (q *Queue[V]) String() string {
+	if q.store == nil {
+		return fmt.Sprintf("<zero Queue at %p>", q)
+	}
 	s := "<" + q.identity()
 	if q.store.len() > 0 {
 		s += " _queue=" + pyList(q.store.items())
@@ -185,26 +189,45 @@ func (q *Queue[V]) String() string {
 	return s + ">"
 }
 
+// checkMade panics with a *ValueError naming op when q was not made by
+// a constructor (the zero Queue), before op changes anything.
+func (q *Queue[V]) checkMade(op string) {
+	if q.store == nil {
+		panic(valueErrorf("%s: zero Queue (make it with NewQueue, NewLifoQueue or NewPriorityQueue)", op))
+	}
+}
+
+// checkCaller is loopBinding.checkCaller for the queue and the Event its
+// Join waits on (a task that joined binds that one only).
+func (q *Queue[V]) checkCaller(op string) {
+	q.binding.checkCaller(op)
+	q.finished.binding.checkCaller(op)
+}
+
 func (q *Queue[V]) identity() string { return fmt.Sprintf("%s at %p maxsize=%d", q.kind, q, q.maxsize) }
 
 // Len returns the number of items in the queue (asyncio's qsize()).
-func (q *Queue[V]) Len() int { return q.store.len() }
+func (q *Queue[V]) Len() int { q.checkMade("Queue.Len"); return q.store.len() }
 
 // Cap returns the maximum number of items, maxsize (<= 0: unbounded).
 func (q *Queue[V]) Cap() int { return q.maxsize }
 
 // Empty reports whether the queue holds no items.
-func (q *Queue[V]) Empty() bool { return q.store.len() == 0 }
+func (q *Queue[V]) Empty() bool { q.checkMade("Queue.Empty"); return q.store.len() == 0 }
 
 // Full reports whether the queue holds maxsize items; always false when
 // unbounded (QUEUE-1).
-func (q *Queue[V]) Full() bool { return q.maxsize > 0 && q.store.len() >= q.maxsize }
+func (q *Queue[V]) Full() bool {
+	q.checkMade("Queue.Full")
+	return q.maxsize > 0 && q.store.len() >= q.maxsize
+}
 
 // Put ports Queue.put: while the queue is full it waits for a free slot,
 // re-checking after every wake-up, then calls PutNowait (QUEUE-3). If the
 // queue is (or gets) shut down it returns ErrQueueShutDown (QUEUE-7). A put
 // cancelled after being woken passes the wake-up to the next putter (QUEUE-4).
 func (q *Queue[V]) Put(t *T, v V) error {
+	q.checkMade("Queue.Put")
 	t.checkRunning("Queue.Put")
 	for q.Full() {
 		if q.isShutdown {
@@ -224,6 +247,8 @@ func (q *Queue[V]) Put(t *T, v V) error {
 // and wakes the first live getter (QUEUE-2). It returns ErrQueueShutDown after
 // Shutdown and ErrQueueFull when the queue is full.
 func (q *Queue[V]) PutNowait(v V) error {
+	q.checkMade("Queue.PutNowait")
+	q.checkCaller("Queue.PutNowait")
 	if q.isShutdown {
 		return ErrQueueShutDown
 	}
@@ -244,6 +269,7 @@ func (q *Queue[V]) PutNowait(v V) error {
 // and empty (QUEUE-7). A get cancelled after being woken passes the wake-up
 // to the next getter (QUEUE-4).
 func (q *Queue[V]) Get(t *T) (V, error) {
+	q.checkMade("Queue.Get")
 	t.checkRunning("Queue.Get")
 	var zero V
 	for q.Empty() {
@@ -264,6 +290,8 @@ func (q *Queue[V]) Get(t *T) (V, error) {
 // the first live putter (QUEUE-2). On an empty queue it returns
 // ErrQueueShutDown after Shutdown, else ErrQueueEmpty.
 func (q *Queue[V]) GetNowait() (V, error) {
+	q.checkMade("Queue.GetNowait")
+	q.checkCaller("Queue.GetNowait")
 	if q.Empty() {
 		var zero V
 		if q.isShutdown {
@@ -281,6 +309,8 @@ func (q *Queue[V]) GetNowait() (V, error) {
 // than items were put returns *ValueError "task_done() called too many times"
 // (QUEUE-5).
 func (q *Queue[V]) TaskDone() error {
+	q.checkMade("Queue.TaskDone")
+	q.checkCaller("Queue.TaskDone")
 	if q.unfinished <= 0 {
 		return &ValueError{Msg: "task_done() called too many times"}
 	}
@@ -294,6 +324,7 @@ func (q *Queue[V]) TaskDone() error {
 // Join ports Queue.join: it waits until every item put has been marked with
 // TaskDone; it returns at once when nothing is unfinished (QUEUE-5).
 func (q *Queue[V]) Join(t *T) error {
+	q.checkMade("Queue.Join")
 	t.checkRunning("Queue.Join")
 	if q.unfinished > 0 {
 		return q.finished.Wait(t)
@@ -307,6 +338,8 @@ func (q *Queue[V]) Join(t *T) error {
 // queued items are discarded, each one counted as done (never below 0), so
 // Join waiters are released when nothing is left unfinished.
 func (q *Queue[V]) Shutdown(immediate bool) {
+	q.checkMade("Queue.Shutdown")
+	q.checkCaller("Queue.Shutdown")
 	q.isShutdown = true
 	if immediate {
 		for !q.Empty() {

@@ -43,8 +43,11 @@ func (r *Runner) keepRunnerContext(main *T, inRunnerContext bool) {
 }
 
 // NewRunner returns a Runner whose loop is created, with opts, on first
-// use.
-func NewRunner(opts ...LoopOption) *Runner { return &Runner{opts: opts} }
+// use. A nil option panics with a *ValueError at once.
+func NewRunner(opts ...LoopOption) *Runner {
+	checkLoopOptions("NewRunner", opts)
+	return &Runner{opts: opts}
+}
 
 // Loop returns the runner's loop, creating it if needed
 // (asyncio's Runner.get_loop). After Close it panics with the
@@ -68,9 +71,12 @@ func (r *Runner) Loop() *Loop {
 // While it runs, the first SIGINT cancels main and a second one stops
 // waiting for it; either way RunWith then returns ErrInterrupted (see
 // runner_signal.go for the details, as asyncio.Runner handles Ctrl-C). A
-// nil main panics with a *ValueError and changes nothing.
+// nil main, or a nil r, panics with a *ValueError and changes nothing.
 func RunWith[V any](r *Runner, main func(*T) (V, error), opts ...TaskOption) (V, error) {
 	var zero V
+	if r == nil {
+		panic(valueErrorf("RunWith: nil Runner (make it with NewRunner)"))
+	}
 	if main == nil {
 		// Before the loop is made (Runner.run checks its coroutine first):
 		// Run would otherwise leave a loop nobody closes.

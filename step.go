@@ -132,6 +132,9 @@ func (t *T) suspendOn(f *futureCore) error {
 	if t.killed {
 		return t.awaitKilled()
 	}
+	if f.loop == nil { // before any change
+		panicNilLoop("Await")
+	}
 	switch {
 	case f.loop != t.fut.loop:
 		t.stepErr = runtimeErrorf("Task %s got Future %s attached to a different loop", t, f.repr())

@@ -138,6 +138,9 @@ type Task[V any] struct {
 // CreateTask, until fn first suspends (asyncio's eager_start=True): a task
 // that finishes without suspending is done when CreateTask returns and is
 // never scheduled.
+//
+// A nil fn or a nil option panics with a *ValueError, before the task is
+// made or listed.
 func CreateTask[V any](owner LoopOwner, fn func(*T) (V, error), opts ...TaskOption) *Task[V] {
 	tk, l := newTask(owner, fn, opts, false)
 	if (tk.t.eager == eagerAsked || l.eagerTasks) && l.running.Load() {
@@ -183,7 +186,10 @@ func newTask[V any](owner LoopOwner, fn func(*T) (V, error), opts []TaskOption, 
 	tk.f.loop = l
 	tk.f.task = &tk.t
 	tk.t = T{fut: &tk.f.futureCore, body: tk, ctx: l.inheritedContext()}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil { // before the task is listed: nothing has changed
+			panic(valueErrorf("CreateTask: nil TaskOption at index %d", i))
+		}
 		o(&tk.t)
 	}
 	if tk.t.fnPC == 0 {

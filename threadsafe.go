@@ -7,7 +7,9 @@ import (
 
 // ConcurrentFuture ports concurrent.futures.Future as returned by
 // run_coroutine_threadsafe: a goroutine-safe handle on a result produced on
-// a loop. All of its methods may be called from any goroutine.
+// a loop. All of its methods may be called from any goroutine. The zero
+// ConcurrentFuture is not one: its Result, Wait and Cancel panic with a
+// *ValueError (Result would otherwise wait for ever).
 type ConcurrentFuture[V any] struct {
 	loop *Loop
 	done chan struct{}
@@ -122,6 +124,15 @@ func (l *Loop) failThreadsafeFutures() {
 	}
 }
 
+// checkMade panics with a *ValueError naming op when cf was not made by
+// RunCoroutineThreadsafe or Threadsafe (the zero ConcurrentFuture has no
+// done channel, so that nothing could ever finish it).
+func (cf *ConcurrentFuture[V]) checkMade(op string) {
+	if cf.done == nil {
+		panic(valueErrorf("%s: zero ConcurrentFuture (get one from RunCoroutineThreadsafe or Threadsafe)", op))
+	}
+}
+
 // Done reports whether the future has a result, an error, or was cancelled.
 func (cf *ConcurrentFuture[V]) Done() bool {
 	select {
@@ -143,6 +154,7 @@ func (cf *ConcurrentFuture[V]) Cancelled() bool {
 // Result waits until the future is done and returns the task's result or
 // error; a *CancelledError if it was cancelled.
 func (cf *ConcurrentFuture[V]) Result() (V, error) {
+	cf.checkMade("ConcurrentFuture.Result")
 	<-cf.done
 	cf.mu.Lock()
 	defer cf.mu.Unlock()
@@ -162,6 +174,7 @@ func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
 	if ctx == nil {
 		panic(&ValueError{Msg: "ConcurrentFuture.Wait: nil context"})
 	}
+	cf.checkMade("ConcurrentFuture.Wait")
 	if cf.Done() {
 		return nil // select would pick at random when both are ready
 	}
@@ -195,6 +208,7 @@ func (cf *ConcurrentFuture[V]) Wait(ctx context.Context) error {
 // swallow the cancellation). It returns false if the future already
 // finished, true if it is (now) cancelled.
 func (cf *ConcurrentFuture[V]) Cancel() bool {
+	cf.checkMade("ConcurrentFuture.Cancel")
 	cf.mu.Lock()
 	if cf.finished {
 		cancelled := cf.cancelled
@@ -284,7 +298,10 @@ func Threadsafe[V any](aw AwaitableOf[V]) *ConcurrentFuture[V] {
 // CallSoonThreadsafe schedules fn from any goroutine and wakes the loop if
 // it is blocked waiting (asyncio's call_soon_threadsafe). It is the only
 // Loop method that may be called from a goroutine that is not running the
-// loop. The returned Handle may be cancelled from any goroutine.
+// loop. The returned Handle may be cancelled from any goroutine. It
+// returns an error wrapping ErrLoopClosed on a closed loop, and a
+// *ValueError for a nil fn or the zero Loop (not made by NewLoop), which
+// nothing would ever run.
 func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 	if fn == nil {
 		return nil, valueErrorf("CallSoonThreadsafe: nil callback")
@@ -302,6 +319,9 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 // a handle, never handed out, is not threadsafe: nobody can cancel it, so
 // it runs without the lock Handle.take takes for a cancellable one.
 func (l *Loop) pushThreadsafe(h *Handle) error {
+	if l.wakeCh == nil { // set by NewLoop, never changed: no lock needed
+		return errZeroLoop()
+	}
 	l.threadsafeMu.Lock()
 	if l.closed {
 		l.threadsafeMu.Unlock()

@@ -47,10 +47,11 @@ func (c *VarContext) Context() context.Context { return c.base }
 // TaskGroup.create_task(..., context=c)): it starts with c's values, and
 // its Sets and Resets are written to c. Tasks it creates start with a copy,
 // as in Python. Unlike WithContext it does not bind a context.Context to
-// the task's cancellation. A nil c panics with a *ValueError.
+// the task's cancellation. A nil c, or the zero VarContext (not made by
+// NewVarContext or CopyContext), panics with a *ValueError.
 func WithVarContext(c *VarContext) TaskOption {
-	if c == nil {
-		panic(&ValueError{Msg: "WithVarContext: nil VarContext"})
+	if c == nil || c.base == nil {
+		panic(&ValueError{Msg: "WithVarContext: nil or zero VarContext (make it with NewVarContext or CopyContext)"})
 	}
 	return func(t *T) { t.ctx = &taskCtx{base: c.base, owner: t, vars: c, varsGen: c.gen} }
 }

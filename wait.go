@@ -30,8 +30,12 @@ func (r ReturnWhen) String() string {
 // []*Task[V] back, a []Awaitable mixes any awaitables. A timeout is not an error and cancels nothing (WAIT-4).
 // Wait always suspends t at least once and computes the split when it
 // wakes (WAIT-5). Errors: *ValueError "Set of Tasks/Futures is empty." and
-// "Invalid return_when value: <v>" (WAIT-1), and the *CancelledError when t
-// is cancelled meanwhile (the awaitables are not cancelled).
+// "Invalid return_when value: <v>" (WAIT-1), "The future belongs to a
+// different loop than the one specified as the loop argument" for an
+// awaitable of another loop than t's (asyncio.wait would wait for ever;
+// as_completed and gather raise this), all before anything is registered,
+// and the *CancelledError when t is cancelled meanwhile (the awaitables are
+// not cancelled).
 func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (done, pending []A, err error) {
 	t.checkRunning("Wait")
 	for _, aw := range aws {
@@ -43,8 +47,13 @@ func Wait[A Awaitable](t *T, aws []A, timeout time.Duration, when ReturnWhen) (d
 	if when != AllCompleted && when != FirstCompleted && when != FirstException {
 		return nil, nil, &ValueError{Msg: fmt.Sprintf("Invalid return_when value: %d", int(when))}
 	}
-	fs := dedup(aws)
 	loop := t.Loop()
+	for _, aw := range aws {
+		if aw.Loop() != loop { // before anything is registered: it could only wait for ever
+			return nil, nil, &ValueError{Msg: errOtherLoopFuture}
+		}
+	}
+	fs := dedup(aws)
 	waiter := NewFuture[struct{}](loop)
 	waiter.kind = kindWait
 	release := func() {
@@ -189,11 +198,16 @@ func (ac *asCompleted) next(t *T) (Awaitable, error) {
 // must be ranged over from task t; ranging over it again after a break
 // resumes it where it stopped (as_completed's iterator). It yields the element
 // type of aws (a []*Task[V] yields *Task[V]; with an error, the zero value).
+// An awaitable of another loop than t's panics with asyncio's *ValueError
+// "The future belongs to a different loop than the one specified as the
+// loop argument", before anything is registered.
 func AsCompleted[A Awaitable](t *T, aws []A, timeout time.Duration) iter.Seq2[A, error] {
 	t.checkCaller("AsCompleted")
 	untyped := make([]Awaitable, len(aws))
 	for i, a := range aws {
-		coreOf(a, "AsCompleted")
+		if coreOf(a, "AsCompleted").loop != t.Loop() { // as_completed's ensure_future(aw, loop=loop)
+			panic(&ValueError{Msg: errOtherLoopFuture})
+		}
 		untyped[i] = a
 	}
 	ac := newAsCompleted(t, untyped, timeout)

@@ -52,6 +52,9 @@ import (
 // net.Error, Temporary (not a Timeout): crypto/tls over the Conn keeps
 // the connection, and what it had read, for the next Read, as it does
 // after a read deadline.
+//
+// Make it with NewConn or DialConn: the methods of the zero Conn (but
+// LocalAddr, RemoteAddr and FD) panic with a *asyncio.ValueError.
 type Conn struct {
 	loop         *asyncio.Loop
 	fd           int
@@ -104,15 +107,31 @@ type connOp struct {
 	claimed, finished bool
 }
 
+// checkMade panics with a *asyncio.ValueError naming op when c was not
+// made by NewConn or DialConn: the zero Conn has no loop, and its fd 0 is
+// not its own (it would close the process's standard input).
+func (c *Conn) checkMade(op string) {
+	if c.loop == nil {
+		panic(&asyncio.ValueError{Msg: op + ": zero Conn (make it with NewConn or DialConn)"})
+	}
+}
+
 // NewConn wraps the connected non-blocking socket fd (network "tcp" or
 // "unix") on owner's loop. The Conn owns fd from now on, and closes it
 // when the loop closes if it is still open. Call it on the loop's
 // goroutine (a task or callback) or while the loop is not running: from
 // another goroutine while it runs it panics, as the loop's own calls do
 // (use the loop's CallSoonThreadsafe); the Conn it returns may then be
-// used from any goroutine.
+// used from any goroutine. A negative fd, or another network, panics with
+// a *asyncio.ValueError naming it, before the Conn is made.
 func NewConn(owner asyncio.LoopOwner, fd int, network string) *Conn {
 	l := asyncio.LoopOf(owner)
+	if fd < 0 {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("NewConn: fd %d is not a file descriptor (want >= 0)", fd)})
+	}
+	if network != "tcp" && network != "unix" {
+		panic(&asyncio.ValueError{Msg: fmt.Sprintf("NewConn: network %q (want \"tcp\" or \"unix\")", network)})
+	}
 	c := &Conn{
 		loop:    l,
 		fd:      fd,
@@ -253,6 +272,7 @@ func errNotRunning(method string) error {
 // Read of no bytes returns (0, nil) once earlier Reads are served, past
 // the deadline too, as net's Conns do.
 func (c *Conn) Read(p []byte) (int, error) {
+	c.checkMade("Conn.Read")
 	n, err := c.do(&c.rd, "Read", p)
 	return n, c.opError("read", err)
 }
@@ -261,6 +281,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 // the write deadline or Close; on an error it returns the count already
 // written. Concurrent Writes are served in turn, never interleaved.
 func (c *Conn) Write(p []byte) (int, error) {
+	c.checkMade("Conn.Write")
 	n, err := c.do(&c.wr, "Write", p)
 	return n, c.opError("write", err)
 }
@@ -585,6 +606,7 @@ func (c *Conn) SetReadDeadline(tm time.Time) error { return c.setDeadlines(tm, &
 func (c *Conn) SetWriteDeadline(tm time.Time) error { return c.setDeadlines(tm, &c.wr) }
 
 func (c *Conn) setDeadlines(tm time.Time, dirs ...*connDir) error {
+	c.checkMade("Conn.SetDeadline")
 	var post []*connDir
 	c.mu.Lock()
 	if c.shut {
@@ -714,6 +736,7 @@ func (c *Conn) onLoop(method string, fn func() error) error {
 // loop has closed the socket if the loop is running; otherwise the
 // socket is closed when the loop runs again or closes.
 func (c *Conn) Close() error {
+	c.checkMade("Conn.Close") // before shut is set
 	c.mu.Lock()
 	if c.shut {
 		c.mu.Unlock()
@@ -818,6 +841,7 @@ func (c *Conn) releaseAtLoopClose() {
 
 // CloseWrite shuts down the write side (net.TCPConn.CloseWrite).
 func (c *Conn) CloseWrite() error {
+	c.checkMade("Conn.CloseWrite")
 	err := c.onLoop("CloseWrite", func() error {
 		if c.fdClosed || c.isShut() {
 			return net.ErrClosed

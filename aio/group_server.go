@@ -59,7 +59,9 @@ const (
 // a LoopGroup. Its methods must be called from a task on the loop that
 // created it (from anywhere else they return a *RuntimeError and change
 // nothing); they reach the other loops with cross-loop calls. A loop of
-// the group that is closed has no part left: the methods skip it.
+// the group that is closed has no part left: the methods skip it. The
+// zero GroupServer is not one: its methods that take a task return a
+// *asyncio.ValueError that says so.
 type GroupServer struct {
 	owner    *asyncio.Loop
 	mode     GroupMode
@@ -647,6 +649,9 @@ func (gs *GroupServer) check(t *asyncio.T, op string) error {
 	call := "GroupServer." + op
 	if err := checkGroupTask(t, call); err != nil {
 		return err
+	}
+	if gs.owner == nil { // before anything changes
+		return &asyncio.ValueError{Msg: call + ": zero GroupServer (get one from CreateGroupServer, StartGroupServer or their Unix forms)"}
 	}
 	if l := t.Loop(); l != gs.owner {
 		return &asyncio.RuntimeError{Msg: fmt.Sprintf("%s called on %s: a group server's methods must be called from a task on the loop that created it (%s)",

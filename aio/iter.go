@@ -21,6 +21,7 @@ import (
 // once, with a nil line, and ends the range. The sequence must be ranged
 // over from task t.
 func (r *StreamReader) Lines(t *asyncio.T) iter.Seq2[[]byte, error] {
+	r.checkMade("StreamReader.Lines")
 	return func(yield func([]byte, error) bool) {
 		for {
 			line, err := r.ReadLine(t)
@@ -38,6 +39,7 @@ func (r *StreamReader) Lines(t *asyncio.T) iter.Seq2[[]byte, error] {
 // n)) until EOF: `while chunk := await reader.read(n)`. Errors end the
 // range as for Lines. An n <= 0 panics with a *ValueError.
 func (r *StreamReader) Chunks(t *asyncio.T, n int) iter.Seq2[[]byte, error] {
+	r.checkMade("StreamReader.Chunks")
 	if n <= 0 {
 		panic(&asyncio.ValueError{Msg: "Chunks: the chunk size must be > 0"})
 	}
@@ -68,7 +70,8 @@ type Datagram struct {
 //	tr, _, err := aio.CreateDatagramEndpoint(t, dq.Factory, local, nil)
 //	for d, err := range dq.Datagrams(t) { ... }
 //
-// The queue is unbounded. Its methods must be called on the loop.
+// The queue is unbounded. Its methods must be called on the loop. The zero
+// DatagramQueue is ready to use, as NewDatagramQueue's.
 type DatagramQueue struct {
 	BaseDatagramProtocol
 	q *asyncio.Queue[datagramItem]
@@ -84,27 +87,36 @@ func NewDatagramQueue() *DatagramQueue {
 	return &DatagramQueue{q: asyncio.NewQueue[datagramItem](0)}
 }
 
+// queue is dq's queue; the zero DatagramQueue makes it on first use, as
+// NewDatagramQueue does.
+func (dq *DatagramQueue) queue() *asyncio.Queue[datagramItem] {
+	if dq.q == nil {
+		dq.q = asyncio.NewQueue[datagramItem](0)
+	}
+	return dq.q
+}
+
 // Factory returns dq, for CreateDatagramEndpoint: a DatagramQueue serves
 // one endpoint.
 func (dq *DatagramQueue) Factory() DatagramProtocol { return dq }
 
 // DatagramReceived queues the datagram.
 func (dq *DatagramQueue) DatagramReceived(data []byte, addr net.Addr) {
-	dq.q.PutNowait(datagramItem{d: Datagram{Data: data, Addr: addr}})
+	dq.queue().PutNowait(datagramItem{d: Datagram{Data: data, Addr: addr}})
 }
 
 // ErrorReceived queues err: Datagrams yields it and goes on.
 func (dq *DatagramQueue) ErrorReceived(err error) {
-	dq.q.PutNowait(datagramItem{err: err})
+	dq.queue().PutNowait(datagramItem{err: err})
 }
 
 // ConnectionLost ends Datagrams once what was queued has been yielded;
 // a non-nil err is yielded last.
 func (dq *DatagramQueue) ConnectionLost(err error) {
 	if err != nil {
-		dq.q.PutNowait(datagramItem{err: err})
+		dq.queue().PutNowait(datagramItem{err: err})
 	}
-	dq.q.Shutdown(false)
+	dq.queue().Shutdown(false)
 }
 
 // Datagrams returns the datagrams dq receives, in order, until its
@@ -117,7 +129,7 @@ func (dq *DatagramQueue) ConnectionLost(err error) {
 func (dq *DatagramQueue) Datagrams(t *asyncio.T) iter.Seq2[Datagram, error] {
 	return func(yield func(Datagram, error) bool) {
 		for {
-			it, err := dq.q.Get(t)
+			it, err := dq.queue().Get(t)
 			if errors.Is(err, asyncio.ErrQueueShutDown) {
 				return
 			}

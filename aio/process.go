@@ -19,7 +19,8 @@ import (
 // Process is asyncio.subprocess.Process: a child started by
 // CreateSubprocessExec or CreateSubprocessShell. Stdin, Stdout and Stderr
 // are set for the streams that are a Pipe, nil otherwise. Its methods
-// must be called on the loop.
+// must be called on the loop. The zero Process has no child: its methods
+// (but Transport and String) panic with a *asyncio.ValueError.
 type Process struct {
 	// Stdin writes to the child's stdin (asyncio's process.stdin).
 	Stdin *StreamWriter
@@ -33,12 +34,18 @@ type Process struct {
 }
 
 // Pid returns the child's process id (asyncio's pid).
-func (p *Process) Pid() int { return p.transport.pid }
+func (p *Process) Pid() int {
+	p.checkMade("Process.Pid")
+	return p.transport.pid
+}
 
 // ReturnCode returns the child's exit status and true once it has exited;
 // while it runs, false (asyncio's returncode, None while running). The
 // status is the exit code, or -N when signal N killed the child.
-func (p *Process) ReturnCode() (int, bool) { return p.transport.ReturnCode() }
+func (p *Process) ReturnCode() (int, bool) {
+	p.checkMade("Process.ReturnCode")
+	return p.transport.ReturnCode()
+}
 
 // Wait waits until the child exits and returns its return code (asyncio's
 // wait). A cancellation only stops the waiting: the child goes on (kill it
@@ -48,23 +55,48 @@ func (p *Process) ReturnCode() (int, bool) { return p.transport.ReturnCode() }
 // until the pipes are closed too (see SubprocessTransport.SendSignal). With
 // Pipe streams, read them (or use Communicate) while waiting: a child that
 // fills a pipe nobody reads blocks forever, as in asyncio.
-func (p *Process) Wait(t *asyncio.T) (int, error) { return p.transport.wait(t) }
+func (p *Process) Wait(t *asyncio.T) (int, error) {
+	p.checkMade("Process.Wait")
+	return p.transport.wait(t)
+}
 
 // SendSignal sends sig to the child (asyncio's send_signal); see
 // SubprocessTransport.SendSignal for what happens once it has exited.
-func (p *Process) SendSignal(sig os.Signal) error { return p.transport.SendSignal(sig) }
+func (p *Process) SendSignal(sig os.Signal) error {
+	p.checkMade("Process.SendSignal")
+	return p.transport.SendSignal(sig)
+}
 
 // Terminate sends SIGTERM (asyncio's terminate).
-func (p *Process) Terminate() error { return p.transport.Terminate() }
+func (p *Process) Terminate() error {
+	p.checkMade("Process.Terminate")
+	return p.transport.Terminate()
+}
 
 // Kill sends SIGKILL (asyncio's kill).
-func (p *Process) Kill() error { return p.transport.Kill() }
+func (p *Process) Kill() error {
+	p.checkMade("Process.Kill")
+	return p.transport.Kill()
+}
 
 // Transport returns the subprocess transport under the Process.
 func (p *Process) Transport() SubprocessTransport { return p.transport }
 
 // String is asyncio's repr: "<Process PID>".
-func (p *Process) String() string { return fmt.Sprintf("<Process %d>", p.transport.pid) }
+func (p *Process) String() string {
+	if p.transport == nil {
+		return "<Process (zero)>"
+	}
+	return fmt.Sprintf("<Process %d>", p.transport.pid)
+}
+
+// checkMade panics with a *asyncio.ValueError naming op when p was not
+// started by this package (the zero Process has no child).
+func (p *Process) checkMade(op string) {
+	if p.transport == nil {
+		panic(&asyncio.ValueError{Msg: op + ": zero Process (start one with CreateSubprocessExec or CreateSubprocessShell)"})
+	}
+}
 
 // Communicate sends input to stdin, then closes it, while it reads stdout
 // and stderr to their end, and then waits for the child to exit (asyncio's
@@ -76,6 +108,7 @@ func (p *Process) String() string { return fmt.Sprintf("<Process %d>", p.transpo
 // (asyncio silently drops it). A cancellation stops the exchange and is
 // returned; the child goes on running.
 func (p *Process) Communicate(t *asyncio.T, input []byte) (stdout, stderr []byte, err error) {
+	p.checkMade("Process.Communicate")
 	if input != nil && p.Stdin == nil {
 		return nil, nil, &asyncio.ValueError{Msg: "Communicate: input given, but stdin is not a Pipe"}
 	}

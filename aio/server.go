@@ -24,7 +24,8 @@ const acceptRetryDelay = time.Second
 // get a transport and a protocol from the factory. Close stops listening;
 // WaitClosed waits until the server is closed and every connection it
 // accepted is gone (3.12+ semantics). Its methods must be called on the
-// loop.
+// loop. The zero Server is not one: its WaitClosed and ServeForever panic
+// with a *asyncio.ValueError that says so.
 type Server struct {
 	loop      *asyncio.Loop
 	factory   func() Protocol
@@ -357,6 +358,7 @@ func (s *Server) snapshotClients() []Transport {
 // still waiting after a second, it names the connections it waits for
 // (through the exception handler).
 func (s *Server) WaitClosed(t *asyncio.T) error {
+	s.checkMade("Server.WaitClosed")
 	if s.woken {
 		return nil
 	}
@@ -368,10 +370,19 @@ func (s *Server) WaitClosed(t *asyncio.T) error {
 	return err
 }
 
+// checkMade panics with a *asyncio.ValueError naming op when s was not
+// made by this package (the zero Server has no loop).
+func (s *Server) checkMade(op string) {
+	if s.loop == nil {
+		panic(&asyncio.ValueError{Msg: op + ": zero Server (get one from CreateServer, StartServer or their Unix forms)"})
+	}
+}
+
 // ServeForever accepts connections until t is cancelled or the server is
 // closed (asyncio's serve_forever); then the server is closed and its
 // connections awaited, and the cancellation is returned.
 func (s *Server) ServeForever(t *asyncio.T) error {
+	s.checkMade("Server.ServeForever")
 	if s.foreverFut != nil {
 		return runtimeErrorf("server %v is already being awaited on serve_forever()", s)
 	}

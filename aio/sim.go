@@ -91,7 +91,9 @@ const (
 // the loop runs, the methods that change or walk the network (and
 // SimConn's faults) panic with a *RuntimeError when called from another
 // goroutine, another loop's task included. Closing the loop closes the
-// network and every descriptor it holds.
+// network and every descriptor it holds. Make it with NewSimNetwork: the
+// zero SimNetwork's methods (but Rand and Trace) panic with a
+// *asyncio.ValueError.
 type SimNetwork struct {
 	loop      *asyncio.Loop
 	rng       *rand.Rand
@@ -142,6 +144,14 @@ func NewSimNetwork(owner asyncio.LoopOwner, seed uint64) *SimNetwork {
 	return n
 }
 
+// checkMade panics with a *asyncio.ValueError naming op when n was not made
+// by NewSimNetwork (the zero SimNetwork has no loop).
+func (n *SimNetwork) checkMade(op string) {
+	if n.loop == nil {
+		panic(&asyncio.ValueError{Msg: op + ": zero SimNetwork (make it with NewSimNetwork)"})
+	}
+}
+
 // Rand returns the network's seeded source, for a test's own random
 // choices (which connection to reset, when to partition), so that the
 // seed decides them too.
@@ -189,6 +199,7 @@ func (n *SimNetwork) checkCaller(call string) {
 // which mean the calling host itself), and an IP address no host has are
 // a *ValueError.
 func (n *SimNetwork) Host(name string) *SimHost {
+	n.checkMade("SimNetwork.Host")
 	n.checkCaller("SimNetwork.Host")
 	if name == "" {
 		panic(&asyncio.ValueError{Msg: "SimNetwork.Host: empty host name"})
@@ -278,6 +289,7 @@ func linkKey(a, b *SimHost) [2]*SimHost {
 // their own (SetLink). A bad cfg is a *ValueError (see SetLink), and
 // changes nothing.
 func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) {
+	n.checkMade("SimNetwork.SetDefaultLink")
 	n.checkCaller("SimNetwork.SetDefaultLink")
 	n.deflt = checkLink("SetDefaultLink", cfg)
 }
@@ -287,6 +299,7 @@ func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) {
 // Duplicate outside [0, 1], and a nil host or one of another network are
 // a *ValueError naming the mistake, and change nothing.
 func (n *SimNetwork) SetLink(a, b *SimHost, cfg LinkConfig) {
+	n.checkMade("SimNetwork.SetLink")
 	n.checkCaller("SimNetwork.SetLink")
 	n.checkHost("SetLink", a)
 	n.checkHost("SetLink", b)
@@ -355,6 +368,7 @@ func simAddTime(a, b time.Duration) time.Duration {
 // on its way is held too, so the server accepts that connection only
 // after Heal. A nil host or one of another network is a *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
+	n.checkMade("SimNetwork.Partition")
 	n.checkCaller("SimNetwork.Partition")
 	n.checkHost("Partition", a)
 	n.checkHost("Partition", b)
@@ -365,6 +379,7 @@ func (n *SimNetwork) Partition(a, b *SimHost) {
 // Heal undoes Partition: what was held is delivered after the link's
 // latency.
 func (n *SimNetwork) Heal(a, b *SimHost) {
+	n.checkMade("SimNetwork.Heal")
 	n.checkCaller("SimNetwork.Heal")
 	n.checkHost("Heal", a)
 	n.checkHost("Heal", b)
@@ -390,11 +405,13 @@ func (n *SimNetwork) partitioned(a, b *SimHost) bool { return n.cut[linkKey(a, b
 // anything else) at loop time when, as CallAt does; the returned handle
 // cancels it.
 func (n *SimNetwork) At(when time.Duration, fault func()) *asyncio.TimerHandle {
+	n.checkMade("SimNetwork.At")
 	return n.loop.CallAt(when, fault)
 }
 
 // Conns returns the open connections, oldest first.
 func (n *SimNetwork) Conns() []*SimConn {
+	n.checkMade("SimNetwork.Conns")
 	n.checkCaller("SimNetwork.Conns")
 	cs := make([]*SimConn, 0, len(n.conns))
 	for c := range n.conns {
@@ -412,6 +429,7 @@ func (n *SimNetwork) Conns() []*SimConn {
 // ConnOf returns the oldest, every time, so the same seed picks the same
 // one.
 func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
+	n.checkMade("SimNetwork.ConnOf")
 	n.checkCaller("SimNetwork.ConnOf")
 	if client == nil {
 		return nil
@@ -431,6 +449,7 @@ func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
 // ErrSimNetworkClosed, and later calls fail with it too.
 // Calling it again does nothing.
 func (n *SimNetwork) Close() {
+	n.checkMade("SimNetwork.Close")
 	n.checkCaller("SimNetwork.Close")
 	if n.closed {
 		return

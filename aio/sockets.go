@@ -132,7 +132,12 @@ func newSocket(family, typ int) (int, error) {
 // t until data or EOF is available (asyncio's loop.sock_recv). It returns
 // an empty slice at EOF. If t is cancelled while waiting, the read
 // interest is removed and the cancellation returned; no data is consumed.
+// A negative n is a *asyncio.ValueError "negative buffersize in recv", as
+// socket.recv raises, before anything is read.
 func SockRecv(t *asyncio.T, fd int, n int) ([]byte, error) {
+	if n < 0 {
+		return nil, &asyncio.ValueError{Msg: "negative buffersize in recv"}
+	}
 	if err := checkNonBlocking(t, fd, "SockRecv"); err != nil {
 		return nil, err
 	}
@@ -217,8 +222,13 @@ func sockSendall(t *asyncio.T, fd int, data []byte) (sent int, err error) {
 // SockRecvFrom reads one datagram of up to n bytes from the non-blocking
 // socket fd, suspending t until one arrives (asyncio's loop.sock_recvfrom,
 // 3.11), and returns it with the sender's address: a *net.UDPAddr, or a
-// *net.UnixAddr for a "unixgram" socket. Cancellation as for SockRecv.
+// *net.UnixAddr for a "unixgram" socket. Cancellation as for SockRecv. A
+// negative n is a *asyncio.ValueError "negative buffersize in recvfrom",
+// as socket.recvfrom raises.
 func SockRecvFrom(t *asyncio.T, fd int, n int) ([]byte, net.Addr, error) {
+	if n < 0 {
+		return nil, nil, &asyncio.ValueError{Msg: "negative buffersize in recvfrom"}
+	}
 	if err := checkNonBlocking(t, fd, "SockRecvFrom"); err != nil {
 		return nil, nil, err
 	}

@@ -19,6 +19,9 @@ const DefaultStreamLimit = 64 * 1024
 
 // StreamReader is asyncio.StreamReader: a buffer fed by a protocol and
 // read by one task at a time. Its methods must be called on the loop.
+// Make it with NewStreamReader: the zero StreamReader has no loop and no
+// limit, and its reads, feeds and SetException panic with a
+// *asyncio.ValueError that says so.
 type StreamReader struct {
 	loop      *asyncio.Loop
 	limit     int
@@ -83,6 +86,7 @@ func (r *StreamReader) Err() error { return r.exception }
 // (asyncio's waiter.set_exception(None) raises TypeError after it has
 // let go of the waiting read, which then waits for ever).
 func (r *StreamReader) SetException(err error) {
+	r.checkMade("StreamReader.SetException")
 	if err == nil {
 		panic(&asyncio.ValueError{Msg: "StreamReader.SetException: nil error"})
 	}
@@ -115,8 +119,25 @@ func (r *StreamReader) maybeResumeTransport() {
 
 // FeedEOF records EOF and wakes the waiting read (asyncio's feed_eof).
 func (r *StreamReader) FeedEOF() {
+	r.checkMade("StreamReader.FeedEOF")
 	r.eof = true
 	r.wakeupWaiter()
+}
+
+// checkMade panics with a *asyncio.ValueError naming op when r was not
+// made by NewStreamReader (the zero StreamReader has no loop and a limit
+// of 0, so that a read until EOF would return at once, taking nothing).
+func (r *StreamReader) checkMade(op string) {
+	if r.loop == nil {
+		panic(&asyncio.ValueError{Msg: op + ": zero StreamReader (make it with NewStreamReader(owner, limit))"})
+	}
+}
+
+// errFeedAfterEOF is FeedData's panic after FeedEOF, where asyncio
+// asserts: a *asyncio.RuntimeError, so that a recover can match it with
+// errors.Is(err, asyncio.ErrRuntime).
+func errFeedAfterEOF() *asyncio.RuntimeError {
+	return &asyncio.RuntimeError{Msg: "feed_data after feed_eof"}
 }
 
 // AtEOF reports whether EOF was fed and the buffer is empty (asyncio's
@@ -124,11 +145,13 @@ func (r *StreamReader) FeedEOF() {
 func (r *StreamReader) AtEOF() bool { return r.eof && len(r.buf) == 0 }
 
 // FeedData appends data and wakes the waiting read; past twice the limit
-// the transport's reading is paused (STREAM-2). Feeding after EOF panics,
-// as asyncio asserts.
+// the transport's reading is paused (STREAM-2). Feeding after EOF panics
+// with a *asyncio.RuntimeError "feed_data after feed_eof", where asyncio
+// asserts.
 func (r *StreamReader) FeedData(data []byte) {
+	r.checkMade("StreamReader.FeedData")
 	if r.eof {
-		panic("feed_data after feed_eof")
+		panic(errFeedAfterEOF())
 	}
 	if len(data) == 0 {
 		return
@@ -140,7 +163,7 @@ func (r *StreamReader) FeedData(data []byte) {
 // fresh slices): into an empty buffer it is adopted without a copy.
 func (r *StreamReader) feed(data []byte) {
 	if r.eof {
-		panic("feed_data after feed_eof")
+		panic(errFeedAfterEOF())
 	}
 	if len(data) == 0 {
 		return
@@ -215,6 +238,7 @@ func (r *StreamReader) take(n int) []byte {
 // the stream) consumes nothing: the blocks it took go back to the front
 // of the buffer, where asyncio's read(-1) drops them.
 func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
+	r.checkMade("StreamReader.Read")
 	if r.exception != nil {
 		return nil, r.exception
 	}
@@ -259,6 +283,7 @@ func (r *StreamReader) Read(t *asyncio.T, n int) ([]byte, error) {
 // and clears the buffer. If t is cancelled while waiting, nothing is
 // consumed: the bytes already received stay in the buffer.
 func (r *StreamReader) ReadExactly(t *asyncio.T, n int) ([]byte, error) {
+	r.checkMade("StreamReader.ReadExactly")
 	if n < 0 {
 		return nil, &asyncio.ValueError{Msg: "readexactly size can not be less than zero"}
 	}
@@ -292,6 +317,7 @@ func (r *StreamReader) ReadExactly(t *asyncio.T, n int) ([]byte, error) {
 // *IncompleteReadError (Expected -1) with the whole buffer, which is
 // cleared, at EOF first.
 func (r *StreamReader) ReadUntil(t *asyncio.T, seps ...[]byte) ([]byte, error) {
+	r.checkMade("StreamReader.ReadUntil")
 	if len(seps) == 0 {
 		return nil, &asyncio.ValueError{Msg: "Separator should contain at least one element"}
 	}
@@ -352,6 +378,7 @@ func (r *StreamReader) ReadUntil(t *asyncio.T, seps ...[]byte) ([]byte, error) {
 // buffered, else the whole buffer) and a *ValueError is returned that
 // also unwraps to the *LimitOverrunError; the stream stays usable.
 func (r *StreamReader) ReadLine(t *asyncio.T) ([]byte, error) {
+	r.checkMade("StreamReader.ReadLine")
 	line, err := r.ReadUntil(t, []byte{'\n'})
 	switch e := err.(type) {
 	case nil:
@@ -614,12 +641,23 @@ func NewStreamWriter(tr WriteTransport, p Protocol, r *StreamReader) *StreamWrit
 }
 
 // StreamWriter is asyncio.StreamWriter: the write side of a stream
-// connection. Its methods must be called on the loop.
+// connection. Its methods must be called on the loop. The zero
+// StreamWriter has no transport: its methods (but String) panic with a
+// *asyncio.ValueError that says so; OpenConnection, StartServer and
+// NewStreamWriter make one.
 type StreamWriter struct {
 	loop      *asyncio.Loop
 	transport Transport
 	protocol  writerProtocol
 	reader    *StreamReader
+}
+
+// checkMade panics with a *asyncio.ValueError naming op when w was not
+// made by this package (the zero StreamWriter has no transport).
+func (w *StreamWriter) checkMade(op string) {
+	if w.transport == nil {
+		panic(&asyncio.ValueError{Msg: op + ": zero StreamWriter (get one from OpenConnection, StartServer or NewStreamWriter)"})
+	}
 }
 
 // String is asyncio's StreamWriter repr: "<StreamWriter
@@ -634,34 +672,59 @@ func (w *StreamWriter) String() string {
 }
 
 // Transport returns the underlying transport (asyncio's transport).
-func (w *StreamWriter) Transport() Transport { return w.transport }
+func (w *StreamWriter) Transport() Transport {
+	w.checkMade("StreamWriter.Transport")
+	return w.transport
+}
 
 // Write writes data without blocking (asyncio's write); call Drain to
 // respect flow control.
-func (w *StreamWriter) Write(data []byte) error { return w.transport.Write(data) }
+func (w *StreamWriter) Write(data []byte) error {
+	w.checkMade("StreamWriter.Write")
+	return w.transport.Write(data)
+}
 
 // WriteLines writes each chunk (asyncio's writelines).
-func (w *StreamWriter) WriteLines(chunks ...[]byte) error { return w.transport.WriteLines(chunks...) }
+func (w *StreamWriter) WriteLines(chunks ...[]byte) error {
+	w.checkMade("StreamWriter.WriteLines")
+	return w.transport.WriteLines(chunks...)
+}
 
 // WriteEOF half-closes the connection (asyncio's write_eof).
-func (w *StreamWriter) WriteEOF() error { return w.transport.WriteEOF() }
+func (w *StreamWriter) WriteEOF() error {
+	w.checkMade("StreamWriter.WriteEOF")
+	return w.transport.WriteEOF()
+}
 
 // CanWriteEOF reports whether WriteEOF is supported (false over TLS).
-func (w *StreamWriter) CanWriteEOF() bool { return w.transport.CanWriteEOF() }
+func (w *StreamWriter) CanWriteEOF() bool {
+	w.checkMade("StreamWriter.CanWriteEOF")
+	return w.transport.CanWriteEOF()
+}
 
 // Close closes the transport (asyncio's close); IsClosing is true at once
 // (STREAM-10).
-func (w *StreamWriter) Close() { w.transport.Close() }
+func (w *StreamWriter) Close() {
+	w.checkMade("StreamWriter.Close")
+	w.transport.Close()
+}
 
 // IsClosing reports whether the transport is closing.
-func (w *StreamWriter) IsClosing() bool { return w.transport.IsClosing() }
+func (w *StreamWriter) IsClosing() bool {
+	w.checkMade("StreamWriter.IsClosing")
+	return w.transport.IsClosing()
+}
 
 // ExtraInfo is the transport's ExtraInfo (asyncio's get_extra_info).
-func (w *StreamWriter) ExtraInfo(name string) any { return w.transport.ExtraInfo(name) }
+func (w *StreamWriter) ExtraInfo(name string) any {
+	w.checkMade("StreamWriter.ExtraInfo")
+	return w.transport.ExtraInfo(name)
+}
 
 // WaitClosed waits until the connection is lost and returns the error it
 // was lost with, nil for a clean close (asyncio's wait_closed, STREAM-10).
 func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
+	w.checkMade("StreamWriter.WaitClosed")
 	_, err := w.protocol.closeWaiter().Await(t)
 	// A collected writer closes its connection (STREAM-11): w must stay
 	// reachable while its caller waits on it, even if nothing else holds it.
@@ -675,6 +738,7 @@ func (w *StreamWriter) WaitClosed(t *asyncio.T) error {
 // run; a lost connection returns an error matching syscall.ECONNRESET
 // ("Connection lost") or the error the connection was lost with.
 func (w *StreamWriter) Drain(t *asyncio.T) error {
+	w.checkMade("StreamWriter.Drain")
 	if w.reader != nil {
 		if err := w.reader.Err(); err != nil {
 			return err
@@ -697,6 +761,7 @@ func (w *StreamWriter) Drain(t *asyncio.T) error {
 // (WithTLSHandshakeTimeout, WithTLSShutdownTimeout), checked before
 // anything is done, as is a client's server name (see StartTLS).
 func (w *StreamWriter) StartTLS(t *asyncio.T, cfg *tls.Config, serverHostname string, opts ...Option) error {
+	w.checkMade("StreamWriter.StartTLS")
 	sp, ok := w.protocol.(*streamProtocol)
 	if !ok {
 		return runtimeErrorf("start_tls() is only for stream connections, not for a pipe")

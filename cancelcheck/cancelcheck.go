@@ -74,21 +74,39 @@ func CancelMain() Option { return func(c *config) { c.cancelMain = true } }
 func MaxRuns(n int) Option { return func(c *config) { c.maxRuns = max(n, 0) } }
 
 // WithLoopOptions adds loop options to every run's loop (virtual time and
-// task stacks are always on), e.g. asyncio.WithDebug().
+// task stacks are always on), e.g. asyncio.WithDebug(). A nil option
+// panics with a *asyncio.ValueError at once.
 func WithLoopOptions(opts ...asyncio.LoopOption) Option {
+	for i, o := range opts {
+		if o == nil {
+			panic(&asyncio.ValueError{Msg: fmt.Sprintf("cancelcheck.WithLoopOptions: nil LoopOption at index %d", i)})
+		}
+	}
 	return func(c *config) { c.loopOpts = append(c.loopOpts, opts...) }
 }
 
 // Watch registers the primitives whose state Check verifies after each run.
 // Register a primitive right after creating it, from the coroutine (its
-// main task or any task it starts).
+// main task or any task it starts). A nil primitive (or the zero Queue)
+// panics with a *asyncio.ValueError there, failing the coroutine with it,
+// rather than crashing the check unseen at the end of the run.
 type Watch struct {
 	t      *asyncio.T
 	checks []func(t *asyncio.T) string // each returns a problem, or ""
 }
 
+// watchNil is the *ValueError of a nil primitive given to a Watch: the
+// coroutine fails with it at once, where the check at the end of the run
+// would crash unseen (its task's error is not the coroutine's).
+func watchNil(what, name string) *asyncio.ValueError {
+	return &asyncio.ValueError{Msg: fmt.Sprintf("cancelcheck: Watch.%s(%q): nil %s", what, name, what)}
+}
+
 // Lock registers a lock that must be unlocked at the end of each run.
 func (w *Watch) Lock(name string, lk *asyncio.Lock) {
+	if lk == nil {
+		panic(watchNil("Lock", name))
+	}
 	w.checks = append(w.checks, func(*asyncio.T) string {
 		if lk.Locked() {
 			return fmt.Sprintf("Lock %q left held", name)
@@ -100,11 +118,17 @@ func (w *Watch) Lock(name string, lk *asyncio.Lock) {
 // Semaphore registers a semaphore that must have as many free units at
 // the end of each run as when it was registered.
 func (w *Watch) Semaphore(name string, s *asyncio.Semaphore) {
+	if s == nil {
+		panic(watchNil("Semaphore", name))
+	}
 	w.semaphore(name, s)
 }
 
 // BoundedSemaphore is Semaphore for a *asyncio.BoundedSemaphore.
 func (w *Watch) BoundedSemaphore(name string, s *asyncio.BoundedSemaphore) {
+	if s == nil {
+		panic(watchNil("BoundedSemaphore", name))
+	}
 	w.semaphore(name, s)
 }
 
@@ -153,6 +177,10 @@ func (w *Watch) semaphore(name string, s semaphore) {
 // problem (a cancelled consumer leaves them); items taken and never marked
 // done are (Join would wait forever).
 func Queue[V any](w *Watch, name string, q *asyncio.Queue[V]) {
+	if q == nil {
+		panic(watchNil("Queue", name))
+	}
+	_ = q.Len() // the zero Queue panics here, with the core's *ValueError, not in the check
 	w.checks = append(w.checks, func(*asyncio.T) string {
 		for {
 			if _, err := q.GetNowait(); err != nil {
@@ -383,8 +411,12 @@ func (r *Report) String() string {
 
 // Require runs Check and fails tb with the report if any run has a
 // problem; when it passes with points skipped (MaxRuns), it logs how many,
-// as those points were not tested. It returns the report.
+// as those points were not tested. It returns the report. A nil tb panics
+// with a *asyncio.ValueError.
 func Require(tb testing.TB, fn Func, opts ...Option) *Report {
+	if tb == nil {
+		panic(&asyncio.ValueError{Msg: "cancelcheck.Require: nil testing.TB"})
+	}
 	tb.Helper()
 	r := Check(fn, opts...)
 	switch {
@@ -398,13 +430,17 @@ func Require(tb testing.TB, fn Func, opts ...Option) *Report {
 
 // Check runs fn once without cancellation to count its suspension points,
 // then once per point with a cancellation injected there (see the package
-// documentation). fn must not be nil.
+// documentation). A nil fn, or a nil option, panics with a
+// *asyncio.ValueError.
 func Check(fn Func, opts ...Option) *Report {
 	if fn == nil {
 		panic(&asyncio.ValueError{Msg: "cancelcheck.Check: nil coroutine"})
 	}
 	c := &config{maxRuns: 1000}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(&asyncio.ValueError{Msg: fmt.Sprintf("cancelcheck.Check: nil Option at index %d", i)})
+		}
 		o(c)
 	}
 	rep := &Report{}
