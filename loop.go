@@ -55,6 +55,7 @@ type Loop struct {
 	stopping bool
 	closed   bool
 	closing  bool // Close is unwinding the pending tasks
+	open     bool // made by NewLoop and not closed (checkClosed)
 	// unwindNext is the task Close is unwinding whose await returned the
 	// outcome of an outside operation that had happened instead
 	// (T.outcomeAtKill): its next await unwinds it (T.awaitKilled).
@@ -198,6 +199,7 @@ func NewLoop(opts ...LoopOption) *Loop {
 	checkLoopOptions("NewLoop", opts)
 	l := &Loop{
 		epoch:        time.Now(),
+		open:         true,
 		wakeCh:       make(chan struct{}, 1),
 		slowCallback: defaultSlowCallbackDuration,
 		debug:        debugFromEnv(), // GOASYNCIODEBUG (debugenv.go)
@@ -315,13 +317,21 @@ func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
 	l.settingsChanged()
 }
 
+// checkClosed panics for a closed loop, or one not made by NewLoop. One
+// test on the hot path (CallSoon): open is set by NewLoop, cleared by
+// Close.
 func (l *Loop) checkClosed() {
+	if !l.open {
+		l.panicNotOpen()
+	}
+}
+
+//go:noinline
+func (l *Loop) panicNotOpen() {
 	if l.closed {
 		panic(errLoopClosed())
 	}
-	if l.wakeCh == nil {
-		panic(errZeroLoop())
-	}
+	panic(errZeroLoop())
 }
 
 // errZeroLoop is the *ValueError for a Loop not made by NewLoop (the zero
@@ -1156,6 +1166,7 @@ func (l *Loop) Close() error {
 	l.holder.Store(0) // a killed task held the loop while it unwound
 	l.threadsafeMu.Lock()
 	l.closed = true
+	l.open = false
 	l.threadsafePending = nil
 	l.threadsafeFlag.Store(false)
 	l.threadsafeMu.Unlock()

@@ -132,11 +132,11 @@ func (t *T) suspendOn(f *futureCore) error {
 	if t.killed {
 		return t.awaitKilled()
 	}
-	if f.loop == nil { // before any change
-		panicNilLoop("Await")
-	}
 	switch {
 	case f.loop != t.fut.loop:
+		if f.loop == nil { // before any change
+			panicNilLoop("Await")
+		}
 		t.stepErr = runtimeErrorf("Task %s got Future %s attached to a different loop", t, f.repr())
 		t.fut.loop.scheduleStep(t)
 	case f == t.fut:
