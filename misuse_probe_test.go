@@ -279,7 +279,10 @@ func TestMisuseHeldRegression(t *testing.T) {
 	misusePanic(t, "NewBarrier(0)", "parties must be > 0", &ve, func() { NewBarrier(0) })
 	misusePanic(t, "NewSemaphore(-1)", "Semaphore initial value must be >= 0", &ve, func() { NewSemaphore(-1) })
 	misusePanic(t, "NewPriorityQueue(nil)", "nil less function", &ve, func() { NewPriorityQueue[int](0, nil) })
-	misusePanic(t, "WithContext(nil)", "WithContext: nil context", &ve, func() { WithContext(nil) })
+	misusePanic(t, "WithContext(nil)", "WithContext: nil context", &ve, func() {
+		//lint:ignore SA1012 the nil context is the misuse under test
+		WithContext(nil)
+	})
 	misusePanic(t, "WithLoops(0)", "WithLoops: 0 loops", &ve, func() { WithLoops(0) })
 	misusePanic(t, "WithOutsideGrace(-1)", "negative grace period", &ve, func() { WithOutsideGrace(-1) })
 	misusePanic(t, "Run(nil)", "RunWith: nil main function", &ve, func() { _, _ = Run[int](nil) })
