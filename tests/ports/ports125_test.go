@@ -8,8 +8,14 @@ package ports_test
 // ports111_test.go.
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"github.com/go-asyncio/asyncio/aio"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -151,6 +157,219 @@ func TestPortSignalReload(t *testing.T) {
 			return err
 		}
 		p.log("remove SIGUSR2: %s", pb(ok))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p126_subprocess_pipeline.py
+
+// spawnPipeline is the program's pipeline(*argvs): each child's stdout is
+// an os.Pipe whose read end is the next child's stdin, the parent closing
+// its copies once the child has them; the first child's stdin is
+// DEVNULL, the last child's stdout a Pipe.
+func spawnPipeline(tk *asyncio.T, argvs ...[]string) ([]*aio.Process, error) {
+	var procs []*aio.Process
+	var prev *os.File
+	for i, argv := range argvs {
+		last := i == len(argvs)-1
+		stdin := aio.DevNull
+		if prev != nil {
+			stdin = aio.File(prev)
+		}
+		stdout := aio.Pipe
+		var next, outW *os.File
+		if !last {
+			var err error
+			if next, outW, err = os.Pipe(); err != nil {
+				return procs, err
+			}
+			stdout = aio.File(outW)
+		}
+		pr, err := aio.CreateSubprocessExec(tk, argv[0], argv[1:], aio.WithStdin(stdin), aio.WithStdout(stdout))
+		if prev != nil {
+			prev.Close()
+		}
+		if outW != nil {
+			outW.Close()
+		}
+		if err != nil {
+			if next != nil {
+				next.Close()
+			}
+			return procs, err
+		}
+		prev = next
+		procs = append(procs, pr)
+	}
+	return procs, nil
+}
+
+// waitAll is [await p.wait() for p in procs].
+func waitAll(tk *asyncio.T, procs []*aio.Process) ([]int, error) {
+	var codes []int
+	for _, pr := range procs {
+		rc, err := pr.Wait(tk)
+		if err != nil {
+			return codes, err
+		}
+		codes = append(codes, rc)
+	}
+	return codes, nil
+}
+
+func TestPortSubprocessPipeline(t *testing.T) {
+	runPort(t, cpythonTrace("p126_subprocess_pipeline"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		procs, err := spawnPipeline(tk, []string{"printf", `pear\napple\nfig\napple\npear\n`}, []string{"sort"}, []string{"uniq", "-c"})
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for line, err := range procs[len(procs)-1].Stdout.Lines(tk) {
+			if err != nil {
+				return err
+			}
+			var words []string
+			for _, w := range bytes.Fields(line) {
+				words = append(words, pbytes(w))
+			}
+			lines = append(lines, "["+strings.Join(words, ", ")+"]")
+		}
+		codes, err := waitAll(tk, procs)
+		if err != nil {
+			return err
+		}
+		p.log("counted [%s] codes %s", strings.Join(lines, ", "), pyInts(codes))
+
+		procs, err = spawnPipeline(tk, []string{"printf", `b\na\n`}, []string{"tr", "a-z", "A-Z"})
+		if err != nil {
+			return err
+		}
+		out, errOut, err := procs[len(procs)-1].Communicate(tk, nil)
+		if err != nil {
+			return err
+		}
+		if codes, err = waitAll(tk, procs); err != nil {
+			return err
+		}
+		p.log("upper %s %s %s", pbytes(out), pbytesOrNone(errOut), pyInts(codes))
+
+		// the source writes for ever; the sink stops after its first line
+		procs, err = spawnPipeline(tk, []string{"yes", "spam"}, []string{"head", "-n", "2"})
+		if err != nil {
+			return err
+		}
+		if out, _, err = procs[len(procs)-1].Communicate(tk, nil); err != nil {
+			return err
+		}
+		if codes, err = waitAll(tk, procs); err != nil {
+			return err
+		}
+		p.log("head %s codes %s %s", pbytes(out), pyInts(codes), pb(codes[0] == -int(syscall.SIGPIPE)))
+
+		// a sink that never finishes: killed when the deadline passes
+		p.restart()
+		procs, err = spawnPipeline(tk, []string{"printf", `x\n`}, []string{"sh", "-c", "cat; exec sleep 10"})
+		if err != nil {
+			return err
+		}
+		sink := procs[len(procs)-1]
+		err = asyncio.Timeout(tk, 200*ms, func(*asyncio.TimeoutScope) error {
+			_, _, err := sink.Communicate(tk, nil)
+			return err
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("slow sink %s returncode %s", pd(err), prc(sink))
+			if err := sink.Kill(); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		rcSink, err := sink.Wait(tk)
+		if err != nil {
+			return err
+		}
+		rcSource, err := procs[0].Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("sink %d source %d", rcSink, rcSource)
+
+		// concurrent children under a semaphore, each with its env and cwd
+		sem := asyncio.NewSemaphore(2)
+		running, peak := 0, 0
+		tmp := t.TempDir()
+		for _, name := range []string{"a", "b", "c"} {
+			if err := os.Mkdir(filepath.Join(tmp, name), 0o755); err != nil {
+				return err
+			}
+		}
+		job := func(name string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := sem.Acquire(t); err != nil {
+					return "", err
+				}
+				defer func() { _ = sem.Release() }()
+				running++
+				peak = max(peak, running)
+				pr, err := aio.CreateSubprocessExec(t, "sh", []string{"-c", `echo "$JOB $(basename "$PWD")"; exit $CODE`},
+					aio.WithStdout(aio.Pipe), aio.WithDir(filepath.Join(tmp, name)),
+					aio.WithEnv([]string{"JOB=job-" + name, "CODE=" + strconv.Itoa(int(name[0])-97), "PATH=" + os.Getenv("PATH")}))
+				if err != nil {
+					return "", err
+				}
+				out, _, err := pr.Communicate(t, nil)
+				if err != nil {
+					return "", err
+				}
+				running--
+				return fmt.Sprintf("('%s', %s)", strings.TrimSpace(string(out)), prc(pr)), nil
+			}
+		}
+		results, err := asyncio.GatherFuncs(tk, job("a"), job("b"), job("c")).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("jobs [%s] peak %d", strings.Join(results, ", "), peak)
+
+		// signals a child does not handle
+		p.restart()
+		for _, s := range []struct {
+			name string
+			sig  syscall.Signal
+		}{{"SIGINT", syscall.SIGINT}, {"SIGUSR1", syscall.SIGUSR1}, {"SIGTERM", syscall.SIGTERM}} {
+			pr, err := aio.CreateSubprocessExec(tk, "sleep", []string{"10"})
+			if err != nil {
+				return err
+			}
+			if err := pr.SendSignal(s.sig); err != nil {
+				return err
+			}
+			rc, err := pr.Wait(tk)
+			if err != nil {
+				return err
+			}
+			p.log("sleep got %s returncode %d %s", s.name, rc, pb(rc == -int(s.sig)))
+		}
+		pr, err := aio.CreateSubprocessExec(tk, "sh", []string{"-c", "trap 'exit 7' USR1; echo armed; while :; do sleep 0.01; done"}, aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		line, err := pr.Stdout.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("child %s", pbytes(bytes.TrimSpace(line)))
+		if err := pr.SendSignal(syscall.SIGUSR1); err != nil {
+			return err
+		}
+		rc, err := pr.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("trapping child returncode %d", rc)
 		return nil
 	})
 }
