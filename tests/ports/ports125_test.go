@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-asyncio/asyncio"
 )
@@ -370,6 +371,177 @@ func TestPortSubprocessPipeline(t *testing.T) {
 			return err
 		}
 		p.log("trapping child returncode %d", rc)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p127_deadline_budget.py
+
+type budgetStep struct {
+	name     string
+	cost     time.Duration
+	optional bool
+}
+
+func TestPortDeadlineBudget(t *testing.T) {
+	runPort(t, cpythonTrace("p127_deadline_budget"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		step := func(t *asyncio.T, name string, cost time.Duration) (string, error) {
+			if err := asyncio.Sleep(t, cost); err != nil {
+				return "", err
+			}
+			return name, nil
+		}
+		handle := func(rid string, budget time.Duration, steps []budgetStep, commitCost time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				var done []string
+				var cm *asyncio.TimeoutScope
+				err := asyncio.TimeoutAt(t, loop.Time()+budget, func(s *asyncio.TimeoutScope) error {
+					cm = s
+					for _, st := range steps {
+						left := s.When() - loop.Time()
+						if st.optional && left < st.cost {
+							p.log("%s skips %s left %.1f", rid, st.name, left.Seconds())
+							continue
+						}
+						name, err := step(t, st.name, st.cost)
+						if err != nil {
+							return err
+						}
+						done = append(done, name)
+					}
+					saved := s.When()
+					if err := s.Reschedule(asyncio.Never); err != nil {
+						return err
+					}
+					p.log("%s commit starts, deadline %s", rid, p.rel(s.When()))
+					if err := asyncio.Sleep(t, commitCost); err != nil {
+						return err
+					}
+					if err := s.Reschedule(saved); err != nil {
+						return err
+					}
+					p.log("%s commit done, deadline back %s expired %s", rid, p.rel(s.When()), pb(s.Expired()))
+					if _, err := step(t, "reply", 50*ms); err != nil {
+						return err
+					}
+					done = append(done, "reply")
+					return nil
+				})
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("%s deadline hit %s after %s expired %s", rid, pd(err), pstrs(done), pb(cm.Expired()))
+					return fmt.Sprintf("('%s', 'timeout')", rid), nil
+				} else if err != nil {
+					return "", err
+				}
+				p.log("%s finished %s", rid, pstrs(done))
+				return fmt.Sprintf("('%s', 'ok')", rid), nil
+			}
+		}
+
+		p.restart()
+		steps := []budgetStep{{"auth", 30 * ms, false}, {"enrich", 200 * ms, true}, {"load", 100 * ms, false}}
+		results, err := asyncio.GatherFuncs(tk,
+			handle("r1", 600*ms, steps, 100*ms),
+			handle("r2", 300*ms, steps, 100*ms),
+			handle("r3", 220*ms, steps, 250*ms),
+		).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("results [%s]", strings.Join(results, ", "))
+
+		p.restart()
+		var cm *asyncio.TimeoutScope
+		err = asyncio.TimeoutAt(tk, loop.Time()-time.Second, func(s *asyncio.TimeoutScope) error {
+			cm = s
+			p.log("past deadline entered, expired %s", pb(s.Expired()))
+			if err := asyncio.Sleep(tk, 0); err != nil {
+				return err
+			}
+			p.log("not reached")
+			return nil
+		})
+		if !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("past deadline: %v", err)
+		}
+		p.log("past deadline %s expired %s when %s", pd(err), pb(cm.Expired()), p.rel(cm.When()+time.Second))
+
+		p.restart()
+		var outer, inner *asyncio.TimeoutScope
+		err = asyncio.TimeoutAt(tk, loop.Time()+300*ms, func(s *asyncio.TimeoutScope) error {
+			outer = s
+			err := asyncio.TimeoutAt(tk, loop.Time()+600*ms, func(s *asyncio.TimeoutScope) error {
+				inner = s
+				return asyncio.Sleep(tk, time.Second)
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("inner caught it")
+			} else if err != nil {
+				return err
+			}
+			p.log("not reached either")
+			return nil
+		})
+		if !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("nested: %v", err)
+		}
+		p.log("outer caught it: outer expired %s inner expired %s", pb(outer.Expired()), pb(inner.Expired()))
+
+		p.restart()
+		err = asyncio.Timeout(tk, asyncio.Never, func(s *asyncio.TimeoutScope) error {
+			cm = s
+			p.log("no deadline %s %s", p.rel(s.When()), pb(s.Expired()))
+			if err := asyncio.Sleep(tk, 120*ms); err != nil {
+				return err
+			}
+			if err := s.Reschedule(loop.Time() + 200*ms); err != nil {
+				return err
+			}
+			p.log("armed for %s", p.rel(s.When()))
+			if err := asyncio.Sleep(tk, 50*ms); err != nil {
+				return err
+			}
+			p.log("still inside, expired %s", pb(s.Expired()))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		p.log("left without firing, expired %s", pb(cm.Expired()))
+		for _, when := range []time.Duration{asyncio.Never, loop.Time() + time.Second} {
+			if err := cm.Reschedule(when); err != nil {
+				p.log("reschedule after exit %s", pd(err))
+			} else {
+				return fmt.Errorf("reschedule after exit accepted")
+			}
+		}
+		// asyncio.timeout_at(when) makes a scope that is not entered yet;
+		// TimeoutAt enters at once, so the zero TimeoutScope stands for it.
+		if err := new(asyncio.TimeoutScope).Reschedule(asyncio.Never); err != nil {
+			p.log("reschedule before enter %s", pd(err))
+		} else {
+			return fmt.Errorf("reschedule before enter accepted")
+		}
+
+		p.restart()
+		guarded := func(t *asyncio.T) (struct{}, error) {
+			return noValue, asyncio.Timeout(t, 500*ms, func(s *asyncio.TimeoutScope) error {
+				defer p.log("guarded finally, expired %s", pb(s.Expired()))
+				return asyncio.Sleep(t, time.Second)
+			})
+		}
+		task := asyncio.CreateTask(tk, guarded)
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		task.Cancel("client gone")
+		if _, err := task.Await(tk); asyncio.IsCancelled(err) {
+			p.log("outside cancel stays %s uncancel count %d", pd(err), task.Cancelling())
+		} else {
+			return fmt.Errorf("guarded: %v", err)
+		}
 		return nil
 	})
 }
