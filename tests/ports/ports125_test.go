@@ -271,11 +271,16 @@ func TestPortSubprocessPipeline(t *testing.T) {
 
 		// a sink that never finishes: killed when the deadline passes
 		p.restart()
-		procs, err = spawnPipeline(tk, []string{"printf", `x\n`}, []string{"sh", "-c", "cat; exec sleep 10"})
+		procs, err = spawnPipeline(tk, []string{"printf", `x\n`}, []string{"sh", "-c", "read line; echo got $line; exec sleep 10"})
 		if err != nil {
 			return err
 		}
 		sink := procs[len(procs)-1]
+		said, err := sink.Stdout.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("sink said %s", pbytes(said))
 		err = asyncio.Timeout(tk, 200*ms, func(*asyncio.TimeoutScope) error {
 			_, _, err := sink.Communicate(tk, nil)
 			return err
@@ -340,7 +345,7 @@ func TestPortSubprocessPipeline(t *testing.T) {
 		for _, s := range []struct {
 			name string
 			sig  syscall.Signal
-		}{{"SIGINT", syscall.SIGINT}, {"SIGUSR1", syscall.SIGUSR1}, {"SIGTERM", syscall.SIGTERM}} {
+		}{{"SIGALRM", syscall.SIGALRM}, {"SIGUSR1", syscall.SIGUSR1}, {"SIGTERM", syscall.SIGTERM}} {
 			pr, err := aio.CreateSubprocessExec(tk, "sleep", []string{"10"})
 			if err != nil {
 				return err
@@ -542,6 +547,295 @@ func TestPortDeadlineBudget(t *testing.T) {
 		} else {
 			return fmt.Errorf("guarded: %v", err)
 		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p128_http_keepalive.py
+
+type httpReq struct {
+	method, path string
+	body         []byte
+	close        bool
+}
+
+type httpClient struct {
+	p      *probe
+	sim    aio.Option
+	port   int
+	r      *aio.StreamReader
+	w      *aio.StreamWriter
+	opened int
+}
+
+func (c *httpClient) connect(t *asyncio.T) error {
+	r, w, err := aio.OpenConnection(t, "127.0.0.1", c.port, c.sim)
+	if err != nil {
+		return err
+	}
+	c.r, c.w = r, w
+	c.opened++
+	return nil
+}
+
+func (c *httpClient) readHead(t *asyncio.T) ([]string, error) {
+	var fields []string
+	for {
+		line, err := c.r.ReadUntil(t, []byte("\r\n"), []byte("\n"))
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			return fields, nil
+		}
+		fields = append(fields, string(line))
+	}
+}
+
+// readResponse returns the status line, the body and whether the server
+// said Connection: close.
+func (c *httpClient) readResponse(t *asyncio.T) (string, []byte, bool, error) {
+	fields, err := c.readHead(t)
+	if err != nil {
+		return "", nil, false, err
+	}
+	headers := map[string]string{}
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, ": ")
+		headers[k] = v
+	}
+	var body []byte
+	if headers["Transfer-Encoding"] == "chunked" {
+		var parts [][]byte
+		for {
+			line, err := c.r.ReadLine(t)
+			if err != nil {
+				return "", nil, false, err
+			}
+			size, err := strconv.ParseInt(strings.TrimSpace(string(line)), 16, 64)
+			if err != nil {
+				return "", nil, false, err
+			}
+			chunk, err := c.r.ReadExactly(t, int(size)+2)
+			if err != nil {
+				return "", nil, false, err
+			}
+			if size == 0 {
+				break
+			}
+			parts = append(parts, chunk[:len(chunk)-2])
+		}
+		body = bytes.Join(parts, []byte("|"))
+	} else {
+		n, err := strconv.Atoi(headers["Content-Length"])
+		if err != nil {
+			return "", nil, false, err
+		}
+		if body, err = c.r.ReadExactly(t, n); err != nil {
+			return "", nil, false, err
+		}
+	}
+	return fields[0], body, headers["Connection"] == "close", nil
+}
+
+func (c *httpClient) pipeline(t *asyncio.T, reqs ...httpReq) (string, error) {
+	if c.w == nil || c.r.AtEOF() {
+		if c.w != nil {
+			c.p.log("client: connection at EOF, reconnecting")
+			c.w.Close()
+			if err := c.w.WaitClosed(t); err != nil {
+				return "", err
+			}
+		}
+		if err := c.connect(t); err != nil {
+			return "", err
+		}
+	}
+	for _, q := range reqs {
+		head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: local\r\n", q.method, q.path)
+		if len(q.body) > 0 {
+			head += fmt.Sprintf("Content-Length: %d\r\n", len(q.body))
+		}
+		if q.close {
+			head += "Connection: close\r\n"
+		}
+		if err := c.w.Write(append([]byte(head+"\r\n"), q.body...)); err != nil {
+			return "", err
+		}
+	}
+	if err := c.w.Drain(t); err != nil {
+		return "", err
+	}
+	var out []string
+	for range reqs {
+		status, body, closing, err := c.readResponse(t)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, fmt.Sprintf("('%s', %s)", status, pbytes(body)))
+		if closing {
+			c.w.Close()
+			if err := c.w.WaitClosed(t); err != nil {
+				return "", err
+			}
+			c.w = nil
+			c.p.log("client: closed as the server asked")
+		}
+	}
+	return "[" + strings.Join(out, ", ") + "]", nil
+}
+
+func TestPortHTTPKeepAlive(t *testing.T) {
+	runPort(t, cpythonTrace("p128_http_keepalive"), func(p *probe, tk *asyncio.T) error {
+		const idle = 300 * ms
+		sim := simLocal(tk)
+		conns := 0
+		serve := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) (err error) {
+			conns++
+			cid := fmt.Sprintf("c%d", conns)
+			p.log("server: %s connected", cid)
+			served := 0
+			defer func() {
+				w.Close()
+				if werr := w.WaitClosed(t); err == nil {
+					err = werr
+				}
+			}()
+			for {
+				var head []byte
+				err := asyncio.Timeout(t, idle, func(*asyncio.TimeoutScope) error {
+					var err error
+					head, err = r.ReadUntil(t, []byte("\r\n\r\n"))
+					return err
+				})
+				var ire *aio.IncompleteReadError
+				switch {
+				case errors.Is(err, asyncio.ErrTimeout):
+					p.log("server: %s idle, closing after %d", cid, served)
+					return nil
+				case errors.As(err, &ire):
+					p.log("server: %s eof after %d partial %s", cid, served, pbytes(ire.Partial))
+					return nil
+				case err != nil:
+					return err
+				}
+				lines := strings.Split(string(head), "\r\n")
+				first := strings.Split(lines[0], " ")
+				method, path := first[0], first[1]
+				headers := map[string]string{}
+				for _, l := range lines[1:] {
+					if l != "" {
+						k, v, _ := strings.Cut(l, ": ")
+						headers[k] = v
+					}
+				}
+				var body []byte
+				if cl, ok := headers["Content-Length"]; ok {
+					n, err := strconv.Atoi(cl)
+					if err != nil {
+						return err
+					}
+					if body, err = r.ReadExactly(t, n); err != nil {
+						return err
+					}
+				}
+				served++
+				closing := headers["Connection"] == "close"
+				if path == "/slow" {
+					if err := asyncio.Sleep(t, 100*ms); err != nil {
+						return err
+					}
+				}
+				switch path {
+				case "/crash":
+					if err := w.Write([]byte("HTTP/1.1 200 OK\r\nContent-Le")); err != nil {
+						return err
+					}
+					if err := w.Drain(t); err != nil {
+						return err
+					}
+					p.log("server: %s crashes mid-response", cid)
+					w.Transport().Abort()
+					return nil
+				case "/stream":
+					if err := w.Write([]byte("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n")); err != nil {
+						return err
+					}
+					for _, part := range []string{"alpha", "beta", "gamma"} {
+						if err := w.Write([]byte(fmt.Sprintf("%x\r\n%s\r\n", len(part), part))); err != nil {
+							return err
+						}
+						if err := w.Drain(t); err != nil {
+							return err
+						}
+					}
+					if err := w.Write([]byte("0\r\n\r\n")); err != nil {
+						return err
+					}
+				default:
+					payload := fmt.Sprintf("%s %s #%d %s", method, path, served, body)
+					extra := ""
+					if closing {
+						extra = "Connection: close\r\n"
+					}
+					if err := w.Write([]byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s", len(payload), extra, payload))); err != nil {
+						return err
+					}
+				}
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+				if closing {
+					p.log("server: %s closes on request after %d", cid, served)
+					return nil
+				}
+			}
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, serve, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		c := &httpClient{p: p, sim: sim, port: portOf(srv)}
+		got, err := c.pipeline(tk, httpReq{"GET", "/a", nil, false}, httpReq{"POST", "/b", []byte("hello"), false},
+			httpReq{"GET", "/stream", nil, false})
+		if err != nil {
+			return err
+		}
+		p.log("batch 1 %s", got)
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if got, err = c.pipeline(tk, httpReq{"GET", "/slow", nil, false}); err != nil {
+			return err
+		}
+		p.log("slow %s", got)
+		if err := asyncio.Sleep(tk, 500*ms); err != nil {
+			return err
+		}
+		if got, err = c.pipeline(tk, httpReq{"GET", "/c", nil, false}, httpReq{"GET", "/d", nil, true}); err != nil {
+			return err
+		}
+		p.log("after idle %s", got)
+		p.log("connections opened %d", c.opened)
+		var ire *aio.IncompleteReadError
+		if _, err := c.pipeline(tk, httpReq{"GET", "/crash", nil, false}); errors.As(err, &ire) {
+			p.log("client: %s partial %s expected %s", nd(err), pbytes(ire.Partial), pexpected(ire))
+		} else {
+			return fmt.Errorf("crash: %v", err)
+		}
+		c.w.Close()
+		if err := c.w.WaitClosed(tk); err != nil {
+			return err
+		}
+		srv.Close()
+		if err := srv.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed, connections %d opened %d", conns, c.opened)
 		return nil
 	})
 }

@@ -2,9 +2,12 @@
 # child's stdout is an os.pipe whose read end is the second child's stdin
 # (the parent closes its copies), the last child's stdout is read with
 # `async for line`; a three-stage pipeline ends when its source does; a
-# pipeline whose sink is killed on a timeout leaves its source with a
-# broken pipe; children run concurrently under a semaphore with env and
-# cwd; a child stopped by a signal it does not handle reports -signum.
+# source writing for ever dies of SIGPIPE when its sink is done; a sink
+# is killed on a deadline once it has answered; children run
+# concurrently under a semaphore with env and cwd; a child stopped by a
+# signal it does not handle reports -signum. (SIGALRM rather than SIGINT:
+# a shell without job control starts background jobs with SIGINT
+# ignored, and the children would inherit that.)
 import asyncio
 import os
 import signal
@@ -55,7 +58,8 @@ async def main():
 
     # a sink that never finishes: killed when the deadline passes
     restart()
-    procs = await pipeline(["printf", "x\\n"], ["sh", "-c", "cat; exec sleep 10"])
+    procs = await pipeline(["printf", "x\\n"], ["sh", "-c", "read line; echo got $line; exec sleep 10"])
+    log("sink said", await procs[-1].stdout.readline())
     try:
         async with asyncio.timeout(0.2):
             out, _ = await procs[-1].communicate()
@@ -90,7 +94,7 @@ async def main():
 
     # signals a child does not handle
     restart()
-    for sig in (signal.SIGINT, signal.SIGUSR1, signal.SIGTERM):
+    for sig in (signal.SIGALRM, signal.SIGUSR1, signal.SIGTERM):
         p = await asyncio.create_subprocess_exec("sleep", "10")
         p.send_signal(sig)
         rc = await p.wait()
