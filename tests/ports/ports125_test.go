@@ -14,6 +14,7 @@ import (
 	"github.com/go-asyncio/asyncio/aio"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -836,6 +837,219 @@ func TestPortHTTPKeepAlive(t *testing.T) {
 			return err
 		}
 		p.log("server closed, connections %d opened %d", conns, c.opened)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p129_order_state_machine.py
+
+func TestPortOrderStateMachine(t *testing.T) {
+	runPort(t, cpythonTrace("p129_order_state_machine"), func(p *probe, tk *asyncio.T) error {
+		lock := asyncio.NewLock()
+		stateChanged, stockChanged := asyncio.NewCondition(lock), asyncio.NewCondition(lock)
+		state, history := "new", []string{}
+		stock := 0
+		apply := func(t *asyncio.T, event, newState string, stockDelta int) error {
+			if err := lock.Acquire(t); err != nil {
+				return err
+			}
+			defer func() { _ = lock.Release() }()
+			history = append(history, event)
+			if newState != "" {
+				state = newState
+				if err := stateChanged.NotifyAll(); err != nil {
+					return err
+				}
+			}
+			if stockDelta != 0 {
+				stock += stockDelta
+				if err := stockChanged.Notify(stockDelta); err != nil {
+					return err
+				}
+			}
+			p.log("event %s -> %s stock %d", event, state, stock)
+			return nil
+		}
+		awaitState := func(name string, states ...string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := stateChanged.Acquire(t); err != nil {
+					return "", err
+				}
+				defer func() { _ = stateChanged.Release() }()
+				if err := stateChanged.WaitFor(t, func() bool { return slices.Contains(states, state) }); err != nil {
+					return "", err
+				}
+				p.log("%s saw %s locked %s", name, state, pb(lock.Locked()))
+				return state, nil
+			}
+		}
+		picker := func(name string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				if err := stockChanged.Acquire(t); err != nil {
+					return noValue, err
+				}
+				defer func() { _ = stockChanged.Release() }()
+				if err := stockChanged.WaitFor(t, func() bool { return stock > 0 }); err != nil {
+					return noValue, err
+				}
+				stock--
+				p.log("%s picked one, left %d", name, stock)
+				return noValue, nil
+			}
+		}
+		// strict raises in the program; WaitFor's predicate returns a bool
+		// only, so it records the error and stops the wait, and checker
+		// returns it (the lock is held either way, as after the raise).
+		var strictErr error
+		strict := func() bool {
+			if state == "cancelled" {
+				strictErr = newValueError("order was cancelled")
+				return true
+			}
+			return state == "shipped"
+		}
+
+		p.restart()
+		waiters := []asyncio.AwaitableOf[string]{
+			asyncio.CreateTask(tk, awaitState("billing", "paid")),
+			asyncio.CreateTask(tk, awaitState("shipping", "packed", "shipped")),
+			asyncio.CreateTask(tk, awaitState("audit", "shipped")),
+		}
+		var pickers []*asyncio.Task[struct{}]
+		for i := range 3 {
+			pickers = append(pickers, asyncio.CreateTask(tk, picker(fmt.Sprintf("p%d", i))))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := apply(tk, "pay", "paid", 0); err != nil {
+			return err
+		}
+		if err := apply(tk, "restock", "", 2); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		var dones []bool
+		for _, pk := range pickers {
+			dones = append(dones, pk.Done())
+		}
+		p.log("pickers done %s", pbools(dones...))
+
+		impatient := func(t *asyncio.T) (struct{}, error) {
+			_, err := asyncio.WaitForFunc(t, 120*ms, awaitState("impatient", "refunded"))
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("impatient gave up %s state_changed %s", pd(err), pstate(stateChanged))
+				return noValue, nil
+			}
+			return noValue, err
+		}
+		p.restart()
+		imp := asyncio.CreateTask(tk, impatient)
+		if err := apply(tk, "pack", "packed", 0); err != nil {
+			return err
+		}
+		if _, err := imp.Await(tk); err != nil {
+			return err
+		}
+
+		// a waiter cancelled while someone else holds the lock
+		late := asyncio.CreateTask(tk, awaitState("late", "delivered"))
+		if err := asyncio.Sleep(tk, 80*ms); err != nil {
+			return err
+		}
+		err := func() error {
+			if err := lock.Acquire(tk); err != nil {
+				return err
+			}
+			defer func() { _ = lock.Release() }()
+			if err := stateChanged.NotifyAll(); err != nil {
+				return err
+			}
+			late.Cancel("stop waiting")
+			if err := asyncio.Sleep(tk, 80*ms); err != nil {
+				return err
+			}
+			p.log("holder releases, late done %s", pb(late.Done()))
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+		if _, err := late.Await(tk); asyncio.IsCancelled(err) {
+			p.log("late %s locked %s", pd(err), pb(lock.Locked()))
+		} else {
+			return fmt.Errorf("late: %v", err)
+		}
+
+		checker := func(t *asyncio.T) (bool, error) {
+			if err := stateChanged.Acquire(t); err != nil {
+				return false, err
+			}
+			defer func() { _ = stateChanged.Release() }()
+			if err := stateChanged.WaitFor(t, strict); err != nil {
+				return false, err
+			}
+			if strictErr != nil {
+				p.log("checker: %s lock held %s", pd(strictErr), pb(lock.Locked()))
+				return false, strictErr
+			}
+			return true, nil
+		}
+		chk := asyncio.CreateTask(tk, checker)
+		if err := asyncio.Sleep(tk, 80*ms); err != nil {
+			return err
+		}
+		if err := apply(tk, "restock", "", 1); err != nil {
+			return err
+		}
+		if err := apply(tk, "ship", "shipped", 0); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		if chk.Done() {
+			v, err := chk.Result()
+			if err != nil {
+				return err
+			}
+			p.log("checker result %s", pb(v))
+		} else {
+			p.log("checker result pending")
+		}
+		seen, err := asyncio.Gather(tk, waiters...).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("waiters saw %s", pstrs(seen))
+		for _, pk := range pickers {
+			if _, err := pk.Await(tk); err != nil {
+				return err
+			}
+		}
+
+		if err := apply(tk, "return", "returned", 0); err != nil {
+			return err
+		}
+		chk = asyncio.CreateTask(tk, checker)
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		if err := apply(tk, "cancel", "cancelled", 0); err != nil {
+			return err
+		}
+		var ve *valueError
+		if v, err := chk.Await(tk); errors.As(err, &ve) {
+			p.log("checker raised %s locked %s", pd(err), pb(lock.Locked()))
+		} else if err != nil {
+			return err
+		} else {
+			p.log("second checker result %s", pb(v))
+		}
+		p.log("history %s", pstrs(history))
 		return nil
 	})
 }
