@@ -1053,3 +1053,183 @@ func TestPortOrderStateMachine(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p130_loop_lifecycle.py
+
+// rtMsg is str(e) of the RuntimeError or ValueError a loop call returns
+// (or panics with: Go's CallSoon has no error result, so a closed loop
+// makes it panic with the *RuntimeError asyncio raises).
+func rtMsg(err error) string {
+	var re *asyncio.RuntimeError
+	var ve *asyncio.ValueError
+	switch {
+	case errors.As(err, &re):
+		return re.Msg
+	case errors.As(err, &ve):
+		return ve.Msg
+	}
+	return fmt.Sprintf("%T(%v)", err, err)
+}
+
+func TestPortLoopLifecycle(t *testing.T) {
+	var b strings.Builder
+	loop := asyncio.NewLoop(asyncio.WithVirtualTime())
+	t0 := loop.Time()
+	say := func(format string, args ...any) {
+		fmt.Fprintf(&b, "%.1f %s\n", (loop.Time() - t0).Seconds(), fmt.Sprintf(format, args...))
+	}
+	var reports []string
+	job := func(name string, delay time.Duration, fail bool) func(*asyncio.T) (string, error) {
+		return func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, delay); err != nil {
+				return "", err
+			}
+			say("%s done", name)
+			if fail {
+				return "", newValueError(name)
+			}
+			return strings.ToUpper(name), nil
+		}
+	}
+	run := func(task *asyncio.Task[string]) (string, error) {
+		if err := loop.RunUntilComplete(task); err != nil {
+			return "", err
+		}
+		return task.Result()
+	}
+	err := func() error {
+		loop.SetExceptionHandler(func(_ *asyncio.Loop, c asyncio.ExceptionContext) { reports = append(reports, c.Message) })
+		say("running %s closed %s", pb(loop.IsRunning()), pb(loop.IsClosed()))
+		v, err := run(asyncio.CreateTask(loop, job("first", 100*ms, false)))
+		if err != nil {
+			return err
+		}
+		say("run -> %s", v)
+
+		fut := asyncio.NewFuture[string](loop)
+		loop.CallLater(100*ms, func() { fut.SetResult("timer value") })
+		if err := loop.RunUntilComplete(fut); err != nil {
+			return err
+		}
+		fv, _ := fut.Result()
+		say("future -> %s", fv)
+
+		bg := asyncio.CreateTask(loop, job("background", 220*ms, false))
+		if _, err := run(asyncio.CreateTask(loop, job("short", 100*ms, false))); err != nil {
+			return err
+		}
+		say("bg done after a short run %s", pb(bg.Done()))
+
+		var ve *valueError
+		if _, err := run(asyncio.CreateTask(loop, job("failing", 70*ms, true))); errors.As(err, &ve) {
+			say("run raised ValueError('%s') running %s", ve.msg, pb(loop.IsRunning()))
+		} else {
+			return fmt.Errorf("failing: %v", err)
+		}
+
+		var order []string
+		loop.CallLater(200*ms, func() {
+			order = append(order, "stop")
+			loop.Stop()
+			loop.CallSoon(func() { order = append(order, "queued after stop") })
+		})
+		if err := loop.RunForever(); err != nil {
+			return err
+		}
+		bv, err := bg.Result()
+		if err != nil {
+			return err
+		}
+		say("run_forever returned %s bg done %s result %s", pstrs(order), pb(bg.Done()), bv)
+
+		loop.CallSoon(func() { order = append(order, "before one-shot") })
+		loop.Stop()
+		if err := loop.RunForever(); err != nil {
+			return err
+		}
+		say("stopped before run_forever %s", pstrs(order))
+
+		reenter := func(t *asyncio.T) (string, error) {
+			other := asyncio.NewFuture[struct{}](loop)
+			for _, call := range []func() error{func() error { return loop.RunUntilComplete(other) }, loop.Close} {
+				if err := call(); err != nil {
+					say("inside: %s", rtMsg(err))
+				}
+			}
+			other.Cancel("")
+			say("running inside %s", pb(loop.IsRunning()))
+			return "", nil
+		}
+		if _, err := run(asyncio.CreateTask(loop, reenter)); err != nil {
+			return err
+		}
+
+		foreignLoop := asyncio.NewLoop(asyncio.WithVirtualTime())
+		foreign := asyncio.NewFuture[struct{}](foreignLoop)
+		if err := loop.RunUntilComplete(foreign); err != nil {
+			say("foreign future: %s", rtMsg(err))
+		}
+		if err := foreignLoop.Close(); err != nil {
+			return err
+		}
+
+		slow := asyncio.CreateTask(loop, job("slow", 300*ms, false))
+		loop.CallLater(100*ms, loop.Stop)
+		if _, err := run(slow); err != nil {
+			say("early stop: %s slow done %s", rtMsg(err), pb(slow.Done()))
+		}
+		sv, err := run(slow)
+		if err != nil {
+			return err
+		}
+		say("slow after a second run -> %s", sv)
+
+		//asynciovet:ignore unawaitedtask left pending on purpose: Close reports it, as the program's gc.collect() does
+		asyncio.CreateTask(loop, job("left behind", time.Second, false))
+		if err := loop.RunUntilComplete(asyncio.CreateTask(loop, func(t *asyncio.T) (struct{}, error) {
+			return noValue, asyncio.Sleep(t, 100*ms)
+		})); err != nil {
+			return err
+		}
+		// CPython reports the pending task when it is collected (the
+		// program's gc.collect() right after close); Go at Close
+		// (docs/rules.md FUT-10): no line in between, the trace is the same.
+		if err := loop.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "closed %s running %s reports %s\n", pb(loop.IsClosed()), pb(loop.IsRunning()), pstrs(reports))
+		if err := loop.Close(); err != nil {
+			return err
+		}
+		callSoon := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err, _ = r.(error)
+				}
+			}()
+			loop.CallSoon(func() {})
+			return nil
+		}
+		for _, c := range []struct {
+			what string
+			call func() error
+		}{
+			{"run_forever", loop.RunForever},
+			{"call_soon", callSoon},
+			{"run_until_complete", func() error { return loop.RunUntilComplete(asyncio.NewFuture[struct{}](loop)) }},
+		} {
+			if err := c.call(); err != nil {
+				fmt.Fprintf(&b, "closed loop %s -> %s\n", c.what, rtMsg(err))
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		_ = loop.Close()
+		t.Fatalf("main failed: %v\ntrace so far:\n%s", err, b.String())
+	}
+	if want, got := cpythonTrace("p130_loop_lifecycle"), b.String(); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
