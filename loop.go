@@ -300,6 +300,11 @@ func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
 	l.settingsChanged()
 }
 
+// SlowCallbackDuration returns debug mode's slow-callback threshold
+// (reading asyncio's loop.slow_callback_duration): 100 ms unless
+// WithSlowCallbackDuration or SetSlowCallbackDuration changed it.
+func (l *Loop) SlowCallbackDuration() time.Duration { return l.slowCallback }
+
 func (l *Loop) checkClosed() {
 	if l.closed {
 		panic(errLoopClosed())

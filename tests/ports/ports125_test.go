@@ -9,14 +9,17 @@ package ports_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"github.com/go-asyncio/asyncio/aio"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -1231,5 +1234,140 @@ func TestPortLoopLifecycle(t *testing.T) {
 	}
 	if want, got := cpythonTrace("p130_loop_lifecycle"), b.String(); got != want {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
+
+// ---------------------------------------------------------------------------
+// p131_debug_mode.py
+
+// slowCapture is the program's logging handler on the asyncio logger: the
+// library's warnings go to log/slog (docs/rules.md DEBUG-2), so the port
+// makes it slog's default handler for the test.
+type slowCapture struct {
+	mu   sync.Mutex
+	slow []string
+}
+
+func (c *slowCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *slowCapture) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *slowCapture) WithGroup(string) slog.Handler            { return c }
+func (c *slowCapture) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	if !strings.HasPrefix(msg, "Executing ") {
+		return nil // (the watchdog's "Event loop blocked" report, DEBUG-2)
+	}
+	kind := "callback"
+	if strings.HasPrefix(msg, "Executing <Task") {
+		kind = "task step"
+	}
+	shape := strings.Contains(msg, " took ") && strings.HasSuffix(msg, " seconds")
+	level := r.Level.String()
+	if r.Level == slog.LevelWarn {
+		level = "WARNING" // logging's levelname
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.slow = append(c.slow, fmt.Sprintf("%s slow %s %s", level, kind, pb(shape)))
+	return nil
+}
+
+func (c *slowCapture) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.slow)
+}
+
+// The worker thread's call_soon is refused with Go's message: a call from
+// a goroutine that is not running the loop panics, in every mode, with a
+// *RuntimeError naming the call (README "Where Go differs", the
+// thread-safety rows; docs/rules.md DEBUG-3).
+var wantDebugModeGo = goism(cpythonTrace("p131_debug_mode"),
+	[2]string{"call_soon from a thread: RuntimeError: Non-thread-safe operation invoked on an event loop other than the current one",
+		"call_soon from a thread: RuntimeError: CallSoon called from a goroutine that is not running the loop " +
+			"(only the goroutine in RunForever and the loop's running task may call it; " +
+			"from another goroutine use CallSoonThreadsafe or RunCoroutineThreadsafe)"})
+
+func TestPortDebugMode(t *testing.T) {
+	capture := &slowCapture{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(capture))
+	defer slog.SetDefault(old)
+	var b strings.Builder
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		loop := tk.Loop()
+		fmt.Fprintf(&b, "debug %s threshold %g\n", pb(loop.Debug()), loop.SlowCallbackDuration().Seconds())
+		blocker := func(d time.Duration) func() {
+			return func() {
+				//asynciovet:ignore blockingcall the program's time.sleep in a callback: the block debug mode reports
+				time.Sleep(d)
+			}
+		}
+		loop.CallSoon(blocker(150 * ms))
+		for range 2 {
+			if err := asyncio.Sleep(tk, 0); err != nil {
+				return noValue, err
+			}
+		}
+		fmt.Fprintf(&b, "after a blocking callback %s\n", pstrs(capture.list()))
+
+		hog := func(t *asyncio.T) (string, error) {
+			//asynciovet:ignore blockingcall the program's time.sleep in a task step: the block debug mode reports
+			time.Sleep(150 * ms)
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return "", err
+			}
+			return "hogged", nil
+		}
+		v, err := asyncio.CreateTask(tk, hog).Await(tk)
+		if err != nil {
+			return noValue, err
+		}
+		fmt.Fprintf(&b, "hog -> %s %s\n", v, pstrs(capture.list()))
+
+		loop.SetSlowCallbackDuration(50 * ms)
+		fmt.Fprintf(&b, "threshold now %g\n", loop.SlowCallbackDuration().Seconds())
+		loop.CallLater(10*ms, blocker(70*ms))
+		if err := asyncio.Sleep(tk, 20*ms); err != nil {
+			return noValue, err
+		}
+		fmt.Fprintf(&b, "after a shorter block %s\n", pstrs(capture.list()))
+
+		got, err := asyncio.ToThread(tk, func(context.Context) (res string, _ error) {
+			defer func() {
+				if r := recover(); r != nil {
+					var re *asyncio.RuntimeError
+					if e, ok := r.(error); ok && errors.As(e, &re) {
+						res = "RuntimeError: " + re.Msg
+					} else {
+						panic(r)
+					}
+				}
+			}()
+			//asynciovet:ignore foreigngoroutine the program's non-thread-safe call_soon from a worker thread, which the loop must refuse: that is what the port checks
+			loop.CallSoon(func() { fmt.Fprintln(&b, "never") })
+			return "accepted", nil
+		})
+		if err != nil {
+			return noValue, err
+		}
+		fmt.Fprintf(&b, "call_soon from a thread: %s\n", got)
+		woke := asyncio.NewEvent()
+		if _, err := asyncio.ToThread(tk, func(context.Context) (struct{}, error) {
+			_, err := loop.CallSoonThreadsafe(woke.Set)
+			return noValue, err
+		}); err != nil {
+			return noValue, err
+		}
+		if err := woke.Wait(tk); err != nil {
+			return noValue, err
+		}
+		fmt.Fprintf(&b, "call_soon_threadsafe from a thread woke main, reports %d\n", len(capture.list()))
+		return noValue, nil
+	}, asyncio.WithVirtualTime(), asyncio.WithDebug())
+	if err != nil {
+		t.Fatalf("main failed: %v\ntrace so far:\n%s", err, b.String())
+	}
+	if got := b.String(); got != wantDebugModeGo {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(wantDebugModeGo, got))
 	}
 }
