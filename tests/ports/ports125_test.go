@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"github.com/go-asyncio/asyncio/aio"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1370,4 +1371,144 @@ func TestPortDebugMode(t *testing.T) {
 	if got := b.String(); got != wantDebugModeGo {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(wantDebugModeGo, got))
 	}
+}
+
+// ---------------------------------------------------------------------------
+// p132_batch_uploader.py
+
+type fatalError struct{ pyExc }
+
+type uploadSpec struct {
+	name  string
+	cost  time.Duration
+	flaky int
+	fatal bool
+}
+
+func taskNames[V any](ts []*asyncio.Task[V]) []string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name())
+	}
+	slices.Sort(names)
+	return names
+}
+
+func TestPortBatchUploader(t *testing.T) {
+	runPort(t, cpythonTrace("p132_batch_uploader"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		sem := asyncio.NewBoundedSemaphore(3)
+		inFlight, peak := 0, 0
+		notes := map[string]string{}
+		upload := func(s uploadSpec) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				notes[s.name] = "queued"
+				if err := sem.Acquire(t); err != nil {
+					return "", err
+				}
+				defer func() { _ = sem.Release() }()
+				inFlight++
+				peak = max(peak, inFlight)
+				notes[s.name] = "uploading"
+				defer func() { inFlight-- }()
+				for attempt := 0; attempt <= s.flaky; attempt++ {
+					err := asyncio.Sleep(t, s.cost)
+					if err == nil && s.fatal {
+						return "", &fatalError{pyExc{"Fatal", s.name + " rejected"}}
+					}
+					if err == nil && attempt < s.flaky {
+						p.log("%s attempt %d failed, backing off", s.name, attempt)
+						err = asyncio.Sleep(t, time.Duration(attempt+1)*50*ms)
+						if err == nil {
+							continue
+						}
+					}
+					if asyncio.IsCancelled(err) {
+						notes[s.name] = "cancelled while uploading"
+					}
+					if err != nil {
+						return "", err
+					}
+					notes[s.name] = "done"
+					p.log("%s uploaded", s.name)
+					return s.name, nil
+				}
+				return "", nil
+			}
+		}
+		batch := []uploadSpec{{"a", 100 * ms, 0, false}, {"b", 80 * ms, 3, false}, {"c", 270 * ms, 0, false},
+			{"d", 60 * ms, 0, false}, {"e", 200 * ms, 0, true}, {"f", 200 * ms, 0, false}, {"g", 100 * ms, 0, false},
+			{"h", 100 * ms, 0, false}}
+		var tasks []*asyncio.Task[string]
+		for _, s := range batch {
+			tasks = append(tasks, asyncio.CreateTask(tk, upload(s), asyncio.WithName(s.name)))
+		}
+		done, pending, err := asyncio.Wait(tk, tasks, asyncio.Never, asyncio.FirstException)
+		if err != nil {
+			return err
+		}
+		var failed []*asyncio.Task[string]
+		for _, d := range done {
+			if !d.Cancelled() && d.Err() != nil {
+				failed = append(failed, d)
+			}
+		}
+		p.log("first exception from %s done %d pending %d", pstrs(taskNames(failed)), len(done), len(pending))
+		var aws []asyncio.AwaitableOf[string]
+		for _, pt := range pending {
+			if notes[pt.Name()] == "queued" {
+				notes[pt.Name()] = "cancelled while queued"
+			}
+			pt.Cancel()
+			aws = append(aws, pt)
+		}
+		results, err := asyncio.GatherOutcomes(tk, aws...).Await(tk)
+		if err != nil {
+			return err
+		}
+		cancelled := 0
+		for _, r := range results {
+			if asyncio.IsCancelled(r.Err) {
+				cancelled++
+			}
+		}
+		p.log("cancelled %d", cancelled)
+		var items []string
+		for _, k := range slices.Sorted(maps.Keys(notes)) {
+			items = append(items, fmt.Sprintf("('%s', '%s')", k, notes[k]))
+		}
+		p.log("notes [%s]", strings.Join(items, ", "))
+		p.log("peak %d in flight %d semaphore %s", peak, inFlight, pstate(sem))
+
+		p.restart()
+		clear(notes)
+		var second []*asyncio.Task[string]
+		for _, s := range []uploadSpec{{"k", 100 * ms, 0, false}, {"i", 400 * ms, 0, false}, {"j", 130 * ms, 0, false}} {
+			second = append(second, asyncio.CreateTask(tk, upload(s), asyncio.WithName(s.name)))
+		}
+		if done, pending, err = asyncio.Wait(tk, second, 220*ms, asyncio.AllCompleted); err != nil {
+			return err
+		}
+		p.log("after timeout: done %s pending %s", pstrs(taskNames(done)), pstrs(taskNames(pending)))
+		p.log("slow one still %s semaphore %s", notes["i"], pstate(sem))
+		if done, _, err = asyncio.Wait(tk, pending, asyncio.Never, asyncio.AllCompleted); err != nil {
+			return err
+		}
+		var vals []string
+		for _, d := range done {
+			v, err := d.Result()
+			if err != nil {
+				return err
+			}
+			vals = append(vals, v)
+		}
+		p.log("finally %s semaphore %s", pstrs(vals), pstate(sem))
+		if err := sem.Release(); err != nil {
+			p.log("extra release: %s", pdv125(err))
+		}
+		if _, _, err := asyncio.Wait(tk, []*asyncio.Task[string]{}, asyncio.Never, asyncio.AllCompleted); err != nil {
+			p.log("empty wait: %s", pdv125(err))
+		}
+		return nil
+	})
 }
