@@ -1512,3 +1512,114 @@ func TestPortBatchUploader(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p133_report_routing.py
+
+type clientGone struct{ pyExc }
+
+// logCapture is the program's logging handler on the asyncio logger: the
+// default exception handler logs through log/slog (docs/rules.md EXC-1),
+// so the port makes it slog's default handler for the test.
+type logCapture struct {
+	mu     sync.Mutex
+	logged []string
+}
+
+func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logCapture) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *logCapture) WithGroup(string) slog.Handler            { return c }
+func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
+	first, _, _ := strings.Cut(r.Message, "\n")
+	if strings.HasPrefix(first, "Exception in callback ") {
+		first = "Exception in callback"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logged = append(c.logged, r.Level.String()+": "+first)
+	return nil
+}
+
+func (c *logCapture) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.logged)
+}
+
+func (c *logCapture) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logged = nil
+}
+
+// A handler that panics: Go's CallExceptionHandler logs "Unhandled error
+// in exception handler" and then the report it was handling with the
+// default handler, two records where asyncio logs one that carries the
+// report as its "context" line (docs/rules.md EXC-1).
+var wantReportRoutingGo = goism(cpythonTrace("p133_report_routing"),
+	[2]string{"0.2 after a failing handler, logged ['ERROR: Unhandled error in exception handler']",
+		"0.2 after a failing handler, logged ['ERROR: Unhandled error in exception handler', 'ERROR: explode']"})
+
+func TestPortReportRouting(t *testing.T) {
+	capture := &logCapture{}
+	old := slog.Default()
+	slog.SetDefault(slog.New(capture))
+	defer slog.SetDefault(old)
+	runPort(t, wantReportRoutingGo, func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		loop := tk.Loop()
+		var dropped []string
+		route := func(l *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			var cg *clientGone
+			if errors.As(ctx.Err, &cg) {
+				dropped = append(dropped, cg.msg)
+				return
+			}
+			if ctx.Message == "explode" {
+				panic(newRuntimeError("router bug"))
+			}
+			l.DefaultExceptionHandler(ctx)
+		}
+		// Go has no get_exception_handler (README: keep the handler you
+		// set): the port keeps it, as the README says.
+		var current func(*asyncio.Loop, asyncio.ExceptionContext)
+		p.log("handler set at start: %s", pb(current == nil))
+		loop.SetExceptionHandler(route)
+		current = route
+		p.log("handler is route: %s", pb(current != nil))
+
+		gone := func(who string) func() {
+			return func() { panic(&clientGone{pyExc{"ClientGone", who}}) }
+		}
+		broken := func() { panic(newKeyError("config")) }
+		loop.CallSoon(gone("c1"))
+		loop.CallSoon(broken)
+		loop.CallLater(100*ms, gone("c2"))
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		p.log("dropped %s logged %s", pstrs(dropped), pstrs(capture.list()))
+
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "disk almost full", Err: &pyExc{"OSError", "95%"}})
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "no exception at all"})
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "client report", Err: &clientGone{pyExc{"ClientGone", "c3"}}})
+		p.log("dropped %s logged %s", pstrs(dropped), pstrs(capture.list()))
+
+		capture.clear()
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "explode"})
+		p.log("after a failing handler, logged %s", pstrs(capture.list()))
+
+		capture.clear()
+		loop.SetExceptionHandler(nil)
+		current = nil
+		p.log("handler reset: %s", pb(current == nil))
+		loop.CallSoon(gone("c4"))
+		for range 2 {
+			if err := asyncio.Sleep(tk, 0); err != nil {
+				return err
+			}
+		}
+		p.log("default handler now logs %s dropped %s", pstrs(capture.list()), pstrs(dropped))
+		return nil
+	})
+}
