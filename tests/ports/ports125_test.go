@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1622,4 +1623,155 @@ func TestPortReportRouting(t *testing.T) {
 		p.log("default handler now logs %s dropped %s", pstrs(capture.list()), pstrs(dropped))
 		return nil
 	})
+}
+
+// ---------------------------------------------------------------------------
+// p134_ctrl_c_shutdown.py
+
+func TestPortCtrlCShutdown(t *testing.T) {
+	if signal.Ignored(os.Interrupt) {
+		// asyncio.run, like RunWith, leaves an ignored SIGINT alone: the
+		// program would not be interrupted (CPython's trace assumes a
+		// SIGINT at its default disposition).
+		t.Skip("SIGINT is ignored in this process (started in the background?)")
+	}
+	var b strings.Builder
+	var p *probe
+	// The SIGINT is outside work on its way to the loop: the virtual clock
+	// must not jump past it (README "Virtual time for tests", as p125);
+	// each main releases it once the interruption has reached it.
+	var inFlight func()
+	arrived := func() {
+		if inFlight != nil {
+			inFlight()
+			inFlight = nil
+		}
+	}
+	interruptLater := func(tk *asyncio.T, d time.Duration) {
+		loop := tk.Loop()
+		loop.CallLater(d, func() {
+			inFlight = loop.ExpectExternal()
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				panic(err)
+			}
+		})
+	}
+	worker := func(name string, q *asyncio.Queue[int], done *[]int) func(*asyncio.T) (struct{}, error) {
+		return func(t *asyncio.T) (struct{}, error) {
+			for {
+				item, err := q.Get(t)
+				if err == nil {
+					err = asyncio.Sleep(t, 50*ms)
+				}
+				if asyncio.IsCancelled(err) {
+					p.log("%s cancelled", name)
+				}
+				if err != nil {
+					return noValue, err
+				}
+				*done = append(*done, item)
+				if err := q.TaskDone(); err != nil {
+					return noValue, err
+				}
+			}
+		}
+	}
+	service := func(tk *asyncio.T) (string, error) {
+		p.restart()
+		q := asyncio.NewQueue[int](0)
+		var done []int
+		var workers []asyncio.AwaitableOf[struct{}]
+		for i := range 2 {
+			workers = append(workers, asyncio.CreateTask(tk, worker(fmt.Sprintf("w%d", i), q, &done)))
+		}
+		for i := range 10 {
+			if err := q.PutNowait(i); err != nil {
+				return "", err
+			}
+		}
+		interruptLater(tk, 120*ms)
+		err := q.Join(tk)
+		if err == nil {
+			p.log("all done")
+			return "", nil
+		}
+		if !asyncio.IsCancelled(err) {
+			return "", err
+		}
+		arrived()
+		p.log("main %s cancelling %d done %s left %d", pd(err), tk.Cancelling(), pyInts(done), q.Len())
+		for _, w := range workers {
+			w.(*asyncio.Task[struct{}]).Cancel()
+		}
+		res, gerr := asyncio.GatherOutcomes(tk, workers...).Await(tk)
+		if gerr != nil {
+			return "", gerr
+		}
+		var outs []string
+		for _, r := range res {
+			outs = append(outs, pd(r.Err))
+		}
+		p.log("workers stopped %s", pstrs(outs))
+		if err := asyncio.Sleep(tk, 50*ms); err != nil {
+			return "", err
+		}
+		p.log("cleanup done")
+		return "", err
+	}
+	stubborn := func(tk *asyncio.T) (string, error) {
+		p.restart()
+		interruptLater(tk, 100*ms)
+		if err := asyncio.Sleep(tk, time.Second); asyncio.IsCancelled(err) {
+			arrived()
+			p.log("stubborn main swallows the interrupt")
+		} else if err != nil {
+			return "", err
+		}
+		return "kept going", nil
+	}
+	underTimeout := func(tk *asyncio.T) (string, error) {
+		p.restart()
+		interruptLater(tk, 100*ms)
+		err := asyncio.Timeout(tk, 300*ms, func(*asyncio.TimeoutScope) error {
+			err := asyncio.Sleep(tk, time.Second)
+			if asyncio.IsCancelled(err) {
+				arrived()
+			}
+			return err
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("not a timeout")
+		} else if err != nil {
+			return "", err
+		}
+		p.log("not reached")
+		return "", nil
+	}
+	for _, m := range []struct {
+		name string
+		main func(*asyncio.T) (string, error)
+	}{{"service", service}, {"stubborn", stubborn}, {"under_timeout", underTimeout}} {
+		p = &probe{}
+		v, err := asyncio.Run(func(tk *asyncio.T) (string, error) {
+			p.l = tk.Loop()
+			return m.main(tk)
+		}, asyncio.WithVirtualTime())
+		b.WriteString(p.b.String())
+		switch {
+		case errors.Is(err, asyncio.ErrInterrupted):
+			fmt.Fprintf(&b, "%s raised KeyboardInterrupt\n", m.name)
+		case err != nil:
+			t.Fatalf("%s: %v\ntrace so far:\n%s", m.name, err, b.String())
+		default:
+			fmt.Fprintf(&b, "%s returned %s\n", m.name, v)
+		}
+		// signal.getsignal(SIGINT) is default_int_handler: Go cannot ask
+		// whether os/signal still watches SIGINT; what it can say is that
+		// SIGINT is not ignored (Run leaves it at its default action,
+		// README, Ctrl-C row).
+		fmt.Fprintf(&b, "SIGINT handler is the default again: %s\n", pb(!signal.Ignored(os.Interrupt)))
+	}
+	if want, got := cpythonTrace("p134_ctrl_c_shutdown"), b.String(); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
 }
