@@ -1775,3 +1775,96 @@ func TestPortCtrlCShutdown(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p135_double_ctrl_c.py
+
+func TestPortDoubleCtrlC(t *testing.T) {
+	if signal.Ignored(os.Interrupt) {
+		t.Skip("SIGINT is ignored in this process (started in the background?)") // as p134
+	}
+	p := &probe{}
+	var events []string
+	// Each SIGINT is outside work on its way to the loop (README "Virtual
+	// time for tests", as p125 and p134): the clock waits for it until
+	// what it does has reached the tasks.
+	var inFlight []func()
+	arrived := func() {
+		for _, release := range inFlight {
+			release()
+		}
+		inFlight = nil
+	}
+	child := func(name string, delay time.Duration) func(*asyncio.T) (string, error) {
+		return func(t *asyncio.T) (string, error) {
+			err := asyncio.Sleep(t, delay)
+			if err == nil {
+				p.log("%s finished", name)
+				return name, nil
+			}
+			if !asyncio.IsCancelled(err) {
+				return "", err
+			}
+			arrived()
+			p.log("%s cancelled, cleaning up", name)
+			if cerr := asyncio.Sleep(t, 100*ms); cerr != nil {
+				arrived()
+				if asyncio.IsCancelled(cerr) {
+					events = append(events, name+" cleanup cancelled")
+				}
+				return "", cerr
+			}
+			p.log("%s cleanup done", name)
+			return "", err
+		}
+	}
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		p.l = tk.Loop()
+		p.restart()
+		loop := tk.Loop()
+		for _, at := range []time.Duration{100 * ms, 150 * ms} {
+			loop.CallLater(at, func() {
+				inFlight = append(inFlight, loop.ExpectExternal())
+				if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+					panic(err)
+				}
+			})
+		}
+		var tasks []*asyncio.Task[string]
+		err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			for _, c := range []struct {
+				name  string
+				delay time.Duration
+			}{{"a", time.Second}, {"b", 30 * ms}, {"c", time.Second}} {
+				task, err := asyncio.Spawn(g, child(c.name, c.delay), asyncio.WithName(c.name))
+				if err != nil {
+					return err
+				}
+				tasks = append(tasks, task)
+			}
+			return nil
+		})
+		if asyncio.IsCancelled(err) {
+			events = append(events, "main saw "+pd(err))
+		}
+		var states []string
+		for _, task := range tasks {
+			states = append(states, fmt.Sprintf("('%s', %s)", task.Name(), pb(task.Done())))
+		}
+		slices.Sort(states)
+		events = append(events, "main finally, children ["+strings.Join(states, ", ")+"]")
+		return noValue, err
+	}, asyncio.WithVirtualTime())
+	var b strings.Builder
+	b.WriteString(p.b.String())
+	if !errors.Is(err, asyncio.ErrInterrupted) {
+		t.Fatalf("Run: %v, want ErrInterrupted\ntrace so far:\n%s", err, b.String())
+	}
+	b.WriteString("asyncio.run raised KeyboardInterrupt\n")
+	for _, e := range events {
+		b.WriteString(e + "\n")
+	}
+	if want, got := cpythonTrace("p135_double_ctrl_c"), b.String(); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
