@@ -1868,3 +1868,137 @@ func TestPortDoubleCtrlC(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p136_file_tail.py
+
+// pyStrQ is repr(s) of a str without quotes or backslashes in it.
+func pyStrQ(s string) string { return "'" + s + "'" }
+
+func TestPortFileTail(t *testing.T) {
+	var events []string
+	tmp := t.TempDir()
+	path := filepath.Join(tmp, "app.log")
+	runPort(t, cpythonTrace("p136_file_tail"), func(p *probe, tk *asyncio.T) error {
+		//asynciovet:ignore blockingcall the program's open(path, "wb").close() runs on the loop too
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			return err
+		}
+		appendFile := func(b []byte) error {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(b); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}
+		writeLog := func(t *asyncio.T) (struct{}, error) {
+			if err := asyncio.Sleep(t, 25*ms); err != nil {
+				return noValue, err
+			}
+			for _, chunk := range []string{"GET /a 200\n", "GET /b 2", "00\nPOST /c 201\n", "", "GET /d 404\n"} {
+				if err := appendFile([]byte(chunk)); err != nil {
+					return noValue, err
+				}
+				if err := asyncio.Sleep(t, 100*ms); err != nil {
+					return noValue, err
+				}
+			}
+			//asynciovet:ignore blockingcall the program's small file reads and writes run on the loop too (open/read/write in the coroutine): that is what the port checks
+			if err := os.WriteFile(path, []byte("rotated 1\n"), 0o644); err != nil { // rotated
+				return noValue, err
+			}
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return noValue, err
+			}
+			if err := appendFile([]byte("rotated 2\nunfinished")); err != nil {
+				return noValue, err
+			}
+			events = append(events, "writer done")
+			return noValue, nil
+		}
+		tail := func(out *asyncio.Queue[string], poll time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				pos := int64(0)
+				var partial []byte
+				polls := 0
+				for {
+					polls++
+					fi, err := os.Stat(path)
+					if err != nil {
+						return noValue, err
+					}
+					size := fi.Size()
+					if size < pos {
+						events = append(events, fmt.Sprintf("truncated at %d, reading from the start", pos))
+						pos, partial = 0, nil
+					}
+					if size > pos {
+						f, err := os.Open(path)
+						if err != nil {
+							return noValue, err
+						}
+						data := make([]byte, size-pos)
+						//asynciovet:ignore blockingcall the program's small file reads and writes run on the loop too (open/read/write in the coroutine): that is what the port checks
+						_, err = f.ReadAt(data, pos)
+						f.Close()
+						if err != nil {
+							return noValue, err
+						}
+						pos += int64(len(data))
+						lines := bytes.Split(append(partial, data...), []byte("\n"))
+						partial = lines[len(lines)-1]
+						for _, line := range lines[:len(lines)-1] {
+							if err := out.PutNowait(string(line)); err != nil {
+								return noValue, err
+							}
+						}
+					}
+					if err := asyncio.Sleep(t, poll); err != nil {
+						if asyncio.IsCancelled(err) {
+							events = append(events, fmt.Sprintf("tail cancelled, partial %s, polled enough: %s", pbytes(partial), pb(polls > 10)))
+						}
+						return noValue, err
+					}
+				}
+			}
+		}
+
+		q := asyncio.NewQueue[string](0)
+		poller := asyncio.CreateTask(tk, tail(q, 50*ms))
+		writer := asyncio.CreateTask(tk, writeLog)
+		var seen []string
+		for {
+			var line string
+			err := asyncio.Timeout(tk, 250*ms, func(*asyncio.TimeoutScope) error {
+				var err error
+				line, err = q.Get(tk)
+				return err
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				events = append(events, fmt.Sprintf("idle, stopping after %d lines", len(seen)))
+				break
+			} else if err != nil {
+				return err
+			}
+			seen = append(seen, line)
+			events = append(events, "line "+pyStrQ(line))
+		}
+		poller.Cancel()
+		if _, err := poller.Await(tk); asyncio.IsCancelled(err) {
+			events = append(events, fmt.Sprintf("poller done %s, writer done %s", pb(poller.Done()), pb(writer.Done())))
+		} else {
+			return fmt.Errorf("poller: %v", err)
+		}
+		if _, err := writer.Await(tk); err != nil {
+			return err
+		}
+		for _, e := range events {
+			fmt.Fprintln(&p.b, e) // the program's print(e), without a time
+		}
+		return nil
+	})
+}
