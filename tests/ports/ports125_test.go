@@ -2002,3 +2002,169 @@ func TestPortFileTail(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p137_reader_by_hand.py
+
+func TestPortReaderByHand(t *testing.T) {
+	runPort(t, cpythonTrace("p137_reader_by_hand"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		loop := tk.Loop()
+		r := aio.NewStreamReader(tk, 16)
+		feedLater := func(delay time.Duration, chunks ...string) {
+			for _, c := range chunks {
+				loop.CallLater(delay, func() { r.FeedData([]byte(c)) })
+			}
+		}
+		bs := func(ss ...string) [][]byte {
+			var out [][]byte
+			for _, s := range ss {
+				out = append(out, []byte(s))
+			}
+			return out
+		}
+		logRead := func(what string, b []byte, err error) error {
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			p.log("%s %s", what, pbytes(b))
+			return nil
+		}
+
+		feedLater(100*ms, "HEL", "LO\r")
+		feedLater(200*ms, "\nWORLD\n")
+		b, err := r.ReadUntil(tk, bs("\r\n", "\n")...)
+		if err := logRead("line 1", b, err); err != nil {
+			return err
+		}
+		b, err = r.ReadUntil(tk, bs("\n", "\r\n")...)
+		if err := logRead("line 2", b, err); err != nil {
+			return err
+		}
+		r.FeedData([]byte("ab|cd||ef"))
+		b, err = r.ReadUntil(tk, bs("||", "|")...)
+		if err := logRead("tuple pick", b, err); err != nil {
+			return err
+		}
+		b, err = r.ReadUntil(tk, bs("||", "|")...)
+		if err := logRead("next", b, err); err != nil {
+			return err
+		}
+		b, err = r.Read(tk, 10)
+		if err := logRead("rest buffered", b, err); err != nil {
+			return err
+		}
+
+		var loe *aio.LimitOverrunError
+		r.FeedData([]byte(strings.Repeat("x", 20) + "\n"))
+		if _, err := r.ReadUntil(tk, []byte("\n")); errors.As(err, &loe) {
+			p.log("overrun %s consumed %d", nd(err), loe.Consumed)
+			b, err := r.ReadExactly(tk, loe.Consumed+1)
+			if err != nil {
+				return err
+			}
+			p.log("skipped %d", len(b))
+		} else {
+			return fmt.Errorf("overrun 1: %v", err)
+		}
+		r.FeedData([]byte(strings.Repeat("y", 20)))
+		if _, err := r.ReadUntil(tk, bs("\n", "\r\n")...); errors.As(err, &loe) {
+			p.log("overrun %s consumed %d", nd(err), loe.Consumed)
+		} else {
+			return fmt.Errorf("overrun 2: %v", err)
+		}
+		if b, err = r.ReadExactly(tk, 20); err != nil {
+			return err
+		}
+		p.log("dropped %d", len(b))
+
+		r.FeedData([]byte(strings.Repeat("z", 20) + "\nshort\n"))
+		var ve *asyncio.ValueError
+		if _, err := r.ReadLine(tk); errors.As(err, &ve) {
+			p.log("readline %s", nd(err))
+		} else {
+			return fmt.Errorf("long line: %v", err)
+		}
+		b, err = r.ReadLine(tk)
+		if err := logRead("after the long line", b, err); err != nil {
+			return err
+		}
+
+		feedLater(130*ms, "123")
+		feedLater(170*ms, "45")
+		b, err = r.ReadExactly(tk, 5)
+		if err := logRead("exactly", b, err); err != nil {
+			return err
+		}
+		r.FeedData([]byte("67"))
+		r.FeedEOF()
+		var ire *aio.IncompleteReadError
+		if _, err := r.ReadExactly(tk, 5); errors.As(err, &ire) {
+			p.log("incomplete %s %s %s", nd(err), pbytes(ire.Partial), pexpected(ire))
+		} else {
+			return fmt.Errorf("incomplete: %v", err)
+		}
+		atEOF := r.AtEOF()
+		var thens []string
+		for _, read := range []func() ([]byte, error){
+			func() ([]byte, error) { return r.Read(tk, -1) },
+			func() ([]byte, error) { return r.ReadLine(tk) },
+			func() ([]byte, error) { return r.Read(tk, 0) },
+			func() ([]byte, error) { return r.ReadExactly(tk, 0) },
+		} {
+			b, err := read()
+			if err != nil {
+				return err
+			}
+			thens = append(thens, pbytes(b))
+		}
+		p.log("at_eof %s then %s", pb(atEOF), strings.Join(thens, " "))
+
+		r2 := aio.NewStreamReader(tk, aio.DefaultStreamLimit)
+		waiting := asyncio.CreateTask(tk, func(t *asyncio.T) ([]byte, error) { return r2.Read(t, 10) })
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		reset := &connectionError{pyExc{"ConnectionResetError", "peer reset"}}
+		r2.SetException(reset)
+		if _, err := waiting.Await(tk); err == reset {
+			p.log("waiting read %s", pd(err))
+		} else {
+			return fmt.Errorf("waiting read: %v", err)
+		}
+		p.log("exception() %s", pd(r2.Err()))
+		if _, err := r2.ReadLine(tk); err == reset {
+			p.log("later readline %s", pd(err))
+		} else {
+			return fmt.Errorf("later readline: %v", err)
+		}
+
+		r3 := aio.NewStreamReader(tk, aio.DefaultStreamLimit)
+		r3.FeedData([]byte("one\ntwo\nthree"))
+		r3.FeedEOF()
+		var lines []string
+		for line, err := range r3.Lines(tk) {
+			if err != nil {
+				return err
+			}
+			lines = append(lines, pbytes(line))
+		}
+		p.log("lines [%s]", strings.Join(lines, ", "))
+		for _, sep := range []struct {
+			repr string
+			seps [][]byte
+		}{{"b''", bs("")}, {"()", nil}} {
+			if _, err := r3.ReadUntil(tk, sep.seps...); errors.As(err, &ve) {
+				p.log("readuntil %s %s", sep.repr, nd(err))
+			} else {
+				return fmt.Errorf("readuntil %s: %v", sep.repr, err)
+			}
+		}
+		if _, err := r3.ReadExactly(tk, -1); errors.As(err, &ve) {
+			p.log("readexactly(-1) %s", nd(err))
+		} else {
+			return fmt.Errorf("readexactly(-1): %v", err)
+		}
+		return nil
+	})
+}
