@@ -2168,3 +2168,98 @@ func TestPortReaderByHand(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p138_sigint_handler_override.py
+
+func TestPortSIGINTHandlerOverride(t *testing.T) {
+	if signal.Ignored(os.Interrupt) {
+		t.Skip("SIGINT is ignored in this process (started in the background?)") // as p134
+	}
+	r := asyncio.NewRunner(asyncio.WithVirtualTime())
+	loop := r.Loop()
+	p := &probe{l: loop}
+	graceful := 0
+	// The SIGINT is outside work on its way to the loop (README "Virtual
+	// time for tests", as p125): released where it arrives.
+	var inFlight func()
+	arrived := func() {
+		if inFlight != nil {
+			inFlight()
+			inFlight = nil
+		}
+	}
+	// signal.getsignal(SIGINT) is default_int_handler: the Go program
+	// knows whether it has a handler of its own on the loop (Go cannot
+	// ask os/signal), and RunWith watches SIGINT only without one.
+	ownHandler := false
+	service := func(name string, work int) func(*asyncio.T) (string, error) {
+		return func(tk *asyncio.T) (string, error) {
+			p.restart()
+			stop := asyncio.NewEvent()
+			onInt := func() {
+				arrived()
+				graceful++
+				p.log("%s graceful stop requested %d", name, graceful)
+				stop.Set()
+			}
+			if name == "first" || name == "second" { // the second replaces the handler
+				if err := loop.AddSignalHandler(os.Interrupt, onInt); err != nil {
+					return "", err
+				}
+				ownHandler = true
+			}
+			loop.CallLater(100*ms, func() {
+				inFlight = loop.ExpectExternal()
+				if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+					panic(err)
+				}
+			})
+			done := 0
+			for !stop.IsSet() && done < work {
+				if err := asyncio.Sleep(tk, 40*ms); err != nil {
+					if asyncio.IsCancelled(err) {
+						arrived()
+						p.log("%s cancelled %s after %d", name, pd(err), done)
+					}
+					return "", err
+				}
+				done++
+			}
+			p.log("%s stops after %d", name, done)
+			return strconv.Itoa(done), nil
+		}
+	}
+	unhook := func(tk *asyncio.T) (string, error) {
+		p.restart()
+		removed, err := loop.RemoveSignalHandler(os.Interrupt)
+		if err != nil {
+			return "", err
+		}
+		if removed {
+			ownHandler = false
+		}
+		p.log("service handler removed %s", pb(removed))
+		return pb(removed), nil
+	}
+	for _, main := range []func(*asyncio.T) (string, error){service("first", 10), service("second", 10), unhook, service("third", 10)} {
+		v, err := asyncio.RunWith(r, main)
+		switch {
+		case errors.Is(err, asyncio.ErrInterrupted):
+			fmt.Fprintf(&p.b, "run raised KeyboardInterrupt\n")
+		case err != nil:
+			_ = r.Close()
+			t.Fatalf("run: %v\ntrace so far:\n%s", err, p.b.String())
+		default:
+			fmt.Fprintf(&p.b, "run returned %s\n", v)
+		}
+		fmt.Fprintf(&p.b, "default SIGINT handler: %s loop closed: %s\n", pb(!ownHandler), pb(loop.IsClosed()))
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&p.b, "graceful stops %d\n", graceful)
+	if want, got := cpythonTrace("p138_sigint_handler_override"), p.b.String(); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
