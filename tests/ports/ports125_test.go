@@ -344,7 +344,7 @@ func TestPortSubprocessPipeline(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		p.log("jobs [%s] peak %d", strings.Join(results, ", "), peak)
+		fmt.Fprintf(&p.b, "jobs [%s] peak %d\n", strings.Join(results, ", "), peak) // print(): no time
 
 		// signals a child does not handle
 		p.restart()
@@ -356,6 +356,7 @@ func TestPortSubprocessPipeline(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			p.restart()
 			if err := pr.SendSignal(s.sig); err != nil {
 				return err
 			}
@@ -369,6 +370,7 @@ func TestPortSubprocessPipeline(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		p.restart()
 		line, err := pr.Stdout.ReadLine(tk)
 		if err != nil {
 			return err
@@ -382,6 +384,30 @@ func TestPortSubprocessPipeline(t *testing.T) {
 			return err
 		}
 		p.log("trapping child returncode %d", rc)
+
+		// a helper that always hands its input to communicate(), whether
+		// the child has a stdin pipe or not: without one the input is dropped
+		runTool := func(argv []string, input []byte, stdin aio.Redirect) (string, error) {
+			pr, err := aio.CreateSubprocessExec(tk, argv[0], argv[1:], aio.WithStdin(stdin), aio.WithStdout(aio.Pipe))
+			if err != nil {
+				return "", err
+			}
+			p.restart()
+			out, errOut, err := pr.Communicate(tk, input)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("(%s, %s, %s)", pbytes(out), pbytesOrNone(errOut), prc(pr)), nil
+		}
+		res, err := runTool([]string{"tr", "a-z", "A-Z"}, []byte("abc\n"), aio.Pipe)
+		if err != nil {
+			return err
+		}
+		p.log("tool with a stdin pipe %s", res)
+		if res, err = runTool([]string{"echo", "hi"}, []byte("dropped\n"), aio.DevNull); err != nil {
+			return err
+		}
+		p.log("tool without one %s", res)
 		return nil
 	})
 }

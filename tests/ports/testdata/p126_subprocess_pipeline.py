@@ -5,7 +5,8 @@
 # source writing for ever dies of SIGPIPE when its sink is done; a sink
 # is killed on a deadline once it has answered; children run
 # concurrently under a semaphore with env and cwd; a child stopped by a
-# signal it does not handle reports -signum. (SIGALRM rather than SIGINT:
+# signal it does not handle reports -signum; communicate(input) drops the
+# input of a child without a stdin pipe. (SIGALRM rather than SIGINT:
 # a shell without job control starts background jobs with SIGINT
 # ignored, and the children would inherit that.)
 import asyncio
@@ -90,19 +91,32 @@ async def main():
                 return out.decode().strip(), p.returncode
 
         results = await asyncio.gather(*(job(n) for n in ("a", "b", "c")))
-    log("jobs", results, "peak", peak)
+    print("jobs", results, "peak", peak)  # (no time: starting children takes real time)
 
     # signals a child does not handle
     restart()
     for sig in (signal.SIGALRM, signal.SIGUSR1, signal.SIGTERM):
         p = await asyncio.create_subprocess_exec("sleep", "10")
+        restart()  # (the times printed leave out how long a child takes to start)
         p.send_signal(sig)
         rc = await p.wait()
         log("sleep got", sig.name, "returncode", rc, rc == -sig)
     p = await asyncio.create_subprocess_exec("sh", "-c", "trap 'exit 7' USR1; echo armed; while :; do sleep 0.01; done", stdout=PIPE)
+    restart()
     log("child", (await p.stdout.readline()).strip())
     p.send_signal(signal.SIGUSR1)
     log("trapping child returncode", await p.wait())
+
+    # a helper that always hands its input to communicate(), whether the
+    # child has a stdin pipe or not: without one the input is dropped
+    async def run_tool(argv, input=None, stdin=DEVNULL):
+        p = await asyncio.create_subprocess_exec(*argv, stdin=stdin, stdout=PIPE)
+        restart()
+        out, err = await p.communicate(input)
+        return out, err, p.returncode
+
+    log("tool with a stdin pipe", await run_tool(["tr", "a-z", "A-Z"], b"abc\n", stdin=PIPE))
+    log("tool without one", await run_tool(["echo", "hi"], b"dropped\n"))
 
 
 asyncio.run(main())
