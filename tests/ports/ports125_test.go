@@ -2,10 +2,19 @@
 
 package ports_test
 
-// Ports p125 onward (h34): signal handlers sent to the process itself,
-// ... Same conventions as ports_test.go, ports50_test.go (network, on
+// Ports p125 onward (h34): a service reloading on signals it sends
+// itself, subprocess pipelines over os.pipe, a deadline budget with
+// timeout_at, an HTTP/1.1 keep-alive client, a state machine on
+// Conditions, a program driving its own loop, debug mode's reports, a
+// batch uploader under a semaphore, exception-handler routing, Ctrl-C in
+// asyncio.run (once, twice, and taken over by the program's own SIGINT
+// handler in a Runner), a file-tail watcher and StreamReaders fed by
+// hand. Same conventions as ports_test.go, ports50_test.go (network, on
 // the simulated network), ports70_test.go (subprocesses) and
-// ports111_test.go.
+// ports111_test.go. A signal the program sends itself is outside work on
+// its way to the loop: on virtual time the port holds the clock with
+// ExpectExternal until it has arrived (README "Virtual time for tests"),
+// where CPython's handler runs at once; no line changes.
 
 import (
 	"bytes"
@@ -1089,8 +1098,9 @@ func TestPortOrderStateMachine(t *testing.T) {
 // p130_loop_lifecycle.py
 
 // rtMsg is str(e) of the RuntimeError or ValueError a loop call returns
-// (or panics with: Go's CallSoon has no error result, so a closed loop
-// makes it panic with the *RuntimeError asyncio raises).
+// (or panics with: Go's CallSoon has no error result, so on a closed loop
+// it panics with the *RuntimeError asyncio raises, docs/rules.md LOOP-11;
+// the port recovers it where the program catches the exception).
 func rtMsg(err error) string {
 	var re *asyncio.RuntimeError
 	var ve *asyncio.ValueError
