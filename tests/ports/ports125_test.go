@@ -51,6 +51,12 @@ func pdv125(err error) string {
 // p125_signal_reload.py
 
 func TestPortSignalReload(t *testing.T) {
+	// If the loop ended before the last SIGUSR2 (the ErrDeadlock it once
+	// reported), its Close would give SIGUSR2 its default action back, the
+	// end of the test binary: this Notify keeps it caught meanwhile.
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, syscall.SIGUSR2)
+	defer signal.Stop(guard)
 	runPort(t, cpythonTrace("p125_signal_reload"), func(p *probe, tk *asyncio.T) error {
 		p.restart()
 		loop := tk.Loop()
@@ -173,6 +179,25 @@ func TestPortSignalReload(t *testing.T) {
 			return err
 		}
 		p.log("remove SIGUSR2: %s", pb(ok))
+
+		// one more SIGUSR2, from another goroutine, while main has nothing
+		// else to wait for: the loop waits for it (a handled signal can wake
+		// it, as a real descriptor can), and the clock holds no ExpectExternal
+		stopping.Clear()
+		if err := loop.AddSignalHandler(syscall.SIGUSR2, onStop); err != nil {
+			return err
+		}
+		// (not a Recv of kill's error: awaiting a channel is outside work,
+		// which would hold the loop by itself)
+		time.AfterFunc(50*ms, func() {
+			if err := syscall.Kill(os.Getpid(), syscall.SIGUSR2); err != nil {
+				panic(err)
+			}
+		})
+		if err := stopping.Wait(tk); err != nil {
+			return err
+		}
+		fmt.Fprintf(&p.b, "woken by a signal from a thread, events %d\n", len(events)) // print(): no time
 		return nil
 	})
 }

@@ -2,10 +2,12 @@
 # on SIGUSR2, both sent to itself with os.kill: the handlers run as loop
 # callbacks (never inside the code that sent the signal), a handler can be
 # replaced while the service runs, remove_signal_handler says whether there
-# was one, and the uncatchable and invalid signals are refused.
+# was one, the uncatchable and invalid signals are refused, and a service
+# with nothing else to do waits for a signal from another thread.
 import asyncio
 import os
 import signal
+import threading
 
 from probe import d, log, restart
 
@@ -69,6 +71,14 @@ async def main():
     beats = await asyncio.gather(*workers)
     log("workers stopped", beats, "events", events)
     log("remove SIGUSR2:", loop.remove_signal_handler(signal.SIGUSR2))
+
+    # one more SIGUSR2, from another thread, while main has nothing else
+    # to wait for (no time printed: the thread waits in real time)
+    stopping.clear()
+    loop.add_signal_handler(signal.SIGUSR2, on_stop)
+    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGUSR2)).start()
+    await stopping.wait()
+    print("woken by a signal from a thread, events", len(events))
 
 
 asyncio.run(main())
