@@ -317,6 +317,11 @@ func (l *Loop) SetSlowCallbackDuration(d time.Duration) {
 	l.settingsChanged()
 }
 
+// SlowCallbackDuration returns debug mode's slow-callback threshold
+// (reading asyncio's loop.slow_callback_duration): 100 ms unless
+// WithSlowCallbackDuration or SetSlowCallbackDuration changed it.
+func (l *Loop) SlowCallbackDuration() time.Duration { return l.slowCallback }
+
 // checkClosed panics for a closed loop, or one not made by NewLoop. One
 // test on the hot path (CallSoon): open is set by NewLoop, cleared by
 // Close.
@@ -1025,11 +1030,12 @@ func (l *Loop) waitWakeup(timeout time.Duration) {
 
 // waitsForNothing reports whether a loop on virtual time, with nothing
 // ready and no timer, can never be woken: no outside work in flight or
-// queued, and no descriptor that something outside the loop could make
-// ready (only a simulated network's, whose poll found nothing). It would
-// then wait for ever: ErrDeadlock.
+// queued, no descriptor that something outside the loop could make ready
+// (only a simulated network's, whose poll found nothing), and no signal
+// handler (a signal from another process, or from a goroutine, runs it).
+// It would then wait for ever: ErrDeadlock.
 func (l *Loop) waitsForNothing() bool {
-	if l.external.Load() != 0 || l.grp.serving {
+	if l.external.Load() != 0 || l.grp.serving || l.hasSignalHandlers() {
 		return false
 	}
 	if len(l.fds) > 0 {

@@ -46,7 +46,8 @@ type LoopOption func(*Loop)
 // whenever the loop would block for d with nothing ready and no file
 // descriptor registered, the clock jumps by d at once and no real time
 // passes. When it would block forever with nothing to wait for, RunForever
-// returns ErrDeadlock instead of hanging. With file descriptors registered
+// returns ErrDeadlock instead of hanging (a signal handler is something to
+// wait for: a signal from outside runs it). With file descriptors registered
 // the loop first polls them without waiting and jumps only when none is
 // ready. Outside work in flight (executor jobs, Go calls, waiting Recv and
 // Send, ExpectExternal) takes no virtual time: the loop waits for it

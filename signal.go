@@ -167,6 +167,11 @@ func (l *Loop) hasSignalHandler(sig os.Signal) bool {
 	return l.signals != nil && l.signals.handlers[sig] != nil
 }
 
+// hasSignalHandlers reports whether any signal has a handler on l: a loop
+// on virtual time waiting with nothing else to do waits for it, as for a
+// real descriptor, instead of reporting ErrDeadlock.
+func (l *Loop) hasSignalHandlers() bool { return l.signals != nil && len(l.signals.handlers) > 0 }
+
 // removeSignalHandlers removes every handler when the loop closes
 // (asyncio's _UnixSelectorEventLoop.close).
 func (l *Loop) removeSignalHandlers() {

@@ -104,14 +104,13 @@ func (p *Process) checkMade(op string) {
 // a child blocked on a full pipe. It returns what stdout and stderr held,
 // nil for a stream that is not a Pipe. A child that exits without reading
 // its stdin is not an error: Communicate ignores the broken pipe, as
-// asyncio does. Input for a stdin that is not a Pipe is a *ValueError
-// (asyncio silently drops it). A cancellation stops the exchange and is
-// returned; the child goes on running.
+// asyncio does. Input for a child whose stdin is not a Pipe is dropped,
+// as asyncio's communicate drops it (it feeds stdin only when there is a
+// pipe), so a helper may hand its input over whatever the child's stdin.
+// A cancellation stops the exchange and is returned; the child goes on
+// running.
 func (p *Process) Communicate(t *asyncio.T, input []byte) (stdout, stderr []byte, err error) {
 	p.checkMade("Process.Communicate")
-	if input != nil && p.Stdin == nil {
-		return nil, nil, &asyncio.ValueError{Msg: "Communicate: input given, but stdin is not a Pipe"}
-	}
 	noop := func(*asyncio.T) ([]byte, error) { return nil, nil }
 	feed, readOut, readErr := noop, noop, noop
 	if p.Stdin != nil {
