@@ -1,0 +1,90 @@
+package asyncio
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Close at a random moment while tasks receive from a channel another
+// goroutine sends on: every value whose send completed was received by a
+// task, exactly once (none lost in a helper when Close unwound its task,
+// none received twice), and every task's received values are in order.
+func TestChanCloseLosesNothingUnderRandomCloses(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 200 {
+		l := NewLoop()
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+		ch := make(chan int)
+		workers := 1 + rng.IntN(4)
+		got := make([][]int, workers)
+		for w := range workers {
+			CreateTask(l, func(tk *T) (int, error) { //asynciovet:ignore unawaitedtask pending at Close on purpose
+				for {
+					v, ok, err := Recv(tk, ch)
+					if err != nil || !ok {
+						return 0, err
+					}
+					got[w] = append(got[w], v)
+					if rng.IntN(3) == 0 {
+						if err := Sleep(tk, 0); err != nil {
+							return 0, err
+						}
+					}
+				}
+			})
+		}
+		stop := make(chan struct{})
+		sent := make(chan int, 1)
+		go func() {
+			n := 0
+			defer func() { sent <- n }()
+			for {
+				select {
+				case ch <- n + 1:
+					n++
+				case <-stop:
+					return
+				}
+			}
+		}()
+		// Stop after a random number of loop iterations (no clock).
+		var tick func()
+		iterations := rng.IntN(60)
+		tick = func() {
+			if iterations--; iterations < 0 {
+				l.Stop()
+				return
+			}
+			l.CallSoon(tick)
+		}
+		l.CallSoon(tick)
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		for range rng.IntN(50) {
+			runtime.Gosched() // helpers may take values meanwhile, the loop stopped
+		}
+		mustClose(t, l)
+		close(stop)
+		n := <-sent
+		seen := make(map[int]bool, n)
+		for w, vs := range got {
+			for i, v := range vs {
+				if seen[v] {
+					t.Fatalf("round %d: %d received twice", round, v)
+				}
+				seen[v] = true
+				if i > 0 && vs[i-1] >= v {
+					t.Fatalf("round %d: worker %d got %v out of order", round, w, vs)
+				}
+			}
+		}
+		if len(seen) != n {
+			t.Fatalf("round %d: %d values sent, %d received: lost at Close", round, n, len(seen))
+		}
+	}
+}
