@@ -88,3 +88,73 @@ func TestChanCloseLosesNothingUnderRandomCloses(t *testing.T) {
 		}
 	}
 }
+
+// The same for Send: at a random Close, a value is reported sent (Send
+// returned nil) exactly when the receiving goroutine got it.
+func TestChanCloseSendReportsExactlyWhatWasReceived(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rng := rand.New(rand.NewPCG(13, 17))
+	for round := range 200 {
+		l := NewLoop()
+		l.SetExceptionHandler(func(*Loop, ExceptionContext) {})
+		ch := make(chan int)
+		workers := 1 + rng.IntN(4)
+		reported := make([][]int, workers)
+		for w := range workers {
+			CreateTask(l, func(tk *T) (int, error) { //asynciovet:ignore unawaitedtask pending at Close on purpose
+				for i := 0; ; i++ {
+					v := w*1_000_000 + i
+					if err := Send(tk, ch, v); err != nil {
+						return 0, err
+					}
+					reported[w] = append(reported[w], v)
+				}
+			})
+		}
+		stop := make(chan struct{})
+		received := make(chan map[int]bool, 1)
+		go func() {
+			got := map[int]bool{}
+			defer func() { received <- got }()
+			for {
+				select {
+				case v := <-ch:
+					got[v] = true
+				case <-stop:
+					return
+				}
+			}
+		}()
+		var tick func()
+		iterations := rng.IntN(60)
+		tick = func() {
+			if iterations--; iterations < 0 {
+				l.Stop()
+				return
+			}
+			l.CallSoon(tick)
+		}
+		l.CallSoon(tick)
+		if err := l.RunForever(); err != nil {
+			t.Fatal(err)
+		}
+		for range rng.IntN(50) {
+			runtime.Gosched()
+		}
+		mustClose(t, l)
+		close(stop)
+		got := <-received
+		n := 0
+		for _, vs := range reported {
+			for _, v := range vs {
+				if !got[v] {
+					t.Fatalf("round %d: %d reported sent, never received", round, v)
+				}
+				n++
+			}
+		}
+		if n != len(got) {
+			t.Fatalf("round %d: %d received, %d reported sent: a received value was reported not sent", round, len(got), n)
+		}
+	}
+}
