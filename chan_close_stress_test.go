@@ -51,23 +51,7 @@ func TestChanCloseLosesNothingUnderRandomCloses(t *testing.T) {
 				}
 			}
 		}()
-		// Stop after a random number of loop iterations (no clock).
-		var tick func()
-		iterations := rng.IntN(60)
-		tick = func() {
-			if iterations--; iterations < 0 {
-				l.Stop()
-				return
-			}
-			l.CallSoon(tick)
-		}
-		l.CallSoon(tick)
-		if err := l.RunForever(); err != nil {
-			t.Fatal(err)
-		}
-		for range rng.IntN(50) {
-			runtime.Gosched() // helpers may take values meanwhile, the loop stopped
-		}
+		runForSomeIterations(t, l, rng)
 		mustClose(t, l)
 		close(stop)
 		n := <-sent
@@ -125,22 +109,7 @@ func TestChanCloseSendReportsExactlyWhatWasReceived(t *testing.T) {
 				}
 			}
 		}()
-		var tick func()
-		iterations := rng.IntN(60)
-		tick = func() {
-			if iterations--; iterations < 0 {
-				l.Stop()
-				return
-			}
-			l.CallSoon(tick)
-		}
-		l.CallSoon(tick)
-		if err := l.RunForever(); err != nil {
-			t.Fatal(err)
-		}
-		for range rng.IntN(50) {
-			runtime.Gosched()
-		}
+		runForSomeIterations(t, l, rng)
 		mustClose(t, l)
 		close(stop)
 		got := <-received
@@ -156,5 +125,29 @@ func TestChanCloseSendReportsExactlyWhatWasReceived(t *testing.T) {
 		if n != len(got) {
 			t.Fatalf("round %d: %d received, %d reported sent: a received value was reported not sent", round, len(got), n)
 		}
+	}
+}
+
+// runForSomeIterations runs l for a random number of iterations (no
+// clock), then lets other goroutines run a random while: the helpers of
+// the tasks' channel operations may take or give values meanwhile, the
+// loop stopped.
+func runForSomeIterations(t *testing.T, l *Loop, rng *rand.Rand) {
+	t.Helper()
+	var tick func()
+	iterations := rng.IntN(60)
+	tick = func() {
+		if iterations--; iterations < 0 {
+			l.Stop()
+			return
+		}
+		l.CallSoon(tick)
+	}
+	l.CallSoon(tick)
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	for range rng.IntN(50) {
+		runtime.Gosched()
 	}
 }
