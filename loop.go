@@ -346,6 +346,10 @@ func errZeroLoop() *ValueError {
 	return valueErrorf("zero Loop (make it with NewLoop, or use Run or a Runner)")
 }
 
+// isZero reports whether l was not made by NewLoop (the zero Loop), which
+// has no wake-up channel; unlike open, it stays false after Close.
+func (l *Loop) isZero() bool { return l.wakeCh == nil }
+
 // takeLoop records that the calling goroutine now runs the loop. It is
 // called wherever a goroutine takes the loop over: RunForever's start, the
 // driver when it runs callbacks after a resume (retake), a task's first
@@ -542,7 +546,7 @@ func (l *Loop) Stop() {
 // It returns an error if the loop is closed or already running, and
 // ErrDeadlock on virtual time when the loop would block forever.
 func (l *Loop) RunForever() error {
-	if l.wakeCh == nil {
+	if l.isZero() {
 		return errZeroLoop()
 	}
 	if l.running.Load() { // atomic: any goroutine may try
@@ -638,7 +642,7 @@ func driveLoop(token uint64, l *Loop) {
 // failed with, or a *CancelledError. Read a result with aw's Result. An
 // aw of another loop is a *ValueError, as in asyncio (ensure_future).
 func (l *Loop) RunUntilComplete(aw Awaitable) error {
-	if l.wakeCh == nil {
+	if l.isZero() {
 		return errZeroLoop()
 	}
 	if l.running.Load() {

@@ -259,7 +259,7 @@ func (t *T) kill() {
 			return
 		}
 		t.killed = true
-		t.sw.next() // park panics with lockedUnwind, main recovers it
+		t.sw.next() // park panics with lockedUnwind (main recovers it), or returns an outside outcome (outcomeAtKill)
 		t.fut.loop.unwindNext = nil
 		return
 	}

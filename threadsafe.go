@@ -319,7 +319,7 @@ func (l *Loop) CallSoonThreadsafe(fn func()) (*Handle, error) {
 // a handle, never handed out, is not threadsafe: nobody can cancel it, so
 // it runs without the lock Handle.take takes for a cancellable one.
 func (l *Loop) pushThreadsafe(h *Handle) error {
-	if l.wakeCh == nil { // set by NewLoop, never changed: no lock needed
+	if l.isZero() { // wakeCh is set by NewLoop, never changed: no lock needed
 		return errZeroLoop()
 	}
 	l.threadsafeMu.Lock()
