@@ -131,6 +131,29 @@ type outsideFuture[V any] struct {
 	// delivery queued for the loop is dropped).
 	v   V
 	err error
+	// For cancel: the held cancellation of a Go call (nil for an executor
+	// job), and the job's waiter (see startOutside).
+	held   *heldCancel
+	waiter *executorJob
+}
+
+// cancel is the future's: see startOutside.
+func (x *outsideFuture[V]) cancel(_ *futureCore, msg string) bool {
+	fut, c := &x.fut, &x.outsideCall
+	if fut.state != statePending {
+		// As Future.cancel: false, and the error counts as retrieved
+		// (EXC-3; CPython's run_in_executor future).
+		return fut.cancelPlain(msg)
+	}
+	if x.held != nil && !c.running.Load() {
+		// fn returned; its outcome is in CallSoonThreadsafe's queue.
+		x.held.hold(msg)
+		return true
+	}
+	c.cancel(&CancelledError{Msg: msg})
+	x.waiter.unblock(nil) // counted again, so that release takes it out once
+	c.release()
+	return fut.cancelPlain(msg)
 }
 
 func (x *outsideFuture[V]) outcomeAtKill() bool {
@@ -153,32 +176,17 @@ func (x *outsideFuture[V]) outcomeAtKill() bool {
 // held until fn's outcome arrives, which the future then gets (see
 // heldCancel): fn's effect has happened.
 func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Context) (V, error), report bool, task *T, submit func(job func()) error, held *heldCancel, what string, site uintptr) *Future[V] {
-	x := &outsideFuture[V]{fut: Future[V]{futureCore: futureCore{loop: l, outside: true}}}
+	x := &outsideFuture[V]{fut: Future[V]{futureCore: futureCore{loop: l, outside: true}}, held: held}
 	fut, c := &x.fut, &x.outsideCall
 	// waiter lets fn wait for its own loop without holding the virtual
 	// clock: ConcurrentFuture.Wait(ctx) stops counting the call while it
 	// waits (as for an executor job), and counts it again before fn runs on.
 	waiter := &executorJob{loop: l}
+	x.waiter = waiter
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, executorJobKey{}, waiter))
 	*c = outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
-	fut.setCancelFn(nil, func(msg string) bool {
-		if fut.state != statePending {
-			// As Future.cancel: false, and the error counts as
-			// retrieved (EXC-3; CPython's run_in_executor future).
-			return fut.cancelPlain(msg)
-		}
-		if held != nil && !c.running.Load() {
-			// fn returned; its outcome is in CallSoonThreadsafe's queue.
-			held.hold(msg)
-			return true
-		}
-		cancel(&CancelledError{Msg: msg})
-		waiter.unblock(nil) // counted again, so that release takes it out once
-		c.release()
-		return fut.cancelPlain(msg)
-	})
-	fut.extras.outcomeAtKill = x.outcomeAtKill
+	fut.setOps(nil, x) // cancel and outcomeAtKill above
 	l.track(c)
 	job := func() {
 		run := fn

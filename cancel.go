@@ -16,8 +16,8 @@ package asyncio
 //
 // Who requests a cancellation:
 //   - T.Cancel and Task.Cancel (here), Future.Cancel (futureCore.cancel
-//     here: cancelPlain, or the future's own cancelFn).
-//   - cancelFn overrides: gather's outer future cancels its children
+//     here: cancelPlain, or the future's own ops.cancel).
+//   - ops.cancel overrides: gather's outer future cancels its children
 //     (gather.go); a channel operation's future asks its helper goroutine
 //     to stop and stays pending until it answers (awaitChanOp, chan.go); a
 //     Go call's or executor job's future cancels the call's context and
@@ -281,8 +281,8 @@ func (f *futureCore) cancel(msg string) bool {
 	if f.task != nil {
 		return f.task.cancel(msg)
 	}
-	if f.extras != nil && f.extras.cancelFn != nil {
-		return f.extras.cancelFn(msg)
+	if f.extras != nil && f.extras.ops != nil {
+		return f.extras.ops.cancel(f, msg)
 	}
 	return f.cancelPlain(msg)
 }

@@ -145,8 +145,7 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 	x.fut.outside = true // see outcomeOutlivesCancel
 	x.running.Store(true)
 	x.mu.Lock()
-	x.fut.setCancelFn(nil, x.cancel)
-	x.fut.extras.outcomeAtKill = x.outcomeAtKill
+	x.fut.setOps(nil, x) // cancel and outcomeAtKill below
 	l.track(&x.outsideCall)
 	go x.run(op)
 	r, err := x.fut.Await(t)
@@ -158,7 +157,7 @@ func awaitChanOp[R any](t *T, what string, site uintptr, op func(stop <-chan str
 
 // cancel only asks the helper to stop; the future stays pending until it
 // answers, so a value it already took is not lost.
-func (x *chanCall[R]) cancel(msg string) bool {
+func (x *chanCall[R]) cancel(_ *futureCore, msg string) bool {
 	if x.fut.state != statePending {
 		return false
 	}

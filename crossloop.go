@@ -46,7 +46,6 @@ type crossCallOps interface {
 	callerClosed()
 	future() *futureCore
 	remote() (name, id string)
-	outcomeAtKill() bool
 }
 
 func (n *crossNode) unlink() {
@@ -403,26 +402,34 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	if from.debug {
 		c.extras.unretrieved = newUnretrieved(1)
 	}
-	c.startH.fn = c.start
+	// One func value for both trips (start, then delivered: see trip),
+	// so that a call allocates one method value, not two.
+	c.startH.fn = c.trip
+	c.deliverH.fn = c.startH.fn
 	if err := target.pushThreadsafe(&c.startH); err != nil {
 		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
 	}
 	c.node.target, c.node.call = target, c
 	from.linkCross(&c.node)
 	from.addExternal(1)
-	fut.setCancelFn(&c.extras, func(msg string) bool {
-		if fut.state != statePending {
-			// As Future.cancel: false, and the error counts as
-			// retrieved (EXC-3; CPython's wrap_future of
-			// run_coroutine_threadsafe).
-			return fut.cancelPlain(msg)
-		}
-		c.release()
-		c.node.unlink()
-		c.giveUp(msg)
-		return fut.cancelPlain(msg)
-	})
+	fut.setOps(&c.extras, c) // cancel and outcomeAtKill below
 	return fut, nil
+}
+
+// cancel is the future's (the awaiting task was cancelled, or the caller
+// cancelled a SubmitTo future): the remote task is cancelled with msg and
+// the future at once (docs/every-core.md, "How a cross-loop call works").
+func (c *crossCall[V]) cancel(_ *futureCore, msg string) bool {
+	fut := &c.fut
+	if fut.state != statePending {
+		// As Future.cancel: false, and the error counts as retrieved
+		// (EXC-3; CPython's wrap_future of run_coroutine_threadsafe).
+		return fut.cancelPlain(msg)
+	}
+	c.release()
+	c.node.unlink()
+	c.giveUp(msg)
+	return fut.cancelPlain(msg)
 }
 
 // outcomeAtKill is for from's Close, which unwinds the task awaiting the
@@ -439,27 +446,23 @@ func (c *crossCall[V]) outcomeAtKill() bool {
 	return true
 }
 
-// crossOutcomeAtKill is crossCall.outcomeAtKill for the pending call of
-// l whose future is f (found in l's list: Close is not a hot path).
-func (l *Loop) crossOutcomeAtKill(f *futureCore) bool {
-	h := &l.grp.calls
-	if h.next == nil {
-		return false
-	}
-	for n := h.next; n != h; n = n.next {
-		if n.call.future() == f {
-			return n.call.outcomeAtKill()
-		}
-	}
-	return false
-}
-
 // release stops counting the call as outside work on from (from only).
 func (c *crossCall[V]) release() {
 	if !c.released {
 		c.released = true
 		c.from.addExternal(-1)
 	}
+}
+
+// trip is the func value of both of the call's handles: start on to, then
+// delivered on from, once finish has sent the outcome (sent is stored
+// before the push that makes the second trip).
+func (c *crossCall[V]) trip() {
+	if c.sent.Load() {
+		c.delivered()
+		return
+	}
+	c.start()
 }
 
 // start runs on to: it creates the remote task (or runs the function).
@@ -503,8 +506,7 @@ func (c *crossCall[V]) taskDone() {
 // finish sends the outcome from to back to from. A closed from refuses
 // the delivery; its Close cancelled the call.
 func (c *crossCall[V]) finish() {
-	c.deliverH.fn = c.delivered
-	c.sent.Store(true)
+	c.sent.Store(true) // before the push: deliverH's trip is delivered
 	_ = c.from.pushThreadsafe(&c.deliverH)
 }
 

@@ -324,7 +324,7 @@ func (q *CrossQueue[V]) newWaiter(t *T, kind futureKind) *crossWaiter[V] {
 	l := t.fut.loop
 	w := &crossWaiter[V]{loop: l}
 	fut := &Future[struct{}]{futureCore: futureCore{loop: l, kind: kind}}
-	fut.setCancelFn(nil, func(msg string) bool {
+	fut.setOps(nil, cancelFunc(func(msg string) bool {
 		if fut.state != statePending {
 			return false
 		}
@@ -341,7 +341,7 @@ func (q *CrossQueue[V]) newWaiter(t *T, kind futureKind) *crossWaiter[V] {
 		}
 		l.addExternal(-1)
 		return fut.cancelPlain(msg)
-	})
+	}))
 	w.fut = fut
 	l.addExternal(1)
 	return w

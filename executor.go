@@ -372,13 +372,13 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 			cancel()
 		}
 	})
-	fut.extrasForWrite().outcomeAtKill = func() bool {
+	fut.setOps(nil, outcomeAtKillFunc(func() bool {
 		if !outcome.ready.Load() {
 			return false
 		}
 		fut.settleUnwinding(outcome.v, outcome.err)
 		return true
-	}
+	}))
 	return fut
 }
 

@@ -53,24 +53,48 @@ type doneCallback struct {
 // get a registration past the waiter. first is the room for the first
 // registration, so that a list of one costs no allocation of its own.
 // An object that owns a future with its own cancel can hold the extras
-// and lend them (setCancelFn), saving the allocation.
+// and lend them (setOps), saving the allocation.
 type futureExtras struct {
 	items []doneCallback
 	first [1]doneCallback
-	// cancelFn, when set, replaces the plain cancel (gather's outer
-	// future, a cross-loop call, a channel operation...).
-	cancelFn func(msg string) bool
+	// ops, when set, is the future's own cancel and its answer to Close
+	// (futureOps): gather's outer future, a cross-loop call, a channel
+	// operation, a Go call...
+	ops futureOps
 	// unretrieved is the record of an error nobody read (FUT-10), and in
 	// debug mode of where the future was created; see watchUnretrieved.
 	unretrieved *unretrieved
-	// outcomeAtKill, when set, is asked when Close unwinds the task
-	// awaiting the future (T.park): it settles the future with the outcome
-	// of an outside operation that already happened, and reports whether
-	// it did, so that the await returns it instead of unwinding (a value
-	// taken from a channel is not lost). It sits in the 80-byte size class
-	// futureExtras was in already.
-	outcomeAtKill func() bool
 }
+
+// futureOps is what a future whose outcome comes from elsewhere does in
+// place of the plain Future's. It is an interface, not two funcs, so that
+// the object that owns the future (a cross-loop call, a channel
+// operation) is its own ops: setting them allocates nothing. cancelFunc
+// and outcomeAtKillFunc adapt a closure for the rest.
+type futureOps interface {
+	// cancel replaces f's plain cancel (f.cancelPlain).
+	cancel(f *futureCore, msg string) bool
+	// outcomeAtKill is asked when Close unwinds the task awaiting f, still
+	// pending (T.park): it settles f with the outcome of an outside
+	// operation that already happened, and reports whether it did, so
+	// that the await returns it instead of unwinding (a value taken from
+	// a channel is not lost).
+	outcomeAtKill() bool
+}
+
+// cancelFunc is a futureOps of its own cancel only: there is never an
+// outcome at Close.
+type cancelFunc func(msg string) bool
+
+func (fn cancelFunc) cancel(_ *futureCore, msg string) bool { return fn(msg) }
+func (cancelFunc) outcomeAtKill() bool                      { return false }
+
+// outcomeAtKillFunc is a futureOps with the plain cancel and fn as its
+// answer to Close.
+type outcomeAtKillFunc func() bool
+
+func (outcomeAtKillFunc) cancel(f *futureCore, msg string) bool { return f.cancelPlain(msg) }
+func (fn outcomeAtKillFunc) outcomeAtKill() bool                { return fn() }
 
 // extrasForWrite returns f's extras, allocated if f has none.
 func (f *futureCore) extrasForWrite() *futureExtras {
@@ -113,14 +137,14 @@ func (f *futureCore) unregister(i int) {
 	f.extras.items = append(items[:i], items[i+1:]...)
 }
 
-// setCancelFn makes fn f's cancel, in place of the plain one. x, when not
-// nil, is room for f's extras inside the object that owns f (nothing
-// allocated), used if f has none yet.
-func (f *futureCore) setCancelFn(x *futureExtras, fn func(msg string) bool) {
+// setOps makes ops f's cancel and answer to Close, in place of the plain
+// ones. x, when not nil, is room for f's extras inside the object that
+// owns f (nothing allocated), used if f has none yet.
+func (f *futureCore) setOps(x *futureExtras, ops futureOps) {
 	if f.extras == nil && x != nil {
 		f.extras = x
 	}
-	f.extrasForWrite().cancelFn = fn
+	f.extrasForWrite().ops = ops
 }
 
 // futureCore is the untyped state shared by Future[V] and Task[V].
@@ -320,7 +344,7 @@ func (f *futureCore) scheduleCallbacks() {
 func (f *futureCore) scheduleCallbackList() {
 	x := f.extras
 	cbs := x.items
-	if x.cancelFn == nil && x.unretrieved == nil {
+	if x.ops == nil && x.unretrieved == nil {
 		f.extras = nil
 	} else {
 		// The cancel answers for the done future too, and the record

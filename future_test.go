@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -525,10 +526,53 @@ func TestFutureAndTaskSizeClasses(t *testing.T) {
 		{"futureExtras", unsafe.Sizeof(futureExtras{}), 80},
 		// One per cross-loop call (W12), futureExtras inside.
 		{"crossCall[int]", unsafe.Sizeof(crossCall[int]{}), 352},
+		// One per Go call, ToThread or executor job: future, tracked
+		// call, outcome and what its cancel needs.
+		{"outsideFuture[int]", unsafe.Sizeof(outsideFuture[int]{}), 208},
 	} {
 		if c.size > c.want {
 			t.Errorf("%s is %d bytes, want at most %d (the %d-byte size class)", c.what, c.size, c.want, c.want)
 		}
+	}
+}
+
+// What a cross-loop call and a Go call allocate, counted on two running
+// loops: a future whose outcome comes from elsewhere is its own ops
+// (futureOps: cancel and the answer to Close), so setting them allocates
+// nothing, and a cross-loop call's two trips share one func value.
+// CallFuncOn: the crossCall and its trip; CallOn: those, the remote task,
+// its done callback and the remote task's registration. Go: the
+// outsideFuture, the contexts, the job and its delivery.
+func TestOutsideFuturesAllocations(t *testing.T) {
+	g := NewLoopGroup(WithLoops(2))
+	defer g.Close()
+	_, err := RunGroup(g, func(tk *T) (struct{}, error) {
+		target := g.Loop(1)
+		ffn := func() (int, error) { return 1, nil }
+		fn := func(*T) (int, error) { return 1, nil }
+		gfn := func(context.Context) (int, error) { return 1, nil }
+		for range 100 { // grow the queues and the pools first
+			_, _ = CallFuncOn(tk, target, ffn)
+			_, _ = CallOn(tk, target, fn)
+			_, _ = Go(tk, gfn)
+		}
+		for _, c := range []struct {
+			what string
+			call func()
+			max  float64
+		}{
+			{"CallFuncOn", func() { _, _ = CallFuncOn(tk, target, ffn) }, 2},
+			{"CallOn", func() { _, _ = CallOn(tk, target, fn) }, 5},
+			{"Go", func() { _, _ = Go(tk, gfn) }, 10},
+		} {
+			if n := testing.AllocsPerRun(200, c.call); n > c.max {
+				t.Errorf("%s allocates %v times per call, want at most %v", c.what, n, c.max)
+			}
+		}
+		return struct{}{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -140,7 +140,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 	cancelRequested := false
 	// _GatheringFuture.cancel (GATHER-5), also reached when the task
 	// awaiting outer is cancelled (GATHER-6).
-	outer.setCancelFn(nil, func(msg string) bool {
+	outer.setOps(nil, cancelFunc(func(msg string) bool {
 		// (A task that awaits a gather holding itself comes back to its
 		// own cancel from here: T.cancel stops that cycle, see inCancel.)
 		if outer.Done() {
@@ -156,7 +156,7 @@ func gather[R any](owner LoopOwner, args []Awaitable, returnExceptions bool, val
 			cancelRequested = true
 		}
 		return ret
-	})
+	}))
 	nFinished := 0
 
 	onChildDone := func(c Awaitable) {

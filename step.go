@@ -275,10 +275,8 @@ func (t *T) outcomeAtKill() bool {
 	case f.state != statePending:
 		// Delivered, t's wakeup still queued when the loop stopped.
 		kept = f.state == stateFinished
-	case f.kind == kindCrossCall:
-		kept = t.fut.loop.crossOutcomeAtKill(f)
-	case f.extras != nil && f.extras.outcomeAtKill != nil:
-		kept = f.extras.outcomeAtKill()
+	case f.extras != nil && f.extras.ops != nil:
+		kept = f.extras.ops.outcomeAtKill()
 	}
 	if kept {
 		t.futWaiter = nil

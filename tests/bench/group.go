@@ -6,9 +6,10 @@ package main
 // at once, and W12, a cross-loop call round trip (WORKLOADS.md).
 //
 //	bench -w W11 -n N -loops K     (variant "loops<K>", n handoffs in total)
-//	bench -w W12 [-n N] [-variant task|callback]
+//	bench -w W12 [-n N] [-variant task|callback|mechanism-floor]
 //	                               (task, the default: CallOn, the called side a task on loop B;
-//	                                callback: CallFuncOn, a callback on loop B)
+//	                                callback: CallFuncOn, a callback on loop B;
+//	                                mechanism-floor: no library, see w12Floor)
 //	bench -w echo-server -variant streams|protocol -size S -loops K [-group-mode reuseport|roundrobin|leastconns]
 //	                               (W8 on a LoopGroup of K > 1 loops: aio.StartGroupServer /
 //	                                CreateGroupServer; reuseport, the default, listens on every loop;
@@ -127,8 +128,11 @@ func w12(n int, variant string) (rec, error) {
 	if variant == "" {
 		variant = "task"
 	}
+	if variant == "mechanism-floor" {
+		return w12Floor(n)
+	}
 	if variant != "task" && variant != "callback" {
-		return nil, fmt.Errorf("-variant %q (want task or callback)", variant)
+		return nil, fmt.Errorf("-variant %q (want task, callback or mechanism-floor)", variant)
 	}
 	g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
 	defer g.Close()
@@ -154,6 +158,77 @@ func w12(n int, variant string) (rec, error) {
 		}
 		return record("W12", variant, n, el, nil), nil
 	})
+}
+
+// w12Floor is W12's handoff with no library: two goroutines that each
+// run a queue of funcs guarded by a mutex, and sleep on a wake channel
+// when it is empty, which is how two loops hand each other a call
+// (CallSoonThreadsafe: the mutex, the queue, the wake-up of a sleeping
+// loop). A call is a func pushed to the other side, whose answer is a
+// func pushed back. No futures, tasks, iterations, timers or bookkeeping:
+// the floor of any design built on that handoff, for comparison with the
+// raw channel round trip (docs/every-core.md).
+func w12Floor(n int) (rec, error) {
+	type side struct {
+		mu       sync.Mutex
+		queue    []func()
+		sleeping bool
+		wake     chan struct{}
+		stop     bool
+	}
+	push := func(s *side, fn func()) {
+		s.mu.Lock()
+		s.queue = append(s.queue, fn)
+		if s.sleeping {
+			s.sleeping = false
+			s.wake <- struct{}{} // buffered (1): never blocks, one wake-up pending at most
+		}
+		s.mu.Unlock()
+	}
+	run := func(s *side) {
+		var batch []func()
+		for !s.stop {
+			s.mu.Lock()
+			if len(s.queue) == 0 {
+				s.sleeping = true
+				s.mu.Unlock()
+				<-s.wake
+				continue
+			}
+			batch, s.queue = s.queue, batch[:0]
+			s.mu.Unlock()
+			for _, fn := range batch {
+				fn()
+			}
+		}
+	}
+	a := &side{wake: make(chan struct{}, 1)}
+	b := &side{wake: make(chan struct{}, 1)}
+	bDone := make(chan struct{})
+	go func() { run(b); close(bDone) }()
+	x := 0
+	var call func()
+	call = func() {
+		if x == n {
+			a.stop = true
+			push(b, func() { b.stop = true })
+			return
+		}
+		v := x
+		push(b, func() {
+			r := v + 1
+			push(a, func() { x = r; call() })
+		})
+	}
+	t0 := time.Now()
+	push(a, call)
+	run(a)
+	el := time.Since(t0)
+	<-bDone
+	if x != n {
+		return nil, fmt.Errorf("x = %d, want %d", x, n)
+	}
+	return record("W12", "mechanism-floor", n, el, nil), nil
 }
 
 // groupEchoServer is echoServer (W8) on a LoopGroup of loops loops.

@@ -22,6 +22,7 @@ func TestGroupWorkloads(t *testing.T) {
 		{"W11", func() (rec, error) { return w11(2000, 2) }, "loops2", 2000},
 		{"W12", func() (rec, error) { return w12(500, "") }, "task", 500},
 		{"W12", func() (rec, error) { return w12(500, "callback") }, "callback", 500},
+		{"W12", func() (rec, error) { return w12(500, "mechanism-floor") }, "mechanism-floor", 500},
 	}
 	for _, c := range cases {
 		t.Run(c.name+"-"+c.variant, func(t *testing.T) {
