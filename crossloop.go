@@ -402,8 +402,9 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	if from.debug {
 		c.extras.unretrieved = newUnretrieved(1)
 	}
-	// One func value for both trips (start, then delivered: see trip),
-	// so that a call allocates one method value, not two.
+	// One func value for every step (start, the remote task's done
+	// callback, delivered: see trip), so that a call allocates one
+	// method value, not three.
 	c.startH.fn = c.trip
 	c.deliverH.fn = c.startH.fn
 	if err := target.pushThreadsafe(&c.startH); err != nil {
@@ -454,15 +455,19 @@ func (c *crossCall[V]) release() {
 	}
 }
 
-// trip is the func value of both of the call's handles: start on to, then
-// delivered on from, once finish has sent the outcome (sent is stored
-// before the push that makes the second trip).
+// trip is the call's one func value, for each step in turn: start on to;
+// for the task form, taskDone, the remote task's done callback (task is
+// set, on to, by start); then delivered on from, once finish has sent the
+// outcome (sent is stored before the push that makes that trip).
 func (c *crossCall[V]) trip() {
-	if c.sent.Load() {
+	switch {
+	case c.sent.Load():
 		c.delivered()
-		return
+	case c.task != nil: // to's goroutine, which set it
+		c.taskDone()
+	default:
+		c.start()
 	}
-	c.start()
 }
 
 // start runs on to: it creates the remote task (or runs the function).
@@ -486,7 +491,7 @@ func (c *crossCall[V]) start() {
 		c.taskDone()
 		return
 	}
-	task.AddDoneCallback(c.taskDone)
+	task.AddDoneCallback(c.startH.fn) // trip: taskDone now
 }
 
 // taskDone runs on to when the remote task is done.
