@@ -1022,14 +1022,20 @@ func (l *Loop) waitWakeup(timeout time.Duration) {
 		case <-l.wakeCh:
 			l.sleepTimer.Stop()
 		case <-l.sleepTimer.C:
+			// Nobody woke the loop: it says itself that it is awake.
+			l.threadsafeMu.Lock()
+			l.sleepMode = sleepAwake
+			l.threadsafeMu.Unlock()
 		}
 	} else {
 		<-l.wakeCh
 	}
+	// Woken through wakeCh, the loop is marked awake already: wakeLocked
+	// did it before its send (one lock less per wait, on a cache line the
+	// waker just wrote). A wake-up left in wakeCh by a waker that raced a
+	// timeout only makes a later wait return early, which a loop takes as
+	// any spurious wake-up (it looks at its queues again).
 	l.wakeWatchdog()
-	l.threadsafeMu.Lock()
-	l.sleepMode = sleepAwake
-	l.threadsafeMu.Unlock()
 }
 
 // waitsForNothing reports whether a loop on virtual time, with nothing

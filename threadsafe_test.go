@@ -39,6 +39,36 @@ func TestTHREAD1_CallSoonThreadsafeWakesBlockedLoop(t *testing.T) {
 	checkEvents(t, []string{"woken"}, &r)
 }
 
+// A wake-up left in wakeCh (a waker that raced a timed wait's timeout
+// leaves one, and the loop no longer relocks to say it is awake after a
+// wake-up) only makes a later wait return early: the loop looks at its
+// queues again and waits anew, and calls queued later still wake it.
+func TestWaitWakeup_LeftoverWakeUpIsOnlySpurious(t *testing.T) {
+	l := NewLoop()
+	defer mustClose(t, l)
+	var r eventLog
+	l.wakeCh <- struct{}{} // the leftover
+	started := make(chan struct{})
+	l.CallSoon(func() { close(started) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-started
+		for i := range 3 {
+			waitUntilSleeping(l)
+			fired := make(chan struct{})
+			l.CallSoonThreadsafe(func() { r.log("call %d", i); close(fired) })
+			<-fired
+		}
+		l.CallSoonThreadsafe(l.Stop)
+	}()
+	if err := l.RunForever(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	checkEvents(t, []string{"call 0", "call 1", "call 2"}, &r)
+}
+
 // THREAD-4: run_coroutine_threadsafe from another goroutine: result, error,
 // and cancellation of the task through the concurrent future.
 func TestTHREAD4_RunCoroutineThreadsafe(t *testing.T) {
