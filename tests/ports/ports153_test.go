@@ -15,10 +15,12 @@ package ports_test
 // simulated network) and ports70_test.go (subprocesses).
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -490,6 +492,544 @@ func TestPortProtocolPauseReading(t *testing.T) {
 		}
 		srv.Close()
 		if err := srv.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p156_udp_retries.py
+
+// retryServer is the program's Server(asyncio.DatagramProtocol).
+type retryServer struct {
+	aio.BaseDatagramProtocol
+	p         *probe
+	transport aio.DatagramTransport
+	seen      map[string]int
+}
+
+func (s *retryServer) ConnectionMade(tr aio.DatagramTransport) { s.transport = tr }
+
+func (s *retryServer) DatagramReceived(data []byte, addr net.Addr) {
+	rid, cmd, _ := strings.Cut(string(data), " ")
+	s.seen[rid]++
+	n := s.seen[rid]
+	if cmd == "drop-once" && n == 1 {
+		s.p.log("server: drops %s", rid)
+		return
+	}
+	if cmd == "never" {
+		s.p.log("server: ignores %s attempt %d", rid, n)
+		return
+	}
+	delay := 20 * ms
+	if cmd == "slow" && n == 1 {
+		delay = 250 * ms
+	}
+	reply := []byte(fmt.Sprintf("%s %s #%d", rid, strings.ToUpper(cmd), n))
+	s.p.l.CallLater(delay, func() { _ = s.transport.SendTo(reply, addr) })
+}
+
+// retryClient is the program's Client(asyncio.DatagramProtocol).
+type retryClient struct {
+	aio.BaseDatagramProtocol
+	p         *probe
+	transport aio.DatagramTransport
+	waiting   map[string]*asyncio.Future[string]
+	dups      int
+}
+
+func (c *retryClient) ConnectionMade(tr aio.DatagramTransport) { c.transport = tr }
+
+func (c *retryClient) DatagramReceived(data []byte, _ net.Addr) {
+	rid, reply, _ := strings.Cut(string(data), " ")
+	fut := c.waiting[rid]
+	if fut == nil || fut.Done() {
+		c.dups++
+		c.p.log("client: duplicate or late reply %s %s", rid, reply)
+		return
+	}
+	_ = fut.SetResult(reply)
+}
+
+func (c *retryClient) ErrorReceived(err error) { c.p.log("client: error_received %s", nd(err)) }
+
+func (c *retryClient) request(t *asyncio.T, rid, cmd string, timeout time.Duration, attempts int) (string, error) {
+	fut := asyncio.NewFuture[string](t.Loop())
+	c.waiting[rid] = fut
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if err := c.transport.SendTo([]byte(rid+" "+cmd), nil); err != nil {
+			return "", err
+		}
+		v, err := asyncio.WaitFor(t, timeout, asyncio.Shield[string](fut))
+		if !errors.Is(err, asyncio.ErrTimeout) {
+			return v, err
+		}
+		c.p.log("client: %s attempt %d timed out", rid, attempt)
+	}
+	fut.Cancel()
+	return "", &asyncio.TimeoutError{}
+}
+
+func TestPortUDPRetries(t *testing.T) {
+	runPort(t, cpythonTrace("p156_udp_retries"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		p.restart()
+		server := &retryServer{p: p, seen: map[string]int{}}
+		st, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return server },
+			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil, sim)
+		if err != nil {
+			return err
+		}
+		addr := st.ExtraInfo("sockname").(*net.UDPAddr)
+		client := &retryClient{p: p, waiting: map[string]*asyncio.Future[string]{}}
+		ct, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return client }, nil, addr, sim)
+		if err != nil {
+			return err
+		}
+		call := func(rid, cmd string, gap time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := asyncio.Sleep(t, gap); err != nil {
+					return err
+				}
+				v, err := client.request(t, rid, cmd, 100*ms, 3)
+				switch {
+				case errors.Is(err, asyncio.ErrTimeout):
+					p.log("failed %s %s", rid, pd(err))
+				case err != nil:
+					return err
+				default:
+					p.log("result %s %s", rid, v)
+				}
+				return nil
+			}
+		}
+		if err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			for _, c := range []struct {
+				rid, cmd string
+				gap      time.Duration
+			}{{"r1", "ping", 0}, {"r2", "drop-once", 10 * ms}, {"r3", "slow", 20 * ms}, {"r4", "never", 30 * ms}} {
+				if _, err := asyncio.SpawnErr(g, call(c.rid, c.cmd, c.gap)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		var seen []string
+		for _, k := range slices.Sorted(maps.Keys(server.seen)) {
+			seen = append(seen, fmt.Sprintf("('%s', %d)", k, server.seen[k]))
+		}
+		p.log("duplicates %d seen [%s]", client.dups, strings.Join(seen, ", "))
+		ct.Close()
+		st.Close()
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("closed %s %s", pb(ct.IsClosing()), pb(st.IsClosing()))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p157_max_connections.py
+
+func TestPortMaxConnections(t *testing.T) {
+	runPort(t, cpythonTrace("p157_max_connections"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		served, refused, failed := 0, 0, 0
+		sem := asyncio.NewSemaphore(2)
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			if sem.Locked() {
+				refused++
+				if err := w.Write([]byte("BUSY\n")); err != nil {
+					return err
+				}
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+				w.Close()
+				return w.WaitClosed(t)
+			}
+			return asyncio.WithLock(t, sem, func() (err error) {
+				if err := w.Write([]byte("WELCOME\n")); err != nil {
+					return err
+				}
+				defer func() {
+					w.Close()
+					if werr := w.WaitClosed(t); err == nil {
+						err = werr
+					}
+				}()
+				body := func() error {
+					for line, err := range r.Lines(t) {
+						if err != nil {
+							return err
+						}
+						cmd := strings.TrimSpace(string(line))
+						if cmd == "boom" {
+							return newValueError("bad command")
+						}
+						if err := asyncio.Sleep(t, 60*ms); err != nil {
+							return err
+						}
+						if err := w.Write([]byte("done " + cmd + "\n")); err != nil {
+							return err
+						}
+						if err := w.Drain(t); err != nil {
+							return err
+						}
+					}
+					served++
+					return nil
+				}
+				var ve *valueError
+				if err := body(); errors.As(err, &ve) {
+					failed++
+					if err := w.Write([]byte("ERR " + ve.msg + "\n")); err != nil {
+						return err
+					}
+					return w.Drain(t)
+				} else {
+					return err
+				}
+			})
+		}
+		client := func(name string, port int, cmds []string, start time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				if err := asyncio.Sleep(t, start); err != nil {
+					return noValue, err
+				}
+				for attempt := 1; attempt < 4; attempt++ {
+					r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+					if err != nil {
+						return noValue, err
+					}
+					hello, err := r.ReadLine(t)
+					if err != nil {
+						return noValue, err
+					}
+					if strings.TrimSpace(string(hello)) == "BUSY" {
+						p.log("%s refused on attempt %d", name, attempt)
+						w.Close()
+						if err := w.WaitClosed(t); err != nil {
+							return noValue, err
+						}
+						if err := asyncio.Sleep(t, 130*ms); err != nil {
+							return noValue, err
+						}
+						continue
+					}
+					p.log("%s admitted on attempt %d", name, attempt)
+					var got []string
+					for _, cmd := range cmds {
+						if err := w.Write([]byte(cmd + "\n")); err != nil {
+							return noValue, err
+						}
+						line, err := r.ReadLine(t)
+						if err != nil {
+							return noValue, err
+						}
+						got = append(got, strings.TrimSpace(string(line)))
+						if strings.HasPrefix(got[len(got)-1], "ERR") {
+							break
+						}
+					}
+					if err := w.WriteEOF(); err != nil {
+						return noValue, err
+					}
+					rest, err := r.Read(t, -1)
+					if err != nil {
+						return noValue, err
+					}
+					p.log("%s got %s then %s", name, pstrs(got), pbytes(rest))
+					w.Close()
+					return noValue, w.WaitClosed(t)
+				}
+				p.log("%s gave up", name)
+				return noValue, nil
+			}
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		if err := aio.WithServer(tk, srv, func() error {
+			if _, err := asyncio.GatherFuncs(tk,
+				client("a", port, []string{"x", "y", "z"}, 0),
+				client("b", port, []string{"boom", "never"}, 10*ms),
+				client("c", port, []string{"p"}, 20*ms),
+				client("d", port, []string{"q", "r"}, 30*ms),
+				client("e", port, []string{"s"}, 40*ms),
+			).Await(tk); err != nil {
+				return err
+			}
+			p.log("stats {'served': %d, 'refused': %d, 'failed': %d} locked %s", served, refused, failed, pb(sem.Locked()))
+			return nil
+		}); err != nil {
+			return err
+		}
+		p.log("server closed, serving %s", pb(srv.IsServing()))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p158_shutdown_shielded.py
+
+func TestPortShutdownShielded(t *testing.T) {
+	runPort(t, cpythonTrace("p158_shutdown_shielded"), func(p *probe, tk *asyncio.T) error {
+		var journal []string
+		commit := func(name string, dur time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, dur); err != nil {
+					return "", err
+				}
+				journal = append(journal, name)
+				p.log("commit %s written", name)
+				return name + "-ok", nil
+			}
+		}
+		handler := func(name string, dur time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				c := asyncio.CreateTask(t, commit(name, dur), asyncio.WithName("commit-"+name))
+				r, err := asyncio.WaitFor(t, asyncio.Never, asyncio.Shield[string](c))
+				if asyncio.IsCancelled(err) {
+					p.log("handler %s cancelled, commit done: %s", name, pb(c.Done()))
+					return err
+				} else if err != nil {
+					return err
+				}
+				p.log("handler %s got %s", name, r)
+				return nil
+			}
+		}
+		flush := func(t *asyncio.T) (int, error) {
+			if err := asyncio.Sleep(t, 370*ms); err != nil {
+				return 0, err
+			}
+			p.log("flush wrote %d entries", len(journal))
+			return len(journal), nil
+		}
+		checksum := func(entries []string) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) {
+				n := 0
+				for _, e := range entries {
+					n += len(e)
+				}
+				return n, nil
+			}
+		}
+
+		p.restart()
+		var handlers []*asyncio.Task[struct{}]
+		for _, h := range []struct {
+			n string
+			d time.Duration
+		}{{"a", 100 * ms}, {"b", 300 * ms}, {"c", 430 * ms}} {
+			handlers = append(handlers, asyncio.CreateTaskErr(tk, handler(h.n, h.d)))
+		}
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		pending := 0
+		for _, h := range handlers {
+			if !h.Done() {
+				pending++
+			}
+		}
+		p.log("shutdown: cancelling %d handlers", pending)
+		for _, h := range handlers {
+			h.Cancel()
+		}
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(handlers)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var outs []string
+		for _, o := range res {
+			if o.Err != nil {
+				outs = append(outs, "'"+pd(o.Err)+"'")
+			} else {
+				outs = append(outs, "None")
+			}
+		}
+		p.log("handlers [%s]", strings.Join(outs, ", "))
+		f := asyncio.CreateTask(tk, flush, asyncio.WithName("flush"))
+		n, err := asyncio.WaitFor(tk, 200*ms, asyncio.Shield[int](f))
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("flush slow, still running: %s", pb(!f.Done()))
+			n, err = asyncio.WaitFor(tk, asyncio.Never, f)
+		}
+		if err != nil {
+			return err
+		}
+		p.log("flushed %d journal %s", n, pstrs(journal))
+		total, err := asyncio.RunInExecutor(tk, checksum(journal)).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("checksum %d", total)
+		// shutdown_default_executor(timeout=1.0): its wait is
+		// `async with timeouts.timeout(timeout): await future`.
+		if err := asyncio.Timeout(tk, time.Second, func(*asyncio.TimeoutScope) error {
+			return asyncio.ShutdownDefaultExecutor(tk)
+		}); err != nil {
+			return err
+		}
+		p.log("executor shut down")
+		if _, err := asyncio.RunInExecutor(tk, checksum(journal)).Await(tk); errors.Is(err, asyncio.ErrRuntime) {
+			p.log("after shutdown: %s", pd(err))
+		} else {
+			return fmt.Errorf("run_in_executor after the shutdown: %v", err)
+		}
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		p.log("journal %s", pstrs(journal))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p159_server_close_clients.py
+
+func TestPortServerCloseClients(t *testing.T) {
+	runPort(t, cpythonTrace("p159_server_close_clients"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		active := map[string]*aio.StreamWriter{}
+		activeNames := func() string { return pstrs(slices.Sorted(maps.Keys(active))) }
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(first))
+			active[name] = w
+			p.log("server: %s connected", name)
+			defer func() {
+				delete(active, name)
+				p.log("server: %s handler ends, closing: %s", name, pb(w.Transport().IsClosing()))
+			}()
+			for line, err := range r.Lines(t) {
+				if isConnectionError(err) {
+					p.log("server: %s error %s", name, nd(err))
+					return nil
+				} else if err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(t, 10*ms); err != nil {
+					return err
+				}
+				if err := w.Write(append([]byte("echo "), line...)); err != nil {
+					return err
+				}
+				if err := w.Drain(t); isConnectionError(err) {
+					p.log("server: %s error %s", name, nd(err))
+					return nil
+				} else if err != nil {
+					return err
+				}
+			}
+			p.log("server: %s saw EOF", name)
+			return nil
+		}
+		client := func(port int, name string, lines int, gap time.Duration, waitForBye bool) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return noValue, err
+				}
+				if err := w.Write([]byte(name + "\n")); err != nil {
+					return noValue, err
+				}
+				body := func() error {
+					for i := range lines {
+						if err := w.Write([]byte(fmt.Sprintf("%s%d\n", name, i))); err != nil {
+							return err
+						}
+						if err := w.Drain(t); err != nil {
+							return err
+						}
+						if _, err := r.ReadLine(t); err != nil {
+							return err
+						}
+						if err := asyncio.Sleep(t, gap); err != nil {
+							return err
+						}
+					}
+					if waitForBye {
+						p.log("%s waits for the server's goodbye", name)
+						rest, err := r.ReadLine(t)
+						if err != nil {
+							return err
+						}
+						p.log("%s read: %s eof %s", name, pbytes(rest), pb(r.AtEOF()))
+					}
+					p.log("%s finished its %d lines", name, lines)
+					return nil
+				}
+				err = body()
+				if isConnectionError(err) {
+					p.log("%s lost: %s", name, nd(err))
+					err = nil
+				}
+				w.Close()
+				if werr := w.WaitClosed(t); err == nil {
+					err = werr
+				}
+				return noValue, err
+			}
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		clients := []*asyncio.Task[struct{}]{
+			asyncio.CreateTask(tk, client(port, "quick", 2, 20*ms, false)),
+			asyncio.CreateTask(tk, client(port, "steady", 3, 30*ms, false)),
+			asyncio.CreateTask(tk, client(port, "idle", 1, 0, true)),
+		}
+		if err := asyncio.Sleep(tk, 45*ms); err != nil {
+			return err
+		}
+		srv.Close()
+		p.log("closed; serving %s active %s", pb(srv.IsServing()), activeNames())
+		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", port, sim); err != nil {
+			p.log("new client refused: %s", strings.TrimSuffix(nd(err), "(111)"))
+		} else {
+			return errors.New("a new client was accepted after close")
+		}
+		waiter := asyncio.CreateTaskErr(tk, srv.WaitClosed)
+		if _, err := asyncio.WaitFor(tk, 200*ms, asyncio.Shield[struct{}](waiter)); err == nil {
+			p.log("all connections ended by themselves")
+		} else if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("grace period over, still active %s", activeNames())
+			srv.CloseClients()
+			if err := asyncio.Sleep(tk, 30*ms); err != nil {
+				return err
+			}
+			p.log("after close_clients, active %s waiter done %s", activeNames(), pb(waiter.Done()))
+		} else {
+			return err
+		}
+		if _, err := waiter.Await(tk); err != nil {
+			return err
+		}
+		p.log("wait_closed returned")
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(clients)...).Await(tk); err != nil {
 			return err
 		}
 		p.log("done")
