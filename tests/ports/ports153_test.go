@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1033,6 +1034,349 @@ func TestPortServerCloseClients(t *testing.T) {
 			return err
 		}
 		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p160_tg_handlers_fail.py
+
+func TestPortTaskGroupHandlersFail(t *testing.T) {
+	runPort(t, cpythonTrace("p160_tg_handlers_fail"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		type feedLine struct {
+			delay time.Duration
+			line  string
+		}
+		feeds := map[string][]feedLine{
+			"alpha": {{30 * ms, "a=1"}, {50 * ms, "b=2"}, {100 * ms, "c=3"}},
+			"beta":  {{40 * ms, "x=9"}, {60 * ms, "oops"}, {200 * ms, "y=8"}},
+			"gamma": {{20 * ms, "p=5"}, {300 * ms, "q=6"}},
+		}
+		names := []string{"alpha", "beta", "gamma"}
+		feedServer := func(name string) (*aio.Server, error) {
+			handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) (err error) {
+				defer func() {
+					if err != nil {
+						return
+					}
+					rest, rerr := r.Read(t, -1)
+					if rerr != nil {
+						err = rerr
+						return
+					}
+					p.log("%s: client closed, read %s", name, pbytes(rest))
+					w.Close()
+					err = w.WaitClosed(t)
+				}()
+				for _, f := range feeds[name] {
+					if err := asyncio.Sleep(t, f.delay); err != nil {
+						return err
+					}
+					if err := w.Write([]byte(f.line + "\n")); err != nil {
+						return err
+					}
+					if err := w.Drain(t); isConnectionError(err) {
+						p.log("%s: client gone while sending, %s", name, nd(err))
+						return nil
+					} else if err != nil {
+						return err
+					}
+				}
+				p.log("%s: sent all", name)
+				return nil
+			}
+			return aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		}
+		type kv struct {
+			k string
+			v int
+		}
+		seen := map[string][]kv{}
+		collect := func(name string, port int) func(*asyncio.T) error {
+			return func(t *asyncio.T) (err error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return err
+				}
+				defer func() {
+					w.Close()
+					if werr := w.WaitClosed(t); err == nil {
+						err = werr
+					}
+				}()
+				for line, err := range r.Lines(t) {
+					if asyncio.IsCancelled(err) {
+						p.log("%s cancelled mid-read with %d values", name, len(seen[name]))
+						return err
+					} else if err != nil {
+						return err
+					}
+					key, value, ok := strings.Cut(strings.TrimSpace(string(line)), "=")
+					if !ok {
+						return newValueError(fmt.Sprintf("%s: bad line %s", name, pbytes(line)))
+					}
+					v, err := strconv.Atoi(value)
+					if err != nil {
+						return err
+					}
+					seen[name] = append(seen[name], kv{key, v})
+					p.log("%s read %s %s", name, key, value)
+				}
+				return nil
+			}
+		}
+
+		p.restart()
+		servers := map[string]*aio.Server{}
+		for _, n := range names {
+			s, err := feedServer(n)
+			if err != nil {
+				return err
+			}
+			servers[n] = s
+		}
+		err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			for _, n := range names {
+				if _, err := asyncio.SpawnErr(g, collect(n, portOf(servers[n])), asyncio.WithName("collect-"+n)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err = asyncio.ExceptStar(err, asyncio.Except[*valueError](func(eg *asyncio.ExceptionGroup) error {
+			p.log("collector failed: %s", pd(eg))
+			return nil
+		})); err != nil {
+			return err
+		}
+		var parts []string
+		for _, n := range names {
+			var vals []string
+			for _, x := range seen[n] {
+				vals = append(vals, fmt.Sprintf("('%s', %d)", x.k, x.v))
+			}
+			parts = append(parts, fmt.Sprintf("('%s', [%s])", n, strings.Join(vals, ", ")))
+		}
+		p.log("seen [%s]", strings.Join(parts, ", "))
+		if err := asyncio.Sleep(tk, 50*ms); err != nil {
+			return err
+		}
+		for _, n := range names {
+			servers[n].Close()
+			if err := servers[n].WaitClosed(tk); err != nil {
+				return err
+			}
+		}
+		p.log("servers closed")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p161_eager_fetch_cache.py
+
+// The program sets eager_task_factory as main begins; the port's loop is
+// made WithEagerTasks (as TestPortEagerFactoryMix's): only main's own
+// task differs, which prints nothing about it.
+func TestPortEagerFetchCache(t *testing.T) {
+	runPortOn(t, cpythonTrace("p161_eager_fetch_cache"), []asyncio.LoopOption{asyncio.WithEagerTasks()}, func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		cache := map[string]string{}
+		inflight := map[string]*asyncio.Future[string]{}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			key := strings.TrimSpace(string(line))
+			d := 100 * ms
+			if key == "slow" {
+				d = 270 * ms
+			}
+			if err := asyncio.Sleep(t, d); err != nil {
+				return err
+			}
+			if key == "missing" {
+				err = w.Write([]byte("ERR\n"))
+			} else {
+				err = w.Write([]byte("value-of-" + key + "\n"))
+			}
+			if err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		fetch := func(port int, key string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (_ string, err error) {
+				p.log("fetch %s starts", key)
+				if v, ok := cache[key]; ok {
+					p.log("fetch %s hit", key)
+					return v, nil
+				}
+				if f, ok := inflight[key]; ok {
+					p.log("fetch %s joins in-flight", key)
+					return f.Await(t)
+				}
+				fut := asyncio.NewFuture[string](t.Loop())
+				inflight[key] = fut
+				defer func() {
+					if err != nil {
+						_ = fut.SetException(err)
+						_ = fut.Err()
+					}
+					delete(inflight, key)
+				}()
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return "", err
+				}
+				p.log("fetch %s connected", key)
+				if err := w.Write([]byte(key + "\n")); err != nil {
+					return "", err
+				}
+				raw, err := r.ReadLine(t)
+				if err != nil {
+					return "", err
+				}
+				line := strings.TrimSpace(string(raw))
+				w.Close()
+				if err := w.WaitClosed(t); err != nil {
+					return "", err
+				}
+				if line == "ERR" {
+					return "", newKeyError(key)
+				}
+				cache[key] = line
+				_ = fut.SetResult(line)
+				return line, nil
+			}
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		cache["warm"] = "value-of-warm"
+		for _, roundKeys := range [][]string{{"warm", "a", "a", "slow"}, {"a", "missing", "slow", "b"}} {
+			var tasks []*asyncio.Task[string]
+			for _, k := range roundKeys {
+				task := asyncio.CreateTask(tk, fetch(port, k))
+				p.log("created %s done: %s", k, pb(task.Done()))
+				tasks = append(tasks, task)
+			}
+			res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk)
+			if err != nil {
+				return err
+			}
+			var outs []string
+			for _, o := range res {
+				if o.Err != nil {
+					outs = append(outs, pd(o.Err))
+				} else {
+					outs = append(outs, o.Value)
+				}
+			}
+			p.log("round %s", pstrs(outs))
+		}
+		p.log("cache %s", pstrs(slices.Sorted(maps.Keys(cache))))
+		srv.Close()
+		return srv.WaitClosed(tk)
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p162_subprocess_tail_kill.py
+
+// Wait returns as soon as the child has exited (README, "Where Go
+// differs": Process.wait() in 3.13 returns once the pipes are closed
+// too), so a Kill soon after it is a no-op until the transport has
+// finished, where 3.13 raises ProcessLookupError: the pipes have given
+// their EOF here, but the transport finishes in a later iteration.
+var wantSubprocessTailKillGo = goism(cpythonTrace("p162_subprocess_tail_kill"),
+	[2]string{"0.2 second kill: ProcessLookupError", "0.2 second kill: no error"})
+
+func TestPortSubprocessTailKill(t *testing.T) {
+	runPort(t, wantSubprocessTailKillGo, func(p *probe, tk *asyncio.T) error {
+		const script = "echo header; echo rec1; echo rec2 >&2; echo rec3; echo rec4; exec sleep 30"
+		stream := func(proc *aio.Process, name string, announced int, perLine time.Duration) ([]string, bool, error) {
+			var lines []string
+			for {
+				var line []byte
+				var err error
+				if len(lines) < announced {
+					line, err = proc.Stdout.ReadLine(tk)
+				} else {
+					line, err = asyncio.WaitForFunc(tk, perLine, proc.Stdout.ReadLine)
+				}
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("%s quiet for %.1f s after %d lines", name, perLine.Seconds(), len(lines))
+					return lines, false, nil
+				} else if err != nil {
+					return nil, false, err
+				}
+				if len(line) == 0 {
+					p.log("%s EOF after %d lines", name, len(lines))
+					return lines, true, nil
+				}
+				lines = append(lines, strings.TrimSpace(string(line)))
+			}
+		}
+
+		p.restart()
+		proc, err := aio.CreateSubprocessExec(tk, "sh", []string{"-c", script}, aio.WithStdout(aio.Pipe), aio.WithStderr(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		lines, eof, err := stream(proc, "hanger", 4, 200*ms)
+		if err != nil {
+			return err
+		}
+		p.log("lines %s eof %s returncode %s", pstrs(lines), pb(eof), prc(proc))
+		if err := proc.Kill(); err != nil {
+			return err
+		}
+		rc, err := proc.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("killed: wait %d is -SIGKILL %s", rc, pb(rc == -int(syscall.SIGKILL)))
+		rest, err := proc.Stdout.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		errOut, err := proc.Stderr.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("rest %s stderr %s", pbytes(rest), pbytes(errOut))
+		if err := proc.Kill(); err == nil {
+			p.log("second kill: no error")
+		} else if errors.Is(err, syscall.ESRCH) {
+			p.log("second kill: ProcessLookupError")
+		} else {
+			return err
+		}
+
+		proc2, err := aio.CreateSubprocessExec(tk, "sh", []string{"-c", "echo one; echo two; exit 3"}, aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		lines, eof, err = stream(proc2, "quitter", 3, 200*ms)
+		if err != nil {
+			return err
+		}
+		rc, err = proc2.Wait(tk)
+		if err != nil {
+			return err
+		}
+		p.log("lines %s eof %s wait %d", pstrs(lines), pb(eof), rc)
 		return nil
 	})
 }
