@@ -1380,3 +1380,291 @@ func TestPortSubprocessTailKill(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p163_line_protocol_tuple.py
+
+func TestPortLineProtocolTuple(t *testing.T) {
+	runPort(t, cpythonTrace("p163_line_protocol_tuple"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		seps := [][]byte{[]byte("\r\n"), []byte("\n")}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			n := 0
+		lines:
+			for {
+				raw, err := r.ReadUntil(t, seps...)
+				var loe *aio.LimitOverrunError
+				var ire *aio.IncompleteReadError
+				switch {
+				case errors.As(err, &loe):
+					p.log("server: too long, consumed %d %s", loe.Consumed, nd(err))
+					dropped, err := r.Read(t, loe.Consumed)
+					if err != nil {
+						return err
+					}
+					var tail []byte
+					for {
+						tail, err = r.ReadUntil(t, seps...)
+						var loe2 *aio.LimitOverrunError
+						if errors.As(err, &loe2) {
+							more, err := r.Read(t, loe2.Consumed)
+							if err != nil {
+								return err
+							}
+							dropped = append(dropped, more...)
+							continue
+						} else if err != nil {
+							return err
+						}
+						break
+					}
+					p.log("server: dropped %d bytes", len(dropped)+len(tail))
+					if err := w.Write([]byte("ERR line too long\r\n")); err != nil {
+						return err
+					}
+					continue
+				case errors.As(err, &ire):
+					p.log("server: EOF mid-line, partial %s", pbytes(ire.Partial))
+					break lines
+				case err != nil:
+					return err
+				}
+				n++
+				ending := "lf"
+				if strings.HasSuffix(string(raw), "\r\n") {
+					ending = "crlf"
+				}
+				cmd := strings.TrimRight(string(raw), "\r\n")
+				p.log("server: line %d '%s' %s", n, cmd, ending)
+				if cmd == "quit" {
+					if err := w.Write([]byte("BYE\n")); err != nil {
+						return err
+					}
+					break
+				}
+				if err := w.Write([]byte("OK " + strings.ToUpper(cmd) + "\r\n")); err != nil {
+					return err
+				}
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			if err := w.WaitClosed(t); err != nil {
+				return err
+			}
+			p.log("server: connection done after %d lines", n)
+			return nil
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim, aio.WithStreamLimit(16))
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		reader, writer, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		sends := []string{"hello\r\n", "unix\n", "mixed\nboth\r\n", "split\r", "\nx",
+			strings.Repeat("a", 40) + "\n", "after\n", "quit\r\n"}
+		for _, chunk := range sends {
+			if err := writer.Write([]byte(chunk)); err != nil {
+				return err
+			}
+			if err := writer.Drain(tk); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 20*ms); err != nil {
+				return err
+			}
+		}
+		for !reader.AtEOF() {
+			line, err := reader.ReadUntil(tk, seps...)
+			if err != nil {
+				return err
+			}
+			if len(line) == 0 {
+				break
+			}
+			p.log("client: reply %s", pbytes(line))
+			if string(line) == "BYE\n" {
+				break
+			}
+		}
+		writer.Close()
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		reader, writer, err = aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		if err := writer.Write([]byte("no end here")); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 50*ms); err != nil {
+			return err
+		}
+		if err := writer.WriteEOF(); err != nil {
+			return err
+		}
+		rest, err := reader.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client 2: at_eof %s %s", pbytes(rest), pb(reader.AtEOF()))
+		writer.Close()
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+		srv.Close()
+		if err := srv.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p164_health_as_completed.py
+
+func TestPortHealthAsCompleted(t *testing.T) {
+	runPort(t, cpythonTrace("p164_health_as_completed"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		names := []string{"api", "db", "cache", "search"}
+		delays := map[string]time.Duration{"api": 50 * ms, "db": 120 * ms, "cache": 20 * ms, "search": 600 * ms}
+		backend := func(name string) func(*asyncio.T, *aio.StreamReader, *aio.StreamWriter) error {
+			return func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+				if _, err := r.ReadLine(t); err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(t, delays[name]); err != nil {
+					return err
+				}
+				status := "UP\n"
+				if name == "db" {
+					status = "DOWN\n"
+				}
+				if err := w.Write([]byte(status)); err != nil {
+					return err
+				}
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+				w.Close()
+				return w.WaitClosed(t)
+			}
+		}
+		probeOne := func(name string, port int) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return "", err
+				}
+				defer w.Close()
+				if err := w.Write([]byte("HEALTH\n")); err != nil {
+					return "", err
+				}
+				if err := w.Drain(t); err != nil {
+					return "", err
+				}
+				line, err := r.ReadLine(t)
+				if asyncio.IsCancelled(err) {
+					p.log("%s probe cancelled while reading", name)
+					return "", err
+				} else if err != nil {
+					return "", err
+				}
+				status := strings.TrimSpace(string(line))
+				if status != "UP" {
+					return "", newRuntimeError(fmt.Sprintf("%s says %s", name, status))
+				}
+				return status, nil
+			}
+		}
+
+		p.restart()
+		var servers []*aio.Server
+		ports := map[string]int{}
+		for _, n := range names {
+			s, err := aio.StartServer(tk, backend(n), "127.0.0.1", 0, sim)
+			if err != nil {
+				return err
+			}
+			servers = append(servers, s)
+			ports[n] = portOf(s)
+		}
+		dead, err := aio.StartServer(tk, func(*asyncio.T, *aio.StreamReader, *aio.StreamWriter) error { return nil }, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		ports["legacy"] = portOf(dead)
+		dead.Close()
+		if err := dead.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		var tasks []*asyncio.Task[string]
+		for _, n := range append(slices.Clone(names), "legacy") {
+			tasks = append(tasks, asyncio.CreateTask(tk, probeOne(n, ports[n]), asyncio.WithName(n)))
+		}
+		report := map[string]string{}
+		for task, err := range asyncio.AsCompleted(tk, tasks, 300*ms) {
+			if errors.Is(err, asyncio.ErrTimeout) {
+				var late []string
+				for _, x := range tasks {
+					if !x.Done() {
+						late = append(late, x.Name())
+					}
+				}
+				p.log("timed out waiting for %s", pstrs(late))
+				for _, x := range tasks {
+					x.Cancel()
+				}
+				if _, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk); err != nil {
+					return err
+				}
+				break
+			} else if err != nil {
+				return err
+			}
+			if !slices.Contains(tasks, task) {
+				return errors.New("as_completed yielded a task it was not given")
+			}
+			v, err := task.Result()
+			var rt *runtimeError
+			switch {
+			case err == nil:
+				report[task.Name()] = v
+			case errors.As(err, &rt):
+				report[task.Name()] = pd(err)
+			case errors.Is(err, syscall.ECONNREFUSED):
+				report[task.Name()] = "ConnectionRefusedError"
+			default:
+				return err
+			}
+			p.log("answered: %s %s", task.Name(), report[task.Name()])
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(report)) {
+			parts = append(parts, fmt.Sprintf("('%s', '%s')", k, report[k]))
+		}
+		p.log("report [%s]", strings.Join(parts, ", "))
+		for _, s := range servers {
+			s.Close()
+			s.CloseClients()
+			if err := s.WaitClosed(tk); err != nil {
+				return err
+			}
+		}
+		p.log("done")
+		return nil
+	})
+}
