@@ -116,6 +116,11 @@ type SimNetwork struct {
 	// (sim_relay_linux.go); ep is -1 until the first connection.
 	ep      int
 	epPipes map[int]*simPipe
+	// relaying is true while the relay runs before the loop's poll
+	// (prePoll, sim_relay_linux.go): a segment due now is delivered at
+	// once, as loopback data is inside send().
+	relaying      bool
+	removePrePoll func()
 	scratch []byte // the relay's read buffer (relayBuf)
 }
 
