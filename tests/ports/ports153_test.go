@@ -1668,3 +1668,135 @@ func TestPortHealthAsCompleted(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p165_idle_reschedule.py
+
+func TestPortIdleReschedule(t *testing.T) {
+	runPort(t, cpythonTrace("p165_idle_reschedule"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		const idleFor, capFor = 150 * ms, 500 * ms
+		session := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			loop := t.Loop()
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(first))
+			start := loop.Time()
+			n := 0
+			why := "eof"
+			var capScope, idle *asyncio.TimeoutScope
+			err = asyncio.TimeoutAt(t, start+capFor, func(c *asyncio.TimeoutScope) error {
+				capScope = c
+				return asyncio.Timeout(t, idleFor, func(s *asyncio.TimeoutScope) error {
+					idle = s
+					for line, err := range r.Lines(t) {
+						if err != nil {
+							return err
+						}
+						n++
+						if strings.TrimSpace(string(line)) == "bye" {
+							why = "bye"
+							break
+						}
+						if err := idle.Reschedule(loop.Time() + idleFor); err != nil {
+							return err
+						}
+						if err := w.Write(append([]byte("ack "), line...)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			})
+			switch {
+			case err == nil:
+				if idle.Expired() {
+					why = "idle"
+				}
+			case errors.Is(err, asyncio.ErrTimeout):
+				switch {
+				case idle.Expired():
+					why = "idle"
+				case capScope.Expired():
+					why = "cap"
+				default:
+					why = "?"
+				}
+			default:
+				return err
+			}
+			p.log("server: %s ends: %s after %d lines", name, why, n)
+			if err := w.Write([]byte("closing: " + why + "\n")); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		client := func(port int, name string, gaps []time.Duration, bye bool) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return noValue, err
+				}
+				if err := w.Write([]byte(name + "\n")); err != nil {
+					return noValue, err
+				}
+				talker := asyncio.CreateTaskErr(t, func(t *asyncio.T) error {
+					for _, gap := range gaps {
+						if err := asyncio.Sleep(t, gap); err != nil {
+							return err
+						}
+						if w.IsClosing() {
+							return nil
+						}
+						if err := w.Write([]byte("tick\n")); err != nil {
+							return err
+						}
+					}
+					if bye {
+						return w.Write([]byte("bye\n"))
+					}
+					return nil
+				})
+				acks := 0
+				for line, err := range r.Lines(t) {
+					if err != nil {
+						return noValue, err
+					}
+					if strings.HasPrefix(string(line), "ack") {
+						acks++
+					} else {
+						p.log("%s got %s after %d acks", name, pbytes(line), acks)
+					}
+				}
+				talker.Cancel()
+				w.Close()
+				return noValue, w.WaitClosed(t)
+			}
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, session, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		if err := aio.WithServer(tk, srv, func() error {
+			_, err := asyncio.GatherFuncs(tk,
+				client(port, "chatty", slices.Repeat([]time.Duration{90 * ms}, 8), false),
+				client(port, "slow", []time.Duration{80 * ms, 140 * ms, 250 * ms}, false),
+				client(port, "polite", []time.Duration{50 * ms, 50 * ms}, true),
+			).Await(tk)
+			return err
+		}); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
