@@ -3,8 +3,8 @@ package asyncio
 import (
 	"iter"
 	"math"
-	"slices"
 	"runtime/trace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"

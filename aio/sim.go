@@ -121,7 +121,7 @@ type SimNetwork struct {
 	// once, as loopback data is inside send().
 	relaying      bool
 	removePrePoll func()
-	scratch []byte // the relay's read buffer (relayBuf)
+	scratch       []byte // the relay's read buffer (relayBuf)
 }
 
 // NewSimNetwork returns an empty simulated network on owner's loop whose
