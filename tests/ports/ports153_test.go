@@ -1800,3 +1800,182 @@ func TestPortIdleReschedule(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p166_job_server_shutdown.py
+
+// queuedJob is the program's (name, jid, dur, writer) tuple.
+type queuedJob struct {
+	name, jid string
+	dur       time.Duration
+	w         *aio.StreamWriter
+}
+
+type jobPlan struct {
+	at       time.Duration
+	jid, dur string
+}
+
+func TestPortJobServerShutdown(t *testing.T) {
+	runPort(t, cpythonTrace("p166_job_server_shutdown"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		jobs := asyncio.NewQueue[queuedJob](0)
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(first))
+			defer w.Close()
+			for line, err := range r.Lines(t) {
+				if isConnectionError(err) {
+					p.log("server: %s connection error %s", name, nd(err))
+					return nil
+				} else if err != nil {
+					return err
+				}
+				f := strings.Fields(string(line))
+				jid := f[1]
+				secs, err := strconv.ParseFloat(f[2], 64)
+				if err != nil {
+					return err
+				}
+				dur := time.Duration(secs * float64(time.Second))
+				if err := jobs.PutNowait(queuedJob{name, jid, dur, w}); errors.Is(err, asyncio.ErrQueueShutDown) {
+					p.log("server: rejects %s from %s", jid, name)
+					err = w.Write([]byte("REJECTED " + jid + "\n"))
+					if err != nil {
+						return err
+					}
+				} else if err != nil {
+					return err
+				} else if err := w.Write([]byte("QUEUED " + jid + "\n")); err != nil {
+					return err
+				}
+				if err := w.Drain(t); isConnectionError(err) {
+					p.log("server: %s connection error %s", name, nd(err))
+					return nil
+				} else if err != nil {
+					return err
+				}
+			}
+			p.log("server: %s hung up", name)
+			return nil
+		}
+		worker := func(wid int) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				done := 0
+				for {
+					j, err := jobs.Get(t)
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						p.log("worker %d: queue shut down after %d jobs", wid, done)
+						return done, nil
+					} else if err != nil {
+						return 0, err
+					}
+					if err := asyncio.Sleep(t, j.dur); err != nil {
+						return 0, err
+					}
+					done++
+					if j.w.IsClosing() {
+						p.log("worker %d: %s gone, result of %s dropped", wid, j.name, j.jid)
+					} else if err := j.w.Write([]byte("DONE " + j.jid + "\n")); err != nil {
+						return 0, err
+					}
+					if err := jobs.TaskDone(); err != nil {
+						return 0, err
+					}
+				}
+			}
+		}
+		client := func(port int, name string, plan []jobPlan, expect int) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if err != nil {
+					return noValue, err
+				}
+				defer w.Close()
+				if err := w.Write([]byte(name + "\n")); err != nil {
+					return noValue, err
+				}
+				if expect == 0 {
+					expect = 2 * len(plan)
+				}
+				var got []string
+				body := func() error {
+					for _, x := range plan {
+						if err := asyncio.Sleep(t, x.at); err != nil {
+							return err
+						}
+						if err := w.Write([]byte("JOB " + x.jid + " " + x.dur + "\n")); err != nil {
+							return err
+						}
+					}
+					for len(got) < expect {
+						line, err := r.ReadLine(t)
+						if err != nil {
+							return err
+						}
+						if len(line) == 0 {
+							p.log("%s EOF after %s", name, pstrs(got))
+							return nil
+						}
+						got = append(got, strings.TrimSpace(string(line)))
+						if strings.HasPrefix(got[len(got)-1], "REJECTED") {
+							got = append(got, "-")
+						}
+					}
+					p.log("%s all answered: %s", name, pstrs(got))
+					return nil
+				}
+				if err := body(); isConnectionError(err) {
+					p.log("%s read failed: %s after %s", name, nd(err), pstrs(got))
+				} else if err != nil {
+					return noValue, err
+				}
+				return noValue, nil
+			}
+		}
+
+		p.restart()
+		srv, err := aio.StartServer(tk, handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		workers := []*asyncio.Task[int]{asyncio.CreateTask(tk, worker(1)), asyncio.CreateTask(tk, worker(2))}
+		clients := []*asyncio.Task[struct{}]{
+			asyncio.CreateTask(tk, client(port, "alice", []jobPlan{{10 * ms, "a1", "0.1"}, {20 * ms, "a2", "0.12"}}, 0)),
+			asyncio.CreateTask(tk, client(port, "bob", []jobPlan{{20 * ms, "b1", "0.06"}, {200 * ms, "b2", "0.05"}}, 0)),
+			asyncio.CreateTask(tk, client(port, "carol", []jobPlan{{40 * ms, "c1", "0.3"}, {200 * ms, "c2", "0.1"}}, 0)),
+			asyncio.CreateTask(tk, client(port, "dave", nil, 1)),
+		}
+		if err := asyncio.Sleep(tk, 170*ms); err != nil {
+			return err
+		}
+		p.log("shutdown: queue has %d jobs", jobs.Len())
+		jobs.Shutdown(false)
+		done, err := asyncio.Gather(tk, asyncio.Awaitables(workers)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("workers done %s", pyInts(done))
+		srv.Close()
+		if _, err := asyncio.WaitForFunc(tk, 100*ms, func(t *asyncio.T) (struct{}, error) {
+			return noValue, srv.WaitClosed(t)
+		}); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("grace over; aborting clients")
+			srv.AbortClients()
+			if err := srv.WaitClosed(tk); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(clients)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("closed")
+		return nil
+	})
+}
