@@ -68,6 +68,8 @@ func TestPortFramedRPC(t *testing.T) {
 					return w.Drain(t)
 				}
 			}
+			// tasks = set(); t.add_done_callback(tasks.discard)
+			tasks := map[*asyncio.Task[struct{}]]bool{}
 			for {
 				head, err := r.ReadExactly(t, 4)
 				var ire *aio.IncompleteReadError
@@ -87,7 +89,9 @@ func TestPortFramedRPC(t *testing.T) {
 				f := strings.Split(string(body), ":")
 				rid, _ := strconv.Atoi(f[0])
 				p.log("server: request %s %s %s", f[0], f[1], f[2])
-				asyncio.CreateTaskErr(t, answer(rid, f[1], f[2]))
+				task := asyncio.CreateTaskErr(t, answer(rid, f[1], f[2]))
+				tasks[task] = true
+				task.AddDoneCallback(func() { delete(tasks, task) })
 			}
 		}
 
