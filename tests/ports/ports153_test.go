@@ -10,9 +10,13 @@ package ports_test
 // close_clients (3.13), a TaskGroup of stream readers where one fails,
 // eager tasks doing network I/O, a child's output streamed with a
 // per-line timeout then killed, readuntil on a tuple of separators
-// (3.13), and as_completed's async iterator over health probes (3.13).
+// (3.13), as_completed's async iterator over health probes (3.13), an
+// idle timeout pushed back with reschedule under a timeout_at cap, and a
+// job server shut down with Queue.shutdown and abort_clients (3.13).
 // Same conventions as ports_test.go, ports50_test.go (network, on the
-// simulated network) and ports70_test.go (subprocesses).
+// simulated network) and ports70_test.go (subprocesses). p154 found the
+// simulated network delivering two iterations later than a loopback
+// (TestSimParityLoopbackDeliveryIteration in aio).
 
 import (
 	"context"
