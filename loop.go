@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math"
 	"runtime/trace"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,9 @@ type Loop struct {
 	// reports whether an fd is one of its descriptors: ready only through
 	// this loop's own callbacks and timers (see waitsForNothing).
 	closedWorldFD func(fd int) bool
+	// prePolls run at the start of each poll step (hooks.AddPrePoll: a
+	// simulated network relaying what was written since the last poll).
+	prePolls []*prePoll
 
 	// Cross-goroutine scheduling (CallSoonThreadsafe).
 	threadsafeMu      sync.Mutex
@@ -823,6 +827,9 @@ func (l *Loop) startIteration() {
 		l.dropCancelledTimers()
 	}
 	l.drainThreadsafe()
+	for _, h := range l.prePolls {
+		h.fn()
+	}
 	if l.beforePoll != nil {
 		// Before the timeout is computed, as ae.c's beforesleep: what the
 		// hook schedules makes this poll not block.
@@ -1067,7 +1074,19 @@ func (l *Loop) waitsForNothing() bool {
 func init() {
 	hooks.RegisterClosedWorld(func(l *Loop, isClosedWorld func(fd int) bool) { l.closedWorldFD = isClosedWorld })
 	hooks.RegisterIsVirtual(func(l *Loop) bool { return l.virtual })
+	hooks.RegisterPrePoll(func(l *Loop, fn func()) func() {
+		h := &prePoll{fn}
+		l.prePolls = append(l.prePolls, h)
+		return func() {
+			if i := slices.Index(l.prePolls, h); i >= 0 {
+				l.prePolls = slices.Delete(l.prePolls, i, i+1)
+			}
+		}
+	})
 }
+
+// prePoll is one hooks.AddPrePoll registration.
+type prePoll struct{ fn func() }
 
 // pollSelector waits on the selector and queues the handles of ready file
 // descriptors: reader first, then writer (LOOP-1.3). It returns the number

@@ -185,7 +185,7 @@ func (t *T) yield() error {
 // is a field the loop keeps anyway.
 func (l *Loop) yieldsAlone(t *T) bool {
 	return l.snapshotLeft == 0 && l.ready.len() == 0 && len(l.timers) == 0 && len(l.fds) == 0 &&
-		l.obs == nil && l.beforePoll == nil && l.afterPoll == nil && !l.stopping && !l.deadlocked &&
+		l.obs == nil && l.beforePoll == nil && l.afterPoll == nil && len(l.prePolls) == 0 && !l.stopping && !l.deadlocked &&
 		!l.threadsafeFlag.Load() && t.mustCancel == cancelNone && t.stepErr == nil && t.eager != eagerStepping &&
 		trace.IsEnabled() == l.diagSet.tracing
 }

@@ -116,7 +116,12 @@ type SimNetwork struct {
 	// (sim_relay_linux.go); ep is -1 until the first connection.
 	ep      int
 	epPipes map[int]*simPipe
-	scratch []byte // the relay's read buffer (relayBuf)
+	// relaying is true while the relay runs before the loop's poll
+	// (prePoll, sim_relay_linux.go): a segment due now is delivered at
+	// once, as loopback data is inside send().
+	relaying      bool
+	removePrePoll func()
+	scratch       []byte // the relay's read buffer (relayBuf)
 }
 
 // NewSimNetwork returns an empty simulated network on owner's loop whose

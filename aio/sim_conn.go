@@ -396,6 +396,10 @@ func (p *simPipe) schedule() {
 	if p.timer != nil || len(p.queue) == 0 || p.writing || p.c.done {
 		return
 	}
+	if n := p.c.n; n.relaying && p.queue[0].at <= n.loop.Time() {
+		p.pump() // due now, before the poll (prePoll)
+		return
+	}
 	p.timer = p.c.n.loop.CallAt(p.queue[0].at, p.pump)
 }
 

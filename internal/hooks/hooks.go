@@ -114,3 +114,26 @@ func IsVirtual[L any](loop *L) bool {
 	}
 	return fn(loop)
 }
+
+// prePollAdder is what package asyncio registered: a
+// func(*asyncio.Loop, func()) func().
+var prePollAdder any
+
+// RegisterPrePoll records add as the implementation of AddPrePoll for
+// loops of type L. Package asyncio calls it at init.
+func RegisterPrePoll[L any](add func(loop *L, fn func()) (remove func())) { prePollAdder = add }
+
+// AddPrePoll has loop call fn at the start of each poll step of an
+// iteration, before SetBeforePoll's hook and before the poll's timeout is
+// computed, and returns the function that removes it. A simulated network
+// (package aio) moves what its applications wrote during the last
+// iteration there, as a kernel moves loopback data inside send(): the
+// receivers are ready in the very poll that follows. fn runs on the loop's
+// goroutine and must not run user code.
+func AddPrePoll[L any](loop *L, fn func()) (remove func()) {
+	add, ok := prePollAdder.(func(*L, func()) func())
+	if !ok {
+		panic(fmt.Sprintf("hooks.AddPrePoll: registered %T, called for *%T", prePollAdder, *new(L)))
+	}
+	return add(loop, fn)
+}
