@@ -468,6 +468,28 @@ func ShutdownDefaultExecutor(t *T) error {
 	return err
 }
 
+// ShutdownDefaultExecutorTimeout ports
+// loop.shutdown_default_executor(timeout) (3.12+): ShutdownDefaultExecutor,
+// waiting at most timeout on the loop's clock (asyncio's
+// timeouts.timeout(timeout); 0 or less expires at the first suspension).
+// If jobs are still running then, it logs the warning asyncio gives
+// ("The executor did not finish joining its threads within ...", with
+// slog.Warn for Python's RuntimeWarning) and returns nil: the executor is
+// shut down all the same, the jobs run on, and their outcomes still come
+// back to the loop. A cancellation of t, or an enclosing timeout that
+// expires first, is returned as for any await. t must be the running
+// task (otherwise it panics, before any change).
+func ShutdownDefaultExecutorTimeout(t *T, timeout time.Duration) error {
+	t.checkRunning("ShutdownDefaultExecutorTimeout")
+	err := Timeout(t, timeout, func(*TimeoutScope) error { return ShutdownDefaultExecutor(t) })
+	var te *TimeoutError
+	if errors.As(err, &te) { // this timeout's: an enclosing one's is a cancellation here
+		slog.Warn(fmt.Sprintf("The executor did not finish joining its threads within %v", timeout))
+		return nil
+	}
+	return err
+}
+
 // delivered runs on the loop when a job's outcome is back: the last one
 // ends the waits of ShutdownDefaultExecutor.
 func (ex *executor) delivered() {
