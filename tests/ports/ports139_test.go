@@ -1,0 +1,402 @@
+package ports_test
+
+// Ports p139 onward (h35): contextvars in depth, AsyncExitStack-style
+// cleanup under cancellation, async generators left early, a TTL cache
+// with single-flight refreshes, priority and LIFO work schedulers,
+// rescheduled timeouts, rendezvous on Events and Conditions, timer
+// handles cancelled from callbacks, custom executors, a Runner's context
+// across runs, uncancel() counting, nested TaskGroups under a timeout,
+// task bookkeeping and done-callback ordering. Same conventions as
+// ports_test.go and ports111_test.go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// ---------------------------------------------------------------------------
+// p139_context_scopes.py
+
+func TestPortContextScopes(t *testing.T) {
+	user := asyncio.NewContextVar("user", "anon")
+	trace := asyncio.NewContextVarNoDefault[string]("trace")
+	getOr := func(v string, ok bool, def string) string {
+		if !ok {
+			return def
+		}
+		return v
+	}
+	runPort(t, cpythonTrace("p139_context_scopes"), func(p *probe, tk *asyncio.T) error {
+		audit := func(tag string, delay time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				v, ok := trace.Lookup(t)
+				p.log("%s starts as %s %s", tag, user.Get(t), getOr(v, ok, "no-trace"))
+				trace.Set(t, tag)
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return err
+				}
+				user.Set(t, "auditor")
+				p.log("%s done", tag)
+				return nil
+			}
+		}
+		child := func(name string, delay time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				user.Set(t, name)
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return "", err
+				}
+				v, ok := trace.Lookup(t)
+				p.log("%s sees %s %s", name, user.Get(t), getOr(v, ok, "no-trace"))
+				return name, nil
+			}
+		}
+		blocking := func(what string) func(ctx context.Context) (string, error) {
+			return func(ctx context.Context) (string, error) {
+				v, ok := trace.LookupValue(ctx)
+				return fmt.Sprintf("%s:%s/%s", what, user.Value(ctx), getOr(v, ok, "none")), nil
+			}
+		}
+		p.restart()
+		user.Set(tk, "alice")
+		ctx := asyncio.CopyContext(tk)
+		user.Set(tk, "bob")
+		p.log("ctx has %s main has %s", user.Value(ctx.Context()), user.Get(tk))
+		t1 := asyncio.CreateTaskErr(tk, audit("audit-1", 100*ms), asyncio.WithVarContext(ctx))
+		if _, err := t1.Await(tk); err != nil {
+			return err
+		}
+		tv, tok := trace.LookupValue(ctx.Context())
+		mv, mok := trace.Lookup(tk)
+		p.log("after audit: ctx %s %s main %s %s", user.Value(ctx.Context()), getOr(tv, tok, "None"), user.Get(tk), getOr(mv, mok, "unset"))
+		p.log("get_context is ctx %s", pb(t1.T().VarContext() == ctx))
+		t2 := asyncio.CreateTaskErr(tk, audit("audit-2", 60*ms), asyncio.WithVarContext(ctx))
+		if _, err := t2.Await(tk); err != nil {
+			return err
+		}
+		tv, tok = trace.LookupValue(ctx.Context())
+		p.log("ctx now %s %s", user.Value(ctx.Context()), getOr(tv, tok, "None"))
+		trace.Set(tk, "req-9")
+		var a, b *asyncio.Task[string]
+		if err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			var err error
+			if a, err = asyncio.Spawn(g, child("carol", 200*ms)); err != nil {
+				return err
+			}
+			b, err = asyncio.Spawn(g, child("dave", 100*ms))
+			return err
+		}); err != nil {
+			return err
+		}
+		ar, _ := a.Result()
+		br, _ := b.Result()
+		p.log("main after group %s %s", user.Get(tk), pstrs([]string{ar, br}))
+		token := user.Set(tk, "eve")
+		r, err := asyncio.ToThread(tk, blocking("t1"))
+		if err != nil {
+			return err
+		}
+		p.log("thread saw %s", r)
+		if err := user.Reset(tk, token); err != nil {
+			return err
+		}
+		p.log("after reset %s", user.Get(tk))
+		t3 := asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			return asyncio.ToThread(t, blocking("t2"))
+		}, asyncio.WithVarContext(ctx))
+		r, err = t3.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("thread in ctx saw %s", r)
+		own := asyncio.CreateTask(tk, child("frank", 50*ms))
+		if _, err := own.Await(tk); err != nil {
+			return err
+		}
+		p.log("frank's context %s main %s", user.Value(own.T().VarContext().Context()), user.Get(tk))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p140_exit_stack_cleanup.py
+
+// exitStack is contextlib.AsyncExitStack: each exit sees the error in
+// flight and returns what goes on unwinding (nil: suppressed, another
+// error: raised in its place); close runs them last-in first-out.
+type exitStack struct {
+	exits []func(err error) error
+}
+
+func (s *exitStack) push(exit func(err error) error) { s.exits = append(s.exits, exit) }
+
+func (s *exitStack) close(err error) error {
+	for i := len(s.exits) - 1; i >= 0; i-- {
+		err = s.exits[i](err)
+	}
+	s.exits = nil
+	return err
+}
+
+func TestPortExitStackCleanup(t *testing.T) {
+	runPort(t, cpythonTrace("p140_exit_stack_cleanup"), func(p *probe, tk *asyncio.T) error {
+		// Conn's __aenter__ and __aexit__.
+		connEnter := func(t *asyncio.T, name string) (func(error) error, error) {
+			if err := asyncio.Sleep(t, 20*ms); err != nil {
+				return nil, err
+			}
+			p.log("%s open", name)
+			return func(e error) error {
+				p.log("%s closing after %s", name, pd(e))
+				if err := asyncio.Sleep(t, 120*ms); err != nil {
+					if asyncio.IsCancelled(err) {
+						p.log("%s close interrupted %s", name, pd(err))
+					}
+					return err
+				}
+				p.log("%s closed", name)
+				return e
+			}, nil
+		}
+		suppressLookup := func(name string) func(error) error {
+			return func(e error) error {
+				var ke *keyError
+				if errors.As(e, &ke) {
+					p.log("%s suppressed %s", name, pd(e))
+					return nil
+				}
+				return e
+			}
+		}
+		flush := func(t *asyncio.T, name string) error {
+			if err := asyncio.Sleep(t, 30*ms); err != nil {
+				return err
+			}
+			p.log("flushed %s", name)
+			return nil
+		}
+		handler := func(name string, lock *asyncio.Lock, work func(*asyncio.T, string) error) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				var stack exitStack
+				err := func() error {
+					if err := lock.Acquire(t); err != nil {
+						return err
+					}
+					stack.push(func(e error) error {
+						if err := lock.Release(); err != nil {
+							return err
+						}
+						return e
+					})
+					p.log("%s has lock", name)
+					stack.push(func(e error) error {
+						if err := flush(t, name); err != nil {
+							return err
+						}
+						return e
+					})
+					exit, err := connEnter(t, name+"-conn")
+					if err != nil {
+						return err
+					}
+					stack.push(exit)
+					stack.push(suppressLookup(name))
+					if err := work(t, name); err != nil {
+						return err
+					}
+					p.log("%s body done", name)
+					return nil
+				}()
+				if err := stack.close(err); err != nil {
+					return "", err
+				}
+				p.log("%s stack closed, lock %s", name, pb(lock.Locked()))
+				return name, nil
+			}
+		}
+		ok := func(t *asyncio.T, name string) error { return asyncio.Sleep(t, 40*ms) }
+		missing := func(t *asyncio.T, name string) error {
+			if err := asyncio.Sleep(t, 30*ms); err != nil {
+				return err
+			}
+			return newKeyError(name)
+		}
+		slow := func(t *asyncio.T, name string) error { return asyncio.Sleep(t, time.Second) }
+
+		p.restart()
+		lock := asyncio.NewLock()
+		t1 := asyncio.CreateTask(tk, handler("a", lock, ok))
+		t2 := asyncio.CreateTask(tk, handler("b", lock, missing))
+		t3 := asyncio.CreateTask(tk, handler("c", lock, slow))
+		done, err := asyncio.Gather(tk, t1, t2).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("a and b returned %s", pstrs(done))
+		if err := asyncio.Sleep(tk, 190*ms); err != nil {
+			return err
+		}
+		p.log("main cancels c")
+		t3.Cancel("shutdown")
+		if err := asyncio.Sleep(tk, 60*ms); err != nil {
+			return err
+		}
+		p.log("main cancels c again, cancelling %d", t3.T().Cancelling())
+		t3.Cancel("hurry")
+		if _, err := t3.Await(tk); asyncio.IsCancelled(err) {
+			p.log("c ended %s lock %s cancelling %d", pd(err), pb(lock.Locked()), t3.T().Cancelling())
+		} else {
+			return fmt.Errorf("c: %v, want a cancellation", err)
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p141_reading_stream.py
+
+// The async generator is an iter.Seq2 whose body awaits in the consumer's
+// task (README: "async generators"); aclosing is the range loop itself:
+// when the loop body breaks, yield returns false and the generator runs
+// its finally before the range ends. GeneratorExit is not a cancellation,
+// so the except CancelledError branch is only taken on a real one.
+func TestPortReadingStream(t *testing.T) {
+	runPort(t, cpythonTrace("p141_reading_stream"), func(p *probe, tk *asyncio.T) error {
+		// An item of "" is None.
+		readings := func(t *asyncio.T, name string, q *asyncio.Queue[string]) iter.Seq2[string, error] {
+			return func(yield func(string, error) bool) {
+				n := 0
+				finally := func(err error) error {
+					if serr := asyncio.Sleep(t, 10*ms); serr != nil {
+						return serr
+					}
+					p.log("%s closed after %d", name, n)
+					return err
+				}
+				for {
+					item, err := q.Get(t)
+					if err != nil {
+						if asyncio.IsCancelled(err) {
+							p.log("%s cancelled after %d %s", name, n, pd(err))
+						}
+						yield("", finally(err))
+						return
+					}
+					if item == "" {
+						if err := finally(nil); err != nil {
+							yield("", err)
+						}
+						return
+					}
+					if item == "bad" {
+						yield("", finally(newValueError(name+" bad reading")))
+						return
+					}
+					n++
+					if !yield(item, nil) {
+						_ = finally(nil) // aclose(): an error here would be raised by aclose
+						return
+					}
+				}
+			}
+		}
+		feed := func(q *asyncio.Queue[string], items []string, gap time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for _, it := range items {
+					if err := asyncio.Sleep(t, gap); err != nil {
+						return err
+					}
+					if err := q.PutNowait(it); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+
+		p.restart()
+		q := asyncio.NewQueue[string](0)
+		feeder := asyncio.CreateTaskErr(tk, feed(q, []string{"a", "b", "STOP", "c"}, 100*ms))
+		for item, err := range readings(tk, "r1", q) {
+			if err != nil {
+				return err
+			}
+			p.log("r1 got %s", item)
+			if item == "STOP" {
+				break
+			}
+		}
+		p.log("after r1, queue %d", q.Len())
+		if _, err := feeder.Await(tk); err != nil {
+			return err
+		}
+		p.log("feeder done, queue %d", q.Len())
+
+		q2 := asyncio.NewQueue[string](0)
+		feeder = asyncio.CreateTaskErr(tk, feed(q2, []string{"x", "y"}, 120*ms))
+		var cm *asyncio.TimeoutScope
+		err := asyncio.Timeout(tk, 300*ms, func(s *asyncio.TimeoutScope) error {
+			cm = s
+			for item, err := range readings(tk, "r2", q2) {
+				if err != nil {
+					return err
+				}
+				p.log("r2 got %s", item)
+			}
+			return nil
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("r2 timed out, expired %s", pb(cm.Expired()))
+		} else if err != nil {
+			return err
+		}
+		p.log("feeder done %s", pb(feeder.Done()))
+
+		q3 := asyncio.NewQueue[string](0)
+		for _, it := range []string{"1", "2", "bad", "3"} {
+			if err := q3.PutNowait(it); err != nil {
+				return err
+			}
+		}
+		err = func() error {
+			var got []string
+			for x, err := range readings(tk, "r3", q3) {
+				if err != nil {
+					return err
+				}
+				got = append(got, x)
+			}
+			p.log("r3 got %s", pstrs(got))
+			return nil
+		}()
+		var ve *valueError
+		if errors.As(err, &ve) {
+			p.log("r3 failed %s left %d", pd(err), q3.Len())
+		} else if err != nil {
+			return err
+		}
+
+		q4 := asyncio.NewQueue[string](0)
+		for _, it := range []string{"p", "q", ""} {
+			if err := q4.PutNowait(it); err != nil {
+				return err
+			}
+		}
+		var got []string
+		for x, err := range readings(tk, "r4", q4) {
+			if err != nil {
+				return err
+			}
+			got = append(got, strings.ToUpper(x))
+		}
+		p.log("r4 %s", pstrs(got))
+		return nil
+	})
+}
