@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -397,6 +399,331 @@ func TestPortReadingStream(t *testing.T) {
 			got = append(got, strings.ToUpper(x))
 		}
 		p.log("r4 %s", pstrs(got))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p142_ttl_cache.py
+
+func TestPortTTLCache(t *testing.T) {
+	type entry struct {
+		value   string
+		expires time.Duration
+	}
+	var calls []string
+	backend := func(t *asyncio.T, key string) (string, error) {
+		calls = append(calls, key)
+		n := 0
+		for _, c := range calls {
+			if c == key {
+				n++
+			}
+		}
+		if err := asyncio.Sleep(t, 200*ms); err != nil {
+			return "", err
+		}
+		if key == "bad" {
+			return "", &connectionError{pyExc{"ConnectionError", key + " unavailable"}}
+		}
+		return fmt.Sprintf("%s-v%d", key, n), nil
+	}
+	runPort(t, cpythonTrace("p142_ttl_cache"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		const ttl = 500 * ms
+		entries := map[string]entry{}
+		inflight := map[string]*asyncio.Future[string]{}
+		filling := map[*asyncio.Task[struct{}]]bool{}
+		fetches := 0
+		fill := func(key string, fut *asyncio.Future[string]) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				fetches++
+				defer delete(inflight, key)
+				value, err := backend(t, key)
+				switch {
+				case asyncio.IsCancelled(err):
+					p.log("fill %s cancelled", key)
+					fut.Cancel()
+					return err
+				case err != nil:
+					return fut.SetException(err)
+				}
+				if err := fut.SetResult(value); err != nil {
+					return err
+				}
+				entries[key] = entry{value, loop.Time() + ttl}
+				return nil
+			}
+		}
+		start := func(t *asyncio.T, key string) *asyncio.Future[string] {
+			fut := asyncio.NewFuture[string](t)
+			inflight[key] = fut
+			task := asyncio.CreateTaskErr(t, fill(key, fut), asyncio.WithName("fill-"+key))
+			filling[task] = true
+			task.AddDoneCallback(func() { delete(filling, task) })
+			return fut
+		}
+		get := func(t *asyncio.T, key string) (string, string, error) {
+			now := loop.Time()
+			if e, ok := entries[key]; ok {
+				if now < e.expires {
+					return e.value, "hit", nil
+				}
+				if _, ok := inflight[key]; !ok {
+					start(t, key)
+				}
+				return e.value, "stale", nil
+			}
+			fut := inflight[key]
+			how := "joined"
+			if fut == nil {
+				fut = start(t, key)
+				how = "miss"
+			}
+			v, err := asyncio.Shield[string](fut).Await(t)
+			return v, how, err
+		}
+		closeCache := func(t *asyncio.T) error {
+			var tasks []*asyncio.Task[struct{}]
+			for task := range filling {
+				task.Cancel()
+				tasks = append(tasks, task)
+			}
+			_, err := asyncio.GatherOutcomes(t, asyncio.Awaitables(tasks)...).Await(t)
+			return err
+		}
+
+		p.restart()
+		show := func(key string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				v, how, err := get(t, key)
+				if asyncio.IsCancelled(err) {
+					return "", err
+				}
+				if err != nil {
+					return fmt.Sprintf("%s failed %s", key, pd(err)), nil
+				}
+				return fmt.Sprintf("%s=%s %s", key, v, how), nil
+			}
+		}
+		sortedKeys := func(m map[string]bool) []string {
+			return slices.Sorted(maps.Keys(m))
+		}
+		r, err := asyncio.GatherFuncs(tk, show("a"), show("a"), show("bad"), show("a"), show("bad")).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("round 1 %s", pstrs(r))
+		cached, flying := map[string]bool{}, map[string]bool{}
+		for k := range entries {
+			cached[k] = true
+		}
+		for k := range inflight {
+			flying[k] = true
+		}
+		p.log("fetches %d cached %s inflight %s", fetches, pstrs(sortedKeys(cached)), pstrs(sortedKeys(flying)))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		logShow := func(key, format string, args ...any) error {
+			s, err := show(key)(tk)
+			if err != nil {
+				return err
+			}
+			p.log("%s"+format, append([]any{s}, args...)...)
+			return nil
+		}
+		if err := logShow("a", ""); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 530*ms); err != nil {
+			return err
+		}
+		if err := logShow("a", ""); err != nil {
+			return err
+		}
+		s, err := show("a")(tk)
+		if err != nil {
+			return err
+		}
+		p.log("%s fetches %d", s, fetches)
+		waiter := asyncio.CreateTask(tk, show("c"))
+		if err := asyncio.Sleep(tk, 60*ms); err != nil {
+			return err
+		}
+		waiter.Cancel()
+		if _, err := waiter.Await(tk); asyncio.IsCancelled(err) {
+			_, ok := inflight["c"]
+			p.log("waiter cancelled, c in flight %s", pb(ok))
+		}
+		if err := asyncio.Sleep(tk, 30*ms); err != nil {
+			return err
+		}
+		if err := logShow("c", ""); err != nil {
+			return err
+		}
+		s, err = show("a")(tk)
+		if err != nil {
+			return err
+		}
+		p.log("%s filling %d", s, len(filling))
+		if err := asyncio.Sleep(tk, 600*ms); err != nil {
+			return err
+		}
+		s, err = show("a")(tk)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for task := range filling {
+			names = append(names, task.Name())
+		}
+		slices.Sort(names)
+		p.log("%s filling %s", s, pstrs(names))
+		if err := closeCache(tk); err != nil {
+			return err
+		}
+		flying = map[string]bool{}
+		for k := range inflight {
+			flying[k] = true
+		}
+		p.log("closed: filling %d inflight %s a %s", len(filling), pstrs(sortedKeys(flying)), entries["a"].value)
+		p.log("backend calls %s", pstrs(calls))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p143_priority_scheduler.py
+
+func TestPortPriorityScheduler(t *testing.T) {
+	duration := map[string]time.Duration{"build": 120 * ms, "test": 200 * ms, "lint": 40 * ms, "deploy": 170 * ms, "flaky": 80 * ms, "hotfix": 40 * ms, "docs": 60 * ms}
+	type item struct {
+		prio, seq int
+		job       string
+	}
+	runPort(t, cpythonTrace("p143_priority_scheduler"), func(p *probe, tk *asyncio.T) error {
+		seqN := 0
+		seq := func() int { seqN++; return seqN - 1 }
+		worker := func(name string, q *asyncio.Queue[item], retried map[string]bool, done *[]string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for {
+					it, err := q.Get(t)
+					if err != nil {
+						return err
+					}
+					err = func() error {
+						defer q.TaskDone()
+						p.log("%s runs %s prio %d left %d", name, it.job, it.prio, q.Len())
+						if err := asyncio.Sleep(t, duration[it.job]); err != nil {
+							return err
+						}
+						if it.job == "flaky" && !retried[it.job] {
+							retried[it.job] = true
+							if err := q.PutNowait(item{it.prio + 10, seq(), it.job}); err != nil {
+								return err
+							}
+							p.log("%s requeued %s", name, it.job)
+						} else {
+							*done = append(*done, it.job)
+						}
+						return nil
+					}()
+					if err != nil {
+						return err
+					}
+				}
+			}
+		}
+
+		p.restart()
+		q := asyncio.NewPriorityQueue(0, func(a, b item) bool {
+			if a.prio != b.prio {
+				return a.prio < b.prio
+			}
+			return a.seq < b.seq
+		})
+		for _, it := range []item{{5, 0, "docs"}, {2, 0, "build"}, {3, 0, "test"}, {2, 0, "flaky"}, {4, 0, "lint"}, {3, 0, "deploy"}} {
+			it.seq = seq()
+			if err := q.PutNowait(it); err != nil {
+				return err
+			}
+		}
+		retried, done := map[string]bool{}, []string{}
+		var workers []*asyncio.Task[struct{}]
+		for i := range 2 {
+			workers = append(workers, asyncio.CreateTaskErr(tk, worker(fmt.Sprintf("w%d", i), q, retried, &done)))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := q.PutNowait(item{0, seq(), "hotfix"}); err != nil {
+			return err
+		}
+		p.log("hotfix queued, qsize %d", q.Len())
+		if err := q.Join(tk); err != nil {
+			return err
+		}
+		p.log("joined, done %s", pstrs(done))
+		for _, w := range workers {
+			w.Cancel()
+		}
+		r, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(workers)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var ds []string
+		for _, o := range r {
+			ds = append(ds, "'"+pd(o.Err)+"'")
+		}
+		p.log("workers [%s]", strings.Join(ds, ", "))
+
+		p.restart()
+		undo := asyncio.NewLifoQueue[string](2)
+		record := func(t *asyncio.T) error {
+			for _, op := range []string{"type a", "type b", "delete", "paste"} {
+				if err := undo.Put(t, op); err != nil {
+					return err
+				}
+				p.log("recorded %s full %s", op, pb(undo.Full()))
+				if err := asyncio.Sleep(t, 10*ms); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		rollback := func(t *asyncio.T) error {
+			for {
+				op, err := undo.Get(t)
+				if err != nil {
+					return err
+				}
+				p.log("undo %s", op)
+				if err := asyncio.Sleep(t, 100*ms); err != nil {
+					return err
+				}
+				if err := undo.TaskDone(); err != nil {
+					return err
+				}
+			}
+		}
+		rec := asyncio.CreateTaskErr(tk, record)
+		if err := asyncio.Sleep(tk, 60*ms); err != nil {
+			return err
+		}
+		rb := asyncio.CreateTaskErr(tk, rollback)
+		if _, err := rec.Await(tk); err != nil {
+			return err
+		}
+		p.log("recording finished, qsize %d", undo.Len())
+		if err := undo.Join(tk); err != nil {
+			return err
+		}
+		p.log("undo joined")
+		rb.Cancel()
+		if err := undo.TaskDone(); err != nil {
+			p.log("extra task_done: %s", pdv125(err))
+		}
 		return nil
 	})
 }
