@@ -727,3 +727,234 @@ func TestPortPriorityScheduler(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p144_deadline_extension.py
+
+func TestPortDeadlineExtension(t *testing.T) {
+	runPort(t, cpythonTrace("p144_deadline_extension"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		download := func(name string, gaps []time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				got := 0
+				var cm *asyncio.TimeoutScope
+				err := asyncio.Timeout(t, 250*ms, func(s *asyncio.TimeoutScope) error {
+					cm = s
+					for _, gap := range gaps {
+						if err := asyncio.Sleep(t, gap); err != nil {
+							return err
+						}
+						got++
+						if err := s.Reschedule(loop.Time() + 260*ms); err != nil {
+							return err
+						}
+						p.log("%s chunk %d deadline %s", name, got, p.rel(s.When()))
+					}
+					return nil
+				})
+				switch {
+				case errors.Is(err, asyncio.ErrTimeout):
+					p.log("%s stalled after %d expired %s", name, got, pb(cm.Expired()))
+				case err != nil:
+					return noValue, err
+				default:
+					p.log("%s complete %d expired %s", name, got, pb(cm.Expired()))
+				}
+				return noValue, nil
+			}
+		}
+		slow := func(name string, delay time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					if asyncio.IsCancelled(err) {
+						p.log("%s cancelled", name)
+					}
+					return "", err
+				}
+				return name, nil
+			}
+		}
+
+		p.restart()
+		if _, err := asyncio.GatherFuncs(tk, download("d1", []time.Duration{100 * ms, 200 * ms, 170 * ms}), download("d2", []time.Duration{120 * ms, 300 * ms, 100 * ms})).Await(tk); err != nil {
+			return err
+		}
+
+		p.restart()
+		var cm *asyncio.TimeoutScope
+		err := asyncio.Timeout(tk, asyncio.Never, func(s *asyncio.TimeoutScope) error {
+			cm = s
+			p.log("armed %s", p.rel(s.When()))
+			if err := asyncio.Sleep(tk, 100*ms); err != nil {
+				return err
+			}
+			if err := s.Reschedule(loop.Time() - time.Second); err != nil {
+				return err
+			}
+			p.log("rescheduled into the past %s expired %s", p.rel(s.When()), pb(s.Expired()))
+			if err := asyncio.Sleep(tk, 0); err != nil {
+				return err
+			}
+			p.log("not reached")
+			return nil
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("past deadline fired, expired %s", pb(cm.Expired()))
+		} else if err != nil {
+			return err
+		}
+		if err := cm.Reschedule(loop.Time() + time.Second); err != nil {
+			p.log("reschedule after expiry: %s", pd(err))
+		}
+
+		p.restart()
+		var outer *asyncio.TimeoutScope
+		if err := asyncio.Timeout(tk, 500*ms, func(s *asyncio.TimeoutScope) error {
+			outer = s
+			_, err := asyncio.WaitForFunc(tk, 200*ms, slow("inner", time.Second))
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("wait_for timed out inside, outer expired %s", pb(s.Expired()))
+			} else if err != nil {
+				return err
+			}
+			r, err := asyncio.WaitForFunc(tk, 200*ms, slow("quick", 100*ms))
+			if err != nil {
+				return err
+			}
+			p.log("quick returned %s", r)
+			return nil
+		}); err != nil {
+			return err
+		}
+		p.log("outer left, expired %s", pb(outer.Expired()))
+
+		p.restart()
+		err = asyncio.Timeout(tk, 300*ms, func(s *asyncio.TimeoutScope) error {
+			outer = s
+			_, err := asyncio.WaitForFunc(tk, 600*ms, slow("long", time.Second))
+			return err
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("outer fired over wait_for, expired %s", pb(outer.Expired()))
+		} else if err != nil {
+			return err
+		}
+
+		p.restart()
+		var inner *asyncio.TimeoutScope
+		err = asyncio.Timeout(tk, 300*ms, func(s *asyncio.TimeoutScope) error {
+			outer = s
+			return asyncio.Timeout(tk, 100*ms, func(s *asyncio.TimeoutScope) error {
+				inner = s
+				if err := s.Reschedule(loop.Time() + 500*ms); err != nil {
+					return err
+				}
+				_, err := slow("nested", time.Second)(tk)
+				return err
+			})
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("outer fired, inner expired %s outer expired %s inner when %s", pb(inner.Expired()), pb(outer.Expired()), p.rel(inner.When()))
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p145_timer_handles.py
+
+func TestPortTimerHandles(t *testing.T) {
+	runPort(t, cpythonTrace("p145_timer_handles"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		loop := tk.Loop()
+
+		var pending *asyncio.TimerHandle
+		var flushed []string
+		flush := func(text string) func() {
+			return func() {
+				flushed = append(flushed, text)
+				p.log("flush '%s'", text)
+			}
+		}
+		text := ""
+		for _, k := range []struct {
+			ch  string
+			gap time.Duration
+		}{{"h", 30 * ms}, {"e", 40 * ms}, {"l", 20 * ms}, {"l", 150 * ms}, {"o", 50 * ms}} {
+			if err := asyncio.Sleep(tk, k.gap); err != nil {
+				return err
+			}
+			text += k.ch
+			if pending != nil {
+				pending.Cancel()
+			}
+			pending = loop.CallLater(100*ms, flush(text))
+		}
+		p.log("typing done, flush due %s", p.rel(pending.When()))
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		p.log("pending cancelled %s", pb(pending.Cancelled()))
+		pending.Cancel()
+		p.log("cancel after it ran: cancelled %s flushed %s", pb(pending.Cancelled()), pstrs(flushed))
+
+		p.restart()
+		var order []string
+		handles := map[string]*asyncio.TimerHandle{}
+		when := loop.Time() + 100*ms
+		appendOrder := func(s string) func() { return func() { order = append(order, s) } }
+		fire := func(name string) func() {
+			return func() {
+				order = append(order, name)
+				p.log("timer %s", name)
+				if name == "a" {
+					handles["b"].Cancel()
+					loop.CallSoon(appendOrder("soon-from-a"))
+					handles["past"] = loop.CallAt(loop.Time()-time.Second, appendOrder("past-from-a"))
+					loop.CallSoon(appendOrder("soon2-from-a"))
+					loop.CallLater(0, appendOrder("later0-from-a"))
+				}
+			}
+		}
+		for _, name := range []string{"a", "b", "c"} {
+			handles[name] = loop.CallAt(when, fire(name))
+		}
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		p.log("order %s b cancelled %s past when %s", pstrs(order), pb(handles["b"].Cancelled()), p.rel(handles["past"].When()))
+
+		p.restart()
+		var dog *asyncio.TimerHandle
+		var worker *asyncio.Task[struct{}]
+		onWatchdog := func() {
+			p.log("watchdog fired, cancelling worker")
+			dog.Cancel()
+			worker.Cancel("watchdog")
+		}
+		dog = loop.CallLater(200*ms, onWatchdog)
+		worker = asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			for i := range 5 {
+				gap := 300 * ms
+				if i < 2 {
+					gap = 80 * ms
+				}
+				if err := asyncio.Sleep(t, gap); err != nil {
+					return err
+				}
+				dog.Cancel()
+				dog = loop.CallLater(200*ms, onWatchdog)
+				p.log("heartbeat %d watchdog at %s", i, p.rel(dog.When()))
+			}
+			return nil
+		})
+		if _, err := worker.Await(tk); asyncio.IsCancelled(err) {
+			p.log("worker %s dog cancelled %s", pd(err), pb(dog.Cancelled()))
+		} else {
+			return fmt.Errorf("worker: %v, want a cancellation", err)
+		}
+		return nil
+	})
+}
