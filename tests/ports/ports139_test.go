@@ -958,3 +958,110 @@ func TestPortTimerHandles(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p146_response_listeners.py
+
+// A Go callback has no error to return: the listener that raises panics,
+// and the handler's Err is the *PanicError holding what it panicked with.
+func TestPortResponseListeners(t *testing.T) {
+	runPort(t, cpythonTrace("p146_response_listeners"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		loop := tk.Loop()
+		var order []string
+		loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			order = append(order, "handler")
+			err := ctx.Err
+			var pe *asyncio.PanicError
+			if errors.As(err, &pe) {
+				err, _ = pe.Value.(error)
+			}
+			p.log("handler: %s %s", pb(strings.HasPrefix(ctx.Message, "Exception in callback")), pd(err))
+		})
+		cb := func(name string, f interface {
+			Cancelled() bool
+			Result() (string, error)
+		}) func() {
+			return func() {
+				if f.Cancelled() {
+					order = append(order, name+":cancelled")
+					return
+				}
+				v, _ := f.Result()
+				order = append(order, name+":"+v)
+			}
+		}
+		appendOrder := func(s string) func() { return func() { order = append(order, s) } }
+
+		fut := asyncio.NewFuture[string](tk)
+		fut.AddDoneCallback(cb("first", fut))
+		second := fut.AddDoneCallback(cb("second", fut))
+		fut.AddDoneCallback(cb("third", fut))
+		p.log("removed second %d", fut.RemoveDoneCallback(second))
+		p.log("removed again %d", fut.RemoveDoneCallback(second))
+		waiter := func(name string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				r, err := fut.Await(t)
+				if err != nil {
+					return err
+				}
+				order = append(order, fmt.Sprintf("%s woke with %s", name, r))
+				return nil
+			}
+		}
+		w1 := asyncio.CreateTaskErr(tk, waiter("w1"))
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		boom := func() {
+			order = append(order, "boom")
+			panic(newValueError("listener broke"))
+		}
+		fut.AddDoneCallback(boom)
+		fut.AddDoneCallback(cb("fourth", fut))
+		loop.CallSoon(appendOrder("queued before result"))
+		if err := fut.SetResult("r1"); err != nil {
+			return err
+		}
+		order = append(order, "after set_result")
+		fut.AddDoneCallback(cb("late", fut))
+		loop.CallSoon(appendOrder("queued after result"))
+		if _, err := w1.Await(tk); err != nil {
+			return err
+		}
+		p.log("order %s", pstrs(order))
+
+		p.restart()
+		order = nil
+		fut2 := asyncio.NewFuture[string](tk)
+		fut2.AddDoneCallback(cb("c1", fut2))
+		c2 := fut2.AddDoneCallback(cb("c2", fut2))
+		fut2.Cancel("nope")
+		p.log("remove after cancel %d", fut2.RemoveDoneCallback(c2))
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("order %s", pstrs(order))
+
+		order = nil
+		job := asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return "", err
+			}
+			return "job-result", nil
+		}, asyncio.WithName("job"))
+		job.AddDoneCallback(func() {
+			v, _ := job.Result()
+			order = append(order, fmt.Sprintf("%s done %s", job.Name(), v))
+		})
+		if _, err := job.Await(tk); err != nil {
+			return err
+		}
+		order = append(order, "main resumed")
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("order %s", pstrs(order))
+		return nil
+	})
+}
