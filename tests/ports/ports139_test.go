@@ -17,6 +17,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1062,6 +1063,128 @@ func TestPortResponseListeners(t *testing.T) {
 			return err
 		}
 		p.log("order %s", pstrs(order))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p147_thumbnail_pool.py
+
+// onePool is concurrent.futures.ThreadPoolExecutor(max_workers=1): one
+// goroutine runs the submitted jobs in order; after Shutdown, Submit
+// refuses with the pool's RuntimeError.
+type onePool struct {
+	mu   sync.Mutex
+	jobs chan func()
+	shut bool
+	done chan struct{}
+}
+
+func newOnePool() *onePool {
+	p := &onePool{jobs: make(chan func(), 16), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for job := range p.jobs {
+			job()
+		}
+	}()
+	return p
+}
+
+// Submit queues fn for the worker; it does not block.
+func (p *onePool) Submit(fn func()) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shut {
+		return &runtimeError{pyExc{"RuntimeError", "cannot schedule new futures after shutdown"}}
+	}
+	p.jobs <- fn
+	return nil
+}
+
+// Shutdown is shutdown(wait=True).
+func (p *onePool) Shutdown() {
+	p.mu.Lock()
+	if !p.shut {
+		p.shut = true
+		close(p.jobs)
+	}
+	p.mu.Unlock()
+	<-p.done
+}
+
+func TestPortThumbnailPool(t *testing.T) {
+	var ranMu sync.Mutex
+	var ran []string
+	ranNow := func() []string {
+		ranMu.Lock()
+		defer ranMu.Unlock()
+		return slices.Clone(ran)
+	}
+	runPort(t, cpythonTrace("p147_thumbnail_pool"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		loop := tk.Loop()
+		makeJob := func(name string, started *asyncio.Event, gate chan struct{}) func(context.Context) (string, error) {
+			return func(context.Context) (string, error) {
+				if _, err := loop.CallSoonThreadsafe(started.Set); err != nil {
+					return "", err
+				}
+				<-gate
+				ranMu.Lock()
+				ran = append(ran, name)
+				ranMu.Unlock()
+				return strings.ToUpper(name), nil
+			}
+		}
+		pool := newOnePool()
+		gates := map[string]chan struct{}{}
+		started := map[string]*asyncio.Event{}
+		futs := map[string]*asyncio.Future[string]{}
+		for _, n := range []string{"a", "b", "c"} {
+			gates[n] = make(chan struct{})
+			started[n] = asyncio.NewEvent()
+		}
+		for _, n := range []string{"a", "b", "c"} {
+			futs[n] = asyncio.RunInExecutorOn(tk, pool, makeJob(n, started[n], gates[n]))
+		}
+		if err := started["a"].Wait(tk); err != nil {
+			return err
+		}
+		p.log("a running; cancelling b (queued) and a (running)")
+		cb := futs["b"].Cancel()
+		ca := futs["a"].Cancel()
+		p.log("cancel b %s cancel a %s", pb(cb), pb(ca))
+		close(gates["a"])
+		if err := started["c"].Wait(tk); err != nil {
+			return err
+		}
+		p.log("c started, ran %s", pstrs(ranNow()))
+		close(gates["c"])
+		r, err := futs["c"].Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("c result %s", r)
+		p.log("cancelled %s ran %s", pbools(futs["a"].Cancelled(), futs["b"].Cancelled(), futs["c"].Cancelled()), pstrs(ranNow()))
+
+		sum, err := asyncio.ToThread(tk, func(context.Context) (int, error) { return 1 + 2 + 3, nil })
+		if err != nil {
+			return err
+		}
+		p.log("to_thread %d", sum)
+		if err := asyncio.ShutdownDefaultExecutor(tk); err != nil {
+			return err
+		}
+		one := func(context.Context) (int, error) { return 1, nil }
+		if _, err := asyncio.RunInExecutor(tk, one).Await(tk); err != nil {
+			p.log("after shutdown_default_executor: %s", pd(err))
+		}
+		pool.Shutdown()
+		if _, err := asyncio.RunInExecutorOn(tk, pool, one).Await(tk); err != nil {
+			p.log("pool shut down: %s", pd(err))
+		}
+		close(gates["b"])
+		p.log("ran %s", pstrs(ranNow()))
 		return nil
 	})
 }
