@@ -1188,3 +1188,105 @@ func TestPortThumbnailPool(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p148_cli_runner_steps.py
+
+// ptuple is repr() of a tuple of str.
+func ptuple(ss []string) string {
+	if len(ss) == 1 {
+		return "('" + ss[0] + "',)"
+	}
+	s := pstrs(ss)
+	return "(" + s[1:len(s)-1] + ")"
+}
+
+func TestPortCLIRunnerSteps(t *testing.T) {
+	session := asyncio.NewContextVar("session", "None")
+	steps := asyncio.NewContextVar[[]string]("steps", nil)
+	addStep := func(t *asyncio.T, s string) { steps.Set(t, slices.Concat(steps.Get(t), []string{s})) }
+	p := &probe{}
+	var bg *asyncio.Task[struct{}]
+	login := func(user string) func(*asyncio.T) (struct{}, error) {
+		return func(t *asyncio.T) (struct{}, error) {
+			p.l = t.Loop()
+			p.restart()
+			session.Set(t, user)
+			addStep(t, "login")
+			p.log("logged in %s", user)
+			return noValue, nil
+		}
+	}
+	syncBg := func(t *asyncio.T) error {
+		n := 0
+		for {
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				if asyncio.IsCancelled(err) {
+					p.log("bg cancelled after %d", n)
+					if err := asyncio.Sleep(t, 0); err != nil {
+						return err
+					}
+					p.log("bg cleaned up")
+				}
+				return err
+			}
+			n++
+			p.log("bg tick %d session %s", n, session.Get(t))
+		}
+	}
+	startBg := func(t *asyncio.T) (struct{}, error) {
+		bg = asyncio.CreateTaskErr(t, syncBg, asyncio.WithName("bg"))
+		addStep(t, "bg")
+		if err := asyncio.Sleep(t, 160*ms); err != nil {
+			return noValue, err
+		}
+		p.log("start_bg done")
+		return noValue, nil
+	}
+	snapshot := func(t *asyncio.T) (*asyncio.VarContext, error) { return asyncio.CopyContext(t), nil }
+	fetch := func(what string) func(*asyncio.T) (string, error) {
+		return func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, 230*ms); err != nil {
+				return "", err
+			}
+			addStep(t, what)
+			p.log("fetched %s as %s steps %s", what, session.Get(t), ptuple(steps.Get(t)))
+			return what, nil
+		}
+	}
+	err := func() (err error) {
+		runner := asyncio.NewRunner(asyncio.WithVirtualTime())
+		defer func() {
+			if cerr := runner.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		if _, err := asyncio.RunWith(runner, login("ann")); err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(runner, startBg); err != nil {
+			return err
+		}
+		fmt.Fprintf(&p.b, "between runs: bg done %s loop running %s\n", pb(bg.Done()), pb(runner.Loop().IsRunning()))
+		snap, err := asyncio.RunWith(runner, snapshot)
+		if err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(runner, fetch("drafts"), asyncio.WithVarContext(snap)); err != nil {
+			return err
+		}
+		fmt.Fprintf(&p.b, "snapshot steps %s\n", ptuple(steps.Value(snap.Context())))
+		if _, err := asyncio.RunWith(runner, fetch("inbox")); err != nil {
+			return err
+		}
+		fmt.Fprintf(&p.b, "outside the runner: session %s\n", session.Value(context.Background()))
+		return nil
+	}()
+	if err != nil {
+		t.Fatalf("main failed: %v\n%s", err, p.b.String())
+	}
+	fmt.Fprintf(&p.b, "after close: bg cancelled %s\n", pb(bg.Cancelled()))
+	if got, want := p.b.String(), cpythonTrace("p148_cli_runner_steps"); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
