@@ -1290,3 +1290,125 @@ func TestPortCLIRunnerSteps(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p149_record_importer.py
+
+func TestPortRecordImporter(t *testing.T) {
+	runPort(t, cpythonTrace("p149_record_importer"), func(p *probe, tk *asyncio.T) error {
+		importer := func(name string, records []string, saved *[]string) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				i := 0
+				for i < len(records) {
+					err := asyncio.Sleep(t, 100*ms)
+					if err == nil {
+						*saved = append(*saved, name+":"+records[i])
+						i++
+						continue
+					}
+					if !asyncio.IsCancelled(err) {
+						return 0, err
+					}
+					p.log("%s cancel requested %s cancelling %d", name, pd(err), t.Cancelling())
+					if err2 := asyncio.Sleep(t, 50*ms); err2 != nil {
+						if asyncio.IsCancelled(err2) {
+							p.log("%s cleanup interrupted %s cancelling %d", name, pd(err2), t.Cancelling())
+						}
+						return 0, err2
+					}
+					*saved = append(*saved, name+":"+records[i]+"*")
+					p.log("%s finished %s", name, records[i])
+					n := t.Cancelling()
+					for t.Uncancel() != 0 {
+					}
+					p.log("%s absorbed %d now %d", name, n, t.Cancelling())
+					return i + 1, nil
+				}
+				return i, nil
+			}
+		}
+		failSoon := func(t *asyncio.T) error {
+			if err := asyncio.Sleep(t, 60*ms); err != nil {
+				return err
+			}
+			return newValueError("bad row")
+		}
+		stubborn := func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, time.Second); asyncio.IsCancelled(err) {
+				p.log("stubborn ignores %s cancelling %d", pd(err), t.Cancelling())
+			} else if err != nil {
+				return "", err
+			}
+			err := asyncio.Timeout(t, 100*ms, func(*asyncio.TimeoutScope) error { return asyncio.Sleep(t, time.Second) })
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("stubborn timed out, cancelling %d", t.Cancelling())
+			} else if err != nil {
+				return "", err
+			}
+			err = asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+				if _, err := asyncio.SpawnErr(g, failSoon); err != nil {
+					return err
+				}
+				return asyncio.Sleep(t, time.Second)
+			})
+			var eg *asyncio.ExceptionGroup
+			if errors.As(err, &eg) {
+				p.log("stubborn group failed %s cancelling %d", pd(eg), t.Cancelling())
+			} else if err != nil {
+				return "", err
+			}
+			if err := asyncio.Sleep(t, 10*ms); asyncio.IsCancelled(err) {
+				p.log("stubborn re-cancelled after the group %s cancelling %d", pd(err), t.Cancelling())
+			} else if err != nil {
+				return "", err
+			}
+			return "stubborn done", nil
+		}
+
+		p.restart()
+		var saved []string
+		a := asyncio.CreateTask(tk, importer("a", []string{"p", "q", "r", "s", "t"}, &saved))
+		if err := asyncio.Sleep(tk, 260*ms); err != nil {
+			return err
+		}
+		c1 := a.Cancel("stop-1")
+		c2 := a.Cancel("stop-2")
+		p.log("main cancels a twice: %s %s cancelling %d", pb(c1), pb(c2), a.T().Cancelling())
+		n, err := a.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("a returned %d cancelled %s saved %s", n, pb(a.Cancelled()), pstrs(saved))
+
+		p.restart()
+		saved = nil
+		b := asyncio.CreateTask(tk, importer("b", []string{"x", "y", "z"}, &saved))
+		if err := asyncio.Sleep(tk, 160*ms); err != nil {
+			return err
+		}
+		b.Cancel("stop-b1")
+		if err := asyncio.Sleep(tk, 30*ms); err != nil {
+			return err
+		}
+		p.log("main cancels b during cleanup")
+		b.Cancel("stop-b2")
+		if _, err := b.Await(tk); asyncio.IsCancelled(err) {
+			p.log("b ended %s cancelling %d saved %s", pd(err), b.T().Cancelling(), pstrs(saved))
+		} else {
+			return fmt.Errorf("b: %v, want a cancellation", err)
+		}
+
+		p.restart()
+		s := asyncio.CreateTask(tk, stubborn)
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		s.Cancel("go away")
+		r, err := s.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("stubborn returned %s cancelling %d cancelled %s", r, s.T().Cancelling(), pb(s.Cancelled()))
+		return nil
+	})
+}
