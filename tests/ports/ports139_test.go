@@ -1412,3 +1412,108 @@ func TestPortRecordImporter(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p150_report_sections.py
+
+func TestPortReportSections(t *testing.T) {
+	type query struct {
+		name        string
+		delay       time.Duration
+		fail        error
+		cleanupFail bool
+	}
+	type section struct {
+		name    string
+		budget  time.Duration
+		queries []query
+	}
+	runPort(t, cpythonTrace("p150_report_sections"), func(p *probe, tk *asyncio.T) error {
+		var cancelled []string
+		runQuery := func(q query) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, q.delay); err != nil {
+					if asyncio.IsCancelled(err) {
+						cancelled = append(cancelled, q.name)
+						if q.cleanupFail {
+							return "", &runtimeError{pyExc{"RuntimeError", q.name + " cleanup failed"}}
+						}
+					}
+					return "", err
+				}
+				if q.fail != nil {
+					return "", q.fail
+				}
+				p.log("%s ok", q.name)
+				return q.name, nil
+			}
+		}
+		runSection := func(s section) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				var cm *asyncio.TimeoutScope
+				err := asyncio.Timeout(t, s.budget, func(sc *asyncio.TimeoutScope) error {
+					cm = sc
+					return asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+						for _, q := range s.queries {
+							if _, err := asyncio.Spawn(g, runQuery(q)); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				})
+				if err != nil {
+					p.log("%s leaves with %s expired %s", s.name, pd(err), pb(cm.Expired()))
+					if cerr := asyncio.Sleep(t, 0); cerr != nil {
+						if asyncio.IsCancelled(cerr) {
+							p.log("%s metrics flush cancelled %s", s.name, pd(cerr))
+						}
+						return cerr
+					}
+					return err
+				}
+				p.log("%s done", s.name)
+				return nil
+			}
+		}
+		report := func(label string, sections []section, sibling *query) {
+			p.restart()
+			cancelled = nil
+			var tasks []*asyncio.Task[struct{}]
+			err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+				for _, s := range sections {
+					task, err := asyncio.SpawnErr(g, runSection(s))
+					if err != nil {
+						return err
+					}
+					tasks = append(tasks, task)
+				}
+				if sibling != nil {
+					if _, err := asyncio.Spawn(g, runQuery(*sibling)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				p.log("%s -> %s", label, pd(err))
+			} else {
+				var cs []bool
+				for _, task := range tasks {
+					cs = append(cs, task.Cancelled())
+				}
+				p.log("%s finished, sections cancelled %s", label, pbools(cs...))
+			}
+			slices.Sort(cancelled)
+			p.log("%s cancelled queries %s", label, pstrs(cancelled))
+		}
+		report("r1", []section{{"s1", 500 * ms, []query{{"q1", 100 * ms, newValueError("q1 bad"), false}, {"q2", 300 * ms, nil, false}}}},
+			&query{"sib1", 400 * ms, newKeyError("sib1"), false})
+		report("r2", []section{{"s2", 200 * ms, []query{{"q3", 500 * ms, nil, false}, {"q4", 600 * ms, nil, false}}}, {"s3", 400 * ms, []query{{"q5", 330 * ms, nil, false}}}}, nil)
+		report("r3", []section{{"s4", 300 * ms, []query{{"q6", 500 * ms, nil, false}, {"q7", 600 * ms, nil, false}}}},
+			&query{"sib2", 100 * ms, newKeyError("sib2"), false})
+		report("r4", []section{{"s5", 200 * ms, []query{{"q8", 500 * ms, nil, true}, {"q9", 600 * ms, nil, false}}}, {"s6", 500 * ms, []query{{"q10", 360 * ms, nil, false}}}}, nil)
+		report("r5", []section{{"s7", 200 * ms, []query{{"q11", 500 * ms, nil, true}}}, {"s8", 300 * ms, []query{{"q12", 120 * ms, newTypeError("q12 bad"), false}}}}, nil)
+		return nil
+	})
+}
