@@ -1517,3 +1517,104 @@ func TestPortReportSections(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p151_task_registry.py
+
+func TestPortTaskRegistry(t *testing.T) {
+	runPort(t, cpythonTrace("p151_task_registry"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		names := func() string {
+			var ns []string
+			for _, task := range asyncio.AllTasks(loop) {
+				ns = append(ns, task.Name())
+			}
+			slices.Sort(ns)
+			return pstrs(ns)
+		}
+		conn := func(name string, life time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				err := asyncio.Sleep(t, life)
+				if asyncio.IsCancelled(err) {
+					if err := asyncio.Sleep(t, 50*ms); err != nil {
+						return err
+					}
+					p.log("%s closed after cancel", name)
+					return err
+				}
+				if err != nil {
+					return err
+				}
+				p.log("%s closed normally", name)
+				return nil
+			}
+		}
+		pnone := func(cur *asyncio.T) string {
+			if cur == nil {
+				return "None"
+			}
+			return "'" + cur.Name() + "'"
+		}
+
+		p.restart()
+		me := asyncio.CurrentTask(loop)
+		me.SetName("supervisor")
+		p.log("start %s", names())
+		whoami := func(tag string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, 10*ms); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("%s:%s", tag, pb(asyncio.CurrentTask(loop) == me)), nil
+			}
+		}
+		tasks := map[string]*asyncio.Task[struct{}]{}
+		for _, c := range []struct {
+			n    string
+			life time.Duration
+		}{{"c1", 300 * ms}, {"c2", time.Second}, {"c3", 100 * ms}} {
+			tasks[c.n] = asyncio.CreateTaskErr(tk, conn(c.n, c.life), asyncio.WithName(c.n))
+		}
+		p.log("started %s c1 listed %s", names(), pb(slices.Contains(asyncio.AllTasks(loop), tasks["c1"].T())))
+		var seen []string
+		loop.CallSoon(func() { seen = append(seen, fmt.Sprintf("('soon', %s)", pnone(asyncio.CurrentTask(loop)))) })
+		tasks["c3"].AddDoneCallback(func() {
+			seen = append(seen, fmt.Sprintf("('done-cb', '%s', %s)", tasks["c3"].Name(), pnone(asyncio.CurrentTask(loop))))
+			tasks["c3b"] = asyncio.CreateTaskErr(loop, conn("c3b", 500*ms), asyncio.WithName("c3b"))
+			seen = append(seen, fmt.Sprintf("('replacement listed', %s)", pb(strings.Contains(names(), "'c3b'"))))
+		})
+		if err := asyncio.Sleep(tk, 120*ms); err != nil {
+			return err
+		}
+		p.log("after c3 ended %s seen [%s]", names(), strings.Join(seen, ", "))
+		tasks["c2"].Cancel()
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("c2 cancelled: listed %s done %s", pb(strings.Contains(names(), "'c2'")), pb(tasks["c2"].Done()))
+		tasks["c2"].SetName("c2-closing")
+		p.log("renamed %s", names())
+		r, err := asyncio.WaitForFunc(tk, time.Second, whoami("wait_for"))
+		if err != nil {
+			return err
+		}
+		g, err := asyncio.GatherFuncs(tk, whoami("gather1"), whoami("gather2")).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("whoami %s %s", r, pstrs(g))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("after c2 finished %s c2 cancelled %s", names(), pb(tasks["c2"].Cancelled()))
+		var all []*asyncio.Task[struct{}]
+		for _, n := range []string{"c1", "c2", "c3", "c3b"} {
+			all = append(all, tasks[n])
+		}
+		if _, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(all)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("all finished %s current %s", names(), asyncio.CurrentTask(loop).Name())
+		return nil
+	})
+}
