@@ -1618,3 +1618,123 @@ func TestPortTaskRegistry(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p152_checkin_rendezvous.py
+
+func TestPortCheckinRendezvous(t *testing.T) {
+	runPort(t, cpythonTrace("p152_checkin_rendezvous"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		cond := asyncio.NewCondition(nil)
+		allIn := asyncio.NewEvent()
+		roster := map[string]bool{}
+		expected := 4
+		sortedRoster := func() string { return pstrs(slices.Sorted(maps.Keys(roster))) }
+		check := func(name string) bool {
+			ok := len(roster) >= expected
+			p.log("%s checks %d/%d %s", name, len(roster), expected, pb(ok))
+			return ok
+		}
+		worker := func(name string, arrive time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, arrive); err != nil {
+					return "", err
+				}
+				err := asyncio.WithLock(t, cond, func() error {
+					roster[name] = true
+					p.log("%s checked in %d", name, len(roster))
+					if len(roster) >= expected {
+						cond.NotifyAll()
+						allIn.Set()
+					}
+					if err := cond.WaitFor(t, func() bool { return check(name) }); err != nil {
+						if asyncio.IsCancelled(err) {
+							p.log("%s cancelled while waiting %s lock held %s", name, pd(err), pb(cond.Locked()))
+							delete(roster, name)
+						}
+						return err
+					}
+					p.log("%s released", name)
+					return nil
+				})
+				if err != nil {
+					return "", err
+				}
+				return name, nil
+			}
+		}
+		var ws []*asyncio.Task[string]
+		for _, w := range []struct {
+			n string
+			a time.Duration
+		}{{"w1", 100 * ms}, {"w2", 200 * ms}, {"w3", 300 * ms}, {"w4", 600 * ms}} {
+			ws = append(ws, asyncio.CreateTask(tk, worker(w.n, w.a)))
+		}
+		if err := asyncio.Sleep(tk, 260*ms); err != nil {
+			return err
+		}
+		ws[1].Cancel("w2 unplugged")
+		if _, err := ws[1].Await(tk); asyncio.IsCancelled(err) {
+			p.log("w2 out %s roster %s", pd(err), sortedRoster())
+		} else {
+			return fmt.Errorf("w2: %v, want a cancellation", err)
+		}
+		if err := asyncio.WithLock(tk, cond, func() error {
+			expected = 3
+			p.log("coordinator expects %d", expected)
+			cond.NotifyAll()
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := allIn.Wait(tk); err != nil {
+			return err
+		}
+		p.log("all in %s", sortedRoster())
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(ws)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var outs []string
+		for _, o := range res {
+			outs = append(outs, outcomeRepr(o))
+			if o.Err != nil { // d(r) is a str
+				outs[len(outs)-1] = "'" + pd(o.Err) + "'"
+			}
+		}
+		p.log("workers [%s]", strings.Join(outs, ", "))
+
+		p.restart()
+		goEv := asyncio.NewEvent()
+		runner := func(name string) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := goEv.Wait(t); err != nil {
+					return err
+				}
+				p.log("%s running", name)
+				return nil
+			}
+		}
+		var rs []*asyncio.Task[struct{}]
+		for i := range 3 {
+			rs = append(rs, asyncio.CreateTaskErr(tk, runner(fmt.Sprintf("r%d", i))))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		goEv.Set()
+		goEv.Clear()
+		p.log("set then clear: is_set %s", pb(goEv.IsSet()))
+		rs[2].Cancel("late cancel")
+		rres, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(rs)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		outs = nil
+		for _, o := range rres {
+			outs = append(outs, "'"+pd(o.Err)+"'")
+		}
+		p.log("runners [%s]", strings.Join(outs, ", "))
+		return nil
+	})
+}
