@@ -36,7 +36,11 @@ func TestPortContextScopes(t *testing.T) {
 		}
 		return v
 	}
-	runPort(t, cpythonTrace("p139_context_scopes"), func(p *probe, tk *asyncio.T) error {
+	// run_coroutine_threadsafe's task is created by a callback, and a
+	// callback runs in no context (CTX-1): the task starts with none of
+	// the values the thread's ctx carries (pass them in a closure).
+	want := goism(cpythonTrace("p139_context_scopes"), [2]string{"0.4 hook saw grace/req-9", "0.4 hook saw anon/none"})
+	runPort(t, want, func(p *probe, tk *asyncio.T) error {
 		audit := func(tag string, delay time.Duration) func(*asyncio.T) error {
 			return func(t *asyncio.T) error {
 				v, ok := trace.Lookup(t)
@@ -124,7 +128,30 @@ func TestPortContextScopes(t *testing.T) {
 			return err
 		}
 		p.log("frank's context %s main %s", user.Value(own.T().VarContext().Context()), user.Get(tk))
-		return nil
+
+		loop := tk.Loop()
+		lookupUser := func(t *asyncio.T) (string, error) {
+			if err := asyncio.Sleep(t, 10*ms); err != nil {
+				return "", err
+			}
+			v, ok := trace.Lookup(t)
+			return fmt.Sprintf("%s/%s", user.Get(t), getOr(v, ok, "none")), nil
+		}
+		legacyHook := func(ctx context.Context) (string, error) {
+			cf := asyncio.RunCoroutineThreadsafe(loop, lookupUser)
+			if err := cf.Wait(ctx); err != nil {
+				return "", err
+			}
+			r, err := cf.Result()
+			return "hook saw " + r, err
+		}
+		token = user.Set(tk, "grace")
+		r, err = asyncio.ToThread(tk, legacyHook)
+		if err != nil {
+			return err
+		}
+		p.log("%s", r)
+		return user.Reset(tk, token)
 	})
 }
 

@@ -4,7 +4,9 @@
 # context; TaskGroup children set their own values without leaking to the
 # parent; to_thread carries the caller's values into the thread; a token
 # resets a value; a second task run in the same snapshot sees what the
-# first left there.
+# first left there. A blocking helper on to_thread that calls back into
+# the loop with run_coroutine_threadsafe: the coroutine's task starts in
+# the thread's context, the copy to_thread made of the caller's.
 import asyncio
 import contextvars
 
@@ -60,6 +62,19 @@ async def main():
     own = asyncio.create_task(child("frank", 0.05))
     await own
     log("frank's context", own.get_context()[user], "main", user.get())
+
+    loop = asyncio.get_running_loop()
+
+    async def lookup_user():
+        await asyncio.sleep(0.01)
+        return f"{user.get()}/{trace.get('none')}"
+
+    def legacy_hook():
+        return "hook saw " + asyncio.run_coroutine_threadsafe(lookup_user(), loop).result()
+
+    token = user.set("grace")
+    log(await asyncio.to_thread(legacy_hook))
+    user.reset(token)
 
 
 asyncio.run(main())
