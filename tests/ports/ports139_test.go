@@ -145,6 +145,24 @@ func TestPortContextScopes(t *testing.T) {
 			r, err := cf.Result()
 			return "hook saw " + r, err
 		}
+		// Context.run(var.set, v) has no Go form (no code runs "in" a
+		// VarContext but a task): a task created WithVarContext sets it.
+		jobCtx := asyncio.NewVarContext(context.Background())
+		if _, err := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			user.Set(t, "batch")
+			return nil
+		}, asyncio.WithVarContext(jobCtx)).Await(tk); err != nil {
+			return err
+		}
+		p.log("fresh ctx has %s main %s", user.Value(jobCtx.Context()), user.Get(tk))
+		r, err = asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			return asyncio.ToThread(t, blocking("t3"))
+		}, asyncio.WithVarContext(jobCtx)).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("job saw %s", r)
+
 		token = user.Set(tk, "grace")
 		r, err = asyncio.ToThread(tk, legacyHook)
 		if err != nil {

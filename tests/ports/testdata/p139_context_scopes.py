@@ -4,7 +4,8 @@
 # context; TaskGroup children set their own values without leaking to the
 # parent; to_thread carries the caller's values into the thread; a token
 # resets a value; a second task run in the same snapshot sees what the
-# first left there. A blocking helper on to_thread that calls back into
+# first left there. A fresh Context() prepared with Context.run(var.set)
+# runs a job that sees only that value. A blocking helper on to_thread that calls back into
 # the loop with run_coroutine_threadsafe: the coroutine's task starts in
 # the thread's context, the copy to_thread made of the caller's.
 import asyncio
@@ -71,6 +72,11 @@ async def main():
 
     def legacy_hook():
         return "hook saw " + asyncio.run_coroutine_threadsafe(lookup_user(), loop).result()
+
+    job_ctx = contextvars.Context()
+    job_ctx.run(user.set, "batch")
+    log("fresh ctx has", job_ctx[user], "main", user.get())
+    log("job saw", await asyncio.create_task(asyncio.to_thread(blocking, "t3"), context=job_ctx))
 
     token = user.set("grace")
     log(await asyncio.to_thread(legacy_hook))
