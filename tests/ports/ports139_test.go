@@ -445,6 +445,67 @@ func TestPortReadingStream(t *testing.T) {
 			got = append(got, strings.ToUpper(x))
 		}
 		p.log("r4 %s", pstrs(got))
+
+		// burst's `async with timeout()` spans its yields: the Timeout's
+		// body is where the generator yields; a yield returning false is
+		// GeneratorExit, which leaves the body as a normal return.
+		burst := func(t *asyncio.T, tag string) iter.Seq2[int, error] {
+			return func(yield func(int, error) bool) {
+				var cm *asyncio.TimeoutScope
+				closed := false
+				err := asyncio.Timeout(t, 100*ms, func(s *asyncio.TimeoutScope) error {
+					cm = s
+					if !yield(1, nil) {
+						closed = true
+						return nil
+					}
+					if err := asyncio.Sleep(t, 50*ms); err != nil {
+						return err
+					}
+					closed = !yield(2, nil)
+					return nil
+				})
+				switch {
+				case closed:
+					p.log("%s burst closed, expired %s", tag, pb(cm.Expired()))
+				case errors.Is(err, asyncio.ErrTimeout):
+					p.log("%s burst timed out", tag)
+					yield(0, err)
+				case err != nil:
+					yield(0, err)
+				}
+			}
+		}
+		consumeBurst := func(tag string, pause time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				err := func() error {
+					for x, err := range burst(t, tag) {
+						if err != nil {
+							return err
+						}
+						p.log("%s got %d", tag, x)
+						if err := asyncio.Sleep(t, pause); err != nil {
+							return err
+						}
+					}
+					p.log("%s done", tag)
+					return nil
+				}()
+				if err != nil {
+					p.log("%s consumer leaves with %s cancelling %d", tag, pd(err), t.Cancelling())
+				}
+				return err
+			}
+		}
+		for _, c := range []struct {
+			tag   string
+			pause time.Duration
+		}{{"s1", 80 * ms}, {"s2", 150 * ms}} {
+			task := asyncio.CreateTaskErr(tk, consumeBurst(c.tag, c.pause))
+			if _, err := task.Await(tk); err != nil {
+				p.log("%s task -> %s cancelled %s", c.tag, pd(err), pb(task.Cancelled()))
+			}
+		}
 		return nil
 	})
 }

@@ -4,7 +4,11 @@
 # whose cancellation arrives inside the generator's await (its except
 # CancelledError and finally run, the timeout raises TimeoutError), one
 # whose generator raises on a bad reading in a comprehension, and one
-# that ends on its own.
+# that ends on its own. A generator holding an asyncio.timeout() across
+# its yields: the deadline passing inside it is its TimeoutError; passing
+# while the consumer awaits between items, it is the consumer's await
+# that is cancelled, the generator is closed (GeneratorExit) with the
+# timeout expired, and the task ends cancelled with cancelling() 0.
 import asyncio
 from contextlib import aclosing
 
@@ -74,6 +78,41 @@ async def main():
         q4.put_nowait(it)
     got = [x.upper() async for x in readings("r4", q4)]
     log("r4", got)
+
+
+    for tag, pause in [("s1", 0.08), ("s2", 0.15)]:
+        t = asyncio.create_task(consume_burst(tag, pause))
+        try:
+            await t
+        except BaseException as e:
+            log(tag, "task ->", d(e), "cancelled", t.cancelled())
+
+
+async def burst(tag):
+    try:
+        async with asyncio.timeout(0.1) as cm:
+            yield 1
+            await asyncio.sleep(0.05)
+            yield 2
+    except TimeoutError:
+        log(tag, "burst timed out")
+        raise
+    except GeneratorExit:
+        log(tag, "burst closed, expired", cm.expired())
+        raise
+
+
+async def consume_burst(tag, pause):
+    t = asyncio.current_task()
+    try:
+        async with aclosing(burst(tag)) as gen:
+            async for x in gen:
+                log(tag, "got", x)
+                await asyncio.sleep(pause)
+        log(tag, "done")
+    except BaseException as e:
+        log(tag, "consumer leaves with", d(e), "cancelling", t.cancelling())
+        raise
 
 
 asyncio.run(main())
