@@ -1220,6 +1220,7 @@ func (p *onePool) Shutdown() {
 }
 
 func TestPortThumbnailPool(t *testing.T) {
+	requestID := asyncio.NewContextVar("request_id", "no-request")
 	var ranMu sync.Mutex
 	var ran []string
 	ranNow := func() []string {
@@ -1273,6 +1274,17 @@ func TestPortThumbnailPool(t *testing.T) {
 		p.log("c result %s", r)
 		p.log("cancelled %s ran %s", pbools(futs["a"].Cancelled(), futs["b"].Cancelled(), futs["c"].Cancelled()), pstrs(ranNow()))
 
+		requestID.Set(tk, "req-7")
+		getRequestID := func(ctx context.Context) (string, error) { return requestID.Value(ctx), nil }
+		inPool, err := asyncio.RunInExecutorOn(tk, pool, getRequestID).Await(tk)
+		if err != nil {
+			return err
+		}
+		inThread, err := asyncio.ToThread(tk, getRequestID)
+		if err != nil {
+			return err
+		}
+		p.log("pool job sees %s to_thread sees %s", inPool, inThread)
 		sum, err := asyncio.ToThread(tk, func(context.Context) (int, error) { return 1 + 2 + 3, nil })
 		if err != nil {
 			return err

@@ -4,14 +4,17 @@
 # its thread with its result dropped; the next queued job starts once
 # the worker is free. The default executor serves to_thread; after
 # shutdown_default_executor() run_in_executor(None, ...) is refused, and
-# the shut-down pool refuses new jobs.
+# the shut-down pool refuses new jobs. run_in_executor passes no context
+# variables on (the pool's thread sees the default), to_thread does.
 import asyncio
 import concurrent.futures
+import contextvars
 import threading
 
 from probe import d, log, restart
 
 ran = []
+request_id = contextvars.ContextVar("request_id", default="no-request")
 
 
 def make_job(loop, name, started, gate):
@@ -41,6 +44,8 @@ async def main():
     log("c result", await futs["c"])
     log("cancelled", [futs[n].cancelled() for n in "abc"], "ran", ran)
 
+    request_id.set("req-7")
+    log("pool job sees", await loop.run_in_executor(pool, request_id.get), "to_thread sees", await asyncio.to_thread(request_id.get))
     log("to_thread", await asyncio.to_thread(sum, [1, 2, 3]))
     await loop.shutdown_default_executor()
     try:
