@@ -298,8 +298,9 @@ type Executor interface {
 
 // RunInExecutorOn is loop.run_in_executor(ex, fn) with a user's executor:
 // it submits a job to ex that runs fn(ctx) and delivers its outcome to the
-// returned future on owner's loop through CallSoonThreadsafe. ctx carries
-// the running task's context values, if a task is running, and is
+// returned future on owner's loop through CallSoonThreadsafe. As
+// run_in_executor (THREAD-2), ctx carries none of the calling task's
+// context values (ToThread and Go do; or close over t.Context()), and it is
 // cancelled when the future is cancelled (then the loop stops waiting for
 // the job, and its late outcome is dropped: an executor that never runs
 // the job cannot hold a cancelled task); a job that the executor starts
@@ -319,11 +320,11 @@ func RunInExecutorOn[V any](owner LoopOwner, ex Executor, fn func(ctx context.Co
 	}
 	l.checkThread("RunInExecutorOn")
 	l.checkClosed()
-	parent := context.Background()
-	if cur := l.current; cur != nil {
-		parent = cur.baseContext()
-	}
-	return startOutside(l, parent, fn, false, nil, ex.Submit, nil, "RunInExecutorOn job", l.outsideSite(0))
+	// As RunInExecutor: run_in_executor passes no contextvars on
+	// (THREAD-2), and the job belongs to no task, so nothing of the
+	// calling task's context (its values, the end of a bound Go context)
+	// reaches it.
+	return startOutside(l, context.Background(), fn, false, nil, ex.Submit, nil, "RunInExecutorOn job", l.outsideSite(0))
 }
 
 // ExpectExternal tells the loop that work on another goroutine will come

@@ -297,3 +297,36 @@ func BenchmarkGo(b *testing.B) {
 		}
 	})
 }
+
+// RunInExecutorOn is run_in_executor(executor, fn), which passes no
+// contextvars on (THREAD-2) and whose job belongs to no task: fn's ctx
+// has none of the calling task's values, and the end of a Go context
+// bound to that task (WithContext) does not cancel the job, as for
+// RunInExecutor. (Once it carried the task's context: the job saw
+// "task-value", and the queued job failed with context.Canceled.)
+func TestRunInExecutorOnNoTaskContext(t *testing.T) {
+	v := NewContextVar("v", "default")
+	var r eventLog
+	runVirtual(t, func(tk *T) error {
+		hold := &holdExecutor{}
+		bound, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var fut *Future[string]
+		w := CreateTaskErr(tk, func(x *T) error {
+			v.Set(x, "task-value")
+			fut = RunInExecutorOn(x, hold, func(ctx context.Context) (string, error) {
+				return fmt.Sprintf("%s, ctx err %v", v.Value(ctx), ctx.Err()), nil
+			})
+			return nil
+		}, WithContext(bound))
+		if err := tk.Await(w); err != nil {
+			return err
+		}
+		cancel()
+		hold.jobs[0]()
+		got, err := fut.Await(tk)
+		r.log("job: %s; %v", got, err)
+		return nil
+	})
+	checkEvents(t, []string{"job: default, ctx err <nil>; <nil>"}, &r)
+}
