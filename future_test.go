@@ -551,25 +551,32 @@ func TestOutsideFuturesAllocations(t *testing.T) {
 		ffn := func() (int, error) { return 1, nil }
 		fn := func(*T) (int, error) { return 1, nil }
 		gfn := func(context.Context) (int, error) { return 1, nil }
-		for range 100 { // grow the queues and the pools first
-			_, _ = CallFuncOn(tk, target, ffn)
-			_, _ = CallOn(tk, target, fn)
-			_, _ = Go(tk, gfn)
+		var callErr error // the first error of any call (none expected)
+		keep := func(_ int, err error) {
+			if err != nil && callErr == nil {
+				callErr = err
+			}
 		}
-		for _, c := range []struct {
+		calls := []struct {
 			what string
 			call func()
 			max  float64
 		}{
-			{"CallFuncOn", func() { _, _ = CallFuncOn(tk, target, ffn) }, 2},
-			{"CallOn", func() { _, _ = CallOn(tk, target, fn) }, 4},
-			{"Go", func() { _, _ = Go(tk, gfn) }, 10},
-		} {
+			{"CallFuncOn", func() { keep(CallFuncOn(tk, target, ffn)) }, 2},
+			{"CallOn", func() { keep(CallOn(tk, target, fn)) }, 4},
+			{"Go", func() { keep(Go(tk, gfn)) }, 10},
+		}
+		for range 100 { // grow the queues and the pools first
+			for _, c := range calls {
+				c.call()
+			}
+		}
+		for _, c := range calls {
 			if n := testing.AllocsPerRun(200, c.call); n > c.max {
 				t.Errorf("%s allocates %v times per call, want at most %v", c.what, n, c.max)
 			}
 		}
-		return struct{}{}, nil
+		return struct{}{}, callErr
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -38,15 +38,6 @@ import (
 	"github.com/go-asyncio/asyncio"
 )
 
-// pdv125 is d(e) for the library's own Python-named errors pd does not
-// name.
-func pdv125(err error) string {
-	if e, ok := err.(*asyncio.ValueError); ok {
-		return "ValueError(" + e.Msg + ")"
-	}
-	return pd(err)
-}
-
 // ---------------------------------------------------------------------------
 // p125_signal_reload.py
 

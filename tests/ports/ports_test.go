@@ -2085,3 +2085,13 @@ func TestPortServiceShutdown(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(wantServiceShutdown, got))
 	}
 }
+
+// pdv125 (first used by p125, shared with later ports on every
+// platform) is d(e) for the library's own Python-named errors pd does not
+// name.
+func pdv125(err error) string {
+	if e, ok := err.(*asyncio.ValueError); ok {
+		return "ValueError(" + e.Msg + ")"
+	}
+	return pd(err)
+}
