@@ -1,0 +1,408 @@
+//go:build unix && go1.25
+
+package ports_test
+
+// Ports p167 onward (h37): a bounded queue dropping its oldest item,
+// Same conventions as ports_test.go, ports50_test.go (network, on the
+// simulated network). The ports with threads run inside a
+// testing/synctest bubble on the loop's real clock, so that a thread's
+// timeout (concurrent.futures' result(timeout=)) runs on the same fake
+// time as the loop.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// ---------------------------------------------------------------------------
+// p167_drop_oldest_queue.py
+
+func TestPortDropOldestQueue(t *testing.T) {
+	runPort(t, cpythonTrace("p167_drop_oldest_queue"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		q := asyncio.NewQueue[string](3)
+		var dropped, handled []string
+		offer := func(sample string) error {
+			err := q.PutNowait(sample)
+			if errors.Is(err, asyncio.ErrQueueFull) {
+				old, err := q.GetNowait()
+				if err != nil {
+					return err
+				}
+				if err := q.TaskDone(); err != nil {
+					return err
+				}
+				dropped = append(dropped, old)
+				if err := q.PutNowait(sample); err != nil {
+					return err
+				}
+				p.log("full: dropped %s for %s qsize %d", old, sample, q.Len())
+				return nil
+			}
+			return err
+		}
+		producer := func(t *asyncio.T) error {
+			for i := range 8 {
+				if err := offer(fmt.Sprintf("s%d", i)); err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(t, 60*ms); err != nil {
+					return err
+				}
+			}
+			p.log("producer done, qsize %d", q.Len())
+			return nil
+		}
+		consumer := func(t *asyncio.T) error {
+			for {
+				s, err := q.Get(t)
+				if err != nil {
+					return err
+				}
+				p.log("consume %s qsize %d", s, q.Len())
+				if err := asyncio.Sleep(t, 130*ms); err != nil {
+					return err
+				}
+				handled = append(handled, s)
+				if err := q.TaskDone(); err != nil {
+					return err
+				}
+			}
+		}
+		cons := asyncio.CreateTaskErr(tk, consumer)
+		prod := asyncio.CreateTaskErr(tk, producer)
+		if _, err := prod.Await(tk); err != nil {
+			return err
+		}
+		if err := q.Join(tk); err != nil {
+			return err
+		}
+		p.log("joined; handled %s dropped %s", pstrs(handled), pstrs(dropped))
+		if _, err := q.GetNowait(); errors.Is(err, asyncio.ErrQueueEmpty) {
+			p.log("health: queue empty %s %s", pb(q.Empty()), pb(q.Full()))
+		}
+		if err := q.TaskDone(); errors.Is(err, asyncio.ErrValue) {
+			p.log("extra ack refused: %s", pdValue(err))
+		}
+		if err := q.PutNowait("late"); err != nil {
+			return err
+		}
+		if err := q.PutNowait("later"); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 10*ms); err != nil {
+			return err
+		}
+		p.log("consumer took late, qsize %d", q.Len())
+		cons.Cancel()
+		if _, err := cons.Await(tk); asyncio.IsCancelled(err) {
+			p.log("consumer cancelled, qsize %d", q.Len())
+		}
+		full := asyncio.NewQueue[int](1)
+		if err := full.PutNowait(1); err != nil {
+			return err
+		}
+		_, err := asyncio.WaitForFunc(tk, 100*ms, func(t *asyncio.T) (struct{}, error) { return noValue, full.Put(t, 2) })
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("put on full queue timed out, qsize %d", full.Len())
+		}
+		v, err := full.GetNowait()
+		if err != nil {
+			return err
+		}
+		p.log("get_nowait %d then empty %s", v, pb(full.Empty()))
+		return nil
+	})
+}
+
+// pdValue is d(e) for the library's *asyncio.ValueError.
+func pdValue(err error) string {
+	var ve *asyncio.ValueError
+	if errors.As(err, &ve) {
+		return "ValueError(" + ve.Msg + ")"
+	}
+	return pd(err)
+}
+
+
+// ---------------------------------------------------------------------------
+// p168_error_reporter.py
+
+// reportCapture is the program's logging handler on the asyncio logger
+// (the default exception handler logs through log/slog, docs/rules.md
+// EXC-1): level, first line, and whether an exception came with it.
+type reportCapture struct {
+	mu     sync.Mutex
+	logged []string
+}
+
+func (c *reportCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *reportCapture) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *reportCapture) WithGroup(string) slog.Handler            { return c }
+func (c *reportCapture) Handle(_ context.Context, r slog.Record) error {
+	first, _, _ := strings.Cut(r.Message, "\n")
+	for _, prefix := range []string{"Exception in callback", "Task exception was never retrieved"} {
+		if strings.HasPrefix(first, prefix) {
+			first = prefix
+		}
+	}
+	exc := "-"
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "exception" {
+			exc = "exc"
+		}
+		return true
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logged = append(c.logged, fmt.Sprintf("%s: %s %s", r.Level, first, exc))
+	return nil
+}
+
+func (c *reportCapture) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.logged)
+}
+
+type osError struct{ pyExc }
+
+// ptally is sorted(tally.items()).
+func ptally(tally map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(tally)) {
+		parts = append(parts, fmt.Sprintf("('%s', %d)", k, tally[k]))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func TestPortErrorReporter(t *testing.T) {
+	capture := &reportCapture{}
+	saved := slog.Default()
+	slog.SetDefault(slog.New(capture))
+	defer slog.SetDefault(saved)
+
+	tally := map[string]int{}
+	p := &probe{}
+	handler := func(loop *asyncio.Loop, ctx asyncio.ExceptionContext) {
+		msg := ctx.Message
+		for _, prefix := range []string{"Exception in callback", "Task exception was never retrieved"} {
+			if strings.HasPrefix(msg, prefix) {
+				msg = prefix
+			}
+		}
+		tally[msg]++
+		if strings.HasPrefix(msg, "ignore:") {
+			p.log("handler: dropped %s", msg)
+			return
+		}
+		p.log("handler: %s %s -> default", msg, pexc(ctx.Err))
+		loop.DefaultExceptionHandler(ctx)
+	}
+	fails := func(name string, after time.Duration) func(*asyncio.T) error {
+		return func(t *asyncio.T) error {
+			if err := asyncio.Sleep(t, after); err != nil {
+				return err
+			}
+			return newKeyError(name)
+		}
+	}
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		p.l = tk.Loop()
+		loop := tk.Loop()
+		loop.SetExceptionHandler(handler)
+		p.restart()
+		flaky := func(n int) func() {
+			return func() {
+				if n%2 == 1 {
+					panic(newValueError(fmt.Sprintf("flaky %d", n)))
+				}
+				p.log("flaky %d ok", n)
+			}
+		}
+		for n := range 3 {
+			loop.CallSoon(flaky(n))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return noValue, err
+		}
+		p.log("logged %d", capture.len())
+
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "ignore: cache miss storm"})
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "disk almost full", Err: &osError{pyExc{"OSError", "28"}}})
+		loop.CallExceptionHandler(asyncio.ExceptionContext{Message: "ignore: slow peer", Err: &asyncio.TimeoutError{}})
+		p.log("after reports, logged %d", capture.len())
+
+		loop.CallLater(120*ms, func() {
+			p.log("timer fires")
+			panic(newRuntimeError("timer bug"))
+		})
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return noValue, err
+		}
+
+		read := asyncio.CreateTaskErr(tk, fails("read", 70*ms))
+		read.AddDoneCallback(func() { p.log("watcher read %s", pd(read.Err())) })
+		fut := asyncio.NewFuture[string](tk)
+		fut.AddDoneCallback(func() {
+			v, _ := fut.Result()
+			p.log("on_done sees %s", v)
+			panic(newTypeError("bad listener"))
+		})
+		loop.CallLater(100*ms, func() { _ = fut.SetResult("payload") })
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return noValue, err
+		}
+		p.log("tally %s", ptally(tally))
+
+		loop.SetExceptionHandler(nil)
+		loop.CallSoon(flaky(5))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return noValue, err
+		}
+		total := 0
+		for _, n := range tally {
+			total += n
+		}
+		p.log("default handler logged directly, tally unchanged %d", total)
+		loop.SetExceptionHandler(handler)
+
+		orphan := asyncio.CreateTaskErr(tk, fails("orphan", 100*ms))
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return noValue, err
+		}
+		p.log("orphan done %s logged %d", pb(orphan.Done()), capture.len())
+		return noValue, nil
+	}, asyncio.WithVirtualTime())
+	if err != nil {
+		t.Fatalf("main failed: %v\n%s", err, p.b.String())
+	}
+	p.b.WriteString("logged:\n")
+	for _, line := range capture.logged {
+		fmt.Fprintf(&p.b, "  %s\n", line)
+	}
+	fmt.Fprintf(&p.b, "tally %s\n", ptally(tally))
+	if got, want := p.b.String(), cpythonTrace("p168_error_reporter"); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
+
+// ---------------------------------------------------------------------------
+// p169_round_robin_order.py
+
+func TestPortRoundRobinOrder(t *testing.T) {
+	runPort(t, cpythonTrace("p169_round_robin_order"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		var order []string
+		push := func(s string) func() { return func() { order = append(order, s) } }
+		late := func(t *asyncio.T) error {
+			order = append(order, "late0")
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return err
+			}
+			order = append(order, "late1")
+			return nil
+		}
+		worker := func(name string, steps int) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				for i := range steps {
+					order = append(order, fmt.Sprintf("%s%d", name, i))
+					if name == "b" && i == 1 {
+						loop := t.Loop()
+						loop.CallSoon(push("cb1"))
+						loop.CallSoon(push("cb2"))
+						asyncio.CreateTaskErr(t, late)
+					}
+					if err := asyncio.Sleep(t, 0); err != nil {
+						return noValue, err
+					}
+				}
+				order = append(order, name+"-end")
+				return noValue, nil
+			}
+		}
+		p.restart()
+		if _, err := asyncio.GatherFuncs(tk, worker("a", 3), worker("b", 3), worker("c", 2)).Await(tk); err != nil {
+			return err
+		}
+		p.log("round robin %s", pstrs(order))
+
+		order = nil
+		fut := asyncio.NewFuture[int](tk)
+		w := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			v, err := fut.Await(t)
+			if err != nil {
+				return err
+			}
+			order = append(order, fmt.Sprintf("fut-%d", v))
+			return nil
+		})
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		loop.CallSoon(push("before"))
+		loop.CallSoon(func() { _ = fut.SetResult(1) })
+		loop.CallSoon(push("after"))
+		loop.CallLater(0, push("later0"))
+		loop.CallSoon(push("after2"))
+		if _, err := w.Await(tk); err != nil {
+			return err
+		}
+		p.log("future wakeup %s", pstrs(order))
+
+		order = nil
+		ev := asyncio.NewEvent()
+		waiter := func(name string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				if err := ev.Wait(t); err != nil {
+					return noValue, err
+				}
+				order = append(order, "woke-"+name)
+				return noValue, nil
+			}
+		}
+		var ws []*asyncio.Task[struct{}]
+		for _, n := range []string{"x", "y", "z"} {
+			ws = append(ws, asyncio.CreateTask(tk, waiter(n)))
+		}
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		ws = append(ws, asyncio.CreateTask(tk, waiter("w")))
+		loop.CallSoon(push("cb-before-set"))
+		ev.Set()
+		order = append(order, "set")
+		loop.CallSoon(push("cb-after-set"))
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(ws)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("event wakeup %s", pstrs(order))
+
+		order = nil
+		var handles []*asyncio.TimerHandle
+		for i, delay := range []time.Duration{300 * ms, 100 * ms, 200 * ms, 50 * ms, 250 * ms} {
+			handles = append(handles, loop.CallLater(delay, push(fmt.Sprintf("t%d", i))))
+		}
+		loop.CallLater(120*ms, func() { handles[2].Cancel(); order = append(order, "cancel-t2") })
+		loop.CallLater(70*ms, func() { handles[0].Cancel(); order = append(order, "cancel-t0") })
+		if err := asyncio.Sleep(tk, 400*ms); err != nil {
+			return err
+		}
+		var cancelled []bool
+		for _, h := range handles {
+			cancelled = append(cancelled, h.Cancelled())
+		}
+		p.log("timers %s %s", pstrs(order), pbools(cancelled...))
+		return nil
+	})
+}
