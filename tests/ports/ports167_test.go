@@ -134,7 +134,6 @@ func pdValue(err error) string {
 	return pd(err)
 }
 
-
 // ---------------------------------------------------------------------------
 // p168_error_reporter.py
 
