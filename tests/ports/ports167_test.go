@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -402,6 +403,205 @@ func TestPortRoundRobinOrder(t *testing.T) {
 			cancelled = append(cancelled, h.Cancelled())
 		}
 		p.log("timers %s %s", pstrs(order), pbools(cancelled...))
+		return nil
+	})
+}
+
+// runPortBubble is runPort inside a testing/synctest bubble, with the
+// loop on its real clock: the bubble's fake time moves the loop and the
+// program's threads (goroutines) alike, so a thread's result(timeout=)
+// and the loop's sleeps keep CPython's order.
+func runPortBubble(t *testing.T, want string, main func(p *probe, tk *asyncio.T) error) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		p := &probe{}
+		_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+			p.l = tk.Loop()
+			return struct{}{}, main(p, tk)
+		})
+		got := p.b.String()
+		if err != nil {
+			t.Fatalf("main failed: %v (%s)\ntrace so far:\n%s", err, pd(err), got)
+		}
+		if got != want {
+			t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+		}
+	})
+}
+
+// threadLog is the programs' thread_log with tlog(loop, ...): lines a
+// thread keeps, stamped with loop.time() read on the thread.
+type threadLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *threadLog) add(p *probe, format string, args ...any) {
+	line := fmt.Sprintf("%.1f %s", (p.l.Time() - p.t0).Seconds(), fmt.Sprintf(format, args...))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+func (l *threadLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
+}
+
+// resultTimeout is concurrent.futures.Future.result(timeout=d) on a
+// thread: the timeout is ctx's error (TimeoutError in Python).
+func resultTimeout[V any](ctx context.Context, cf *asyncio.ConcurrentFuture[V], d time.Duration) (V, error) {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := cf.Wait(wctx); err != nil {
+		var zero V
+		return zero, err
+	}
+	return cf.Result()
+}
+
+// goPool is a ThreadPoolExecutor: each job on a goroutine of its own;
+// Shutdown waits for them (shutdown(wait=True) at the with block's end).
+type goPool struct{ wg sync.WaitGroup }
+
+// Submit runs fn on a new goroutine.
+func (p *goPool) Submit(fn func()) error {
+	p.wg.Go(fn)
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// p170_sdk_thread_calls.py
+
+func TestPortSDKThreadCalls(t *testing.T) {
+	runPortBubble(t, cpythonTrace("p170_sdk_thread_calls"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		var tl threadLog
+		var tasksMu sync.Mutex
+		tasks := map[string]*asyncio.T{}
+		lookup := func(key string, delay time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return "", err
+				}
+				if key == "bad" {
+					return "", newKeyError(key)
+				}
+				return strings.ToUpper(key), nil
+			}
+		}
+		slow := func(name string, started *asyncio.Event) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				tasksMu.Lock()
+				tasks[name] = t
+				tasksMu.Unlock()
+				started.Set()
+				if err := asyncio.Sleep(t, time.Second); err != nil {
+					if asyncio.IsCancelled(err) {
+						p.log("%s cancelled on the loop", name)
+					}
+					return "", err
+				}
+				return "never", nil
+			}
+		}
+		sdk := func(s1Started, s2Started *asyncio.Event) func(ctx context.Context) (string, error) {
+			return func(ctx context.Context) (string, error) {
+				f := asyncio.RunCoroutineThreadsafe(loop, lookup("a", 100*ms))
+				v, err := resultTimeout(ctx, f, time.Second)
+				if err != nil {
+					return "", err
+				}
+				tl.add(p, "a -> %s", v)
+				f = asyncio.RunCoroutineThreadsafe(loop, lookup("bad", 120*ms))
+				if _, err := resultTimeout(ctx, f, time.Second); errors.As(err, new(*keyError)) {
+					tl.add(p, "bad -> %s", pd(err))
+				} else {
+					return "", fmt.Errorf("bad: %v", err)
+				}
+				f = asyncio.RunCoroutineThreadsafe(loop, slow("s1", s1Started))
+				if _, err := resultTimeout(ctx, f, 200*ms); errors.Is(err, context.DeadlineExceeded) {
+					cancelled := f.Cancel()
+					tl.add(p, "s1 timed out; cancel -> %s cancelled %s", pb(cancelled), pb(f.Cancelled()))
+				} else {
+					return "", fmt.Errorf("s1: %v", err)
+				}
+				f = asyncio.RunCoroutineThreadsafe(loop, slow("s2", s2Started))
+				if _, err := resultTimeout(ctx, f, 2*time.Second); asyncio.IsCancelled(err) {
+					tl.add(p, "s2 cancelled by the loop")
+				} else {
+					return "", fmt.Errorf("s2: %v", err)
+				}
+				return "sdk done", nil
+			}
+		}
+		upload := func(q *asyncio.Queue[string], acks []chan struct{}) func(ctx context.Context) (string, error) {
+			return func(ctx context.Context) (string, error) {
+				for i := range 3 {
+					part := fmt.Sprintf("part%d", i)
+					if _, err := loop.CallSoonThreadsafe(func() { _ = q.PutNowait(part) }); err != nil {
+						return "", err
+					}
+					<-acks[i]
+				}
+				return "uploaded 3 parts", nil
+			}
+		}
+
+		p.restart()
+		s1Started, s2Started := asyncio.NewEvent(), asyncio.NewEvent()
+		thread := asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			return asyncio.ToThread(t, sdk(s1Started, s2Started))
+		})
+		if err := s1Started.Wait(tk); err != nil {
+			return err
+		}
+		p.log("s1 running on the loop")
+		if err := s2Started.Wait(tk); err != nil {
+			return err
+		}
+		p.log("s2 running on the loop")
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("loop cancels s2")
+		tasksMu.Lock()
+		s1, s2 := tasks["s1"], tasks["s2"]
+		tasksMu.Unlock()
+		s2.Cancel()
+		said, err := thread.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("thread says %s", said)
+		p.log("s1 task cancelled %s s2 task cancelled %s", pb(s1.Cancelled()), pb(s2.Cancelled()))
+		for _, line := range tl.all() {
+			fmt.Fprintf(&p.b, "  thread: %s\n", line)
+		}
+
+		p.restart()
+		q := asyncio.NewQueue[string](0)
+		acks := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
+		pool := &goPool{}
+		defer pool.wg.Wait()
+		cf := asyncio.RunInExecutorOn(tk, pool, upload(q, acks))
+		for i := range 3 {
+			item, err := q.Get(tk)
+			if err != nil {
+				return err
+			}
+			p.log("progress %s", item)
+			if err := asyncio.Sleep(tk, 100*ms); err != nil {
+				return err
+			}
+			close(acks[i])
+		}
+		v, err := cf.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("wrap_future -> %s", v)
 		return nil
 	})
 }
