@@ -10,6 +10,7 @@ package ports_test
 // time as the loop.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,11 +19,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // ---------------------------------------------------------------------------
@@ -602,6 +605,206 @@ func TestPortSDKThreadCalls(t *testing.T) {
 			return err
 		}
 		p.log("wrap_future -> %s", v)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p171_handoff_gateway.py
+
+type upperHandoff struct {
+	aio.BaseProtocol
+	p    *probe
+	name string
+	tr   aio.Transport
+}
+
+func (u *upperHandoff) ConnectionMade(tr aio.Transport) {
+	u.tr = tr
+	u.p.log("%s connection_made", u.name)
+}
+
+func (u *upperHandoff) DataReceived(data []byte) {
+	u.p.log("%s data %s", u.name, pbytes(data))
+	if err := u.tr.Write(bytes.ToUpper(data)); err != nil {
+		u.p.log("%s write failed %v", u.name, err)
+	}
+}
+
+func (u *upperHandoff) EOFReceived() bool {
+	u.p.log("%s eof", u.name)
+	return false
+}
+
+func (u *upperHandoff) ConnectionLost(err error) {
+	u.p.log("%s connection_lost %s", u.name, pnone(err))
+}
+
+// The program runs on real loopback sockets, as the Python program does
+// (as p121).
+func TestPortHandoffGateway(t *testing.T) {
+	runPort(t, cpythonTrace("p171_handoff_gateway"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		lsock, port, err := boundPort()
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(lsock)
+		if err := syscall.Listen(lsock, 128); err != nil {
+			return err
+		}
+		var handed []aio.Transport
+		gateway := func(t *asyncio.T) error {
+			n := 0
+			for {
+				conn, _, err := aio.SockAccept(t, lsock)
+				if err != nil {
+					return err
+				}
+				n++
+				header, err := aio.SockRecv(t, conn, 16)
+				if err != nil {
+					syscall.Close(conn)
+					return err
+				}
+				p.log("gateway: conn %d header %s", n, pbytes(header))
+				if string(header) != "ROUTE\n" {
+					if err := aio.SockSendall(t, conn, []byte("no\n")); err != nil {
+						return err
+					}
+					syscall.Close(conn)
+					continue
+				}
+				if err := aio.SockSendall(t, conn, []byte("ok\n")); err != nil {
+					return err
+				}
+				name := fmt.Sprintf("h%d", n)
+				tr, proto, err := aio.ConnectAcceptedSocket(t, func() aio.Protocol { return &upperHandoff{p: p, name: name} }, conn)
+				if err != nil {
+					return err
+				}
+				handed = append(handed, tr)
+				p.log("gateway: handed off %s closing %s", proto.(*upperHandoff).name, pb(tr.IsClosing()))
+			}
+		}
+		gw := asyncio.CreateTaskErr(tk, gateway)
+
+		client := func(name, header, body string, pause time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				r, w, err := aio.OpenConnection(t, "127.0.0.1", port)
+				if err != nil {
+					return noValue, err
+				}
+				if err := w.Write([]byte(header)); err != nil {
+					return noValue, err
+				}
+				answer, err := r.ReadLine(t)
+				if err != nil {
+					return noValue, err
+				}
+				p.log("%s answer %s", name, pbytes(answer))
+				if string(answer) == "ok\n" {
+					if err := asyncio.Sleep(t, pause); err != nil {
+						return noValue, err
+					}
+					if err := w.Write([]byte(body)); err != nil {
+						return noValue, err
+					}
+					echo, err := r.ReadExactly(t, len(body))
+					if err != nil {
+						return noValue, err
+					}
+					p.log("%s echo %s", name, pbytes(echo))
+					if err := w.WriteEOF(); err != nil {
+						return noValue, err
+					}
+				}
+				rest, err := r.Read(t, -1)
+				if err != nil {
+					return noValue, err
+				}
+				p.log("%s then %s", name, pbytes(rest))
+				w.Close()
+				return noValue, w.WaitClosed(t)
+			}
+		}
+		if _, err := client("c1", "ROUTE\n", "abc", 100*ms)(tk); err != nil {
+			return err
+		}
+		if _, err := client("c2", "SPAM\n", "", 0)(tk); err != nil {
+			return err
+		}
+		if _, err := asyncio.GatherFuncs(tk, client("c3", "ROUTE\n", "xyz", 170*ms), client("c4", "ROUTE\n", "hi", 60*ms)).Await(tk); err != nil {
+			return err
+		}
+		gw.Cancel()
+		_, _ = asyncio.GatherOutcomes[struct{}](tk, gw).Await(tk)
+		syscall.Close(lsock)
+		allClosing := true
+		for _, tr := range handed {
+			allClosing = allClosing && tr.IsClosing()
+		}
+		p.log("gateway cancelled, handed %d all closing %s", len(handed), pb(allClosing))
+
+		p.restart()
+		srv, err := aio.CreateServer(tk, func() aio.Protocol { return &upperHandoff{p: p, name: "b"} }, "127.0.0.1", 0, aio.WithDeferredServing())
+		if err != nil {
+			return err
+		}
+		bport := portOf(srv)
+		p.log("backend serving %s", pb(srv.IsServing()))
+		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", bport); errors.Is(err, syscall.ECONNREFUSED) {
+			p.log("refused before start_serving: not listening yet")
+		} else {
+			return fmt.Errorf("connect before start_serving: %v", err)
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		srv.StartServing()
+		p.log("backend serving %s", pb(srv.IsServing()))
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", bport)
+		if err != nil {
+			return err
+		}
+		if err := w.Write([]byte("early")); err != nil {
+			return err
+		}
+		early, err := r.ReadExactly(tk, 5)
+		if err != nil {
+			return err
+		}
+		p.log("early reply %s", pbytes(early))
+		forever := asyncio.CreateTaskErr(tk, srv.ServeForever)
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		var re *asyncio.RuntimeError
+		if err := srv.ServeForever(tk); errors.As(err, &re) {
+			_, after, _ := strings.Cut(re.Msg, " is ")
+			p.log("second serve_forever: RuntimeError %s", after)
+		} else {
+			return fmt.Errorf("second serve_forever: %v", err)
+		}
+		forever.Cancel()
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		p.log("serve_forever still waiting %s serving %s", pb(!forever.Done()), pb(srv.IsServing()))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		if _, err := forever.Await(tk); asyncio.IsCancelled(err) {
+			p.log("serve_forever ended cancelled")
+		} else {
+			return fmt.Errorf("serve_forever: %v", err)
+		}
+		if _, _, err := aio.OpenConnection(tk, "127.0.0.1", bport); errors.Is(err, syscall.ECONNREFUSED) {
+			p.log("backend refuses now")
+		} else {
+			return fmt.Errorf("connect after close: %v", err)
+		}
 		return nil
 	})
 }
