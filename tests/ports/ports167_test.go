@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -806,5 +807,149 @@ func TestPortHandoffGateway(t *testing.T) {
 			return fmt.Errorf("connect after close: %v", err)
 		}
 		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p172_storage_loop_thread.py
+
+// One event loop per thread, called with run_coroutine_threadsafe and
+// wrap_future, is a LoopGroup of two loops (README "asyncio → Go":
+// wrap_future of another loop's future is CallOn between the loops of a
+// group): each thread's asyncio.run is that loop's main (RunEach), the
+// calls are CallOn, call_soon_threadsafe is CallFuncOn, the ready and
+// joined signals are channels awaited with Recv (to_thread(ev.wait),
+// to_thread(th.join)). It runs in a synctest bubble on the loops' real
+// clocks, which start at the same fake instant, as both Python loops
+// read one monotonic clock.
+func TestPortStorageLoopThread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+		defer g.Close()
+		p := &probe{l: g.Loop(0)}
+		mainLoop, sl := g.Loop(0), g.Loop(1)
+		store := map[string]int{}
+		var events []string
+		ready, joined := make(chan struct{}), make(chan struct{})
+		stop := asyncio.NewEvent()
+
+		audit := func(key string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, 20*ms); err != nil {
+					return "", err
+				}
+				p.log("main: audit %s", key)
+				return "ok", nil
+			}
+		}
+		get := func(key string) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, 30*ms); err != nil {
+					return "", err
+				}
+				p.log("storage: get %s", key)
+				if v, ok := store[key]; ok {
+					return strconv.Itoa(v), nil
+				}
+				return "None", nil
+			}
+		}
+		put := func(key string, value *int) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				if err := asyncio.Sleep(t, 40*ms); err != nil {
+					return 0, err
+				}
+				if value == nil {
+					return 0, newValueError("no value for " + key)
+				}
+				ok, err := asyncio.CallOn(t, mainLoop, audit(key))
+				if err != nil {
+					return 0, err
+				}
+				store[key] = *value
+				p.log("storage: put %s audit %s", key, ok)
+				return len(store), nil
+			}
+		}
+		scan := func(t *asyncio.T) (struct{}, error) {
+			err := asyncio.Sleep(t, time.Second)
+			if asyncio.IsCancelled(err) {
+				events = append(events, "scan cancelled")
+			}
+			return noValue, err
+		}
+		serve := func(t *asyncio.T) error {
+			close(ready)
+			defer close(joined)
+			if err := stop.Wait(t); err != nil {
+				return err
+			}
+			p.log("storage: loop stopping, keys %s", pstrs(slices.Sorted(maps.Keys(store))))
+			return nil
+		}
+		one, three := 1, 3
+		client := func(tk *asyncio.T) error {
+			p.restart()
+			if _, _, err := asyncio.Recv(tk, ready); err != nil {
+				return err
+			}
+			n, err := asyncio.CallOn(tk, sl, put("a", &one))
+			if err != nil {
+				return err
+			}
+			p.log("main: put a -> %d", n)
+			v, err := asyncio.CallOn(tk, sl, get("a"))
+			if err != nil {
+				return err
+			}
+			p.log("main: get a -> %s", v)
+			if _, err := asyncio.CallOn(tk, sl, put("b", nil)); errors.As(err, new(*valueError)) {
+				p.log("main: put b failed %s", pd(err))
+			} else {
+				return fmt.Errorf("put b: %v", err)
+			}
+			_, err = asyncio.WaitForFunc(tk, 200*ms, func(t *asyncio.T) (struct{}, error) { return asyncio.CallOn(t, sl, scan) })
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("main: scan timed out")
+			} else {
+				return fmt.Errorf("scan: %v", err)
+			}
+			if err := asyncio.Sleep(tk, 80*ms); err != nil {
+				return err
+			}
+			saw, err := asyncio.CallFuncOn(tk, sl, func() ([]string, error) { return slices.Clone(events), nil })
+			if err != nil {
+				return err
+			}
+			p.log("main: storage saw %s", pstrs(saw))
+			if n, err = asyncio.CallOn(tk, sl, put("c", &three)); err != nil {
+				return err
+			}
+			p.log("main: put c -> %d", n)
+			if v, err = asyncio.CallOn(tk, sl, get("b")); err != nil {
+				return err
+			}
+			p.log("main: get b -> %s", v)
+			if _, err := asyncio.CallFuncOn(tk, sl, func() (struct{}, error) { stop.Set(); return noValue, nil }); err != nil {
+				return err
+			}
+			if _, _, err := asyncio.Recv(tk, joined); err != nil {
+				return err
+			}
+			p.log("main: storage thread joined")
+			return nil
+		}
+		_, err := asyncio.RunEach(g, func(t *asyncio.T, i int) (struct{}, error) {
+			if i == 0 {
+				return noValue, client(t)
+			}
+			return noValue, serve(t)
+		})
+		if err != nil {
+			t.Fatalf("main failed: %v\n%s", err, p.b.String())
+		}
+		if got, want := p.b.String(), cpythonTrace("p172_storage_loop_thread"); got != want {
+			t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+		}
 	})
 }
