@@ -953,3 +953,109 @@ func TestPortStorageLoopThread(t *testing.T) {
 		}
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p173_ingest_pipeline.py
+
+// The parser's loop in its thread is loop 1 of a LoopGroup (as p172);
+// run_coroutine_threadsafe(q.put(r), main_loop) awaited through
+// wrap_future is CallOn(t, mainLoop, q.Put): the queue stays the main
+// loop's asyncio.Queue, as in the program (a CrossQueue, put from loop 1
+// itself, would let the parser's put land while the consumer logs qsize,
+// the two loops running in parallel).
+func TestPortIngestPipeline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := asyncio.NewLoopGroup(asyncio.WithLoops(2))
+		defer g.Close()
+		mainLoop := g.Loop(0)
+		p := &probe{l: mainLoop}
+		var pl threadLog
+		q := asyncio.NewQueue[string](2)
+		threadDone := make(chan struct{})
+		parse := func(t *asyncio.T) error {
+			defer close(threadDone)
+			loop := t.Loop()
+			tl := func(format string, args ...any) {
+				pl.add(&probe{l: loop, t0: p.t0}, format, args...)
+			}
+			for i := range 5 {
+				if err := asyncio.Sleep(t, 40*ms); err != nil {
+					return err
+				}
+				start := loop.Time()
+				r := fmt.Sprintf("r%d", i)
+				if _, err := asyncio.CallOn(t, mainLoop, func(t *asyncio.T) (struct{}, error) { return noValue, q.Put(t, r) }); err != nil {
+					return err
+				}
+				how := "at once"
+				if loop.Time()-start > 5*ms {
+					how = "held back"
+				}
+				tl("put %s %s", r, how)
+			}
+			if _, err := asyncio.CallOn(t, mainLoop, func(t *asyncio.T) (struct{}, error) { return noValue, q.Join(t) }); err != nil {
+				return err
+			}
+			tl("all processed")
+			if _, err := mainLoop.CallSoonThreadsafe(func() { q.Shutdown(false) }); err != nil {
+				return err
+			}
+			tl("shutdown sent")
+			return nil
+		}
+		consume := func(t *asyncio.T) (int, error) {
+			handled := 0
+			for {
+				r, err := q.Get(t)
+				if errors.Is(err, asyncio.ErrQueueShutDown) {
+					p.log("consumer: queue shut down after %d", handled)
+					return handled, nil
+				}
+				if err != nil {
+					return handled, err
+				}
+				p.log("consumer got %s qsize %d", r, q.Len())
+				if err := asyncio.Sleep(t, 130*ms); err != nil {
+					return handled, err
+				}
+				handled++
+				if err := q.TaskDone(); err != nil {
+					return handled, err
+				}
+			}
+		}
+		started := make(chan struct{})
+		client := func(tk *asyncio.T) error {
+			p.restart()
+			consumer := asyncio.CreateTask(tk, consume)
+			close(started) // th.start()
+			n, err := consumer.Await(tk)
+			if err != nil {
+				return err
+			}
+			if _, _, err := asyncio.Recv(tk, threadDone); err != nil {
+				return err
+			}
+			p.log("pipeline done, handled %d", n)
+			for _, line := range pl.all() {
+				fmt.Fprintf(&p.b, "  parser: %s\n", line)
+			}
+			return nil
+		}
+		_, err := asyncio.RunEach(g, func(t *asyncio.T, i int) (struct{}, error) {
+			if i == 0 {
+				return noValue, client(t)
+			}
+			if _, _, err := asyncio.Recv(t, started); err != nil {
+				return noValue, err
+			}
+			return noValue, parse(t)
+		})
+		if err != nil {
+			t.Fatalf("main failed: %v\n%s", err, p.b.String())
+		}
+		if got, want := p.b.String(), cpythonTrace("p173_ingest_pipeline"); got != want {
+			t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+		}
+	})
+}
