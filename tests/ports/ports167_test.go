@@ -12,6 +12,7 @@ package ports_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -1057,5 +1058,128 @@ func TestPortIngestPipeline(t *testing.T) {
 		if got, want := p.b.String(), cpythonTrace("p173_ingest_pipeline"); got != want {
 			t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
 		}
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p174_socketpair_worker.py
+
+// readExactInto is the program's read_exact_into: view[got:] is the
+// memoryview slice.
+func readExactInto(t *asyncio.T, fd int, view []byte) error {
+	got := 0
+	for got < len(view) {
+		n, err := aio.SockRecvInto(t, fd, view[got:])
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return &aio.IncompleteReadError{Partial: slices.Clone(view[:got]), Expected: len(view)}
+		}
+		got += n
+	}
+	return nil
+}
+
+func TestPortSocketpairWorker(t *testing.T) {
+	runPort(t, cpythonTrace("p174_socketpair_worker"), func(p *probe, tk *asyncio.T) error {
+		worker := func(fd int) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				defer syscall.Close(fd)
+				header := make([]byte, 4)
+				handled := 0
+				for {
+					err := readExactInto(t, fd, header)
+					var ire *aio.IncompleteReadError
+					if errors.As(err, &ire) {
+						p.log("worker: EOF, partial %s expected %d handled %d", pbytes(ire.Partial), ire.Expected, handled)
+						break
+					} else if err != nil {
+						return err
+					}
+					body := make([]byte, binary.BigEndian.Uint32(header))
+					if err := readExactInto(t, fd, body); err != nil {
+						return err
+					}
+					p.log("worker: job %s", pbytes(body))
+					if err := asyncio.Sleep(t, 50*ms); err != nil {
+						return err
+					}
+					reply := bytes.ToUpper(body)
+					if err := aio.SockSendall(t, fd, append(binary.BigEndian.AppendUint32(nil, uint32(len(reply))), reply...)); err != nil {
+						return err
+					}
+					handled++
+				}
+				return nil
+			}
+		}
+		p.restart()
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		a, b := fds[0], fds[1]
+		w := asyncio.CreateTaskErr(tk, worker(b))
+		got, err := aio.SockRecv(tk, a, 0)
+		if err != nil {
+			return err
+		}
+		p.log("recv 0 bytes -> %s", pbytes(got))
+		n, err := aio.SockRecvInto(tk, a, make([]byte, 0))
+		if err != nil {
+			return err
+		}
+		p.log("recv_into empty -> %d", n)
+		if err := aio.SockSendall(tk, a, nil); err != nil {
+			return err
+		}
+		p.log("sendall nothing -> None")
+		for _, job := range []string{"alpha", "be", "gamma-ray"} {
+			frame := append(binary.BigEndian.AppendUint32(nil, uint32(len(job))), job...)
+			if err := aio.SockSendall(tk, a, frame[:3]); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 20*ms); err != nil {
+				return err
+			}
+			if err := aio.SockSendall(tk, a, frame[3:]); err != nil {
+				return err
+			}
+			head, err := aio.SockRecv(tk, a, 4)
+			if err != nil {
+				return err
+			}
+			reply, err := aio.SockRecv(tk, a, int(binary.BigEndian.Uint32(head)))
+			if err != nil {
+				return err
+			}
+			p.log("supervisor: reply %s", pbytes(reply))
+		}
+		if _, err := asyncio.WaitForFunc(tk, 100*ms, func(t *asyncio.T) ([]byte, error) { return aio.SockRecv(t, a, 10) }); errors.Is(err, asyncio.ErrTimeout) {
+			p.log("supervisor: nothing unsolicited")
+		} else {
+			return fmt.Errorf("unsolicited read: %v", err)
+		}
+		if err := aio.SockSendall(tk, a, []byte{0, 0}); err != nil {
+			return err
+		}
+		if err := syscall.Shutdown(a, syscall.SHUT_WR); err != nil {
+			return err
+		}
+		if _, err := w.Await(tk); err != nil {
+			return err
+		}
+		rest, err := aio.SockRecv(tk, a, 10)
+		if err != nil {
+			return err
+		}
+		p.log("supervisor: worker gone, recv -> %s", pbytes(rest))
+		if err := aio.SockSendall(tk, a, []byte("late")); errors.Is(err, syscall.EPIPE) {
+			p.log("supervisor: send after shutdown BrokenPipeError")
+		} else {
+			return fmt.Errorf("send after shutdown: %v", err)
+		}
+		return syscall.Close(a)
 	})
 }
