@@ -1183,3 +1183,76 @@ func TestPortSocketpairWorker(t *testing.T) {
 		return syscall.Close(a)
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p175_overrun_timers.py
+
+// The overrunning callback blocks the loop with time.Sleep, as the
+// program's time.sleep: in a synctest bubble on the loop's real clock,
+// the bubble's time moves while it sleeps, so the next timers fall due
+// together, as on CPython's clock.
+func TestPortOverrunTimers(t *testing.T) {
+	runPortBubble(t, cpythonTrace("p175_overrun_timers"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		p.restart()
+		var order []string
+		handles := map[string]*asyncio.TimerHandle{}
+		wake := asyncio.NewFuture[string](tk)
+		var fire func(name string) func()
+		fire = func(name string) func() {
+			return func() {
+				order = append(order, name)
+				p.log("fire %s", name)
+				if name == "slow" {
+					time.Sleep(100 * ms)
+				}
+				if name == "b" {
+					handles["d"].Cancel()
+					handles["f"].Cancel()
+					loop.CallSoon(fire("soon-from-b"))
+					handles["late"] = loop.CallLater(0, fire("late0"))
+					_ = wake.SetResult("b")
+				}
+				if name == "c" {
+					loop.CallSoon(fire("soon-from-c"))
+				}
+			}
+		}
+		for _, x := range []struct {
+			name  string
+			delay time.Duration
+		}{{"slow", 100 * ms}, {"b", 120 * ms}, {"c", 130 * ms}, {"d", 140 * ms}, {"e", 160 * ms}, {"f", 370 * ms}, {"g", 430 * ms}} {
+			handles[x.name] = loop.CallLater(x.delay, fire(x.name))
+		}
+		s := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			by, err := wake.Await(t)
+			if err != nil {
+				return err
+			}
+			p.log("sleeper woke by %s", by)
+			order = append(order, "sleeper")
+			return nil
+		})
+		if err := asyncio.Sleep(tk, 600*ms); err != nil {
+			return err
+		}
+		if _, err := s.Await(tk); err != nil {
+			return err
+		}
+		p.log("order %s", pstrs(order))
+		var whens []string
+		for _, n := range []string{"slow", "b", "d", "f"} {
+			whens = append(whens, p.rel(handles[n].When()))
+		}
+		p.log("when %s", pstrs(whens))
+		var cancelled []string
+		for n, h := range handles {
+			if h.Cancelled() {
+				cancelled = append(cancelled, n)
+			}
+		}
+		slices.Sort(cancelled)
+		p.log("cancelled %s", pstrs(cancelled))
+		return nil
+	})
+}
