@@ -1256,3 +1256,135 @@ func TestPortOverrunTimers(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p176_background_loop.py
+
+// lookupError is the program's LookupError.
+type lookupError struct{ pyExc }
+
+// The program's main thread is the test's goroutine, the background
+// thread a goroutine running RunForever, in a synctest bubble so that
+// result(timeout=) and concurrent.futures.wait(timeout=) run on the
+// loop's clock. concurrent.futures.wait(fs, timeout) is Wait on each
+// future with one deadline.
+func TestPortBackgroundLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out strings.Builder
+		var notesMu sync.Mutex
+		var notes []string
+		note := func(s string) {
+			notesMu.Lock()
+			defer notesMu.Unlock()
+			notes = append(notes, s)
+		}
+		fetch := func(key string, delay time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					if asyncio.IsCancelled(err) {
+						note(key + " cancelled")
+					}
+					return "", err
+				}
+				if key == "bad" {
+					return "", &lookupError{pyExc{"LookupError", key}}
+				}
+				return strings.ToUpper(key), nil
+			}
+		}
+		ticker := func(t *asyncio.T) (struct{}, error) {
+			n := 0
+			for {
+				if err := asyncio.Sleep(t, 70*ms); err != nil {
+					if asyncio.IsCancelled(err) {
+						note(fmt.Sprintf("ticker cancelled after %d ticks", n))
+					}
+					return noValue, err
+				}
+				n++
+			}
+		}
+		shutdown := func(t *asyncio.T) (int, error) {
+			var rest []asyncio.Awaitable
+			for _, x := range asyncio.AllTasks(t) {
+				if x != t {
+					x.Cancel()
+					rest = append(rest, x)
+				}
+			}
+			res, err := asyncio.GatherAnyOutcomes(t, rest...).Await(t)
+			return len(res), err
+		}
+
+		loop := asyncio.NewLoop()
+		t0 := loop.Time()
+		log := func(format string, args ...any) {
+			fmt.Fprintf(&out, "%.1f %s\n", (loop.Time() - t0).Seconds(), fmt.Sprintf(format, args...))
+		}
+		stopped := make(chan error, 1)
+		go func() { stopped <- loop.RunForever() }()
+		asyncio.RunCoroutineThreadsafe(loop, ticker)
+		cf := asyncio.RunCoroutineThreadsafe(loop, fetch("a", 160*ms))
+		v, err := resultTimeout(context.Background(), cf, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log("a -> %s", v)
+		cf = asyncio.RunCoroutineThreadsafe(loop, fetch("bad", 40*ms))
+		if _, err := cf.Result(); errors.As(err, new(*lookupError)) {
+			_, again := cf.Result()
+			log("bad raised %s exception() %s", pd(err), pd(again))
+		} else {
+			t.Fatalf("bad: %v", err)
+		}
+		keys := []string{"x", "y", "z", "w"}
+		delays := []time.Duration{50 * ms, 500 * ms, 120 * ms, 900 * ms}
+		batch := map[string]*asyncio.ConcurrentFuture[string]{}
+		for i, k := range keys {
+			batch[k] = asyncio.RunCoroutineThreadsafe(loop, fetch(k, delays[i]))
+		}
+		wctx, cancel := context.WithTimeout(context.Background(), 200*ms)
+		for _, k := range keys {
+			_ = batch[k].Wait(wctx)
+		}
+		cancel()
+		var done, notDone []string
+		for _, k := range slices.Sorted(maps.Keys(batch)) {
+			if batch[k].Done() {
+				done = append(done, k)
+			} else {
+				notDone = append(notDone, k)
+			}
+		}
+		log("batch done %s pending %s", pstrs(done), pstrs(notDone))
+		for _, k := range notDone {
+			f := batch[k]
+			cancelled := f.Cancel()
+			log("cancel %s -> %s cancelled %s", k, pb(cancelled), pb(f.Cancelled()))
+		}
+		if _, err := batch["y"].Result(); asyncio.IsCancelled(err) {
+			log("y result raises CancelledError")
+		}
+		n, err := resultTimeout(context.Background(), asyncio.RunCoroutineThreadsafe(loop, shutdown), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log("shutdown gathered %d", n)
+		if _, err := loop.CallSoonThreadsafe(loop.Stop); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
+		log("loop running %s tasks left %d", pb(loop.IsRunning()), len(asyncio.AllTasks(loop)))
+		if err := loop.Close(); err != nil {
+			t.Fatal(err)
+		}
+		notesMu.Lock()
+		log("closed %s notes %s", pb(loop.IsClosed()), pstrs(notes))
+		notesMu.Unlock()
+		if got, want := out.String(), cpythonTrace("p176_background_loop"); got != want {
+			t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+		}
+	})
+}
