@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1388,3 +1389,64 @@ func TestPortBackgroundLoop(t *testing.T) {
 		}
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p177_crash_reporter.py
+
+// The reports come at the loop's close (FUT-10), after main's last line
+// as in the program, which drops its references last. The port keeps
+// the tasks and the future reachable until Run returns, so that the
+// report is the one Close makes (a collection before it would make it
+// from the future's cleanup, where the future is gone).
+func TestPortCrashReporter(t *testing.T) {
+	var keep []any
+	runPort(t, cpythonTrace("p177_crash_reporter"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			who := "-"
+			switch f := ctx.Future.(type) {
+			case *asyncio.T:
+				who = "task " + f.Name()
+			case *asyncio.Future[struct{}]:
+				who = "future done=" + pbStr(f.Done())
+			}
+			msg, _, _ := strings.Cut(ctx.Message, ":")
+			p.log("report: %s | %s | %s %s", msg, who, pd(ctx.Err), ctxKeys(ctx))
+		})
+		job := func(name string, after time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := asyncio.Sleep(t, after); err != nil {
+					return err
+				}
+				return newRuntimeError(name + " crashed")
+			}
+		}
+		p.restart()
+		index := asyncio.CreateTaskErr(tk, job("index", 50*ms), asyncio.WithName("index"))
+		resize := asyncio.CreateTaskErr(tk, job("resize", 100*ms), asyncio.WithName("resize"))
+		resize.AddDoneCallback(func() { p.log("resize watcher: %s", pd(resize.Err())) })
+		upload := asyncio.CreateTaskErr(tk, job("upload", 160*ms), asyncio.WithName("upload"))
+		thumb := asyncio.CreateTaskErr(tk, job("thumbnail", 200*ms), asyncio.WithName("thumbnail"))
+		notify := asyncio.CreateTaskErr(tk, job("notify", 240*ms), asyncio.WithName("notify"))
+		request := asyncio.NewFuture[struct{}](tk)
+		loop.CallLater(120*ms, func() { _ = request.SetException(newConnectionError("request-7 reset")) })
+		if _, err := upload.Await(tk); errors.As(err, new(*runtimeError)) {
+			p.log("main: upload failed %s", pd(err))
+		} else {
+			return fmt.Errorf("upload: %v", err)
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("thumbnail done %s cancel -> %s", pb(thumb.Done()), pb(thumb.Cancel()))
+		if err := asyncio.Sleep(tk, 50*ms); err != nil {
+			return err
+		}
+		p.log("main: drops %s and the request future, returns", pstrs([]string{index.Name(), notify.Name()}))
+		keep = append(keep, index, request, notify, resize, upload, thumb)
+		return nil
+	})
+	runtime.KeepAlive(keep)
+}
+
+func pbStr(b bool) string { return pb(b) }
