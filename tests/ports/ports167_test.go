@@ -1450,3 +1450,97 @@ func TestPortCrashReporter(t *testing.T) {
 }
 
 func pbStr(b bool) string { return pb(b) }
+
+// ---------------------------------------------------------------------------
+// p178_sensor_bus.py
+
+// The loop is held inside a callback waiting on a channel, as the
+// program's hold_loop waits on a threading.Event; README maps a closed
+// loop's RuntimeError to ErrLoopClosed.
+func TestPortSensorBus(t *testing.T) {
+	var readings []string
+	p := &probe{}
+	deliver := func(name string, value int) func() {
+		return func() {
+			if value < 0 {
+				panic(newValueError(fmt.Sprintf("%s reading %d", name, value)))
+			}
+			readings = append(readings, fmt.Sprintf("%s=%d", name, value))
+			p.log("deliver %s %d", name, value)
+		}
+	}
+	var closed *asyncio.Loop
+	_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+		p.l = tk.Loop()
+		loop := tk.Loop()
+		closed = loop
+		loop.SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			words := strings.Split(ctx.Message, " ")
+			p.log("handler: %s %s", strings.Join(words[:3], " "), pexc(ctx.Err))
+		})
+		p.restart()
+		pool := &goPool{}
+		sensor := func(name string, value int) func(context.Context) (string, error) {
+			return func(context.Context) (string, error) {
+				if _, err := loop.CallSoonThreadsafe(deliver(name, value)); err != nil {
+					return "", err
+				}
+				return name + " sent", nil
+			}
+		}
+		for _, r := range []struct {
+			name  string
+			value int
+		}{{"t1", 21}, {"t2", -5}, {"t3", 19}} {
+			v, err := asyncio.RunInExecutorOn(tk, pool, sensor(r.name, r.value)).Await(tk)
+			if err != nil {
+				return noValue, err
+			}
+			p.log("job -> %s", v)
+		}
+
+		var held *asyncio.Handle
+		asked, answered := make(chan struct{}), make(chan struct{})
+		lateSensor := func(context.Context) (bool, error) {
+			<-asked
+			var err error
+			if held, err = loop.CallSoonThreadsafe(deliver("held", 1)); err != nil {
+				return false, err
+			}
+			h2, err := loop.CallSoonThreadsafe(deliver("self-cancelled", 2))
+			if err != nil {
+				return false, err
+			}
+			h2.Cancel()
+			close(answered)
+			return h2.Cancelled(), nil
+		}
+		job := asyncio.RunInExecutorOn(tk, pool, lateSensor)
+		loop.CallSoon(func() {
+			close(asked)
+			<-answered
+			held.Cancel()
+			p.log("loop held: cancelled the handle %s", pb(held.Cancelled()))
+		})
+		v, err := job.Await(tk)
+		if err != nil {
+			return noValue, err
+		}
+		p.log("self-cancelled -> %s", pb(v))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return noValue, err
+		}
+		p.log("readings %s", pstrs(readings))
+		pool.wg.Wait()
+		return noValue, nil
+	}, asyncio.WithVirtualTime())
+	if err != nil {
+		t.Fatalf("main failed: %v\n%s", err, p.b.String())
+	}
+	if _, err := closed.CallSoonThreadsafe(deliver("after", 0)); errors.Is(err, asyncio.ErrLoopClosed) {
+		p.b.WriteString("after run: RuntimeError(Event loop is closed)\n")
+	}
+	if got, want := p.b.String(), cpythonTrace("p178_sensor_bus"); got != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
+	}
+}
