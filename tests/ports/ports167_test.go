@@ -1544,3 +1544,57 @@ func TestPortSensorBus(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, got))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p179_cpu_hog_fairness.py
+
+// The CPU work is time.Sleep in the task, as the program's time.sleep,
+// in a synctest bubble on the loop's real clock (as p175).
+func TestPortCPUHogFairness(t *testing.T) {
+	runPortBubble(t, cpythonTrace("p179_cpu_hog_fairness"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		export := func(t *asyncio.T) (struct{}, error) {
+			for i := range 3 {
+				time.Sleep(60 * ms)
+				p.log("export chunk %d", i)
+				if err := asyncio.Sleep(t, 0); err != nil {
+					return noValue, err
+				}
+			}
+			p.log("export done")
+			return noValue, nil
+		}
+		api := func(t *asyncio.T) (struct{}, error) {
+			for i := range 5 {
+				p.log("api step %d", i)
+				if err := asyncio.Sleep(t, 0); err != nil {
+					return noValue, err
+				}
+			}
+			return noValue, nil
+		}
+		heartbeat := func(t *asyncio.T) (struct{}, error) {
+			loop := t.Loop()
+			for i := range 4 {
+				expected := loop.Time() + 20*ms
+				if err := asyncio.Sleep(t, 20*ms); err != nil {
+					return noValue, err
+				}
+				how := "on time"
+				if loop.Time()-expected > 10*ms {
+					how = "late"
+				}
+				p.log("heartbeat %d %s", i, how)
+			}
+			return noValue, nil
+		}
+		p.restart()
+		loop.CallLater(30*ms, func() { p.log("timer 0.03") })
+		loop.CallLater(70*ms, func() { p.log("timer 0.07") })
+		if _, err := asyncio.GatherFuncs(tk, export, api, heartbeat).Await(tk); err != nil {
+			return err
+		}
+		p.log("all done")
+		return nil
+	})
+}
