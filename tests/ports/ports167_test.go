@@ -2,12 +2,26 @@
 
 package ports_test
 
-// Ports p167 onward (h37): a bounded queue dropping its oldest item,
-// Same conventions as ports_test.go, ports50_test.go (network, on the
-// simulated network). The ports with threads run inside a
-// testing/synctest bubble on the loop's real clock, so that a thread's
-// timeout (concurrent.futures' result(timeout=)) runs on the same fake
-// time as the loop.
+// Ports p167 onward (h37): a bounded queue dropping its oldest item, an
+// exception handler forwarding to the default one, sleep(0) round robin
+// and call_soon/wakeup order, an SDK thread calling into the loop with
+// run_coroutine_threadsafe (result(timeout=), cancel from either side),
+// a gateway accepting with sock_accept and handing off with
+// connect_accepted_socket next to create_server(start_serving=False), a
+// storage loop in a thread of its own (a LoopGroup), an ingest pipeline
+// between two loops, a socketpair worker on sock_recv_into, timers
+// falling due together after an overrunning callback, a background loop
+// driven from synchronous code, a crash reporter reading the never-
+// retrieved report's future, sensor threads on call_soon_threadsafe,
+// a CPU-heavy task yielding between chunks, and a dispatcher's
+// PriorityQueue, LifoQueue and Queue used without waiting. Same
+// conventions as ports_test.go and ports50_test.go (real loopback
+// sockets as in p121). The ports with threads, or with a callback
+// blocking the loop, run inside a testing/synctest bubble on the loop's
+// real clock, so that a thread's timeout (concurrent.futures'
+// result(timeout=)) or a blocking time.sleep runs on the same fake time
+// as the loop. p177 found the never-retrieved reports without the
+// future asyncio's context names (TestFUT10_ReportNamesTheFuture).
 
 import (
 	"bytes"
@@ -1595,6 +1609,181 @@ func TestPortCPUHogFairness(t *testing.T) {
 			return err
 		}
 		p.log("all done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p180_dispatch_queues.py
+
+// urgentJob is the program's (priority, name) tuple.
+type urgentJob struct {
+	prio int
+	name string
+}
+
+func urgentLess(a, b urgentJob) bool {
+	return a.prio < b.prio || a.prio == b.prio && a.name < b.name
+}
+
+func TestPortDispatchQueues(t *testing.T) {
+	runPort(t, cpythonTrace("p180_dispatch_queues"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		urgent := asyncio.NewPriorityQueue[urgentJob](3, urgentLess)
+		for _, job := range []urgentJob{{3, "reindex"}, {1, "page-oncall"}, {2, "rotate-keys"}} {
+			if err := urgent.PutNowait(job); err != nil {
+				return err
+			}
+		}
+		admit := func(job urgentJob) (string, error) {
+			err := urgent.PutNowait(job)
+			if err == nil {
+				return "admitted", nil
+			}
+			if !errors.Is(err, asyncio.ErrQueueFull) {
+				return "", err
+			}
+			var entries []urgentJob
+			for {
+				e, err := urgent.GetNowait()
+				if errors.Is(err, asyncio.ErrQueueEmpty) {
+					break
+				}
+				entries = append(entries, e)
+			}
+			for range entries {
+				if err := urgent.TaskDone(); err != nil {
+					return "", err
+				}
+			}
+			slices.SortFunc(entries, func(a, b urgentJob) int {
+				if urgentLess(a, b) {
+					return -1
+				}
+				if urgentLess(b, a) {
+					return 1
+				}
+				return 0
+			})
+			shed := job
+			if last := entries[len(entries)-1]; urgentLess(job, last) {
+				shed = last
+				entries = append(entries[:len(entries)-1], job)
+			}
+			for _, e := range entries {
+				if err := urgent.PutNowait(e); err != nil {
+					return "", err
+				}
+			}
+			return "full, shed " + shed.name, nil
+		}
+		for _, x := range []struct {
+			label string
+			job   urgentJob
+		}{{"flush-cache", urgentJob{4, "flush-cache"}}, {"fail-over", urgentJob{0, "fail-over"}}} {
+			res, err := admit(x.job)
+			if err != nil {
+				return err
+			}
+			p.log("admit %s: %s", x.label, res)
+		}
+		var order []string
+		for !urgent.Empty() {
+			e, err := urgent.GetNowait()
+			if err != nil {
+				return err
+			}
+			order = append(order, e.name)
+			if err := urgent.TaskDone(); err != nil {
+				return err
+			}
+		}
+		p.log("urgent order %s", pstrs(order))
+
+		undo := asyncio.NewLifoQueue[string](0)
+		for _, step := range []string{"create", "rename", "move"} {
+			if err := undo.PutNowait(step); err != nil {
+				return err
+			}
+		}
+		var undone []string
+		for {
+			s, err := undo.GetNowait()
+			if errors.Is(err, asyncio.ErrQueueEmpty) {
+				p.log("undone %s empty %s", pstrs(undone), pb(undo.Empty()))
+				break
+			}
+			undone = append(undone, s)
+		}
+
+		work := asyncio.NewQueue[string](0)
+		w := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			for {
+				item, err := work.Get(t)
+				if err != nil {
+					return err
+				}
+				p.log("worker got %s qsize %d", item, work.Len())
+				if err := asyncio.Sleep(t, 50*ms); err != nil {
+					return err
+				}
+				if err := work.TaskDone(); err != nil {
+					return err
+				}
+			}
+		})
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		if err := work.PutNowait("a"); err != nil {
+			return err
+		}
+		p.log("after put_nowait qsize %d", work.Len())
+		if err := work.PutNowait("b"); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("next iteration qsize %d", work.Len())
+		if err := work.Join(tk); err != nil {
+			return err
+		}
+		p.log("joined")
+		if err := work.TaskDone(); errors.Is(err, asyncio.ErrValue) {
+			p.log("extra task_done: %s", pdValue(err))
+		}
+		w.Cancel()
+		_, _ = asyncio.GatherOutcomes[struct{}](tk, w).Await(tk)
+
+		small := asyncio.NewQueue[string](1)
+		if err := small.PutNowait("x"); err != nil {
+			return err
+		}
+		put := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			if err := small.Put(t, "y"); err != nil {
+				return err
+			}
+			p.log("blocked put resumed, qsize %d", small.Len())
+			return nil
+		})
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("put waiting %s full %s", pb(!put.Done()), pb(small.Full()))
+		x, err := small.GetNowait()
+		if err != nil {
+			return err
+		}
+		p.log("get_nowait %s full %s", x, pb(small.Full()))
+		if _, err := put.Await(tk); err != nil {
+			return err
+		}
+		y, err := small.GetNowait()
+		if err != nil {
+			return err
+		}
+		p.log("small holds %s", y)
 		return nil
 	})
 }
