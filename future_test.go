@@ -552,8 +552,11 @@ func TestOutsideFuturesAllocations(t *testing.T) {
 		fn := func(*T) (int, error) { return 1, nil }
 		gfn := func(context.Context) (int, error) { return 1, nil }
 		for range 100 { // grow the queues and the pools first
+			//asynciovet:ignore droppedcancel test scaffolding: the calls cannot be cancelled here, only their allocations are measured
 			_, _ = CallFuncOn(tk, target, ffn)
+			//asynciovet:ignore droppedcancel test scaffolding: the calls cannot be cancelled here, only their allocations are measured
 			_, _ = CallOn(tk, target, fn)
+			//asynciovet:ignore droppedcancel test scaffolding: the calls cannot be cancelled here, only their allocations are measured
 			_, _ = Go(tk, gfn)
 		}
 		for _, c := range []struct {
@@ -561,8 +564,11 @@ func TestOutsideFuturesAllocations(t *testing.T) {
 			call func()
 			max  float64
 		}{
+			//asynciovet:ignore droppedcancel test scaffolding: the calls cannot be cancelled here, only their allocations are measured
 			{"CallFuncOn", func() { _, _ = CallFuncOn(tk, target, ffn) }, 2},
+			//asynciovet:ignore droppedcancel test scaffolding: the calls cannot be cancelled here, only their allocations are measured
 			{"CallOn", func() { _, _ = CallOn(tk, target, fn) }, 4},
+			//asynciovet:ignore droppedcancel test scaffolding: the calls cannot be cancelled here, only their allocations are measured
 			{"Go", func() { _, _ = Go(tk, gfn) }, 10},
 		} {
 			if n := testing.AllocsPerRun(200, c.call); n > c.max {

@@ -341,6 +341,7 @@ func TestPortRoundRobinOrder(t *testing.T) {
 						loop := t.Loop()
 						loop.CallSoon(push("cb1"))
 						loop.CallSoon(push("cb2"))
+						//asynciovet:ignore unawaitedtask the program's create_task(late()) keeps no reference: the task ends within the round robin, before gather returns
 						asyncio.CreateTaskErr(t, late)
 					}
 					if err := asyncio.Sleep(t, 0); err != nil {
@@ -498,8 +499,7 @@ func TestPortSDKThreadCalls(t *testing.T) {
 	runPortBubble(t, cpythonTrace("p170_sdk_thread_calls"), func(p *probe, tk *asyncio.T) error {
 		loop := tk.Loop()
 		var tl threadLog
-		var tasksMu sync.Mutex
-		tasks := map[string]*asyncio.T{}
+		tasks := map[string]*asyncio.T{} // only the loop's tasks touch it
 		lookup := func(key string, delay time.Duration) func(*asyncio.T) (string, error) {
 			return func(t *asyncio.T) (string, error) {
 				if err := asyncio.Sleep(t, delay); err != nil {
@@ -513,9 +513,7 @@ func TestPortSDKThreadCalls(t *testing.T) {
 		}
 		slow := func(name string, started *asyncio.Event) func(*asyncio.T) (string, error) {
 			return func(t *asyncio.T) (string, error) {
-				tasksMu.Lock()
 				tasks[name] = t
-				tasksMu.Unlock()
 				started.Set()
 				if err := asyncio.Sleep(t, time.Second); err != nil {
 					if asyncio.IsCancelled(err) {
@@ -586,9 +584,7 @@ func TestPortSDKThreadCalls(t *testing.T) {
 			return err
 		}
 		p.log("loop cancels s2")
-		tasksMu.Lock()
 		s1, s2 := tasks["s1"], tasks["s2"]
-		tasksMu.Unlock()
 		s2.Cancel()
 		said, err := thread.Await(tk)
 		if err != nil {
@@ -604,6 +600,7 @@ func TestPortSDKThreadCalls(t *testing.T) {
 		q := asyncio.NewQueue[string](0)
 		acks := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
 		pool := &goPool{}
+		//asynciovet:ignore blockingcall the program's `with ThreadPoolExecutor` exit, shutdown(wait=True), on the loop too; its job has returned by then
 		defer pool.wg.Wait()
 		cf := asyncio.RunInExecutorOn(tk, pool, upload(q, acks))
 		for i := range 3 {
@@ -755,7 +752,9 @@ func TestPortHandoffGateway(t *testing.T) {
 			return err
 		}
 		gw.Cancel()
-		_, _ = asyncio.GatherOutcomes[struct{}](tk, gw).Await(tk)
+		if _, err := asyncio.GatherOutcomes[struct{}](tk, gw).Await(tk); err != nil {
+			return err
+		}
 		syscall.Close(lsock)
 		allClosing := true
 		for _, tr := range handed {
@@ -1422,7 +1421,7 @@ func TestPortCrashReporter(t *testing.T) {
 			case *asyncio.T:
 				who = "task " + f.Name()
 			case *asyncio.Future[struct{}]:
-				who = "future done=" + pbStr(f.Done())
+				who = "future done=" + pb(f.Done())
 			}
 			msg, _, _ := strings.Cut(ctx.Message, ":")
 			p.log("report: %s | %s | %s %s", msg, who, pd(ctx.Err), ctxKeys(ctx))
@@ -1462,8 +1461,6 @@ func TestPortCrashReporter(t *testing.T) {
 	})
 	runtime.KeepAlive(keep)
 }
-
-func pbStr(b bool) string { return pb(b) }
 
 // ---------------------------------------------------------------------------
 // p178_sensor_bus.py
@@ -1532,6 +1529,7 @@ func TestPortSensorBus(t *testing.T) {
 		job := asyncio.RunInExecutorOn(tk, pool, lateSensor)
 		loop.CallSoon(func() {
 			close(asked)
+			//asynciovet:ignore blockingcall the program's hold_loop waits for the thread inside a callback: holding the loop is what the port checks
 			<-answered
 			held.Cancel()
 			p.log("loop held: cancelled the handle %s", pb(held.Cancelled()))
@@ -1545,6 +1543,7 @@ func TestPortSensorBus(t *testing.T) {
 			return noValue, err
 		}
 		p.log("readings %s", pstrs(readings))
+		//asynciovet:ignore blockingcall the program's pool.shutdown(wait=True) on the loop; every job has returned by then
 		pool.wg.Wait()
 		return noValue, nil
 	}, asyncio.WithVirtualTime())
@@ -1569,6 +1568,7 @@ func TestPortCPUHogFairness(t *testing.T) {
 		loop := tk.Loop()
 		export := func(t *asyncio.T) (struct{}, error) {
 			for i := range 3 {
+				//asynciovet:ignore blockingcall the program's time.sleep, CPU work holding the loop: that is what the port checks
 				time.Sleep(60 * ms)
 				p.log("export chunk %d", i)
 				if err := asyncio.Sleep(t, 0); err != nil {
@@ -1754,7 +1754,9 @@ func TestPortDispatchQueues(t *testing.T) {
 			p.log("extra task_done: %s", pdValue(err))
 		}
 		w.Cancel()
-		_, _ = asyncio.GatherOutcomes[struct{}](tk, w).Await(tk)
+		if _, err := asyncio.GatherOutcomes[struct{}](tk, w).Await(tk); err != nil {
+			return err
+		}
 
 		small := asyncio.NewQueue[string](1)
 		if err := small.PutNowait("x"); err != nil {
