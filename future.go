@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"weak"
 )
 
 type futureState uint8
@@ -428,7 +429,10 @@ func (f *futureCore) RemoveDoneCallback(id CallbackID) int { return f.removeDone
 // with CallSoonThreadsafe), or Close, for every record still listed. Any
 // retrieval (Result, Err, an await, Cancel) withdraws it. The claimed flag
 // makes the report happen once when the cleanup and Close race. The record
-// must not reference the future, or the cleanup would never run.
+// must not reference the future, or the cleanup would never run: it names
+// it through a weak pointer (owner), which gives the report its Future
+// (asyncio's "future" key) while the future is alive, as it is when Close
+// reports it, and nil once it was collected.
 
 // unretrieved is the record of a failed future whose error nobody read;
 // in debug mode it exists from the future's creation, for where it was
@@ -448,6 +452,31 @@ type unretrieved struct {
 	fnPC       uintptr
 	awaitChain string
 	ctx        context.Context // the task's values when it failed
+	// owner is the failed future or task, held weakly (see above); nil
+	// for futures the package fails itself.
+	owner weakAwaitable
+}
+
+// weakAwaitable names a failed future or task without keeping it
+// reachable; awaitable returns it, or nil once it was collected.
+type weakAwaitable interface{ awaitable() Awaitable }
+
+type weakTask struct{ p weak.Pointer[T] }
+
+func (w weakTask) awaitable() Awaitable {
+	if t := w.p.Value(); t != nil {
+		return t
+	}
+	return nil
+}
+
+type weakFuture[V any] struct{ p weak.Pointer[Future[V]] }
+
+func (w weakFuture[V]) awaitable() Awaitable {
+	if f := w.p.Value(); f != nil {
+		return f
+	}
+	return nil
 }
 
 // newUnretrieved captures where a future or task is being created, in
@@ -477,7 +506,11 @@ func (r *unretrieved) createdAt() string {
 }
 
 func (r *unretrieved) context() ExceptionContext {
-	return ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt(), Origin: r.origin(), AwaitChain: r.awaitChain, Context: r.ctx}
+	ctx := ExceptionContext{Message: r.message, Err: r.err, CreatedAt: r.createdAt(), Origin: r.origin(), AwaitChain: r.awaitChain, Context: r.ctx}
+	if r.owner != nil {
+		ctx.Future = r.owner.awaitable()
+	}
+	return ctx
 }
 
 // watchUnretrieved lists f's error as not retrieved yet (FUT-10).
@@ -637,6 +670,9 @@ func (f *Future[V]) SetException(err error) error {
 		return runtimeErrorf("SetException: nil error")
 	}
 	f.finish(err)
+	if r := f.unretrievedRec(); r != nil {
+		r.owner = weakFuture[V]{weak.Make(f)}
+	}
 	return nil
 }
 

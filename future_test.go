@@ -646,3 +646,37 @@ func TestFuture_CallbackListOrderThroughRemovals(t *testing.T) {
 		t.Errorf("callbacks ran %v, want %v", got, want)
 	}
 }
+
+// FUT-10 / EXC-2: the "never retrieved" report names the future it is
+// about, as asyncio's "future" key does (a handler reads
+// ctx["future"].get_name() to say which task crashed): Close's report
+// has the failed *Future and, for a task, its *T in Future. The record
+// holds them weakly, so a future nobody references is still collected
+// and reported by its cleanup, where Future is nil. Found by tests/ports
+// p177.
+func TestFUT10_ReportNamesTheFuture(t *testing.T) {
+	l := NewTestLoop()
+	var got []ExceptionContext
+	l.SetExceptionHandler(func(_ *Loop, c ExceptionContext) { got = append(got, c) })
+	fut := NewFuture[int](l)
+	if err := fut.SetException(errors.New("future failure")); err != nil {
+		t.Fatal(err)
+	}
+	task := CreateTask(l, func(t *T) (int, error) { return 0, errors.New("task failure") }, WithName("crasher"))
+	main := CreateTask(l, func(t *T) (int, error) { return 0, Sleep(t, time.Second) })
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, l)
+	if len(got) != 2 {
+		t.Fatalf("%d reports, want 2: %+v", len(got), got)
+	}
+	if f, ok := got[0].Future.(*Future[int]); !ok || f != fut {
+		t.Errorf("future report: Future = %v (%T), want the failed future", got[0].Future, got[0].Future)
+	}
+	if tk, ok := got[1].Future.(*T); !ok || tk != task.T() || tk.Name() != "crasher" {
+		t.Errorf("task report: Future = %v (%T), want the task's *T", got[1].Future, got[1].Future)
+	}
+	runtime.KeepAlive(fut)
+	runtime.KeepAlive(task)
+}

@@ -21,7 +21,9 @@ type ExceptionContext struct {
 	Err error
 	// Handle is the callback's handle, if any.
 	Handle *Handle
-	// Future is the future concerned, if any.
+	// Future is the future concerned, if any: for "exception was never
+	// retrieved", the failed *Future or the task's *T (asyncio's "future"
+	// key), unless it was already collected (FUT-10).
 	Future Awaitable
 	// Task is the task concerned, if any.
 	Task *T

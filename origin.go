@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"weak"
 )
 
 // Where a failed task came from, for the reports of errors nobody
@@ -72,6 +73,7 @@ func isLibFunction(name string) bool {
 // mode also the await graph (who awaits t) right then.
 func (r *unretrieved) recordFailure(t *T) {
 	r.taskRepr = t.String()
+	r.owner = weakTask{weak.Make(t)}
 	r.fnPC = t.fnPC
 	r.ctx = t.baseContext()
 	if t.fut.loop.debug {
