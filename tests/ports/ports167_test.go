@@ -1129,11 +1129,19 @@ func TestPortSocketpairWorker(t *testing.T) {
 			}
 		}
 		p.restart()
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		// socket.socketpair() then setblocking(False), as the program
+		// does: SOCK_NONBLOCK is not a flag of socketpair(2) on macOS.
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 		if err != nil {
 			return err
 		}
 		a, b := fds[0], fds[1]
+		for _, fd := range fds {
+			syscall.CloseOnExec(fd)
+			if err := syscall.SetNonblock(fd, true); err != nil {
+				return err
+			}
+		}
 		w := asyncio.CreateTaskErr(tk, worker(b))
 		got, err := aio.SockRecv(tk, a, 0)
 		if err != nil {
