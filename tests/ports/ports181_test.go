@@ -553,3 +553,353 @@ func slicesDeleteFunc[S ~[]E, E any](s S, del func(E) bool) S {
 	}
 	return out
 }
+
+// ---------------------------------------------------------------------------
+// p182_link_checker.py
+
+// pyRandom is CPython's random.Random(seed) for a small int seed: the
+// Mersenne Twister (MT19937) seeded by init_by_array([seed]), and
+// random() from two 32-bit outputs, so the port draws the same numbers.
+type pyRandom struct {
+	mt [624]uint32
+	i  int
+}
+
+func newPyRandom(seed uint32) *pyRandom {
+	r := &pyRandom{}
+	r.mt[0] = 19650218
+	for i := 1; i < 624; i++ {
+		r.mt[i] = 1812433253*(r.mt[i-1]^(r.mt[i-1]>>30)) + uint32(i)
+	}
+	i := 1
+	for k := 624; k > 0; k-- { // init_by_array with key [seed]
+		r.mt[i] = (r.mt[i] ^ ((r.mt[i-1] ^ (r.mt[i-1] >> 30)) * 1664525)) + seed
+		if i++; i >= 624 {
+			r.mt[0], i = r.mt[623], 1
+		}
+	}
+	for k := 623; k > 0; k-- {
+		r.mt[i] = (r.mt[i] ^ ((r.mt[i-1] ^ (r.mt[i-1] >> 30)) * 1566083941)) - uint32(i)
+		if i++; i >= 624 {
+			r.mt[0], i = r.mt[623], 1
+		}
+	}
+	r.mt[0] = 0x80000000
+	r.i = 624
+	return r
+}
+
+func (r *pyRandom) next() uint32 {
+	if r.i >= 624 {
+		for k := range 624 {
+			y := r.mt[k]&0x80000000 | r.mt[(k+1)%624]&0x7fffffff
+			r.mt[k] = r.mt[(k+397)%624] ^ y>>1
+			if y&1 != 0 {
+				r.mt[k] ^= 0x9908b0df
+			}
+		}
+		r.i = 0
+	}
+	y := r.mt[r.i]
+	r.i++
+	y ^= y >> 11
+	y ^= y << 7 & 0x9d2c5680
+	y ^= y << 15 & 0xefc60000
+	return y ^ y>>18
+}
+
+// random is random.Random.random().
+func (r *pyRandom) random() float64 {
+	a, b := r.next()>>5, r.next()>>6
+	return (float64(a)*67108864 + float64(b)) / 9007199254740992
+}
+
+func TestPyRandomMatchesCPython(t *testing.T) {
+	// PYENV_VERSION=3.13.0 python3 -c 'import random; r=random.Random(7); print([r.random() for _ in range(3)])'
+	r := newPyRandom(7)
+	for _, want := range []float64{0.32383276483316237, 0.15084917392450192, 0.6509344730398537} {
+		if got := r.random(); got != want {
+			t.Fatalf("random() = %v, want %v", got, want)
+		}
+	}
+}
+
+// linkPage is a SITE entry: latency, statuses (the last one repeating),
+// links.
+type linkPage struct {
+	latency  time.Duration
+	statuses []int
+	links    []string
+}
+
+// linkServerError is the program's ServerError.
+type linkServerError struct {
+	url              string
+	status, attempts int
+}
+
+func (e *linkServerError) Error() string { return fmt.Sprintf("%s: %d", e.url, e.status) }
+
+// linkResult is fetch_with_retry's (status, links, attempt).
+type linkResult struct {
+	status   int
+	links    []string
+	attempts int
+}
+
+func TestPortLinkChecker(t *testing.T) {
+	runPort(t, cpythonTrace("p182_link_checker"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		const host = "127.0.0.1"
+		const workers, maxAttempts, deadline = 3, 3, 1500 * ms
+		hostLimits := map[string]int{"a": 2, "b": 1, "c": 2}
+		site := map[string]linkPage{
+			"a/":        {20 * ms, []int{200}, []string{"a/docs", "b/", "c/slow", "a/missing"}},
+			"a/docs":    {70 * ms, []int{200}, []string{"a/", "b/api", "b/flaky"}},
+			"a/missing": {20 * ms, []int{404}, nil},
+			"b/":        {70 * ms, []int{200}, []string{"b/api", "c/", "a/docs"}},
+			"b/api":     {20 * ms, []int{200}, nil},
+			"b/flaky":   {20 * ms, []int{503, 502, 200}, []string{"c/gone"}},
+			"b/down":    {10 * ms, []int{503}, nil},
+			"c/":        {80 * ms, []int{200}, []string{"c/slow", "b/down"}},
+			"c/slow":    {5000 * ms, []int{200}, nil},
+			"c/gone":    {20 * ms, []int{500, 404}, nil},
+		}
+		served := map[string]int{}
+		active := map[string]int{"a": 0, "b": 0, "c": 0}
+		peak := map[string]int{"a": 0, "b": 0, "c": 0}
+
+		serve := func(h string) func(*asyncio.T, *aio.StreamReader, *aio.StreamWriter) error {
+			return func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				path := strings.Fields(string(line))[1]
+				url := h + path
+				n := served[url]
+				served[url] = n + 1
+				active[h]++
+				peak[h] = max(peak[h], active[h])
+				defer func() { active[h]-- }() // the finally's first line
+				err = func() error {
+					page, ok := site[url]
+					if !ok {
+						page = linkPage{10 * ms, []int{404}, nil}
+					}
+					_, err := asyncio.WaitForFunc(t, page.latency, func(t *asyncio.T) ([]byte, error) { return r.Read(t, 1) })
+					if err == nil {
+						p.log("server %s: client gave up on %s", h, path)
+						return nil
+					}
+					if !errors.Is(err, asyncio.ErrTimeout) {
+						return err
+					}
+					status := page.statuses[min(n, len(page.statuses)-1)]
+					reply := []string{strconv.Itoa(status)}
+					if status == 200 {
+						reply = append(reply, page.links...)
+					}
+					if err := w.Write([]byte(strings.Join(reply, " ") + "\n")); err != nil {
+						return err
+					}
+					return w.Drain(t)
+				}()
+				w.Close()
+				if werr := w.WaitClosed(t); err == nil {
+					err = werr
+				}
+				return err
+			}
+		}
+
+		p.restart()
+		servers := map[string]*aio.Server{}
+		ports := map[string]int{}
+		for _, h := range []string{"a", "b", "c"} {
+			srv, err := aio.StartServer(tk, serve(h), host, 0, sim)
+			if err != nil {
+				return err
+			}
+			servers[h], ports[h] = srv, portOf(srv)
+		}
+
+		// class Crawler
+		queue := asyncio.NewQueue[string](0)
+		seen := map[string]bool{}
+		results := map[string]string{}
+		limits := map[string]*asyncio.Semaphore{}
+		for h, n := range hostLimits {
+			limits[h] = asyncio.NewSemaphore(n)
+		}
+		// The hand-written TokenBucket(RATE, BURST): the library's Limiter
+		// grants at the same loop times (a full bucket, FIFO waiters).
+		bucket := asyncio.NewLimiter(10, 2)
+		rng := newPyRandom(7)
+		add := func(url string) error {
+			if !seen[url] {
+				seen[url] = true
+				return queue.PutNowait(url)
+			}
+			return nil
+		}
+		fetch := func(t *asyncio.T, url string) (int, []string, error) {
+			h, path, _ := strings.Cut(url, "/")
+			r, w, err := aio.OpenConnection(t, host, ports[h], sim)
+			if err != nil {
+				return 0, nil, err
+			}
+			line, err := func() ([]byte, error) {
+				defer w.Close()
+				if err := w.Write([]byte("GET /" + path + "\n")); err != nil {
+					return nil, err
+				}
+				return r.ReadLine(t)
+			}()
+			if err != nil {
+				return 0, nil, err
+			}
+			fields := strings.Fields(string(line))
+			status, err := strconv.Atoi(fields[0])
+			return status, fields[1:], err
+		}
+		// fetch_with_retry: the hand-written loop is asyncio.Retry with
+		// the same backoff (full jitter, cap min(CAP, BASE*2**(n-1))) and
+		// the same random numbers; it matched the loop's timings exactly.
+		fetchWithRetry := func(t *asyncio.T, wid int, url string) (linkResult, error) {
+			res, err := asyncio.Retry(t, asyncio.RetryPolicy{
+				MaxAttempts: maxAttempts, Initial: 100 * ms, Max: 400 * ms, Multiplier: 2,
+				Retryable: func(err error) bool { return errors.As(err, new(*linkServerError)) },
+				Rand:      asyncio.RandFunc(rng.random),
+			}, func(t *asyncio.T, a asyncio.Attempt) (linkResult, error) {
+				if err := bucket.Acquire(t); err != nil {
+					return linkResult{}, err
+				}
+				if a.N == 1 {
+					p.log("w%d GET %s", wid, url)
+				} else {
+					p.log("w%d GET %s again (attempt %d, after %.3fs)", wid, url, a.N, a.Delay.Seconds())
+				}
+				status, links, err := fetch(t, url)
+				if err != nil {
+					return linkResult{}, err
+				}
+				if status >= 500 {
+					return linkResult{}, &linkServerError{url, status, a.N}
+				}
+				return linkResult{status, links, a.N}, nil
+			})
+			return res, err
+		}
+		check := func(t *asyncio.T, wid int, url string) error {
+			h, _, _ := strings.Cut(url, "/")
+			var res linkResult
+			gaveUp := false
+			if err := asyncio.WithLock(t, limits[h], func() error {
+				var err error
+				res, err = fetchWithRetry(t, wid, url)
+				var se *linkServerError
+				if errors.As(err, &se) {
+					results[url] = fmt.Sprintf("gave up (%d)", se.status)
+					p.log("w%d FAIL %s: %d after %d attempts", wid, url, se.status, se.attempts)
+					gaveUp = true
+					return nil
+				}
+				return err
+			}); err != nil || gaveUp {
+				return err
+			}
+			results[url] = strconv.Itoa(res.status)
+			p.log("w%d %d %s after %d attempt(s), %d links", wid, res.status, url, res.attempts, len(res.links))
+			for _, link := range res.links {
+				if err := add(link); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		worker := func(wid int) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				checked := 0
+				for {
+					url, err := queue.Get(t)
+					if err != nil {
+						return err
+					}
+					err = check(t, wid, url)
+					if asyncio.IsCancelled(err) {
+						p.log("w%d cancelled while checking %s", wid, url)
+					}
+					if terr := queue.TaskDone(); err == nil {
+						err = terr
+					}
+					if err != nil {
+						return err
+					}
+					checked++
+				}
+			}
+		}
+
+		if err := add("a/"); err != nil {
+			return err
+		}
+		var tasks []*asyncio.Task[struct{}]
+		for i := 1; i <= workers; i++ {
+			tasks = append(tasks, asyncio.CreateTaskErr(tk, worker(i)))
+		}
+		err := asyncio.Timeout(tk, deadline, func(*asyncio.TimeoutScope) error { return queue.Join(tk) })
+		switch {
+		case err == nil:
+			p.log("crawl complete")
+		case errors.Is(err, asyncio.ErrTimeout):
+			var unfinished []string
+			for url := range seen {
+				if _, ok := results[url]; !ok {
+					unfinished = append(unfinished, "'"+url+"'")
+				}
+			}
+			sort.Strings(unfinished)
+			p.log("deadline: unfinished [%s] queued %d", strings.Join(unfinished, ", "), queue.Len())
+		default:
+			return err
+		}
+		for _, w := range tasks {
+			w.Cancel()
+		}
+		outcomes, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var outs []string
+		for _, o := range outcomes {
+			if asyncio.IsCancelled(o.Err) {
+				outs = append(outs, "'cancelled'")
+			} else {
+				outs = append(outs, pd(o.Err))
+			}
+		}
+		p.log("workers: [%s]", strings.Join(outs, ", "))
+		for _, h := range []string{"a", "b", "c"} {
+			servers[h].Close()
+			if err := servers[h].WaitClosed(tk); err != nil {
+				return err
+			}
+		}
+		p.log("peak concurrency per host: {'a': %d, 'b': %d, 'c': %d}", peak["a"], peak["b"], peak["c"])
+		total := 0
+		for _, n := range served {
+			total += n
+		}
+		p.log("requests served: %d for %d urls", total, len(served))
+		urls := make([]string, 0, len(results))
+		for url := range results {
+			urls = append(urls, url)
+		}
+		sort.Strings(urls)
+		for _, url := range urls {
+			p.log("  %s %s", url, results[url])
+		}
+		return nil
+	})
+}
