@@ -647,12 +647,33 @@ type linkResult struct {
 	attempts int
 }
 
+// TestPortLinkChecker ports fetch_with_retry's loop as it is written.
 func TestPortLinkChecker(t *testing.T) {
-	runPort(t, cpythonTrace("p182_link_checker"), func(p *probe, tk *asyncio.T) error {
+	runPort(t, cpythonTrace("p182_link_checker"), linkChecker(false))
+}
+
+// TestPortLinkCheckerRetry is the same port with asyncio.Retry in place
+// of the hand-written loop (same policy, same random numbers). It gives
+// the same trace except where the per-URL budget (an enclosing Timeout)
+// ends during a backoff: Retry does not sleep into a deadline it can
+// see, as its documentation says, so b/flaky gives up at 0.72 with its
+// last error (a *RetryError wrapping the 502) where the Python loop
+// sleeps until the budget's TimeoutError at 0.78.
+func TestPortLinkCheckerRetry(t *testing.T) {
+	runPort(t, goism(cpythonTrace("p182_link_checker"),
+		[2]string{"0.8 w1 b/flaky over its host's budget of 0.36s", "0.7 w1 FAIL b/flaky: 502 after 2 attempts"},
+		[2]string{"1.5   b/flaky timed out", "1.5   b/flaky gave up (502)"},
+	), linkChecker(true))
+}
+
+func linkChecker(useRetry bool) func(p *probe, tk *asyncio.T) error {
+	return func(p *probe, tk *asyncio.T) error {
 		sim := simLocal(tk)
 		const host = "127.0.0.1"
 		const workers, maxAttempts, deadline = 3, 3, 1500 * ms
+		const base, backoffCap = 100 * ms, 400 * ms
 		hostLimits := map[string]int{"a": 2, "b": 1, "c": 2}
+		budgets := map[string]time.Duration{"b": 360 * ms}
 		site := map[string]linkPage{
 			"a/":        {20 * ms, []int{200}, []string{"a/docs", "b/", "c/slow", "a/missing"}},
 			"a/docs":    {70 * ms, []int{200}, []string{"a/", "b/api", "b/flaky"}},
@@ -735,7 +756,7 @@ func TestPortLinkChecker(t *testing.T) {
 		// The hand-written TokenBucket(RATE, BURST): the library's Limiter
 		// grants at the same loop times (a full bucket, FIFO waiters).
 		bucket := asyncio.NewLimiter(10, 2)
-		rng := newPyRandom(7)
+		rng := newPyRandom(18)
 		add := func(url string) error {
 			if !seen[url] {
 				seen[url] = true
@@ -763,42 +784,72 @@ func TestPortLinkChecker(t *testing.T) {
 			status, err := strconv.Atoi(fields[0])
 			return status, fields[1:], err
 		}
-		// fetch_with_retry: the hand-written loop is asyncio.Retry with
-		// the same backoff (full jitter, cap min(CAP, BASE*2**(n-1))) and
-		// the same random numbers; it matched the loop's timings exactly.
+		attempt := func(t *asyncio.T, wid int, url string, n int, delay time.Duration) (linkResult, error) {
+			if err := bucket.Acquire(t); err != nil {
+				return linkResult{}, err
+			}
+			if n == 1 {
+				p.log("w%d GET %s", wid, url)
+			} else {
+				p.log("w%d GET %s again (attempt %d, after %.3fs)", wid, url, n, delay.Seconds())
+			}
+			status, links, err := fetch(t, url)
+			if err != nil {
+				return linkResult{}, err
+			}
+			if status >= 500 {
+				return linkResult{}, &linkServerError{url, status, n}
+			}
+			return linkResult{status, links, n}, nil
+		}
+		// fetch_with_retry, the loop as written.
 		fetchWithRetry := func(t *asyncio.T, wid int, url string) (linkResult, error) {
-			res, err := asyncio.Retry(t, asyncio.RetryPolicy{
-				MaxAttempts: maxAttempts, Initial: 100 * ms, Max: 400 * ms, Multiplier: 2,
-				Retryable: func(err error) bool { return errors.As(err, new(*linkServerError)) },
-				Rand:      asyncio.RandFunc(rng.random),
-			}, func(t *asyncio.T, a asyncio.Attempt) (linkResult, error) {
-				if err := bucket.Acquire(t); err != nil {
+			var delay time.Duration
+			for n := 1; ; n++ {
+				res, err := attempt(t, wid, url, n, delay)
+				if !errors.As(err, new(*linkServerError)) || n == maxAttempts {
+					return res, err
+				}
+				delay = time.Duration(rng.random() * float64(min(backoffCap, base<<(n-1))))
+				if err := asyncio.Sleep(t, delay); err != nil {
 					return linkResult{}, err
 				}
-				if a.N == 1 {
-					p.log("w%d GET %s", wid, url)
-				} else {
-					p.log("w%d GET %s again (attempt %d, after %.3fs)", wid, url, a.N, a.Delay.Seconds())
-				}
-				status, links, err := fetch(t, url)
-				if err != nil {
-					return linkResult{}, err
-				}
-				if status >= 500 {
-					return linkResult{}, &linkServerError{url, status, a.N}
-				}
-				return linkResult{status, links, a.N}, nil
-			})
-			return res, err
+			}
+		}
+		if useRetry {
+			// The same loop as asyncio.Retry: the same backoff (full
+			// jitter, cap min(CAP, BASE*2**(n-1))) and random numbers.
+			fetchWithRetry = func(t *asyncio.T, wid int, url string) (linkResult, error) {
+				return asyncio.Retry(t, asyncio.RetryPolicy{
+					MaxAttempts: maxAttempts, Initial: base, Max: backoffCap, Multiplier: 2,
+					Retryable: func(err error) bool { return errors.As(err, new(*linkServerError)) },
+					Rand:      asyncio.RandFunc(rng.random),
+				}, func(t *asyncio.T, a asyncio.Attempt) (linkResult, error) {
+					return attempt(t, wid, url, a.N, a.Delay)
+				})
+			}
 		}
 		check := func(t *asyncio.T, wid int, url string) error {
 			h, _, _ := strings.Cut(url, "/")
 			var res linkResult
 			gaveUp := false
 			if err := asyncio.WithLock(t, limits[h], func() error {
-				var err error
-				res, err = fetchWithRetry(t, wid, url)
+				budget, ok := budgets[h]
+				if !ok {
+					budget = asyncio.Never // asyncio.timeout(None)
+				}
+				err := asyncio.Timeout(t, budget, func(*asyncio.TimeoutScope) error {
+					var err error
+					res, err = fetchWithRetry(t, wid, url)
+					return err
+				})
 				var se *linkServerError
+				if errors.Is(err, asyncio.ErrTimeout) {
+					results[url] = "timed out"
+					p.log("w%d %s over its host's budget of %gs", wid, url, budget.Seconds())
+					gaveUp = true
+					return nil
+				}
 				if errors.As(err, &se) {
 					results[url] = fmt.Sprintf("gave up (%d)", se.status)
 					p.log("w%d FAIL %s: %d after %d attempts", wid, url, se.status, se.attempts)
@@ -901,5 +952,5 @@ func TestPortLinkChecker(t *testing.T) {
 			p.log("  %s %s", url, results[url])
 		}
 		return nil
-	})
+	}
 }
