@@ -7,7 +7,11 @@
 # hand-written loop with a seeded random.Random), and a deadline for the
 # whole crawl (asyncio.timeout around queue.join()) and a time budget per
 # URL on one host (asyncio.timeout(None) elsewhere); results are printed
-# in completion order. The servers notice a client that hangs up while
+# in completion order, with a progress line from a reporter task. The
+# protocol is HTTP/1.0-shaped: a request head ended by a blank line
+# (readuntil), a response head with Content-Length and a body read with
+# readexactly; one server cuts a body short once (IncompleteReadError,
+# retried like a 5xx). The servers notice a client that hangs up while
 # its answer is pending (wait_for on reader.read(1)).
 import asyncio
 import random
@@ -20,7 +24,7 @@ HOST_LIMITS = {"a": 2, "b": 1, "c": 2}
 RATE, BURST = 10.0, 2
 MAX_ATTEMPTS, BASE, CAP = 3, 0.1, 0.4
 DEADLINE = 1.5
-BUDGETS = {"b": 0.36}  # a time budget per URL, retries included, by host
+BUDGETS = {"b": 0.37}  # a time budget per URL, retries included, by host
 
 # url -> (latency, [statuses, the last one repeating], links)
 SITE = {
@@ -31,7 +35,8 @@ SITE = {
     "b/api": (0.02, [200], []),
     "b/flaky": (0.02, [503, 502, 200], ["c/gone"]),
     "b/down": (0.01, [503], []),
-    "c/": (0.08, [200], ["c/slow", "b/down"]),
+    "c/": (0.08, [200], ["c/slow", "b/down", "c/big"]),
+    "c/big": (0.03, [200], ["a/", "b/", "c/", "a/docs", "b/api"]),
     "c/slow": (5.0, [200], []),
     "c/gone": (0.02, [500, 404], []),
 }
@@ -39,6 +44,9 @@ SITE = {
 served = {}  # url -> requests so far
 active = {"a": 0, "b": 0, "c": 0}
 peak = {"a": 0, "b": 0, "c": 0}
+REASONS = {200: "OK", 404: "Not Found", 500: "Internal Server Error", 502: "Bad Gateway",
+           503: "Service Unavailable"}
+TRUNCATE_ONCE = {"c/big"}
 
 
 class ServerError(Exception):
@@ -70,7 +78,8 @@ class TokenBucket:
 
 
 async def serve(host, reader, writer):
-    path = (await reader.readline()).decode().split()[1]
+    head = await reader.readuntil(b"\r\n\r\n")
+    method, path, version = head.decode().split("\r\n")[0].split()
     url = host + path
     n = served.get(url, 0)
     served[url] = n + 1
@@ -85,7 +94,14 @@ async def serve(host, reader, writer):
         except TimeoutError:
             pass
         status = statuses[min(n, len(statuses) - 1)]
-        writer.write(" ".join([str(status)] + (links if status == 200 else [])).encode() + b"\n")
+        body = "".join(f"{link}\n" for link in links).encode() if status == 200 else b""
+        writer.write(f"HTTP/1.0 {status} {REASONS[status]}\r\n".encode())
+        writer.write(f"Content-Length: {len(body)}\r\n\r\n".encode())
+        if url in TRUNCATE_ONCE and n == 0:
+            writer.write(body[: len(body) // 2])
+            log(f"server {host}: cut {path} short")
+            return
+        writer.write(body)
         await writer.drain()
     finally:
         active[host] -= 1
@@ -112,12 +128,13 @@ class Crawler:
         host, _, path = url.partition("/")
         reader, writer = await asyncio.open_connection(HOST, self.ports[host])
         try:
-            writer.write(f"GET /{path}\n".encode())
-            line = await reader.readline()
+            writer.write(f"GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            head = (await reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
+            headers = dict(line.split(": ", 1) for line in head[1:] if line)
+            body = await reader.readexactly(int(headers["Content-Length"]))
         finally:
             writer.close()
-        status, *links = line.decode().split()
-        return int(status), links
+        return int(head[0].split()[1]), body.decode().split()
 
     async def fetch_with_retry(self, wid, url):
         delay = 0.0
@@ -127,9 +144,14 @@ class Crawler:
                 log(f"w{wid} GET {url}")
             else:
                 log(f"w{wid} GET {url} again (attempt {attempt}, after {delay:.3f}s)")
-            status, links = await self.fetch(url)
-            if status < 500:
-                return status, links, attempt
+            try:
+                status, links = await self.fetch(url)
+            except asyncio.IncompleteReadError as e:
+                log(f"w{wid} {url}: body cut short, {len(e.partial)} of {e.expected} bytes")
+                status, links = "truncated", []
+            else:
+                if status < 500:
+                    return status, links, attempt
             if attempt == MAX_ATTEMPTS:
                 raise ServerError(url, status, attempt)
             delay = self.rng.random() * min(CAP, BASE * 2 ** (attempt - 1))
@@ -153,6 +175,12 @@ class Crawler:
         log(f"w{wid} {status} {url} after {attempts} attempt(s), {len(links)} links")
         for link in links:
             self.add(link)
+
+    async def report(self, every):
+        while True:
+            await asyncio.sleep(every)
+            log(f"progress: {len(self.results)} checked, {self.queue.qsize()} queued,",
+                f"{len(self.seen) - len(self.results) - self.queue.qsize()} in progress")
 
     async def worker(self, wid):
         checked = 0
@@ -178,6 +206,7 @@ async def main():
     crawler = Crawler(ports)
     crawler.add("a/")
     workers = [asyncio.create_task(crawler.worker(i)) for i in range(1, WORKERS + 1)]
+    reporter = asyncio.create_task(crawler.report(0.43))
     try:
         async with asyncio.timeout(DEADLINE):
             await crawler.queue.join()
@@ -185,6 +214,7 @@ async def main():
     except TimeoutError:
         unfinished = sorted(crawler.seen - crawler.results.keys())
         log("deadline: unfinished", unfinished, "queued", crawler.queue.qsize())
+    reporter.cancel()
     for w in workers:
         w.cancel()
     outcomes = await asyncio.gather(*workers, return_exceptions=True)
