@@ -3,8 +3,11 @@
 package asyncio
 
 import (
+	"cmp"
 	"errors"
+	"math"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -37,6 +40,13 @@ type epollSelector struct {
 	n           int             // result of the last waitNow
 	err         error
 	waitNow     func(uintptr) bool // s.tryWait, bound once
+
+	// The previous poll's report, to keep the kernel's order (see
+	// keepOrder): reported[fd] is 1 + the fd's place in it, 0 if not
+	// in it; last lists those fds; truncated is set when it filled buf.
+	reported  []int32
+	last      []int
+	truncated bool
 }
 
 func newSelector() (selector, error) {
@@ -125,6 +135,9 @@ func (s *epollSelector) set(fd int, read, write bool) error {
 	switch {
 	case mask == 0 && had:
 		delete(s.registered, fd)
+		if fd < len(s.reported) {
+			s.reported[fd] = 0 // the kernel forgets its place
+		}
 		return unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	case mask == 0 || (had && old == mask):
 		return nil
@@ -150,6 +163,7 @@ func (s *epollSelector) poll(timeout time.Duration, events []ioEvent) ([]ioEvent
 	if err != nil {
 		return events, err
 	}
+	start := len(events)
 	for _, ev := range s.buf[:n] {
 		fd := int(ev.Fd)
 		if fd == s.eventfd {
@@ -166,7 +180,72 @@ func (s *epollSelector) poll(timeout time.Duration, events []ioEvent) ([]ioEvent
 			writable: ev.Events&unix.EPOLLOUT != 0 || bad,
 		})
 	}
+	s.keepOrder(events[start:], n == len(s.buf))
 	return events, nil
+}
+
+// keepOrder puts events in the order of the kernel's ready list as only
+// this selector's polls would leave it, and remembers them for the next
+// poll. Level-triggered, an fd a poll reports goes back on the ready
+// list, in report order, ahead of every fd that becomes ready later; the
+// next poll reports it first if it is ready again (CPython's order,
+// tests/ports p181). But epfd is also in the Go runtime's poller, and its
+// epoll_wait, at moments the Go scheduler chooses, scans our list and
+// drops the entries not ready just then; a later wake-up puts such an fd
+// at the back. So the fds of the previous report that are ready now come
+// first, in their previous order, then the others in the kernel's. (When
+// the previous poll filled buf, the kernel reports the rest first:
+// nothing is reordered then.)
+func (s *epollSelector) keepOrder(events []ioEvent, truncated bool) {
+	if len(s.last) > 0 && !s.truncated {
+		// Already in order, the usual case: the previous report's fds
+		// form a prefix, increasing.
+		prev, inOrder := int32(0), true
+		for _, ev := range events {
+			r := s.rank(ev.fd)
+			if r == 0 {
+				prev = math.MaxInt32
+				continue
+			}
+			if r < prev {
+				inOrder = false
+				break
+			}
+			prev = r
+		}
+		if !inOrder {
+			slices.SortStableFunc(events, func(x, y ioEvent) int {
+				rx, ry := s.rank(x.fd), s.rank(y.fd)
+				if rx == 0 {
+					rx = math.MaxInt32
+				}
+				if ry == 0 {
+					ry = math.MaxInt32
+				}
+				return cmp.Compare(rx, ry)
+			})
+		}
+	}
+	for _, fd := range s.last {
+		s.reported[fd] = 0
+	}
+	s.last = s.last[:0]
+	for i, ev := range events {
+		if ev.fd >= len(s.reported) {
+			s.reported = append(s.reported, make([]int32, ev.fd+1-len(s.reported))...)
+		}
+		s.reported[ev.fd] = int32(i + 1)
+		s.last = append(s.last, ev.fd)
+	}
+	s.truncated = truncated
+}
+
+// rank is 1 + fd's place in the previous report, 0 if not in it.
+func (s *epollSelector) rank(fd int) int32 {
+	if fd < len(s.reported) {
+		return s.reported[fd]
+	}
+	return 0
 }
 
 func (s *epollSelector) wakeup() {
