@@ -12,6 +12,7 @@ package ports_test
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -311,6 +312,349 @@ func TestPortDocTimeouts(t *testing.T) {
 		} else if err != nil {
 			return err
 		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p190_doc_sync_primitives.py (asyncio-sync.rst)
+
+var objectAt = regexp.MustCompile(` object at 0x[0-9a-f]+`)
+
+// docRepr is the program's r(obj): repr without the address.
+func docRepr(obj fmt.Stringer) string { return objectAt.ReplaceAllString(obj.String(), "") }
+
+func TestPortDocSyncPrimitives(t *testing.T) {
+	runPort(t, cpythonTrace("p190_doc_sync_primitives"), func(p *probe, tk *asyncio.T) error {
+		waiter := func(event *asyncio.Event) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				p.log("waiting for it ...")
+				if err := event.Wait(t); err != nil {
+					return err
+				}
+				p.log("... got it!")
+				return nil
+			}
+		}
+		eventMain := func(t *asyncio.T) error {
+			event := asyncio.NewEvent()
+			waiterTask := asyncio.CreateTaskErr(t, waiter(event))
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return err
+			}
+			event.Set()
+			_, err := waiterTask.Await(t)
+			return err
+		}
+		exampleBarrier := func(t *asyncio.T) error {
+			b := asyncio.NewBarrier(3)
+			asyncio.CreateTask(t, b.Wait)
+			asyncio.CreateTask(t, b.Wait)
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return err
+			}
+			p.log("%s", docRepr(b))
+			if _, err := b.Wait(t); err != nil {
+				return err
+			}
+			p.log("%s", docRepr(b))
+			p.log("barrier passed")
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return err
+			}
+			p.log("%s", docRepr(b))
+			return nil
+		}
+
+		p.restart()
+		lock := asyncio.NewLock()
+		useLock := func(name string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				return noValue, asyncio.WithLock(t, lock, func() error {
+					p.log("%s has the lock %s", name, docRepr(lock))
+					return asyncio.Sleep(t, 100*ms)
+				})
+			}
+		}
+		useLockByHand := func(name string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (_ struct{}, err error) {
+				if err := lock.Acquire(t); err != nil {
+					return noValue, err
+				}
+				defer func() {
+					if rerr := lock.Release(); rerr != nil && err == nil {
+						err = rerr
+					}
+				}()
+				p.log("%s has the lock by hand %s", name, docRepr(lock))
+				return noValue, asyncio.Sleep(t, 100*ms)
+			}
+		}
+		if _, err := asyncio.GatherFuncs(tk, useLock("a"), useLockByHand("b"), useLock("c")).Await(tk); err != nil {
+			return err
+		}
+		p.log("unlocked %s", docRepr(lock))
+
+		p.restart()
+		if err := eventMain(tk); err != nil {
+			return err
+		}
+
+		p.restart()
+		cond := asyncio.NewCondition(nil)
+		var items []int
+		consumer := func(name string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				return noValue, asyncio.WithLock(t, cond, func() error {
+					if err := cond.WaitFor(t, func() bool { return len(items) > 0 }); err != nil {
+						return err
+					}
+					item := items[0]
+					items = items[1:]
+					p.log("%s took %d", name, item)
+					return nil
+				})
+			}
+		}
+		producer := func(t *asyncio.T) (struct{}, error) {
+			for i := range 2 {
+				if err := asyncio.Sleep(t, 100*ms); err != nil {
+					return noValue, err
+				}
+				err := asyncio.WithLock(t, cond, func() error {
+					items = append(items, i)
+					p.log("produced %d", i)
+					cond.Notify(1)
+					return nil
+				})
+				if err != nil {
+					return noValue, err
+				}
+			}
+			return noValue, nil
+		}
+		if _, err := asyncio.GatherFuncs(tk, consumer("c1"), consumer("c2"), producer).Await(tk); err != nil {
+			return err
+		}
+
+		p.restart()
+		sem := asyncio.NewSemaphore(2)
+		useSem := func(name string, hold time.Duration) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) {
+				err := asyncio.WithLock(t, sem, func() error {
+					p.log("%s in %s", name, docRepr(sem))
+					return asyncio.Sleep(t, hold)
+				})
+				if err != nil {
+					return noValue, err
+				}
+				p.log("%s out", name)
+				return noValue, nil
+			}
+		}
+		if _, err := asyncio.GatherFuncs(tk, useSem("s1", 100*ms), useSem("s2", 200*ms), useSem("s3", 100*ms)).Await(tk); err != nil {
+			return err
+		}
+		p.log("%s", docRepr(sem))
+
+		p.restart()
+		return exampleBarrier(tk)
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p191_doc_queue_workers.py (asyncio-queue.rst, Examples)
+
+func TestPortDocQueueWorkers(t *testing.T) {
+	runPort(t, cpythonTrace("p191_doc_queue_workers"), func(p *probe, tk *asyncio.T) error {
+		sleeps := []float64{0.031, 0.052, 0.017, 0.044, 0.063, 0.008, 0.029, 0.071, 0.036, 0.012}
+		worker := func(name string, queue *asyncio.Queue[float64]) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for {
+					sleepFor, err := queue.Get(t)
+					if err != nil {
+						return err
+					}
+					if err := asyncio.Sleep(t, time.Duration(sleepFor*float64(time.Second))); err != nil {
+						return err
+					}
+					if err := queue.TaskDone(); err != nil {
+						return err
+					}
+					p.log("%s has slept for %.3f seconds", name, sleepFor)
+				}
+			}
+		}
+
+		p.restart()
+		loop := tk.Loop()
+		queue := asyncio.NewQueue[float64](0)
+		totalSleepTime := 0.0
+		for _, sleepFor := range sleeps {
+			totalSleepTime += sleepFor
+			if err := queue.PutNowait(sleepFor); err != nil {
+				return err
+			}
+		}
+		var tasks []*asyncio.Task[struct{}]
+		for i := range 3 {
+			task := asyncio.CreateTaskErr(tk, worker(fmt.Sprintf("worker-%d", i), queue))
+			tasks = append(tasks, task)
+		}
+		startedAt := loop.Time()
+		if err := queue.Join(tk); err != nil {
+			return err
+		}
+		totalSleptFor := loop.Time() - startedAt
+		for _, task := range tasks {
+			task.Cancel()
+		}
+		results, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, r := range results {
+			if asyncio.IsCancelled(r.Err) {
+				names = append(names, "CancelledError")
+			} else {
+				names = append(names, pd(r.Err))
+			}
+		}
+		p.log("%s", pstrs(names))
+		p.log("====")
+		p.log("3 workers slept in parallel for %.1f seconds", totalSleptFor.Seconds())
+		p.log("total expected sleep time: %.2f seconds", totalSleepTime)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p192_doc_loop_callbacks.py (asyncio-eventloop.rst, Examples)
+
+func TestPortDocLoopCallbacks(t *testing.T) {
+	var out strings.Builder
+	p := &probe{}
+	logf := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+
+	helloWorld := func(loop *asyncio.Loop) {
+		p.restart()
+		p.log("Hello World")
+		loop.Stop()
+	}
+	loop := asyncio.NewTestLoop()
+	p.l = loop
+	loop.CallSoon(func() { helloWorld(loop) })
+	err := loop.RunForever()
+	if cerr := loop.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString(p.b.String())
+	p.b.Reset()
+	logf("closed %s", pb(loop.IsClosed()))
+
+	var displayDate func(endTime time.Duration, loop *asyncio.Loop)
+	displayDate = func(endTime time.Duration, loop *asyncio.Loop) {
+		p.log("now")
+		if loop.Time()+100*ms < endTime {
+			loop.CallLater(100*ms, func() { displayDate(endTime, loop) })
+		} else {
+			loop.Stop()
+		}
+	}
+	start := func(endTime time.Duration, loop *asyncio.Loop) {
+		p.restart()
+		displayDate(endTime, loop)
+	}
+	loop = asyncio.NewTestLoop()
+	p.l = loop
+	endTime := loop.Time() + 500*ms
+	loop.CallSoon(func() { start(endTime, loop) })
+	err = loop.RunForever()
+	if cerr := loop.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString(p.b.String())
+	logf("closed %s", pb(loop.IsClosed()))
+
+	if want := cpythonTrace("p192_doc_loop_callbacks"); out.String() != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
+	}
+}
+
+// ---------------------------------------------------------------------------
+// p193_doc_as_completed.py (asyncio-task.rst, as_completed)
+
+// docConn is the pair open_connection returns.
+type docConn struct{ reader, writer string }
+
+func TestPortDocAsCompleted(t *testing.T) {
+	runPort(t, cpythonTrace("p193_doc_as_completed"), func(p *probe, tk *asyncio.T) error {
+		openConnection := func(host string, _ int, delay time.Duration) func(*asyncio.T) (docConn, error) {
+			return func(t *asyncio.T) (docConn, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return docConn{}, err
+				}
+				return docConn{"reader(" + host + ")", "writer(" + host + ")"}, nil
+			}
+		}
+
+		p.restart()
+		ipv4Connect := asyncio.CreateTask(tk, openConnection("127.0.0.1", 80, 200*ms))
+		ipv6Connect := asyncio.CreateTask(tk, openConnection("::1", 80, 100*ms))
+		tasks := []*asyncio.Task[docConn]{ipv4Connect, ipv6Connect}
+		for earliestConnect, err := range asyncio.AsCompleted(tk, tasks, asyncio.Never) {
+			if err != nil {
+				return err
+			}
+			c, err := earliestConnect.Await(tk)
+			if err != nil {
+				return err
+			}
+			if earliestConnect == ipv6Connect {
+				p.log("IPv6 connection established. %s %s", c.reader, c.writer)
+			} else {
+				p.log("IPv4 connection established. %s %s", c.reader, c.writer)
+			}
+		}
+
+		p.restart()
+		ipv4Connect = asyncio.CreateTask(tk, openConnection("127.0.0.1", 80, 100*ms))
+		ipv6Connect = asyncio.CreateTask(tk, openConnection("::1", 80, 200*ms))
+		tasks = []*asyncio.Task[docConn]{ipv4Connect, ipv6Connect}
+		for _, nextConnect := range asyncio.AsCompletedFuncs(tk, asyncio.Awaitables(tasks), asyncio.Never) {
+			c, err := nextConnect(tk)
+			if err != nil {
+				return err
+			}
+			p.log("connected %s %s", c.reader, c.writer)
+		}
+
+		p.restart()
+		ipv4Connect = asyncio.CreateTask(tk, openConnection("127.0.0.1", 80, 100*ms))
+		ipv6Connect = asyncio.CreateTask(tk, openConnection("::1", 80, 300*ms))
+		tasks = []*asyncio.Task[docConn]{ipv4Connect, ipv6Connect}
+		for earliestConnect, err := range asyncio.AsCompleted(tk, tasks, 200*ms) {
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("as_completed raised %s ipv6 done %s", pd(err), pb(ipv6Connect.Done()))
+				break
+			}
+			if err != nil {
+				return err
+			}
+			c, err := earliestConnect.Await(tk)
+			if err != nil {
+				return err
+			}
+			p.log("connected %s %s", c.reader, c.writer)
+		}
+		ipv6Connect.Cancel()
 		return nil
 	})
 }
