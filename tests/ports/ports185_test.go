@@ -12,12 +12,16 @@ package ports_test
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 )
 
 // ---------------------------------------------------------------------------
@@ -655,6 +659,163 @@ func TestPortDocAsCompleted(t *testing.T) {
 			p.log("connected %s %s", c.reader, c.writer)
 		}
 		ipv6Connect.Cancel()
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p194_doc_stream_echo.py (asyncio-stream.rst, Examples)
+
+// hostOf is addr[0] of a (host, port) tuple.
+func hostOf(a net.Addr) string {
+	h, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return h
+}
+
+func TestPortDocStreamEcho(t *testing.T) {
+	runPort(t, cpythonTrace("p194_doc_stream_echo"), func(p *probe, tk *asyncio.T) error {
+		// Real loopback sockets: a server on the simulated network
+		// reports its host's address (10.0.0.1) as its sockname, where
+		// the program prints 127.0.0.1 (README, "Testing network code in
+		// virtual time").
+		sim := aio.WithNetwork(nil)
+		handleEcho := func(t *asyncio.T, reader *aio.StreamReader, writer *aio.StreamWriter) error {
+			data, err := reader.Read(t, 100)
+			if err != nil {
+				return err
+			}
+			message := string(data)
+			addr := aio.PeerName(writer)
+			p.log("Received '%s' from '%s'", message, hostOf(addr))
+			p.log("Send: '%s'", message)
+			if err := writer.Write(data); err != nil {
+				return err
+			}
+			if err := writer.Drain(t); err != nil {
+				return err
+			}
+			p.log("Close the connection")
+			writer.Close()
+			return writer.WaitClosed(t)
+		}
+		tcpEchoClient := func(t *asyncio.T, message string, port int) error {
+			reader, writer, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+			if err != nil {
+				return err
+			}
+			p.log("Send: '%s'", message)
+			if err := writer.Write([]byte(message)); err != nil {
+				return err
+			}
+			if err := writer.Drain(t); err != nil {
+				return err
+			}
+			data, err := reader.Read(t, 100)
+			if err != nil {
+				return err
+			}
+			p.log("Received: '%s'", data)
+			p.log("Close the connection")
+			writer.Close()
+			return writer.WaitClosed(t)
+		}
+		serve := func(server *aio.Server) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				return aio.WithServer(t, server, func() error { return server.ServeForever(t) })
+			}
+		}
+		handleHead := func(t *asyncio.T, reader *aio.StreamReader, writer *aio.StreamWriter) error {
+			request, err := reader.ReadUntil(t, []byte("\r\n\r\n"))
+			if err != nil {
+				return err
+			}
+			p.log("server got %s", strings.SplitN(string(request), "\r\n", 2)[0])
+			if err := writer.Write([]byte("HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n")); err != nil {
+				return err
+			}
+			if err := writer.Drain(t); err != nil {
+				return err
+			}
+			writer.Close()
+			return writer.WaitClosed(t)
+		}
+		printHTTPHeaders := func(t *asyncio.T, rawURL string) error {
+			u, err := url.Parse(rawURL)
+			if err != nil {
+				return err
+			}
+			port, err := strconv.Atoi(u.Port())
+			if err != nil {
+				return err
+			}
+			reader, writer, err := aio.OpenConnection(t, u.Hostname(), port, sim)
+			if err != nil {
+				return err
+			}
+			path := u.Path
+			if path == "" {
+				path = "/"
+			}
+			query := "HEAD " + path + " HTTP/1.0\r\n" +
+				"Host: " + u.Hostname() + "\r\n" +
+				"\r\n"
+			if err := writer.Write([]byte(query)); err != nil {
+				return err
+			}
+			for {
+				line, err := reader.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				if s := strings.TrimRight(string(line), " \t\r\n"); s != "" {
+					p.log("HTTP header> %s", s)
+				}
+			}
+			writer.Close()
+			return writer.WaitClosed(t)
+		}
+
+		p.restart()
+		server, err := aio.StartServer(tk, handleEcho, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		var addrs []string
+		for _, a := range server.Addrs() {
+			addrs = append(addrs, hostOf(a))
+		}
+		p.log("Serving on %s", strings.Join(addrs, ", "))
+		port := portOf(server)
+		serving := asyncio.CreateTaskErr(tk, serve(server))
+		if err := tcpEchoClient(tk, "Hello World!", port); err != nil {
+			return err
+		}
+		serving.Cancel()
+		if _, err := serving.Await(tk); asyncio.IsCancelled(err) {
+			p.log("serve_forever %s serving %s", pd(err), pb(server.IsServing()))
+		} else {
+			return fmt.Errorf("serve_forever: %v, want a cancellation", err)
+		}
+
+		p.restart()
+		server, err = aio.StartServer(tk, handleHead, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port = portOf(server)
+		err = aio.WithServer(tk, server, func() error {
+			return printHTTPHeaders(tk, fmt.Sprintf("http://127.0.0.1:%d/index.html", port))
+		})
+		if err != nil {
+			return err
+		}
+		p.log("closed, serving %s", pb(server.IsServing()))
 		return nil
 	})
 }
