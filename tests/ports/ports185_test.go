@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"syscall"
 	"strings"
 	"testing"
 	"time"
@@ -818,4 +819,164 @@ func TestPortDocStreamEcho(t *testing.T) {
 		p.log("closed, serving %s", pb(server.IsServing()))
 		return nil
 	})
+}
+
+// ---------------------------------------------------------------------------
+// p195_doc_socketpair.py (asyncio-eventloop.rst, asyncio-stream.rst and
+// asyncio-protocol.rst socketpair examples)
+
+// socketpair is socket.socketpair(): a connected pair of (blocking) Unix
+// stream sockets.
+func socketpair() (int, int, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, -1, err
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return fds[0], fds[1], nil
+}
+
+// docProtocol is the program's MyProtocol.
+type docProtocol struct {
+	aio.BaseProtocol
+	p         *probe
+	transport aio.Transport
+	onConLost *asyncio.Future[bool]
+}
+
+func (m *docProtocol) ConnectionMade(tr aio.Transport) {
+	m.transport = tr
+	m.p.log("connection_made")
+}
+
+func (m *docProtocol) DataReceived(data []byte) {
+	m.p.log("Received: %s", data)
+	m.transport.Close()
+}
+
+func (m *docProtocol) ConnectionLost(err error) {
+	m.p.log("connection_lost %s", pd(err))
+	m.onConLost.SetResult(true)
+}
+
+func TestPortDocSocketpair(t *testing.T) {
+	var out strings.Builder
+	p := &probe{}
+
+	rsock, wsock, err := socketpair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := asyncio.NewTestLoop()
+	p.l = loop
+	reader := func() {
+		buf := make([]byte, 100)
+		n, err := syscall.Read(rsock, buf)
+		if err != nil {
+			t.Error(err)
+		}
+		p.log("Received: %s", buf[:n])
+		loop.RemoveReader(rsock)
+		loop.Stop()
+	}
+	start := func() {
+		p.restart()
+		p.log("started")
+		loop.CallSoon(func() {
+			if _, err := syscall.Write(wsock, []byte("abc")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := loop.AddReader(rsock, reader); err != nil {
+		t.Fatal(err)
+	}
+	loop.CallSoon(start)
+	err = loop.RunForever()
+	syscall.Close(rsock)
+	syscall.Close(wsock)
+	if cerr := loop.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString(p.b.String())
+
+	waitForData := func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		p.restart()
+		rsock, wsock, err := socketpair()
+		if err != nil {
+			return err
+		}
+		reader, writer, err := aio.OpenConnection(tk, "", 0, aio.WithSocket(rsock))
+		if err != nil {
+			return err
+		}
+		loop.CallSoon(func() {
+			if _, err := syscall.Write(wsock, []byte("abc")); err != nil {
+				t.Error(err)
+			}
+		})
+		data, err := reader.Read(tk, 100)
+		if err != nil {
+			return err
+		}
+		p.log("Received: %s", data)
+		writer.Close()
+		if err := writer.WaitClosed(tk); err != nil {
+			return err
+		}
+		return syscall.Close(wsock)
+	}
+	main := func(p *probe, tk *asyncio.T) (err error) {
+		loop := tk.Loop()
+		p.restart()
+		rsock, wsock, err := socketpair()
+		if err != nil {
+			return err
+		}
+		onConLost := asyncio.NewFuture[bool](loop)
+		transport, _, err := aio.CreateConnection(tk, func() aio.Protocol {
+			return &docProtocol{p: p, onConLost: onConLost}
+		}, "", 0, aio.WithSocket(rsock))
+		if err != nil {
+			return err
+		}
+		loop.CallSoon(func() {
+			if _, err := syscall.Write(wsock, []byte("abc")); err != nil {
+				t.Error(err)
+			}
+		})
+		func() {
+			defer func() {
+				transport.Close()
+				if cerr := syscall.Close(wsock); err == nil {
+					err = cerr
+				}
+			}()
+			_, err = onConLost.Await(tk)
+		}()
+		if err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	}
+	for _, m := range []func(*probe, *asyncio.T) error{waitForData, main} {
+		p := &probe{}
+		_, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) {
+			p.l = tk.Loop()
+			return noValue, m(p, tk)
+		}, asyncio.WithVirtualTime())
+		out.WriteString(p.b.String())
+		if err != nil {
+			t.Fatalf("main failed: %v\ntrace so far:\n%s", err, out.String())
+		}
+	}
+	if want := cpythonTrace("p195_doc_socketpair"); out.String() != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
+	}
 }
