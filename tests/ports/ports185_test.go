@@ -980,3 +980,122 @@ func TestPortDocSocketpair(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p196_doc_subprocess.py (asyncio-subprocess.rst and asyncio-protocol.rst
+// subprocess examples)
+
+// docDateProtocol is the program's DateProtocol.
+type docDateProtocol struct {
+	aio.BaseSubprocessProtocol
+	exitFuture *asyncio.Future[bool]
+	output     []byte
+	pipeClosed bool
+	exited     bool
+}
+
+func (d *docDateProtocol) PipeConnectionLost(int, error) {
+	d.pipeClosed = true
+	d.checkForExit()
+}
+
+func (d *docDateProtocol) PipeDataReceived(_ int, data []byte) { d.output = append(d.output, data...) }
+
+func (d *docDateProtocol) ProcessExited() {
+	d.exited = true
+	d.checkForExit()
+}
+
+func (d *docDateProtocol) checkForExit() {
+	if d.pipeClosed && d.exited {
+		d.exitFuture.SetResult(true)
+	}
+}
+
+func TestPortDocSubprocess(t *testing.T) {
+	var out strings.Builder
+	say := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+	run := func(t *asyncio.T, cmd string) error {
+		proc, err := aio.CreateSubprocessShell(t, cmd, aio.WithStdout(aio.Pipe), aio.WithStderr(aio.Pipe))
+		if err != nil {
+			return err
+		}
+		stdout, stderr, err := proc.Communicate(t, nil)
+		if err != nil {
+			return err
+		}
+		say("['%s' exited with %s]", cmd, prc(proc))
+		if len(stdout) > 0 {
+			say("[stdout]\n%s", stdout)
+		}
+		if len(stderr) > 0 {
+			say("[stderr]\n%s", stderr)
+		}
+		return nil
+	}
+	runMain := func(main func(*asyncio.T) error) {
+		t.Helper()
+		if _, err := asyncio.Run(func(tk *asyncio.T) (struct{}, error) { return noValue, main(tk) }, asyncio.WithVirtualTime()); err != nil {
+			t.Fatalf("main failed: %v\noutput so far:\n%s", err, out.String())
+		}
+	}
+
+	runMain(func(t *asyncio.T) error { return run(t, "ls /zzz") })
+
+	runMain(func(t *asyncio.T) error {
+		runner := func(cmd string) func(*asyncio.T) (struct{}, error) {
+			return func(t *asyncio.T) (struct{}, error) { return noValue, run(t, cmd) }
+		}
+		_, err := asyncio.GatherFuncs(t, runner("ls /zzz"), runner(`sleep 0.1; echo "hello"`)).Await(t)
+		return err
+	})
+
+	getDate := func(t *asyncio.T) (string, error) {
+		code := "1970-01-01 00:00:00"
+		proc, err := aio.CreateSubprocessExec(t, "printf", []string{`%s\n`, code}, aio.WithStdout(aio.Pipe))
+		if err != nil {
+			return "", err
+		}
+		data, err := proc.Stdout.ReadLine(t)
+		if err != nil {
+			return "", err
+		}
+		line := strings.TrimRight(string(data), " \t\r\n")
+		if _, err := proc.Wait(t); err != nil {
+			return "", err
+		}
+		return line, nil
+	}
+	date, err := asyncio.Run(getDate, asyncio.WithVirtualTime())
+	if err != nil {
+		t.Fatal(err)
+	}
+	say("Current date: %s", date)
+
+	getDateProtocol := func(t *asyncio.T) (string, error) {
+		loop := t.Loop()
+		code := "1970-01-01 00:00:00"
+		exitFuture := asyncio.NewFuture[bool](loop)
+		transport, protocol, err := aio.SubprocessExec(t, func() aio.SubprocessProtocol {
+			return &docDateProtocol{exitFuture: exitFuture}
+		}, "printf", []string{`%s\n`, code}, aio.WithStdin(aio.Inherit), aio.WithStderr(aio.Inherit))
+		if err != nil {
+			return "", err
+		}
+		if _, err := exitFuture.Await(t); err != nil {
+			return "", err
+		}
+		transport.Close()
+		data := protocol.(*docDateProtocol).output
+		return strings.TrimRight(string(data), " \t\r\n"), nil
+	}
+	date, err = asyncio.Run(getDateProtocol, asyncio.WithVirtualTime())
+	if err != nil {
+		t.Fatal(err)
+	}
+	say("Current date: %s", date)
+
+	if want := cpythonTrace("p196_doc_subprocess"); out.String() != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
+	}
+}
