@@ -1099,3 +1099,189 @@ func TestPortDocSubprocess(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p197_doc_protocol_echo.py (asyncio-protocol.rst, Examples)
+
+type docEchoServerProtocol struct {
+	aio.BaseProtocol
+	p         *probe
+	transport aio.Transport
+}
+
+func (e *docEchoServerProtocol) ConnectionMade(tr aio.Transport) {
+	peername := aio.PeerName(tr)
+	e.p.log("Connection from %s", hostOf(peername))
+	e.transport = tr
+}
+
+func (e *docEchoServerProtocol) DataReceived(data []byte) {
+	message := string(data)
+	e.p.log("Data received: '%s'", message)
+	e.p.log("Send: '%s'", message)
+	if err := e.transport.Write(data); err != nil {
+		e.p.log("write: %v", err)
+	}
+	e.p.log("Close the client socket")
+	e.transport.Close()
+}
+
+type docEchoClientProtocol struct {
+	aio.BaseProtocol
+	p         *probe
+	message   string
+	onConLost *asyncio.Future[bool]
+}
+
+func (e *docEchoClientProtocol) ConnectionMade(tr aio.Transport) {
+	if err := tr.Write([]byte(e.message)); err != nil {
+		e.p.log("write: %v", err)
+	}
+	e.p.log("Data sent: '%s'", e.message)
+}
+
+func (e *docEchoClientProtocol) DataReceived(data []byte) {
+	e.p.log("Data received: '%s'", data)
+}
+
+func (e *docEchoClientProtocol) ConnectionLost(error) {
+	e.p.log("The server closed the connection")
+	e.onConLost.SetResult(true)
+}
+
+type docEchoUDPServerProtocol struct {
+	aio.BaseDatagramProtocol
+	p         *probe
+	transport aio.DatagramTransport
+}
+
+func (e *docEchoUDPServerProtocol) ConnectionMade(tr aio.DatagramTransport) { e.transport = tr }
+
+func (e *docEchoUDPServerProtocol) DatagramReceived(data []byte, addr net.Addr) {
+	message := string(data)
+	e.p.log("Received '%s' from %s", message, hostOf(addr))
+	e.p.log("Send '%s' to %s", message, hostOf(addr))
+	if err := e.transport.SendTo(data, addr); err != nil {
+		e.p.log("sendto: %v", err)
+	}
+}
+
+type docEchoUDPClientProtocol struct {
+	aio.BaseDatagramProtocol
+	p         *probe
+	message   string
+	onConLost *asyncio.Future[bool]
+	transport aio.DatagramTransport
+}
+
+func (e *docEchoUDPClientProtocol) ConnectionMade(tr aio.DatagramTransport) {
+	e.transport = tr
+	e.p.log("Send: %s", e.message)
+	if err := e.transport.SendTo([]byte(e.message), nil); err != nil {
+		e.p.log("sendto: %v", err)
+	}
+}
+
+func (e *docEchoUDPClientProtocol) DatagramReceived(data []byte, _ net.Addr) {
+	e.p.log("Received: %s", data)
+	e.p.log("Close the socket")
+	e.transport.Close()
+}
+
+func (e *docEchoUDPClientProtocol) ErrorReceived(err error) { e.p.log("Error received: %v", err) }
+
+func (e *docEchoUDPClientProtocol) ConnectionLost(error) {
+	e.p.log("Connection closed")
+	e.onConLost.SetResult(true)
+}
+
+func TestPortDocProtocolEcho(t *testing.T) {
+	runPort(t, cpythonTrace("p197_doc_protocol_echo"), func(p *probe, tk *asyncio.T) error {
+		tcpClient := func(t *asyncio.T, port int) (err error) {
+			loop := t.Loop()
+			onConLost := asyncio.NewFuture[bool](loop)
+			message := "Hello World!"
+			transport, _, err := aio.CreateConnection(t, func() aio.Protocol {
+				return &docEchoClientProtocol{p: p, message: message, onConLost: onConLost}
+			}, "127.0.0.1", port)
+			if err != nil {
+				return err
+			}
+			defer transport.Close()
+			_, err = onConLost.Await(t)
+			return err
+		}
+		tcpMain := func(t *asyncio.T) error {
+			server, err := aio.CreateServer(t, func() aio.Protocol { return &docEchoServerProtocol{p: p} }, "127.0.0.1", 0)
+			if err != nil {
+				return err
+			}
+			port := portOf(server)
+			serve := func(t *asyncio.T) error {
+				return aio.WithServer(t, server, func() error { return server.ServeForever(t) })
+			}
+			serving := asyncio.CreateTaskErr(t, serve)
+			if err := tcpClient(t, port); err != nil {
+				return err
+			}
+			serving.Cancel()
+			if _, err := serving.Await(t); asyncio.IsCancelled(err) {
+				p.log("server %s serving %s", pd(err), pb(server.IsServing()))
+			} else {
+				return fmt.Errorf("server: %v, want a cancellation", err)
+			}
+			return nil
+		}
+		udpServer := func(started *asyncio.Future[int]) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				p.log("Starting UDP server")
+				transport, _, err := aio.CreateDatagramEndpoint(t, func() aio.DatagramProtocol {
+					return &docEchoUDPServerProtocol{p: p}
+				}, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+				if err != nil {
+					return err
+				}
+				started.SetResult(aio.SockName(transport).(*net.UDPAddr).Port)
+				defer transport.Close()
+				return asyncio.Sleep(t, time.Hour)
+			}
+		}
+		udpClient := func(t *asyncio.T, port int) error {
+			loop := t.Loop()
+			onConLost := asyncio.NewFuture[bool](loop)
+			message := "Hello World!"
+			transport, _, err := aio.CreateDatagramEndpoint(t, func() aio.DatagramProtocol {
+				return &docEchoUDPClientProtocol{p: p, message: message, onConLost: onConLost}
+			}, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+			if err != nil {
+				return err
+			}
+			defer transport.Close()
+			_, err = onConLost.Await(t)
+			return err
+		}
+
+		p.restart()
+		if err := tcpMain(tk); err != nil {
+			return err
+		}
+
+		p.restart()
+		started := asyncio.NewFuture[int](tk.Loop())
+		server := asyncio.CreateTaskErr(tk, udpServer(started))
+		port, err := started.Await(tk)
+		if err != nil {
+			return err
+		}
+		if err := udpClient(tk, port); err != nil {
+			return err
+		}
+		server.Cancel()
+		if _, err := server.Await(tk); asyncio.IsCancelled(err) {
+			p.log("UDP server %s", pd(err))
+		} else {
+			return fmt.Errorf("UDP server: %v, want a cancellation", err)
+		}
+		return nil
+	})
+}
