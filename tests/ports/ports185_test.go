@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"os/signal"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -1284,4 +1286,69 @@ func TestPortDocProtocolEcho(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// ---------------------------------------------------------------------------
+// p198_doc_signal_handlers.py (asyncio-eventloop.rst, Set signal handlers)
+
+func TestPortDocSignalHandlers(t *testing.T) {
+	// Keeps SIGTERM caught between the loop's Close (which gives it its
+	// default action back) and the end of the test, should it arrive
+	// late: the default action would end the test binary.
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, syscall.SIGTERM)
+	defer signal.Stop(guard)
+
+	var out strings.Builder
+	p := &probe{}
+	say := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+	// On virtual time the loop cannot know a signal is on its way (as
+	// p125): kill holds the clock until a handler has run.
+	var inFlight func()
+	askExit := func(signame string, loop *asyncio.Loop) func() {
+		return func() {
+			if inFlight != nil {
+				inFlight()
+				inFlight = nil
+			}
+			p.log("got signal %s: exit", signame)
+			loop.Stop()
+		}
+	}
+	main := func(tk *asyncio.T) (struct{}, error) {
+		loop := tk.Loop()
+		p.l = loop
+		p.restart()
+		for _, sig := range []struct {
+			name string
+			sig  syscall.Signal
+		}{{"SIGINT", syscall.SIGINT}, {"SIGTERM", syscall.SIGTERM}} {
+			if err := loop.AddSignalHandler(sig.sig, askExit(sig.name, loop)); err != nil {
+				return noValue, err
+			}
+		}
+		loop.CallLater(100*ms, func() {
+			inFlight = loop.ExpectExternal()
+			if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+				t.Error(err)
+			}
+		})
+		err := asyncio.Sleep(tk, time.Hour)
+		if asyncio.IsCancelled(err) {
+			p.log("main %s", pd(err))
+		}
+		return noValue, err
+	}
+	say("Event loop running for 1 hour, press Ctrl+C to interrupt.")
+	say("pid: send SIGINT or SIGTERM to exit.")
+	_, err := asyncio.Run(main, asyncio.WithVirtualTime())
+	out.WriteString(p.b.String())
+	if re := (*asyncio.RuntimeError)(nil); errors.As(err, &re) {
+		say("asyncio.run raised %s", pd(re))
+	} else if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := cpythonTrace("p198_doc_signal_handlers"); out.String() != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
+	}
 }
