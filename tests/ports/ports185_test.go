@@ -18,8 +18,8 @@ import (
 	"os/signal"
 	"regexp"
 	"strconv"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
