@@ -1352,3 +1352,84 @@ func TestPortDocSignalHandlers(t *testing.T) {
 		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
 	}
 }
+
+// ---------------------------------------------------------------------------
+// p199_doc_runner_debug.py (asyncio-runner.rst, asyncio-dev.rst)
+
+// pyException is Python's bare Exception.
+type pyException struct{ pyExc }
+
+// The report's message names the task in Go ("Task exception was never
+// retrieved: bug"): docs/rules.md FUT-10.
+var wantDocRunnerDebugGo = goism(cpythonTrace("p199_doc_runner_debug"),
+	[2]string{"handler: Task exception was never retrieved Exception(not consumed) bug",
+		"handler: Task exception was never retrieved: bug Exception(not consumed) bug"})
+
+func TestPortDocRunnerDebug(t *testing.T) {
+	var out strings.Builder
+	say := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+	p := &probe{}
+	main := func(tk *asyncio.T) (struct{}, error) {
+		p.l = tk.Loop()
+		p.restart()
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return noValue, err
+		}
+		p.log("hello")
+		return noValue, nil
+	}
+	flush := func() { out.WriteString(p.b.String()); p.b.Reset() }
+
+	if _, err := asyncio.Run(main, asyncio.WithVirtualTime()); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+
+	var loop *asyncio.Loop // the with block's loop, still named after it
+	err := func() (err error) {
+		runner := asyncio.NewRunner(asyncio.WithVirtualTime())
+		defer func() {
+			if cerr := runner.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		loop = runner.Loop()
+		if _, err := asyncio.RunWith(runner, main); err != nil {
+			return err
+		}
+		if _, err := asyncio.RunWith(runner, main); err != nil {
+			return err
+		}
+		flush()
+		say("same loop %s closed %s", pb(runner.Loop() == loop), pb(loop.IsClosed()))
+		return nil
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	say("closed after with %s", pb(loop.IsClosed()))
+
+	handler := func(_ *asyncio.Loop, c asyncio.ExceptionContext) {
+		name := "None"
+		if task, ok := c.Future.(*asyncio.T); ok {
+			name = task.Name()
+		}
+		say("handler: %s %s %s", c.Message, pd(c.Err), name)
+	}
+	bug := func(*asyncio.T) error {
+		return &pyException{pyExc{"Exception", "not consumed"}}
+	}
+	debugMain := func(tk *asyncio.T) (struct{}, error) {
+		tk.Loop().SetExceptionHandler(handler)
+		asyncio.CreateTaskErr(tk, bug, asyncio.WithName("bug"))
+		return noValue, nil
+	}
+	if _, err := asyncio.Run(debugMain, asyncio.WithVirtualTime(), asyncio.WithDebug()); err != nil {
+		t.Fatal(err)
+	}
+	say("run returned")
+
+	if want := wantDocRunnerDebugGo; out.String() != want {
+		t.Errorf("trace differs from CPython 3.13\n%s", traceDiff(want, out.String()))
+	}
+}
