@@ -324,10 +324,10 @@ func TestPortDocTimeouts(t *testing.T) {
 // ---------------------------------------------------------------------------
 // p190_doc_sync_primitives.py (asyncio-sync.rst)
 
-var objectAt = regexp.MustCompile(` object at 0x[0-9a-f]+`)
+var docObjectAt = regexp.MustCompile(` object at 0x[0-9a-f]+`)
 
 // docRepr is the program's r(obj): repr without the address.
-func docRepr(obj fmt.Stringer) string { return objectAt.ReplaceAllString(obj.String(), "") }
+func docRepr(obj fmt.Stringer) string { return docObjectAt.ReplaceAllString(obj.String(), "") }
 
 func TestPortDocSyncPrimitives(t *testing.T) {
 	runPort(t, cpythonTrace("p190_doc_sync_primitives"), func(p *probe, tk *asyncio.T) error {
@@ -669,8 +669,8 @@ func TestPortDocAsCompleted(t *testing.T) {
 // ---------------------------------------------------------------------------
 // p194_doc_stream_echo.py (asyncio-stream.rst, Examples)
 
-// hostOf is addr[0] of a (host, port) tuple.
-func hostOf(a net.Addr) string {
+// docHostOf is addr[0] of a (host, port) tuple.
+func docHostOf(a net.Addr) string {
 	h, _, err := net.SplitHostPort(a.String())
 	if err != nil {
 		return a.String()
@@ -692,7 +692,7 @@ func TestPortDocStreamEcho(t *testing.T) {
 			}
 			message := string(data)
 			addr := aio.PeerName(writer)
-			p.log("Received '%s' from '%s'", message, hostOf(addr))
+			p.log("Received '%s' from '%s'", message, docHostOf(addr))
 			p.log("Send: '%s'", message)
 			if err := writer.Write(data); err != nil {
 				return err
@@ -791,7 +791,7 @@ func TestPortDocStreamEcho(t *testing.T) {
 		}
 		var addrs []string
 		for _, a := range server.Addrs() {
-			addrs = append(addrs, hostOf(a))
+			addrs = append(addrs, docHostOf(a))
 		}
 		p.log("Serving on %s", strings.Join(addrs, ", "))
 		port := portOf(server)
@@ -827,9 +827,9 @@ func TestPortDocStreamEcho(t *testing.T) {
 // p195_doc_socketpair.py (asyncio-eventloop.rst, asyncio-stream.rst and
 // asyncio-protocol.rst socketpair examples)
 
-// socketpair is socket.socketpair(): a connected pair of (blocking) Unix
+// docSocketpair is socket.docSocketpair(): a connected pair of (blocking) Unix
 // stream sockets.
-func socketpair() (int, int, error) {
+func docSocketpair() (int, int, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		return -1, -1, err
@@ -866,7 +866,7 @@ func TestPortDocSocketpair(t *testing.T) {
 	var out strings.Builder
 	p := &probe{}
 
-	rsock, wsock, err := socketpair()
+	rsock, wsock, err := docSocketpair()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -909,7 +909,7 @@ func TestPortDocSocketpair(t *testing.T) {
 	waitForData := func(p *probe, tk *asyncio.T) error {
 		loop := tk.Loop()
 		p.restart()
-		rsock, wsock, err := socketpair()
+		rsock, wsock, err := docSocketpair()
 		if err != nil {
 			return err
 		}
@@ -936,7 +936,7 @@ func TestPortDocSocketpair(t *testing.T) {
 	main := func(p *probe, tk *asyncio.T) (err error) {
 		loop := tk.Loop()
 		p.restart()
-		rsock, wsock, err := socketpair()
+		rsock, wsock, err := docSocketpair()
 		if err != nil {
 			return err
 		}
@@ -1113,7 +1113,7 @@ type docEchoServerProtocol struct {
 
 func (e *docEchoServerProtocol) ConnectionMade(tr aio.Transport) {
 	peername := aio.PeerName(tr)
-	e.p.log("Connection from %s", hostOf(peername))
+	e.p.log("Connection from %s", docHostOf(peername))
 	e.transport = tr
 }
 
@@ -1161,8 +1161,8 @@ func (e *docEchoUDPServerProtocol) ConnectionMade(tr aio.DatagramTransport) { e.
 
 func (e *docEchoUDPServerProtocol) DatagramReceived(data []byte, addr net.Addr) {
 	message := string(data)
-	e.p.log("Received '%s' from %s", message, hostOf(addr))
-	e.p.log("Send '%s' to %s", message, hostOf(addr))
+	e.p.log("Received '%s' from %s", message, docHostOf(addr))
+	e.p.log("Send '%s' to %s", message, docHostOf(addr))
 	if err := e.transport.SendTo(data, addr); err != nil {
 		e.p.log("sendto: %v", err)
 	}
@@ -1356,8 +1356,8 @@ func TestPortDocSignalHandlers(t *testing.T) {
 // ---------------------------------------------------------------------------
 // p199_doc_runner_debug.py (asyncio-runner.rst, asyncio-dev.rst)
 
-// pyException is Python's bare Exception.
-type pyException struct{ pyExc }
+// docException is Python's bare Exception.
+type docException struct{ pyExc }
 
 // The report's message names the task in Go ("Task exception was never
 // retrieved: bug"): docs/rules.md FUT-10.
@@ -1417,7 +1417,7 @@ func TestPortDocRunnerDebug(t *testing.T) {
 		say("handler: %s %s %s", c.Message, pd(c.Err), name)
 	}
 	bug := func(*asyncio.T) error {
-		return &pyException{pyExc{"Exception", "not consumed"}}
+		return &docException{pyExc{"Exception", "not consumed"}}
 	}
 	debugMain := func(tk *asyncio.T) (struct{}, error) {
 		tk.Loop().SetExceptionHandler(handler)
