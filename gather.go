@@ -50,17 +50,29 @@ func GatherOutcomes[V any](owner LoopOwner, aws ...AwaitableOf[V]) *Future[[]Out
 // GatherFuncs is asyncio.gather(*coros): each fn becomes a task on owner's
 // loop (in argument order), gathered as by Gather.
 func GatherFuncs[V any](owner LoopOwner, fns ...func(*T) (V, error)) *Future[[]V] {
-	loopOf(owner, "GatherFuncs").checkThread("GatherFuncs")
+	return Gather(owner, tasksOf(owner, "GatherFuncs", fns)...)
+}
+
+// GatherOutcomesFuncs is asyncio.gather(*coros, return_exceptions=True):
+// each fn becomes a task on owner's loop (in argument order), gathered as
+// by GatherOutcomes.
+func GatherOutcomesFuncs[V any](owner LoopOwner, fns ...func(*T) (V, error)) *Future[[]Outcome[V]] {
+	return GatherOutcomes(owner, tasksOf(owner, "GatherOutcomesFuncs", fns)...)
+}
+
+// tasksOf makes a task of each fn, in order, after checking them all.
+func tasksOf[V any](owner LoopOwner, op string, fns []func(*T) (V, error)) []AwaitableOf[V] {
+	loopOf(owner, op).checkThread(op)
 	for _, fn := range fns {
 		if fn == nil {
-			panic(valueErrorf("GatherFuncs: nil coroutine function"))
+			panic(valueErrorf("%s: nil coroutine function", op))
 		}
 	}
 	aws := make([]AwaitableOf[V], len(fns))
 	for i, fn := range fns {
 		aws[i] = CreateTask(owner, fn)
 	}
-	return Gather(owner, aws...)
+	return aws
 }
 
 // GatherAny is Gather over awaitables of different result types: each

@@ -32,6 +32,43 @@ func TestGATHER1_PositionalAndDuplicates(t *testing.T) {
 	}, r)
 }
 
+// GATHER-4 for functions: GatherOutcomesFuncs is gather(*coros,
+// return_exceptions=True), each function a task started in argument order
+// (the asyncio-task.rst gather example with a failing coroutine,
+// tests/ports p187); a nil function panics before any task is made.
+func TestGatherOutcomesFuncs(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		out, err := GatherOutcomesFuncs(tk,
+			sleeper(r, "a", 2*time.Second, 1),
+			failer(r, "bad", time.Second, errBoom),
+			sleeper(r, "c", 3*time.Second, 3)).Await(tk)
+		r.log("err=%v", err)
+		for i, o := range out {
+			r.log("%d: %v %v", i, o.Value, o.Err)
+		}
+		before := len(AllTasks(tk.Loop()))
+		func() {
+			defer func() {
+				var ve *ValueError
+				if e, ok := recover().(error); ok && errors.As(e, &ve) {
+					r.log("panic: %s, tasks made %d", ve.Msg, len(AllTasks(tk.Loop()))-before)
+				}
+			}()
+			GatherOutcomesFuncs(tk, sleeper(r, "never", time.Second, 0), nil)
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"0s a start", "0s bad start", "0s c start",
+		"1s bad fails", "2s a done", "3s c done",
+		"3s err=<nil>", "3s 0: 1 <nil>", "3s 1: 0 boom", "3s 2: 3 <nil>",
+		"3s panic: GatherOutcomesFuncs: nil coroutine function, tasks made 0",
+	}, r)
+}
+
 // GATHER-2: no awaitables -> done with an empty result; mixed loops panic.
 func TestGATHER2_EmptyAndMixedLoops(t *testing.T) {
 	l := NewTestLoop()
