@@ -441,3 +441,419 @@ func TestPortRPCMux(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p184_load_balancer.py
+//
+// The Python program hedges by hand (create_task, wait with a timeout, a
+// second attempt, wait FIRST_COMPLETED, cancel and gather in a finally);
+// the port uses asyncio.Hedge (MaxAttempts the number of backends picked,
+// Delay 0.05 s), which starts the second attempt at the same instants (at
+// the delay, or at once when the first fails) and cancels and awaits the
+// loser before returning: the trace is the same. The "hedging to" line is
+// logged by the second attempt as it starts, where Python logs it just
+// before creating that task.
+//
+// close_clients goes through a WeakSet, in the order of the transports'
+// addresses (carol's connection first in CPython's runs); CloseClients in
+// accept order (bob's first): a documented Go difference (README's
+// porting notes), so the two clients see their connections close in the
+// other order.
+var wantLoadBalancerGo = goism(cpythonTrace("p184_load_balancer"),
+	[2]string{"1.0 carol k16 -> connection closed\n1.0 bob k11 -> connection closed",
+		"1.0 bob k11 -> connection closed\n1.0 carol k16 -> connection closed"},
+)
+
+// lbBackend is the program's Backend.
+type lbBackend struct {
+	name     string
+	latency  time.Duration
+	failing  bool
+	server   *aio.Server
+	port     int
+	up       bool
+	state    string
+	fails    int
+	openedAt time.Duration
+	trial    bool
+}
+
+func TestPortLoadBalancer(t *testing.T) {
+	runPort(t, wantLoadBalancerGo, func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		const host = "127.0.0.1"
+		const hedgeAfter, checkEvery, failsToOpen, coolDown, grace = 50 * ms, 100 * ms, 2, 200 * ms, 120 * ms
+		loop := tk.Loop()
+		sleepUntil := func(t *asyncio.T, at time.Duration) error {
+			return asyncio.Sleep(t, at-(t.Loop().Time()-p.t0))
+		}
+
+		var handleBackend func(b *lbBackend) func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error
+		start := func(t *asyncio.T, b *lbBackend) error {
+			srv, err := aio.StartServer(t, handleBackend(b), host, b.port, sim)
+			if err != nil {
+				return err
+			}
+			b.server, b.port = srv, portOf(srv)
+			return nil
+		}
+		stop := func(t *asyncio.T, b *lbBackend) error {
+			b.server.Close()
+			b.server.CloseClients()
+			return b.server.WaitClosed(t)
+		}
+		handleBackend = func(b *lbBackend) func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			return func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				parts := strings.Fields(string(line))
+				if len(parts) == 1 && parts[0] == "PING" {
+					if err := w.Write([]byte("PONG\n")); err != nil {
+						return err
+					}
+				} else {
+					err := asyncio.Timeout(t, b.latency, func(*asyncio.TimeoutScope) error {
+						_, err := r.Read(t, -1) // EOF first: the proxy gave up
+						return err
+					})
+					switch {
+					case err == nil:
+						p.log("%s: proxy hung up on %s", b.name, parts[1])
+					case errors.Is(err, asyncio.ErrTimeout):
+						reply := "OK " + b.name + " " + parts[1] + "\n"
+						if b.failing {
+							reply = "ERR\n"
+						}
+						if err := w.Write([]byte(reply)); err != nil {
+							return err
+						}
+					default:
+						return err
+					}
+				}
+				w.Close()
+				return w.WaitClosed(t)
+			}
+		}
+
+		// ---- circuit breaker ----
+		allow := func(b *lbBackend) bool {
+			if b.state == "open" && loop.Time()-b.openedAt >= coolDown {
+				b.state = "half-open"
+				p.log("proxy: %s breaker half-open", b.name)
+			}
+			if b.state == "half-open" {
+				if b.trial {
+					return false
+				}
+				b.trial = true
+				return true
+			}
+			return b.state == "closed"
+		}
+		record := func(b *lbBackend, ok bool) {
+			if ok {
+				if b.state != "closed" {
+					p.log("proxy: %s breaker closed", b.name)
+				}
+				b.state, b.fails, b.trial = "closed", 0, false
+				return
+			}
+			b.fails++
+			b.trial = false
+			if b.state == "half-open" || b.fails >= failsToOpen {
+				if b.state != "open" {
+					p.log("proxy: %s breaker open after %d failures", b.name, b.fails)
+				}
+				b.state = "open"
+				b.openedAt = loop.Time()
+			}
+		}
+
+		// ---- proxy ----
+		backends := []*lbBackend{
+			{name: "b0", latency: 20 * ms, up: true, state: "closed"},
+			{name: "b1", latency: 20 * ms, up: true, state: "closed"},
+			{name: "b2", latency: 20 * ms, up: true, state: "closed"},
+		}
+		rr, inflight := 0, 0
+		idle := asyncio.NewEvent()
+		idle.Set()
+		var proxyServer *aio.Server
+
+		pick := func() []*lbBackend {
+			n := len(backends)
+			first := rr % n
+			rr++
+			var picks []*lbBackend
+			for i := range n {
+				b := backends[(first+i)%n]
+				if b.up && len(picks) < 2 && allow(b) {
+					picks = append(picks, b)
+				}
+			}
+			return picks
+		}
+		attempt := func(t *asyncio.T, b *lbBackend, key string) (string, error) {
+			reply, err := func() (string, error) {
+				r, w, err := aio.OpenConnection(t, host, b.port, sim)
+				if err != nil {
+					return "", err
+				}
+				defer w.Close()
+				if err := w.Write([]byte("GET " + key + "\n")); err != nil {
+					return "", err
+				}
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return "", err
+				}
+				reply := strings.TrimSpace(string(line))
+				if !strings.HasPrefix(reply, "OK") {
+					if reply == "" {
+						reply = "nothing"
+					}
+					return "", &pyExc{"BackendError", b.name + " said " + reply}
+				}
+				return reply, nil
+			}()
+			var pe *pyExc
+			switch {
+			case err == nil:
+				record(b, true)
+				return reply, nil
+			case asyncio.IsCancelled(err):
+				p.log("proxy: %s on %s cancelled", key, b.name)
+			case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.As(err, &pe):
+				p.log("proxy: %s on %s failed: %s", key, b.name, nd(err))
+				record(b, false)
+			}
+			return "", err
+		}
+		forward := func(t *asyncio.T, key string) (string, error) {
+			picks := pick()
+			if len(picks) == 0 {
+				return "", &pyExc{"BackendError", "no backend available"}
+			}
+			return asyncio.Hedge(t, asyncio.HedgePolicy{MaxAttempts: len(picks), Delay: hedgeAfter}, func(t *asyncio.T, i int) (string, error) {
+				if i == 1 {
+					p.log("proxy: %s hedging to %s", key, picks[1].name)
+				}
+				return attempt(t, picks[i], key)
+			})
+		}
+		handleClient := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			for line, err := range r.Lines(t) {
+				if err != nil {
+					return err
+				}
+				key := strings.Fields(string(line))[1]
+				inflight++
+				idle.Clear()
+				reply, err := forward(t, key)
+				var pe *pyExc
+				var eg *asyncio.ExceptionGroup
+				if errors.As(err, &pe) || errors.As(err, &eg) {
+					reply, err = "ERR "+pd(err), nil
+				}
+				inflight--
+				if inflight == 0 {
+					idle.Set()
+				}
+				if err != nil {
+					return err
+				}
+				if w.IsClosing() {
+					p.log("proxy: reply for %s dropped: client closed", key)
+					break
+				}
+				if err := w.Write([]byte(reply + "\n")); err != nil {
+					return err
+				}
+			}
+			w.Close()
+			return nil
+		}
+		drain := func(t *asyncio.T) error {
+			p.log("proxy: draining, %d in flight", inflight)
+			proxyServer.Close()
+			err := asyncio.Timeout(t, grace, func(*asyncio.TimeoutScope) error { return idle.Wait(t) })
+			switch {
+			case err == nil:
+				p.log("proxy: drained")
+			case errors.Is(err, asyncio.ErrTimeout):
+				p.log("proxy: grace over, %d still in flight", inflight)
+			default:
+				return err
+			}
+			proxyServer.CloseClients()
+			if err := proxyServer.WaitClosed(t); err != nil {
+				return err
+			}
+			if err := idle.Wait(t); err != nil {
+				return err
+			}
+			p.log("proxy: closed")
+			return nil
+		}
+		healthChecker := func(t *asyncio.T) error {
+			for tick := 0; ; {
+				for _, b := range backends {
+					ok := false
+					err := asyncio.Timeout(t, 30*ms, func(*asyncio.TimeoutScope) error {
+						r, w, err := aio.OpenConnection(t, host, b.port, sim)
+						if err != nil {
+							return err
+						}
+						if err := w.Write([]byte("PING\n")); err != nil {
+							return err
+						}
+						line, err := r.ReadLine(t)
+						if err != nil {
+							return err
+						}
+						ok = string(line) == "PONG\n"
+						w.Close()
+						return nil
+					})
+					if err != nil && !errors.Is(err, asyncio.ErrTimeout) && !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ECONNRESET) {
+						return err
+					}
+					if ok != b.up {
+						state := "down"
+						if ok {
+							state = "up"
+						}
+						p.log("health: %s %s", b.name, state)
+						b.up = ok
+					}
+				}
+				tick++
+				if err := sleepUntil(t, 15*ms+checkEvery*time.Duration(tick)); err != nil {
+					return err
+				}
+			}
+		}
+
+		// ---- clients and the script ----
+		type req struct {
+			at  time.Duration
+			key string
+		}
+		client := func(name string, port int, script []req) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				r, w, err := aio.OpenConnection(t, host, port, sim)
+				if err != nil {
+					return "", err
+				}
+				answered := 0
+				for _, s := range script {
+					if err := sleepUntil(t, s.at); err != nil {
+						return "", err
+					}
+					if err := w.Write([]byte("GET " + s.key + "\n")); err != nil {
+						return "", err
+					}
+					line, err := r.ReadLine(t)
+					if err != nil {
+						return "", err
+					}
+					reply := strings.TrimSpace(string(line))
+					if reply == "" {
+						p.log("%s %s -> connection closed", name, s.key)
+						break
+					}
+					p.log("%s %s -> %s", name, s.key, reply)
+					answered++
+				}
+				w.Close()
+				if err := w.WaitClosed(t); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("%s %d/%d", name, answered, len(script)), nil
+			}
+		}
+
+		p.restart()
+		for _, b := range backends {
+			if err := start(tk, b); err != nil {
+				return err
+			}
+		}
+		var err error
+		if proxyServer, err = aio.StartServer(tk, handleClient, host, 0, sim); err != nil {
+			return err
+		}
+		port := portOf(proxyServer)
+		if err := sleepUntil(tk, 15*ms); err != nil {
+			return err
+		}
+		checker := asyncio.CreateTaskErr(tk, healthChecker)
+		clients := []*asyncio.Task[string]{
+			asyncio.CreateTask(tk, client("alice", port, []req{{30 * ms, "k1"}, {120 * ms, "k2"}, {320 * ms, "k3"}, {510 * ms, "k4"}, {730 * ms, "k5"}})),
+			asyncio.CreateTask(tk, client("bob", port, []req{{60 * ms, "k6"}, {160 * ms, "k7"}, {340 * ms, "k8"}, {460 * ms, "k9"}, {680 * ms, "k10"}, {860 * ms, "k11"}})),
+			asyncio.CreateTask(tk, client("carol", port, []req{{90 * ms, "k12"}, {280 * ms, "k13"}, {430 * ms, "k14"}, {690 * ms, "k15"}, {920 * ms, "k16"}})),
+		}
+		events := []struct {
+			at     time.Duration
+			what   string
+			action func(t *asyncio.T) error
+		}{
+			{100 * ms, "b1 slows down", func(*asyncio.T) error { backends[1].latency = 150 * ms; return nil }},
+			{260 * ms, "b2 stops", func(t *asyncio.T) error { return stop(t, backends[2]) }},
+			{380 * ms, "b0 starts failing", func(*asyncio.T) error { backends[0].failing = true; return nil }},
+			{570 * ms, "b0 recovers, b2 restarts", func(t *asyncio.T) error {
+				backends[0].failing = false
+				return start(t, backends[2])
+			}},
+			{830 * ms, "every backend slows down", func(*asyncio.T) error {
+				for _, b := range backends {
+					b.latency = 250 * ms
+				}
+				return nil
+			}},
+		}
+		for _, e := range events {
+			if err := sleepUntil(tk, e.at); err != nil {
+				return err
+			}
+			p.log("main: %s", e.what)
+			if err := e.action(tk); err != nil {
+				return err
+			}
+		}
+		if err := sleepUntil(tk, 880*ms); err != nil {
+			return err
+		}
+		if err := drain(tk); err != nil {
+			return err
+		}
+		results, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(clients)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var outs []string
+		for _, o := range results {
+			if o.Err != nil {
+				outs = append(outs, "'"+nd(o.Err)+"'")
+			} else {
+				outs = append(outs, "'"+o.Value+"'")
+			}
+		}
+		p.log("clients: [%s]", strings.Join(outs, ", "))
+		checker.Cancel()
+		for _, b := range backends {
+			if err := stop(tk, b); err != nil {
+				return err
+			}
+		}
+		var states []string
+		for _, b := range backends {
+			states = append(states, fmt.Sprintf("('%s', '%s', %s)", b.name, b.state, pb(b.up)))
+		}
+		p.log("breakers: [%s]", strings.Join(states, ", "))
+		return nil
+	})
+}

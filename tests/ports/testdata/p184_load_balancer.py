@@ -250,7 +250,7 @@ async def main():
     await sleep_until(0.015)
     checker = asyncio.create_task(health_checker(backends))
     clients = [
-        asyncio.create_task(client("alice", port, [(0.03, "k1"), (0.13, "k2"), (0.32, "k3"), (0.51, "k4"), (0.73, "k5")])),
+        asyncio.create_task(client("alice", port, [(0.03, "k1"), (0.12, "k2"), (0.32, "k3"), (0.51, "k4"), (0.73, "k5")])),
         asyncio.create_task(client("bob", port, [(0.06, "k6"), (0.16, "k7"), (0.34, "k8"), (0.46, "k9"), (0.68, "k10"), (0.86, "k11")])),
         asyncio.create_task(client("carol", port, [(0.09, "k12"), (0.28, "k13"), (0.43, "k14"), (0.69, "k15"), (0.92, "k16")])),
     ]
