@@ -8,7 +8,9 @@ package ports_test
 // task resolving futures, per-call deadlines enforced on the server, a
 // per-connection TaskGroup whose call tasks a CANCEL frame cancels, a
 // shielded commit, an error frame, connection loss failing every pending
-// call, a client reconnecting with backoff). Same conventions as
+// call, a client reconnecting with backoff); p184 a load-balancing
+// proxy (health checks, circuit breakers, hedged requests through
+// asyncio.Hedge, a graceful drain with close_clients). Same conventions as
 // ports_test.go and ports50_test.go (the simulated network on virtual
 // time).
 
