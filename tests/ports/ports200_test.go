@@ -10,7 +10,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -191,6 +196,196 @@ func TestPortUDPSockAPI(t *testing.T) {
 		tr.Close()
 		if err := asyncio.Sleep(tk, 0); err != nil {
 			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p201_unix_dgram_and_stream.py
+
+type syslogProto struct {
+	p  *probe
+	tr aio.DatagramTransport
+}
+
+func (s *syslogProto) ConnectionMade(tr aio.DatagramTransport) { s.tr = tr }
+func (s *syslogProto) DatagramReceived(data []byte, addr net.Addr) {
+	who := "None"
+	if addr != nil {
+		who = filepath.Base(addr.(*net.UnixAddr).Name)
+	}
+	s.p.log("syslog: got %s from %s", pbytes(data), who)
+	if addr != nil {
+		s.tr.SendTo(append([]byte("ack "), data...), addr)
+	}
+}
+func (s *syslogProto) ErrorReceived(error)  {}
+func (s *syslogProto) ConnectionLost(error) {}
+
+type ackClientProto struct {
+	p    *probe
+	acks *asyncio.Queue[string]
+}
+
+func (c *ackClientProto) ConnectionMade(aio.DatagramTransport) {}
+func (c *ackClientProto) DatagramReceived(data []byte, addr net.Addr) {
+	c.acks.PutNowait(fmt.Sprintf("(%s, '%s')", pbytes(data), filepath.Base(addr.(*net.UnixAddr).Name)))
+}
+func (c *ackClientProto) ErrorReceived(error) {}
+func (c *ackClientProto) ConnectionLost(err error) {
+	c.p.log("client endpoint lost %s", pyNone(err))
+}
+
+type nopDatagramProto struct{}
+
+func (nopDatagramProto) ConnectionMade(aio.DatagramTransport) {}
+func (nopDatagramProto) DatagramReceived([]byte, net.Addr)    {}
+func (nopDatagramProto) ErrorReceived(error)                  {}
+func (nopDatagramProto) ConnectionLost(error)                 {}
+
+func pyStrList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = "'" + x + "'"
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func TestPortUnixDgramAndStream(t *testing.T) {
+	d := t.TempDir()
+	runPort(t, cpythonTrace("p201_unix_dgram_and_stream"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		spath := filepath.Join(d, "syslog.sock")
+		cpath := filepath.Join(d, "client.sock")
+		stale, err := aio.NewSocket("unixgram")
+		if err != nil {
+			return err
+		}
+		if err := syscall.Bind(stale, &syscall.SockaddrUnix{Name: spath}); err != nil {
+			return err
+		}
+		syscall.Close(stale)
+		_, err = os.Stat(spath)
+		p.log("stale file there: %s", pyBool(err == nil))
+		st, _, err := aio.CreateUnixDatagramEndpoint(tk, func() aio.DatagramProtocol { return &syslogProto{p: p} }, spath, "")
+		if err != nil {
+			return err
+		}
+		p.log("syslog bound at %s", filepath.Base(st.ExtraInfo("sockname").(*net.UnixAddr).Name))
+		ct, cp, err := aio.CreateUnixDatagramEndpoint(tk, func() aio.DatagramProtocol {
+			return &ackClientProto{p, asyncio.NewQueue[string](0)}
+		}, cpath, spath)
+		if err != nil {
+			return err
+		}
+		acks := cp.(*ackClientProto).acks
+		if err := ct.SendTo([]byte("hello"), nil); err != nil {
+			return err
+		}
+		ack, err := acks.Get(tk)
+		if err != nil {
+			return err
+		}
+		p.log("client: ack %s", ack)
+		anon, _, err := aio.CreateUnixDatagramEndpoint(tk, func() aio.DatagramProtocol { return nopDatagramProto{} }, "", spath)
+		if err != nil {
+			return err
+		}
+		if err := anon.SendTo([]byte("anonymous"), nil); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := ct.SendTo([]byte("again"), nil); err != nil {
+			return err
+		}
+		if ack, err = acks.Get(tk); err != nil {
+			return err
+		}
+		p.log("client: ack %s", ack)
+		anon.Close()
+		ct.Close()
+		st.Close()
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		names := func() []string {
+			ents, _ := os.ReadDir(d)
+			var ns []string
+			for _, e := range ents {
+				ns = append(ns, e.Name())
+			}
+			sort.Strings(ns)
+			return ns
+		}
+		p.log("datagram files left: %s", pyStrList(names()))
+
+		upath := filepath.Join(d, "ctl.sock")
+		conns := 0
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			conns++
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(t, time.Duration(conns)*100*ms); err != nil {
+				return err
+			}
+			if err := w.Write(bytes.ToUpper(line)); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		server, err := aio.StartUnixServer(tk, handle, upath)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stat(upath)
+		p.log("server listening, file there: %s", pyBool(err == nil))
+		for _, cmd := range []string{"status\n", "reload\n"} {
+			r, w, err := aio.OpenUnixConnection(tk, upath)
+			if err != nil {
+				return err
+			}
+			if err := w.Write([]byte(cmd)); err != nil {
+				return err
+			}
+			line, err := r.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			rest, err := r.Read(tk, -1)
+			if err != nil {
+				return err
+			}
+			p.log("client got %s then %s", pbytes(line), pbytes(rest))
+			w.Close()
+			if err := w.WaitClosed(tk); err != nil {
+				return err
+			}
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		_, err = os.Stat(upath)
+		p.log("server closed, file there: %s", pyBool(err == nil))
+		if _, _, err := aio.OpenUnixConnection(tk, upath); errors.Is(err, fs.ErrNotExist) {
+			p.log("connect after close: FileNotFoundError")
+		} else {
+			return fmt.Errorf("connect after close: %v", err)
+		}
+		for _, f := range names() {
+			if err := os.Remove(filepath.Join(d, f)); err != nil {
+				return err
+			}
 		}
 		p.log("done")
 		return nil
