@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -388,6 +389,113 @@ func TestPortUnixDgramAndStream(t *testing.T) {
 			}
 		}
 		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p202_reuse_address.py
+
+// The bind failure's text is Go's, not OSError's: the same words and
+// errno, but no "[Errno 98]" prefix, the address as host:port and the
+// errno wrapped as os.SyscallError ("bind: ..."). Not in README's
+// "Where Go differs" yet; see the h41 report.
+var wantReuseAddressGo = goism(cpythonTrace("p202_reuse_address"),
+	[2]string{"0.0 message: [Errno 98] error while attempting to bind on address ('127.0.0.1', PORT): [errno 98] address already in use",
+		"0.0 message: error while attempting to bind on address 127.0.0.1:PORT: bind: address already in use"})
+
+func TestPortReuseAddress(t *testing.T) {
+	runPort(t, wantReuseAddressGo, func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		var served []string
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			line, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			name := strings.TrimSpace(string(line))
+			served = append(served, name)
+			if err := w.Write([]byte("hi " + name + "\n")); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		// reuse_address=True is aio's default on Unix, as asyncio's.
+		s1, err := aio.StartServer(tk, handle, "127.0.0.1", 0)
+		if err != nil {
+			return err
+		}
+		port := s1.Addr().(*net.TCPAddr).Port
+		p.log("first server up")
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port)
+		if err != nil {
+			return err
+		}
+		if err := w.Write([]byte("ann\n")); err != nil {
+			return err
+		}
+		line, err := r.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		rest, err := r.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("client got %s then %s", pbytes(line), pbytes(rest))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+
+		if _, err := aio.StartServer(tk, handle, "127.0.0.1", port); err == nil {
+			return fmt.Errorf("second server on port %d started", port)
+		} else {
+			var errno syscall.Errno
+			if !errors.As(err, &errno) || errno != syscall.EADDRINUSE {
+				return fmt.Errorf("second server: %v (%T)", err, err)
+			}
+			p.log("second server: OSError EADDRINUSE")
+			p.log("message: %s", strings.ReplaceAll(err.Error(), strconv.Itoa(port), "PORT"))
+		}
+
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		s1.Close()
+		if err := s1.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("first server closed")
+		s2, err := aio.StartServer(tk, handle, "127.0.0.1", port)
+		if err != nil {
+			return err
+		}
+		p.log("restarted on the same port: %s", pyBool(s2.Addr().(*net.TCPAddr).Port == port))
+		r, w, err = aio.OpenConnection(tk, "127.0.0.1", port)
+		if err != nil {
+			return err
+		}
+		if err := w.Write([]byte("bob\n")); err != nil {
+			return err
+		}
+		if line, err = r.ReadLine(tk); err != nil {
+			return err
+		}
+		p.log("client got %s", pbytes(line))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		s2.Close()
+		if err := s2.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("served %s", pyStrList(served))
 		return nil
 	})
 }
