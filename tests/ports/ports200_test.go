@@ -7,6 +7,7 @@ package ports_test
 // ports111_test.go.
 
 import (
+	"crypto/x509"
 	"bytes"
 	"errors"
 	"fmt"
@@ -496,6 +497,98 @@ func TestPortReuseAddress(t *testing.T) {
 			return err
 		}
 		p.log("served %s", pyStrList(served))
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p203_tls_echo_hostname.py
+
+func TestPortTLSEchoHostname(t *testing.T) {
+	serverCfg, clientCfg, _ := portTLSConfigs(t)
+	runPort(t, cpythonTrace("p203_tls_echo_hostname"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		var reported []string
+		tk.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			reported = append(reported, ctx.Message)
+		})
+		var handled []string
+		echo := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			handled = append(handled, pyBool(w.ExtraInfo("ssl_object") != nil))
+			lines := 0
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					break
+				}
+				lines++
+				if err := w.Write(append([]byte("echo: "), line...)); err != nil {
+					return err
+				}
+				if err := w.Drain(t); err != nil {
+					return err
+				}
+			}
+			p.log("server: client EOF after %d lines", lines)
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		server, err := aio.StartServer(tk, echo, "127.0.0.1", 0, sim, aio.WithTLS(serverCfg))
+		if err != nil {
+			return err
+		}
+		port := server.Addr().(*net.TCPAddr).Port
+		wrongCfg := clientCfg.Clone()
+		wrongCfg.ServerName = "wrong.example"
+		_, _, err = aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(wrongCfg))
+		var hostErr x509.HostnameError
+		if !errors.As(err, &hostErr) {
+			return fmt.Errorf("wrong-host client: %v (%T)", err, err)
+		}
+		p.restart()
+		p.log("wrong-host client: SSLCertVerificationError Hostname mismatch")
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("handler calls %d reported %s", len(handled), pyStrList(reported))
+
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		p.restart()
+		p.log("client: connected over TLS %s", pyBool(w.ExtraInfo("ssl_object") != nil))
+		for i, word := range []string{"alpha", "beta", "gamma"} {
+			if err := asyncio.Sleep(tk, time.Duration(i+1)*100*ms); err != nil {
+				return err
+			}
+			if err := w.Write([]byte(word + "\n")); err != nil {
+				return err
+			}
+			line, err := r.ReadLine(tk)
+			if err != nil {
+				return err
+			}
+			p.log("client: %s", pbytes(line))
+		}
+		p.log("client: can_write_eof %s", pyBool(w.CanWriteEOF()))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.restart()
+		p.log("client closed; handler calls %d over TLS [%s] reported %s", len(handled), strings.Join(handled, ", "), pyStrList(reported))
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
 		return nil
 	})
 }
