@@ -7,8 +7,8 @@ package ports_test
 // ports111_test.go.
 
 import (
-	"crypto/x509"
 	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
