@@ -8,9 +8,11 @@ package ports_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -589,6 +591,195 @@ func TestPortTLSEchoHostname(t *testing.T) {
 			return err
 		}
 		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p204_thread_file_copy_log.py
+
+const p204Chunk, p204MaxLog = 4096, 30
+
+// p204CopyFile is copy_file; -1 on progress is the program's None.
+func p204CopyFile(src, dst string, loop *asyncio.Loop, progress *asyncio.Queue[int]) (int, error) {
+	fi, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer fi.Close()
+	fo, err := os.Create(dst)
+	if err != nil {
+		return 0, err
+	}
+	defer fo.Close()
+	total := 0
+	buf := make([]byte, p204Chunk)
+	for {
+		n, err := fi.Read(buf)
+		if n > 0 {
+			if _, err := fo.Write(buf[:n]); err != nil {
+				return total, err
+			}
+			total += n
+			at := total
+			loop.CallSoonThreadsafe(func() { progress.PutNowait(at) })
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	loop.CallSoonThreadsafe(func() { progress.PutNowait(-1) })
+	return total, nil
+}
+
+func p204AppendRotating(path, line string) (bool, error) {
+	rotated := false
+	if st, err := os.Stat(path); err == nil && st.Size()+int64(len(line)) > p204MaxLog {
+		if _, err := os.Stat(path + ".1"); err == nil {
+			if err := os.Rename(path+".1", path+".2"); err != nil {
+				return false, err
+			}
+		}
+		if err := os.Rename(path, path+".1"); err != nil {
+			return false, err
+		}
+		rotated = true
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return rotated, err
+	}
+	defer f.Close()
+	_, err = f.WriteString(line)
+	return rotated, err
+}
+
+func TestPortThreadFileCopyLog(t *testing.T) {
+	d := t.TempDir()
+	runPort(t, cpythonTrace("p204_thread_file_copy_log"), func(p *probe, tk *asyncio.T) error {
+		loop := tk.Loop()
+		p.restart()
+		src := filepath.Join(d, "data.bin")
+		var data []byte
+		for i := 0; i < 256; i++ {
+			data = append(data, byte(i))
+		}
+		data = bytes.Repeat(data, 40)
+		if err := os.WriteFile(src, data, 0o644); err != nil {
+			return err
+		}
+		progress := asyncio.NewQueue[int](0)
+		records := asyncio.NewQueue[*string](0)
+		logpath := filepath.Join(d, "app.log")
+
+		reporter := func(t *asyncio.T) error {
+			var seen []string
+			for {
+				n, err := progress.Get(t)
+				if err != nil {
+					return err
+				}
+				if n == -1 {
+					break
+				}
+				seen = append(seen, strconv.Itoa(n))
+			}
+			p.log("progress [%s]", strings.Join(seen, ", "))
+			return nil
+		}
+		writer := func(t *asyncio.T) (int, error) {
+			rotations := 0
+			for {
+				rec, err := records.Get(t)
+				if err != nil {
+					return rotations, err
+				}
+				if rec == nil {
+					break
+				}
+				rotated, err := asyncio.ToThread(t, func(context.Context) (bool, error) { return p204AppendRotating(logpath, *rec+"\n") })
+				if err != nil {
+					return rotations, err
+				}
+				if rotated {
+					rotations++
+					p.log("rotated before '%s'", *rec)
+				}
+			}
+			return rotations, nil
+		}
+		w := asyncio.CreateTask(tk, writer)
+		worker := func(name string, n int, delay time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for i := 0; i < n; i++ {
+					if err := asyncio.Sleep(t, delay); err != nil {
+						return err
+					}
+					rec := fmt.Sprintf("%s step %d", name, i)
+					records.PutNowait(&rec)
+				}
+				return nil
+			}
+		}
+		r := asyncio.CreateTaskErr(tk, reporter)
+		copied, err := asyncio.ToThread(tk, func(context.Context) (int, error) {
+			return p204CopyFile(src, filepath.Join(d, "copy.bin"), loop, progress)
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := r.Await(tk); err != nil {
+			return err
+		}
+		got, err := os.ReadFile(filepath.Join(d, "copy.bin"))
+		if err != nil {
+			return err
+		}
+		p.log("copied %d bytes, same: %s", copied, pyBool(bytes.Equal(got, data)))
+		_, err = asyncio.ToThread(tk, func(context.Context) (int, error) {
+			return p204CopyFile(filepath.Join(d, "missing.bin"), filepath.Join(d, "x"), loop, progress)
+		})
+		var pathErr *fs.PathError
+		if errors.Is(err, fs.ErrNotExist) && errors.As(err, &pathErr) {
+			p.log("missing source: FileNotFoundError %s", filepath.Base(pathErr.Path))
+		} else {
+			return fmt.Errorf("missing source: %v", err)
+		}
+
+		workers := []*asyncio.Task[struct{}]{
+			asyncio.CreateTaskErr(tk, worker("alpha", 3, 100*ms)),
+			asyncio.CreateTaskErr(tk, worker("beta", 2, 210*ms)),
+		}
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(workers)...).Await(tk); err != nil {
+			return err
+		}
+		records.PutNowait(nil)
+		rotations, err := w.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("rotations %d", rotations)
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if strings.HasPrefix(name, "app.log") {
+				b, err := os.ReadFile(filepath.Join(d, name))
+				if err != nil {
+					return err
+				}
+				p.log("%s %s", name, pyStrList(strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")))
+			}
+		}
 		return nil
 	})
 }
