@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -780,6 +781,127 @@ func TestPortThreadFileCopyLog(t *testing.T) {
 				p.log("%s %s", name, pyStrList(strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")))
 			}
 		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p205_unix_dgram_peer_gone.py
+
+// pyOSError is type(exc).__name__ and errno.errorcode[exc.errno] for the
+// errnos the program meets.
+func pyOSError(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return fmt.Sprintf("%v (%T)", err, err)
+	}
+	switch errno {
+	case syscall.ECONNREFUSED:
+		return "ConnectionRefusedError ECONNREFUSED"
+	case syscall.ENOTCONN:
+		return "OSError ENOTCONN"
+	case syscall.ENOENT:
+		return "FileNotFoundError ENOENT"
+	}
+	return fmt.Sprintf("OSError %d", int(errno))
+}
+
+type reverseServerProto struct {
+	p  *probe
+	tr aio.DatagramTransport
+}
+
+func (s *reverseServerProto) ConnectionMade(tr aio.DatagramTransport) { s.tr = tr }
+func (s *reverseServerProto) DatagramReceived(data []byte, addr net.Addr) {
+	s.p.log("server: got %s", pbytes(data))
+	rev := slices.Clone(data)
+	slices.Reverse(rev)
+	s.tr.SendTo(rev, addr)
+}
+func (s *reverseServerProto) ErrorReceived(error) {}
+func (s *reverseServerProto) ConnectionLost(err error) {
+	s.p.log("server: lost %s", pyNone(err))
+}
+
+type goneClientProto struct {
+	p       *probe
+	replies *asyncio.Queue[[]byte]
+}
+
+func (c *goneClientProto) ConnectionMade(aio.DatagramTransport) {}
+func (c *goneClientProto) DatagramReceived(data []byte, _ net.Addr) {
+	c.replies.PutNowait(data)
+}
+func (c *goneClientProto) ErrorReceived(err error) {
+	c.p.log("client: error_received %s", pyOSError(err))
+}
+func (c *goneClientProto) ConnectionLost(err error) {
+	c.p.log("client: lost %s", pyNone(err))
+}
+
+func TestPortUnixDgramPeerGone(t *testing.T) {
+	d := t.TempDir()
+	runPort(t, cpythonTrace("p205_unix_dgram_peer_gone"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		spath, cpath := filepath.Join(d, "srv"), filepath.Join(d, "cli")
+		st, _, err := aio.CreateUnixDatagramEndpoint(tk, func() aio.DatagramProtocol { return &reverseServerProto{p: p} }, spath, "")
+		if err != nil {
+			return err
+		}
+		ct, cpr, err := aio.CreateUnixDatagramEndpoint(tk, func() aio.DatagramProtocol {
+			return &goneClientProto{p, asyncio.NewQueue[[]byte](0)}
+		}, cpath, spath)
+		if err != nil {
+			return err
+		}
+		replies := cpr.(*goneClientProto).replies
+		for _, word := range []string{"stressed", "drawer"} {
+			if err := asyncio.Sleep(tk, 100*ms); err != nil {
+				return err
+			}
+			if err := ct.SendTo([]byte(word), nil); err != nil {
+				return err
+			}
+			reply, err := replies.Get(tk)
+			if err != nil {
+				return err
+			}
+			p.log("client: reply %s", pbytes(reply))
+		}
+		st.Close()
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		_, err = os.Stat(spath)
+		p.log("server file left: %s", pyBool(err == nil))
+		if err := ct.SendTo([]byte("hello?"), nil); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := os.Remove(spath); err != nil {
+			return err
+		}
+		if err := ct.SendTo([]byte("anyone?"), nil); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("client closing: %s", pyBool(ct.IsClosing()))
+		ct.Close()
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		if err := ct.SendTo([]byte("after close"), nil); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("replies left %d", replies.Len())
+		p.log("done")
 		return nil
 	})
 }
