@@ -905,3 +905,101 @@ func TestPortUnixDgramPeerGone(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p206_udp_connected_endpoint.py
+
+type udpEchoProto struct {
+	p  *probe
+	tr aio.DatagramTransport
+}
+
+func (s *udpEchoProto) ConnectionMade(tr aio.DatagramTransport) { s.tr = tr }
+func (s *udpEchoProto) DatagramReceived(data []byte, addr net.Addr) {
+	s.p.log("server: got %s", pbytes(data))
+	s.tr.SendTo(data, addr)
+}
+func (s *udpEchoProto) ErrorReceived(error)  {}
+func (s *udpEchoProto) ConnectionLost(error) {}
+
+type udpEchoClient struct {
+	p   *probe
+	got *asyncio.Queue[[]byte]
+}
+
+func (c *udpEchoClient) ConnectionMade(aio.DatagramTransport)     {}
+func (c *udpEchoClient) DatagramReceived(data []byte, _ net.Addr) { c.got.PutNowait(data) }
+func (c *udpEchoClient) ErrorReceived(error)                      {}
+func (c *udpEchoClient) ConnectionLost(err error)                 { c.p.log("client: lost %s", pyNone(err)) }
+
+func TestPortUDPConnectedEndpoint(t *testing.T) {
+	runPort(t, cpythonTrace("p206_udp_connected_endpoint"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		st, _, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol { return &udpEchoProto{p: p} },
+			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+		if err != nil {
+			return err
+		}
+		port := st.ExtraInfo("sockname").(*net.UDPAddr).Port
+		ct, cpr, err := aio.CreateDatagramEndpoint(tk, func() aio.DatagramProtocol {
+			return &udpEchoClient{p, asyncio.NewQueue[[]byte](0)}
+		}, nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err != nil {
+			return err
+		}
+		got := cpr.(*udpEchoClient).got
+		peer, _ := ct.ExtraInfo("peername").(*net.UDPAddr)
+		p.log("client peer is server: %s", pyBool(peer != nil && peer.IP.Equal(net.IPv4(127, 0, 0, 1)) && peer.Port == port))
+		echo := func() error {
+			b, err := got.Get(tk)
+			if err != nil {
+				return err
+			}
+			p.log("client: echo %s", pbytes(b))
+			return nil
+		}
+		if err := ct.SendTo([]byte("one"), nil); err != nil {
+			return err
+		}
+		if err := echo(); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := ct.SendTo([]byte("two"), nil); err != nil {
+			return err
+		}
+		if err := echo(); err != nil {
+			return err
+		}
+		other := port + 1
+		if port == 65535 {
+			other = port - 1
+		}
+		err = ct.SendTo([]byte("three"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: other})
+		var ve *asyncio.ValueError
+		if errors.As(err, &ve) {
+			p.log("client: sendto elsewhere: ValueError %s", strings.Split(ve.Msg, ":")[0])
+		} else {
+			return fmt.Errorf("sendto elsewhere: %v", err)
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := ct.SendTo([]byte{}, nil); err != nil {
+			return err
+		}
+		if err := echo(); err != nil {
+			return err
+		}
+		p.log("client still open: %s buffer %d", pyBool(!ct.IsClosing()), ct.WriteBufferSize())
+		ct.Close()
+		st.Close()
+		if err := asyncio.Sleep(tk, 0); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
