@@ -669,6 +669,7 @@ func TestPortThreadFileCopyLog(t *testing.T) {
 			data = append(data, byte(i))
 		}
 		data = bytes.Repeat(data, 40)
+		//asynciovet:ignore blockingcall the program writes its source file on the loop too (open/write in main)
 		if err := os.WriteFile(src, data, 0o644); err != nil {
 			return err
 		}
@@ -735,6 +736,7 @@ func TestPortThreadFileCopyLog(t *testing.T) {
 		if _, err := r.Await(tk); err != nil {
 			return err
 		}
+		//asynciovet:ignore blockingcall the program reads the copy back on the loop too (open/read in main)
 		got, err := os.ReadFile(filepath.Join(d, "copy.bin"))
 		if err != nil {
 			return err
@@ -763,6 +765,7 @@ func TestPortThreadFileCopyLog(t *testing.T) {
 			return err
 		}
 		p.log("rotations %d", rotations)
+		//asynciovet:ignore blockingcall the program lists the directory on the loop too (os.listdir in main)
 		ents, err := os.ReadDir(d)
 		if err != nil {
 			return err
@@ -774,6 +777,7 @@ func TestPortThreadFileCopyLog(t *testing.T) {
 		sort.Strings(names)
 		for _, name := range names {
 			if strings.HasPrefix(name, "app.log") {
+				//asynciovet:ignore blockingcall the program reads each log file on the loop too (open/read in main)
 				b, err := os.ReadFile(filepath.Join(d, name))
 				if err != nil {
 					return err
