@@ -1007,3 +1007,96 @@ func TestPortUDPConnectedEndpoint(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p207_unix_dgram_sock_api.py
+
+func TestPortUnixDgramSockAPI(t *testing.T) {
+	d := t.TempDir()
+	runPort(t, cpythonTrace("p207_unix_dgram_sock_api"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		spath, cpath := filepath.Join(d, "srv"), filepath.Join(d, "cli")
+		unixgram := func(path string) net.Addr { return &net.UnixAddr{Name: path, Net: "unixgram"} }
+		bound := func(path string) (int, error) {
+			fd, err := aio.NewSocket("unixgram")
+			if err != nil {
+				return -1, err
+			}
+			if path != "" {
+				if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+					syscall.Close(fd)
+					return -1, err
+				}
+			}
+			return fd, nil
+		}
+		srv, err := bound(spath)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(srv)
+		server := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			for {
+				data, addr, err := aio.SockRecvFrom(t, srv, 64)
+				if err != nil {
+					return err
+				}
+				who := "None"
+				if addr != nil {
+					who = filepath.Base(addr.(*net.UnixAddr).Name)
+				}
+				p.log("server: got %s from %s", pbytes(data), who)
+				if string(data) == "quit" {
+					return nil
+				}
+				if addr != nil {
+					if err := asyncio.Sleep(t, 100*ms); err != nil {
+						return err
+					}
+					if _, err := aio.SockSendTo(t, srv, append([]byte("re: "), data...), addr); err != nil {
+						return err
+					}
+				}
+			}
+		})
+		cli, err := bound(cpath)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(cli)
+		if _, err := aio.SockSendTo(tk, cli, []byte("hello there"), unixgram(spath)); err != nil {
+			return err
+		}
+		buf := make([]byte, 16)
+		n, addr, err := aio.SockRecvFromInto(tk, cli, buf[:6])
+		if err != nil {
+			return err
+		}
+		p.log("client: got %d %s from %s", n, pbytes(buf[:n]), filepath.Base(addr.(*net.UnixAddr).Name))
+
+		anon, err := bound("")
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(anon)
+		if _, err := aio.SockSendTo(tk, anon, []byte("who am i"), unixgram(spath)); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		if _, err := aio.SockSendTo(tk, anon, []byte("lost"), unixgram(filepath.Join(d, "nobody"))); errors.Is(err, fs.ErrNotExist) {
+			p.log("send to nobody: FileNotFoundError")
+		} else {
+			return fmt.Errorf("send to nobody: %v", err)
+		}
+		if _, err := aio.SockSendTo(tk, cli, []byte("quit"), unixgram(spath)); err != nil {
+			return err
+		}
+		if _, err := server.Await(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
