@@ -1100,3 +1100,75 @@ func TestPortUnixDgramSockAPI(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p208_tls_handshake_timeout.py
+
+func TestPortTLSHandshakeTimeout(t *testing.T) {
+	serverCfg, clientCfg, _ := portTLSConfigs(t)
+	runPort(t, cpythonTrace("p208_tls_handshake_timeout"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		var reported []string
+		tk.Loop().SetExceptionHandler(func(_ *asyncio.Loop, ctx asyncio.ExceptionContext) {
+			reported = append(reported, ctx.Message)
+		})
+		handled := 0
+		hello := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			handled++
+			if err := w.Write([]byte("hello over TLS\n")); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		server, err := aio.StartServer(tk, hello, "127.0.0.1", 0, sim, aio.WithTLS(serverCfg), aio.WithTLSHandshakeTimeout(500*ms))
+		if err != nil {
+			return err
+		}
+		port := server.Addr().(*net.TCPAddr).Port
+		p.restart()
+		silentR, silentW, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		p.log("silent client connected")
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(clientCfg))
+		if err != nil {
+			return err
+		}
+		line, err := r.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("TLS client: %s handler calls %d", pbytes(line), handled)
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		rest, err := silentR.Read(tk, -1)
+		if err != nil {
+			return err
+		}
+		p.log("silent client reads %s at EOF %s", pbytes(rest), pyBool(silentR.AtEOF()))
+		silentW.Close()
+		if err := silentW.WaitClosed(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("handler calls %d reported %s", handled, pyStrList(reported))
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
