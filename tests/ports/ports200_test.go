@@ -9,6 +9,7 @@ package ports_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -1164,6 +1165,84 @@ func TestPortTLSHandshakeTimeout(t *testing.T) {
 			return err
 		}
 		p.log("handler calls %d reported %s", handled, pyStrList(reported))
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p209_tls_client_plain_server.py
+
+func TestPortTLSClientPlainServer(t *testing.T) {
+	_, clientCfg, _ := portTLSConfigs(t)
+	runPort(t, cpythonTrace("p209_tls_client_plain_server"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		plain := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			data, err := r.Read(t, 5)
+			if err != nil {
+				return err
+			}
+			first := "None"
+			if len(data) > 0 {
+				first = fmt.Sprintf("0x%x", data[0])
+			}
+			p.log("server: first bytes start with %s", first)
+			if err := w.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n")); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			if err := w.WaitClosed(t); err != nil {
+				return err
+			}
+			p.log("server: closed")
+			return nil
+		}
+		server, err := aio.StartServer(tk, plain, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := server.Addr().(*net.TCPAddr).Port
+		p.restart()
+		_, _, err = aio.OpenConnection(tk, "127.0.0.1", port, sim, aio.WithTLS(clientCfg))
+		var certErr *tls.CertificateVerificationError
+		var recErr tls.RecordHeaderError
+		switch {
+		case errors.As(err, &certErr):
+			p.log("TLS client: certificate error %v", err)
+		case errors.As(err, &recErr):
+			p.log("TLS client: SSLError")
+		default:
+			return fmt.Errorf("TLS client: %v (%T)", err, err)
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		r, w, err := aio.OpenConnection(tk, "127.0.0.1", port, sim)
+		if err != nil {
+			return err
+		}
+		if err := w.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+			return err
+		}
+		line, err := r.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("plain client: %s", pbytes(line))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
 		server.Close()
 		if err := server.WaitClosed(tk); err != nil {
 			return err
