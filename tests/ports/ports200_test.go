@@ -1251,3 +1251,102 @@ func TestPortTLSClientPlainServer(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p210_unix_server_paths.py
+
+func TestPortUnixServerPaths(t *testing.T) {
+	d := t.TempDir()
+	runPort(t, cpythonTrace("p210_unix_server_paths"), func(p *probe, tk *asyncio.T) error {
+		p.restart()
+		path := filepath.Join(d, "svc.sock")
+		answer := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			if err := w.Write([]byte("ok\n")); err != nil {
+				return err
+			}
+			if err := w.Drain(t); err != nil {
+				return err
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		//asynciovet:ignore blockingcall the program writes the regular file on the loop too (open/write in main)
+		if err := os.WriteFile(path, []byte("not a socket"), 0o644); err != nil {
+			return err
+		}
+		_, err := aio.StartUnixServer(tk, answer, path)
+		var errno syscall.Errno
+		if errors.As(err, &errno) && errno == syscall.EADDRINUSE {
+			p.log("over a regular file: OSError EADDRINUSE")
+		} else {
+			return fmt.Errorf("over a regular file: %v", err)
+		}
+		//asynciovet:ignore blockingcall the program reads the file back on the loop too (open/read in main)
+		kept, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		p.log("file kept: %s", kept)
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+
+		stale, err := aio.NewSocket("unix")
+		if err != nil {
+			return err
+		}
+		if err := syscall.Bind(stale, &syscall.SockaddrUnix{Name: path}); err != nil {
+			return err
+		}
+		syscall.Close(stale)
+		server, err := aio.StartUnixServer(tk, answer, path)
+		if err != nil {
+			return err
+		}
+		r, w, err := aio.OpenUnixConnection(tk, path)
+		if err != nil {
+			return err
+		}
+		line, err := r.ReadLine(tk)
+		if err != nil {
+			return err
+		}
+		p.log("over a stale socket file: client got %s", pbytes(line))
+		w.Close()
+		if err := w.WaitClosed(tk); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		if _, _, err := aio.OpenUnixConnection(tk, path); errors.Is(err, fs.ErrNotExist) {
+			p.log("file removed, client: FileNotFoundError")
+		} else {
+			return fmt.Errorf("file removed, client: %v", err)
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed without its file")
+
+		server, err = aio.StartUnixServer(tk, answer, path, aio.WithKeepSocketFile())
+		if err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		_, err = os.Stat(path)
+		p.log("cleanup_socket=False, file left: %s", pyBool(err == nil))
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
