@@ -2,9 +2,16 @@
 
 package ports_test
 
-// Ports p200 onward (h41): UDP and Unix-domain programs on real sockets,
-// as their Python programs use. Same conventions as ports_test.go and
-// ports111_test.go.
+// Ports p200 onward (h41): UDP on loop.sock_* and a refused connected
+// endpoint, Unix datagram endpoints and a Unix stream server, a server
+// rebinding its port (reuse_address), a TLS echo server with a wrong-host
+// client, file work in to_thread with a log queue and rotation, a Unix
+// datagram client whose server goes away, a connected UDP endpoint,
+// sock_* on Unix datagram sockets, a TLS handshake timeout, a TLS client
+// against a plain server and create_unix_server's path cases. Same
+// conventions as ports_test.go and ports111_test.go: real sockets and
+// files as the Python programs use, the TLS ones (p203, p208, p209) on
+// the simulated network as p119.
 
 import (
 	"bytes"
