@@ -21,12 +21,12 @@ import (
 // outsideCall is one call in flight on another goroutine.
 type outsideCall struct {
 	loop *Loop
-	// cancel cancels the call's context (Go, executor jobs); a channel
+	// cancelCtx cancels the call's context (Go, executor jobs); a channel
 	// operation has stop instead, closed once (stopped) to make its helper
 	// give up.
-	cancel  context.CancelCauseFunc
-	stop    chan struct{}
-	stopped bool
+	cancelCtx context.CancelCauseFunc
+	stop      chan struct{}
+	stopped   bool
 	// released: the call no longer holds the virtual clock (its result
 	// came back, or its await was cancelled). Loop goroutine only.
 	released bool
@@ -81,16 +81,16 @@ func (c *outsideCall) untrack() {
 		c.prev.next, c.next.prev = c.next, c.prev
 		c.prev, c.next = nil, nil
 	}
-	if c.cancel != nil {
-		c.cancel(nil) // free the context's resources
+	if c.cancelCtx != nil {
+		c.cancelCtx(nil) // free the context's resources
 	}
 }
 
 // abort makes the goroutine give up: cancels its context with cause, or
 // closes stop. Loop goroutine only.
 func (c *outsideCall) abort(cause error) {
-	if c.cancel != nil {
-		c.cancel(cause)
+	if c.cancelCtx != nil {
+		c.cancelCtx(cause)
 	} else if !c.stopped {
 		c.stopped = true
 		close(c.stop)
@@ -150,7 +150,7 @@ func (x *outsideFuture[V]) cancel(_ *futureCore, msg string) bool {
 		x.held.hold(msg)
 		return true
 	}
-	c.cancel(&CancelledError{Msg: msg})
+	c.cancelCtx(&CancelledError{Msg: msg})
 	x.waiter.unblock(nil) // counted again, so that release takes it out once
 	c.release()
 	return fut.cancelPlain(msg)
@@ -184,7 +184,7 @@ func startOutside[V any](l *Loop, parent context.Context, fn func(ctx context.Co
 	waiter := &executorJob{loop: l}
 	x.waiter = waiter
 	ctx, cancel := context.WithCancelCause(context.WithValue(parent, executorJobKey{}, waiter))
-	*c = outsideCall{cancel: cancel, report: report, fn: fn, task: task, what: what, site: site}
+	*c = outsideCall{cancelCtx: cancel, report: report, fn: fn, task: task, what: what, site: site}
 	c.running.Store(true)
 	fut.setOps(nil, x) // cancel and outcomeAtKill above
 	l.track(c)
