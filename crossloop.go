@@ -140,9 +140,10 @@ type crossCall[V any] struct {
 	fn       func(*T) (V, error)
 	ffn      func() (V, error) // CallFuncOn: a callback on to, no task
 	node     crossNode
-	// The call's two trips, embedded rather than allocated by
-	// CallSoonThreadsafe: start to to, then the outcome back to from.
-	startH, deliverH Handle
+	// The handle of the call's two trips, embedded rather than allocated
+	// by CallSoonThreadsafe: start to to, then, once it has run there, the
+	// outcome back to from (its fn is trip, which tells them apart).
+	h Handle
 
 	// released: the call no longer counts as outside work on from
 	// (from's goroutine only).
@@ -405,9 +406,8 @@ func submitTo[V any](from, target *Loop, fn func(*T) (V, error), ffn func() (V, 
 	// One func value for every step (start, the remote task's done
 	// callback, delivered: see trip), so that a call allocates one
 	// method value, not three.
-	c.startH.fn = c.trip
-	c.deliverH.fn = c.startH.fn
-	if err := target.pushThreadsafe(&c.startH); err != nil {
+	c.h.fn = c.trip
+	if err := target.pushThreadsafe(&c.h); err != nil {
 		return nil, &RuntimeError{Msg: op + ": the target loop is closed", Err: ErrLoopClosed}
 	}
 	c.node.target, c.node.call = target, c
@@ -491,7 +491,7 @@ func (c *crossCall[V]) start() {
 		c.taskDone()
 		return
 	}
-	task.AddDoneCallback(c.startH.fn) // trip: taskDone now
+	task.AddDoneCallback(c.h.fn) // trip: taskDone now
 }
 
 // taskDone runs on to when the remote task is done.
@@ -511,8 +511,8 @@ func (c *crossCall[V]) taskDone() {
 // finish sends the outcome from to back to from. A closed from refuses
 // the delivery; its Close cancelled the call.
 func (c *crossCall[V]) finish() {
-	c.sent.Store(true) // before the push: deliverH's trip is delivered
-	_ = c.from.pushThreadsafe(&c.deliverH)
+	c.sent.Store(true) // before the push: this trip of h is delivered
+	_ = c.from.pushThreadsafe(&c.h) // h ran on to already: free again
 }
 
 // delivered runs on from with the outcome finish sent.
