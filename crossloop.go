@@ -511,7 +511,7 @@ func (c *crossCall[V]) taskDone() {
 // finish sends the outcome from to back to from. A closed from refuses
 // the delivery; its Close cancelled the call.
 func (c *crossCall[V]) finish() {
-	c.sent.Store(true) // before the push: this trip of h is delivered
+	c.sent.Store(true)              // before the push: this trip of h is delivered
 	_ = c.from.pushThreadsafe(&c.h) // h ran on to already: free again
 }
 

@@ -461,22 +461,25 @@ type unretrieved struct {
 // reachable; awaitable returns it, or nil once it was collected.
 type weakAwaitable interface{ awaitable() Awaitable }
 
-type weakTask struct{ p weak.Pointer[T] }
+// weakOf is the weakAwaitable of a *T or a *Future[V] (X is T or
+// Future[V], P its pointer type).
+type weakOf[X any, P interface {
+	*X
+	Awaitable
+}] struct{ p weak.Pointer[X] }
 
-func (w weakTask) awaitable() Awaitable {
-	if t := w.p.Value(); t != nil {
-		return t
-	}
-	return nil
+func makeWeak[X any, P interface {
+	*X
+	Awaitable
+}](p P) weakOf[X, P] {
+	return weakOf[X, P]{weak.Make((*X)(p))}
 }
 
-type weakFuture[V any] struct{ p weak.Pointer[Future[V]] }
-
-func (w weakFuture[V]) awaitable() Awaitable {
-	if f := w.p.Value(); f != nil {
-		return f
+func (w weakOf[X, P]) awaitable() Awaitable {
+	if x := w.p.Value(); x != nil {
+		return P(x)
 	}
-	return nil
+	return nil // not a nil P in an interface: a report with no Future
 }
 
 // newUnretrieved captures where a future or task is being created, in
@@ -671,7 +674,7 @@ func (f *Future[V]) SetException(err error) error {
 	}
 	f.finish(err)
 	if r := f.unretrievedRec(); r != nil {
-		r.owner = weakFuture[V]{weak.Make(f)}
+		r.owner = makeWeak(f)
 	}
 	return nil
 }

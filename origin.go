@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"weak"
 )
 
 // Where a failed task came from, for the reports of errors nobody
@@ -73,7 +72,7 @@ func isLibFunction(name string) bool {
 // mode also the await graph (who awaits t) right then.
 func (r *unretrieved) recordFailure(t *T) {
 	r.taskRepr = t.String()
-	r.owner = weakTask{weak.Make(t)}
+	r.owner = makeWeak(t)
 	r.fnPC = t.fnPC
 	r.ctx = t.baseContext()
 	if t.fut.loop.debug {
