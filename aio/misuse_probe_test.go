@@ -17,43 +17,15 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/misusetest"
 	"golang.org/x/sys/unix"
 )
 
-// misusePanic runs call, which must panic with an error of the type
-// target points to whose message contains want.
-func misusePanic(t *testing.T, name, want string, target any, call func()) {
-	t.Helper()
-	var v any
-	func() {
-		defer func() { v = recover() }()
-		call()
-	}()
-	err, _ := v.(error)
-	switch {
-	case v == nil:
-		t.Errorf("%s: no panic, want one containing %q", name, want)
-	case err == nil:
-		t.Errorf("%s: panicked with %T %v, want an error", name, v, v)
-	case !errors.As(err, target):
-		t.Errorf("%s: panicked with %T %q, want %T", name, err, err, target)
-	case !strings.Contains(err.Error(), want):
-		t.Errorf("%s: message %q does not name the mistake (want %q in it)", name, err, want)
-	}
-}
-
-// misuseErr checks a returned error as misusePanic checks a panic.
-func misuseErr(t *testing.T, name, want string, target any, err error) {
-	t.Helper()
-	switch {
-	case err == nil:
-		t.Errorf("%s: no error, want one containing %q", name, want)
-	case !errors.As(err, target):
-		t.Errorf("%s: error %T %q, want %T", name, err, err, target)
-	case !strings.Contains(err.Error(), want):
-		t.Errorf("%s: message %q does not name the mistake (want %q in it)", name, err, want)
-	}
-}
+// The probe's two checks (internal/misusetest).
+var (
+	misusePanic = misusetest.Panic
+	misuseErr   = misusetest.Err
+)
 
 // A negative size is socket.recv's ValueError "negative buffersize in
 // recv", before anything is read (defect: makeslice panicked with "len

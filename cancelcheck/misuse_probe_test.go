@@ -5,11 +5,11 @@ package cancelcheck
 // nil coroutine's, which held.
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/internal/misusetest"
 )
 
 func TestMisuseNilArgumentsAreValueErrors(t *testing.T) {
@@ -24,15 +24,7 @@ func TestMisuseNilArgumentsAreValueErrors(t *testing.T) {
 		{"WithLoopOptions(nil)", "cancelcheck.WithLoopOptions: nil LoopOption at index 0", func() { WithLoopOptions(nil) }},
 		{"Require(nil)", "cancelcheck.Require: nil testing.TB", func() { Require(nil, ok) }}, // was a nil dereference
 	} {
-		var v any
-		func() {
-			defer func() { v = recover() }()
-			c.call()
-		}()
-		var ve *asyncio.ValueError
-		if err, _ := v.(error); !errors.As(err, &ve) || !strings.Contains(ve.Msg, c.want) {
-			t.Errorf("%s: panicked with %v, want a *ValueError containing %q", c.name, v, c.want)
-		}
+		misusetest.Panic(t, c.name, c.want, new(*asyncio.ValueError), c.call)
 	}
 }
 
