@@ -187,8 +187,10 @@ func (n *SimNetwork) check(l *asyncio.Loop) error {
 // it (from another loop's task, or another goroutine): the network's
 // state is the loop's and unguarded, and a map changed under the loop
 // kills the process ("concurrent map writes"). Before and after the loop
-// runs any goroutine may set up or inspect the network.
+// runs any goroutine may set up or inspect the network. The zero
+// SimNetwork is refused first (checkMade).
 func (n *SimNetwork) checkCaller(call string) {
+	n.checkMade(call)
 	if n.loop.IsRunning() && !n.loop.OnLoopGoroutine() {
 		panic(&asyncio.RuntimeError{Msg: fmt.Sprintf("%s called from a goroutine that is not running the network's loop "+
 			"(call it from a task or callback of that loop, or through CallSoonThreadsafe or RunCoroutineThreadsafe)", call)})
@@ -204,7 +206,6 @@ func (n *SimNetwork) checkCaller(call string) {
 // which mean the calling host itself), and an IP address no host has are
 // a *ValueError.
 func (n *SimNetwork) Host(name string) *SimHost {
-	n.checkMade("SimNetwork.Host")
 	n.checkCaller("SimNetwork.Host")
 	if name == "" {
 		panic(&asyncio.ValueError{Msg: "SimNetwork.Host: empty host name"})
@@ -294,7 +295,6 @@ func linkKey(a, b *SimHost) [2]*SimHost {
 // their own (SetLink). A bad cfg is a *ValueError (see SetLink), and
 // changes nothing.
 func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) {
-	n.checkMade("SimNetwork.SetDefaultLink")
 	n.checkCaller("SimNetwork.SetDefaultLink")
 	n.deflt = checkLink("SetDefaultLink", cfg)
 }
@@ -304,7 +304,6 @@ func (n *SimNetwork) SetDefaultLink(cfg LinkConfig) {
 // Duplicate outside [0, 1], and a nil host or one of another network are
 // a *ValueError naming the mistake, and change nothing.
 func (n *SimNetwork) SetLink(a, b *SimHost, cfg LinkConfig) {
-	n.checkMade("SimNetwork.SetLink")
 	n.checkCaller("SimNetwork.SetLink")
 	n.checkHost("SetLink", a)
 	n.checkHost("SetLink", b)
@@ -373,7 +372,6 @@ func simAddTime(a, b time.Duration) time.Duration {
 // on its way is held too, so the server accepts that connection only
 // after Heal. A nil host or one of another network is a *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
-	n.checkMade("SimNetwork.Partition")
 	n.checkCaller("SimNetwork.Partition")
 	n.checkHost("Partition", a)
 	n.checkHost("Partition", b)
@@ -384,7 +382,6 @@ func (n *SimNetwork) Partition(a, b *SimHost) {
 // Heal undoes Partition: what was held is delivered after the link's
 // latency.
 func (n *SimNetwork) Heal(a, b *SimHost) {
-	n.checkMade("SimNetwork.Heal")
 	n.checkCaller("SimNetwork.Heal")
 	n.checkHost("Heal", a)
 	n.checkHost("Heal", b)
@@ -416,7 +413,6 @@ func (n *SimNetwork) At(when time.Duration, fault func()) *asyncio.TimerHandle {
 
 // Conns returns the open connections, oldest first.
 func (n *SimNetwork) Conns() []*SimConn {
-	n.checkMade("SimNetwork.Conns")
 	n.checkCaller("SimNetwork.Conns")
 	cs := make([]*SimConn, 0, len(n.conns))
 	for c := range n.conns {
@@ -434,7 +430,6 @@ func (n *SimNetwork) Conns() []*SimConn {
 // ConnOf returns the oldest, every time, so the same seed picks the same
 // one.
 func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
-	n.checkMade("SimNetwork.ConnOf")
 	n.checkCaller("SimNetwork.ConnOf")
 	if client == nil {
 		return nil
@@ -454,7 +449,6 @@ func (n *SimNetwork) ConnOf(client net.Addr) *SimConn {
 // ErrSimNetworkClosed, and later calls fail with it too.
 // Calling it again does nothing.
 func (n *SimNetwork) Close() {
-	n.checkMade("SimNetwork.Close")
 	n.checkCaller("SimNetwork.Close")
 	if n.closed {
 		return
