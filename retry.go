@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -76,7 +77,11 @@ type Attempt struct {
 // stopping rule ran out: MaxAttempts, MaxElapsed, or the deadline of an
 // enclosing Timeout before which the next attempt could not start. It
 // wraps the last attempt's error (errors.Is and errors.As see it) and
-// matches ErrRetriesExhausted.
+// matches ErrRetriesExhausted. Stopped by an enclosing Timeout, it also
+// matches ErrTimeout and context.DeadlineExceeded, as the Timeout's own
+// error would: the caller's time ran out, only earlier than the Timeout
+// could say so, and code ported from asyncio that catches TimeoutError
+// around a retry loop (which sleeps into the timeout) must still see it.
 type RetryError struct {
 	// Attempts is the number of attempts made.
 	Attempts int
@@ -95,8 +100,19 @@ func (e *RetryError) Error() string {
 // Unwrap returns the last attempt's error.
 func (e *RetryError) Unwrap() error { return e.Last }
 
-// Is reports that every RetryError matches ErrRetriesExhausted.
-func (e *RetryError) Is(target error) bool { return target == ErrRetriesExhausted }
+// Is reports that every RetryError matches ErrRetriesExhausted, and one
+// stopped by an enclosing Timeout matches ErrTimeout and
+// context.DeadlineExceeded too.
+func (e *RetryError) Is(target error) bool {
+	if target == ErrRetriesExhausted {
+		return true
+	}
+	return e.Reason == reasonEnclosingTimeout && (target == ErrTimeout || target == context.DeadlineExceeded)
+}
+
+// reasonEnclosingTimeout is RetryError.Reason when an enclosing Timeout's
+// deadline stopped the retries.
+const reasonEnclosingTimeout = "enclosing timeout"
 
 func (p *RetryPolicy) validate() {
 	switch {
@@ -153,7 +169,8 @@ func (p *RetryPolicy) backoffCap(n int) time.Duration {
 //   - when MaxAttempts is reached, or the next attempt would start at or
 //     after MaxElapsed or the deadline of a Timeout enclosing the call
 //     (see Deadline), Retry returns a *RetryError wrapping the last error
-//     without sleeping any further.
+//     without sleeping any further (one stopped by the Timeout's deadline
+//     also matches ErrTimeout).
 //
 // fn receives the attempt number and the previous error. A policy with no
 // stopping rule, or with a negative field or a Multiplier below 1, is a
@@ -217,7 +234,7 @@ func Retry[V any](t *T, p RetryPolicy, fn func(t *T, a Attempt) (V, error)) (V, 
 			return zero, &RetryError{Attempts: a.N, Last: err, Reason: "max elapsed"}
 		}
 		if dl, ok := Deadline(t); ok && start >= dl {
-			return zero, &RetryError{Attempts: a.N, Last: err, Reason: "enclosing timeout"}
+			return zero, &RetryError{Attempts: a.N, Last: err, Reason: reasonEnclosingTimeout}
 		}
 		if serr := Sleep(t, d); serr != nil {
 			return zero, serr

@@ -1,6 +1,7 @@
 package asyncio
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -211,6 +212,44 @@ func TestRetry_EnclosingTimeout(t *testing.T) {
 		"150ms asyncio: retries exhausted (enclosing timeout) after 3 attempts: flaky",
 		"150ms outside: false",
 	}, r)
+}
+
+// A RetryError stopped by an enclosing Timeout matches ErrTimeout and
+// context.DeadlineExceeded (the caller's time ran out, as the Timeout would
+// have said a little later); stopped by its own rules, it does not.
+func TestRetry_EnclosingTimeoutErrorIsATimeout(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		policy := RetryPolicy{MaxAttempts: 3, Initial: 100 * ms, Rand: constRand(0.5)}
+		fail := func(*T, Attempt) (int, error) { return 0, errFlaky }
+		var byTimeout error
+		if err := Timeout(tk, 120*ms, func(*TimeoutScope) error {
+			_, byTimeout = Retry(tk, policy, fail)
+			return nil
+		}); err != nil {
+			return err
+		}
+		_, byAttempts := Retry(tk, policy, fail)
+		for _, c := range []struct {
+			name string
+			err  error
+			want bool
+		}{{"enclosing timeout", byTimeout, true}, {"max attempts", byAttempts, false}} {
+			var re *RetryError
+			if !errors.As(c.err, &re) || re.Reason != c.name {
+				t.Fatalf("%s: got %v", c.name, c.err)
+			}
+			if !errors.Is(c.err, ErrRetriesExhausted) || !errors.Is(c.err, errFlaky) {
+				t.Errorf("%s: %v does not match ErrRetriesExhausted and the last error", c.name, c.err)
+			}
+			if got := errors.Is(c.err, ErrTimeout); got != c.want {
+				t.Errorf("%s: errors.Is(err, ErrTimeout) = %v, want %v", c.name, got, c.want)
+			}
+			if got := errors.Is(c.err, context.DeadlineExceeded); got != c.want {
+				t.Errorf("%s: errors.Is(err, context.DeadlineExceeded) = %v, want %v", c.name, got, c.want)
+			}
+		}
+		return nil
+	})
 }
 
 // Deterministic with a seeded *rand.Rand: two runs, the same schedule.
