@@ -14,6 +14,7 @@ package ports_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,7 +197,7 @@ func TestPortClientSessionPool(t *testing.T) {
 				fetch("A", "/a", 10*ms),
 				fetch("A", "/b", 20*ms),
 				fetch("A", "/a", 30*ms),
-				fetch("B", "/b", 40*ms),
+				fetch("B", "/b", 70*ms),
 				fetch("B", "/flaky", 300*ms),
 			} {
 				if _, err := asyncio.SpawnErr(g, f); err != nil {
@@ -228,6 +229,262 @@ func TestPortClientSessionPool(t *testing.T) {
 			}
 		}
 		p.log("closed")
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p212_pg_pool.py
+
+type pgConn struct {
+	cid                int
+	broken, terminated bool
+	query              *asyncio.T
+}
+
+func connBroken(m string) error     { return &connectionError{pyExc{"ConnectionBrokenError", m}} }
+func interfaceError(m string) error { return &runtimeError{pyExc{"InterfaceError", m}} }
+
+// fetch is Conn.fetch.
+func (c *pgConn) fetch(t *asyncio.T, q string, dur time.Duration, fail bool) (string, error) {
+	c.query = t
+	err := asyncio.Sleep(t, dur)
+	if asyncio.IsCancelled(err) && c.terminated {
+		t.Uncancel()
+		err = connBroken(fmt.Sprintf("conn%d terminated", c.cid))
+	}
+	c.query = nil
+	if err != nil {
+		return "", err
+	}
+	if fail {
+		c.broken = true
+		return "", connBroken(fmt.Sprintf("conn%d lost during %s", c.cid, q))
+	}
+	return fmt.Sprintf("%s@conn%d", q, c.cid), nil
+}
+
+type pgPool struct {
+	p        *probe
+	min, max int
+	free     *asyncio.Queue[*pgConn]
+	conns    []*pgConn
+	nextID   int
+	inUse    map[*pgConn]bool
+	closing  bool
+	changed  *asyncio.Condition
+	tasks    map[*asyncio.Task[struct{}]]bool
+}
+
+func newPgPool(p *probe, minSize, maxSize int) *pgPool {
+	return &pgPool{p: p, min: minSize, max: maxSize, free: asyncio.NewQueue[*pgConn](0),
+		inUse: map[*pgConn]bool{}, changed: asyncio.NewCondition(nil), tasks: map[*asyncio.Task[struct{}]]bool{}}
+}
+
+func (pl *pgPool) connect(t *asyncio.T) (*pgConn, error) {
+	pl.nextID++
+	c := &pgConn{cid: pl.nextID}
+	pl.conns = append(pl.conns, c)
+	if err := asyncio.Sleep(t, 80*ms); err != nil {
+		return nil, err
+	}
+	pl.p.log("pool: opened conn %d", c.cid)
+	return c, nil
+}
+
+func (pl *pgPool) init(t *asyncio.T) error {
+	fns := make([]func(*asyncio.T) (*pgConn, error), pl.min)
+	for i := range fns {
+		fns[i] = pl.connect
+	}
+	cs, err := asyncio.GatherFuncs(t, fns...).Await(t)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if err := pl.free.PutNowait(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (pl *pgPool) acquire(t *asyncio.T, timeout time.Duration) (*pgConn, error) {
+	if pl.closing {
+		return nil, interfaceError("pool is closing")
+	}
+	var c *pgConn
+	var err error
+	if pl.free.Empty() && len(pl.conns) < pl.max {
+		c, err = pl.connect(t)
+	} else {
+		err = asyncio.Timeout(t, timeout, func(*asyncio.TimeoutScope) error {
+			c, err = pl.free.Get(t)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	pl.inUse[c] = true
+	return c, nil
+}
+
+func (pl *pgPool) replace(t *asyncio.T) error {
+	c, err := pl.connect(t)
+	if err != nil {
+		return err
+	}
+	return pl.free.PutNowait(c)
+}
+
+func (pl *pgPool) release(t *asyncio.T, c *pgConn) error {
+	delete(pl.inUse, c)
+	if c.broken || c.terminated {
+		if i := slices.Index(pl.conns, c); i >= 0 {
+			pl.conns = slices.Delete(pl.conns, i, i+1)
+		}
+		if c.broken && !pl.closing {
+			pl.p.log("pool: replacing broken conn %d", c.cid)
+			task := asyncio.CreateTaskErr(t, pl.replace)
+			pl.tasks[task] = true
+			task.AddDoneCallback(func() { delete(pl.tasks, task) })
+		}
+	} else if err := pl.free.PutNowait(c); err != nil {
+		return err
+	}
+	return asyncio.WithLock(t, pl.changed, func() error {
+		pl.changed.NotifyAll()
+		return nil
+	})
+}
+
+// connection is `async with pool.connection(timeout) as c: body(c)`.
+func (pl *pgPool) connection(t *asyncio.T, timeout time.Duration, body func(c *pgConn) error) error {
+	c, err := pl.acquire(t, timeout)
+	if err != nil {
+		return err
+	}
+	err = body(c)
+	if rerr := pl.release(t, c); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+func (pl *pgPool) close(t *asyncio.T) error {
+	pl.closing = true
+	err := asyncio.WithLock(t, pl.changed, func() error {
+		pl.p.log("pool: close waits for %d in use", len(pl.inUse))
+		return pl.changed.WaitFor(t, func() bool { return len(pl.inUse) == 0 })
+	})
+	if err != nil {
+		return err
+	}
+	for !pl.free.Empty() {
+		c, err := pl.free.GetNowait()
+		if err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(t, 10*ms); err != nil { // Conn.close
+			return err
+		}
+		pl.p.log("conn %d closed", c.cid)
+	}
+	pl.p.log("pool: closed")
+	return nil
+}
+
+func (pl *pgPool) terminate() {
+	pl.closing = true
+	for _, c := range slices.Clone(pl.conns) {
+		c.terminated = true
+		if c.query != nil {
+			c.query.Cancel()
+		}
+		pl.p.log("conn %d terminated", c.cid)
+	}
+}
+
+func TestPortPgPool(t *testing.T) {
+	runPort(t, cpythonTrace("p212_pg_pool"), func(p *probe, tk *asyncio.T) error {
+		query := func(pool *pgPool, name string, delay, dur, timeout time.Duration, fail bool) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return err
+				}
+				err := pool.connection(t, timeout, func(c *pgConn) error {
+					p.log("%s got conn %d", name, c.cid)
+					v, err := c.fetch(t, name, dur, fail)
+					if err != nil {
+						return err
+					}
+					p.log("%s -> %s", name, v)
+					return nil
+				})
+				var ce *connectionError
+				var ie *runtimeError
+				switch {
+				case errors.Is(err, asyncio.ErrTimeout), errors.As(err, &ce), errors.As(err, &ie):
+					p.log("%s failed %s", name, pd(err))
+					return nil
+				case asyncio.IsCancelled(err):
+					p.log("%s cancelled, free %d in use %d", name, pool.free.Len(), len(pool.inUse))
+				}
+				return err
+			}
+		}
+
+		p.restart()
+		pool := newPgPool(p, 2, 3)
+		if err := pool.init(tk); err != nil {
+			return err
+		}
+		const dflt = 200 * ms
+		qs := []*asyncio.Task[struct{}]{
+			asyncio.CreateTaskErr(tk, query(pool, "q1", 0, 320*ms, dflt, false)),
+			asyncio.CreateTaskErr(tk, query(pool, "q2", 0, 100*ms, dflt, true)),
+			asyncio.CreateTaskErr(tk, query(pool, "q3", 10*ms, 220*ms, dflt, false)),
+			asyncio.CreateTaskErr(tk, query(pool, "q4", 20*ms, 120*ms, dflt, false)),
+			asyncio.CreateTaskErr(tk, query(pool, "q5", 30*ms, 100*ms, 80*ms, false)),
+			asyncio.CreateTaskErr(tk, query(pool, "q6", 40*ms, 500*ms, 300*ms, false)),
+		}
+		if err := asyncio.Sleep(tk, 420*ms); err != nil {
+			return err
+		}
+		qs[5].Cancel()
+		qs = append(qs, asyncio.CreateTaskErr(tk, query(pool, "q7", 60*ms, 200*ms, dflt, false)))
+		if err := asyncio.Sleep(tk, 80*ms); err != nil {
+			return err
+		}
+		closer := asyncio.CreateTaskErr(tk, pool.close)
+		qs = append(qs, asyncio.CreateTaskErr(tk, query(pool, "q8", 30*ms, 100*ms, dflt, false)))
+		if _, err := closer.Await(tk); err != nil {
+			return err
+		}
+		res, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(qs)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		var outs []string
+		for _, o := range res {
+			outs = append(outs, "'"+pd(o.Err)+"'")
+		}
+		p.log("outcomes [%s]", strings.Join(outs, ", "))
+
+		pool2 := newPgPool(p, 1, 1)
+		if err := pool2.init(tk); err != nil {
+			return err
+		}
+		holder := asyncio.CreateTaskErr(tk, query(pool2, "long", 0, 10*time.Second, dflt, false))
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		pool2.terminate()
+		if _, err := holder.Await(tk); err != nil {
+			return err
+		}
+		p.log("pool2 conns %d free %d", len(pool2.conns), pool2.free.Len())
 		return nil
 	})
 }

@@ -130,7 +130,7 @@ async def main():
         tg.create_task(fetch("A", "/a", 0.01))
         tg.create_task(fetch("A", "/b", 0.02))
         tg.create_task(fetch("A", "/a", 0.03))
-        tg.create_task(fetch("B", "/b", 0.04))
+        tg.create_task(fetch("B", "/b", 0.07))
         tg.create_task(fetch("B", "/flaky", 0.3))
     log("pools", {h: (p.made, [c.name for c in p.idle]) for h, p in session.pools.items()})
     await session.close()
