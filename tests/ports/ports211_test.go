@@ -14,7 +14,9 @@ package ports_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -485,6 +487,215 @@ func TestPortPgPool(t *testing.T) {
 			return err
 		}
 		p.log("pool2 conns %d free %d", len(pool2.conns), pool2.free.Len())
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p213_ws_keepalive.py
+
+// wsClosed is the program's ConnectionClosed.
+type wsClosed struct {
+	code   int
+	reason string
+}
+
+func (e *wsClosed) Error() string { return fmt.Sprintf("%d %s", e.code, e.reason) }
+func (e *wsClosed) pyRepr() (string, string) {
+	return "ConnectionClosed", e.Error()
+}
+
+type wsClient struct {
+	p                         *probe
+	name                      string
+	r                         *aio.StreamReader
+	w                         *aio.StreamWriter
+	pingInterval, pingTimeout time.Duration
+	pongs                     map[int]*asyncio.Future[struct{}]
+	n                         int
+}
+
+func (ws *wsClient) send(parts ...any) error {
+	s := make([]string, len(parts))
+	for i, x := range parts {
+		s[i] = fmt.Sprint(x)
+	}
+	return ws.w.Write([]byte(strings.Join(s, " ") + "\n"))
+}
+
+func (ws *wsClient) readLoop(t *asyncio.T) (int, error) {
+	for {
+		line, err := ws.r.ReadLine(t)
+		if err != nil {
+			return 0, err
+		}
+		if len(line) == 0 {
+			return 0, &wsClosed{1006, "abnormal closure"}
+		}
+		kind, rest, _ := strings.Cut(strings.TrimSpace(string(line)), " ")
+		switch kind {
+		case "PONG":
+			n, _ := strconv.Atoi(rest)
+			fut, ok := ws.pongs[n]
+			delete(ws.pongs, n)
+			if ok && !fut.Done() {
+				_ = fut.SetResult(noValue)
+			}
+		case "TEXT":
+			ws.p.log("%s recv %s", ws.name, rest)
+		case "CLOSE":
+			code, reason, _ := strings.Cut(rest, " ")
+			ws.p.log("%s peer closed %s %s", ws.name, code, reason)
+			return strconv.Atoi(code)
+		}
+	}
+}
+
+func (ws *wsClient) keepalive(t *asyncio.T) error {
+	for {
+		if err := asyncio.Sleep(t, ws.pingInterval); err != nil {
+			return err
+		}
+		ws.n++
+		fut := asyncio.NewFuture[struct{}](t.Loop())
+		ws.pongs[ws.n] = fut
+		if err := ws.send("PING", ws.n); err != nil {
+			return err
+		}
+		err := asyncio.Timeout(t, ws.pingTimeout, func(*asyncio.TimeoutScope) error {
+			_, err := fut.Await(t)
+			return err
+		})
+		if errors.Is(err, asyncio.ErrTimeout) {
+			ws.p.log("%s pong %d timed out", ws.name, ws.n)
+			if err := ws.send("CLOSE", 1011, "keepalive ping timeout"); err != nil {
+				return err
+			}
+			ws.w.Close()
+			return &wsClosed{1011, "keepalive ping timeout"}
+		} else if err != nil {
+			return err
+		}
+		ws.p.log("%s pong %d", ws.name, ws.n)
+	}
+}
+
+func TestPortWsKeepalive(t *testing.T) {
+	runPort(t, cpythonTrace("p213_ws_keepalive"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		wsServer := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			frozen := false
+			for {
+				line, err := r.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				if len(line) == 0 {
+					p.log("server: connection dropped")
+					break
+				}
+				kind, rest, _ := strings.Cut(strings.TrimSpace(string(line)), " ")
+				if kind == "PING" && !frozen {
+					err = w.Write([]byte("PONG " + rest + "\n"))
+				} else if kind == "TEXT" {
+					if rest == "freeze" {
+						frozen = true
+						p.log("server: stops answering pings")
+					}
+					err = w.Write([]byte("TEXT echo:" + rest + "\n"))
+				} else if kind == "CLOSE" {
+					p.log("server: got close %s", rest)
+					if err := w.Write([]byte("CLOSE " + strings.Fields(rest)[0] + " ok\n")); err != nil {
+						return err
+					}
+					break
+				}
+				if err != nil {
+					return err
+				}
+			}
+			w.Close()
+			return w.WaitClosed(t)
+		}
+		type step struct {
+			delay time.Duration
+			msg   string
+		}
+		session := func(t *asyncio.T, name string, port int, script []step) error {
+			reader, writer, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+			if err != nil {
+				return err
+			}
+			ws := &wsClient{p: p, name: name, r: reader, w: writer, pingInterval: 200 * ms, pingTimeout: 100 * ms,
+				pongs: map[int]*asyncio.Future[struct{}]{}}
+			var ka *asyncio.Task[struct{}]
+			var code int
+			err = asyncio.TaskGroup(t, func(g *asyncio.Group) error {
+				rt, err := asyncio.Spawn(g, ws.readLoop)
+				if err != nil {
+					return err
+				}
+				if ka, err = asyncio.SpawnErr(g, ws.keepalive); err != nil {
+					return err
+				}
+				for _, s := range script {
+					if err := asyncio.Sleep(t, s.delay); err != nil {
+						return err
+					}
+					if err := ws.send("TEXT", s.msg); err != nil {
+						return err
+					}
+				}
+				if err := ws.send("CLOSE", 1000, "bye"); err != nil {
+					return err
+				}
+				p.log("%s sent close 1000", name)
+				if code, err = rt.Await(t); err != nil {
+					return err
+				}
+				ka.Cancel()
+				writer.Close()
+				return writer.WaitClosed(t)
+			})
+			if err == nil {
+				p.log("%s closed cleanly with %d", name, code)
+			}
+			err = asyncio.ExceptStar(err, asyncio.Except[*wsClosed](func(eg *asyncio.ExceptionGroup) error {
+				var codes []string
+				for _, e := range eg.Errs {
+					codes = append(codes, strconv.Itoa(e.(*wsClosed).code))
+				}
+				p.log("%s closed with [%s] %s", name, strings.Join(codes, ", "), pd(eg.Errs[0]))
+				return nil
+			}))
+			if err != nil {
+				return err
+			}
+			var pending []string
+			for _, n := range slices.Sorted(maps.Keys(ws.pongs)) {
+				pending = append(pending, strconv.Itoa(n))
+			}
+			p.log("%s pending pongs [%s] keepalive cancelled %s", name, strings.Join(pending, ", "), pb(ka.Cancelled()))
+			return nil
+		}
+
+		p.restart()
+		server, err := aio.StartServer(tk, wsServer, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		if err := session(tk, "s1", port, []step{{70 * ms, "hello"}, {300 * ms, "world"}}); err != nil {
+			return err
+		}
+		if err := session(tk, "s2", port, []step{{90 * ms, "freeze"}, {500 * ms, "never sent"}}); err != nil {
+			return err
+		}
+		server.Close()
+		if err := server.WaitClosed(tk); err != nil {
+			return err
+		}
+		p.log("server closed")
 		return nil
 	})
 }
