@@ -25,6 +25,24 @@ import (
 	"github.com/go-asyncio/asyncio/aio"
 )
 
+// pints is repr of a list of ints.
+func pints(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// errFuncs turns coroutine functions without a value into GatherFuncs'.
+func errFuncs(fns []func(*asyncio.T) error) []func(*asyncio.T) (struct{}, error) {
+	out := make([]func(*asyncio.T) (struct{}, error), len(fns))
+	for i, fn := range fns {
+		out[i] = func(t *asyncio.T) (struct{}, error) { return noValue, fn(t) }
+	}
+	return out
+}
+
 // ---------------------------------------------------------------------------
 // p211_client_session_pool.py
 
