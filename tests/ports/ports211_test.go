@@ -717,3 +717,173 @@ func TestPortWsKeepalive(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p215_cancel_scopes.py
+
+// cancelScope is the program's CancelScope: asyncio.Timeout underneath,
+// cancel() cancelling the task that entered it, and run the `async with`.
+type cancelScope struct {
+	p                             *probe
+	name                          string
+	delay                         time.Duration
+	raiseTimeout                  bool
+	cancelCalled, cancelledCaught bool
+	task                          *asyncio.T
+}
+
+func moveOnAfter(p *probe, name string, delay time.Duration) *cancelScope {
+	return &cancelScope{p: p, name: name, delay: delay}
+}
+
+func failAfter(p *probe, name string, delay time.Duration) *cancelScope {
+	return &cancelScope{p: p, name: name, delay: delay, raiseTimeout: true}
+}
+
+func (s *cancelScope) cancel() {
+	if !s.cancelCalled {
+		s.cancelCalled = true
+		s.task.Cancel(s.name + " cancelled")
+	}
+}
+
+func (s *cancelScope) run(t *asyncio.T, body func() error) error {
+	s.task = t
+	var tm *asyncio.TimeoutScope
+	err := asyncio.Timeout(t, s.delay, func(sc *asyncio.TimeoutScope) error {
+		tm = sc
+		return body()
+	})
+	if tm.Expired() && errors.Is(err, asyncio.ErrTimeout) {
+		s.cancelledCaught = true
+		s.p.log("%s deadline passed", s.name)
+		if s.raiseTimeout {
+			return err
+		}
+		return nil
+	}
+	if s.cancelCalled && asyncio.IsCancelled(err) && t.Uncancel() == 0 {
+		s.cancelledCaught = true
+		s.p.log("%s cancel() caught", s.name)
+		return nil
+	}
+	return err
+}
+
+func TestPortCancelScopes(t *testing.T) {
+	runPort(t, cpythonTrace("p215_cancel_scopes"), func(p *probe, tk *asyncio.T) error {
+		release := func(name string, dur time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := asyncio.Sleep(t, dur); err != nil {
+					return err
+				}
+				p.log("%s released its resource", name)
+				return nil
+			}
+		}
+		withResource := func(t *asyncio.T, name string, deadline time.Duration) error {
+			err := failAfter(p, name, deadline).run(t, func() error { return asyncio.Sleep(t, time.Second) })
+			// finally:
+			cleanup := asyncio.CreateTaskErr(t, release(name, 180*ms))
+			if _, cerr := asyncio.Shield[struct{}](cleanup).Await(t); asyncio.IsCancelled(cerr) {
+				p.log("%s cancelled during cleanup %s - waits for it", name, pd(cerr))
+				if _, err := cleanup.Await(t); err != nil {
+					return err
+				}
+				return cerr
+			} else if cerr != nil {
+				return cerr
+			}
+			return err
+		}
+
+		p.restart()
+		s1 := moveOnAfter(p, "s1", 200*ms)
+		err := s1.run(tk, func() error {
+			if err := asyncio.Sleep(tk, time.Second); err != nil {
+				return err
+			}
+			p.log("not reached")
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		p.log("s1 caught %s", pb(s1.cancelledCaught))
+
+		outer := moveOnAfter(p, "outer", 500*ms)
+		err = outer.run(tk, func() error {
+			inner := failAfter(p, "inner", 200*ms)
+			err := inner.run(tk, func() error { return asyncio.Sleep(tk, time.Second) })
+			if errors.Is(err, asyncio.ErrTimeout) {
+				p.log("inner raised TimeoutError, caught %s", pb(inner.cancelledCaught))
+			} else if err != nil {
+				return err
+			}
+			return asyncio.Sleep(tk, time.Second)
+		})
+		if err != nil {
+			return err
+		}
+		p.log("outer caught %s task cancelling %d", pb(outer.cancelledCaught), tk.Cancelling())
+
+		outer2, inner2 := moveOnAfter(p, "outer2", 100*ms), moveOnAfter(p, "inner2", 300*ms)
+		err = outer2.run(tk, func() error {
+			if err := inner2.run(tk, func() error { return asyncio.Sleep(tk, time.Second) }); err != nil {
+				return err
+			}
+			p.log("not reached either")
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		p.log("outer2 caught %s inner2 caught %s", pb(outer2.cancelledCaught), pb(inner2.cancelledCaught))
+
+		quick := failAfter(p, "quick", 300*ms)
+		if err := quick.run(tk, func() error { return asyncio.Sleep(tk, 160*ms) }); err != nil {
+			return err
+		}
+		p.log("quick caught %s", pb(quick.cancelledCaught))
+
+		scopes := map[string]*cancelScope{}
+		worker := func(t *asyncio.T) (string, error) {
+			scopes["manual"] = &cancelScope{p: p, name: "manual", delay: asyncio.Never}
+			if err := scopes["manual"].run(t, func() error { return asyncio.Sleep(t, time.Second) }); err != nil {
+				return "", err
+			}
+			p.log("worker goes on after its scope, cancelling %d", t.Cancelling())
+			if err := asyncio.Sleep(t, 30*ms); err != nil {
+				return "", err
+			}
+			return "worker done", nil
+		}
+		w := asyncio.CreateTask(tk, worker)
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		scopes["manual"].cancel()
+		got, err := w.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("main got %s scope caught %s", got, pb(scopes["manual"].cancelledCaught))
+
+		r1 := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error { return withResource(t, "r1", 190*ms) })
+		if err := asyncio.Sleep(tk, 290*ms); err != nil {
+			return err
+		}
+		r1.Cancel("shutdown")
+		if _, err := r1.Await(tk); asyncio.IsCancelled(err) {
+			p.log("r1 ended %s cancelled %s", pd(err), pb(r1.Cancelled()))
+		} else {
+			return fmt.Errorf("r1: %v", err)
+		}
+		err = withResource(tk, "r2", 120*ms)
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("r2 raised TimeoutError after its cleanup")
+			return nil
+		}
+		return err
+	})
+}
