@@ -887,3 +887,162 @@ func TestPortCancelScopes(t *testing.T) {
 		return err
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p216_async_lru.py
+
+// asyncLRU is the program's AsyncLRU: keys in order of use, least
+// recent first (the OrderedDict).
+type asyncLRU struct {
+	p            *probe
+	fn           func(*asyncio.T, string) (string, error)
+	maxsize      int
+	order        []string
+	cache        map[string]string
+	inflight     map[string]*asyncio.Task[string]
+	inflightKeys []string // the dict's insertion order
+	hits, shared int
+}
+
+func (c *asyncLRU) moveToEnd(key string) {
+	i := slices.Index(c.order, key)
+	c.order = append(slices.Delete(c.order, i, i+1), key)
+}
+
+func (c *asyncLRU) call(t *asyncio.T, key string) (string, error) {
+	if v, ok := c.cache[key]; ok {
+		c.moveToEnd(key)
+		c.hits++
+		return v, nil
+	}
+	task, ok := c.inflight[key]
+	if !ok {
+		task = asyncio.CreateTask(t, func(t *asyncio.T) (string, error) { return c.load(t, key) })
+		c.inflight[key] = task
+		c.inflightKeys = append(c.inflightKeys, key)
+	} else {
+		c.shared++
+	}
+	return asyncio.Shield[string](task).Await(t)
+}
+
+func (c *asyncLRU) load(t *asyncio.T, key string) (string, error) {
+	value, err := c.fn(t, key)
+	delete(c.inflight, key) // finally
+	c.inflightKeys = slices.DeleteFunc(c.inflightKeys, func(k string) bool { return k == key })
+	if err != nil {
+		return "", err
+	}
+	if _, ok := c.cache[key]; ok {
+		c.moveToEnd(key)
+	} else {
+		c.order = append(c.order, key)
+	}
+	c.cache[key] = value
+	if len(c.cache) > c.maxsize {
+		old := c.order[0]
+		c.order = c.order[1:]
+		delete(c.cache, old)
+		c.p.log("evicted %s", old)
+	}
+	return value, nil
+}
+
+func TestPortAsyncLRU(t *testing.T) {
+	runPort(t, cpythonTrace("p216_async_lru"), func(p *probe, tk *asyncio.T) error {
+		var loads []string
+		fetchUser := func(t *asyncio.T, key string) (string, error) {
+			loads = append(loads, key)
+			p.log("load %s", key)
+			d := 200 * ms
+			if key == "slow" {
+				d = 500 * ms
+			}
+			if err := asyncio.Sleep(t, d); err != nil {
+				return "", err
+			}
+			if strings.HasPrefix(key, "bad") {
+				return "", &keyError{pyExc{"LookupError", "no user " + key}}
+			}
+			return strings.ToUpper(key), nil
+		}
+		caller := func(cache *asyncLRU, name, key string, delay time.Duration) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return "", err
+				}
+				value, err := cache.call(t, key)
+				var le *keyError
+				switch {
+				case err == nil:
+					p.log("%s got %s", name, value)
+					return value, nil
+				case errors.As(err, &le):
+					p.log("%s failed %s", name, pd(err))
+					return "", nil
+				case asyncio.IsCancelled(err):
+					p.log("%s cancelled", name)
+				}
+				return "", err
+			}
+		}
+
+		p.restart()
+		cache := &asyncLRU{p: p, fn: fetchUser, maxsize: 2, cache: map[string]string{}, inflight: map[string]*asyncio.Task[string]{}}
+
+		var c []*asyncio.Task[string]
+		for i := range 3 {
+			c = append(c, asyncio.CreateTask(tk, caller(cache, fmt.Sprintf("c%d", i), "a", time.Duration(i)*10*ms)))
+		}
+		if err := asyncio.Sleep(tk, 60*ms); err != nil {
+			return err
+		}
+		c[0].Cancel()
+		if _, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(c)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("loads %s shared %d in flight %s", pstrs(loads), cache.shared, pstrs(cache.inflightKeys))
+		if _, err := caller(cache, "c3", "a", 0)(tk); err != nil {
+			return err
+		}
+
+		if _, err := asyncio.GatherFuncs(tk, caller(cache, "e1", "bad", 0), caller(cache, "e2", "bad", 30*ms)).Await(tk); err != nil {
+			return err
+		}
+		if _, err := caller(cache, "e3", "bad", 0)(tk); err != nil {
+			return err
+		}
+		p.log("cached after errors %s", pstrs(cache.order))
+
+		for _, nk := range [][2]string{{"b1", "b"}, {"a again", "a"}, {"c1", "c"}} {
+			if _, err := caller(cache, nk[0], nk[1], 0)(tk); err != nil {
+				return err
+			}
+		}
+		p.log("cache %s hits %d", pstrs(cache.order), cache.hits)
+
+		var s []*asyncio.Task[string]
+		for i := range 2 {
+			s = append(s, asyncio.CreateTask(tk, caller(cache, fmt.Sprintf("s%d", i), "slow", 0)))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		for _, task := range s {
+			task.Cancel()
+		}
+		if _, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(s)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("callers gone, in flight %s", pstrs(cache.inflightKeys))
+		if err := asyncio.Sleep(tk, 480*ms); err != nil {
+			return err
+		}
+		p.log("cache %s", pstrs(cache.order))
+		if _, err := caller(cache, "s2", "slow", 0)(tk); err != nil {
+			return err
+		}
+		p.log("loads %s hits %d shared %d", pstrs(loads), cache.hits, cache.shared)
+		return nil
+	})
+}
