@@ -1046,3 +1046,160 @@ func TestPortAsyncLRU(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p217_backoff.py
+
+// serviceError is the program's ServiceError.
+type serviceError struct {
+	msg  string
+	code int
+}
+
+func (e *serviceError) Error() string            { return e.msg }
+func (e *serviceError) pyRepr() (string, string) { return "ServiceError", e.msg }
+
+// backoffDetails is the hooks' details dict.
+type backoffDetails struct {
+	target, args string
+	tries        int
+	wait         string
+}
+
+// backoffConfig is on_exception's keyword arguments (exc_type is
+// *serviceError).
+type backoffConfig struct {
+	rng            *pyRandom
+	base, maxValue float64
+	factor         int
+	maxTries       int           // 0: None
+	maxTime        time.Duration // 0: None
+	giveup         func(*serviceError) bool
+	onBackoff      func(backoffDetails, time.Duration, error)
+	onGiveup       func(backoffDetails, error)
+	onSuccess      func(backoffDetails)
+}
+
+// onException is the decorator: it wraps fn, named target.
+func onException(c backoffConfig, target string, fn func(*asyncio.T, string) (string, error)) func(*asyncio.T, string) (string, error) {
+	if c.base == 0 {
+		c.base, c.factor, c.maxValue = 0.1, 2, 0.8
+	}
+	if c.giveup == nil {
+		c.giveup = func(*serviceError) bool { return false }
+	}
+	return func(t *asyncio.T, arg string) (string, error) {
+		loop := t.Loop()
+		start := loop.Time()
+		tries := 0
+		for {
+			tries++
+			ret, err := fn(t, arg)
+			var e *serviceError
+			if errors.As(err, &e) {
+				elapsed := loop.Time() - start
+				details := backoffDetails{target: target, args: "('" + arg + "',)", tries: tries}
+				if c.giveup(e) || (c.maxTries != 0 && tries >= c.maxTries) || (c.maxTime != 0 && elapsed >= c.maxTime) {
+					if c.onGiveup != nil {
+						c.onGiveup(details, e)
+					}
+					return "", err
+				}
+				pow := 1 // factor ** (tries - 1)
+				for range tries - 1 {
+					pow *= c.factor
+				}
+				w := min(c.maxValue, c.base*float64(pow)) * c.rng.random() // rng.uniform(0, ...)
+				wait := time.Duration(w * float64(time.Second))
+				details.wait = fmt.Sprintf("%.3f", w)
+				if c.maxTime != 0 && wait > c.maxTime-elapsed {
+					wait = c.maxTime - elapsed
+					details.wait = "cut to the time left"
+				}
+				if c.onBackoff != nil {
+					c.onBackoff(details, wait, e)
+				}
+				if err := asyncio.Sleep(t, wait); err != nil {
+					return "", err
+				}
+				continue
+			} else if err != nil {
+				return "", err
+			}
+			if c.onSuccess != nil {
+				c.onSuccess(backoffDetails{target: target, args: "('" + arg + "',)", tries: tries})
+			}
+			return ret, nil
+		}
+	}
+}
+
+func TestPortBackoff(t *testing.T) {
+	runPort(t, cpythonTrace("p217_backoff"), func(p *probe, tk *asyncio.T) error {
+		logBackoff := func(details backoffDetails, _ time.Duration, e error) {
+			p.log("backoff %s %s try %d wait %s %s", details.target, details.args, details.tries, details.wait, pd(e))
+		}
+		logGiveup := func(details backoffDetails, e error) {
+			p.log("giveup %s %s after %d tries %s", details.target, details.args, details.tries, pd(e))
+		}
+		logSuccess := func(details backoffDetails) {
+			p.log("success %s %s after %d tries", details.target, details.args, details.tries)
+		}
+		rng := newPyRandom(61)
+		fails := map[string]int{"flaky": 3, "auth": 99, "down": 99, "capped": 99}
+		calls := map[string]int{}
+
+		callService := onException(backoffConfig{rng: rng, maxTries: 8, maxTime: 1200 * ms,
+			giveup:    func(e *serviceError) bool { return e.code == 401 },
+			onBackoff: logBackoff, onGiveup: logGiveup, onSuccess: logSuccess},
+			"call_service", func(t *asyncio.T, name string) (string, error) {
+				calls[name]++
+				if err := asyncio.Sleep(t, 70*ms); err != nil {
+					return "", err
+				}
+				if calls[name] <= fails[name] {
+					code := 503
+					if name == "auth" {
+						code = 401
+					}
+					return "", &serviceError{fmt.Sprintf("%s failed #%d", name, calls[name]), code}
+				}
+				return name + " ok", nil
+			})
+		callCapped := onException(backoffConfig{rng: rng, maxTries: 3, onBackoff: logBackoff, onGiveup: logGiveup},
+			"call_capped", func(t *asyncio.T, name string) (string, error) {
+				calls[name]++
+				if err := asyncio.Sleep(t, 70*ms); err != nil {
+					return "", err
+				}
+				return "", &serviceError{fmt.Sprintf("%s failed #%d", name, calls[name]), 503}
+			})
+
+		p.restart()
+		got, err := callService(tk, "flaky")
+		if err != nil {
+			return err
+		}
+		p.log("got %s", got)
+		for _, call := range []struct {
+			fn  func(*asyncio.T, string) (string, error)
+			arg string
+		}{{callService, "auth"}, {callCapped, "capped"}, {callService, "down"}} {
+			p.restart()
+			_, err := call.fn(tk, call.arg)
+			var e *serviceError
+			if !errors.As(err, &e) {
+				return fmt.Errorf("%s: %v", call.arg, err)
+			}
+			p.log("raised %s code %d", pd(e), e.code)
+		}
+		clear(calls)
+		p.restart()
+		_, err = asyncio.WaitForFunc(tk, 500*ms, func(t *asyncio.T) (string, error) { return callService(t, "down") })
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("wait_for gave up calls {'down': %d}", calls["down"])
+			return nil
+		}
+		return err
+	})
+}
