@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1201,5 +1202,162 @@ func TestPortBackoff(t *testing.T) {
 			return nil
 		}
 		return err
+	})
+}
+
+// ---------------------------------------------------------------------------
+// p218_graceful_shutdown.py
+
+// gracefulServer is the program's Server.
+type gracefulServer struct {
+	p            *probe
+	inflight     []*asyncio.Task[string] // the ordered set
+	idle         map[*aio.StreamWriter]bool
+	served       int
+	drained      int
+	cancelled    int
+	shuttingDown bool
+}
+
+func (s *gracefulServer) process(rid string, dur time.Duration) func(*asyncio.T) (string, error) {
+	return func(t *asyncio.T) (string, error) {
+		if err := asyncio.Sleep(t, dur); err != nil {
+			return "", err
+		}
+		return "200 " + rid, nil
+	}
+}
+
+func (s *gracefulServer) handle(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+	for {
+		s.idle[w] = true
+		line, err := r.ReadLine(t)
+		delete(s.idle, w)
+		if err != nil {
+			return err
+		}
+		if len(line) == 0 {
+			break
+		}
+		f := strings.Fields(string(line))
+		rid := f[1]
+		secs, _ := strconv.ParseFloat(f[2], 64)
+		task := asyncio.CreateTask(t, s.process(rid, time.Duration(secs*float64(time.Second))))
+		s.inflight = append(s.inflight, task)
+		reply, err := task.Await(t)
+		switch {
+		case err == nil:
+			if s.shuttingDown {
+				s.drained++
+			} else {
+				s.served++
+			}
+		case asyncio.IsCancelled(err) && task.Cancelled():
+			reply = "503 " + rid
+			s.cancelled++
+		}
+		s.inflight = slices.DeleteFunc(s.inflight, func(x *asyncio.Task[string]) bool { return x == task })
+		if err != nil && reply == "" {
+			return err
+		}
+		if err := w.Write([]byte(reply + "\n")); err != nil {
+			return err
+		}
+		if err := w.Drain(t); err != nil {
+			return err
+		}
+		if s.shuttingDown {
+			break
+		}
+	}
+	w.Close()
+	return w.WaitClosed(t)
+}
+
+func (s *gracefulServer) shutdown(t *asyncio.T, srv *aio.Server, grace time.Duration) error {
+	s.p.log("shutdown: stop accepting, %d in flight, %d idle", len(s.inflight), len(s.idle))
+	s.shuttingDown = true
+	srv.Close()
+	for w := range s.idle {
+		w.Close()
+	}
+	if len(s.inflight) > 0 {
+		done, pending, err := asyncio.Wait(t, slices.Clone(s.inflight), grace, asyncio.AllCompleted)
+		if err != nil {
+			return err
+		}
+		s.p.log("shutdown: drained %d still running %d", len(done), len(pending))
+		for _, task := range s.inflight {
+			if slices.Contains(pending, task) {
+				task.Cancel()
+			}
+		}
+	}
+	if err := srv.WaitClosed(t); err != nil {
+		return err
+	}
+	s.p.log("shutdown: all connections closed {'served': %d, 'drained': %d, 'cancelled': %d}", s.served, s.drained, s.cancelled)
+	return nil
+}
+
+func TestPortGracefulShutdown(t *testing.T) {
+	runPort(t, cpythonTrace("p218_graceful_shutdown"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		client := func(port int, name, dur string, delay time.Duration) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return err
+				}
+				reader, writer, err := aio.OpenConnection(t, "127.0.0.1", port, sim)
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					p.log("%s refused", name)
+					return nil
+				} else if err != nil {
+					return err
+				}
+				if dur != "" {
+					if err := writer.Write([]byte("REQ " + name + " " + dur + "\n")); err != nil {
+						return err
+					}
+				}
+				line, err := reader.ReadLine(t)
+				if err != nil {
+					return err
+				}
+				got := strings.TrimSpace(string(line))
+				if got == "" {
+					got = "EOF"
+				}
+				p.log("%s got %s", name, got)
+				writer.Close()
+				return writer.WaitClosed(t)
+			}
+		}
+
+		p.restart()
+		app := &gracefulServer{p: p, idle: map[*aio.StreamWriter]bool{}}
+		srv, err := aio.StartServer(tk, app.handle, "127.0.0.1", 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(srv)
+		var clients []*asyncio.Task[struct{}]
+		for i, dur := range []string{"0.1", "0.28", "0.66", "0.9"} {
+			clients = append(clients, asyncio.CreateTaskErr(tk, client(port, fmt.Sprintf("c%d", i), dur, 0)))
+		}
+		clients = append(clients, asyncio.CreateTaskErr(tk, client(port, "idle", "", 0)))
+		if err := asyncio.Sleep(tk, 200*ms); err != nil {
+			return err
+		}
+		stopper := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error { return app.shutdown(t, srv, 300*ms) })
+		clients = append(clients, asyncio.CreateTaskErr(tk, client(port, "late", "0.1", 60*ms)))
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(clients)...).Await(tk); err != nil {
+			return err
+		}
+		if _, err := stopper.Await(tk); err != nil {
+			return err
+		}
+		p.log("main done")
+		return nil
 	})
 }
