@@ -1361,3 +1361,116 @@ func TestPortGracefulShutdown(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p219_circuit_breaker.py
+
+type circuitBreaker struct {
+	p                         *probe
+	failMax                   int
+	resetTimeout, callTimeout time.Duration
+	state                     string
+	failures                  int
+	timer                     *asyncio.TimerHandle
+	trial                     bool
+}
+
+func (b *circuitBreaker) set(state string) {
+	b.p.log("breaker: %s -> %s", b.state, state)
+	b.state = state
+	if state == "open" {
+		b.timer = b.p.l.CallLater(b.resetTimeout, func() { b.set("half-open") })
+	}
+}
+
+func (b *circuitBreaker) call(t *asyncio.T, fn func(*asyncio.T, int) (string, error), i int) (string, error) {
+	if b.state == "open" {
+		return "", &runtimeError{pyExc{"CircuitOpenError", "open"}}
+	}
+	trial := b.state == "half-open"
+	if trial {
+		if b.trial {
+			return "", &runtimeError{pyExc{"CircuitOpenError", "half-open, trial in progress"}}
+		}
+		b.trial = true
+	}
+	var result string
+	err := asyncio.Timeout(t, b.callTimeout, func(*asyncio.TimeoutScope) error {
+		var err error
+		result, err = fn(t, i)
+		return err
+	})
+	var se *connectionError
+	if errors.As(err, &se) || errors.Is(err, asyncio.ErrTimeout) {
+		b.failures++
+		if trial || b.failures >= b.failMax {
+			b.set("open")
+		}
+	} else if err == nil {
+		b.failures = 0
+		if trial {
+			b.set("closed")
+		}
+	}
+	if trial {
+		b.trial = false
+	}
+	return result, err
+}
+
+func TestPortCircuitBreakerTimers(t *testing.T) {
+	runPort(t, cpythonTrace("p219_circuit_breaker"), func(p *probe, tk *asyncio.T) error {
+		var t0 time.Duration
+		service := func(t *asyncio.T, i int) (string, error) {
+			now := t.Loop().Time() - t0
+			if 300*ms < now && now < 1200*ms {
+				if i%2 == 1 {
+					return "", &connectionError{pyExc{"ServiceError", fmt.Sprintf("req%d 500", i)}}
+				}
+				if err := asyncio.Sleep(t, time.Second); err != nil {
+					return "", err
+				}
+			}
+			if err := asyncio.Sleep(t, 20*ms); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("req%d ok", i), nil
+		}
+		request := func(b *circuitBreaker, i int) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				v, err := b.call(t, service, i)
+				var oe *runtimeError
+				var se *connectionError
+				switch {
+				case err == nil:
+					p.log("req %d -> %s", i, v)
+				case errors.As(err, &oe), errors.As(err, &se), errors.Is(err, asyncio.ErrTimeout):
+					p.log("req %d failed %s state %s failures %d", i, pd(err), b.state, b.failures)
+				default:
+					return err
+				}
+				return nil
+			}
+		}
+
+		p.restart()
+		loop := tk.Loop()
+		t0 = loop.Time()
+		breaker := &circuitBreaker{p: p, failMax: 3, resetTimeout: 350 * ms, callTimeout: 30 * ms, state: "closed"}
+		var tasks []*asyncio.Task[struct{}]
+		for i := range 18 {
+			if err := asyncio.Sleep(tk, t0+60*ms+time.Duration(i)*100*ms-loop.Time()); err != nil {
+				return err
+			}
+			tasks = append(tasks, asyncio.CreateTaskErr(tk, request(breaker, i)))
+			if i == 13 {
+				tasks = append(tasks, asyncio.CreateTaskErr(tk, request(breaker, 100+i)))
+			}
+		}
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(tasks)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("final state %s", breaker.state)
+		return nil
+	})
+}
