@@ -1474,3 +1474,122 @@ func TestPortCircuitBreakerTimers(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p220_debounce_throttle.py
+
+type debouncer struct {
+	wait    time.Duration
+	handler func(*asyncio.T, string) error
+	pending *asyncio.Task[struct{}]
+	value   string // "" is None
+	runs    []*asyncio.Task[struct{}]
+}
+
+func (db *debouncer) call(t *asyncio.T, value string) {
+	db.value = value
+	if db.pending != nil && !db.pending.Done() {
+		db.pending.Cancel()
+	}
+	db.pending = asyncio.CreateTaskErr(t, db.later)
+}
+
+func (db *debouncer) later(t *asyncio.T) error {
+	if err := asyncio.Sleep(t, db.wait); err != nil {
+		return err
+	}
+	return db.fire(t)
+}
+
+func (db *debouncer) fire(t *asyncio.T) error {
+	value := db.value
+	db.value = ""
+	task := asyncio.CreateTaskErr(t, func(t *asyncio.T) error { return db.handler(t, value) })
+	db.runs = append(db.runs, task)
+	_, err := task.Await(t)
+	return err
+}
+
+func (db *debouncer) flush(t *asyncio.T) error {
+	if db.pending != nil && !db.pending.Done() {
+		db.pending.Cancel()
+		return db.fire(t)
+	}
+	return nil
+}
+
+type throttler struct {
+	interval time.Duration
+	handler  func(*asyncio.T, int) error
+	last     time.Duration
+	hasLast  bool
+	dropped  int
+	tasks    []*asyncio.Task[struct{}]
+}
+
+func (th *throttler) call(t *asyncio.T, value int) {
+	now := t.Loop().Time()
+	if th.hasLast && now-th.last < th.interval {
+		th.dropped++
+		return
+	}
+	th.last, th.hasLast = now, true
+	th.tasks = append(th.tasks, asyncio.CreateTaskErr(t, func(t *asyncio.T) error { return th.handler(t, value) }))
+}
+
+func TestPortDebounceThrottle(t *testing.T) {
+	runPort(t, cpythonTrace("p220_debounce_throttle"), func(p *probe, tk *asyncio.T) error {
+		search := func(t *asyncio.T, query string) error {
+			p.log("search for '%s'", query)
+			if err := asyncio.Sleep(t, 30*ms); err != nil {
+				return err
+			}
+			p.log("results for '%s'", query)
+			return nil
+		}
+		onScroll := func(t *asyncio.T, pos int) error {
+			p.log("scroll handler at %d", pos)
+			return nil
+		}
+		type event struct {
+			at   time.Duration
+			kind string
+			key  string
+			pos  int
+		}
+		events := []event{
+			{0, "key", "h", 0}, {10 * ms, "scroll", "", 10}, {60 * ms, "key", "he", 0}, {70 * ms, "scroll", "", 20},
+			{120 * ms, "key", "hel", 0}, {130 * ms, "scroll", "", 30}, {190 * ms, "scroll", "", 40}, {270 * ms, "scroll", "", 50},
+			{310 * ms, "scroll", "", 60}, {380 * ms, "key", "hell", 0}, {440 * ms, "key", "hello", 0}, {490 * ms, "scroll", "", 70},
+			{850 * ms, "key", "x", 0}, {870 * ms, "scroll", "", 80},
+		}
+
+		p.restart()
+		loop := tk.Loop()
+		start := loop.Time()
+		debounced := &debouncer{wait: 140 * ms, handler: search}
+		throttled := &throttler{interval: 200 * ms, handler: onScroll}
+		for _, ev := range events {
+			if err := asyncio.Sleep(tk, start+ev.at-loop.Time()); err != nil {
+				return err
+			}
+			if ev.kind == "key" {
+				debounced.call(tk, ev.key)
+			} else {
+				throttled.call(tk, ev.pos)
+			}
+		}
+		if err := asyncio.Sleep(tk, 90*ms); err != nil {
+			return err
+		}
+		p.log("flush with '%s' pending", debounced.value)
+		if err := debounced.flush(tk); err != nil {
+			return err
+		}
+		if _, err := asyncio.Gather(tk, asyncio.Awaitables(throttled.tasks)...).Await(tk); err != nil {
+			return err
+		}
+		p.log("search ran %d times; scroll ran %d dropped %d", len(debounced.runs), len(throttled.tasks), throttled.dropped)
+		return nil
+	})
+}
