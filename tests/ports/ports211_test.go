@@ -1593,3 +1593,98 @@ func TestPortDebounceThrottle(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p221_pubsub_drop_slow.py
+
+type pubsubHub struct {
+	p       *probe
+	maxsize int
+	names   []string // the dict's order
+	subs    map[string]*asyncio.Queue[string]
+	dropped []string
+}
+
+func (h *pubsubHub) subscribe(name string) *asyncio.Queue[string] {
+	q := asyncio.NewQueue[string](h.maxsize)
+	h.subs[name] = q
+	h.names = append(h.names, name)
+	return q
+}
+
+func (h *pubsubHub) publish(msg string) {
+	for _, name := range slices.Clone(h.names) {
+		q := h.subs[name]
+		if err := q.PutNowait(msg); errors.Is(err, asyncio.ErrQueueFull) {
+			h.p.log("hub: drops %s at %s backlog %d", name, msg, q.Len())
+			delete(h.subs, name)
+			h.names = slices.DeleteFunc(h.names, func(n string) bool { return n == name })
+			h.dropped = append(h.dropped, name)
+			q.Shutdown(false)
+		}
+	}
+}
+
+func (h *pubsubHub) close() {
+	for _, name := range h.names {
+		h.subs[name].Shutdown(false)
+	}
+	clear(h.subs)
+	h.names = nil
+}
+
+func TestPortPubSubDropSlow(t *testing.T) {
+	runPort(t, cpythonTrace("p221_pubsub_drop_slow"), func(p *probe, tk *asyncio.T) error {
+		subscriber := func(hub *pubsubHub, name string, perMsg, delay time.Duration) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				if err := asyncio.Sleep(t, delay); err != nil {
+					return 0, err
+				}
+				q := hub.subscribe(name)
+				var got []string
+				for {
+					msg, err := q.Get(t)
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						break
+					} else if err != nil {
+						return 0, err
+					}
+					got = append(got, msg)
+					if err := asyncio.Sleep(t, perMsg); err != nil {
+						return 0, err
+					}
+				}
+				p.log("%s ends with %s", name, pstrs(got))
+				return len(got), nil
+			}
+		}
+
+		p.restart()
+		hub := &pubsubHub{p: p, maxsize: 3, subs: map[string]*asyncio.Queue[string]{}}
+		subs := []*asyncio.Task[int]{
+			asyncio.CreateTask(tk, subscriber(hub, "fast", 13*ms, 0)),
+			asyncio.CreateTask(tk, subscriber(hub, "medium", 155*ms, 0)),
+			asyncio.CreateTask(tk, subscriber(hub, "slow", 450*ms, 0)),
+			asyncio.CreateTask(tk, subscriber(hub, "late", 13*ms, 410*ms)),
+		}
+		loop := tk.Loop()
+		start := loop.Time() + 60*ms
+		for i := range 12 {
+			if err := asyncio.Sleep(tk, start+time.Duration(i)*100*ms-loop.Time()); err != nil {
+				return err
+			}
+			hub.publish(fmt.Sprintf("m%d", i))
+		}
+		if err := asyncio.Sleep(tk, 100*ms); err != nil {
+			return err
+		}
+		p.log("publisher done, subscribers %s dropped %s", pstrs(hub.names), pstrs(hub.dropped))
+		hub.close()
+		counts, err := asyncio.Gather(tk, asyncio.Awaitables(subs)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("counts %s", pints(counts))
+		return nil
+	})
+}
