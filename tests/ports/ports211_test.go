@@ -1688,3 +1688,132 @@ func TestPortPubSubDropSlow(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p222_exit_stack.py
+
+// The stack is p140's exitStack: an exit returns what goes on unwinding
+// (the error it saw, nil when it suppresses it, or the error it raises).
+
+type stackResource struct {
+	p         *probe
+	name      string
+	failEnter bool
+	cleanup   time.Duration
+	suppress  func(error) bool
+}
+
+func (r *stackResource) aenter(t *asyncio.T) error {
+	if err := asyncio.Sleep(t, 100*ms); err != nil {
+		return err
+	}
+	if r.failEnter {
+		r.p.log("%s failed to open", r.name)
+		return &connectionError{pyExc{"ConnectionError", r.name + " unavailable"}}
+	}
+	r.p.log("%s opened", r.name)
+	return nil
+}
+
+func (r *stackResource) aexit(t *asyncio.T) func(exc error) error {
+	return func(exc error) error {
+		r.p.log("%s closing, sees %s", r.name, pd(exc))
+		if err := asyncio.Sleep(t, r.cleanup); err != nil {
+			if asyncio.IsCancelled(err) {
+				r.p.log("%s cleanup interrupted %s", r.name, pd(err))
+			}
+			return err
+		}
+		r.p.log("%s closed", r.name)
+		if exc != nil && r.suppress != nil && r.suppress(exc) {
+			r.p.log("%s suppresses %s", r.name, pd(exc))
+			return nil
+		}
+		return exc
+	}
+}
+
+func TestPortExitStack(t *testing.T) {
+	runPort(t, cpythonTrace("p222_exit_stack"), func(p *probe, tk *asyncio.T) error {
+		res := func(name string) *stackResource { return &stackResource{p: p, name: name, cleanup: 100 * ms} }
+		flush := func(t *asyncio.T, what string) error {
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return err
+			}
+			p.log("flushed %s", what)
+			return nil
+		}
+		openAll := func(t *asyncio.T, specs []*stackResource, body func(*asyncio.T) error) error {
+			stack := &exitStack{}
+			return stack.close(func() error {
+				var opened []string
+				for i, spec := range specs {
+					// enter_async_context: the exit is pushed once the enter succeeded
+					if err := spec.aenter(t); err != nil {
+						return err
+					}
+					stack.push(spec.aexit(t))
+					opened = append(opened, spec.name)
+					if i == 0 {
+						// push_async_callback(flush, "metrics")
+						stack.push(func(exc error) error {
+							if err := flush(t, "metrics"); err != nil {
+								return err
+							}
+							return exc
+						})
+					}
+				}
+				p.log("all open: %s", pstrs(opened))
+				return body(t)
+			}())
+		}
+
+		p.restart()
+		broker := res("broker")
+		broker.failEnter = true
+		err := openAll(tk, []*stackResource{res("db"), res("cache"), broker},
+			func(t *asyncio.T) error { return asyncio.Sleep(t, time.Second) })
+		var ce *connectionError
+		if !errors.As(err, &ce) {
+			return fmt.Errorf("first open_all: %v", err)
+		}
+		p.log("service start failed: %s", pd(err))
+
+		p.restart()
+		serve := func(t *asyncio.T) error { return asyncio.Sleep(t, time.Second) }
+		slowCache := res("cache")
+		slowCache.cleanup = 500 * ms
+		task := asyncio.CreateTaskErr(tk, func(t *asyncio.T) error {
+			return openAll(t, []*stackResource{res("db"), slowCache, res("broker")}, serve)
+		})
+		if err := asyncio.Sleep(tk, 460*ms); err != nil {
+			return err
+		}
+		task.Cancel("stop")
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		task.Cancel("stop now")
+		if _, err := task.Await(tk); asyncio.IsCancelled(err) {
+			p.log("service task ended %s cancelled %s", pd(err), pb(task.Cancelled()))
+		} else {
+			return fmt.Errorf("service task: %v", err)
+		}
+
+		p.restart()
+		failingBody := func(t *asyncio.T) error {
+			if err := asyncio.Sleep(t, 100*ms); err != nil {
+				return err
+			}
+			return newValueError("bad row")
+		}
+		tx := res("tx")
+		tx.suppress = func(err error) bool { var ve *valueError; return errors.As(err, &ve) }
+		if err := openAll(tk, []*stackResource{res("db"), tx, res("cache")}, failingBody); err != nil {
+			return err
+		}
+		p.log("open_all returned None")
+		return nil
+	})
+}
