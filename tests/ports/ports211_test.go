@@ -1817,3 +1817,176 @@ func TestPortExitStack(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p223_supervisor.py
+
+// budgetExceeded is RestartBudgetExceeded, raised from the last crash.
+type budgetExceeded struct {
+	msg   string
+	cause error
+}
+
+func (e *budgetExceeded) Error() string            { return e.msg }
+func (e *budgetExceeded) Unwrap() error            { return e.cause }
+func (e *budgetExceeded) pyRepr() (string, string) { return "RestartBudgetExceeded", e.msg }
+
+type permanentError struct{ pyExc }
+type flushOSError struct{ pyExc }
+
+func TestPortSupervisorBudget(t *testing.T) {
+	runPort(t, cpythonTrace("p223_supervisor"), func(p *probe, tk *asyncio.T) error {
+		supervise := func(name string, child func(*asyncio.T, int) error) func(*asyncio.T) (string, error) {
+			const maxRestarts, window, backoff = 3, time.Second, 100 * ms
+			return func(t *asyncio.T) (string, error) {
+				loop := t.Loop()
+				var restarts []time.Duration // the deque
+				attempt := 0
+				for {
+					attempt++
+					err := child(t, attempt)
+					var pe *permanentError
+					switch {
+					case err == nil:
+						p.log("%s finished normally after %d attempts", name, attempt)
+						return name, nil
+					case asyncio.IsCancelled(err):
+						p.log("%s cancelled in attempt %d", name, attempt)
+						return "", err
+					case errors.As(err, &pe):
+						p.log("%s permanent failure %s", name, pd(err))
+						return "", err
+					}
+					if t.Cancelling() > 0 {
+						p.log("%s failed while being cancelled %s", name, pd(err))
+						return "", err
+					}
+					now := loop.Time()
+					for len(restarts) > 0 && now-restarts[0] > window {
+						restarts = restarts[1:]
+					}
+					if len(restarts) >= maxRestarts {
+						p.log("%s restart budget exhausted at %s", name, pd(err))
+						return "", &budgetExceeded{fmt.Sprintf("%s: %d restarts in 1.0s", name, len(restarts)), err}
+					}
+					restarts = append(restarts, now)
+					p.log("%s crashed %s - restart %d", name, pd(err), len(restarts))
+					if err := asyncio.Sleep(t, backoff); err != nil {
+						return "", err
+					}
+				}
+			}
+		}
+		ticker := func(t *asyncio.T, attempt int) error {
+			for range 3 {
+				if err := asyncio.Sleep(t, 170*ms); err != nil {
+					return err
+				}
+			}
+			p.log("ticker done")
+			return nil
+		}
+		flaky := func(t *asyncio.T, attempt int) error {
+			if err := asyncio.Sleep(t, 180*ms); err != nil {
+				return err
+			}
+			if attempt <= 2 {
+				return &connectionError{pyExc{"ConnectionError", fmt.Sprintf("flaky lost its connection #%d", attempt)}}
+			}
+			return asyncio.Sleep(t, 5*time.Second)
+		}
+		doomed := func(t *asyncio.T, attempt int) error {
+			if err := asyncio.Sleep(t, 190*ms); err != nil {
+				return err
+			}
+			return &runtimeError{pyExc{"RuntimeError", fmt.Sprintf("doomed crash #%d", attempt)}}
+		}
+		config := func(t *asyncio.T, attempt int) error {
+			if err := asyncio.Sleep(t, 270*ms); err != nil {
+				return err
+			}
+			return &permanentError{pyExc{"PermanentError", "bad config"}}
+		}
+		closer := func(t *asyncio.T, attempt int) error {
+			if err := asyncio.Sleep(t, 5*time.Second); asyncio.IsCancelled(err) {
+				return &flushOSError{pyExc{"OSError", "closer could not flush"}}
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}
+
+		p.restart()
+		var tasks []*asyncio.Task[string]
+		err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			for _, nc := range []struct {
+				name  string
+				child func(*asyncio.T, int) error
+			}{{"ticker", ticker}, {"flaky", flaky}, {"doomed", doomed}} {
+				task, err := asyncio.Spawn(g, supervise(nc.name, nc.child))
+				if err != nil {
+					return err
+				}
+				tasks = append(tasks, task)
+			}
+			return nil
+		})
+		err = asyncio.ExceptStar(err, asyncio.Except[*budgetExceeded](func(eg *asyncio.ExceptionGroup) error {
+			var ds []string
+			for _, e := range eg.Errs {
+				ds = append(ds, pd(e))
+			}
+			p.log("supervisor tree failed: %s cause %s", pstrs(ds), pd(eg.Errs[0].(*budgetExceeded).cause))
+			return nil
+		}))
+		if err != nil {
+			return err
+		}
+		var children []string
+		for _, task := range tasks {
+			switch v, err := task.Result(); {
+			case task.Cancelled():
+				children = append(children, "cancelled")
+			case err != nil:
+				children = append(children, pd(err))
+			default:
+				children = append(children, v)
+			}
+		}
+		p.log("children %s", pstrs(children))
+
+		p.restart()
+		err = asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			for _, nc := range []struct {
+				name  string
+				child func(*asyncio.T, int) error
+			}{{"flaky2", flaky}, {"config", config}, {"closer", closer}} {
+				if _, err := asyncio.Spawn(g, supervise(nc.name, nc.child)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		listOf := func(eg *asyncio.ExceptionGroup) string {
+			var ds []string
+			for _, e := range eg.Errs {
+				ds = append(ds, pd(e))
+			}
+			return pstrs(ds)
+		}
+		err = asyncio.ExceptStar(err,
+			asyncio.Except[*permanentError](func(eg *asyncio.ExceptionGroup) error {
+				p.log("permanent: %s", listOf(eg))
+				return nil
+			}),
+			asyncio.Except[*flushOSError](func(eg *asyncio.ExceptionGroup) error {
+				p.log("during cancellation: %s", listOf(eg))
+				return nil
+			}))
+		if err != nil {
+			return err
+		}
+		p.log("done")
+		return nil
+	})
+}
