@@ -1990,3 +1990,151 @@ func TestPortSupervisorBudget(t *testing.T) {
 		return nil
 	})
 }
+
+// ---------------------------------------------------------------------------
+// p224_batch_writer.py
+
+type batchWriter struct {
+	p        *probe
+	name     string
+	sink     func(t *asyncio.T, name string, batch []string) error
+	maxItems int
+	maxWait  time.Duration
+	q        *asyncio.Queue[string]
+	inflight *asyncio.Task[struct{}]
+	flushes  []string
+}
+
+func (w *batchWriter) flush(t *asyncio.T, batch []string, reason string) error {
+	w.p.log("%s flush %s %s", w.name, reason, pstrs(batch))
+	w.flushes = append(w.flushes, fmt.Sprintf("('%s', %d)", reason, len(batch)))
+	w.inflight = asyncio.CreateTaskErr(t, func(t *asyncio.T) error { return w.sink(t, w.name, batch) })
+	_, err := asyncio.Shield[struct{}](w.inflight).Await(t)
+	return err
+}
+
+func (w *batchWriter) run(t *asyncio.T) error {
+	loop := t.Loop()
+	var batch []string
+	err := func() error {
+		for {
+			item, err := w.q.Get(t)
+			if err != nil {
+				return err
+			}
+			batch = append(batch, item)
+			err = asyncio.TimeoutAt(t, loop.Time()+w.maxWait, func(*asyncio.TimeoutScope) error {
+				for len(batch) < w.maxItems {
+					item, err := w.q.Get(t)
+					if err != nil {
+						return err
+					}
+					batch = append(batch, item)
+				}
+				return nil
+			})
+			reason := "full"
+			if errors.Is(err, asyncio.ErrTimeout) {
+				reason = "timer"
+			} else if err != nil {
+				return err
+			}
+			out := batch
+			batch = nil
+			if err := w.flush(t, out, reason); err != nil {
+				return err
+			}
+		}
+	}()
+	if !asyncio.IsCancelled(err) {
+		return err
+	}
+	w.p.log("%s cancelled %s holding %s queued %d", w.name, pd(err), pstrs(batch), w.q.Len())
+	if w.inflight != nil && !w.inflight.Done() {
+		w.p.log("%s waits for the write in flight", w.name)
+		if _, err := w.inflight.Await(t); err != nil {
+			return err
+		}
+	}
+	for !w.q.Empty() {
+		item, err := w.q.GetNowait()
+		if err != nil {
+			return err
+		}
+		batch = append(batch, item)
+	}
+	if len(batch) > 0 {
+		final := asyncio.CreateTaskErr(t, func(t *asyncio.T) error { return w.flush(t, batch, "final") })
+		if _, err := asyncio.Shield[struct{}](final).Await(t); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func TestPortBatchWriter(t *testing.T) {
+	runPort(t, cpythonTrace("p224_batch_writer"), func(p *probe, tk *asyncio.T) error {
+		sink := func(t *asyncio.T, name string, batch []string) error {
+			if err := asyncio.Sleep(t, 90*ms); err != nil {
+				return err
+			}
+			p.log("%s sink wrote %d", name, len(batch))
+			return nil
+		}
+		newWriter := func(name string, maxItems int) *batchWriter {
+			return &batchWriter{p: p, name: name, sink: sink, maxItems: maxItems, maxWait: 200 * ms, q: asyncio.NewQueue[string](0)}
+		}
+
+		p.restart()
+		w := newWriter("w1", 4)
+		runner := asyncio.CreateTaskErr(tk, w.run)
+		if err := asyncio.Sleep(tk, 10*ms); err != nil {
+			return err
+		}
+		for i := range 6 {
+			if err := w.q.PutNowait(fmt.Sprintf("a%d", i)); err != nil {
+				return err
+			}
+		}
+		if err := asyncio.Sleep(tk, 360*ms); err != nil {
+			return err
+		}
+		for i := range 3 {
+			if err := w.q.PutNowait(fmt.Sprintf("b%d", i)); err != nil {
+				return err
+			}
+			if err := asyncio.Sleep(tk, 20*ms); err != nil {
+				return err
+			}
+		}
+		if err := asyncio.Sleep(tk, 80*ms); err != nil {
+			return err
+		}
+		runner.Cancel("shutdown")
+		if _, err := runner.Await(tk); !asyncio.IsCancelled(err) {
+			return fmt.Errorf("w1: %v", err)
+		}
+		p.log("w1 stopped, flushes [%s]", strings.Join(w.flushes, ", "))
+
+		p.restart()
+		w2 := newWriter("w2", 3)
+		runner = asyncio.CreateTaskErr(tk, w2.run)
+		if err := asyncio.Sleep(tk, 10*ms); err != nil {
+			return err
+		}
+		for i := range 5 {
+			if err := w2.q.PutNowait(fmt.Sprintf("c%d", i)); err != nil {
+				return err
+			}
+		}
+		if err := asyncio.Sleep(tk, 50*ms); err != nil {
+			return err
+		}
+		runner.Cancel("shutdown")
+		if _, err := runner.Await(tk); !asyncio.IsCancelled(err) {
+			return fmt.Errorf("w2: %v", err)
+		}
+		p.log("w2 stopped, flushes [%s] queue empty %s", strings.Join(w2.flushes, ", "), pb(w2.q.Empty()))
+		return nil
+	})
+}
