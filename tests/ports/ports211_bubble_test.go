@@ -126,6 +126,7 @@ func TestPortAiofilesExecutor(t *testing.T) {
 		defer os.RemoveAll(tmp)
 		ex := newNPool(2)
 		err = func() error {
+			//asynciovet:ignore blockingcall the program's `with ThreadPoolExecutor` ends with shutdown(wait=True) on the loop too; every job is done by then
 			defer ex.Shutdown()
 			var files []*asyncFile
 			for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
@@ -200,6 +201,7 @@ func TestPortAiofilesExecutor(t *testing.T) {
 			return err
 		}
 		p.log("executor shut down")
+		//asynciovet:ignore blockingcall the program lists the directory on the loop too (os.listdir)
 		entries, err := os.ReadDir(tmp)
 		if err != nil {
 			return err
