@@ -1431,7 +1431,7 @@ func TestPortCircuitBreakerTimers(t *testing.T) {
 					return "", err
 				}
 			}
-			if err := asyncio.Sleep(t, 20*ms); err != nil {
+			if err := asyncio.Sleep(t, 0); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("req%d ok", i), nil
