@@ -1,0 +1,609 @@
+//go:build unix
+
+package ports_test
+
+// Ports p225 onward (h43): larger application programs (300-500 lines of
+// Python), same conventions as ports181_test.go. p225 is a pub/sub
+// message broker (a mini NATS) on streams over the simulated network:
+// wildcard subjects, per-client outgoing queues written out by a pump task
+// under a small high-water mark, a sweeper that disconnects a slow
+// consumer (its pump cancelled while it waits in drain), admission with a
+// wait for a slot, a client whose upload times out while it is blocked in
+// drain, and a shutdown through Queue.shutdown that waits for the handler
+// tasks.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
+)
+
+// ---------------------------------------------------------------------------
+// p225_pubsub_broker.py
+
+// brokerClient is the program's Client.
+type brokerClient struct {
+	name      string
+	w         *aio.StreamWriter
+	subs      []string
+	queue     *asyncio.Queue[string]
+	fullSince *time.Duration // None until a put finds the queue full
+	sent      int
+	dropped   int
+	draining  bool
+	kicked    bool
+	pump      *asyncio.Task[struct{}]
+}
+
+// brokerValid is valid(subject, wildcards).
+func brokerValid(subject string, wildcards bool) bool {
+	tokens := strings.Split(subject, ".")
+	for i, tok := range tokens {
+		if tok == "" {
+			return false
+		}
+		if (tok == "*" || tok == ">") && !wildcards {
+			return false
+		}
+		if tok == ">" && i != len(tokens)-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// brokerMatches is matches(pattern, subject).
+func brokerMatches(pattern, subject string) bool {
+	pat, sub := strings.Split(pattern, "."), strings.Split(subject, ".")
+	for i, tok := range pat {
+		if tok == ">" {
+			return len(sub) > i
+		}
+		if i >= len(sub) || (tok != "*" && tok != sub[i]) {
+			return false
+		}
+	}
+	return len(pat) == len(sub)
+}
+
+func TestPortMessageBroker(t *testing.T) {
+	runPort(t, cpythonTrace("p225_pubsub_broker"), func(p *probe, tk *asyncio.T) error {
+		sim := simLocal(tk)
+		const host = "127.0.0.1"
+		const maxClients, admitWait, outQueue, highWater, sndbuf = 4, 300 * ms, 8, 4096, 16384
+		const slowDeadline, sweepFirst, sweepEvery = 100 * ms, 210 * ms, 300 * ms
+		const burst, big, shutdownAt = 24, 30000, 1470 * ms
+		loop := tk.Loop()
+
+		// clients is a dict: name -> Client, in connection order.
+		var clients []*brokerClient
+		handlers := map[*asyncio.T]bool{}
+		var handlerOrder []*asyncio.T
+		slots := asyncio.NewSemaphore(maxClients)
+		published := map[string]int{}
+		connections, turnedAway := 0, 0
+		var slow []string
+		delivered := map[string]int{}
+
+		clientNames := func() []string {
+			names := make([]string, len(clients))
+			for i, c := range clients {
+				names[i] = c.name
+			}
+			return names
+		}
+		sleepUntil := func(t *asyncio.T, at time.Duration) error {
+			return asyncio.Sleep(t, at-(t.Loop().Time()-p.t0))
+		}
+
+		enqueue := func(c *brokerClient, line string) bool {
+			err := c.queue.PutNowait(line)
+			switch {
+			case err == nil:
+				return true
+			case errors.Is(err, asyncio.ErrQueueFull):
+				c.dropped++
+				if c.fullSince == nil {
+					now := loop.Time()
+					c.fullSince = &now
+				}
+				return false
+			case errors.Is(err, asyncio.ErrQueueShutDown):
+				return false
+			}
+			panic(err)
+		}
+		publish := func(subject, payload string) int {
+			published[subject]++
+			var matched []*brokerClient
+			for _, c := range clients {
+				if slices.ContainsFunc(c.subs, func(pat string) bool { return brokerMatches(pat, subject) }) {
+					matched = append(matched, c)
+				}
+			}
+			for _, c := range matched {
+				enqueue(c, "MSG "+subject+" "+payload)
+			}
+			return len(matched)
+		}
+		command := func(c *brokerClient, parts []string) string {
+			op, args := parts[0], parts[1:]
+			switch {
+			case op == "PING" && len(args) == 0:
+				return "PONG"
+			case op == "SUB" && len(args) == 1:
+				if !brokerValid(args[0], true) {
+					return "-ERR invalid subject " + args[0]
+				}
+				c.subs = append(c.subs, args[0])
+				return "+OK sub " + args[0]
+			case op == "UNSUB" && len(args) == 1:
+				i := slices.Index(c.subs, args[0])
+				if i < 0 {
+					return "-ERR not subscribed " + args[0]
+				}
+				c.subs = slices.Delete(c.subs, i, i+1)
+				return "+OK unsub " + args[0]
+			case op == "PUB" && len(args) == 2:
+				if !brokerValid(args[0], false) {
+					return "-ERR invalid subject " + args[0]
+				}
+				return fmt.Sprintf("+OK %d", publish(args[0], args[1]))
+			case op == "PUB":
+				return "-ERR usage: PUB subject payload"
+			}
+			return "-ERR unknown command " + op
+		}
+
+		pump := func(c *brokerClient) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for {
+					line, err := c.queue.Get(t)
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						break
+					}
+					if asyncio.IsCancelled(err) {
+						p.log("server: %s pump cancelled, waiting in drain: %s", c.name, pb(c.draining))
+					}
+					if err != nil {
+						return err
+					}
+					c.fullSince = nil
+					if err := c.w.Write([]byte(line + "\n")); err != nil {
+						return err
+					}
+					c.sent++
+					c.draining = true
+					err = c.w.Drain(t)
+					if asyncio.IsCancelled(err) {
+						p.log("server: %s pump cancelled, waiting in drain: %s", c.name, pb(c.draining))
+						return err
+					}
+					if isConnectionError(err) {
+						p.log("server: %s pump lost the connection: %s", c.name, nd(err))
+						break
+					}
+					if err != nil {
+						return err
+					}
+					c.draining = false
+				}
+				c.w.Close()
+				return nil
+			}
+		}
+		kick := func(c *brokerClient) error {
+			c.kicked = true
+			slow = append(slow, c.name)
+			p.log("server: %s is a slow consumer, dropped %s ; disconnecting", c.name, pb(c.dropped > 0))
+			c.pump.Cancel()
+			if err := c.w.Write([]byte("-ERR slow consumer\n")); err != nil {
+				return err
+			}
+			c.w.Close()
+			return nil
+		}
+		sweeper := func(t *asyncio.T) error {
+			tick := sweepFirst
+			for {
+				if err := sleepUntil(t, tick); err != nil {
+					return err
+				}
+				for _, c := range slices.Clone(clients) {
+					if !c.kicked && c.fullSince != nil && loop.Time()-*c.fullSince >= slowDeadline {
+						if err := kick(c); err != nil {
+							return err
+						}
+					}
+				}
+				tick += sweepEvery
+			}
+		}
+
+		session := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			if err := setSockBuf(w, syscall.SO_SNDBUF, sndbuf); err != nil {
+				return err
+			}
+			if err := w.Transport().SetWriteBufferLimits(highWater, -1); err != nil {
+				return err
+			}
+			first, err := r.ReadLine(t)
+			if err != nil {
+				return err
+			}
+			parts := strings.Fields(string(first))
+			if len(parts) != 2 || parts[0] != "CONNECT" {
+				p.log("server: expected CONNECT, got %s", pstrs(parts))
+				if err := w.Write([]byte("-ERR expected CONNECT\n")); err != nil {
+					return err
+				}
+				w.Close()
+				return nil
+			}
+			c := &brokerClient{name: parts[1], w: w, queue: asyncio.NewQueue[string](outQueue)}
+			clients = append(clients, c)
+			p.log("server: %s connected, %d clients", c.name, len(clients))
+			c.pump = asyncio.CreateTaskErr(t, pump(c))
+			enqueue(c, "+OK welcome "+c.name)
+			reason := "hung up"
+			for line, err := range r.Lines(t) {
+				if isConnectionError(err) {
+					reason = nd(err)
+					break
+				}
+				if err != nil {
+					return err
+				}
+				parts := strings.Fields(string(line))
+				if len(parts) == 0 {
+					continue
+				}
+				if len(parts) == 1 && parts[0] == "QUIT" {
+					reason = "quit"
+					enqueue(c, "+OK bye")
+					break
+				}
+				reply := command(c, parts)
+				if strings.HasPrefix(reply, "-ERR") {
+					text := strings.TrimSpace(string(line))
+					if len(text) > 40 {
+						text = text[:40]
+					}
+					p.log("server: %s sent %s -> %s", c.name, text, reply)
+				}
+				enqueue(c, reply)
+			}
+			clients = slices.DeleteFunc(clients, func(x *brokerClient) bool { return x == c })
+			if c.kicked {
+				reason = "kicked"
+			} else {
+				c.queue.Shutdown(false)
+				delivered[c.name] = c.sent
+			}
+			if _, err := asyncio.GatherOutcomes[struct{}](t, c.pump).Await(t); err != nil {
+				return err
+			}
+			p.log("server: %s gone: %s subs %s", c.name, reason, pstrs(c.subs))
+			return nil
+		}
+		handle := func(t *asyncio.T, r *aio.StreamReader, w *aio.StreamWriter) error {
+			handlers[t] = true
+			handlerOrder = append(handlerOrder, t)
+			defer delete(handlers, t)
+			connections++
+			err := asyncio.Timeout(t, admitWait, func(*asyncio.TimeoutScope) error {
+				return slots.Acquire(t)
+			})
+			if errors.Is(err, asyncio.ErrTimeout) {
+				turnedAway++
+				p.log("server: no slot for 0.3 s, turning a connection away")
+				if err := w.Write([]byte("-ERR server busy\n")); err != nil {
+					return err
+				}
+				w.Close()
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer slots.Release()
+			return session(t, r, w)
+		}
+
+		openClient := func(t *asyncio.T, name string, at time.Duration, port int) (*aio.StreamReader, *aio.StreamWriter, error) {
+			if err := sleepUntil(t, at); err != nil {
+				return nil, nil, err
+			}
+			r, w, err := aio.OpenConnection(t, host, port, sim)
+			if err != nil {
+				return nil, nil, err
+			}
+			return r, w, w.Write([]byte("CONNECT " + name + "\n"))
+		}
+		type counts struct{ msgs, bulk int }
+		listen := func(name string, r *aio.StreamReader, n *counts) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				for line, err := range r.Lines(t) {
+					if err != nil {
+						return err
+					}
+					text := strings.TrimSpace(string(line))
+					if strings.HasPrefix(text, "MSG news.bulk ") {
+						n.bulk++
+						continue
+					}
+					if strings.HasPrefix(text, "MSG ") {
+						n.msgs++
+					}
+					p.log("%s <- %s", name, text)
+				}
+				p.log("%s connection closed", name)
+				return nil
+			}
+		}
+		type step struct {
+			at  time.Duration
+			cmd string
+		}
+		subscriber := func(name string, at time.Duration, port int, script []step) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				r, w, err := openClient(t, name, at, port)
+				if err != nil {
+					return "", err
+				}
+				var n counts
+				listener := asyncio.CreateTaskErr(t, listen(name, r, &n))
+				for _, s := range script {
+					if err := sleepUntil(t, s.at); err != nil {
+						return "", err
+					}
+					if s.cmd == "HANGUP" {
+						p.log("%s hangs up", name)
+						w.Close()
+						break
+					}
+					if err := w.Write([]byte(s.cmd + "\n")); err != nil {
+						return "", err
+					}
+				}
+				if _, err := listener.Await(t); err != nil {
+					return "", err
+				}
+				w.Close()
+				if err := w.WaitClosed(t); err != nil {
+					return "", err
+				}
+				return fmt.Sprintf("%s {'msgs': %d, 'bulk': %d}", name, n.msgs, n.bulk), nil
+			}
+		}
+		readText := func(t *asyncio.T, r *aio.StreamReader) (string, error) {
+			line, err := r.ReadLine(t)
+			return strings.TrimSpace(string(line)), err
+		}
+		snail := func(port int) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				r, w, err := openClient(t, "snail", 260*ms, port)
+				if err != nil {
+					return "", err
+				}
+				if err := w.Write([]byte("SUB news.>\n")); err != nil {
+					return "", err
+				}
+				for range 2 {
+					text, err := readText(t, r)
+					if err != nil {
+						return "", err
+					}
+					p.log("snail <- %s", text)
+				}
+				w.Transport().PauseReading()
+				p.log("snail: busy, stops reading")
+				if err := sleepUntil(t, 1210*ms); err != nil {
+					return "", err
+				}
+				w.Transport().ResumeReading()
+				var lines []string
+				for line, err := range r.Lines(t) {
+					if err != nil {
+						return "", err
+					}
+					lines = append(lines, strings.TrimSpace(string(line)))
+				}
+				p.log("snail: resumed, read news: %s last: %s", pb(strings.HasPrefix(lines[0], "MSG news.")), lines[len(lines)-1])
+				w.Close()
+				return "snail read to the end", w.WaitClosed(t)
+			}
+		}
+		publisher := func(port int) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				r, w, err := openClient(t, "pub1", 290*ms, port)
+				if err != nil {
+					return "", err
+				}
+				text, err := readText(t, r)
+				if err != nil {
+					return "", err
+				}
+				p.log("pub1 <- %s", text)
+				request := func(line string) (string, error) {
+					if err := w.Write([]byte(line + "\n")); err != nil {
+						return "", err
+					}
+					if err := w.Drain(t); err != nil {
+						return "", err
+					}
+					return readText(t, r)
+				}
+				var burstReplies []string
+				script := []step{
+					{310 * ms, "PUB metrics.cpu 17"}, {360 * ms, "PUB news.sports goal"}, {380 * ms, "PUB metrics.mem 512"},
+					{400 * ms, "PUB news.weather rain"}, {460 * ms, "PUB news 0"}, {480 * ms, "PUB news.* 1"},
+					{500 * ms, "PING"}, {520 * ms, "BURST"}, {860 * ms, "PUB metrics.cpu 55"}, {910 * ms, "PUB news.sports score"},
+					{1010 * ms, "PUB metrics.cpu 61"}, {1090 * ms, "PUB news.sports final"}, {1190 * ms, "PING"},
+					{1260 * ms, "PUB onlysubject"}, {1370 * ms, "PUB news.late bye"},
+				}
+				payload := strings.Repeat("b", big)
+				for _, s := range script {
+					if err := sleepUntil(t, s.at); err != nil {
+						return "", err
+					}
+					if s.cmd == "BURST" {
+						for range burst {
+							reply, err := request("PUB news.bulk " + payload)
+							if err != nil {
+								return "", err
+							}
+							burstReplies = append(burstReplies, reply)
+						}
+						continue
+					}
+					if burstReplies != nil {
+						set := slices.Compact(slices.Sorted(slices.Values(burstReplies)))
+						p.log("pub1: the burst of %d got %s", burst, pstrs(set))
+						burstReplies = nil
+					}
+					reply, err := request(s.cmd)
+					if err != nil {
+						return "", err
+					}
+					p.log("pub1: %s -> %s", s.cmd, reply)
+				}
+				for line, err := range r.Lines(t) {
+					if err != nil {
+						return "", err
+					}
+					p.log("pub1: then %s", strings.TrimSpace(string(line)))
+				}
+				w.Close()
+				return "pub1 done", w.WaitClosed(t)
+			}
+		}
+		late := func(port int) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				_, w, err := openClient(t, "late", 370*ms, port)
+				if err != nil {
+					return "", err
+				}
+				if err := setSockBuf(w, syscall.SO_SNDBUF, sndbuf); err != nil {
+					return "", err
+				}
+				if err := w.Transport().SetWriteBufferLimits(highWater, -1); err != nil {
+					return "", err
+				}
+				line := []byte("PUB logs.raw " + strings.Repeat("x", big) + "\n")
+				sent, waiting := 0, false
+				err = asyncio.Timeout(t, 200*ms, func(*asyncio.TimeoutScope) error {
+					for range 200 {
+						if err := w.Write(line); err != nil {
+							return err
+						}
+						waiting = true
+						if err := w.Drain(t); err != nil {
+							return err
+						}
+						waiting = false
+						sent++
+					}
+					return nil
+				})
+				if errors.Is(err, asyncio.ErrTimeout) {
+					p.log("late: upload timed out, blocked in drain: %s sent all: %s", pb(waiting), pb(sent == 200))
+				} else if err != nil {
+					return "", err
+				}
+				w.Transport().Abort()
+				return "late gave up", nil
+			}
+		}
+
+		shutdown := func(t *asyncio.T, server *aio.Server, sweep *asyncio.Task[struct{}]) error {
+			p.log("server: shutting down, %d clients %s", len(clients), pstrs(clientNames()))
+			server.Close()
+			sweep.Cancel()
+			for _, c := range clients {
+				enqueue(c, "-ERR server shutting down")
+				c.queue.Shutdown(false)
+			}
+			var running []*asyncio.T
+			for _, h := range handlerOrder {
+				if handlers[h] {
+					running = append(running, h)
+				}
+			}
+			done, pending, err := asyncio.Wait(t, running, 300*ms, asyncio.AllCompleted)
+			if err != nil {
+				return err
+			}
+			p.log("server: handlers finished %d still running %d", len(done), len(pending))
+			if err := server.WaitClosed(t); err != nil {
+				return err
+			}
+			p.log("server: closed")
+			return nil
+		}
+
+		p.restart()
+		server, err := aio.StartServer(tk, handle, host, 0, sim)
+		if err != nil {
+			return err
+		}
+		port := portOf(server)
+		sweep := asyncio.CreateTaskErr(tk, sweeper)
+		tasks := []*asyncio.Task[string]{
+			asyncio.CreateTask(tk, subscriber("ann", 10*ms, port, []step{
+				{60 * ms, "SUB news.>"}, {90 * ms, "SUB metrics.*"}, {960 * ms, "UNSUB metrics.*"},
+				{1060 * ms, "UNSUB foo.bar"}, {1120 * ms, "SUB bad..subject"}, {1310 * ms, "PING"}})),
+			asyncio.CreateTask(tk, subscriber("bob", 120*ms, port, []step{
+				{160 * ms, "SUB news.sports"}, {190 * ms, "SUB *.cpu"}, {220 * ms, "SUB news.>.x"},
+				{710 * ms, "HANGUP"}})),
+			asyncio.CreateTask(tk, snail(port)),
+			asyncio.CreateTask(tk, publisher(port)),
+			asyncio.CreateTask(tk, late(port)),
+			asyncio.CreateTask(tk, subscriber("cara", 760*ms, port, []step{
+				{770 * ms, "SUB news.*"}, {780 * ms, "SUB metrics.>"}, {1160 * ms, "FETCH news"}})),
+		}
+		if err := sleepUntil(tk, shutdownAt); err != nil {
+			return err
+		}
+		if err := shutdown(tk, server, sweep); err != nil {
+			return err
+		}
+		results, err := asyncio.GatherOutcomes(tk, asyncio.Awaitables(tasks)...).Await(tk)
+		if err != nil {
+			return err
+		}
+		for _, o := range results {
+			if o.Err != nil {
+				p.log("client: %s", pd(o.Err))
+			} else {
+				p.log("client: %s", o.Value)
+			}
+		}
+		p.log("stats: %d connections, %d turned away, slow: %s", connections, turnedAway, pstrs(slow))
+		p.log("published: %s", brokerItems(published))
+		p.log("delivered: %s", brokerItems(delivered))
+		return nil
+	})
+}
+
+// brokerItems is sorted(d.items()) of a dict of str -> int.
+func brokerItems(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("('%s', %d)", k, m[k])
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
