@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && go1.25
 
 package ports_test
 
@@ -10,11 +10,19 @@ package ports_test
 // consumer (its pump cancelled while it waits in drain), admission with a
 // wait for a slot, a client whose upload times out while it is blocked in
 // drain, and a shutdown through Queue.shutdown that waits for the handler
-// tasks.
+// tasks. p226 is a job scheduler: a PriorityQueue of jobs, crons on
+// call_at, a worker pool in a TaskGroup with a per-job timeout, retries
+// with backoff, cancellation by id, saves through to_thread into a store
+// with a lock (a blocking sleep per save) and a graceful shutdown with a
+// shielded save in flight; its thread makes it run in a testing/synctest
+// bubble on the loop's real clock (runPortBubble, as p170-p179), so
+// that the save's time.Sleep and the loop's timers share one fake clock.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -606,4 +614,412 @@ func brokerItems(m map[string]int) string {
 		parts[i] = fmt.Sprintf("('%s', %d)", k, m[k])
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// ---------------------------------------------------------------------------
+// p226_job_scheduler.py
+
+// schedJob is the program's Job; timeout is None as asyncio.Never.
+type schedJob struct {
+	id       string
+	prio     int
+	duration time.Duration
+	fails    int
+	timeout  time.Duration
+	attempts int
+}
+
+// schedItem is the queue's (priority, seq, id) tuple.
+type schedItem struct {
+	prio, seq int
+	id        string
+}
+
+// jobError is the program's JobError.
+type jobError struct{ msg string }
+
+func (e *jobError) Error() string { return e.msg }
+
+// schedStore is the program's Store: save runs on a thread, under the
+// lock, and blocks for the save time. The lock is a channel, not a
+// sync.Mutex: a goroutine waiting for a Mutex does not count as durably
+// blocked in a synctest bubble, so the bubble's clock would not move on
+// to end the holder's sleep.
+type schedStore struct {
+	lock     chan struct{}
+	rows     map[string]schedRow
+	version  int
+	saveTime time.Duration
+}
+
+func (s *schedStore) open() {
+	s.lock <- struct{}{}
+	defer func() { <-s.lock }()
+	clear(s.rows)
+}
+
+// schedRow is a store row: (value, version).
+type schedRow struct {
+	value   string
+	version int
+}
+
+func (s *schedStore) save(key, value string) int {
+	s.lock <- struct{}{}
+	defer func() { <-s.lock }()
+	time.Sleep(s.saveTime)
+	s.version++
+	s.rows[key] = schedRow{value, s.version}
+	return s.version
+}
+
+// schedCron is the program's Cron.
+type schedCron struct {
+	name         string
+	first, every time.Duration
+	prio         int
+	duration     time.Duration
+	runs         int
+	handle       *asyncio.TimerHandle
+}
+
+func TestPortJobScheduler(t *testing.T) {
+	runPortBubble(t, cpythonTrace("p226_job_scheduler"), func(p *probe, tk *asyncio.T) error {
+		const workers, maxAttempts = 3, 3
+		const backoff, saveTime, grace, shutdownAt = 400 * ms, 120 * ms, 600 * ms, 3580 * ms
+		loop := tk.Loop()
+
+		store := &schedStore{lock: make(chan struct{}, 1), rows: map[string]schedRow{}, saveTime: saveTime}
+		queue := asyncio.NewPriorityQueue[schedItem](0, func(a, b schedItem) bool {
+			if a.prio != b.prio {
+				return a.prio < b.prio
+			}
+			return a.seq < b.seq
+		})
+		type deadLetter struct{ id, why string }
+		deadLetters := asyncio.NewQueue[deadLetter](0)
+		stopping := asyncio.NewEvent()
+		seq := 0
+		jobs := map[string]*schedJob{}
+		var jobOrder []string
+		outcomes := map[string]string{}
+		running := map[string]*asyncio.Task[string]{}
+		cancelRequested := map[string]bool{}
+		retries := map[string]*asyncio.TimerHandle{}
+		var retryOrder []string // the retries dict's insertion order
+		persisting := map[*asyncio.Task[int]]bool{}
+		var persistingOrder []*asyncio.Task[int]
+		var abandoned []string
+
+		enqueue := func(job *schedJob) {
+			item := schedItem{job.prio, seq, job.id}
+			seq++
+			if err := queue.PutNowait(item); err != nil {
+				panic(err)
+			}
+		}
+		submit := func(job *schedJob, source string) {
+			jobs[job.id] = job
+			jobOrder = append(jobOrder, job.id)
+			enqueue(job)
+			p.log("%s submits %s prio %d queued %d", source, job.id, job.prio, queue.Len())
+		}
+		crons := []*schedCron{
+			{name: "heartbeat", first: 560 * ms, every: 1100 * ms, prio: 0, duration: 90 * ms},
+			{name: "compact", first: 2560 * ms, every: 2000 * ms, prio: 2, duration: 40 * ms},
+		}
+		var arm func(c *schedCron, when time.Duration)
+		arm = func(c *schedCron, when time.Duration) {
+			c.handle = loop.CallAt(when, func() {
+				c.runs++
+				submit(&schedJob{id: fmt.Sprintf("%s#%d", c.name, c.runs), prio: c.prio, duration: c.duration, timeout: asyncio.Never}, "cron")
+				arm(c, when+c.every)
+			})
+		}
+		delRetry := func(id string) *asyncio.TimerHandle {
+			h := retries[id]
+			delete(retries, id)
+			retryOrder = slices.DeleteFunc(retryOrder, func(x string) bool { return x == id })
+			return h
+		}
+		requeue := func(job *schedJob) {
+			delRetry(job.id)
+			p.log("retry of %s is due", job.id)
+			enqueue(job)
+		}
+		body := func(job *schedJob) func(*asyncio.T) (string, error) {
+			return func(t *asyncio.T) (string, error) {
+				if err := asyncio.Sleep(t, job.duration); err != nil {
+					return "", err
+				}
+				if job.attempts <= job.fails {
+					return "", &jobError{fmt.Sprintf("%s attempt %d failed", job.id, job.attempts)}
+				}
+				return job.id + "-done", nil
+			}
+		}
+		persist := func(t *asyncio.T, wname string, job *schedJob, result string) error {
+			save := asyncio.CreateTask(t, func(t *asyncio.T) (int, error) {
+				return asyncio.ToThread(t, func(context.Context) (int, error) {
+					return store.save(job.id, result), nil
+				})
+			})
+			persisting[save] = true
+			persistingOrder = append(persistingOrder, save)
+			save.AddDoneCallback(func() {
+				delete(persisting, save)
+				persistingOrder = slices.DeleteFunc(persistingOrder, func(x *asyncio.Task[int]) bool { return x == save })
+			})
+			version, err := asyncio.Shield[int](save).Await(t)
+			if asyncio.IsCancelled(err) {
+				p.log("%s cancelled while saving %s ; the save goes on", wname, job.id)
+				outcomes[job.id] = "saved after shutdown"
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			outcomes[job.id] = fmt.Sprintf("ok v%d", version)
+			p.log("%s saved %s as version %d", wname, job.id, version)
+			return nil
+		}
+		runJob := func(t *asyncio.T, wname string, job *schedJob) error {
+			if cancelRequested[job.id] {
+				p.log("%s skips %s (cancelled while queued)", wname, job.id)
+				outcomes[job.id] = "cancelled while queued"
+				return nil
+			}
+			job.attempts++
+			p.log("%s starts %s attempt %d", wname, job.id, job.attempts)
+			task := asyncio.CreateTask(t, body(job), asyncio.WithName(job.id))
+			running[job.id] = task
+			var result string
+			err := asyncio.Timeout(t, job.timeout, func(*asyncio.TimeoutScope) error {
+				var err error
+				result, err = task.Await(t)
+				return err
+			})
+			delete(running, job.id)
+			var je *jobError
+			switch {
+			case errors.Is(err, asyncio.ErrTimeout):
+				p.log("%s %s timed out after %s s", wname, job.id, pyFloat(job.timeout.Seconds()))
+				outcomes[job.id] = "timed out"
+				return deadLetters.PutNowait(deadLetter{job.id, "timeout"})
+			case asyncio.IsCancelled(err):
+				if t.Cancelling() > 0 {
+					p.log("%s cancelled while running %s", wname, job.id)
+					outcomes[job.id] = "cancelled by shutdown"
+					return err
+				}
+				p.log("%s %s was cancelled by control", wname, job.id)
+				outcomes[job.id] = "cancelled while running"
+				return nil
+			case errors.As(err, &je):
+				if job.attempts < maxAttempts {
+					delay := backoff << (job.attempts - 1)
+					p.log("%s %s ; retry in %s s", wname, je.msg, pyFloat(delay.Seconds()))
+					retries[job.id] = loop.CallLater(delay, func() { requeue(job) })
+					retryOrder = append(retryOrder, job.id)
+				} else {
+					p.log("%s %s ; giving up", wname, je.msg)
+					outcomes[job.id] = fmt.Sprintf("dead after %d attempts", job.attempts)
+					return deadLetters.PutNowait(deadLetter{job.id, je.msg})
+				}
+				return nil
+			case err != nil:
+				return err
+			}
+			return persist(t, wname, job, result)
+		}
+		worker := func(i int) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				wname := fmt.Sprintf("w%d", i)
+				for !stopping.IsSet() {
+					item, err := queue.Get(t)
+					if errors.Is(err, asyncio.ErrQueueShutDown) {
+						p.log("%s sees the queue shut down", wname)
+						break
+					}
+					if err != nil {
+						return err
+					}
+					err = runJob(t, wname, jobs[item.id])
+					queue.TaskDone()
+					if err != nil {
+						return err
+					}
+				}
+				p.log("%s exits", wname)
+				return nil
+			}
+		}
+		alerter := func(t *asyncio.T) error {
+			for {
+				dl, err := deadLetters.Get(t)
+				if errors.Is(err, asyncio.ErrQueueShutDown) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				p.log("ALERT: dead letter %s - %s", dl.id, dl.why)
+			}
+		}
+		sleepUntil := func(t *asyncio.T, at time.Duration) error {
+			return asyncio.Sleep(t, at-(t.Loop().Time()-p.t0))
+		}
+		cancel := func(id string) {
+			_, known := jobs[id]
+			_, ended := outcomes[id]
+			if !known || ended {
+				p.log("control: no such job %s", id)
+				return
+			}
+			cancelRequested[id] = true
+			if task, ok := running[id]; ok {
+				p.log("control: cancels running %s", id)
+				task.Cancel()
+			} else if _, ok := retries[id]; ok {
+				p.log("control: cancels the retry of %s", id)
+				delRetry(id).Cancel()
+				outcomes[id] = "cancelled while waiting to retry"
+			} else {
+				p.log("control: marks %s cancelled", id)
+			}
+		}
+		control := func(t *asyncio.T) error {
+			for _, job := range []*schedJob{
+				{id: "urgent-fix", prio: 1, duration: 280 * ms, timeout: asyncio.Never}, {id: "flaky", prio: 3, duration: 200 * ms, fails: 2, timeout: asyncio.Never},
+				{id: "slow-export", prio: 4, duration: 2400 * ms, timeout: 1200 * ms}, {id: "ingest-a", prio: 5, duration: 640 * ms, timeout: asyncio.Never},
+				{id: "ingest-b", prio: 5, duration: time.Second, timeout: asyncio.Never}, {id: "report-q1", prio: 6, duration: 1600 * ms, timeout: asyncio.Never}, {id: "thumbs", prio: 7, duration: 400 * ms, timeout: asyncio.Never},
+				{id: "broken", prio: 8, duration: 300 * ms, fails: 99, timeout: asyncio.Never},
+			} {
+				if job.timeout == 0 {
+					job.timeout = asyncio.Never
+				}
+				submit(job, "control")
+			}
+			script := []struct {
+				at     time.Duration
+				action func()
+			}{
+				{720 * ms, func() { cancel("thumbs") }}, {1760 * ms, func() { cancel("report-q1") }},
+				{1920 * ms, func() { cancel("nope") }},
+				{2020 * ms, func() { submit(&schedJob{id: "backfill", prio: 2, duration: 2400 * ms, timeout: 4000 * ms}, "control") }},
+				{3460 * ms, func() {
+					submit(&schedJob{id: "late-report", prio: 6, duration: 680 * ms, timeout: asyncio.Never}, "control")
+				}},
+				{shutdownAt, stopping.Set},
+			}
+			for _, s := range script {
+				if err := sleepUntil(t, s.at); err != nil {
+					return err
+				}
+				s.action()
+			}
+			p.log("control: shutdown requested")
+			return nil
+		}
+		supervisor := func(ws []*asyncio.Task[struct{}]) func(*asyncio.T) error {
+			return func(t *asyncio.T) error {
+				if err := stopping.Wait(t); err != nil {
+					return err
+				}
+				ids := slices.Sorted(maps.Keys(running))
+				p.log("supervisor: stopping, %d queued, running %s", queue.Len(), pstrs(ids))
+				for _, c := range crons {
+					c.handle.Cancel()
+					p.log("supervisor: cron %s stopped after %d runs", c.name, c.runs)
+				}
+				for _, id := range slices.Clone(retryOrder) {
+					delRetry(id).Cancel()
+					outcomes[id] = "retry cancelled by shutdown"
+					p.log("supervisor: cancels the retry of %s", id)
+				}
+				for !queue.Empty() {
+					item, err := queue.GetNowait()
+					if err != nil {
+						return err
+					}
+					queue.TaskDone()
+					abandoned = append(abandoned, item.id)
+					if _, ok := outcomes[item.id]; !ok {
+						outcomes[item.id] = "abandoned in the queue"
+					}
+				}
+				queue.Shutdown(false)
+				done, pending, err := asyncio.Wait(t, ws, grace, asyncio.AllCompleted)
+				if err != nil {
+					return err
+				}
+				p.log("supervisor: %d workers done, %d still busy after the grace period", len(done), len(pending))
+				for _, w := range ws {
+					if slices.Contains(pending, w) {
+						w.Cancel()
+					}
+				}
+				if len(pending) > 0 {
+					if _, _, err := asyncio.Wait(t, pending, asyncio.Never, asyncio.AllCompleted); err != nil {
+						return err
+					}
+				}
+				if len(persistingOrder) > 0 {
+					p.log("supervisor: waiting for %d save(s) in flight", len(persistingOrder))
+					versions, err := asyncio.Gather(t, asyncio.Awaitables(slices.Clone(persistingOrder))...).Await(t)
+					if err != nil {
+						return err
+					}
+					p.log("supervisor: in-flight saves done, versions %s", pyInts(versions))
+				}
+				deadLetters.Shutdown(false)
+				return nil
+			}
+		}
+
+		if _, err := asyncio.ToThread(tk, func(context.Context) (struct{}, error) {
+			store.open()
+			return struct{}{}, nil
+		}); err != nil {
+			return err
+		}
+		p.restart()
+		for _, c := range crons {
+			arm(c, p.t0+c.first)
+		}
+		err := asyncio.TaskGroup(tk, func(g *asyncio.Group) error {
+			var ws []*asyncio.Task[struct{}]
+			for i := range workers {
+				w, err := asyncio.SpawnErr(g, worker(i))
+				if err != nil {
+					return err
+				}
+				ws = append(ws, w)
+			}
+			for _, fn := range []func(*asyncio.T) error{alerter, control, supervisor(ws)} {
+				if _, err := asyncio.SpawnErr(g, fn); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		p.log("report:")
+		for _, id := range jobOrder {
+			outcome, ok := outcomes[id]
+			if !ok {
+				outcome = "?"
+			}
+			p.log("  %s attempts %d -> %s", id, jobs[id].attempts, outcome)
+		}
+		versions := map[string]int{}
+		for k, row := range store.rows {
+			versions[k] = row.version
+		}
+		p.log("store: version %d rows %s", store.version, brokerItems(versions))
+		p.log("abandoned: %s", pstrs(abandoned))
+		return nil
+	})
 }
