@@ -10,13 +10,19 @@ package ports_test
 // consumer (its pump cancelled while it waits in drain), admission with a
 // wait for a slot, a client whose upload times out while it is blocked in
 // drain, and a shutdown through Queue.shutdown that waits for the handler
-// tasks. p226 is a job scheduler: a PriorityQueue of jobs, crons on
+// tasks. Like p181, p225 keeps CPython's epoll order only on the epoll
+// selector: on the poll(2) backend (-tags asyncio_poll) pub1's and cara's
+// reads of the shutdown line at 1.5 s swap (CI runs tests/ports on epoll
+// only). p226 is a job scheduler: a PriorityQueue of jobs, crons on
 // call_at, a worker pool in a TaskGroup with a per-job timeout, retries
 // with backoff, cancellation by id, saves through to_thread into a store
 // with a lock (a blocking sleep per save) and a graceful shutdown with a
 // shielded save in flight; its thread makes it run in a testing/synctest
-// bubble on the loop's real clock (runPortBubble, as p170-p179), so
-// that the save's time.Sleep and the loop's timers share one fake clock.
+// bubble on the loop's real clock (runPortBubble, as p170-p179), so that
+// the save's time.Sleep and the loop's timers share one fake clock. The
+// chains of saves make CPython run late by up to ~20 ms over the program
+// (each to_thread round trip costs a few ms), so every event is at least
+// 20 ms from any other that could swap with it and from a rounding edge.
 
 import (
 	"context"
