@@ -18,7 +18,11 @@ import (
 // and reaps every child still running and closes every pipe; a
 // Communicate or Wait that completed kept its outcome.
 func TestH44_SubprocessesClosedAtEveryMoment(t *testing.T) {
-	closeAtEachIteration(t, 400, nil, func(at *asyncio.T, s *h44State) error {
+	bothWatches(t, func(t *testing.T) { closeAtEachIteration(t, 400, nil, subprocessScenario) })
+}
+
+func subprocessScenario(at *asyncio.T, s *h44State) error {
+	{
 		// One that outlives the scenario: only Close ends it.
 		bg, err := CreateSubprocessExec(at, "sleep", []string{"1000"}, WithStdout(Pipe))
 		if err != nil {
@@ -89,5 +93,5 @@ func TestH44_SubprocessesClosedAtEveryMoment(t *testing.T) {
 			return errors.New("stubborn: unexpected return code")
 		}
 		return nil
-	})
+	}
 }
