@@ -44,6 +44,9 @@ func TestH44_SimNetworkClosedAtEveryMoment(t *testing.T) {
 						msg := fmt.Sprintf("%d-%d %0512d\n", i, j, 0)
 						w.Write([]byte(msg))
 						line, err := r.ReadLine(at)
+						if asyncio.IsCancelled(err) {
+							return err
+						}
 						if i == 2 && j == 2 {
 							n.ConnOf(w.ExtraInfo("sockname").(net.Addr)).Reset()
 							return nil
