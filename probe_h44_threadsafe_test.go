@@ -21,6 +21,7 @@ func TestH44_RunCoroutineThreadsafeRacingClose(t *testing.T) {
 		l := tk.Loop()
 		const goroutines, each = 3, 8
 		var effects, values atomic.Int64
+		all := NewFuture[struct{}](tk) // every coroutine took effect
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var bad []error
@@ -33,7 +34,9 @@ func TestH44_RunCoroutineThreadsafeRacingClose(t *testing.T) {
 						if err := Sleep(tk, 0); err != nil {
 							return 0, err
 						}
-						effects.Add(1)
+						if effects.Add(1) == goroutines*each {
+							all.SetResult(struct{}{})
+						}
 						return 1, nil
 					})
 					v, err := cf.Result()
@@ -61,11 +64,7 @@ func TestH44_RunCoroutineThreadsafeRacingClose(t *testing.T) {
 			}
 		})
 		// main waits for the coroutines of the foreign goroutines.
-		for values.Load() < goroutines*each {
-			if err := Sleep(tk, 0); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := all.Await(tk)
+		return err
 	})
 }
