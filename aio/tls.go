@@ -329,6 +329,9 @@ type tlsTransport struct {
 	// SHUTDOWN state; the reader then closes the raw connection.
 	peerEnded    bool
 	awaitingPeer bool
+	// readerCancel is the CancelledError that ended the reader task's
+	// reading, which the task returns (readLoop).
+	readerCancel error
 	// maxBuffer is the socket's WithMaxWriteBuffer limit, fixed before
 	// the handshake: Write asks the carrier for the buffered bytes only
 	// when there is a limit.
@@ -463,7 +466,7 @@ func newTLSTransportDialled(t *asyncio.T, fd int, network string, app Protocol, 
 	if err != nil {
 		return nil, err
 	}
-	asyncio.CreateTask(t, func(rt *asyncio.T) (struct{}, error) { tr.readLoop(rt); return struct{}{}, nil })
+	asyncio.CreateTask(t, func(rt *asyncio.T) (struct{}, error) { return struct{}{}, tr.readLoop(rt) })
 	return tr, nil
 }
 
@@ -475,17 +478,25 @@ func newTLSTransportServer(l *asyncio.Loop, fd int, network string, app Protocol
 	asyncio.CreateTask(l, func(t *asyncio.T) (struct{}, error) {
 		tr, err := startTLSOn(t, raw, app, s.opts.tls, true, "", true)
 		if err != nil {
-			return struct{}{}, nil // the handshake failed: the connection is aborted
+			// The handshake failed: the connection is aborted. A
+			// cancellation (the loop's shutdown) ends the task cancelled.
+			if asyncio.IsCancelled(err) {
+				return struct{}{}, err
+			}
+			return struct{}{}, nil
 		}
-		tr.readLoop(t)
-		return struct{}{}, nil
+		return struct{}{}, tr.readLoop(t)
 	})
 }
 
 // readLoop runs in the transport's reader task: it decrypts and delivers
 // data to the application until EOF or the connection is lost, then
 // arranges ConnectionLost.
-func (tr *tlsTransport) readLoop(t *asyncio.T) {
+//
+// It returns the CancelledError that ended it, if one did, so that the
+// reader task ends cancelled rather than swallow the cancellation (the
+// loop's shutdown cancels it: Runner.Close, LoopGroup.Close).
+func (tr *tlsTransport) readLoop(t *asyncio.T) error {
 	tr.tc.reader = t
 	// tls.Conn.Read returns at most one record's plaintext, 16 KiB by the
 	// protocol (RFC 8446 5.1, RFC 5246 6.2.1): a larger buffer would only
@@ -494,7 +505,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 	for {
 		if !tr.waitWhilePaused(t) {
 			tr.finishReader()
-			return
+			return tr.readerCancel
 		}
 		n, err := tr.conn.Read(buf)
 		if tr.awaitingPeer {
@@ -513,7 +524,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 			// paused, so the plaintext waits for ResumeReading.
 			if !tr.waitWhilePaused(t) {
 				tr.finishReader()
-				return
+				return tr.readerCancel
 			}
 			if !tr.deliver(t, buf[:n]) {
 				break
@@ -526,6 +537,7 @@ func (tr *tlsTransport) readLoop(t *asyncio.T) {
 		break
 	}
 	tr.finishReader()
+	return tr.readerCancel
 }
 
 // deliver hands plaintext to the application protocol of the time: to
@@ -559,6 +571,9 @@ func (tr *tlsTransport) fatal(t *asyncio.T, msg string, err error) bool {
 // readEnded handles the error that ends readLoop: EOF, the connection
 // lost, the reader task cancelled, or a TLS protocol error.
 func (tr *tlsTransport) readEnded(t *asyncio.T, err error) {
+	if asyncio.IsCancelled(err) {
+		tr.readerCancel = err
+	}
 	switch {
 	case asyncio.IsCancelled(err) || tr.tc.lost:
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -638,6 +653,7 @@ func (tr *tlsTransport) waitWhilePaused(t *asyncio.T) bool {
 		_, err := tr.resume.Await(t)
 		tr.resume = nil
 		if err != nil {
+			tr.readerCancel = err // the reader task was cancelled
 			return false
 		}
 	}
@@ -947,6 +963,6 @@ func StartTLS(t *asyncio.T, tr Transport, p Protocol, cfg *tls.Config, serverSid
 	if err != nil {
 		return nil, err
 	}
-	asyncio.CreateTask(t, func(rt *asyncio.T) (struct{}, error) { ntr.readLoop(rt); return struct{}{}, nil })
+	asyncio.CreateTask(t, func(rt *asyncio.T) (struct{}, error) { return struct{}{}, ntr.readLoop(rt) })
 	return ntr, nil
 }
