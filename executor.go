@@ -88,9 +88,9 @@ type executor struct {
 	undelivered int
 	drained     []*Future[struct{}]
 	// ctx is the parent of every job's context, cancelled when the loop
-	// closes.
+	// closes (cause: an error wrapping ErrLoopClosed).
 	ctx       context.Context
-	cancelAll context.CancelFunc
+	cancelAll context.CancelCauseFunc
 	// custom, when set (SetDefaultExecutor), runs the jobs instead of the
 	// built-in workers; the bookkeeping above stays the same for both.
 	custom Executor
@@ -142,7 +142,7 @@ func defaultExecutor(l *Loop) *executor {
 		return l.executor
 	}
 	ex := &executor{max: defaultExecutorWorkers(), loop: l}
-	ex.ctx, ex.cancelAll = context.WithCancel(context.Background())
+	ex.ctx, ex.cancelAll = context.WithCancelCause(context.Background())
 	l.executor = ex
 	l.onClose(func() {
 		// LOOP-11: Close shuts the executor down without waiting, and
@@ -153,7 +153,7 @@ func defaultExecutor(l *Loop) *executor {
 		ex.mu.Lock()
 		ex.shutdown = true
 		ex.mu.Unlock()
-		ex.cancelAll()
+		ex.cancelAll(errLoopClosed())
 		l.executor = nil
 	})
 	return ex
@@ -273,8 +273,10 @@ func callContained[V any](ctx context.Context, fn func(ctx context.Context) (V, 
 // RunInExecutor ports loop.run_in_executor(None, fn): it runs fn on l's
 // default executor (a pool of at most defaultExecutorWorkers goroutines,
 // created lazily) and returns a Future on l that receives fn's result
-// through CallSoonThreadsafe (THREAD-2). Cancelling the Future cancels ctx;
-// a job cancelled before it started is never run. A panic in fn fails only
+// through CallSoonThreadsafe (THREAD-2). Cancelling the Future cancels ctx
+// (context.Cause: the Future's *CancelledError, with its message), and so
+// does the loop's Close (an error wrapping ErrLoopClosed), as for Go; a
+// job cancelled before it started is never run. A panic in fn fails only
 // this Future, with a *PanicError. After ShutdownDefaultExecutor the Future
 // fails with *RuntimeError "Executor shutdown has been called". Like
 // CallSoon, it panics with an error wrapping ErrLoopClosed on a closed loop.
@@ -301,9 +303,10 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 	ex := defaultExecutor(l)
 	job := &executorJob{loop: l}
 	// ctx has parent's values and is cancelled with the future, or when
-	// the loop closes (ex.ctx).
-	ctx, cancel := context.WithCancel(context.WithValue(parent, executorJobKey{}, job))
-	stopCloseWatch := context.AfterFunc(ex.ctx, cancel)
+	// the loop closes (ex.ctx), with the cause of either, as a Go call's.
+	ctx, cancelCause := context.WithCancelCause(context.WithValue(parent, executorJobKey{}, job))
+	cancel := func() { cancelCause(nil) }
+	stopCloseWatch := context.AfterFunc(ex.ctx, func() { cancelCause(context.Cause(ex.ctx)) })
 	job.ctx = ctx
 	// started is claimed by the job when it starts, or by its cancellation
 	// before that: a job cancelled while queued is then over at once (it
@@ -363,13 +366,13 @@ func runInExecutor[V any](l *Loop, parent context.Context, fn func(ctx context.C
 			if !started.Swap(true) {
 				// Not started: it never will.
 				stopCloseWatch()
-				cancel()
+				cancelCause(fut.Err())
 				l.addExternal(-1)
 				ex.delivered()
 				return
 			}
 			job.unblock(nil) // it runs on: count it before the loop looks again
-			cancel()
+			cancelCause(fut.Err())
 		}
 	})
 	fut.setOps(nil, outcomeAtKillFunc(func() bool {
@@ -538,7 +541,7 @@ func shutdownDefaultExecutorForRunner(l *Loop) error {
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(executorJoinTimeout, func() {
 		timedOut.Store(true)
-		ex.cancelAll()
+		ex.cancelAll(errLoopClosed()) // Runner.Close is closing the loop
 		_, _ = l.CallSoonThreadsafe(func() { task.Cancel() })
 	})
 	err := l.RunUntilComplete(task)

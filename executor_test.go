@@ -358,7 +358,11 @@ func TestTHREAD2_CloseCancelsRunningAndQueuedJobs(t *testing.T) {
 	RunInExecutor(l, func(ctx context.Context) (int, error) {
 		close(running)
 		<-ctx.Done() // no other way out: without the cancellation this leaks
-		jobDone <- "running job saw " + context.Cause(ctx).Error()
+		if cause := context.Cause(ctx); !errors.Is(cause, ErrLoopClosed) || ctx.Err() != context.Canceled {
+			jobDone <- fmt.Sprintf("running job saw %v (cause %v), want context.Canceled caused by ErrLoopClosed", ctx.Err(), cause)
+		} else {
+			jobDone <- "ok"
+		}
 		return 0, ctx.Err()
 	})
 	ex := l.executor
@@ -369,7 +373,7 @@ func TestTHREAD2_CloseCancelsRunningAndQueuedJobs(t *testing.T) {
 	RunInExecutor(l, func(ctx context.Context) (int, error) { queuedRan = true; return 0, nil })
 	<-running
 	mustClose(t, l)
-	if got := <-jobDone; got != "running job saw context canceled" {
+	if got := <-jobDone; got != "ok" {
 		t.Error(got)
 	}
 	ex.inflight.Wait()
@@ -399,8 +403,40 @@ func TestRUN3_RunEndsWhenAnExecutorJobWaitsOnItsContext(t *testing.T) {
 	if v != "main done" || err != nil {
 		t.Fatalf("Run = %q, %v", v, err)
 	}
-	if cause := <-jobEnded; !errors.Is(cause, context.Canceled) {
-		t.Errorf("the job's ctx ended with %v, want context.Canceled", cause)
+	if cause := <-jobEnded; !errors.Is(cause, ErrLoopClosed) {
+		t.Errorf("the job's ctx ended with %v, want a cause wrapping ErrLoopClosed", cause)
+	}
+}
+
+// A RunInExecutor job's context says why it ended, as a Go call's does:
+// context.Cause is the future's *CancelledError, with its message, when
+// the future is cancelled (and an error wrapping ErrLoopClosed at Close,
+// TestTHREAD2_CloseCancelsRunningAndQueuedJobs); ctx.Err() is
+// context.Canceled either way.
+func TestRunInExecutorContextCause(t *testing.T) {
+	started := make(chan struct{})
+	causes := make(chan error, 1)
+	runVirtual(t, func(tk *T) error {
+		job := RunInExecutor(tk, func(ctx context.Context) (int, error) {
+			close(started)
+			<-ctx.Done()
+			if ctx.Err() != context.Canceled {
+				t.Errorf("ctx.Err() = %v, want context.Canceled", ctx.Err())
+			}
+			causes <- context.Cause(ctx)
+			return 0, nil
+		})
+		//asynciovet:ignore blockingcall blocks the loop briefly on purpose: the worker needs nothing from it
+		<-started
+		job.Cancel("no longer needed")
+		if _, err := job.Await(tk); !IsCancelled(err) {
+			t.Errorf("await: %v, want the cancellation", err)
+		}
+		return ShutdownDefaultExecutor(tk) // the job returns once its ctx is done
+	})
+	var ce *CancelledError
+	if cause := <-causes; !errors.As(cause, &ce) || ce.Msg != "no longer needed" {
+		t.Errorf("context.Cause = %v, want the future's *CancelledError(\"no longer needed\")", cause)
 	}
 }
 

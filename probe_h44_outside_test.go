@@ -104,10 +104,9 @@ func TestH44_OutsideWorkClosedAtEveryMoment(t *testing.T) {
 			for name, ch := range map[string]chan error{"Go call": goEnded, "executor job": jobEnded} {
 				select {
 				case cause := <-ch:
-					// An executor job's context is cancelled without a
-					// cause of its own (context.Canceled), a Go call's
-					// with ErrLoopClosed.
-					if !r.viaRunner && name == "Go call" && !errors.Is(cause, ErrLoopClosed) {
+					// A Go call's and an executor job's contexts are
+					// cancelled with ErrLoopClosed as their cause.
+					if !r.viaRunner && !errors.Is(cause, ErrLoopClosed) {
 						t.Errorf("the %s running at Close saw the cause %v", name, cause)
 					}
 				default: // never started
