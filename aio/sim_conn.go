@@ -85,8 +85,9 @@ type simPipe struct {
 
 type simSegment struct {
 	data []byte
-	eof  bool // the sender half-closed (or closed)
-	rst  bool // the sender's socket was reset
+	eof  bool   // the sender half-closed (or closed)
+	rst  bool   // the sender's socket was reset
+	why  string // the rst's reason in the trace ("the peer reset" if empty)
 	at   time.Duration
 }
 
@@ -464,7 +465,11 @@ func (p *simPipe) pump() {
 			if p == p.c.down {
 				side = "client"
 			}
-			p.c.abort(side, "the peer reset")
+			why := seg.why
+			if why == "" {
+				why = "the peer reset"
+			}
+			p.c.abort(side, why)
 			return
 		case seg.eof:
 			unix.Shutdown(p.out, unix.SHUT_WR)
@@ -479,13 +484,9 @@ func (p *simPipe) pump() {
 		case err == unix.EAGAIN || err == unix.EINTR:
 			p.waitWritable()
 			return
-		case err != nil: // the receiver closed its socket: TCP answers with a RST
+		case err != nil: // the receiver closed its socket: its host answers with a RST
 			n.tracef("conn %d %s: receiver gone", p.c.id, p.name)
-			side := "client"
-			if p == p.c.down {
-				side = "server"
-			}
-			p.c.abort(side, "data to a closed socket")
+			p.receiverGone()
 			return
 		}
 		n.tracef("conn %d %s: %d bytes delivered", p.c.id, p.name, k)
@@ -500,6 +501,24 @@ func (p *simPipe) pump() {
 			p.watch()
 		}
 	}
+}
+
+// receiverGone is data reaching a receiver that closed its socket: its
+// host answers with a RST, which travels back as any segment does (the
+// link's latency and jitter, after what that direction already carries,
+// held by a partition or a stall), so the sender sees the reset a round
+// trip after its write, as over TCP, not when the data arrives. The
+// direction carries nothing more meanwhile: what the sender writes is
+// lost with the connection.
+func (p *simPipe) receiverGone() {
+	p.queue = nil
+	p.unwatch()
+	p.inEOF = true
+	back := p.c.down
+	if p == p.c.down {
+		back = p.c.up
+	}
+	back.enqueue(simSegment{rst: true, why: "data to a closed socket"}, 0, p.c.n.link(back.from, back.to))
 }
 
 // waitWritable waits for the receiver to read (its socket buffer is

@@ -1,0 +1,489 @@
+//go:build unix
+
+package aio
+
+// Probe h45: tokio-rs/turmoil's own TCP and UDP test scenarios
+// (tests/tcp.rs, tests/udp.rs) ported to the simulated network, with the
+// exact virtual times and error kinds Linux TCP/UDP would give. turmoil's
+// hold/release is our Partition/Heal for streams (segments held, then
+// delivered); its partition (segments dropped) has no stream counterpart
+// here, since our streams are reliable as TCP's.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// turmoil n_responses / server_concurrency: three client hosts, each on
+// a link of its own latency, ask one server for n bytes at once; each
+// dial takes exactly one round trip of its link, and each answer one
+// more, whatever the others do meanwhile.
+func TestH45_ServerConcurrencyExactTimes(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		s := n.Host("server")
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			for {
+				b, err := r.ReadExactly(t, 1)
+				if err != nil {
+					return nil
+				}
+				for i := range int(b[0]) {
+					w.Write([]byte{byte(i)})
+				}
+			}
+		}, "", 1738, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		type res struct {
+			dial, answer time.Duration
+			got          []byte
+		}
+		var futs []*asyncio.Task[res]
+		for i, lat := range []time.Duration{10 * time.Millisecond, 25 * time.Millisecond, 7 * time.Millisecond} {
+			c := n.Host(fmt.Sprintf("client-%d", i))
+			n.SetLink(c, s, LinkConfig{Latency: lat})
+			futs = append(futs, asyncio.CreateTask(t, func(t *asyncio.T) (res, error) {
+				start := t.Loop().Time()
+				r, w, err := OpenConnection(t, "server", 1738, WithNetwork(c))
+				if err != nil {
+					return res{}, err
+				}
+				defer w.Close()
+				dial := t.Loop().Time() - start
+				w.Write([]byte{3})
+				got, err := r.ReadExactly(t, 3)
+				return res{dial, t.Loop().Time() - start - dial, got}, err
+			}))
+		}
+		for i, lat := range []time.Duration{10 * time.Millisecond, 25 * time.Millisecond, 7 * time.Millisecond} {
+			r, err := futs[i].Await(t)
+			if err != nil {
+				return fmt.Errorf("client-%d: %w", i, err)
+			}
+			if r.dial != 2*lat || r.answer != 2*lat || string(r.got) != "\x00\x01\x02" {
+				return fmt.Errorf("client-%d over %v: dial %v, answer %v (%q); want %v each", i, lat, r.dial, r.answer, r.got, 2*lat)
+			}
+		}
+		return nil
+	})
+}
+
+// turmoil accept_front_of_line_blocking: a partition of A from B loses
+// A's SYNs, and nothing else: C connects to B in exactly one round trip
+// meanwhile, and A's dial, given up after 1 s, leaves nothing behind in
+// B's backlog; after the heal A connects in one round trip.
+func TestH45_PartitionOfOnePairBlocksNoOther(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		n.SetDefaultLink(LinkConfig{Latency: 5 * time.Millisecond})
+		a, b, c := n.Host("A"), n.Host("B"), n.Host("C")
+		var accepted []string
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			accepted = append(accepted, fmt.Sprintf("%v@%v", w.ExtraInfo("peername"), t.Loop().Time()))
+			w.Close()
+			return nil
+		}, "", 1738, WithNetwork(b))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		n.Partition(a, b)
+		fromA := asyncio.CreateTask(t, func(t *asyncio.T) (*Conn, error) {
+			return asyncio.WaitForFunc(t, time.Second, func(t *asyncio.T) (*Conn, error) {
+				return DialConn(t, "tcp", "B:1738", WithNetwork(a))
+			})
+		})
+		cc, err := DialConn(t, "tcp", "B:1738", WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		cc.Close()
+		if at := t.Loop().Time(); at != 10*time.Millisecond {
+			return fmt.Errorf("C connected at %v, want 10ms", at)
+		}
+		if _, err := fromA.Await(t); !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("A's dial across the partition: %v, want a timeout", err)
+		}
+		if at := t.Loop().Time(); at != time.Second {
+			return fmt.Errorf("A gave up at %v, want 1s", at)
+		}
+		if len(n.Conns()) > 1 { // C's may still be closing
+			return fmt.Errorf("connections left: %d", len(n.Conns()))
+		}
+		n.Heal(a, b)
+		start := t.Loop().Time()
+		ac, err := DialConn(t, "tcp", "B:1738", WithNetwork(a))
+		if err != nil {
+			return err
+		}
+		ac.Close()
+		if d := t.Loop().Time() - start; d != 10*time.Millisecond {
+			return fmt.Errorf("A connected %v after the heal, want 10ms", d)
+		}
+		if err := asyncio.Sleep(t, time.Second); err != nil {
+			return err
+		}
+		want := "[10.0.0.3:49152@15ms 10.0.0.1:49152@1.015s]"
+		if fmt.Sprint(accepted) != want {
+			return fmt.Errorf("accepted %v, want %v", accepted, want)
+		}
+		return nil
+	})
+}
+
+// A partition during the connect that heals before the dial gives up:
+// the SYN sent again after Linux's retransmission timeouts (1 s, then
+// 2 s more) crosses, and the dial completes one round trip after that
+// retransmission, not at the heal.
+func TestH45_PartitionDuringConnectHealsBeforeTimeout(tt *testing.T) {
+	for _, tc := range []struct {
+		heal, want time.Duration
+	}{
+		{500 * time.Millisecond, time.Second + 20*time.Millisecond},
+		{2500 * time.Millisecond, 3*time.Second + 20*time.Millisecond},
+		{100 * time.Second, 127 * time.Second}, // past the last SYN (63 s): ETIMEDOUT
+	} {
+		tt.Run(tc.heal.String(), func(tt *testing.T) {
+			clean(tt)
+			runVirtual(tt, func(t *asyncio.T) error {
+				n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+				srv, err := StartServer(t, closeAtOnce, "", 80, WithNetwork(s))
+				if err != nil {
+					return err
+				}
+				defer srv.Close()
+				n.Partition(c, s)
+				n.At(tc.heal, func() { n.Heal(c, s) })
+				conn, err := DialConn(t, "tcp", "server:80", WithNetwork(c))
+				if at := t.Loop().Time(); at != tc.want {
+					return fmt.Errorf("dial ended at %v (%v), want %v", at, err, tc.want)
+				}
+				if tc.want == 127*time.Second {
+					if !errors.Is(err, syscall.ETIMEDOUT) {
+						return fmt.Errorf("dial: %v, want ETIMEDOUT", err)
+					}
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				return conn.Close()
+			})
+		})
+	}
+}
+
+// turmoil network_partition_once_connected and
+// hold_and_release_once_connected: both sides write one byte into a
+// partition; neither arrives within a second; at the heal both arrive
+// exactly one latency later, and the connection goes on.
+func TestH45_PartitionOnceConnectedThenHeal(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 15 * time.Millisecond})
+		serverGot := asyncio.NewFuture[time.Duration](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			w.Write([]byte{1})
+			if _, err := r.ReadExactly(t, 1); err != nil {
+				serverGot.SetException(err)
+				return nil
+			}
+			serverGot.SetResult(t.Loop().Time())
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		// The client is connected at 30ms; its ACK, due at the server at
+		// 45ms, meets the partition made at 31ms.
+		n.At(31*time.Millisecond, func() { n.Partition(c, s) })
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		// The server accepts only after the heal.
+		w.Write([]byte{2})
+		if _, err := asyncio.WaitForFunc(t, time.Second, func(t *asyncio.T) ([]byte, error) { return r.ReadExactly(t, 1) }); !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("client's read in the partition: %v, want a timeout", err)
+		}
+		heal := t.Loop().Time()
+		n.Heal(c, s)
+		if _, err := r.ReadExactly(t, 1); err != nil {
+			return err
+		}
+		// The server accepts at heal+15ms (the ACK), its byte then takes
+		// 15 ms more; the client's byte reaches it with the ACK.
+		if d := t.Loop().Time() - heal; d != 30*time.Millisecond {
+			return fmt.Errorf("client got the server's byte %v after the heal, want 30ms", d)
+		}
+		at, err := asyncio.WaitFor(t, 10*time.Second, serverGot)
+		if err != nil {
+			return err
+		}
+		if d := at - heal; d != 15*time.Millisecond {
+			return fmt.Errorf("server got the client's byte %v after the heal, want 15ms (with the ACK)", d)
+		}
+		return nil
+	})
+}
+
+// The same once the server has accepted: a byte each way written into
+// the partition arrives exactly one latency after the heal.
+func TestH45_PartitionAfterAcceptThenHeal(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 15 * time.Millisecond})
+		serverGot := asyncio.NewFuture[time.Duration](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			if err := asyncio.Sleep(t, 100*time.Millisecond); err != nil { // partitioned by then
+				return err
+			}
+			w.Write([]byte{1})
+			if _, err := r.ReadExactly(t, 1); err != nil {
+				serverGot.SetException(err)
+				return nil
+			}
+			serverGot.SetResult(t.Loop().Time())
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if err := asyncio.Sleep(t, 50*time.Millisecond); err != nil { // accepted at 45ms
+			return err
+		}
+		n.Partition(c, s)
+		w.Write([]byte{2})
+		if _, err := asyncio.WaitForFunc(t, time.Second, func(t *asyncio.T) ([]byte, error) { return r.ReadExactly(t, 1) }); !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("client's read in the partition: %v, want a timeout", err)
+		}
+		heal := t.Loop().Time()
+		n.Heal(c, s)
+		if _, err := r.ReadExactly(t, 1); err != nil {
+			return err
+		}
+		if d := t.Loop().Time() - heal; d != 15*time.Millisecond {
+			return fmt.Errorf("client got the server's byte %v after the heal, want 15ms", d)
+		}
+		at, err := asyncio.WaitFor(t, 10*time.Second, serverGot)
+		if err != nil {
+			return err
+		}
+		if d := at - heal; d != 15*time.Millisecond {
+			return fmt.Errorf("server got the client's byte %v after the heal, want 15ms", d)
+		}
+		return nil
+	})
+}
+
+// turmoil drop_listener: a server that closes its listener keeps the
+// connections it accepted (they still answer), and a new dial is refused
+// after exactly one round trip.
+func TestH45_DropListenerKeepsAcceptedConnections(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Latency: 4 * time.Millisecond})
+		srv, err := StartServer(t, echoLines(""), "", 1738, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		type pair struct {
+			r *StreamReader
+			w *StreamWriter
+		}
+		var conns []pair
+		for range 3 {
+			r, w, err := OpenConnection(t, "server", 1738, WithNetwork(c))
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			conns = append(conns, pair{r, w})
+		}
+		if err := asyncio.Sleep(t, 10*time.Millisecond); err != nil { // all accepted
+			return err
+		}
+		srv.Close()
+		for i, p := range conns {
+			start := t.Loop().Time()
+			p.w.Write([]byte(fmt.Sprintf("c%d\n", i)))
+			line, err := p.r.ReadLine(t)
+			if err != nil || string(line) != fmt.Sprintf("c%d\n", i) || t.Loop().Time()-start != 8*time.Millisecond {
+				return fmt.Errorf("conn %d after the listener closed: %q, %v after %v", i, line, err, t.Loop().Time()-start)
+			}
+		}
+		start := t.Loop().Time()
+		_, _, err = OpenConnection(t, "server", 1738, WithNetwork(c))
+		if !errors.Is(err, syscall.ECONNREFUSED) || t.Loop().Time()-start != 8*time.Millisecond {
+			return fmt.Errorf("dial after the listener closed: %v after %v, want ECONNREFUSED after 8ms", err, t.Loop().Time()-start)
+		}
+		return nil
+	})
+}
+
+// A RST takes the link's latency back too: a client writes to a server
+// that has closed its connection (the FIN already read); the data reaches
+// the server's host at +L, its RST the client at +2L, not at +L.
+func TestH45_ResetForDataToAClosedSocketTakesTheWayBack(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Latency: 20 * time.Millisecond})
+		srv, err := StartServer(t, closeAtOnce, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		var log []string
+		cp := newStreamRecorder(t, "client", &log)
+		cp.keepOpen = true
+		tr, _, err := CreateConnection(t, func() Protocol { return cp }, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		if err := asyncio.Sleep(t, 100*time.Millisecond); err != nil { // the FIN has arrived
+			return err
+		}
+		start := t.Loop().Time()
+		var writes []string
+		for _, at := range []time.Duration{0, 25 * time.Millisecond, 45 * time.Millisecond} {
+			if err := asyncio.Sleep(t, start+at-t.Loop().Time()); err != nil {
+				return err
+			}
+			writes = append(writes, fmt.Sprintf("write at +%v: %s", at, describe(tr.Write([]byte("x")))))
+			if err := settle(t); err != nil {
+				return err
+			}
+			writes = append(writes, fmt.Sprintf("lost %v", cp.lost.Done()))
+		}
+		want := "write at +0s: <nil>; lost false; write at +25ms: <nil>; lost false; write at +45ms: <nil>; lost true"
+		if got := strings.Join(writes, "; "); got != want {
+			return fmt.Errorf("got  %s\nwant %s\n(the RST answering the first write reaches the client at +40ms)", got, want)
+		}
+		return nil
+	})
+}
+
+// turmoil's UDP ping_pong across many hosts at once: each of five hosts
+// pings a server on its own latency and hears the pong after exactly two
+// latencies, with the server's address as the sender.
+func TestH45_UDPPingPongManyHosts(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 3)
+		s := n.Host("server")
+		echo := &echoDatagram{}
+		str, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return echo }, &net.UDPAddr{Port: 1738}, nil, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer str.Close()
+		var got []string
+		var cols []*collector
+		for i := range 5 {
+			h := n.Host(fmt.Sprintf("h%d", i))
+			n.SetLink(h, s, LinkConfig{Latency: time.Duration(i+1) * time.Millisecond})
+			col := &collector{}
+			cols = append(cols, col)
+			tr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return col }, nil, &net.UDPAddr{IP: s.IP(), Port: 1738}, WithNetwork(h))
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			if err := tr.SendTo([]byte(fmt.Sprint("ping", i)), nil); err != nil {
+				return err
+			}
+		}
+		start := t.Loop().Time()
+		for _, col := range cols {
+			for len(col.got) == 0 {
+				if err := asyncio.Sleep(t, time.Millisecond/2); err != nil {
+					return err
+				}
+			}
+			got = append(got, fmt.Sprintf("%s from %s at %v", col.got[0], col.from[0], t.Loop().Time()-start))
+		}
+		want := "[pong0 from 10.0.0.1:1738 at 2ms pong1 from 10.0.0.1:1738 at 4ms pong2 from 10.0.0.1:1738 at 6ms pong3 from 10.0.0.1:1738 at 8ms pong4 from 10.0.0.1:1738 at 10ms]"
+		if fmt.Sprint(got) != want {
+			return fmt.Errorf("got %v\nwant %s", got, want)
+		}
+		return nil
+	})
+}
+
+// echoDatagram answers "pingX" with "pongX" to the sender.
+type echoDatagram struct{ tr DatagramTransport }
+
+func (e *echoDatagram) ConnectionMade(tr DatagramTransport) { e.tr = tr }
+func (e *echoDatagram) ConnectionLost(error)                {}
+func (e *echoDatagram) ErrorReceived(error)                 {}
+func (e *echoDatagram) DatagramReceived(d []byte, from net.Addr) {
+	if err := e.tr.SendTo([]byte(strings.Replace(string(d), "ping", "pong", 1)), from); err != nil {
+		panic(err)
+	}
+}
+
+// turmoil hangup, against real loopback sockets: the client closes its
+// stream at once; the server reads EOF twice, then writes and drains a
+// byte every 50 ms until a write fails; the log (with the error kinds)
+// is the same on both.
+func TestH45_HangupParity(tt *testing.T) {
+	e2Parity(tt, LinkConfig{Latency: time.Millisecond}, func(t *asyncio.T, e *e2Env) (string, error) {
+		result := asyncio.NewFuture[string](t)
+		srv, port, err := e.serve(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer w.Close()
+			var log []string
+			for range 2 {
+				b, err := r.Read(t, 8)
+				log = append(log, fmt.Sprintf("read %q %s", b, describe(err)))
+			}
+			for i := range 5 {
+				if err := e2Wait(t); err != nil {
+					return err
+				}
+				w.Write([]byte{1})
+				if err := w.Drain(t); err != nil {
+					log = append(log, fmt.Sprintf("drain %d: %s", i, describe(err)))
+					break
+				}
+				log = append(log, fmt.Sprintf("drain %d ok", i))
+			}
+			log = append(log, "WaitClosed: "+describe(func() error { w.Close(); return w.WaitClosed(t) }()))
+			result.SetResult(strings.Join(log, "; "))
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		_, w, err := e.open(t, port)
+		if err != nil {
+			return "", err
+		}
+		w.Close()
+		return asyncio.WaitFor(t, 10*time.Second, result)
+	})
+}
