@@ -487,3 +487,50 @@ func TestH45_HangupParity(tt *testing.T) {
 		return asyncio.WaitFor(t, 10*time.Second, result)
 	})
 }
+
+// turmoil drop_listener_with_non_empty_queue, with TCP's times: a
+// listener that closes with a connection in its backlog resets it (Linux's
+// inet_csk_listen_stop), and one whose client's ACK arrives after the
+// close is answered with a RST. Either RST leaves the server's host when
+// the server's host acts and reaches the client one latency later: the
+// client, connected at 2L, reads ECONNRESET at 4L, not at 3L.
+func TestH45_ListenerClosedResetTakesTheWayBack(tt *testing.T) {
+	for _, tc := range []string{"backlog", "ack"} {
+		tt.Run(tc, func(tt *testing.T) {
+			clean(tt)
+			runVirtual(tt, func(t *asyncio.T) error {
+				const L = 10 * time.Millisecond
+				n, c, s := simPair(t, 1, LinkConfig{Latency: L})
+				srv, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s))
+				if err != nil {
+					return err
+				}
+				if tc == "ack" {
+					n.At(3*L, srv.Close) // made before the ACK's timer: runs first
+				}
+				r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+				if err != nil {
+					return err
+				}
+				defer w.Close()
+				if at := t.Loop().Time(); at != 2*L {
+					return fmt.Errorf("connected at %v, want %v", at, 2*L)
+				}
+				if tc == "backlog" {
+					n.At(3*L, srv.Close) // made after the ACK's timer: the connection is queued first
+				}
+				w.Write([]byte("hello\n"))
+				if line, err := r.ReadLine(t); !errors.Is(err, syscall.ECONNRESET) {
+					return fmt.Errorf("read: %q, %v; want ECONNRESET", line, err)
+				}
+				if at := t.Loop().Time(); at != 4*L {
+					return fmt.Errorf("reset seen at %v, want %v (the RST leaves the server's host at %v)\n%s", at, 4*L, 3*L, strings.Join(n.Trace(), "\n"))
+				}
+				if !strings.Contains(strings.Join(n.Trace(), "\n"), map[string]string{"backlog": "backlog of a closed listener", "ack": "ACK to a closed listener"}[tc]) {
+					return fmt.Errorf("trace:\n%s", strings.Join(n.Trace(), "\n"))
+				}
+				return srv.WaitClosed(t)
+			})
+		})
+	}
+}

@@ -720,7 +720,11 @@ func (sl *simListener) close(network bool) {
 	sl.backlog = nil
 	for _, c := range backlog {
 		c.dropServerEnd() // never accepted: the network still owns it
-		c.abort("client", "backlog of a closed listener")
+		if network {
+			c.abort("client", "backlog of a closed listener")
+		} else {
+			c.resetToClient("backlog of a closed listener")
+		}
 	}
 }
 

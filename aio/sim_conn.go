@@ -593,7 +593,21 @@ func (c *SimConn) acked() {
 		return
 	}
 	c.dropServerEnd()
-	c.abort("client", "ACK to a closed listener")
+	c.resetToClient("ACK to a closed listener")
+}
+
+// resetToClient is the server's host answering c's client with a RST (an
+// ACK to a listener that closed, a connection in the backlog of one that
+// closes): the RST travels to the client as a segment of the down
+// direction (the link's latency, after what that direction carries, held
+// by a partition or a stall), so the client sees the reset one latency
+// after the server's host sent it. The server's end is gone already.
+func (c *SimConn) resetToClient(why string) {
+	if c.done {
+		return
+	}
+	c.n.tracef("conn %d: RST toward the client (%s)", c.id, why)
+	c.down.enqueue(simSegment{rst: true, why: why}, 0, c.n.link(c.down.from, c.down.to))
 }
 
 // endHandshake stops counting c as a handshake of its listener.
