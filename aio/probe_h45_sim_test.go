@@ -534,3 +534,239 @@ func TestH45_ListenerClosedResetTakesTheWayBack(tt *testing.T) {
 		})
 	}
 }
+
+// turmoil network_partition (udp) on a datagram already on its way: the
+// link is cut while it travels (sent at 0, due at 10ms, cut from 5ms to
+// 20ms), so it is lost, as a packet on a wire that breaks, and as a
+// stream's segment due in a partition is held, not delivered. One sent
+// after the heal arrives one latency later.
+func TestH45_DatagramInFlightAcrossAPartitionIsLost(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n := NewSimNetwork(t, 1)
+		a, b := n.Host("a"), n.Host("b")
+		n.SetLink(a, b, LinkConfig{Latency: 10 * time.Millisecond})
+		recv := &collector{}
+		rtr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return recv }, &net.UDPAddr{Port: 1738}, nil, WithNetwork(b))
+		if err != nil {
+			return err
+		}
+		defer rtr.Close()
+		str, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return &collector{} }, nil, &net.UDPAddr{IP: b.IP(), Port: 1738}, WithNetwork(a))
+		if err != nil {
+			return err
+		}
+		defer str.Close()
+		start := t.Loop().Time()
+		n.At(start+5*time.Millisecond, func() { n.Partition(a, b) })
+		n.At(start+20*time.Millisecond, func() { n.Heal(a, b) })
+		if err := str.SendTo([]byte("on the wire"), nil); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(t, 30*time.Millisecond); err != nil {
+			return err
+		}
+		if err := str.SendTo([]byte("after the heal"), nil); err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(t, 30*time.Millisecond); err != nil {
+			return err
+		}
+		if fmt.Sprint(recv.got) != "[after the heal]" {
+			return fmt.Errorf("received %q, want only the one sent after the heal\n%s", recv.got, strings.Join(n.Trace(), "\n"))
+		}
+		return nil
+	})
+}
+
+// Loss and Duplicate at their bounds, with exact times: Duplicate 1 gives
+// every datagram twice, both one latency later (no jitter); Loss 1 loses
+// all of them; and the trace says so.
+func TestH45_DatagramLossAndDuplicateBounds(tt *testing.T) {
+	for _, tc := range []struct {
+		cfg  LinkConfig
+		want string
+	}{
+		{LinkConfig{Latency: 3 * time.Millisecond, Duplicate: 1}, "[a@3ms a@3ms b@4ms b@4ms]"},
+		{LinkConfig{Latency: 3 * time.Millisecond, Loss: 1, Duplicate: 1}, "[]"},
+	} {
+		tt.Run(tc.want, func(tt *testing.T) {
+			clean(tt)
+			runVirtual(tt, func(t *asyncio.T) error {
+				n := NewSimNetwork(t, 9)
+				a, b := n.Host("a"), n.Host("b")
+				n.SetLink(a, b, tc.cfg)
+				var got []string
+				recv := &timedCollector{t: t, got: &got}
+				rtr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return recv }, &net.UDPAddr{Port: 7}, nil, WithNetwork(b))
+				if err != nil {
+					return err
+				}
+				defer rtr.Close()
+				str, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return &collector{} }, nil, &net.UDPAddr{IP: b.IP(), Port: 7}, WithNetwork(a))
+				if err != nil {
+					return err
+				}
+				defer str.Close()
+				start := t.Loop().Time()
+				recv.start = start
+				for _, m := range []string{"a", "b"} {
+					if err := str.SendTo([]byte(m), nil); err != nil {
+						return err
+					}
+					if err := asyncio.Sleep(t, time.Millisecond); err != nil {
+						return err
+					}
+				}
+				if err := asyncio.Sleep(t, 10*time.Millisecond); err != nil {
+					return err
+				}
+				if fmt.Sprint(got) != tc.want {
+					return fmt.Errorf("got %v, want %s", got, tc.want)
+				}
+				trace := strings.Join(n.Trace(), "\n")
+				if tc.cfg.Loss == 1 && strings.Count(trace, "bytes lost") != 2 || tc.cfg.Loss == 0 && strings.Count(trace, "bytes duplicated") != 2 {
+					return fmt.Errorf("trace:\n%s", trace)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// timedCollector logs each datagram with its arrival time from start.
+type timedCollector struct {
+	t     *asyncio.T
+	start time.Duration
+	got   *[]string
+}
+
+func (c *timedCollector) ConnectionMade(DatagramTransport) {}
+func (c *timedCollector) ConnectionLost(error)             {}
+func (c *timedCollector) ErrorReceived(error)              {}
+func (c *timedCollector) DatagramReceived(d []byte, _ net.Addr) {
+	*c.got = append(*c.got, fmt.Sprintf("%s@%v", d, c.t.Loop().Time()-c.start))
+}
+
+// A server that closes its connection with the client's bytes unread
+// resets it (Linux sends a RST, not a FIN): the RST reaches the client
+// one latency after the close, and the client's read fails with
+// ECONNRESET then.
+func TestH45_ServerClosingWithUnreadDataResetsAfterOneLatency(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		_, c, s := simPair(t, 1, LinkConfig{Latency: 12 * time.Millisecond})
+		closedAt := asyncio.NewFuture[time.Duration](t)
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			// The transport would read them into the StreamReader (and its
+			// close would then be a clean one): it stops reading first.
+			w.Transport().PauseReading()
+			if err := asyncio.Sleep(t, 100*time.Millisecond); err != nil { // the client's bytes arrive meanwhile
+				return err
+			}
+			w.Transport().Abort() // closes the socket with the bytes unread
+			closedAt.SetResult(t.Loop().Time())
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r, w, err := OpenConnection(t, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if err := asyncio.Sleep(t, 30*time.Millisecond); err != nil { // accepted at 36ms
+			return err
+		}
+		w.Write([]byte("unread"))
+		got, err := r.Read(t, -1)
+		if !errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("read: %q, %v; want ECONNRESET", got, err)
+		}
+		at, err := closedAt.Await(t)
+		if err != nil {
+			return err
+		}
+		if d := t.Loop().Time() - at; d != 12*time.Millisecond {
+			return fmt.Errorf("the client saw the reset %v after the server closed, want 12ms", d)
+		}
+		return nil
+	})
+}
+
+// turmoil's determinism promise, over streams and datagrams at once on a
+// jittery, lossy link: the same seed gives the same Trace twice, byte for
+// byte; another seed another one.
+func TestH45_SeedDecidesTheWholeTrace(tt *testing.T) {
+	clean(tt)
+	run := func(seed uint64) string {
+		var trace []string
+		runVirtual(tt, func(t *asyncio.T) error {
+			n := NewSimNetwork(t, seed)
+			n.SetDefaultLink(LinkConfig{Latency: 5 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.2, Duplicate: 0.2, Bandwidth: 100_000})
+			s := n.Host("server")
+			srv, err := StartServer(t, echoLines(""), "", 80, WithNetwork(s))
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			echo := &echoDatagram{}
+			utr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return echo }, &net.UDPAddr{Port: 53}, nil, WithNetwork(s))
+			if err != nil {
+				return err
+			}
+			defer utr.Close()
+			var tasks []*asyncio.Task[struct{}]
+			for i := range 4 {
+				h := n.Host(fmt.Sprintf("c%d", i))
+				tasks = append(tasks, asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) {
+					tr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return &collector{} }, nil, &net.UDPAddr{IP: s.IP(), Port: 53}, WithNetwork(h))
+					if err != nil {
+						return struct{}{}, err
+					}
+					defer tr.Close()
+					r, w, err := OpenConnection(t, "server", 80, WithNetwork(h))
+					if err != nil {
+						return struct{}{}, err
+					}
+					defer w.Close()
+					for j := range 5 {
+						if err := tr.SendTo([]byte(fmt.Sprintf("ping%d-%d", i, j)), nil); err != nil {
+							return struct{}{}, err
+						}
+						w.Write([]byte(strings.Repeat("x", 100*(i+1)) + "\n"))
+						if _, err := r.ReadLine(t); err != nil {
+							return struct{}{}, err
+						}
+					}
+					return struct{}{}, nil
+				}))
+			}
+			for _, task := range tasks {
+				if _, err := task.Await(t); err != nil {
+					return err
+				}
+			}
+			if err := asyncio.Sleep(t, 100*time.Millisecond); err != nil {
+				return err
+			}
+			trace = n.Trace()
+			return nil
+		})
+		return strings.Join(trace, "\n")
+	}
+	a, b, c := run(11), run(11), run(12)
+	if a != b {
+		tt.Fatalf("seed 11 gave two traces:\n%s\n----\n%s", a, b)
+	}
+	if a == c {
+		tt.Fatalf("seeds 11 and 12 gave the same trace")
+	}
+	for _, want := range []string{"bytes lost", "bytes duplicated", "established"} {
+		if !strings.Contains(a, want) {
+			tt.Fatalf("no %q in the trace:\n%s", want, a)
+		}
+	}
+}

@@ -370,7 +370,9 @@ func simAddTime(a, b time.Duration) time.Duration {
 // server's SYN-ACK, is sent again later, and the dial fails with
 // ETIMEDOUT after about two minutes), until Heal; a client's ACK already
 // on its way is held too, so the server accepts that connection only
-// after Heal. A nil host or one of another network is a *ValueError.
+// after Heal. Datagrams between them are lost: those sent while it lasts
+// and those on their way when it starts and still when they would
+// arrive. A nil host or one of another network is a *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
 	n.checkCaller("SimNetwork.Partition")
 	n.checkHost("Partition", a)
