@@ -770,3 +770,66 @@ func TestH45_SeedDecidesTheWholeTrace(tt *testing.T) {
 		}
 	}
 }
+
+// pausedClient pauses reading as soon as it is connected.
+type pausedClient struct {
+	streamRecorder
+}
+
+func (p *pausedClient) ConnectionMade(tr Transport) {
+	p.streamRecorder.ConnectionMade(tr)
+	tr.(ReadTransport).PauseReading()
+}
+
+// A RST does not wait for the receiver's window: a server writes more
+// than the client (which does not read) can take, and aborts; the client
+// then writes, its data reaches the closed socket, and the RST answering
+// it reaches the client a round trip after its write although the
+// server's data still waits for room in the client's socket: the
+// client's next write fails and the protocol sees the connection lost.
+func TestH45_ResetDoesNotWaitBehindUnreadData(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			w.Write(make([]byte, 8<<20))
+			if err := asyncio.Sleep(t, 100*time.Millisecond); err != nil {
+				return err
+			}
+			w.Transport().Abort()
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		var log []string
+		cp := &pausedClient{*newStreamRecorder(t, "client", &log)}
+		tr, _, err := CreateConnection(t, func() Protocol { return cp }, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		if err := asyncio.Sleep(t, 200*time.Millisecond); err != nil { // the server has aborted
+			return err
+		}
+		start := t.Loop().Time()
+		var got []string
+		for _, at := range []time.Duration{0, 25 * time.Millisecond} {
+			if err := asyncio.Sleep(t, start+at-t.Loop().Time()); err != nil {
+				return err
+			}
+			if err := tr.Write([]byte("x")); err != nil {
+				return err
+			}
+			if err := settle(t); err != nil {
+				return err
+			}
+			got = append(got, fmt.Sprintf("lost %v", cp.lost.Done()))
+		}
+		if want := "[lost false lost true]"; fmt.Sprint(got) != want {
+			return fmt.Errorf("after the writes at +0 and +25ms: %v, want %s\n%s", got, want, strings.Join(n.Trace()[len(n.Trace())-10:], "\n"))
+		}
+		return nil
+	})
+}

@@ -394,14 +394,34 @@ func (p *simPipe) enqueue(seg simSegment, size int, cfg LinkConfig) {
 
 // schedule arms the timer for the first segment.
 func (p *simPipe) schedule() {
-	if p.timer != nil || len(p.queue) == 0 || p.writing || p.c.done {
+	if p.timer != nil || len(p.queue) == 0 || p.c.done {
 		return
 	}
-	if n := p.c.n; n.relaying && p.queue[0].at <= n.loop.Time() {
+	at := p.queue[0].at
+	if p.writing {
+		// The receiver's socket is full: only a RST goes on (it needs
+		// no room in the receiver's window).
+		i := p.rstIndex()
+		if i < 0 {
+			return
+		}
+		at = p.queue[i].at
+	}
+	if n := p.c.n; n.relaying && at <= n.loop.Time() {
 		p.pump() // due now, before the poll (prePoll)
 		return
 	}
-	p.timer = p.c.n.loop.CallAt(p.queue[0].at, p.pump)
+	p.timer = p.c.n.loop.CallAt(at, p.pump)
+}
+
+// rstIndex returns the index of the first RST in p's queue, or -1.
+func (p *simPipe) rstIndex() int {
+	for i := range p.queue {
+		if p.queue[i].rst {
+			return i
+		}
+	}
+	return -1
 }
 
 // release re-times held segments after a heal or a resume. The held
@@ -452,6 +472,11 @@ func (p *simPipe) pump() {
 		if p.blocked() {
 			n.tracef("conn %d %s: held", p.c.id, p.name)
 			return // release schedules again
+		}
+		if i := p.rstIndex(); i > 0 && p.queue[i].at <= n.loop.Time() {
+			// A RST does not wait for room in the receiver's socket:
+			// what it has not taken yet is lost with the connection.
+			p.queue = p.queue[i:]
 		}
 		seg := &p.queue[0]
 		if seg.at > n.loop.Time() {
@@ -536,6 +561,10 @@ func (p *simPipe) waitWritable() {
 func (p *simPipe) writable() {
 	p.c.n.loop.RemoveWriter(p.out)
 	p.writing = false
+	if p.timer != nil { // a RST's (schedule): pump arms what is next
+		p.timer.Cancel()
+		p.timer = nil
+	}
 	p.pump()
 }
 
