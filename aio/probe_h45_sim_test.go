@@ -833,3 +833,54 @@ func TestH45_ResetDoesNotWaitBehindUnreadData(tt *testing.T) {
 		return nil
 	})
 }
+
+// The same for the RST of a server that closes with the client's bytes
+// unread (Linux resets then): it reaches the client one latency after
+// the close although the server's earlier data still waits for room in
+// the client's socket; the client's next write fails.
+func TestH45_PeerResetDoesNotWaitBehindUnreadData(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			w.Transport().PauseReading()
+			w.Write(make([]byte, 8<<20))
+			if err := asyncio.Sleep(t, 100*time.Millisecond); err != nil { // the client's byte arrives meanwhile
+				return err
+			}
+			w.Transport().Abort() // at 130ms, with it unread: a RST
+			return nil
+		}, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		var log []string
+		cp := &pausedClient{*newStreamRecorder(t, "client", &log)}
+		tr, _, err := CreateConnection(t, func() Protocol { return cp }, "server", 80, WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		if err := tr.Write([]byte("x")); err != nil {
+			return err
+		}
+		var got []string
+		for _, at := range []time.Duration{135 * time.Millisecond, 145 * time.Millisecond} {
+			if err := asyncio.Sleep(t, at-t.Loop().Time()); err != nil {
+				return err
+			}
+			if err := tr.Write([]byte("y")); err != nil {
+				return err
+			}
+			if err := settle(t); err != nil {
+				return err
+			}
+			got = append(got, fmt.Sprintf("lost %v", cp.lost.Done()))
+		}
+		if want := "[lost false lost true]"; fmt.Sprint(got) != want {
+			return fmt.Errorf("after the writes at 135ms and 145ms: %v, want %s (the RST reaches the client at 140ms)\n%s", got, want, strings.Join(n.Trace(), "\n"))
+		}
+		return nil
+	})
+}

@@ -75,12 +75,14 @@ type simPipe struct {
 	inflight int
 	reading  bool // in is watched
 	paused   bool // not watched because inflight reached the buffer
-	inEOF    bool // in gave EOF (or a reset): nothing more to read
-	writing  bool // out is watched (its receiver's buffer is full)
-	timer    *asyncio.TimerHandle
-	linkFree time.Duration // when the link has sent what it was given
-	lastAt   time.Duration // the latest delivery time scheduled
-	eofDone  bool          // the EOF was delivered
+	// resetWatch: paused, and in is watched for a reset only (pause)
+	resetWatch bool
+	inEOF      bool // in gave EOF (or a reset): nothing more to read
+	writing    bool // out is watched (its receiver's buffer is full)
+	timer      *asyncio.TimerHandle
+	linkFree   time.Duration // when the link has sent what it was given
+	lastAt     time.Duration // the latest delivery time scheduled
+	eofDone    bool          // the EOF was delivered
 }
 
 type simSegment struct {
@@ -303,10 +305,39 @@ func (p *simPipe) watch() {
 }
 
 func (p *simPipe) unwatch() {
-	if p.reading {
+	if p.reading || p.resetWatch {
 		p.c.n.unwatchRelay(p)
 		p.reading = false
+		p.resetWatch = false
 	}
+}
+
+// pause stops reading the sender while the direction has its buffer's
+// worth in flight. Where the relay can (Linux), it still watches for the
+// sender's reset: a host resets at once when its application closes with
+// unread data, whatever it still had to send, so the RST must not wait
+// for the receiver to make room (senderReset).
+func (p *simPipe) pause() {
+	if p.reading && p.c.n.pauseRelay(p) {
+		p.reading = false
+		p.resetWatch = true
+	} else {
+		p.unwatch()
+	}
+	p.paused = true
+}
+
+// senderReset is a paused direction's sender resetting its socket (the
+// relay saw its error): the RST goes at once, as a real host's does, and
+// what the sender wrote and the direction did not take is lost.
+func (p *simPipe) senderReset() {
+	p.unwatch()
+	if p.inEOF || p.c.done {
+		return
+	}
+	p.inEOF = true
+	p.c.n.tracef("conn %d %s: sender reset", p.c.id, p.name)
+	p.enqueue(simSegment{rst: true}, 0, p.c.n.link(p.from, p.to))
 }
 
 // simReadSize is the most the relay reads at once.
@@ -331,8 +362,7 @@ func (p *simPipe) readReady() {
 	cfg := n.link(p.from, p.to)
 	room := cfg.Buffer - p.inflight
 	if room <= 0 {
-		p.unwatch()
-		p.paused = true
+		p.pause()
 		return
 	}
 	// A segment is at most a quarter of the buffer, so that the next is
@@ -358,8 +388,7 @@ func (p *simPipe) readReady() {
 		p.inflight += k
 		p.enqueue(simSegment{data: data}, k, cfg)
 		if p.inflight >= cfg.Buffer {
-			p.unwatch()
-			p.paused = true
+			p.pause()
 		} else if more && !p.reread {
 			// Read on in the next iteration, as a level-triggered
 			// watch would.
