@@ -884,3 +884,55 @@ func TestH45_PeerResetDoesNotWaitBehindUnreadData(tt *testing.T) {
 		return nil
 	})
 }
+
+// turmoil client_hangup_on_connect: a client whose SYNs a partition
+// loses gives up after 1 s (its dial cancelled); the partition heals
+// (named the other way round, as Heal(b, a)); the server accepts nothing
+// in the next 2 s, and nothing is left on the network.
+func TestH45_ClientHangupOnConnect(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		accepted := 0
+		srv, err := StartServer(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			accepted++
+			w.Close()
+			return nil
+		}, "", 1738, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		n.Partition(c, s)
+		_, err = asyncio.WaitForFunc(t, time.Second, func(t *asyncio.T) (*Conn, error) {
+			return DialConn(t, "tcp", "server:1738", WithNetwork(c))
+		})
+		if !errors.Is(err, asyncio.ErrTimeout) {
+			return fmt.Errorf("dial: %v, want a timeout", err)
+		}
+		n.Heal(s, c)
+		if err := asyncio.Sleep(t, 2*time.Second); err != nil {
+			return err
+		}
+		if accepted != 0 || len(n.Conns()) != 0 {
+			return fmt.Errorf("accepted %d, %d connections left", accepted, len(n.Conns()))
+		}
+		trace := strings.Join(n.Trace(), "\n")
+		for _, want := range []string{"SYN lost (partition)", "cancelled", "heal server client"} {
+			if !strings.Contains(trace, want) {
+				return fmt.Errorf("no %q in the trace:\n%s", want, trace)
+			}
+		}
+		// And the link works again: one round trip.
+		start := t.Loop().Time()
+		conn, err := DialConn(t, "tcp", "server:1738", WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		conn.Close()
+		if d := t.Loop().Time() - start; d != 20*time.Millisecond {
+			return fmt.Errorf("dial after the heal took %v, want 20ms", d)
+		}
+		return nil
+	})
+}
