@@ -936,3 +936,67 @@ func TestH45_ClientHangupOnConnect(tt *testing.T) {
 		return nil
 	})
 }
+
+// The ICMP port unreachable answering a connected endpoint's datagram is
+// a packet too: the link cut while it comes back (the datagram reached
+// the host at 10ms, its answer is due at 20ms, the cut lasts from 15ms to
+// 30ms) loses it, and the sender hears nothing; without the cut it hears
+// ECONNREFUSED at 20ms.
+func TestH45_PortUnreachableLostInAPartition(tt *testing.T) {
+	for _, cut := range []bool{false, true} {
+		tt.Run(fmt.Sprint("cut=", cut), func(tt *testing.T) {
+			clean(tt)
+			runVirtual(tt, func(t *asyncio.T) error {
+				n := NewSimNetwork(t, 1)
+				a, b := n.Host("a"), n.Host("b")
+				n.SetLink(a, b, LinkConfig{Latency: 10 * time.Millisecond})
+				var got []string
+				sender := &timedErrors{t: t, got: &got}
+				str, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return sender }, nil, &net.UDPAddr{IP: b.IP(), Port: 9}, WithNetwork(a))
+				if err != nil {
+					return err
+				}
+				defer str.Close()
+				start := t.Loop().Time()
+				sender.start = start
+				if cut {
+					n.At(start+15*time.Millisecond, func() { n.Partition(a, b) })
+					n.At(start+30*time.Millisecond, func() { n.Heal(a, b) })
+				}
+				if err := str.SendTo([]byte("anyone?"), nil); err != nil {
+					return err
+				}
+				if err := asyncio.Sleep(t, 50*time.Millisecond); err != nil {
+					return err
+				}
+				want := "[ECONNREFUSED@20ms]"
+				if cut {
+					want = "[]"
+				}
+				if fmt.Sprint(got) != want {
+					return fmt.Errorf("errors %v, want %s", got, want)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// timedErrors logs each error a datagram protocol receives with its time
+// from start.
+type timedErrors struct {
+	t     *asyncio.T
+	start time.Duration
+	got   *[]string
+}
+
+func (c *timedErrors) ConnectionMade(DatagramTransport)      {}
+func (c *timedErrors) ConnectionLost(error)                  {}
+func (c *timedErrors) DatagramReceived(_ []byte, _ net.Addr) {}
+func (c *timedErrors) ErrorReceived(err error) {
+	name := err.Error()
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		name = "ECONNREFUSED"
+	}
+	*c.got = append(*c.got, fmt.Sprintf("%s@%v", name, c.t.Loop().Time()-c.start))
+}

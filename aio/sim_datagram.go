@@ -237,11 +237,18 @@ func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, d
 	if e == nil || (e.remote != nil && e.remote.String() != from.String()) {
 		n.tracef("udp %s -> %s: %d bytes, port unreachable", from, dest, len(data))
 		if src.remote != nil {
-			back := n.delay(n.lookup(dest.IP.String()), src.host)
+			at := n.lookup(dest.IP.String())
+			back := n.delay(at, src.host)
 			if back == 0 {
 				src.icmpError(unix.ECONNREFUSED) // on the spot, as on loopback
 			} else {
-				n.loop.CallLater(back, func() { src.icmpError(unix.ECONNREFUSED) })
+				n.loop.CallLater(back, func() {
+					if !n.closed && n.partitioned(at, src.host) { // cut on its way back: lost
+						n.tracef("udp %s -> %s: port unreachable lost (partition)", dest, src.addr)
+						return
+					}
+					src.icmpError(unix.ECONNREFUSED)
+				})
 			}
 		}
 		return nil
