@@ -1000,3 +1000,31 @@ func (c *timedErrors) ErrorReceived(err error) {
 	}
 	*c.got = append(*c.got, fmt.Sprintf("%s@%v", name, c.t.Loop().Time()-c.start))
 }
+
+// A SYN-ACK lost to a partition (the cut from 15ms to 5s, a 10 ms link):
+// the client's SYN retransmission timer has run since its SYN left at 0,
+// so it sends again at 1 s, 3 s and 7 s, as Linux does, and the last one,
+// after the heal, connects at 7.02 s (not one round trip later, as when
+// the timeout was counted from the SYN-ACK's loss).
+func TestH45_SynAckLostRetransmitsOnTheSynsTimer(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		srv, err := StartServer(t, closeAtOnce, "", 80, WithNetwork(s))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		n.At(15*time.Millisecond, func() { n.Partition(c, s) }) // the SYN arrived at 10
+		n.At(5*time.Second, func() { n.Heal(c, s) })
+		conn, err := DialConn(t, "tcp", "server:80", WithNetwork(c))
+		if err != nil {
+			return err
+		}
+		conn.Close()
+		if at := t.Loop().Time(); at != 7*time.Second+20*time.Millisecond {
+			return fmt.Errorf("connected at %v, want 7.02s\n%s", at, strings.Join(n.Trace(), "\n"))
+		}
+		return nil
+	})
+}

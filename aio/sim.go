@@ -742,6 +742,9 @@ type simDial struct {
 	timer  *asyncio.TimerHandle
 	conn   *SimConn
 	handed bool
+	// sent is when the current attempt's SYN left: its retransmission
+	// timer runs from then, whether the SYN or the SYN-ACK is lost.
+	sent time.Duration
 	// signalling: on a zero-latency link, connected (the server has the
 	// connection) and waiting for the client's socket to turn writable to
 	// tell the dialer.
@@ -830,6 +833,7 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int
 // syn sends the SYN (attempt try).
 func (d *simDial) syn(try int) {
 	n := d.n
+	d.sent = n.loop.Time()
 	if n.partitioned(d.from, d.to) {
 		n.tracef("dial %s -> %s: SYN lost (partition)", d.from.name, d.addr)
 		d.resend(try)
@@ -838,18 +842,22 @@ func (d *simDial) syn(try int) {
 	d.timer = n.loop.CallLater(n.delay(d.from, d.to), func() { d.arrive(try) })
 }
 
-// resend sends the SYN again after attempt try was lost, after the
-// retransmission timeout; past the last attempt the dial times out.
+// resend sends the SYN again after attempt try was lost, the
+// retransmission timeout after that attempt's SYN left (a SYN-ACK lost,
+// or a SYN dropped by a full backlog, is found out later, but the
+// client's timer has run since it sent); past the last attempt the dial
+// times out.
 func (d *simDial) resend(try int) {
 	n := d.n
+	at := simAddTime(d.sent, simSynRTO<<try)
 	if try == simSynRetries {
-		d.timer = n.loop.CallLater(simSynRTO<<try, func() {
+		d.timer = n.loop.CallAt(at, func() {
 			n.tracef("dial %s -> %s timed out", d.from.name, d.addr)
 			d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ETIMEDOUT)))
 		})
 		return
 	}
-	d.timer = n.loop.CallLater(simSynRTO<<try, func() { d.syn(try + 1) })
+	d.timer = n.loop.CallAt(at, func() { d.syn(try + 1) })
 }
 
 // arrive is the SYN reaching the server's host.
