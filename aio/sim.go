@@ -370,7 +370,9 @@ func simAddTime(a, b time.Duration) time.Duration {
 // server's SYN-ACK, is sent again later, and the dial fails with
 // ETIMEDOUT after about two minutes), until Heal; a client's ACK already
 // on its way is held too, so the server accepts that connection only
-// after Heal. A nil host or one of another network is a *ValueError.
+// after Heal. Datagrams between them are lost: those sent while it lasts
+// and those on their way when it starts and still when they would
+// arrive. A nil host or one of another network is a *ValueError.
 func (n *SimNetwork) Partition(a, b *SimHost) {
 	n.checkCaller("SimNetwork.Partition")
 	n.checkHost("Partition", a)
@@ -720,7 +722,11 @@ func (sl *simListener) close(network bool) {
 	sl.backlog = nil
 	for _, c := range backlog {
 		c.dropServerEnd() // never accepted: the network still owns it
-		c.abort("client", "backlog of a closed listener")
+		if network {
+			c.abort("client", "backlog of a closed listener")
+		} else {
+			c.resetToClient("backlog of a closed listener")
+		}
 	}
 }
 
@@ -736,6 +742,9 @@ type simDial struct {
 	timer  *asyncio.TimerHandle
 	conn   *SimConn
 	handed bool
+	// sent is when the current attempt's SYN left: its retransmission
+	// timer runs from then, whether the SYN or the SYN-ACK is lost.
+	sent time.Duration
 	// signalling: on a zero-latency link, connected (the server has the
 	// connection) and waiting for the client's socket to turn writable to
 	// tell the dialer.
@@ -824,6 +833,7 @@ func (h *SimHost) dial(t *asyncio.T, host string, port int, allErrors bool) (int
 // syn sends the SYN (attempt try).
 func (d *simDial) syn(try int) {
 	n := d.n
+	d.sent = n.loop.Time()
 	if n.partitioned(d.from, d.to) {
 		n.tracef("dial %s -> %s: SYN lost (partition)", d.from.name, d.addr)
 		d.resend(try)
@@ -832,18 +842,22 @@ func (d *simDial) syn(try int) {
 	d.timer = n.loop.CallLater(n.delay(d.from, d.to), func() { d.arrive(try) })
 }
 
-// resend sends the SYN again after attempt try was lost, after the
-// retransmission timeout; past the last attempt the dial times out.
+// resend sends the SYN again after attempt try was lost, the
+// retransmission timeout after that attempt's SYN left (a SYN-ACK lost,
+// or a SYN dropped by a full backlog, is found out later, but the
+// client's timer has run since it sent); past the last attempt the dial
+// times out.
 func (d *simDial) resend(try int) {
 	n := d.n
+	at := simAddTime(d.sent, simSynRTO<<try)
 	if try == simSynRetries {
-		d.timer = n.loop.CallLater(simSynRTO<<try, func() {
+		d.timer = n.loop.CallAt(at, func() {
 			n.tracef("dial %s -> %s timed out", d.from.name, d.addr)
 			d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ETIMEDOUT)))
 		})
 		return
 	}
-	d.timer = n.loop.CallLater(simSynRTO<<try, func() { d.syn(try + 1) })
+	d.timer = n.loop.CallAt(at, func() { d.syn(try + 1) })
 }
 
 // arrive is the SYN reaching the server's host.

@@ -75,18 +75,21 @@ type simPipe struct {
 	inflight int
 	reading  bool // in is watched
 	paused   bool // not watched because inflight reached the buffer
-	inEOF    bool // in gave EOF (or a reset): nothing more to read
-	writing  bool // out is watched (its receiver's buffer is full)
-	timer    *asyncio.TimerHandle
-	linkFree time.Duration // when the link has sent what it was given
-	lastAt   time.Duration // the latest delivery time scheduled
-	eofDone  bool          // the EOF was delivered
+	// resetWatch: paused, and in is watched for a reset only (pause)
+	resetWatch bool
+	inEOF      bool // in gave EOF (or a reset): nothing more to read
+	writing    bool // out is watched (its receiver's buffer is full)
+	timer      *asyncio.TimerHandle
+	linkFree   time.Duration // when the link has sent what it was given
+	lastAt     time.Duration // the latest delivery time scheduled
+	eofDone    bool          // the EOF was delivered
 }
 
 type simSegment struct {
 	data []byte
-	eof  bool // the sender half-closed (or closed)
-	rst  bool // the sender's socket was reset
+	eof  bool   // the sender half-closed (or closed)
+	rst  bool   // the sender's socket was reset
+	why  string // the rst's reason in the trace ("the peer reset" if empty)
 	at   time.Duration
 }
 
@@ -302,10 +305,39 @@ func (p *simPipe) watch() {
 }
 
 func (p *simPipe) unwatch() {
-	if p.reading {
+	if p.reading || p.resetWatch {
 		p.c.n.unwatchRelay(p)
 		p.reading = false
+		p.resetWatch = false
 	}
+}
+
+// pause stops reading the sender while the direction has its buffer's
+// worth in flight. Where the relay can (Linux), it still watches for the
+// sender's reset: a host resets at once when its application closes with
+// unread data, whatever it still had to send, so the RST must not wait
+// for the receiver to make room (senderReset).
+func (p *simPipe) pause() {
+	if p.reading && p.c.n.pauseRelay(p) {
+		p.reading = false
+		p.resetWatch = true
+	} else {
+		p.unwatch()
+	}
+	p.paused = true
+}
+
+// senderReset is a paused direction's sender resetting its socket (the
+// relay saw its error): the RST goes at once, as a real host's does, and
+// what the sender wrote and the direction did not take is lost.
+func (p *simPipe) senderReset() {
+	p.unwatch()
+	if p.inEOF || p.c.done {
+		return
+	}
+	p.inEOF = true
+	p.c.n.tracef("conn %d %s: sender reset", p.c.id, p.name)
+	p.enqueue(simSegment{rst: true}, 0, p.c.n.link(p.from, p.to))
 }
 
 // simReadSize is the most the relay reads at once.
@@ -330,8 +362,7 @@ func (p *simPipe) readReady() {
 	cfg := n.link(p.from, p.to)
 	room := cfg.Buffer - p.inflight
 	if room <= 0 {
-		p.unwatch()
-		p.paused = true
+		p.pause()
 		return
 	}
 	// A segment is at most a quarter of the buffer, so that the next is
@@ -357,8 +388,7 @@ func (p *simPipe) readReady() {
 		p.inflight += k
 		p.enqueue(simSegment{data: data}, k, cfg)
 		if p.inflight >= cfg.Buffer {
-			p.unwatch()
-			p.paused = true
+			p.pause()
 		} else if more && !p.reread {
 			// Read on in the next iteration, as a level-triggered
 			// watch would.
@@ -393,14 +423,34 @@ func (p *simPipe) enqueue(seg simSegment, size int, cfg LinkConfig) {
 
 // schedule arms the timer for the first segment.
 func (p *simPipe) schedule() {
-	if p.timer != nil || len(p.queue) == 0 || p.writing || p.c.done {
+	if p.timer != nil || len(p.queue) == 0 || p.c.done {
 		return
 	}
-	if n := p.c.n; n.relaying && p.queue[0].at <= n.loop.Time() {
+	at := p.queue[0].at
+	if p.writing {
+		// The receiver's socket is full: only a RST goes on (it needs
+		// no room in the receiver's window).
+		i := p.rstIndex()
+		if i < 0 {
+			return
+		}
+		at = p.queue[i].at
+	}
+	if n := p.c.n; n.relaying && at <= n.loop.Time() {
 		p.pump() // due now, before the poll (prePoll)
 		return
 	}
-	p.timer = p.c.n.loop.CallAt(p.queue[0].at, p.pump)
+	p.timer = p.c.n.loop.CallAt(at, p.pump)
+}
+
+// rstIndex returns the index of the first RST in p's queue, or -1.
+func (p *simPipe) rstIndex() int {
+	for i := range p.queue {
+		if p.queue[i].rst {
+			return i
+		}
+	}
+	return -1
 }
 
 // release re-times held segments after a heal or a resume. The held
@@ -452,6 +502,11 @@ func (p *simPipe) pump() {
 			n.tracef("conn %d %s: held", p.c.id, p.name)
 			return // release schedules again
 		}
+		if i := p.rstIndex(); i > 0 && p.queue[i].at <= n.loop.Time() {
+			// A RST does not wait for room in the receiver's socket:
+			// what it has not taken yet is lost with the connection.
+			p.queue = p.queue[i:]
+		}
 		seg := &p.queue[0]
 		if seg.at > n.loop.Time() {
 			p.schedule()
@@ -464,7 +519,11 @@ func (p *simPipe) pump() {
 			if p == p.c.down {
 				side = "client"
 			}
-			p.c.abort(side, "the peer reset")
+			why := seg.why
+			if why == "" {
+				why = "the peer reset"
+			}
+			p.c.abort(side, why)
 			return
 		case seg.eof:
 			unix.Shutdown(p.out, unix.SHUT_WR)
@@ -479,13 +538,9 @@ func (p *simPipe) pump() {
 		case err == unix.EAGAIN || err == unix.EINTR:
 			p.waitWritable()
 			return
-		case err != nil: // the receiver closed its socket: TCP answers with a RST
+		case err != nil: // the receiver closed its socket: its host answers with a RST
 			n.tracef("conn %d %s: receiver gone", p.c.id, p.name)
-			side := "client"
-			if p == p.c.down {
-				side = "server"
-			}
-			p.c.abort(side, "data to a closed socket")
+			p.receiverGone()
 			return
 		}
 		n.tracef("conn %d %s: %d bytes delivered", p.c.id, p.name, k)
@@ -500,6 +555,24 @@ func (p *simPipe) pump() {
 			p.watch()
 		}
 	}
+}
+
+// receiverGone is data reaching a receiver that closed its socket: its
+// host answers with a RST, which travels back as any segment does (the
+// link's latency and jitter, after what that direction already carries,
+// held by a partition or a stall), so the sender sees the reset a round
+// trip after its write, as over TCP, not when the data arrives. The
+// direction carries nothing more meanwhile: what the sender writes is
+// lost with the connection.
+func (p *simPipe) receiverGone() {
+	p.queue = nil
+	p.unwatch()
+	p.inEOF = true
+	back := p.c.down
+	if p == p.c.down {
+		back = p.c.up
+	}
+	back.enqueue(simSegment{rst: true, why: "data to a closed socket"}, 0, p.c.n.link(back.from, back.to))
 }
 
 // waitWritable waits for the receiver to read (its socket buffer is
@@ -517,6 +590,10 @@ func (p *simPipe) waitWritable() {
 func (p *simPipe) writable() {
 	p.c.n.loop.RemoveWriter(p.out)
 	p.writing = false
+	if p.timer != nil { // a RST's (schedule): pump arms what is next
+		p.timer.Cancel()
+		p.timer = nil
+	}
 	p.pump()
 }
 
@@ -574,7 +651,21 @@ func (c *SimConn) acked() {
 		return
 	}
 	c.dropServerEnd()
-	c.abort("client", "ACK to a closed listener")
+	c.resetToClient("ACK to a closed listener")
+}
+
+// resetToClient is the server's host answering c's client with a RST (an
+// ACK to a listener that closed, a connection in the backlog of one that
+// closes): the RST travels to the client as a segment of the down
+// direction (the link's latency, after what that direction carries, held
+// by a partition or a stall), so the client sees the reset one latency
+// after the server's host sent it. The server's end is gone already.
+func (c *SimConn) resetToClient(why string) {
+	if c.done {
+		return
+	}
+	c.n.tracef("conn %d: RST toward the client (%s)", c.id, why)
+	c.down.enqueue(simSegment{rst: true, why: why}, 0, c.n.link(c.down.from, c.down.to))
 }
 
 // endHandshake stops counting c as a handshake of its listener.

@@ -15,7 +15,8 @@ import (
 // network instead of a socket, and whose protocol the network calls with
 // each datagram that arrives. Each datagram is delayed by the link's
 // latency and its own jitter (so datagrams overtake each other), lost with
-// the link's Loss probability or to a partition, and duplicated with its
+// the link's Loss probability or to a partition (one the link is in when
+// the datagram is sent, or when it arrives), and duplicated with its
 // Duplicate probability, every draw from the network's seeded source.
 // As on a real host, localhost and the loopback and wildcard addresses
 // reach the sending host itself, a datagram larger than UDP over IPv4
@@ -196,6 +197,14 @@ func (e *simEndpoint) send(data []byte, sa unix.Sockaddr) error {
 			continue
 		}
 		n.loop.CallLater(d, func() {
+			if !n.closed && n.partitioned(e.host, dst) {
+				// The link was cut while it travelled: lost, as a packet
+				// on a wire that breaks (a stream's segment due in a
+				// partition is held for TCP to send again; a datagram
+				// has nobody to send it again).
+				n.tracef("udp %s -> %s: %d bytes lost (partition)", from, dest, len(data))
+				return
+			}
 			if r := n.arriveDatagram(e, from, dest, data); r != nil {
 				n.deliverDatagram(r, from, dest, data)
 			}
@@ -228,11 +237,18 @@ func (n *SimNetwork) arriveDatagram(src *simEndpoint, from, dest *net.UDPAddr, d
 	if e == nil || (e.remote != nil && e.remote.String() != from.String()) {
 		n.tracef("udp %s -> %s: %d bytes, port unreachable", from, dest, len(data))
 		if src.remote != nil {
-			back := n.delay(n.lookup(dest.IP.String()), src.host)
+			at := n.lookup(dest.IP.String())
+			back := n.delay(at, src.host)
 			if back == 0 {
 				src.icmpError(unix.ECONNREFUSED) // on the spot, as on loopback
 			} else {
-				n.loop.CallLater(back, func() { src.icmpError(unix.ECONNREFUSED) })
+				n.loop.CallLater(back, func() {
+					if !n.closed && n.partitioned(at, src.host) { // cut on its way back: lost
+						n.tracef("udp %s -> %s: port unreachable lost (partition)", dest, src.addr)
+						return
+					}
+					src.icmpError(unix.ECONNREFUSED)
+				})
 			}
 		}
 		return nil

@@ -43,12 +43,28 @@ func (n *SimNetwork) watchRelay(p *simPipe) error {
 		n.epPipes = map[int]*simPipe{}
 		n.removePrePoll = hooks.AddPrePoll(n.loop, n.prePoll)
 	}
+	op := unix.EPOLL_CTL_ADD
+	if p.resetWatch { // registered for a reset only (pauseRelay): all events again
+		op = unix.EPOLL_CTL_MOD
+		p.resetWatch = false
+	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(p.in)}
-	if err := unix.EpollCtl(n.ep, unix.EPOLL_CTL_ADD, p.in, &ev); err != nil {
+	if err := unix.EpollCtl(n.ep, op, p.in, &ev); err != nil {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	n.epPipes[p.in] = p
 	return nil
+}
+
+// pauseRelay keeps p.in registered for its errors alone (EPOLLERR, which
+// epoll always reports): a reset of the sender while the direction is
+// paused (relayReady). It reports whether it could.
+func (n *SimNetwork) pauseRelay(p *simPipe) bool {
+	if n.ep < 0 {
+		return false
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLET, Fd: int32(p.in)}
+	return unix.EpollCtl(n.ep, unix.EPOLL_CTL_MOD, p.in, &ev) == nil
 }
 
 // unwatchRelay stops watching p.in.
@@ -70,6 +86,16 @@ func (n *SimNetwork) relayReady() {
 	}
 	for _, ev := range evs[:k] {
 		if p := n.epPipes[int(ev.Fd)]; p != nil {
+			if p.resetWatch {
+				// Paused: only the sender's reset matters now (its EOF
+				// waits behind what it wrote).
+				if ev.Events&unix.EPOLLERR != 0 {
+					if e, err := unix.GetsockoptInt(p.in, unix.SOL_SOCKET, unix.SO_ERROR); err == nil && unix.Errno(e) == unix.ECONNRESET {
+						p.senderReset()
+					}
+				}
+				continue
+			}
 			p.events, p.evKnown = ev.Events, true
 			p.readReady()
 			p.evKnown = false

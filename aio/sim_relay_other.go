@@ -12,6 +12,10 @@ func (n *SimNetwork) watchRelay(p *simPipe) error { return n.loop.AddReader(p.in
 
 func (n *SimNetwork) unwatchRelay(p *simPipe) { n.loop.RemoveReader(p.in) }
 
+// pauseRelay cannot watch for a reset alone here (nor do these systems'
+// socket pairs report one): the caller unwatches.
+func (n *SimNetwork) pauseRelay(*simPipe) bool { return false }
+
 func (n *SimNetwork) closeRelayPoller(bool) {}
 
 // take reads up to max bytes of what the sender wrote (none at its
