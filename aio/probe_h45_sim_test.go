@@ -1028,3 +1028,25 @@ func TestH45_SynAckLostRetransmitsOnTheSynsTimer(tt *testing.T) {
 		return nil
 	})
 }
+
+// The RST refusing a connect is lost when the link is cut on its way back
+// (the SYN reached a host with nobody listening at 10 ms, the partition
+// starts at 15, before the RST arrives at 20): the client, told nothing,
+// sends its SYN again on its timer (1 s after the first), and is refused
+// then, once the link has healed: ECONNREFUSED at 1.02 s, not at 20 ms.
+func TestSimRefusingResetLostInAPartition(tt *testing.T) {
+	clean(tt)
+	runVirtual(tt, func(t *asyncio.T) error {
+		n, c, s := simPair(t, 1, LinkConfig{Latency: 10 * time.Millisecond})
+		n.At(15*time.Millisecond, func() { n.Partition(c, s) })
+		n.At(500*time.Millisecond, func() { n.Heal(c, s) })
+		_, err := DialConn(t, "tcp", "server:80", WithNetwork(c))
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("dial: %v, want ECONNREFUSED", err)
+		}
+		if at := t.Loop().Time(); at != time.Second+20*time.Millisecond {
+			return fmt.Errorf("refused at %v, want 1.02s\n%s", at, strings.Join(n.Trace(), "\n"))
+		}
+		return nil
+	})
+}

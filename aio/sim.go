@@ -870,6 +870,13 @@ func (d *simDial) arrive(try int) {
 	if sl == nil || !sl.srv.serving {
 		n.tracef("dial %s -> %s refused", d.from.name, d.addr)
 		d.timer = n.loop.CallLater(back, func() {
+			if n.partitioned(d.from, d.to) {
+				// The RST is lost on its way back, as the SYN-ACK would
+				// be: the client knows nothing and sends its SYN again.
+				n.tracef("dial %s -> %s: RST lost (partition)", d.from.name, d.addr)
+				d.resend(try)
+				return
+			}
 			d.fail(fmt.Errorf("connect to %s: %w", d.addr, os.NewSyscallError("connect", unix.ECONNREFUSED)))
 		})
 		return
