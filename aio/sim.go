@@ -60,8 +60,11 @@ type LinkConfig struct {
 	// stops reading from the sender (whose own socket buffer then fills,
 	// and whose transport then buffers and pauses its protocol); 0 means
 	// 64 KiB. Bytes travel in segments of at most a quarter of it, each
-	// delivered whole, so a Buffer above the link's bandwidth-delay
-	// product keeps the link busy, as a TCP window does.
+	// delivered whole, so a Buffer above the link's bandwidth times its
+	// latency keeps the link busy. Unlike a TCP window, bytes count until
+	// they are delivered, not until their acknowledgement is back: a
+	// direction carries up to Buffer per one-way latency, where the same
+	// window would carry it per round trip.
 	Buffer int
 }
 
