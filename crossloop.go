@@ -534,6 +534,9 @@ func (c *crossCall[V]) deliver(v V, err error, cancelled bool, msg string) {
 		f.cancelPlain(msg)
 	case err != nil:
 		f.finish(err)
+		if r := f.unretrievedRec(); r != nil { // as SetException: the report names f
+			r.owner = makeWeak(f)
+		}
 	default:
 		f.value = v
 		f.finish(nil)

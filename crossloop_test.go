@@ -2,6 +2,7 @@ package asyncio
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -405,4 +406,34 @@ func TestCallOn_TargetClosedByItsRunnerGivesErrLoopClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-served
+}
+
+// A SubmitTo future that failed and was never read is reported when its
+// loop closes with the future itself in ExceptionContext.Future, as a
+// future failed with SetException is (FUT-10; asyncio's context["future"]).
+func TestCrossLoop_UnretrievedFailureReportNamesTheFuture(t *testing.T) {
+	var reports []ExceptionContext
+	var fut *Future[int]
+	err := twoLoops(t, func(tk *T, b *Loop) error {
+		tk.Loop().SetExceptionHandler(func(_ *Loop, c ExceptionContext) { reports = append(reports, c) })
+		var err error
+		fut, err = SubmitTo(tk, b, func(rt *T) (int, error) { return 0, errors.New("remote boom") })
+		if err != nil {
+			return err
+		}
+		done := NewFuture[struct{}](tk)
+		fut.AddDoneCallback(func() { done.SetResult(struct{}{}) }) // waits without reading fut
+		_, err = done.Await(tk)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || reports[0].Message != "Future exception was never retrieved" {
+		t.Fatalf("reports: %+v, want one never-retrieved report", reports)
+	}
+	if f, ok := reports[0].Future.(*Future[int]); !ok || f != fut {
+		t.Errorf("report's Future = %v (%T), want the SubmitTo future", reports[0].Future, reports[0].Future)
+	}
+	runtime.KeepAlive(fut)
 }
