@@ -533,10 +533,7 @@ func (c *crossCall[V]) deliver(v V, err error, cancelled bool, msg string) {
 	case cancelled:
 		f.cancelPlain(msg)
 	case err != nil:
-		f.finish(err)
-		if r := f.unretrievedRec(); r != nil { // as SetException: the report names f
-			r.owner = makeWeak(f)
-		}
+		f.fail(err)
 	default:
 		f.value = v
 		f.finish(nil)

@@ -672,11 +672,17 @@ func (f *Future[V]) SetException(err error) error {
 	if err == nil {
 		return runtimeErrorf("SetException: nil error")
 	}
+	f.fail(err)
+	return nil
+}
+
+// fail finishes f with err, and lets a never-retrieved report name f
+// (finish alone cannot: the weak reference needs f's type).
+func (f *Future[V]) fail(err error) {
 	f.finish(err)
 	if r := f.unretrievedRec(); r != nil {
 		r.owner = makeWeak(f)
 	}
-	return nil
 }
 
 func (f *Future[V]) valueAny() any { return f.value }
