@@ -138,6 +138,7 @@ type options struct {
 	limit              int
 	backlog            int
 	reuseAddr          bool
+	reuseAddrGiven     bool // WithReuseAddress
 	reusePort          bool
 	keepAlive          bool     // WithKeepAlive
 	family             int      // WithFamily; 0: AF_UNSPEC
@@ -266,6 +267,8 @@ func buildOptions(call string, opts []Option) (*options, error) {
 			return nil, &asyncio.ValueError{Msg: call + ": WithNetwork and WithSocket cannot be given together (a simulated host has no real sockets)"}
 		case o.reusePort:
 			return nil, &asyncio.ValueError{Msg: call + ": WithReusePort is not supported on a simulated network (WithNetwork)"}
+		case o.reuseAddrGiven && !o.reuseAddr:
+			return nil, &asyncio.ValueError{Msg: call + ": WithReuseAddress(false) is not supported on a simulated network (WithNetwork), which has no TIME_WAIT"}
 		case o.keepAlive:
 			return nil, &asyncio.ValueError{Msg: call + ": WithKeepAlive is not supported on a simulated network (WithNetwork)"}
 		case o.allowBroadcast:
@@ -436,6 +439,18 @@ func WithKeepSocketFile() Option {
 // WithSocket, whose socket is bound already.
 func WithReusePort() Option {
 	return option("WithReusePort", tcpServe|callCreateDatagramEndpoint, func(o *options) { o.reusePort = true })
+}
+
+// WithReuseAddress sets or clears SO_REUSEADDR on the listening sockets
+// of CreateServer, StartServer and the group servers (asyncio's
+// reuse_address=). It is set by default, as asyncio does on Unix, so that
+// a server restarted on its port binds at once while connections of the
+// previous one linger in TIME_WAIT; WithReuseAddress(false) leaves it
+// clear, and such a bind then fails with EADDRINUSE. A *ValueError with
+// WithSocket (the socket is bound already) and, for false, on a
+// simulated network (which has no TIME_WAIT to reuse).
+func WithReuseAddress(on bool) Option {
+	return option("WithReuseAddress", tcpServe, func(o *options) { o.reuseAddr, o.reuseAddrGiven = on, true })
 }
 
 // WithKeepAlive sets SO_KEEPALIVE on the listening sockets of

@@ -630,6 +630,14 @@ func serveOnSocket(t *asyncio.T, factory func() Protocol, o *options, unixOnly b
 		// has done: as for a datagram endpoint, refused, not ignored.
 		return nil, &asyncio.ValueError{Msg: "socket modifier keyword arguments can not be used when sock is specified. (reuse_port=True)"}
 	}
+	if o.reuseAddrGiven {
+		// The same for SO_REUSEADDR.
+		v := "False"
+		if o.reuseAddr {
+			v = "True"
+		}
+		return nil, &asyncio.ValueError{Msg: "socket modifier keyword arguments can not be used when sock is specified. (reuse_address=" + v + ")"}
+	}
 	network, err := adoptStreamSocket(o.sock, unixOnly)
 	if err != nil {
 		return nil, err
