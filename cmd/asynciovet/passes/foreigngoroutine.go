@@ -31,6 +31,7 @@ the task's *T (go poll(t)): a function that takes a *asyncio.T is a
 coroutine of that task. Objects the goroutine makes itself (a loop of its own) are fine,
 and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
 asyncio.RunCoroutineThreadsafe, asyncio.Threadsafe, Loop.ExpectExternal,
+Loop.IsRunning, OnLoopGoroutine, SnapshotThreadsafe and WriteDump,
 the methods of ConcurrentFuture, and the Loop() accessors.
 
 Fix: hand the work back to the loop with l.CallSoonThreadsafe(func() {...})
@@ -58,6 +59,10 @@ func threadSafe(fn *types.Func) bool {
 	return libFuncIs(fn, "Loop", "CallSoonThreadsafe") ||
 		libFuncIs(fn, "", "RunCoroutineThreadsafe", "Threadsafe") ||
 		libFuncIs(fn, "Loop", "ExpectExternal") ||
+		// Documented for any goroutine: an atomic flag, a goroutine-id
+		// test, and the diagnostics a signal handler or watchdog takes
+		// through CallSoonThreadsafe.
+		libFuncIs(fn, "Loop", "IsRunning", "OnLoopGoroutine", "SnapshotThreadsafe", "WriteDump") ||
 		(isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "Loop") // returns an immutable field
 }
 

@@ -6,6 +6,7 @@ package asyncio
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"time"
 )
@@ -314,3 +315,13 @@ type ExceptionContext struct {
 func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {}
 func (l *Loop) SetBeforePoll(fn func())                             {}
 func (l *Loop) SetAfterPoll(fn func())                              {}
+
+// Added by the hostile probe h48: the Loop methods documented for any
+// goroutine.
+type SnapshotOptions struct{}
+type LoopSnapshot struct{ Blocked bool }
+
+func (l *Loop) IsRunning() bool                                                     { return false }
+func (l *Loop) OnLoopGoroutine() bool                                               { return false }
+func (l *Loop) SnapshotThreadsafe(d time.Duration, o SnapshotOptions) *LoopSnapshot { return nil }
+func (l *Loop) WriteDump(w io.Writer, d time.Duration) error                        { return nil }

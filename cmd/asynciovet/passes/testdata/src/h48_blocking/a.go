@@ -1,0 +1,180 @@
+// Package h48_blocking: what blocks the loop and what does not.
+package h48_blocking
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// A select with a default case polls: fine.
+func poll(t *asyncio.T, ch chan int) (int, bool) {
+	select {
+	case v := <-ch:
+		return v, true
+	default:
+		return 0, false
+	}
+}
+
+// time.After inside asyncio.Recv: the receive is awaited.
+func recvTimeout(t *asyncio.T, ch chan int) (int, error) {
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-time.After(time.Second):
+		return 0, nil
+	}
+}
+
+func recvAfter(t *asyncio.T) error {
+	_, _, err := asyncio.Recv(t, time.After(time.Second))
+	return err
+}
+
+// A send with room on a local buffered channel: fine.
+func buffered(t *asyncio.T) int {
+	ch := make(chan int, 1)
+	ch <- 1
+	return <-ch
+}
+
+// Raw syscalls without cgo.
+func rawRead(t *asyncio.T, fd int) (int, error) {
+	buf := make([]byte, 64)
+	return syscall.Read(fd, buf)
+}
+
+func rawWrite(t *asyncio.T, fd int) (int, error) {
+	return syscall.Write(fd, []byte("x"))
+}
+
+// os.Process.Wait blocks until the child exits, as exec.Cmd.Wait does.
+func procWait(t *asyncio.T) error {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	_, err := cmd.Process.Wait()
+	return err
+}
+
+func cmdWait(t *asyncio.T, cmd *exec.Cmd) error {
+	return cmd.Wait()
+}
+
+// A signal channel received from inside a task.
+func waitSignal(t *asyncio.T) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	<-sigs
+}
+
+// context's Done channel.
+func waitCtx(t *asyncio.T, ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// bufio on stdin.
+func readLine(t *asyncio.T) (string, error) {
+	r := bufio.NewReader(os.Stdin)
+	return r.ReadString('\n')
+}
+
+// json decoder on a dialled connection.
+func decode(t *asyncio.T, addr string) (map[string]any, error) {
+	var v map[string]any
+	c, err := asyncio.Go(t, func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = json.NewDecoder(c).Decode(&v)
+	return v, err
+}
+
+// io.Copy to stdout from a file.
+func cat(t *asyncio.T, f *os.File) error {
+	_, err := io.Copy(os.Stdout, f)
+	return err
+}
+
+// sync.Once loading a file inside a task.
+var (
+	once sync.Once
+	cfg  []byte
+)
+
+func config(t *asyncio.T) []byte {
+	once.Do(func() { cfg, _ = os.ReadFile("/etc/app.conf") })
+	return cfg
+}
+
+// A helper that sleeps behind a method value is a miss (function values).
+func retrySleep(d time.Duration) { time.Sleep(d) }
+
+func viaValue(t *asyncio.T) {
+	f := retrySleep
+	f(time.Millisecond)
+}
+
+// A deferred blocking call runs in the task too.
+func deferredSleep(t *asyncio.T) {
+	defer time.Sleep(time.Millisecond)
+}
+
+// A wait group waited on in the task.
+func wgWait(t *asyncio.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done() }()
+	wg.Wait()
+}
+
+// Reading from a pipe's read end.
+func pipeRead(t *asyncio.T) ([]byte, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	return io.ReadAll(r)
+}
+
+// time.Tick's channel.
+func ticker(t *asyncio.T) {
+	tk := time.NewTicker(time.Second)
+	defer tk.Stop()
+	<-tk.C
+}
+
+// A range over a closed buffered channel: fine.
+func drain(t *asyncio.T) int {
+	ch := make(chan int, 2)
+	ch <- 1
+	ch <- 2
+	close(ch)
+	n := 0
+	for v := range ch {
+		n += v
+	}
+	return n
+}
+
+// Reading a /proc file: fine.
+func rss(t *asyncio.T) ([]byte, error) {
+	return os.ReadFile("/proc/self/status")
+}
