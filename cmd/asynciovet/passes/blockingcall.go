@@ -20,7 +20,8 @@ A task runs on its own goroutine, but only while the event loop has handed
 it control: while it runs, nothing else on the loop does. A call that
 blocks the goroutine (time.Sleep, a channel send or receive, a select
 without default, sync.Mutex.Lock, WaitGroup.Wait, Cond.Wait, net.Dial,
-net/http client calls, os/exec Cmd.Run/Wait/Output, database/sql queries,
+net/http client calls, os/exec Cmd.Run/Wait/Output, os.Process.Wait,
+database/sql queries,
 os.ReadFile, (*os.File).Read, fmt.Scan, syscall.Read, io.ReadAll, a bufio
 reader or a json decoder on a file, a net connection or an HTTP response
 body)
@@ -127,6 +128,7 @@ var blockers = []blocker{
 	{"syscall", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},
 	{"golang.org/x/sys/unix", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},
 	{"os/exec", "Cmd", []string{"Run", "Wait", "Output", "CombinedOutput"}, "run the command inside asyncio.Go(t, ...) with exec.CommandContext(ctx, ...)"},
+	{"os", "Process", []string{"Wait"}, "wait for it inside asyncio.Go(t, ...), or start it with aio.CreateSubprocessExec and await its Wait"},
 	{"database/sql", "DB", []string{"Query", "QueryContext", "QueryRow", "QueryRowContext", "Exec", "ExecContext", "Ping", "PingContext", "Begin", "BeginTx", "Prepare", "PrepareContext", "Conn"}, hintCtx},
 	{"database/sql", "Tx", []string{"Query", "QueryContext", "QueryRow", "QueryRowContext", "Exec", "ExecContext", "Prepare", "PrepareContext", "Commit", "Rollback"}, hintCtx},
 	{"database/sql", "Conn", []string{"QueryContext", "QueryRowContext", "ExecContext", "PingContext", "BeginTx", "PrepareContext"}, hintCtx},

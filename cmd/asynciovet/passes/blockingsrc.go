@@ -364,13 +364,23 @@ func (s *blockingSources) closeOf(st ast.Stmt) *types.Var {
 }
 
 // recvOf returns the receive expression of statement st when st is a
-// plain receive from v (<-v, x := <-v, x, ok = <-v) that does not
-// otherwise mention v, or nil.
+// plain receive from v (<-v, x := <-v, x, ok = <-v, return <-v, nil) that
+// does not otherwise mention v, or nil.
 func (s *blockingSources) recvOf(st ast.Stmt, v *types.Var) *ast.UnaryExpr {
 	var e ast.Expr
 	switch st := st.(type) {
 	case *ast.ExprStmt:
 		e = st.X
+	case *ast.ReturnStmt:
+		for _, r := range st.Results {
+			if !s.mentions(r, v) {
+				continue
+			}
+			if e != nil {
+				return nil // two results mention v
+			}
+			e = r
+		}
 	case *ast.AssignStmt:
 		if len(st.Rhs) != 1 || (st.Tok != token.DEFINE && st.Tok != token.ASSIGN) {
 			return nil

@@ -545,6 +545,10 @@ type checkedErr struct {
 	def    ast.Stmt
 	ifs    *ast.IfStmt
 	filter bool // the condition keeps cancellations out of the branch
+	// partial is set for a condition with terms besides the nil test
+	// (err != nil && !errors.Is(err, io.EOF)): an error may reach the
+	// else branch, whose reads then count.
+	partial bool
 }
 
 // region returns the nodes of c in which the reads of c.v are the test's
@@ -552,7 +556,7 @@ type checkedErr struct {
 // branch sees a nil error) or its condition and body for a filter (its
 // else branch is where a cancellation goes).
 func (c checkedErr) region() []ast.Node {
-	if c.filter {
+	if c.filter || c.partial {
 		return []ast.Node{c.def, c.ifs.Cond, c.ifs.Body}
 	}
 	return []ast.Node{c.def, c.ifs}
@@ -589,6 +593,12 @@ func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr
 			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, filter: true})
 		case isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
 			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
+		case !relaysOutcome(fn) && notNilAnd(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
+			// if err != nil && !errors.Is(err, io.EOF) { log(err) }: a
+			// cancellation is not io.EOF, takes the branch and is logged;
+			// or, failing another term, skips it, and is dropped all the
+			// same unless something else reads err.
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, partial: true})
 		case isNil(d.pass.TypesInfo, ifs.Cond, errVar) && elseSwallows(d.pass.TypesInfo, ifs):
 			// if err == nil { ... } else { log(err) }: the else branch is
 			// the error's, and it only logs.
@@ -806,6 +816,62 @@ func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
 		}
 	}
 	return notNil && notCancelled
+}
+
+// notNilAnd reports whether cond is a conjunction of "v != nil" with other
+// terms that read v, if at all, only as the error that errors.Is,
+// errors.As or asyncio.IsCancelled tests (err != nil && !errors.Is(err,
+// io.EOF)), and that does not keep a cancellation out of the branch
+// (that is excludesCancellation's filter).
+func notNilAnd(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	var terms []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		terms = append(terms, e)
+	}
+	flatten(cond)
+	if len(terms) < 2 {
+		return false
+	}
+	notNil := false
+	for _, e := range terms {
+		if isNotNil(info, e, v) {
+			notNil = true
+			continue
+		}
+		if !mentions(info, e, v) {
+			continue
+		}
+		x := ast.Unparen(e)
+		if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.NOT {
+			if cancelledTest(info, u.X) == types.Object(v) {
+				return false // the filter
+			}
+			x = ast.Unparen(u.X)
+		}
+		call, ok := x.(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return false
+		}
+		fn := callee(info, call)
+		if !funcIs(fn, "errors", "", "Is", "As") && !libFuncIs(fn, "", "IsCancelled") {
+			return false
+		}
+		if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); !ok || info.ObjectOf(id) != types.Object(v) {
+			return false
+		}
+		for _, a := range call.Args[1:] {
+			if mentions(info, a, v) {
+				return false
+			}
+		}
+	}
+	return notNil
 }
 
 // isNotNil reports whether cond is exactly "v != nil" or "nil != v".

@@ -29,7 +29,7 @@ func poll(t *asyncio.T, ch chan int) (int, bool) {
 
 // time.After inside asyncio.Recv: the receive is awaited.
 func recvTimeout(t *asyncio.T, ch chan int) (int, error) {
-	select {
+	select { // want `blockingcall: select without a default case`
 	case v := <-ch:
 		return v, nil
 	case <-time.After(time.Second):
@@ -52,7 +52,7 @@ func buffered(t *asyncio.T) int {
 // Raw syscalls without cgo.
 func rawRead(t *asyncio.T, fd int) (int, error) {
 	buf := make([]byte, 64)
-	return syscall.Read(fd, buf)
+	return syscall.Read(fd, buf) // want `blockingcall: syscall\.Read inside a task blocks`
 }
 
 func rawWrite(t *asyncio.T, fd int) (int, error) {
@@ -65,31 +65,31 @@ func procWait(t *asyncio.T) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	_, err := cmd.Process.Wait()
+	_, err := cmd.Process.Wait() // want `blockingcall: os\.Process\.Wait inside a task blocks`
 	return err
 }
 
 func cmdWait(t *asyncio.T, cmd *exec.Cmd) error {
-	return cmd.Wait()
+	return cmd.Wait() // want `blockingcall: exec\.Cmd\.Wait inside a task blocks`
 }
 
 // A signal channel received from inside a task.
 func waitSignal(t *asyncio.T) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
-	<-sigs
+	<-sigs // want `blockingcall: channel receive inside a task`
 }
 
 // context's Done channel.
 func waitCtx(t *asyncio.T, ctx context.Context) error {
-	<-ctx.Done()
+	<-ctx.Done() // want `blockingcall: channel receive inside a task`
 	return ctx.Err()
 }
 
 // bufio on stdin.
 func readLine(t *asyncio.T) (string, error) {
 	r := bufio.NewReader(os.Stdin)
-	return r.ReadString('\n')
+	return r.ReadString('\n') // want `blockingcall: bufio\.Reader\.ReadString on os\.Stdin inside a`
 }
 
 // json decoder on a dialled connection.
@@ -102,13 +102,13 @@ func decode(t *asyncio.T, addr string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = json.NewDecoder(c).Decode(&v)
+	err = json.NewDecoder(c).Decode(&v) // want `blockingcall: json\.Decoder\.Decode on a connection from`
 	return v, err
 }
 
 // io.Copy to stdout from a file.
 func cat(t *asyncio.T, f *os.File) error {
-	_, err := io.Copy(os.Stdout, f)
+	_, err := io.Copy(os.Stdout, f) // want `blockingcall: io\.Copy on an \*os\.File inside`
 	return err
 }
 
@@ -119,12 +119,12 @@ var (
 )
 
 func config(t *asyncio.T) []byte {
-	once.Do(func() { cfg, _ = os.ReadFile("/etc/app.conf") })
+	once.Do(func() { cfg, _ = os.ReadFile("/etc/app.conf") }) // want `blockingcall: os\.ReadFile inside a task blocks`
 	return cfg
 }
 
 // A helper that sleeps behind a method value is a miss (function values).
-func retrySleep(d time.Duration) { time.Sleep(d) }
+func retrySleep(d time.Duration) { time.Sleep(d) } // want retrySleep:`blocks: calls time\.Sleep`
 
 func viaValue(t *asyncio.T) {
 	f := retrySleep
@@ -133,7 +133,7 @@ func viaValue(t *asyncio.T) {
 
 // A deferred blocking call runs in the task too.
 func deferredSleep(t *asyncio.T) {
-	defer time.Sleep(time.Millisecond)
+	defer time.Sleep(time.Millisecond) // want `blockingcall: time\.Sleep inside a task blocks`
 }
 
 // A wait group waited on in the task.
@@ -141,7 +141,7 @@ func wgWait(t *asyncio.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done() }()
-	wg.Wait()
+	wg.Wait() // want `blockingcall: sync\.WaitGroup\.Wait inside a task blocks`
 }
 
 // Reading from a pipe's read end.
@@ -151,14 +151,14 @@ func pipeRead(t *asyncio.T) ([]byte, error) {
 		return nil, err
 	}
 	defer w.Close()
-	return io.ReadAll(r)
+	return io.ReadAll(r) // want `blockingcall: io\.ReadAll on an \*os\.File inside`
 }
 
 // time.Tick's channel.
 func ticker(t *asyncio.T) {
 	tk := time.NewTicker(time.Second)
 	defer tk.Stop()
-	<-tk.C
+	<-tk.C // want `blockingcall: channel receive inside a task`
 }
 
 // A range over a closed buffered channel: fine.

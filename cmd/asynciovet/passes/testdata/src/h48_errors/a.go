@@ -4,6 +4,7 @@ package h48_errors
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"time"
@@ -78,26 +79,26 @@ func ifInit(t *asyncio.T, lk *asyncio.Lock) error {
 
 // Assigned and never read.
 func assignedNeverRead(t *asyncio.T, lk *asyncio.Lock) {
-	err := lk.Acquire(t)
+	err := lk.Acquire(t) // want `droppedcancel: the error of asyncio\.Lock\.Acquire is`
 	_ = err
 	defer lk.Release()
 }
 
 // err declared once and overwritten by the next await.
 func overwritten(t *asyncio.T, lk *asyncio.Lock, ev *asyncio.Event) error {
-	err := lk.Acquire(t)
+	err := lk.Acquire(t) // want `droppedcancel: the error of asyncio\.Lock\.Acquire is`
 	err = ev.Wait(t)
 	return err
 }
 
 // Blank assignment in a multi-value return.
 func multiBlank(t *asyncio.T, r *aio.StreamReader) []byte {
-	line, _ := r.ReadLine(t)
+	line, _ := r.ReadLine(t) // want `droppedcancel: the error of aio\.StreamReader\.ReadLine is`
 	return line
 }
 
 func recvBlank(t *asyncio.T, ch chan int) int {
-	v, ok, _ := asyncio.Recv(t, ch)
+	v, ok, _ := asyncio.Recv(t, ch) // want `droppedcancel: the error of asyncio\.Recv is`
 	if !ok {
 		return 0
 	}
@@ -114,14 +115,14 @@ func recvOk(t *asyncio.T, ch chan int) (int, error) {
 
 // Barrier's (int, error).
 func barrierBlank(t *asyncio.T, b *asyncio.Barrier) int {
-	n, _ := b.Wait(t)
+	n, _ := b.Wait(t) // want `droppedcancel: the error of asyncio\.Barrier\.Wait is`
 	return n
 }
 
 // Errors compared to a sentinel, logged otherwise.
 func sentinel(t *asyncio.T, ev *asyncio.Event) {
 	for i := 0; i < 3; i++ {
-		if err := ev.Wait(t); err != nil && !errors.Is(err, errStop) {
+		if err := ev.Wait(t); err != nil && !errors.Is(err, errStop) { // want `droppedcancel: the error of asyncio\.Event\.Wait is`
 			log.Print(err)
 		}
 	}
@@ -130,7 +131,7 @@ func sentinel(t *asyncio.T, ev *asyncio.Event) {
 // Logging with slog inside the check.
 func slogged(t *asyncio.T, ev *asyncio.Event) {
 	for i := 0; i < 3; i++ {
-		if err := ev.Wait(t); err != nil {
+		if err := ev.Wait(t); err != nil { // want `droppedcancel: the error of asyncio\.Event\.Wait is`
 			slog.Error("wait", "err", err)
 		}
 	}
@@ -172,14 +173,14 @@ func logErr(err error) {
 }
 
 func sunk(t *asyncio.T) {
-	logErr(asyncio.Sleep(t, time.Second))
+	logErr(asyncio.Sleep(t, time.Second)) // want `droppedcancel: the error of asyncio\.Sleep is`
 }
 
 // The filter Python's except Exception: ported.
 func exceptException(t *asyncio.T, ev *asyncio.Event) {
 	for i := 0; i < 3; i++ {
 		err := ev.Wait(t)
-		if err != nil && !asyncio.IsCancelled(err) {
+		if err != nil && !asyncio.IsCancelled(err) { // want `droppedcancel: the error of asyncio\.Event\.Wait is`
 			log.Print(err)
 		}
 	}
@@ -217,7 +218,7 @@ func sendErr(t *asyncio.T, errs chan error, ev *asyncio.Event) error {
 // Error assigned and checked with == nil, else logs.
 func eqNil(t *asyncio.T, ev *asyncio.Event) {
 	for i := 0; i < 2; i++ {
-		if err := ev.Wait(t); err == nil {
+		if err := ev.Wait(t); err == nil { // want `droppedcancel: the error of asyncio\.Event\.Wait is`
 			fmt.Println("set")
 		} else {
 			log.Println("wait:", err)
@@ -239,8 +240,72 @@ func logBreak(t *asyncio.T, ev *asyncio.Event) {
 func shadowed(t *asyncio.T, ev *asyncio.Event, lk *asyncio.Lock) error {
 	err := lk.Acquire(t)
 	if err == nil {
-		err := ev.Wait(t)
+		err := ev.Wait(t) // want `droppedcancel: the error of asyncio\.Event\.Wait is`
 		_ = err
 	}
 	return err
+}
+
+// The io.EOF idiom: a cancellation is not io.EOF, takes the branch and is
+// logged; nothing else reads err.
+func readLines(t *asyncio.T, r *aio.StreamReader) {
+	for i := 0; i < 10; i++ {
+		line, err := r.ReadLine(t)
+		if err != nil && !errors.Is(err, io.EOF) { // want `droppedcancel: the error of aio\.StreamReader\.ReadLine is`
+			log.Print(err)
+			continue
+		}
+		fmt.Println(string(line))
+	}
+}
+
+// A term that does not read err: the error is logged or skipped, dropped
+// either way.
+func verboseOnly(t *asyncio.T, ev *asyncio.Event, verbose bool) {
+	for i := 0; i < 3; i++ {
+		if err := ev.Wait(t); err != nil && verbose { // want `droppedcancel: the error of asyncio\.Event\.Wait is`
+			log.Print(err)
+		}
+	}
+}
+
+// Not reported: err read after the test (the loop stops on it).
+func readLinesThenStop(t *asyncio.T, r *aio.StreamReader) error {
+	for {
+		line, err := r.ReadLine(t)
+		if err != nil && !errors.Is(err, io.EOF) {
+			log.Print(err)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Println(string(line))
+	}
+}
+
+// Not reported: the else branch, which an error may reach, reads it.
+func elseReads(t *asyncio.T, ev *asyncio.Event, verbose bool) error {
+	if err := ev.Wait(t); err != nil && verbose {
+		log.Print(err)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// Not reported: another term reads err as more than the error tested.
+func handled(t *asyncio.T, ev *asyncio.Event, s *state) {
+	if err := ev.Wait(t); err != nil && s.keep(err) {
+		log.Print(err)
+	}
+}
+
+func (s *state) keep(err error) bool { s.err = err; return true }
+
+// Not reported: an await that relays another task's outcome, as for the
+// filter (a task the caller cancelled itself).
+func relayed(t *asyncio.T, tk *asyncio.Task[int]) {
+	if _, err := tk.Await(t); err != nil && !errors.Is(err, errStop) {
+		log.Print(err)
+	}
 }
