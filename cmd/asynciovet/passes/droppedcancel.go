@@ -31,7 +31,10 @@ whose error is:
   - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
   - checked by "if err != nil { ... }" where the body only logs and/or
     continues (or "if err == nil { ... } else { ... }" with such an
-    else), and err is not read anywhere else (its declaration
+    else, or "if err != nil && !errors.Is(err, io.EOF) { ... }", other
+    terms reading err only through errors.Is/As; not after an await that
+    relays another awaitable's outcome), and err is not read anywhere
+    else (its declaration
     without a value, var err error, assignments to it and other such
     checks of it are not reads);
   - tested by "if err != nil && !asyncio.IsCancelled(err) { ... }" (or
