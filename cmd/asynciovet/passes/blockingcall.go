@@ -270,6 +270,9 @@ func (c *blockingChecker) where() string {
 		if c.root.withServer {
 			return "a task's WithServer body"
 		}
+		if c.root.predicate {
+			return "a Condition.WaitFor predicate (it runs inside the waiting task)"
+		}
 		return "a task's TaskGroup/Timeout body"
 	case rootCallback:
 		if c.root.protocol {

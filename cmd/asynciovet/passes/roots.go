@@ -44,6 +44,9 @@ type root struct {
 	// withServer is set for the function given to aio.WithServer, which
 	// runs inside the calling task while the server serves.
 	withServer bool
+	// predicate is set for a Condition.WaitFor predicate, which runs
+	// inside the waiting task each time it is woken.
+	predicate bool
 	// protocol is set for a method of a type that implements one of
 	// aio's protocol interfaces, which the loop calls as a callback
 	// (DataReceived, ConnectionLost...).
@@ -136,7 +139,7 @@ func findRoots(pass *analysis.Pass) []*root {
 					if taskParam(sig) != nil {
 						continue // a root of its own (rootTask)
 					}
-					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock"), withServer: libFuncIs(fn, "", "WithServer")})
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock"), withServer: libFuncIs(fn, "", "WithServer"), predicate: libFuncIs(fn, "Condition", "WaitFor")})
 				}
 			}
 			return true

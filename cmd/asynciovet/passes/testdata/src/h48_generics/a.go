@@ -102,3 +102,37 @@ func gathered(t *asyncio.T) ([]int, error) {
 	}
 	return asyncio.Gather(t, aws...).Await(t)
 }
+
+// Awaits on type parameters constrained by the library's interfaces.
+func awaitParam[A asyncio.AwaitableOf[int]](t *asyncio.T, a A) int {
+	a.Await(t)         // want `droppedcancel: the error of asyncio\.AwaitableOf\.Await is`
+	v, _ := a.Await(t) // want `droppedcancel: the error of asyncio\.AwaitableOf\.Await is`
+	return v
+}
+
+func awaitTask[V any](t *asyncio.T, tk *asyncio.Task[V]) {
+	tk.Await(t) // want `droppedcancel: the error of asyncio\.Task\.Await is`
+}
+
+func lockParam[L asyncio.Locker](t *asyncio.T, lk L) error {
+	lk.Acquire(t) // want `droppedcancel: the error of asyncio\.Locker\.Acquire is`
+	return lk.Release()
+}
+
+// Wait over a slice of a type parameter.
+func waitParam[A asyncio.Awaitable](t *asyncio.T, aws []A) []A {
+	done, _, _ := asyncio.Wait(t, aws, asyncio.Never, asyncio.AllCompleted) // want `droppedcancel: the error of asyncio\.Wait is`
+	return done
+}
+
+// A generic task function instantiated by name.
+func produce[V any](t *asyncio.T) (V, error) {
+	var v V
+	return v, asyncio.Sleep(t, time.Millisecond)
+}
+
+func instantiate(t *asyncio.T) {
+	asyncio.CreateTask(t, produce[int])          // want `unawaitedtask: the task started by CreateTask`
+	tk := asyncio.CreateTask(t, produce[string]) // want `unawaitedtask: the task started by CreateTask`
+	_ = tk
+}
