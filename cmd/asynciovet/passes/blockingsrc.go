@@ -686,8 +686,11 @@ var pseudoFS = []string{"/proc/", "/sys/", "/dev/fd/"}
 
 // pseudoPath reports whether the path e provably names a file of an
 // in-memory file system: a constant such as "/proc/self/statm", a sum
-// that starts with one ("/proc/" + pid + "/stat"), or a local variable
-// only ever assigned such paths.
+// that starts with one ("/proc/" + pid + "/stat"), a filepath.Join or
+// path.Join whose first element is one (filepath.Join("/proc", pid,
+// "stat")), an fmt.Sprintf whose constant format starts with one
+// (fmt.Sprintf("/proc/%d/stat", pid)), or a local variable only ever
+// assigned such paths.
 func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 	e = ast.Unparen(e)
 	if tv, ok := s.pass.TypesInfo.Types[e]; ok && tv.Value != nil && tv.Value.Kind() == constant.String {
@@ -702,6 +705,21 @@ func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.BinaryExpr:
 		return e.Op == token.ADD && s.pseudoPath(e.X)
+	case *ast.CallExpr:
+		if len(e.Args) == 0 || e.Ellipsis.IsValid() {
+			return false
+		}
+		fn := callee(s.pass.TypesInfo, e)
+		if !funcIs(fn, "path/filepath", "", "Join") && !funcIs(fn, "path", "", "Join") && !funcIs(fn, "fmt", "", "Sprintf") {
+			return false
+		}
+		if funcIs(fn, "fmt", "", "Sprintf") {
+			// The format must be a constant: its prefix is the path's.
+			if tv, ok := s.pass.TypesInfo.Types[e.Args[0]]; !ok || tv.Value == nil {
+				return false
+			}
+		}
+		return s.pseudoPath(e.Args[0])
 	case *ast.Ident:
 		v := localVar(s.pass, e)
 		if lit, ok := s.rangeOf[v].(*ast.CompositeLit); ok && v != nil && len(s.assigns[v]) == 0 {

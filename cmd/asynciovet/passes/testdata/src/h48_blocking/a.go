@@ -5,11 +5,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -177,4 +180,26 @@ func drain(t *asyncio.T) int {
 // Reading a /proc file: fine.
 func rss(t *asyncio.T) ([]byte, error) {
 	return os.ReadFile("/proc/self/status")
+}
+
+// A /proc path built with filepath.Join or fmt.Sprintf: fine.
+func childStat(t *asyncio.T, pid int) ([]byte, []byte, error) {
+	a, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return a, b, err
+}
+
+// Still reported: a path that does not start in /proc, or a format that
+// is not a constant.
+func notProc(t *asyncio.T, dir string, pid int) ([]byte, []byte, error) {
+	a, err := os.ReadFile(filepath.Join(dir, "proc", strconv.Itoa(pid))) // want `blockingcall: os\.ReadFile inside a task`
+	if err != nil {
+		return nil, nil, err
+	}
+	format := "/proc/%d/status"
+	b, err := os.ReadFile(fmt.Sprintf(format, pid)) // want `blockingcall: os\.ReadFile inside a task`
+	return a, b, err
 }
