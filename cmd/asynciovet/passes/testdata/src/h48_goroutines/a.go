@@ -4,6 +4,7 @@ package h48_goroutines
 
 import (
 	"context"
+	"log"
 	"net/http"
 	"os"
 	"sync"
@@ -139,4 +140,42 @@ func errgroupMethodValue(t *asyncio.T, tk *asyncio.Task[int]) error {
 		return err
 	})
 	return g.Wait() // want `blockingcall: errgroup\.Group\.Wait inside a task blocks`
+}
+
+// A goroutine started by a method uses the receiver's loop objects.
+type pool struct {
+	q    *asyncio.Queue[int]
+	ev   *asyncio.Event
+	quit chan struct{}
+}
+
+func (p *pool) start(t *asyncio.T) {
+	go func() {
+		<-p.quit
+		p.ev.Set() // want `foreigngoroutine: asyncio\.Event\.Set is called on p`
+	}()
+}
+
+// A goroutine that the callback of a task starts: the task's objects are
+// still the loop's.
+func fromCallback(t *asyncio.T, ev *asyncio.Event) {
+	t.Loop().CallSoon(func() {
+		go func() { ev.Set() }() // want `foreigngoroutine: asyncio\.Event\.Set is called on ev`
+	})
+}
+
+// A goroutine given the task's event as an argument.
+func asArgument(t *asyncio.T, ev *asyncio.Event) {
+	go func(e *asyncio.Event) { e.Set() }(ev) // want `foreigngoroutine: asyncio\.Event\.Set is called on e`
+}
+
+// A goroutine that runs a loop of its own, whose objects it makes.
+func ownLoop(t *asyncio.T) {
+	go func() {
+		ev := asyncio.NewEvent()
+		ev.Set()
+		if _, err := asyncio.Run(func(c *asyncio.T) (int, error) { return 0, ev.Wait(c) }); err != nil {
+			log.Print(err)
+		}
+	}()
 }
