@@ -50,6 +50,9 @@ var loopBoundTypes = []string{
 	"Loop", "T", "Task", "Future", "futureCore", "Group", "TimeoutScope",
 	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier", "Queue",
 	"StreamReader", "StreamWriter", "Server", "Transport", "DatagramTransport",
+	// Documented as the loop's only ("must be called on the loop", "must
+	// only be used from tasks of its loop").
+	"BoundedGroup", "Limiter", "Process", "DatagramQueue", "FlowControl",
 	// Not Conn: its Read, Write and Close are documented to work from any
 	// goroutine (they run a short-lived task through CallSoonThreadsafe).
 }

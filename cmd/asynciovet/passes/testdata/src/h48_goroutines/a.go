@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-asyncio/asyncio"
+	"github.com/go-asyncio/asyncio/aio"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -178,4 +179,28 @@ func ownLoop(t *asyncio.T) {
 			log.Print(err)
 		}
 	}()
+}
+
+// A watchdog goroutine that kills the task's subprocess: aio.Process, a
+// Limiter and a BoundedGroup are the loop's only, as a Queue is.
+func watchdogKill(t *asyncio.T, p *aio.Process, lim *asyncio.Limiter, stop chan struct{}) error {
+	go func() {
+		select {
+		case <-stop:
+		case <-time.After(time.Minute):
+			if err := p.Kill(); err != nil { // want `foreigngoroutine: aio\.Process\.Kill is called on p`
+				log.Print(err)
+			}
+			log.Print(lim.Tokens()) // want `foreigngoroutine: asyncio\.Limiter\.Tokens is called on lim`
+		}
+	}()
+	_, err := p.Wait(t)
+	return err
+}
+
+func boundedCancel(t *asyncio.T) error {
+	return asyncio.BoundedTaskGroup(t, 2, func(g *asyncio.BoundedGroup) error {
+		time.AfterFunc(time.Second, g.Cancel) // want `foreigngoroutine: asyncio\.BoundedGroup\.Cancel is called on g`
+		return nil
+	})
 }

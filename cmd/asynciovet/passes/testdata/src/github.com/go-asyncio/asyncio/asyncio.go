@@ -321,6 +321,13 @@ func (l *Loop) SetAfterPoll(fn func())                              {}
 type SnapshotOptions struct{}
 type LoopSnapshot struct{ Blocked bool }
 
+type Limiter struct{}
+
+func NewLimiter(rate float64, burst int) *Limiter { return nil }
+func (l *Limiter) Acquire(t *T) error             { return nil }
+func (l *Limiter) Tokens() float64                { return 0 }
+func (g *BoundedGroup) Cancel()                   {}
+
 func (l *Loop) IsRunning() bool                                                     { return false }
 func (l *Loop) OnLoopGoroutine() bool                                               { return false }
 func (l *Loop) SnapshotThreadsafe(d time.Duration, o SnapshotOptions) *LoopSnapshot { return nil }
