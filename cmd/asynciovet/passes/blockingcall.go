@@ -322,6 +322,13 @@ func (c *blockingChecker) calledNow(call *ast.CallExpr) {
 			c.w.nested++
 			c.w.walk(lit.Body)
 			c.w.nested--
+			continue
+		}
+		// once.Do(loadSettings): the named function runs here as well.
+		if g := funcValue(c.pass.TypesInfo, a); g != nil {
+			if fact := c.facts.lookup(g); fact != nil {
+				c.rep.reportf(a.Pos(), "%s, given to sync.Once.Do, blocks the whole event loop when it runs (on the first call, inside %s): it %s; load it inside asyncio.Go(t, ...), or before the loop starts", displayName(g), c.where(), fact.Why)
+			}
 		}
 	}
 }

@@ -203,3 +203,29 @@ func notProc(t *asyncio.T, dir string, pid int) ([]byte, []byte, error) {
 	b, err := os.ReadFile(fmt.Sprintf(format, pid)) // want `blockingcall: os\.ReadFile inside a task`
 	return a, b, err
 }
+
+// The lazy-init helper: sync.Once runs the load on the first call, on the
+// caller's goroutine.
+var (
+	settingsOnce sync.Once
+	settings     []byte
+)
+
+func loadSettings() { // want loadSettings:`blocks: calls os\.ReadFile`
+	settings, _ = os.ReadFile("/etc/app/settings.json")
+}
+
+func lazySettings() []byte { // want lazySettings:`blocks: calls os\.ReadFile`
+	settingsOnce.Do(func() { settings, _ = os.ReadFile("/etc/app/settings.json") })
+	return settings
+}
+
+func lazySettingsNamed() []byte { // want lazySettingsNamed:`blocks: calls h48_blocking\.loadSettings through sync\.Once\.Do, which calls os\.ReadFile`
+	settingsOnce.Do(loadSettings)
+	return settings
+}
+
+func useSettings(t *asyncio.T) int {
+	settingsOnce.Do(loadSettings)                         // want `blockingcall: h48_blocking\.loadSettings, given to sync\.Once\.Do, blocks`
+	return len(lazySettings()) + len(lazySettingsNamed()) // want `blockingcall: h48_blocking\.lazySettings inside a task blocks` `blockingcall: h48_blocking\.lazySettingsNamed inside a task blocks`
+}
