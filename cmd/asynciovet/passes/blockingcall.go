@@ -123,6 +123,7 @@ var blockers = []blocker{
 	{"net/http", "Server", []string{"ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS"}, "serve on a goroutine of its own (go srv.ListenAndServe()) or with aio.StartServer"},
 	{"net/http", "Server", []string{"Shutdown"}, "shut it down inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}): Shutdown waits for every connection to go idle"},
 	{"os", "", []string{"ReadFile", "WriteFile", "ReadDir"}, hintGo},
+	{"path/filepath", "", []string{"Walk", "WalkDir", "Glob"}, hintGo}, // they read directories, as os.ReadDir does
 	{"os", "File", []string{"Read", "ReadAt", "ReadDir", "Readdir", "Readdirnames"}, hintGo},
 	{"fmt", "", []string{"Scan", "Scanln", "Scanf"}, "read standard input inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}), which runs it off the loop while the task awaits"},
 	{"syscall", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},

@@ -751,7 +751,7 @@ func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 // os.ReadFile("/proc/self/status"), or a method of a pseudoFile.
 func (s *blockingSources) pseudoFSCall(call *ast.CallExpr, fn *types.Func) bool {
 	switch {
-	case funcIs(fn, "os", "", "ReadFile", "WriteFile", "ReadDir"):
+	case funcIs(fn, "os", "", "ReadFile", "WriteFile", "ReadDir"), funcIs(fn, "path/filepath", "", "Walk", "WalkDir", "Glob"):
 		return len(call.Args) > 0 && s.pseudoPath(call.Args[0])
 	case funcIs(fn, "os", "File", fn.Name()):
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -228,4 +229,28 @@ func lazySettingsNamed() []byte { // want lazySettingsNamed:`blocks: calls h48_b
 func useSettings(t *asyncio.T) int {
 	settingsOnce.Do(loadSettings)                         // want `blockingcall: h48_blocking\.loadSettings, given to sync\.Once\.Do, blocks`
 	return len(lazySettings()) + len(lazySettingsNamed()) // want `blockingcall: h48_blocking\.lazySettings inside a task blocks` `blockingcall: h48_blocking\.lazySettingsNamed inside a task blocks`
+}
+
+// Walking or globbing a directory tree reads directories, as os.ReadDir
+// does; under /proc it is served from memory.
+func walk(t *asyncio.T, root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error { // want `blockingcall: filepath\.WalkDir inside a task blocks`
+		out = append(out, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	more, err := filepath.Glob(filepath.Join(root, "*.json")) // want `blockingcall: filepath\.Glob inside a task blocks`
+	return append(out, more...), err
+}
+
+func procGlob(t *asyncio.T) ([]string, error) {
+	fds, err := filepath.Glob("/proc/self/fd/*")
+	if err != nil {
+		return nil, err
+	}
+	err = filepath.WalkDir("/proc/self/fd", func(p string, d fs.DirEntry, err error) error { return err })
+	return fds, err
 }
