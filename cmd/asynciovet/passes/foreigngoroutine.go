@@ -17,7 +17,7 @@ The event loop, its tasks, futures, locks, events, queues, streams and
 connections belong to the loop's goroutine schedule: only code that the
 loop runs (tasks and callbacks) may use them. A goroutine started inside a
 task (a go statement, sync.WaitGroup.Go, errgroup's Group.Go,
-time.AfterFunc), and the function given to asyncio.Go, ToThread,
+time.AfterFunc, context.AfterFunc), and the function given to asyncio.Go, ToThread,
 RunInExecutor or RunInExecutorOn, run beside the loop, so calling CallSoon, Sleep, Set,
 PutNowait, SetResult, Cancel... from it is a data race that the library
 cannot detect outside debug mode.
@@ -137,14 +137,14 @@ func (c *foreignChecker) goStmt(g *ast.GoStmt) {
 }
 
 // spawner checks the function literals that sync.WaitGroup.Go,
-// errgroup.Group.Go and time.AfterFunc run on a goroutine of their own, and
+// errgroup.Group.Go, time.AfterFunc and context.AfterFunc run on a goroutine of their own, and
 // those the library runs off the loop while the task awaits them
 // (asyncio.Go, ToThread, RunInExecutor, RunInExecutorOn): their ctx is
 // theirs, the task's handle and loop objects are not.
 func (c *foreignChecker) spawner(call *ast.CallExpr) {
 	fn := callee(c.pass.TypesInfo, call)
 	if !funcIs(fn, "sync", "WaitGroup", "Go") && !funcIs(fn, "golang.org/x/sync/errgroup", "Group", "Go", "TryGo") &&
-		!funcIs(fn, "time", "", "AfterFunc") &&
+		!funcIs(fn, "time", "", "AfterFunc") && !funcIs(fn, "context", "", "AfterFunc") &&
 		!libFuncIs(fn, "", "Go", "ToThread", "RunInExecutor", "RunInExecutorOn") {
 		return
 	}

@@ -204,3 +204,23 @@ func boundedCancel(t *asyncio.T) error {
 		return nil
 	})
 }
+
+// context.AfterFunc runs its function on a goroutine of its own when the
+// context is done: cancelling the task from there races with the loop.
+func cancelOnContext(t *asyncio.T, ctx context.Context, tk *asyncio.Task[int]) (int, error) {
+	stop := context.AfterFunc(ctx, func() { tk.Cancel() }) // want `foreigngoroutine: asyncio\.Task\.Cancel is called on tk`
+	defer stop()
+	return tk.Await(t)
+}
+
+// The thread-safe way.
+func cancelOnContextSafe(t *asyncio.T, ctx context.Context, tk *asyncio.Task[int]) (int, error) {
+	l := t.Loop()
+	stop := context.AfterFunc(ctx, func() {
+		if _, err := l.CallSoonThreadsafe(func() { tk.Cancel() }); err != nil {
+			log.Print(err)
+		}
+	})
+	defer stop()
+	return tk.Await(t)
+}
