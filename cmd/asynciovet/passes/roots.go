@@ -22,7 +22,8 @@ const (
 	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
 	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, the
 	// function CallFuncOn runs on its target loop, the loop's exception
-	// handler and its poll hooks (SetBeforePoll, SetAfterPoll).
+	// handler, its poll hooks (SetBeforePoll, SetAfterPoll) and signal
+	// handlers (AddSignalHandler).
 	rootCallback
 )
 
@@ -92,7 +93,7 @@ func bodyKind(fn *types.Func) (rootKind, bool) {
 		libFuncIs(fn, "Condition", "WaitFor"):
 		return rootInline, true
 	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter",
-		"SetExceptionHandler", "SetBeforePoll", "SetAfterPoll"),
+		"SetExceptionHandler", "SetBeforePoll", "SetAfterPoll", "AddSignalHandler"),
 		libFuncIs(fn, "", "CallFuncOn"): // fn runs as a callback of the target loop
 		return rootCallback, true
 	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":

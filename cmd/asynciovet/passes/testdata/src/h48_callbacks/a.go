@@ -3,7 +3,9 @@ package h48_callbacks
 
 import (
 	"log"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-asyncio/asyncio"
@@ -91,4 +93,17 @@ func withLock(t *asyncio.T, lk *asyncio.Lock) error {
 	return asyncio.WithLock(t, lk, func() error {
 		return asyncio.Sleep(t, time.Millisecond)
 	})
+}
+
+// A signal handler runs on the loop like any callback (asyncio's
+// add_signal_handler).
+func onSignal(t *asyncio.T, wg *sync.WaitGroup, ev *asyncio.Event) error {
+	l := t.Loop()
+	if err := l.AddSignalHandler(os.Interrupt, func() {
+		wg.Wait() // want `blockingcall: sync\.WaitGroup\.Wait inside a loop callback`
+		ev.Set()
+	}); err != nil {
+		return err
+	}
+	return l.AddSignalHandler(syscall.SIGTERM, ev.Set)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"os"
 	"time"
 )
 
@@ -327,6 +328,8 @@ func NewLimiter(rate float64, burst int) *Limiter { return nil }
 func (l *Limiter) Acquire(t *T) error             { return nil }
 func (l *Limiter) Tokens() float64                { return 0 }
 func (g *BoundedGroup) Cancel()                   {}
+
+func (l *Loop) AddSignalHandler(sig os.Signal, fn func()) error { return nil }
 
 func (l *Loop) IsRunning() bool                                                     { return false }
 func (l *Loop) OnLoopGoroutine() bool                                               { return false }
