@@ -47,7 +47,8 @@ whose error is:
     "_ = err"), or that the next statement assigns again without reading
     it;
   - given to a function of the package that only logs or drops its
-    error parameter: logErr(q.Put(t, v)).
+    error parameter, logErr(q.Put(t, v)), or to a print function,
+    log.Println("wait:", ev.Wait(t)).
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
@@ -371,7 +372,16 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 // sunk reports the call h(await(...)) of a function of the package that
 // drops (or only logs) the error it is given: logErr(q.Put(t, v)).
 func (d *dropChecker) sunk(call *ast.CallExpr) {
-	params := d.sinks[callee(d.pass.TypesInfo, call)]
+	fn := callee(d.pass.TypesInfo, call)
+	params := d.sinks[fn]
+	if isLogCall(fn) && !call.Ellipsis.IsValid() {
+		// log.Print(ev.Wait(t)): a print function only logs what it is
+		// given, whichever argument the error is.
+		params = map[int]bool{}
+		for i := range call.Args {
+			params[i] = true
+		}
+	}
 	if len(params) == 0 || call.Ellipsis.IsValid() {
 		return
 	}

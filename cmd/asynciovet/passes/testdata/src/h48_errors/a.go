@@ -309,3 +309,11 @@ func relayed(t *asyncio.T, tk *asyncio.Task[int]) {
 		log.Print(err)
 	}
 }
+
+// An await's error given straight to a print function: logged, dropped.
+func printed(t *asyncio.T, ev *asyncio.Event, q *asyncio.Queue[int]) {
+	for i := 0; i < 3; i++ {
+		log.Println("wait:", ev.Wait(t))           // want `droppedcancel: the error of asyncio\.Event\.Wait is`
+		fmt.Printf("put %d: %v\n", i, q.Put(t, i)) // want `droppedcancel: the error of asyncio\.Queue\.Put is`
+	}
+}
