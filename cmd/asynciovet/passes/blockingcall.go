@@ -20,7 +20,8 @@ A task runs on its own goroutine, but only while the event loop has handed
 it control: while it runs, nothing else on the loop does. A call that
 blocks the goroutine (time.Sleep, a channel send or receive, a select
 without default, sync.Mutex.Lock, WaitGroup.Wait, Cond.Wait, net.Dial,
-net/http client calls, os/exec Cmd.Run/Wait/Output, database/sql queries,
+net/http client calls, os/exec Cmd.Run/Wait/Output, os.Process.Wait,
+database/sql queries,
 os.ReadFile, (*os.File).Read, fmt.Scan, syscall.Read, io.ReadAll, a bufio
 reader or a json decoder on a file, a net connection or an HTTP response
 body)
@@ -122,11 +123,13 @@ var blockers = []blocker{
 	{"net/http", "Server", []string{"ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS"}, "serve on a goroutine of its own (go srv.ListenAndServe()) or with aio.StartServer"},
 	{"net/http", "Server", []string{"Shutdown"}, "shut it down inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}): Shutdown waits for every connection to go idle"},
 	{"os", "", []string{"ReadFile", "WriteFile", "ReadDir"}, hintGo},
+	{"path/filepath", "", []string{"Walk", "WalkDir", "Glob"}, hintGo}, // they read directories, as os.ReadDir does
 	{"os", "File", []string{"Read", "ReadAt", "ReadDir", "Readdir", "Readdirnames"}, hintGo},
 	{"fmt", "", []string{"Scan", "Scanln", "Scanf"}, "read standard input inside asyncio.Go(t, func(ctx context.Context) (V, error) {...}), which runs it off the loop while the task awaits"},
 	{"syscall", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},
 	{"golang.org/x/sys/unix", "", []string{"Read", "Pread", "Recvfrom", "Recvmsg", "Accept", "Accept4"}, hintFD},
 	{"os/exec", "Cmd", []string{"Run", "Wait", "Output", "CombinedOutput"}, "run the command inside asyncio.Go(t, ...) with exec.CommandContext(ctx, ...)"},
+	{"os", "Process", []string{"Wait"}, "wait for it inside asyncio.Go(t, ...), or start it with aio.CreateSubprocessExec and await its Wait"},
 	{"database/sql", "DB", []string{"Query", "QueryContext", "QueryRow", "QueryRowContext", "Exec", "ExecContext", "Ping", "PingContext", "Begin", "BeginTx", "Prepare", "PrepareContext", "Conn"}, hintCtx},
 	{"database/sql", "Tx", []string{"Query", "QueryContext", "QueryRow", "QueryRowContext", "Exec", "ExecContext", "Prepare", "PrepareContext", "Commit", "Rollback"}, hintCtx},
 	{"database/sql", "Conn", []string{"QueryContext", "QueryRowContext", "ExecContext", "PingContext", "BeginTx", "PrepareContext"}, hintCtx},
@@ -268,6 +271,9 @@ func (c *blockingChecker) where() string {
 		if c.root.withServer {
 			return "a task's WithServer body"
 		}
+		if c.root.predicate {
+			return "a Condition.WaitFor predicate (it runs inside the waiting task)"
+		}
 		return "a task's TaskGroup/Timeout body"
 	case rootCallback:
 		if c.root.protocol {
@@ -317,6 +323,13 @@ func (c *blockingChecker) calledNow(call *ast.CallExpr) {
 			c.w.nested++
 			c.w.walk(lit.Body)
 			c.w.nested--
+			continue
+		}
+		// once.Do(loadSettings): the named function runs here as well.
+		if g := funcValue(c.pass.TypesInfo, a); g != nil {
+			if fact := c.facts.lookup(g); fact != nil {
+				c.rep.reportf(a.Pos(), "%s, given to sync.Once.Do, blocks the whole event loop when it runs (on the first call, inside %s): it %s; load it inside asyncio.Go(t, ...), or before the loop starts", displayName(g), c.where(), fact.Why)
+			}
 		}
 	}
 }

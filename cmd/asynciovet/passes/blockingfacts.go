@@ -138,6 +138,22 @@ func (bf *blockingFacts) callFact(call *ast.CallExpr, srcs *blockingSources) *bl
 	if what, ok := srcs.blockingMethod(call, fn); ok {
 		return &blocksFact{Why: "calls " + what, Root: what}
 	}
+	if funcIs(fn, "sync", "Once", "Do") {
+		// The function given to once.Do runs on the spot, on the caller's
+		// goroutine: the lazy-init helper blocks as its loader does.
+		for _, a := range call.Args {
+			if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok && lit.Body != nil {
+				if f := bf.reason(lit.Body, srcs); f != nil {
+					return f
+				}
+			} else if g := funcValue(bf.pass.TypesInfo, a); g != nil {
+				if f := bf.lookup(g); f != nil {
+					return &blocksFact{Why: "calls " + displayName(g) + " through sync.Once.Do, which calls " + f.Root, Root: f.Root}
+				}
+			}
+		}
+		return nil
+	}
 	if g := bf.lookup(fn); g != nil {
 		verb := ", which calls "
 		if g.Why != "calls "+g.Root {

@@ -364,13 +364,23 @@ func (s *blockingSources) closeOf(st ast.Stmt) *types.Var {
 }
 
 // recvOf returns the receive expression of statement st when st is a
-// plain receive from v (<-v, x := <-v, x, ok = <-v) that does not
-// otherwise mention v, or nil.
+// plain receive from v (<-v, x := <-v, x, ok = <-v, return <-v, nil) that
+// does not otherwise mention v, or nil.
 func (s *blockingSources) recvOf(st ast.Stmt, v *types.Var) *ast.UnaryExpr {
 	var e ast.Expr
 	switch st := st.(type) {
 	case *ast.ExprStmt:
 		e = st.X
+	case *ast.ReturnStmt:
+		for _, r := range st.Results {
+			if !s.mentions(r, v) {
+				continue
+			}
+			if e != nil {
+				return nil // two results mention v
+			}
+			e = r
+		}
 	case *ast.AssignStmt:
 		if len(st.Rhs) != 1 || (st.Tok != token.DEFINE && st.Tok != token.ASSIGN) {
 			return nil
@@ -676,8 +686,11 @@ var pseudoFS = []string{"/proc/", "/sys/", "/dev/fd/"}
 
 // pseudoPath reports whether the path e provably names a file of an
 // in-memory file system: a constant such as "/proc/self/statm", a sum
-// that starts with one ("/proc/" + pid + "/stat"), or a local variable
-// only ever assigned such paths.
+// that starts with one ("/proc/" + pid + "/stat"), a filepath.Join or
+// path.Join whose first element is one (filepath.Join("/proc", pid,
+// "stat")), an fmt.Sprintf whose constant format starts with one
+// (fmt.Sprintf("/proc/%d/stat", pid)), or a local variable only ever
+// assigned such paths.
 func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 	e = ast.Unparen(e)
 	if tv, ok := s.pass.TypesInfo.Types[e]; ok && tv.Value != nil && tv.Value.Kind() == constant.String {
@@ -692,6 +705,21 @@ func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.BinaryExpr:
 		return e.Op == token.ADD && s.pseudoPath(e.X)
+	case *ast.CallExpr:
+		if len(e.Args) == 0 || e.Ellipsis.IsValid() {
+			return false
+		}
+		fn := callee(s.pass.TypesInfo, e)
+		if !funcIs(fn, "path/filepath", "", "Join") && !funcIs(fn, "path", "", "Join") && !funcIs(fn, "fmt", "", "Sprintf") {
+			return false
+		}
+		if funcIs(fn, "fmt", "", "Sprintf") {
+			// The format must be a constant: its prefix is the path's.
+			if tv, ok := s.pass.TypesInfo.Types[e.Args[0]]; !ok || tv.Value == nil {
+				return false
+			}
+		}
+		return s.pseudoPath(e.Args[0])
 	case *ast.Ident:
 		v := localVar(s.pass, e)
 		if lit, ok := s.rangeOf[v].(*ast.CompositeLit); ok && v != nil && len(s.assigns[v]) == 0 {
@@ -723,7 +751,7 @@ func (s *blockingSources) pseudoPath(e ast.Expr) bool {
 // os.ReadFile("/proc/self/status"), or a method of a pseudoFile.
 func (s *blockingSources) pseudoFSCall(call *ast.CallExpr, fn *types.Func) bool {
 	switch {
-	case funcIs(fn, "os", "", "ReadFile", "WriteFile", "ReadDir"):
+	case funcIs(fn, "os", "", "ReadFile", "WriteFile", "ReadDir"), funcIs(fn, "path/filepath", "", "Walk", "WalkDir", "Glob"):
 		return len(call.Args) > 0 && s.pseudoPath(call.Args[0])
 	case funcIs(fn, "os", "File", fn.Name()):
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)

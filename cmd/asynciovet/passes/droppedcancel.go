@@ -31,7 +31,10 @@ whose error is:
   - assigned to the blank identifier: _ = lk.Acquire(t), v, _ := q.Get(t)
   - checked by "if err != nil { ... }" where the body only logs and/or
     continues (or "if err == nil { ... } else { ... }" with such an
-    else), and err is not read anywhere else (its declaration
+    else, or "if err != nil && !errors.Is(err, io.EOF) { ... }", other
+    terms reading err only through errors.Is/As; not after an await that
+    relays another awaitable's outcome), and err is not read anywhere
+    else (its declaration
     without a value, var err error, assignments to it and other such
     checks of it are not reads);
   - tested by "if err != nil && !asyncio.IsCancelled(err) { ... }" (or
@@ -44,7 +47,8 @@ whose error is:
     "_ = err"), or that the next statement assigns again without reading
     it;
   - given to a function of the package that only logs or drops its
-    error parameter: logErr(q.Put(t, v)).
+    error parameter, logErr(q.Put(t, v)), or to a print function,
+    log.Println("wait:", ev.Wait(t)).
 It stays silent when the body returns, panics, breaks, calls Uncancel or
 any other function, tests IsCancelled or errors.Is/As, or stores err; and
 on cleanup awaits inside "if asyncio.IsCancelled(err) { ...; return err }"
@@ -368,7 +372,16 @@ func (d *dropChecker) exprStmt(s *ast.ExprStmt, sig *types.Signature) {
 // sunk reports the call h(await(...)) of a function of the package that
 // drops (or only logs) the error it is given: logErr(q.Put(t, v)).
 func (d *dropChecker) sunk(call *ast.CallExpr) {
-	params := d.sinks[callee(d.pass.TypesInfo, call)]
+	fn := callee(d.pass.TypesInfo, call)
+	params := d.sinks[fn]
+	if isLogCall(fn) && !call.Ellipsis.IsValid() {
+		// log.Print(ev.Wait(t)): a print function only logs what it is
+		// given, whichever argument the error is.
+		params = map[int]bool{}
+		for i := range call.Args {
+			params[i] = true
+		}
+	}
 	if len(params) == 0 || call.Ellipsis.IsValid() {
 		return
 	}
@@ -545,6 +558,10 @@ type checkedErr struct {
 	def    ast.Stmt
 	ifs    *ast.IfStmt
 	filter bool // the condition keeps cancellations out of the branch
+	// partial is set for a condition with terms besides the nil test
+	// (err != nil && !errors.Is(err, io.EOF)): an error may reach the
+	// else branch, whose reads then count.
+	partial bool
 }
 
 // region returns the nodes of c in which the reads of c.v are the test's
@@ -552,7 +569,7 @@ type checkedErr struct {
 // branch sees a nil error) or its condition and body for a filter (its
 // else branch is where a cancellation goes).
 func (c checkedErr) region() []ast.Node {
-	if c.filter {
+	if c.filter || c.partial {
 		return []ast.Node{c.def, c.ifs.Cond, c.ifs.Body}
 	}
 	return []ast.Node{c.def, c.ifs}
@@ -589,6 +606,12 @@ func (d *dropChecker) list(stmts []ast.Stmt, fnBody *ast.BlockStmt) []checkedErr
 			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, filter: true})
 		case isNotNil(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
 			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs})
+		case !relaysOutcome(fn) && notNilAnd(d.pass.TypesInfo, ifs.Cond, errVar) && swallows(d.pass.TypesInfo, ifs.Body):
+			// if err != nil && !errors.Is(err, io.EOF) { log(err) }: a
+			// cancellation is not io.EOF, takes the branch and is logged;
+			// or, failing another term, skips it, and is dropped all the
+			// same unless something else reads err.
+			out = append(out, checkedErr{fn: fn, v: errVar, def: def, ifs: ifs, partial: true})
 		case isNil(d.pass.TypesInfo, ifs.Cond, errVar) && elseSwallows(d.pass.TypesInfo, ifs):
 			// if err == nil { ... } else { log(err) }: the else branch is
 			// the error's, and it only logs.
@@ -806,6 +829,62 @@ func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
 		}
 	}
 	return notNil && notCancelled
+}
+
+// notNilAnd reports whether cond is a conjunction of "v != nil" with other
+// terms that read v, if at all, only as the error that errors.Is,
+// errors.As or asyncio.IsCancelled tests (err != nil && !errors.Is(err,
+// io.EOF)), and that does not keep a cancellation out of the branch
+// (that is excludesCancellation's filter).
+func notNilAnd(info *types.Info, cond ast.Expr, v *types.Var) bool {
+	var terms []ast.Expr
+	var flatten func(e ast.Expr)
+	flatten = func(e ast.Expr) {
+		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		terms = append(terms, e)
+	}
+	flatten(cond)
+	if len(terms) < 2 {
+		return false
+	}
+	notNil := false
+	for _, e := range terms {
+		if isNotNil(info, e, v) {
+			notNil = true
+			continue
+		}
+		if !mentions(info, e, v) {
+			continue
+		}
+		x := ast.Unparen(e)
+		if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.NOT {
+			if cancelledTest(info, u.X) == types.Object(v) {
+				return false // the filter
+			}
+			x = ast.Unparen(u.X)
+		}
+		call, ok := x.(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return false
+		}
+		fn := callee(info, call)
+		if !funcIs(fn, "errors", "", "Is", "As") && !libFuncIs(fn, "", "IsCancelled") {
+			return false
+		}
+		if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); !ok || info.ObjectOf(id) != types.Object(v) {
+			return false
+		}
+		for _, a := range call.Args[1:] {
+			if mentions(info, a, v) {
+				return false
+			}
+		}
+	}
+	return notNil
 }
 
 // isNotNil reports whether cond is exactly "v != nil" or "nil != v".

@@ -17,7 +17,7 @@ The event loop, its tasks, futures, locks, events, queues, streams and
 connections belong to the loop's goroutine schedule: only code that the
 loop runs (tasks and callbacks) may use them. A goroutine started inside a
 task (a go statement, sync.WaitGroup.Go, errgroup's Group.Go,
-time.AfterFunc), and the function given to asyncio.Go, ToThread,
+time.AfterFunc, context.AfterFunc), and the function given to asyncio.Go, ToThread,
 RunInExecutor or RunInExecutorOn, run beside the loop, so calling CallSoon, Sleep, Set,
 PutNowait, SetResult, Cancel... from it is a data race that the library
 cannot detect outside debug mode.
@@ -31,6 +31,7 @@ the task's *T (go poll(t)): a function that takes a *asyncio.T is a
 coroutine of that task. Objects the goroutine makes itself (a loop of its own) are fine,
 and so are the thread-safe entry points: Loop.CallSoonThreadsafe,
 asyncio.RunCoroutineThreadsafe, asyncio.Threadsafe, Loop.ExpectExternal,
+Loop.IsRunning, OnLoopGoroutine, SnapshotThreadsafe and WriteDump,
 the methods of ConcurrentFuture, and the Loop() accessors.
 
 Fix: hand the work back to the loop with l.CallSoonThreadsafe(func() {...})
@@ -49,6 +50,9 @@ var loopBoundTypes = []string{
 	"Loop", "T", "Task", "Future", "futureCore", "Group", "TimeoutScope",
 	"Lock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier", "Queue",
 	"StreamReader", "StreamWriter", "Server", "Transport", "DatagramTransport",
+	// Documented as the loop's only ("must be called on the loop", "must
+	// only be used from tasks of its loop").
+	"BoundedGroup", "Limiter", "Process", "DatagramQueue", "FlowControl",
 	// Not Conn: its Read, Write and Close are documented to work from any
 	// goroutine (they run a short-lived task through CallSoonThreadsafe).
 }
@@ -58,6 +62,10 @@ func threadSafe(fn *types.Func) bool {
 	return libFuncIs(fn, "Loop", "CallSoonThreadsafe") ||
 		libFuncIs(fn, "", "RunCoroutineThreadsafe", "Threadsafe") ||
 		libFuncIs(fn, "Loop", "ExpectExternal") ||
+		// Documented for any goroutine: an atomic flag, a goroutine-id
+		// test, and the diagnostics a signal handler or watchdog takes
+		// through CallSoonThreadsafe.
+		libFuncIs(fn, "Loop", "IsRunning", "OnLoopGoroutine", "SnapshotThreadsafe", "WriteDump") ||
 		(isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "Loop") // returns an immutable field
 }
 
@@ -129,14 +137,14 @@ func (c *foreignChecker) goStmt(g *ast.GoStmt) {
 }
 
 // spawner checks the function literals that sync.WaitGroup.Go,
-// errgroup.Group.Go and time.AfterFunc run on a goroutine of their own, and
+// errgroup.Group.Go, time.AfterFunc and context.AfterFunc run on a goroutine of their own, and
 // those the library runs off the loop while the task awaits them
 // (asyncio.Go, ToThread, RunInExecutor, RunInExecutorOn): their ctx is
 // theirs, the task's handle and loop objects are not.
 func (c *foreignChecker) spawner(call *ast.CallExpr) {
 	fn := callee(c.pass.TypesInfo, call)
 	if !funcIs(fn, "sync", "WaitGroup", "Go") && !funcIs(fn, "golang.org/x/sync/errgroup", "Group", "Go", "TryGo") &&
-		!funcIs(fn, "time", "", "AfterFunc") &&
+		!funcIs(fn, "time", "", "AfterFunc") && !funcIs(fn, "context", "", "AfterFunc") &&
 		!libFuncIs(fn, "", "Go", "ToThread", "RunInExecutor", "RunInExecutorOn") {
 		return
 	}

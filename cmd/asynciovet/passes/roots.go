@@ -22,7 +22,8 @@ const (
 	// rootCallback is a loop callback: CallSoon, CallLater, CallAt,
 	// CallSoonThreadsafe, AddReader, AddWriter, AddDoneCallback, the
 	// function CallFuncOn runs on its target loop, the loop's exception
-	// handler and its poll hooks (SetBeforePoll, SetAfterPoll).
+	// handler, its poll hooks (SetBeforePoll, SetAfterPoll) and signal
+	// handlers (AddSignalHandler).
 	rootCallback
 )
 
@@ -44,6 +45,9 @@ type root struct {
 	// withServer is set for the function given to aio.WithServer, which
 	// runs inside the calling task while the server serves.
 	withServer bool
+	// predicate is set for a Condition.WaitFor predicate, which runs
+	// inside the waiting task each time it is woken.
+	predicate bool
 	// protocol is set for a method of a type that implements one of
 	// aio's protocol interfaces, which the loop calls as a callback
 	// (DataReceived, ConnectionLost...).
@@ -89,7 +93,7 @@ func bodyKind(fn *types.Func) (rootKind, bool) {
 		libFuncIs(fn, "Condition", "WaitFor"):
 		return rootInline, true
 	case libFuncIs(fn, "Loop", "CallSoon", "CallLater", "CallAt", "CallSoonThreadsafe", "AddReader", "AddWriter",
-		"SetExceptionHandler", "SetBeforePoll", "SetAfterPoll"),
+		"SetExceptionHandler", "SetBeforePoll", "SetAfterPoll", "AddSignalHandler"),
 		libFuncIs(fn, "", "CallFuncOn"): // fn runs as a callback of the target loop
 		return rootCallback, true
 	case fn != nil && isLibPkg(fn.Pkg()) && recvName(fn) != "" && fn.Name() == "AddDoneCallback":
@@ -136,7 +140,7 @@ func findRoots(pass *analysis.Pass) []*root {
 					if taskParam(sig) != nil {
 						continue // a root of its own (rootTask)
 					}
-					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock"), withServer: libFuncIs(fn, "", "WithServer")})
+					roots = append(roots, &root{node: lit, body: lit.Body, sig: sig, kind: kind, file: f, fdReady: fdReady, withLock: libFuncIs(fn, "", "WithLock"), withServer: libFuncIs(fn, "", "WithServer"), predicate: libFuncIs(fn, "Condition", "WaitFor")})
 				}
 			}
 			return true

@@ -6,7 +6,9 @@ package asyncio
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
+	"os"
 	"time"
 )
 
@@ -314,3 +316,22 @@ type ExceptionContext struct {
 func (l *Loop) SetExceptionHandler(h func(*Loop, ExceptionContext)) {}
 func (l *Loop) SetBeforePoll(fn func())                             {}
 func (l *Loop) SetAfterPoll(fn func())                              {}
+
+// Added by the hostile probe h48: the Loop methods documented for any
+// goroutine.
+type SnapshotOptions struct{}
+type LoopSnapshot struct{ Blocked bool }
+
+type Limiter struct{}
+
+func NewLimiter(rate float64, burst int) *Limiter { return nil }
+func (l *Limiter) Acquire(t *T) error             { return nil }
+func (l *Limiter) Tokens() float64                { return 0 }
+func (g *BoundedGroup) Cancel()                   {}
+
+func (l *Loop) AddSignalHandler(sig os.Signal, fn func()) error { return nil }
+
+func (l *Loop) IsRunning() bool                                                     { return false }
+func (l *Loop) OnLoopGoroutine() bool                                               { return false }
+func (l *Loop) SnapshotThreadsafe(d time.Duration, o SnapshotOptions) *LoopSnapshot { return nil }
+func (l *Loop) WriteDump(w io.Writer, d time.Duration) error                        { return nil }
