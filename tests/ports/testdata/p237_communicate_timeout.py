@@ -1,0 +1,49 @@
+# communicate() under wait_for, killing the child on a timeout, from
+# "When communicate() Isn't Enough: Streaming and Timeout in asyncio
+# Subprocesses",
+# https://runebook.dev/en/docs/python/library/asyncio-subprocess/asyncio.subprocess.Process.communicate
+# (run_with_timeout). Adapted: log() instead of print, the pid not
+# printed, commands that finish at once or hang ("echo 'Hello'",
+# "echo partial; exec sleep 30" with a 0.3 s timeout, a failing command with
+# output on stderr), and the TimeoutError's return code after the kill.
+import asyncio
+
+from probe import d, log, restart
+
+
+async def run_with_timeout(command: str, timeout: float = 5.0):
+    log(f"Executing: {command} with a {timeout} second timeout...")
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        stdout_data, stderr_data = await asyncio.wait_for(
+            proc.communicate(),
+            timeout=timeout
+        )
+        log(f"Process finished with return code: {proc.returncode}")
+        return stdout_data.decode().strip(), stderr_data.decode().strip()
+    except asyncio.TimeoutError:
+        log("Timeout! Killing process...")
+        proc.kill()
+        # It's good practice to wait for it to actually terminate after killing
+        rc = await proc.wait()
+        log("killed, return code", rc)
+        raise
+
+
+async def main():
+    restart()
+    stdout, stderr = await run_with_timeout("echo 'Hello'", timeout=3.0)
+    log(f"STDOUT: {stdout}")
+    try:
+        await run_with_timeout("echo partial; exec sleep 30", timeout=0.3)
+    except asyncio.TimeoutError as e:
+        log("Caught the timeout:", d(e))
+    stdout, stderr = await run_with_timeout("echo out; echo oops >&2; exit 3", timeout=3.0)
+    log(f"STDOUT: {stdout} STDERR: {stderr}")
+
+
+asyncio.run(main())
