@@ -1,8 +1,9 @@
 # Extending an asyncio.timeout() deadline with reschedule(), from
 # "Troubleshooting asyncio.Timeout.reschedule() and Cleaner Patterns",
 # https://runebook.dev/en/docs/python/library/asyncio-task/asyncio.Timeout.reschedule
-# (main_reschedule_correct), and the mistake the page warns about
-# (reschedule(5.0) taken as an absolute time) as a second scope, plus a
+# (main_reschedule_correct), and the mistake the page warns about (a
+# relative delay, reschedule(0.5), taken as an absolute time) as a second
+# scope, plus a
 # third whose rescheduled deadline is too short. Adapted: times in tenths
 # (timeout 1.0, first part 0.3, new deadline now+0.5, second part 0.4),
 # deadlines printed relative to the start (rel), log() instead of print.
@@ -32,8 +33,8 @@ async def main():
 
     try:
         async with asyncio.timeout(1.0) as cm:
-            cm.reschedule(5.0)  # BAD: an absolute time, long past
-            log("rescheduled to 5.0, in the past:", cm.when() < loop.time())
+            cm.reschedule(0.5)  # BAD: meant as 0.5 s from now, it is an absolute time, long past
+            log("rescheduled to 0.5, in the past:", cm.when() < loop.time())
             await long_task(0.2)
     except TimeoutError as e:
         log("the bad reschedule timed out at once:", d(e), "expired", cm.expired())

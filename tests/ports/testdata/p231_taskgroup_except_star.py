@@ -1,8 +1,11 @@
 # A TaskGroup where one task raises, caught with except* ValueError, from
 # "Task Group Trouble: Exception Handling in Python Asyncio (3.11+)",
 # https://runebook.dev/en/docs/python/library/asyncio-task/task-groups
-# Adapted: times in tenths (A 0.3, B 0.1, C 0.2 s), log() instead of
-# print, the cancelled siblings log their cancellation, and a second run
+# Adapted: times in tenths, and C's shorter than B's (A 0.3, B 0.1, C
+# 0.07 s) so that one sibling is left to cancel when B fails (a
+# TaskGroup cancels its children in the order of a set, which a program
+# cannot rely on), log() instead of print, the cancelled sibling logs its
+# cancellation, and a second run
 # where B and C both fail after one sleep(0) (ValueError and KeyError, in
 # the same loop iteration, before the group hears of either) shows
 # except* splitting the group: both clauses run.
@@ -24,7 +27,7 @@ async def worker(name, delay, fail=None):
     return f"Result from {name}"
 
 
-async def main_task_group(failures, delays=(0.3, 0.1, 0.2)):
+async def main_task_group(failures, delays=(0.3, 0.1, 0.07)):
     log("Starting TaskGroup example...", sorted(failures))
     try:
         async with asyncio.TaskGroup() as tg:

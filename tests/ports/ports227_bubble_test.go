@@ -1,0 +1,106 @@
+//go:build unix && go1.25
+
+package ports_test
+
+// p240 runs blocking functions on the default executor (time.Sleep in
+// the jobs), so it runs in a testing/synctest bubble on the loop's real
+// clock (runPortBubble, as p170-p179): the jobs' sleeps and the loop's
+// timers share one fake clock.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+)
+
+// lockedLines is the program's thread_said list under its threading.Lock.
+type lockedLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lockedLines) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+func (l *lockedLines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
+}
+
+// ---------------------------------------------------------------------------
+// p240_run_in_executor.py
+
+func TestPortRunInExecutor(t *testing.T) {
+	runPortBubble(t, cpythonTrace("p240_run_in_executor"), func(p *probe, tk *asyncio.T) error {
+		threadSaid := &lockedLines{}
+		blockingIOTask := func(name string, secs time.Duration) func(context.Context) (string, error) {
+			return func(context.Context) (string, error) {
+				threadSaid.add(fmt.Sprintf("[%s] Starting blocking operation...", name))
+				time.Sleep(secs) // Simulate a slow blocking operation
+				threadSaid.add(fmt.Sprintf("[%s] Blocking operation finished.", name))
+				return "Result from " + name, nil
+			}
+		}
+		ticker := func(stop *asyncio.Event) func(*asyncio.T) (int, error) {
+			return func(t *asyncio.T) (int, error) {
+				n := 0
+				for !stop.IsSet() {
+					if err := asyncio.Sleep(t, 100*ms); err != nil {
+						return 0, err
+					}
+					n++
+					p.log("tick %d", n)
+				}
+				return n, nil
+			}
+		}
+
+		p.restart()
+		stop := asyncio.NewEvent()
+		tick := asyncio.CreateTask(tk, ticker(stop))
+		fa := asyncio.RunInExecutor(tk, blockingIOTask("A", 220*ms))
+		fb := asyncio.RunInExecutor(tk, blockingIOTask("B", 330*ms))
+		fa.AddDoneCallback(func() {
+			r, _ := fa.Result()
+			p.log("A's future done: %s", r)
+		})
+		results, err := asyncio.Gather(tk, fa, fb).Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("results %s", pstrs(results))
+
+		_, err = asyncio.WaitFor(tk, 150*ms, asyncio.RunInExecutor(tk, blockingIOTask("C", 340*ms)))
+		if errors.Is(err, asyncio.ErrTimeout) {
+			p.log("C timed out: %s but its thread goes on", pd(err))
+		} else if err != nil {
+			return err
+		}
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		stop.Set()
+		n, err := tick.Await(tk)
+		if err != nil {
+			return err
+		}
+		p.log("ticks %d", n)
+		lines := threadSaid.all()
+		sort.Strings(lines)
+		for _, line := range lines {
+			p.log("%s", line)
+		}
+		return nil
+	})
+}
