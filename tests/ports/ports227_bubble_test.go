@@ -52,14 +52,17 @@ func TestPortRunInExecutor(t *testing.T) {
 				return "Result from " + name, nil
 			}
 		}
+		sleepUntil := func(t *asyncio.T, at time.Duration) error {
+			return asyncio.Sleep(t, at-(t.Loop().Time()-p.t0))
+		}
 		ticker := func(stop *asyncio.Event) func(*asyncio.T) (int, error) {
 			return func(t *asyncio.T) (int, error) {
 				n := 0
 				for !stop.IsSet() {
-					if err := asyncio.Sleep(t, 100*ms); err != nil {
+					n++
+					if err := sleepUntil(t, time.Duration(n)*100*ms-30*ms); err != nil {
 						return 0, err
 					}
-					n++
 					p.log("tick %d", n)
 				}
 				return n, nil
@@ -69,8 +72,8 @@ func TestPortRunInExecutor(t *testing.T) {
 		p.restart()
 		stop := asyncio.NewEvent()
 		tick := asyncio.CreateTask(tk, ticker(stop))
-		fa := asyncio.RunInExecutor(tk, blockingIOTask("A", 220*ms))
-		fb := asyncio.RunInExecutor(tk, blockingIOTask("B", 330*ms))
+		fa := asyncio.RunInExecutor(tk, blockingIOTask("A", 200*ms))
+		fb := asyncio.RunInExecutor(tk, blockingIOTask("B", 300*ms))
 		fa.AddDoneCallback(func() {
 			r, _ := fa.Result()
 			p.log("A's future done: %s", r)
@@ -81,13 +84,16 @@ func TestPortRunInExecutor(t *testing.T) {
 		}
 		p.log("results %s", pstrs(results))
 
-		_, err = asyncio.WaitFor(tk, 150*ms, asyncio.RunInExecutor(tk, blockingIOTask("C", 340*ms)))
+		if err := sleepUntil(tk, 400*ms); err != nil {
+			return err
+		}
+		_, err = asyncio.WaitFor(tk, 200*ms, asyncio.RunInExecutor(tk, blockingIOTask("C", 340*ms)))
 		if errors.Is(err, asyncio.ErrTimeout) {
 			p.log("C timed out: %s but its thread goes on", pd(err))
 		} else if err != nil {
 			return err
 		}
-		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+		if err := sleepUntil(tk, 900*ms); err != nil {
 			return err
 		}
 		stop.Set()

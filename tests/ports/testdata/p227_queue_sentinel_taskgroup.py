@@ -4,14 +4,14 @@
 # items into a bounded queue and then NUM_WORKERS sentinels; each consumer
 # breaks out of its loop at the sentinel. Adapted: log() instead of
 # print, 8 items instead of 20 into a queue of 3 (so the producer blocks
-# in put), and each worker takes its own time per item (0.1, 0.13, 0.16 s)
+# in put), and each worker takes its own time per item (0.2, 0.7, 0.5 s)
 # so that no two sleeps end at the same instant.
 import asyncio
 
 from probe import log, restart
 
 NUM_WORKERS = 3
-WORK = [0.1, 0.13, 0.16]
+WORK = [0.2, 0.7, 0.5]
 
 
 async def producer(q, n):

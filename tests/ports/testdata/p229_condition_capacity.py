@@ -3,12 +3,14 @@
 # attempt in "The Condition: Advanced Task Coordination",
 # https://dev.to/aaron_rose_0787cc8b4775a0/the-condition-advanced-task-coordination-34h5
 # Adapted: 5 workers on 2 slots, each holding its slot for its own time
-# (0.2 + 0.04 * id s, where the article sleeps 2 s each) so that no two
-# releases coincide; log() instead of print; the worker records the
+# (HOLD, where the article sleeps 2 s each) so that no two releases
+# coincide; log() instead of print; the worker records the
 # largest number of slots in use.
 import asyncio
 
 from probe import log, restart
+
+HOLD = [0.2, 0.3, 0.4, 0.5, 0.3]
 
 
 class SharedResource:
@@ -38,7 +40,7 @@ async def main():
         log(f"Worker {worker_id} trying to acquire")
         await resource.acquire()
         log(f"Worker {worker_id} acquired resource, in use {resource.in_use}")
-        await asyncio.sleep(0.2 + 0.04 * worker_id)
+        await asyncio.sleep(HOLD[worker_id])
         await resource.release()
         log(f"Worker {worker_id} released resource")
 

@@ -4,7 +4,7 @@
 # and its closing note that Event.clear() resets it for reuse: after the
 # first round the controller clears the event and fires it again for a
 # second round. Adapted: log() instead of print, each worker's work takes
-# its own time (0.1 + 0.03 * i s) so that no two finish together.
+# its own time (0.1 + 0.005 * i s) so that no two finish together.
 import asyncio
 
 from probe import log, restart
@@ -15,7 +15,7 @@ async def worker(name: str, i: int, ready: asyncio.Event, rounds: int):
         log(f"{name}: waiting for start signal (round {r})")
         await ready.wait()
         log(f"{name}: started work")
-        await asyncio.sleep(0.1 + 0.03 * i)
+        await asyncio.sleep(0.1 + 0.005 * i)
         log(f"{name}: done")
         # wait for the controller to clear the event before the next round
         while r < rounds - 1 and ready.is_set():
@@ -33,7 +33,7 @@ async def main():
     await asyncio.sleep(0.06)
     log("Controller: is_set", ready.is_set(), "clearing")
     ready.clear()
-    await asyncio.sleep(0.25)
+    await asyncio.sleep(0.23)
     log("Controller: firing again")
     ready.set()
     log("results", await asyncio.gather(*tasks))

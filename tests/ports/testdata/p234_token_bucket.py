@@ -4,7 +4,7 @@
 # time since the last refill, capped at rate; acquire() waits for a token
 # under the lock). Adapted: loop.time() instead of time.monotonic() (so
 # the port can run on virtual time), log() instead of print, 3 requests
-# per 0.5 s and 6 requests started 0.04 s apart.
+# per 0.6 s and a burst of 6 requests.
 import asyncio
 
 from probe import log, restart
@@ -39,17 +39,16 @@ async def make_request(limiter, i):
     log(f"request {i}: waiting for a token")
     await limiter.acquire()
     log(f"request {i}: sent, whole tokens left {int(limiter.tokens)}")
-    await asyncio.sleep(0.02)
+    await asyncio.sleep(0.005)
     return i
 
 
 async def main():
     restart()
-    limiter = RateLimiter(rate=3, period=0.5)
+    limiter = RateLimiter(rate=3, period=0.6)
     tasks = []
     for i in range(6):
         tasks.append(asyncio.create_task(make_request(limiter, i)))
-        await asyncio.sleep(0.04)
     results = await asyncio.gather(*tasks)
     log("results", results, "waits", limiter.waits, "locked", limiter.lock.locked())
 

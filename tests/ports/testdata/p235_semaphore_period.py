@@ -3,9 +3,9 @@
 # "Rate limiting in async code",
 # https://github.com/ericfeunekes/ericfeunekes.github.io): at most
 # `operations` calls per `period`. Adapted: the mocked server returns
-# loop time instead of a pendulum timestamp and takes 0.02 * i s instead
+# loop time instead of a pendulum timestamp and takes 0.01 * i s instead
 # of a random time, log() instead of print, 7 calls of at most 3 per
-# 0.5 s, started through asyncio.gather.
+# 0.54 s, started through asyncio.gather.
 import asyncio
 
 from probe import log, restart
@@ -25,7 +25,7 @@ class RateLimiter:
 
 
 async def server(i):
-    await asyncio.sleep(0.02 * i)
+    await asyncio.sleep(0.01 * i)
     return f"{asyncio.get_running_loop().time() - T0:.1f}"
 
 
@@ -40,7 +40,7 @@ async def main():
     global T0
     restart()
     T0 = asyncio.get_running_loop().time()
-    limiter = RateLimiter(3, 0.5)
+    limiter = RateLimiter(3, 0.54)
     stamps = await asyncio.gather(*(call(limiter, i) for i in range(7)))
     log("stamps", stamps)
 

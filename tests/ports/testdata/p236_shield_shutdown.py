@@ -6,7 +6,7 @@
 # shielded tasks before leaving). Adapted: instead of a Ctrl+C after a
 # while, an outer coroutine cancels the app's main task at 0.2 s (what
 # asyncio.run does with the first SIGINT); the workers take 0.5 s instead
-# of 10 (0.5 + 0.02 * n s, so that none end together); 3 workers; log()
+# of 10 (0.5 + 0.005 * n s, so that none end together); 3 workers; log()
 # instead of print. asyncio.run's end cancels what is left in the order of
 # a set (all_tasks()), so what the workers say once main has returned is
 # kept and printed sorted after asyncio.run.
@@ -29,7 +29,7 @@ async def worker(n: int) -> None:
     say(f"[{n}] Started!")
     try:
         # this is a task that shouldn't be canceled in the middle
-        await asyncio.sleep(0.5 + 0.02 * n)
+        await asyncio.sleep(0.5 + 0.005 * n)
     except asyncio.CancelledError:
         say(f"[{n}] Canceled (this is bad)!")
     else:

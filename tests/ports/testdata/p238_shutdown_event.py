@@ -4,7 +4,7 @@
 # TaskGroup and then cancels just its own tasks (not all_tasks(), which
 # would reach library internals: here a "library" background task that
 # must be left alone and is closed by its own close()). Adapted: instead
-# of SIGTERM from outside, a call_later calls the handler at 0.37 s; the
+# of SIGTERM from outside, a call_later calls the handler at 0.36 s; the
 # workers loop on sleeps of their own length and say how they end;
 # log() instead of print.
 import asyncio
@@ -40,7 +40,7 @@ class LibraryClient:
 
     async def _flusher(self):
         while True:
-            await asyncio.sleep(0.12)
+            await asyncio.sleep(0.11)
             self.flushed += 1
 
     async def close(self):
@@ -56,13 +56,13 @@ async def main():
     restart()
     loop = asyncio.get_running_loop()
     event = asyncio.Event()
-    loop.call_later(0.37, handle_signal, "SIGTERM", event)
+    loop.call_later(0.36, handle_signal, "SIGTERM", event)
     lib = LibraryClient()
     try:
         async with asyncio.TaskGroup() as tg:
             tasks = [
                 tg.create_task(worker("fast", 0.1)),
-                tg.create_task(worker("slow", 0.16)),
+                tg.create_task(worker("slow", 0.22)),
             ]
             await event.wait()
             # signal received, now it's time to execute the shutdown

@@ -4,8 +4,8 @@
 # (workers loop on get()/task_done(); main puts with put_nowait, joins the
 # queue, then cancels the workers), and the page's pitfall: items whose
 # priorities tie are compared on the second element, so a dict there is a
-# TypeError. Adapted: log() instead of print, two workers taking 0.1 and
-# 0.14 s, a second batch put while the workers are busy.
+# TypeError. Adapted: log() instead of print, two workers taking 0.2 and
+# 0.31 s, a second batch put while the workers are busy.
 import asyncio
 
 from probe import d, log, restart
@@ -29,10 +29,10 @@ async def main():
     queue.put_nowait((5, "Medium Priority Task"))
     queue.put_nowait((1, "Another High Priority Task"))
     workers = [
-        asyncio.create_task(worker("A", queue, 0.1)),
-        asyncio.create_task(worker("B", queue, 0.14)),
+        asyncio.create_task(worker("A", queue, 0.2)),
+        asyncio.create_task(worker("B", queue, 0.31)),
     ]
-    await asyncio.sleep(0.12)
+    await asyncio.sleep(0.26)
     log("second batch, qsize", queue.qsize())
     queue.put_nowait((3, "Urgent Report"))
     queue.put_nowait((0, "Critical Fix"))
