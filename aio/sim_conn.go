@@ -502,11 +502,6 @@ func (p *simPipe) pump() {
 			n.tracef("conn %d %s: held", p.c.id, p.name)
 			return // release schedules again
 		}
-		if i := p.rstIndex(); i > 0 && p.queue[i].at <= n.loop.Time() {
-			// A RST does not wait for room in the receiver's socket:
-			// what it has not taken yet is lost with the connection.
-			p.queue = p.queue[i:]
-		}
 		seg := &p.queue[0]
 		if seg.at > n.loop.Time() {
 			p.schedule()
@@ -536,6 +531,16 @@ func (p *simPipe) pump() {
 		k, err := unix.Write(p.out, seg.data)
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:
+			if i := p.rstIndex(); i > 0 && p.queue[i].at <= n.loop.Time() {
+				// A RST does not wait for room in the receiver's
+				// socket: what it has not taken yet is lost with the
+				// connection. What arrived before the RST and fits
+				// is delivered first, as a TCP receiver queues the
+				// data of the segments before a RST, and its
+				// application reads them before the reset.
+				p.queue = p.queue[i:]
+				continue
+			}
 			p.waitWritable()
 			return
 		case err != nil: // the receiver closed its socket: its host answers with a RST

@@ -1,0 +1,906 @@
+//go:build linux
+
+package aio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
+)
+
+// h47: the simulated network against real sockets, event by event. Each
+// scenario is written once against the aio API (h47Env: listen, dial,
+// open, datagram endpoints) and run three times: on real loopback
+// sockets on an ordinary (real-clock) loop, and on a SimNetwork on a
+// virtual-time loop over a zero-latency link and over a 5 ms one. A
+// scenario records what each side observes, in order: protocol callbacks
+// (ConnectionMade, DataReceived, EOFReceived and what it returned,
+// PauseWriting/ResumeWriting, ConnectionLost and its error by errors.Is),
+// stream reads, Drain and WaitClosed results, ExtraInfo keys, the
+// effects of Server.Close, CloseClients and AbortClients. The three
+// records must be equal.
+//
+// What may legitimately differ, and is normalised here (each place says
+// so):
+//   - how received bytes are cut into DataReceived calls (a loopback read
+//     takes what the kernel has, the network's relay delivers segments):
+//     consecutive DataReceived calls are logged as one "data N", N the
+//     total;
+//   - how many bytes the buffers on the way hold (a loopback socket's are
+//     megabytes, a link's Buffer plus two socket pairs'), so how many
+//     times a writer is paused and resumed: logged as "paused and resumed
+//     writing" when it alternates correctly, at least once;
+//   - on a real-clock loop nothing waits on time: "quiet" gives loopback a
+//     few loop iterations (a loopback write, FIN or RST is in the peer's
+//     socket when the call returns), the network enough virtual time for
+//     everything in flight to arrive.
+
+type h47Env struct {
+	name    string
+	n       *SimNetwork // nil on real sockets
+	latency time.Duration
+	listen  func(t *asyncio.T, factory func() Protocol) (*Server, int, error)
+	dial    func(t *asyncio.T, port int, factory func() Protocol) (Transport, Protocol, error)
+	open    func(t *asyncio.T, port int) (*StreamReader, *StreamWriter, error)
+	serve   func(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (*Server, int, error)
+	// udp is CreateDatagramEndpoint; ip the address datagram endpoints
+	// bind (127.0.0.1, or the simulated host's).
+	udp func(t *asyncio.T, local, remote *net.UDPAddr, p DatagramProtocol) (DatagramTransport, error)
+	ip, cip net.IP // the server's address, the client's
+	// refused and refusedUDP are ports nobody listens on.
+	refused, refusedUDP int
+}
+
+// quiet lets everything in flight arrive and be handled.
+func (e *h47Env) quiet(t *asyncio.T) error {
+	if e.n == nil {
+		for range 20 {
+			if err := asyncio.Sleep(t, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return asyncio.Sleep(t, 50*time.Millisecond+20*e.latency)
+}
+
+// await waits for f, with a bound that only a broken scenario reaches (on
+// the real-clock loop a real one: it bounds a hang, it times nothing).
+func h47Await[V any](t *asyncio.T, what string, f *asyncio.Future[V]) (V, error) {
+	v, err := asyncio.WaitFor(t, time.Minute, f)
+	if err != nil {
+		return v, fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return v, nil
+}
+
+func h47Real(tt *testing.T) *h47Env {
+	return &h47Env{
+		name: "real",
+		listen: func(t *asyncio.T, factory func() Protocol) (*Server, int, error) {
+			srv, err := CreateServer(t, factory, "127.0.0.1", 0)
+			if err != nil {
+				return nil, 0, err
+			}
+			return srv, serverPort(srv), nil
+		},
+		dial: func(t *asyncio.T, port int, factory func() Protocol) (Transport, Protocol, error) {
+			return CreateConnection(t, factory, "127.0.0.1", port)
+		},
+		open: func(t *asyncio.T, port int) (*StreamReader, *StreamWriter, error) {
+			return OpenConnection(t, "127.0.0.1", port)
+		},
+		serve: func(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (*Server, int, error) {
+			srv, err := StartServer(t, cb, "127.0.0.1", 0)
+			if err != nil {
+				return nil, 0, err
+			}
+			return srv, serverPort(srv), nil
+		},
+		udp: func(t *asyncio.T, local, remote *net.UDPAddr, p DatagramProtocol) (DatagramTransport, error) {
+			tr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return p }, local, remote)
+			return tr, err
+		},
+		ip:         net.IPv4(127, 0, 0, 1),
+		cip:        net.IPv4(127, 0, 0, 1),
+		refused:    closedPort(tt),
+		refusedUDP: closedUDPPort(tt),
+	}
+}
+
+func h47Sim(t *asyncio.T, latency time.Duration) *h47Env {
+	n := NewSimNetwork(t, 47)
+	c, s := n.Host("client"), n.Host("server")
+	n.SetLink(c, s, LinkConfig{Latency: latency})
+	next := 1000
+	return &h47Env{
+		name:    fmt.Sprintf("sim %v", latency),
+		n:       n,
+		latency: latency,
+		listen: func(t *asyncio.T, factory func() Protocol) (*Server, int, error) {
+			next++
+			srv, err := CreateServer(t, factory, "", next, WithNetwork(s))
+			return srv, next, err
+		},
+		dial: func(t *asyncio.T, port int, factory func() Protocol) (Transport, Protocol, error) {
+			return CreateConnection(t, factory, "server", port, WithNetwork(c))
+		},
+		open: func(t *asyncio.T, port int) (*StreamReader, *StreamWriter, error) {
+			return OpenConnection(t, "server", port, WithNetwork(c))
+		},
+		serve: func(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (*Server, int, error) {
+			next++
+			srv, err := StartServer(t, cb, "", next, WithNetwork(s))
+			return srv, next, err
+		},
+		// Endpoints bound to the server's address are on the server
+		// host, the others on the client's: datagrams cross the link.
+		udp: func(t *asyncio.T, local, remote *net.UDPAddr, p DatagramProtocol) (DatagramTransport, error) {
+			h := c
+			if local != nil && local.IP.Equal(s.IP()) {
+				h = s
+			}
+			tr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return p }, local, remote, WithNetwork(h))
+			return tr, err
+		},
+		ip:         s.IP(),
+		cip:        c.IP(),
+		refused:    9,
+		refusedUDP: 9,
+	}
+}
+
+// h47Parity runs scenario on loopback (a real-clock loop) and on the
+// network with no latency and with 5 ms (virtual time), and fails the
+// test unless the three records are equal.
+func h47Parity(tt *testing.T, scenario func(t *asyncio.T, e *h47Env) (string, error)) {
+	tt.Helper()
+	clean(tt)
+	var got, names, traces []string
+	run := func(virtual bool, mk func(t *asyncio.T) *h47Env) {
+		var opts []asyncio.LoopOption
+		if virtual {
+			opts = append(opts, asyncio.WithVirtualTime())
+		}
+		var e *h47Env
+		s, err := asyncio.Run(func(t *asyncio.T) (string, error) {
+			e = mk(t)
+			return scenario(t, e)
+		}, opts...)
+		if err != nil {
+			if e != nil && e.n != nil {
+				tt.Logf("trace:\n%s", strings.Join(e.n.Trace(), "\n"))
+			}
+			tt.Fatalf("%s: %v", e.name, err)
+		}
+		names = append(names, e.name)
+		got = append(got, s)
+		trace := ""
+		if e.n != nil {
+			trace = strings.Join(e.n.Trace(), "\n")
+		}
+		traces = append(traces, trace)
+	}
+	run(false, func(*asyncio.T) *h47Env { return h47Real(tt) })
+	run(true, func(t *asyncio.T) *h47Env { return h47Sim(t, 0) })
+	run(true, func(t *asyncio.T) *h47Env { return h47Sim(t, 5*time.Millisecond) })
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[0] {
+			tt.Errorf("%s differs from %s:\n%s:\n  %s\n%s:\n  %s", names[i], names[0],
+				names[0], strings.ReplaceAll(got[0], "\n", "\n  "), names[i], strings.ReplaceAll(got[i], "\n", "\n  "))
+			tt.Logf("%s trace:\n%s", names[i], traces[i])
+		}
+	}
+	if !tt.Failed() {
+		tt.Logf("all three:\n  %s", strings.ReplaceAll(got[0], "\n", "\n  "))
+	}
+}
+
+// h47Proto is a recording Protocol: its events, in order, in its own log
+// (one per side: the order between the two sides is the network's).
+// Consecutive DataReceived calls are one "data N" entry (how bytes are
+// cut into reads is no promise).
+type h47Proto struct {
+	name    string
+	events  []string
+	pending int // bytes received since the last other event
+	tr      Transport
+	keep    bool // what EOFReceived returns
+	onMade  func(p *h47Proto)
+	onEOF   func(p *h47Proto)
+	onData  func(p *h47Proto, d []byte)
+	got     []byte // what arrived, if keepData
+	keepAll bool
+	// sizeless: "data" entries without the byte count (where how much
+	// arrives depends on the buffers on the way).
+	sizeless bool
+	total   int
+	eof     *asyncio.Future[struct{}]
+	ended   *asyncio.Future[struct{}] // EOF or ConnectionLost
+	lost    *asyncio.Future[error]
+	resumed *asyncio.Future[struct{}]
+	// writing: pause/resume writing events, checked and folded into one
+	// entry by flowLog.
+	pauses, resumes int
+	flowBad         string
+}
+
+func newH47Proto(owner asyncio.LoopOwner, name string) *h47Proto {
+	return &h47Proto{name: name, eof: asyncio.NewFuture[struct{}](owner), ended: asyncio.NewFuture[struct{}](owner), lost: asyncio.NewFuture[error](owner), resumed: asyncio.NewFuture[struct{}](owner)}
+}
+
+func (p *h47Proto) add(f string, a ...any) {
+	if p.pending > 0 && p.sizeless {
+		p.events = append(p.events, "data")
+		p.pending = 0
+	} else if p.pending > 0 {
+		p.events = append(p.events, fmt.Sprintf("data %d", p.pending))
+		p.pending = 0
+	}
+	p.events = append(p.events, fmt.Sprintf(f, a...))
+}
+
+func (p *h47Proto) log() string {
+	p.add("") // flush
+	ev := p.events[:len(p.events)-1]
+	p.events = ev
+	return p.name + ": " + strings.Join(ev, ", ")
+}
+
+// extraKeys lists which of asyncio's get_extra_info names a transport
+// answers.
+func extraKeys(x interface{ ExtraInfo(string) any }) string {
+	var keys []string
+	for _, k := range []string{"peername", "sockname", "socket", "sslcontext", "ssl_object", "peercert", "cipher", "compression", "pipe", "subprocess"} {
+		if x.ExtraInfo(k) != nil {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, "+")
+}
+
+func (p *h47Proto) ConnectionMade(tr Transport) {
+	p.tr = tr
+	p.add("made [%s]", extraKeys(tr))
+	if p.onMade != nil {
+		p.onMade(p)
+	}
+}
+
+func (p *h47Proto) DataReceived(d []byte) {
+	p.pending += len(d)
+	p.total += len(d)
+	if p.keepAll {
+		p.got = append(p.got, d...)
+	}
+	if p.onData != nil {
+		p.onData(p, d)
+	}
+}
+
+func (p *h47Proto) EOFReceived() bool {
+	if p.onEOF != nil {
+		p.onEOF(p)
+	}
+	p.add("eof -> %v", p.keep)
+	if !p.eof.Done() {
+		p.eof.SetResult(struct{}{})
+	}
+	if !p.ended.Done() {
+		p.ended.SetResult(struct{}{})
+	}
+	return p.keep
+}
+
+func (p *h47Proto) ConnectionLost(err error) {
+	p.add("lost %s", h47Kind(err))
+	if !p.lost.Done() {
+		p.lost.SetResult(err)
+	}
+	if !p.ended.Done() {
+		p.ended.SetResult(struct{}{})
+	}
+}
+
+func (p *h47Proto) PauseWriting() {
+	if p.pauses != p.resumes {
+		p.flowBad = "paused twice"
+	}
+	p.pauses++
+}
+
+func (p *h47Proto) ResumeWriting() {
+	p.resumes++
+	if p.resumes != p.pauses {
+		p.flowBad = "resumed without a pause"
+	}
+	if !p.resumed.Done() {
+		p.resumed.SetResult(struct{}{})
+	}
+}
+
+// flow folds the pause/resume events since the last call into one entry:
+// how many cycles the buffers on the way allow is no promise, their
+// alternation is.
+func (p *h47Proto) flow() {
+	switch {
+	case p.flowBad != "":
+		p.add("writing: %s", p.flowBad)
+	case p.pauses == 0:
+		p.add("never paused writing")
+	case p.pauses == p.resumes:
+		p.add("paused and resumed writing")
+	default:
+		p.add("paused writing")
+	}
+	p.pauses, p.resumes, p.flowBad = 0, 0, ""
+}
+
+// h47Kind names an error as a program tells errors apart: nil, the
+// errnos a connection ends with, io.EOF, or describe's words.
+func h47Kind(err error) string {
+	for _, e := range []syscall.Errno{syscall.ECONNRESET, syscall.EPIPE, syscall.ECONNREFUSED, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return unix.ErrnoName(e)
+		}
+	}
+	return describe(err)
+}
+
+// --- half-closes -----------------------------------------------------
+
+// The client writes a request and half-closes; the server's EOFReceived
+// returns true, it answers after the EOF and half-closes too; the
+// client's EOFReceived returns false (its transport closes), then the
+// server closes. Both sides see every byte, one EOF each, and a clean
+// end; writes after WriteEOF are refused, a second WriteEOF is nothing.
+func TestH47_HalfCloseKeepOpen(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.keep = true
+		sp.onEOF = func(p *h47Proto) {
+			p.tr.Write([]byte("answer"))
+			p.add("WriteEOF %s", describe(p.tr.WriteEOF()))
+			p.add("write after WriteEOF: %s", describe(p.tr.Write([]byte("late"))))
+		}
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		tr.Write([]byte("request"))
+		cp.add("WriteEOF %s, again %s, can %v", describe(tr.WriteEOF()), describe(tr.WriteEOF()), tr.CanWriteEOF())
+		cp.add("write after WriteEOF: %s", describe(tr.Write([]byte("late"))))
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server eof", sp.eof); err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		sp.add("closing: %v", sp.tr.IsClosing())
+		sp.tr.Close()
+		sp.add("write after Close: %s", describe(sp.tr.Write([]byte("later"))))
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// The same with the server's EOFReceived returning false: its transport
+// closes after flushing what it wrote in EOFReceived, so the client gets
+// the answer, then EOF; the client keeps its side open (EOFReceived
+// true), writes into the closed connection, then closes.
+func TestH47_HalfCloseEOFFalse(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.onEOF = func(p *h47Proto) { p.tr.Write([]byte("answer")) }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.keep = true
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		tr.Write([]byte("request"))
+		tr.WriteEOF()
+		if _, err := h47Await(t, "client eof", cp.eof); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		cp.add("closing %v", tr.IsClosing())
+		tr.Close()
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// Streams: the client half-closes, reads the answer to EOF, and its
+// writes after WriteEOF fail; the server reads the request to EOF, then
+// answers and closes. Drain and WaitClosed results on both sides.
+func TestH47_StreamHalfClose(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		var slog []string
+		done := asyncio.NewFuture[struct{}](t)
+		srv, port, err := e.serve(t, func(t *asyncio.T, r *StreamReader, w *StreamWriter) error {
+			defer done.SetResult(struct{}{})
+			slog = append(slog, "made ["+extraKeys(w)+"]")
+			req, err := r.Read(t, -1)
+			slog = append(slog, fmt.Sprintf("read %q %s, at EOF %v", req, describe(err), r.AtEOF()))
+			again, err := r.Read(t, 10)
+			slog = append(slog, fmt.Sprintf("read again %q %s", again, describe(err)))
+			w.Write([]byte("answer"))
+			slog = append(slog, "drain "+describe(w.Drain(t)))
+			w.Close()
+			slog = append(slog, "WaitClosed "+describe(w.WaitClosed(t)))
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		var clog []string
+		r, w, err := e.open(t, port)
+		if err != nil {
+			return "", err
+		}
+		clog = append(clog, "made ["+extraKeys(w)+"]")
+		w.Write([]byte("request"))
+		clog = append(clog, "WriteEOF "+describe(w.WriteEOF()))
+		clog = append(clog, "write after WriteEOF: "+describe(w.Write([]byte("x"))))
+		clog = append(clog, "drain after WriteEOF: "+describe(w.Drain(t)))
+		resp, err := r.Read(t, -1)
+		clog = append(clog, fmt.Sprintf("read %q %s", resp, describe(err)))
+		_, err = r.ReadExactly(t, 1)
+		clog = append(clog, "ReadExactly at EOF "+describe(err))
+		w.Close()
+		clog = append(clog, "write after Close: "+describe(w.Write([]byte("y"))))
+		clog = append(clog, "WaitClosed "+describe(w.WaitClosed(t)))
+		clog = append(clog, "drain after close: "+describe(w.Drain(t)))
+		if _, err := h47Await(t, "server done", done); err != nil {
+			return "", err
+		}
+		return "client: " + strings.Join(clog, ", ") + "\nserver: " + strings.Join(slog, ", "), nil
+	})
+}
+
+// --- peers closing while we do not read ----------------------------------
+
+// The client pauses reading at once; the server writes and then ends the
+// connection in one of three ways, with the client's request read or
+// unread. Nothing happens on the paused client (it reads nothing and
+// writes nothing, so it learns nothing) until ResumeReading; then it
+// sees what the end was: the bytes and EOF for a FIN, the bytes (all,
+// some or none: how many a RST leaves is the system's) and ECONNRESET
+// for a RST.
+func TestH47_PeerEndsWhileWePause(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		abort  bool
+		unread bool
+	}{
+		{"close", false, false},
+		{"abort", true, false},
+		{"close with unread", false, true},
+		{"abort with unread", true, true},
+	} {
+		t.Run(tc.name, func(tt *testing.T) {
+			h47Parity(tt, func(t *asyncio.T, e *h47Env) (string, error) {
+				sp := newH47Proto(t, "server")
+				sp.onMade = func(p *h47Proto) {
+					if tc.unread {
+						p.tr.PauseReading()
+					}
+				}
+				srv, port, err := e.listen(t, func() Protocol { return sp })
+				if err != nil {
+					return "", err
+				}
+				defer srv.Close()
+				cp := newH47Proto(t, "client")
+				cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+				tr, _, err := e.dial(t, port, func() Protocol { return cp })
+				if err != nil {
+					return "", err
+				}
+				tr.Write([]byte("request"))
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+				sp.tr.Write([]byte("reply"))
+				if tc.abort {
+					sp.tr.Abort()
+				} else {
+					sp.tr.Close()
+				}
+				if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+					return "", err
+				}
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+				cp.add("paused: reading %v, closing %v", tr.IsReading(), tr.IsClosing())
+				tr.ResumeReading()
+				if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+					return "", err
+				}
+				return cp.log() + "\n" + sp.log(), nil
+			})
+		})
+	}
+}
+
+// --- closes and aborts with data buffered ---------------------------------
+
+// Close with a large write still buffered, the peer paused: the writer's
+// transport stays open (closing) until the reader resumes and takes
+// every byte, then both end cleanly, the reader after EOF.
+func TestH47_CloseWithPendingWritePausedPeer(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		const size = 16 << 20
+		sp := newH47Proto(t, "server")
+		sp.keepAll = true
+		sp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		want := pattern(size)
+		tr.Write(want)
+		tr.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		cp.add("closing %v, buffered %v, lost %v", tr.IsClosing(), tr.WriteBufferSize() > 0, cp.lost.Done())
+		cp.flow()
+		sp.tr.ResumeReading()
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		sp.add("all bytes in order %v", bytesEqual(sp.got, want))
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// Abort with data buffered both ways: both sides paused for reading,
+// each with a large write buffered; the client aborts. The client's
+// ConnectionLost gets nil at once; the server, which is writing, learns
+// of the reset through its write (ECONNRESET) while still paused for
+// reading.
+func TestH47_AbortWithDataBufferedBothWays(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		const size = 16 << 20
+		sp := newH47Proto(t, "server")
+		sp.onMade = func(p *h47Proto) {
+			p.tr.PauseReading()
+			p.tr.Write(make([]byte, size))
+		}
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		tr.Write(make([]byte, size))
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		tr.Abort()
+		cp.add("buffer after Abort %d", tr.WriteBufferSize())
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		sp.add("reading %v", sp.tr.IsReading())
+		sp.flow()
+		cp.flow()
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// --- flow control ---------------------------------------------------------
+
+// A 4 MiB write to a reader that takes 256 KiB at a time, pausing in
+// between: the writer's protocol is paused and resumed (strictly
+// alternating), every byte arrives in order, then EOF. Then the water
+// marks move mid-flight: raising the high mark above what is buffered
+// does not resume a paused protocol (asyncio only pauses there), and
+// lowering it below what is buffered pauses at once.
+func TestH47_FlowControlSlowReader(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		const size = 4 << 20
+		want := pattern(size)
+		sp := newH47Proto(t, "server")
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.keepAll = true
+		step := asyncio.NewFuture[struct{}](t)
+		cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		next := 256 << 10
+		cp.onData = func(p *h47Proto, d []byte) {
+			if p.total >= next {
+				if p.total < size {
+					p.tr.PauseReading()
+				}
+				next += 256 << 10
+				if !step.Done() {
+					step.SetResult(struct{}{})
+				}
+			}
+		}
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		sp.tr.Write(want)
+		sp.tr.WriteEOF()
+		for cp.total < size {
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+			step = asyncio.NewFuture[struct{}](t)
+			tr.ResumeReading()
+			if _, err := h47Await(t, "a step", step); err != nil {
+				return "", fmt.Errorf("%w (%d of %d bytes)", err, cp.total, size)
+			}
+		}
+		if _, err := h47Await(t, "client eof", cp.eof); err != nil {
+			return "", err
+		}
+		sp.flow()
+		cp.add("all bytes in order %v", bytesEqual(cp.got, want))
+
+		// The water marks, moved mid-flight: the client paused again,
+		// the server writes 16 MiB more.
+		sp2 := newH47Proto(t, "server2")
+		srv2, port2, err := e.listen(t, func() Protocol { return sp2 })
+		if err != nil {
+			return "", err
+		}
+		defer srv2.Close()
+		cp2 := newH47Proto(t, "client2")
+		cp2.sizeless = true // how much the buffers held when the server aborted
+		cp2.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		tr2, _, err := e.dial(t, port2, func() Protocol { return cp2 })
+		if err != nil {
+			return "", err
+		}
+		defer tr2.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		w := sp2.tr
+		w.Write(make([]byte, 16<<20))
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		b := w.WriteBufferSize()
+		sp2.add("paused %d resumed %d, buffered more than 1 MiB %v", sp2.pauses, sp2.resumes, b > 1<<20)
+		sp2.add("raise high above the buffer: %s", describe(w.SetWriteBufferLimits(2*b, b+1)))
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		sp2.add("paused %d resumed %d", sp2.pauses, sp2.resumes)
+		sp2.add("bad limits: %s", describe(w.SetWriteBufferLimits(1, 2)))
+		hi, lo := w.WriteBufferLimits()
+		sp2.add("limits kept %v", hi == 2*b && lo == b+1)
+		tr2.ResumeReading() // the buffer drains below low: resumed
+		if _, err := h47Await(t, "server2 resumed", sp2.resumed); err != nil {
+			return "", err
+		}
+		sp2.add("paused %d resumed %d", sp2.pauses, sp2.resumes)
+		tr2.PauseReading()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		w.Write(make([]byte, 8<<20))
+		sp2.add("after a write below high: paused %d", sp2.pauses)
+		sp2.add("lower high below the buffer: %s", describe(w.SetWriteBufferLimits(1024, 0)))
+		sp2.add("paused %d resumed %d", sp2.pauses, sp2.resumes)
+		w.Abort()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		cp2.add("paused: reading %v", tr2.IsReading())
+		tr2.ResumeReading()
+		if _, err := h47Await(t, "client2 lost", cp2.lost); err != nil {
+			return "", err
+		}
+		return cp.log() + "\n" + sp.log() + "\n" + sp2.log() + "\n" + cp2.log(), nil
+	})
+}
+
+// --- servers --------------------------------------------------------------
+
+// Server.Close with connections open: it stops accepting (a new dial is
+// refused), the open connections go on (an echo still works), WaitClosed
+// waits for them; CloseClients ends them cleanly (the clients see EOF),
+// AbortClients resets the one whose request is unread and ends the other
+// with a FIN.
+func TestH47_ServerCloseWithConnections(t *testing.T) {
+	for _, abort := range []bool{false, true} {
+		t.Run(fmt.Sprintf("abort=%v", abort), func(tt *testing.T) {
+			h47Parity(tt, func(t *asyncio.T, e *h47Env) (string, error) {
+				var sps []*h47Proto
+				srv, port, err := e.listen(t, func() Protocol {
+					p := newH47Proto(t, fmt.Sprintf("server%d", len(sps)))
+					if len(sps) == 0 {
+						p.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+					} else {
+						p.onData = func(p *h47Proto, d []byte) { p.tr.Write(d) }
+					}
+					sps = append(sps, p)
+					return p
+				})
+				if err != nil {
+					return "", err
+				}
+				var cps []*h47Proto
+				for i := range 2 {
+					cp := newH47Proto(t, fmt.Sprintf("client%d", i))
+					cp.keep = true
+					tr, _, err := e.dial(t, port, func() Protocol { return cp })
+					if err != nil {
+						return "", err
+					}
+					defer tr.Close()
+					cps = append(cps, cp)
+					if err := e.quiet(t); err != nil { // accepted in order
+						return "", err
+					}
+				}
+				cps[0].tr.Write([]byte("unread"))
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+				srv.Close()
+				var log []string
+				log = append(log, fmt.Sprintf("serving %v, addr %v", srv.IsServing(), srv.Addr()))
+				_, _, err = e.open(t, port)
+				log = append(log, "dial after Close: "+h47Kind(err))
+				closed := asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) {
+					return struct{}{}, srv.WaitClosed(t)
+				})
+				cps[1].tr.Write([]byte("ping"))
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+				log = append(log, fmt.Sprintf("WaitClosed done %v", closed.Done()))
+				if abort {
+					srv.AbortClients()
+				} else {
+					srv.CloseClients()
+				}
+				for _, cp := range cps {
+					if _, err := h47Await(t, cp.name+" eof or lost", cp.ended); err != nil {
+						return "", err
+					}
+				}
+				if _, err := closed.Await(t); err != nil {
+					return "", err
+				}
+				log = append(log, "WaitClosed returned")
+				for _, p := range append(cps, sps...) {
+					log = append(log, p.log())
+				}
+				return strings.Join(log, "\n"), nil
+			})
+		})
+	}
+}
+
+// --- datagrams ------------------------------------------------------------
+
+// Datagrams: an empty one arrives as one; one to a port nobody bound is
+// dropped silently for an unconnected endpoint and reported once per
+// send, as ECONNREFUSED, to a connected one, which goes on sending.
+func TestH47_Datagrams(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		var log []string
+		recv := newH47Datagrams("recv")
+		rtr, err := e.udp(t, &net.UDPAddr{IP: e.ip}, nil, recv)
+		if err != nil {
+			return "", err
+		}
+		defer rtr.Close()
+		raddr := rtr.ExtraInfo("sockname").(*net.UDPAddr)
+		un := newH47Datagrams("unconnected")
+		utr, err := e.udp(t, &net.UDPAddr{IP: e.cip}, nil, un)
+		if err != nil {
+			return "", err
+		}
+		defer utr.Close()
+		utr.SendTo(nil, raddr)
+		utr.SendTo([]byte("to nobody"), &net.UDPAddr{IP: raddr.IP, Port: e.refusedUDP})
+		utr.SendTo([]byte("after"), raddr)
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		con := newH47Datagrams("connected")
+		ctr, err := e.udp(t, nil, &net.UDPAddr{IP: raddr.IP, Port: e.refusedUDP}, con)
+		if err != nil {
+			return "", err
+		}
+		defer ctr.Close()
+		for _, m := range []string{"one", "two"} {
+			con.add("send %s: %s", m, h47Kind(ctr.SendTo([]byte(m), nil)))
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+		}
+		log = append(log, recv.log(), un.log(), con.log(), "extra "+extraKeys(ctr))
+		return strings.Join(log, "\n"), nil
+	})
+}
+
+type h47Datagrams struct {
+	name   string
+	events []string
+}
+
+func newH47Datagrams(name string) *h47Datagrams { return &h47Datagrams{name: name} }
+
+func (p *h47Datagrams) add(f string, a ...any) { p.events = append(p.events, fmt.Sprintf(f, a...)) }
+func (p *h47Datagrams) log() string             { return p.name + ": " + strings.Join(p.events, ", ") }
+
+func (p *h47Datagrams) ConnectionMade(tr DatagramTransport) { p.add("made [%s]", extraKeys(tr)) }
+func (p *h47Datagrams) DatagramReceived(d []byte, _ net.Addr) {
+	p.add("datagram %d", len(d))
+}
+func (p *h47Datagrams) ErrorReceived(err error)  { p.add("error %s", h47Kind(err)) }
+func (p *h47Datagrams) ConnectionLost(err error) { p.add("lost %s", h47Kind(err)) }
+
+// --- connect to a closed port ---------------------------------------------
+
+func TestH47_Refused(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		_, _, err := e.open(t, e.refused)
+		return "open: " + h47Kind(err), nil
+	})
+}
