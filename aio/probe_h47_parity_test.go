@@ -52,7 +52,7 @@ type h47Env struct {
 	serve   func(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (*Server, int, error)
 	// udp is CreateDatagramEndpoint; ip the address datagram endpoints
 	// bind (127.0.0.1, or the simulated host's).
-	udp func(t *asyncio.T, local, remote *net.UDPAddr, p DatagramProtocol) (DatagramTransport, error)
+	udp     func(t *asyncio.T, local, remote *net.UDPAddr, p DatagramProtocol) (DatagramTransport, error)
 	ip, cip net.IP // the server's address, the client's
 	// refused and refusedUDP are ports nobody listens on.
 	refused, refusedUDP int
@@ -221,15 +221,12 @@ type h47Proto struct {
 	// sizeless: "data" entries without the byte count (where how much
 	// arrives depends on the buffers on the way).
 	sizeless bool
-	total   int
-	eof     *asyncio.Future[struct{}]
-	ended   *asyncio.Future[struct{}] // EOF or ConnectionLost
-	lost    *asyncio.Future[error]
-	resumed *asyncio.Future[struct{}]
-	// writing: pause/resume writing events, checked and folded into one
-	// entry by flowLog.
-	pauses, resumes int
-	flowBad         string
+	total    int
+	eof      *asyncio.Future[struct{}]
+	ended    *asyncio.Future[struct{}] // EOF or ConnectionLost
+	lost     *asyncio.Future[error]
+	resumed  *asyncio.Future[struct{}]
+	pauses, resumes int // PauseWriting and ResumeWriting calls
 }
 
 func newH47Proto(owner asyncio.LoopOwner, name string) *h47Proto {
@@ -249,9 +246,8 @@ func (p *h47Proto) add(f string, a ...any) {
 
 func (p *h47Proto) log() string {
 	p.add("") // flush
-	ev := p.events[:len(p.events)-1]
-	p.events = ev
-	return p.name + ": " + strings.Join(ev, ", ")
+	p.events = p.events[:len(p.events)-1]
+	return p.name + ": " + strings.Join(foldFlow(p.events), ", ")
 }
 
 // extraKeys lists which of asyncio's get_extra_info names a transport
@@ -310,37 +306,52 @@ func (p *h47Proto) ConnectionLost(err error) {
 }
 
 func (p *h47Proto) PauseWriting() {
-	if p.pauses != p.resumes {
-		p.flowBad = "paused twice"
-	}
 	p.pauses++
+	p.add("pause writing")
 }
 
 func (p *h47Proto) ResumeWriting() {
 	p.resumes++
-	if p.resumes != p.pauses {
-		p.flowBad = "resumed without a pause"
-	}
+	p.add("resume writing")
 	if !p.resumed.Done() {
 		p.resumed.SetResult(struct{}{})
 	}
 }
 
-// flow folds the pause/resume events since the last call into one entry:
-// how many cycles the buffers on the way allow is no promise, their
-// alternation is.
-func (p *h47Proto) flow() {
-	switch {
-	case p.flowBad != "":
-		p.add("writing: %s", p.flowBad)
-	case p.pauses == 0:
-		p.add("never paused writing")
-	case p.pauses == p.resumes:
-		p.add("paused and resumed writing")
-	default:
-		p.add("paused writing")
+// foldFlow folds each run of pause/resume writing entries into one: how
+// many cycles the buffers on the way allow is no promise, their
+// alternation is. A run that alternates, starting with a pause, is
+// "paused and resumed writing" if it ends resumed, "paused writing" if
+// not; any other run stays as it is.
+func foldFlow(ev []string) []string {
+	var out []string
+	for i := 0; i < len(ev); {
+		j := i
+		for j < len(ev) && (ev[j] == "pause writing" || ev[j] == "resume writing") {
+			j++
+		}
+		if j == i {
+			out = append(out, ev[i])
+			i++
+			continue
+		}
+		run, ok := ev[i:j], true
+		for k, e := range run {
+			if (k%2 == 0) != (e == "pause writing") {
+				ok = false
+			}
+		}
+		switch {
+		case !ok:
+			out = append(out, run...)
+		case len(run)%2 == 0:
+			out = append(out, "paused and resumed writing")
+		default:
+			out = append(out, "paused writing")
+		}
+		i = j
 	}
-	p.pauses, p.resumes, p.flowBad = 0, 0, ""
+	return out
 }
 
 // h47Kind names an error as a program tells errors apart: nil, the
@@ -584,7 +595,6 @@ func TestH47_CloseWithPendingWritePausedPeer(t *testing.T) {
 			return "", err
 		}
 		cp.add("closing %v, buffered %v, lost %v", tr.IsClosing(), tr.WriteBufferSize() > 0, cp.lost.Done())
-		cp.flow()
 		sp.tr.ResumeReading()
 		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
 			return "", err
@@ -631,8 +641,6 @@ func TestH47_AbortWithDataBufferedBothWays(t *testing.T) {
 			return "", err
 		}
 		sp.add("reading %v", sp.tr.IsReading())
-		sp.flow()
-		cp.flow()
 		return cp.log() + "\n" + sp.log(), nil
 	})
 }
@@ -693,7 +701,6 @@ func TestH47_FlowControlSlowReader(t *testing.T) {
 		if _, err := h47Await(t, "client eof", cp.eof); err != nil {
 			return "", err
 		}
-		sp.flow()
 		cp.add("all bytes in order %v", bytesEqual(cp.got, want))
 
 		// The water marks, moved mid-flight: the client paused again,
@@ -887,7 +894,7 @@ type h47Datagrams struct {
 func newH47Datagrams(name string) *h47Datagrams { return &h47Datagrams{name: name} }
 
 func (p *h47Datagrams) add(f string, a ...any) { p.events = append(p.events, fmt.Sprintf(f, a...)) }
-func (p *h47Datagrams) log() string             { return p.name + ": " + strings.Join(p.events, ", ") }
+func (p *h47Datagrams) log() string            { return p.name + ": " + strings.Join(p.events, ", ") }
 
 func (p *h47Datagrams) ConnectionMade(tr DatagramTransport) { p.add("made [%s]", extraKeys(tr)) }
 func (p *h47Datagrams) DatagramReceived(d []byte, _ net.Addr) {
