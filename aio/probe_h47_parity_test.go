@@ -1056,3 +1056,216 @@ func TestH47_DatagramLargerThanTheReceiversBuffer(t *testing.T) {
 		return log + "\n" + snd.log(), nil
 	})
 }
+
+// The peer half-closes, we take its EOF and keep our side open; then it
+// aborts with our request unread (a RST into our CLOSE_WAIT). We read
+// nothing more (asyncio stopped reading at the EOF), so we learn of it
+// only by writing: the first write is taken, the next fails, EPIPE (a
+// RST in CLOSE_WAIT sets EPIPE on Linux).
+func TestH47_ResetAfterHalfClose(t *testing.T) {
+	for _, together := range []bool{false, true} {
+		t.Run(fmt.Sprintf("together=%v", together), func(tt *testing.T) {
+			h47Parity(tt, func(t *asyncio.T, e *h47Env) (string, error) {
+				return resetAfterHalfClose(t, e, together)
+			})
+		})
+	}
+}
+
+// resetAfterHalfClose: together, the server writes, half-closes and
+// aborts in one callback, the FIN and the RST leaving together.
+func resetAfterHalfClose(t *asyncio.T, e *h47Env, together bool) (string, error) {
+	sp := newH47Proto(t, "server")
+	sp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+	srv, port, err := e.listen(t, func() Protocol { return sp })
+	if err != nil {
+		return "", err
+	}
+	defer srv.Close()
+	cp := newH47Proto(t, "client")
+	cp.keep = true
+	tr, _, err := e.dial(t, port, func() Protocol { return cp })
+	if err != nil {
+		return "", err
+	}
+	defer tr.Close()
+	tr.Write([]byte("request"))
+	if err := e.quiet(t); err != nil {
+		return "", err
+	}
+	sp.tr.Write([]byte("bye"))
+	sp.tr.WriteEOF()
+	if !together {
+		if _, err := h47Await(t, "client eof", cp.eof); err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+	}
+	sp.tr.Abort()
+	if err := e.quiet(t); err != nil {
+		return "", err
+	}
+	cp.add("after the RST: reading %v, closing %v", tr.IsReading(), tr.IsClosing())
+	for _, m := range []string{"one", "two", "three"} {
+		if cp.lost.Done() {
+			break
+		}
+		cp.add("write %s: %s", m, h47Kind(tr.Write([]byte(m))))
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+	}
+	return cp.log() + "\n" + sp.log(), nil
+}
+
+// Close with megabytes buffered, and the peer, paused with our bytes
+// unread, aborts: our pending write meets the RST, and ConnectionLost
+// gets ECONNRESET, not nil (asyncio's close() then _fatal_error).
+func TestH47_ClosingWriterMeetsPeerAbort(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		tr.Write(make([]byte, 16<<20))
+		tr.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		cp.add("closing %v, lost %v", tr.IsClosing(), cp.lost.Done())
+		sp.tr.Abort()
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// CloseClients while a server transport still has megabytes for a paused
+// client: that transport closes only once the client has read them all,
+// and WaitClosed waits for it; then the client sees every byte and EOF.
+func TestH47_CloseClientsWithPendingWrites(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		const size = 16 << 20
+		want := pattern(size)
+		sp := newH47Proto(t, "server")
+		sp.onMade = func(p *h47Proto) { p.tr.Write(want) }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		cp := newH47Proto(t, "client")
+		cp.keepAll = true
+		cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		defer tr.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		srv.Close()
+		srv.CloseClients()
+		closed := asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) { return struct{}{}, srv.WaitClosed(t) })
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		sp.add("closing %v, WaitClosed done %v", sp.tr.IsClosing(), closed.Done())
+		tr.ResumeReading()
+		if _, err := h47Await(t, "client eof", cp.eof); err != nil {
+			return "", err
+		}
+		if _, err := closed.Await(t); err != nil {
+			return "", err
+		}
+		cp.add("all bytes in order %v", bytesEqual(cp.got, want))
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// We pause reading; the peer closes cleanly (a FIN we do not read); we
+// write into the closed connection: the first write is taken (the peer's
+// host answers with a RST), the next fails with EPIPE, and ConnectionLost
+// gets it while we are still paused.
+func TestH47_WriteWhilePausedIntoClosedPeer(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		defer tr.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		sp.tr.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		for _, m := range []string{"one", "two", "three"} {
+			if cp.lost.Done() {
+				break
+			}
+			cp.add("write %s: %s", m, h47Kind(tr.Write([]byte(m))))
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+		}
+		cp.add("reading %v", tr.IsReading())
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// A connected datagram endpoint hears only its peer: a datagram from
+// another address is dropped (the kernel's filter), its peer's arrives.
+func TestH47_ConnectedDatagramFilter(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		peer := newH47Datagrams("peer")
+		ptr, err := e.udp(t, &net.UDPAddr{IP: e.ip}, nil, peer)
+		if err != nil {
+			return "", err
+		}
+		defer ptr.Close()
+		stranger := newH47Datagrams("stranger")
+		str, err := e.udp(t, &net.UDPAddr{IP: e.ip}, nil, stranger)
+		if err != nil {
+			return "", err
+		}
+		defer str.Close()
+		con := newH47Datagrams("connected")
+		ctr, err := e.udp(t, &net.UDPAddr{IP: e.cip}, ptr.ExtraInfo("sockname").(*net.UDPAddr), con)
+		if err != nil {
+			return "", err
+		}
+		defer ctr.Close()
+		caddr := ctr.ExtraInfo("sockname").(*net.UDPAddr)
+		str.SendTo([]byte("from a stranger"), caddr)
+		ptr.SendTo([]byte("from the peer"), caddr)
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		con.add("SendTo(nil) %s, SendTo(peer) %s", h47Kind(ctr.SendTo([]byte("a"), nil)), h47Kind(ctr.SendTo([]byte("b"), ptr.ExtraInfo("sockname").(*net.UDPAddr))))
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		return con.log() + "\n" + peer.log() + "\n" + stranger.log(), nil
+	})
+}
