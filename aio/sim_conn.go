@@ -82,12 +82,12 @@ type simPipe struct {
 	rstSent bool
 	// appShut: the sender's application shut its sending side down
 	// (simShutWrite), which the relay may not have read yet
-	appShut bool
-	writing    bool // out is watched (its receiver's buffer is full)
-	timer      *asyncio.TimerHandle
-	linkFree   time.Duration // when the link has sent what it was given
-	lastAt     time.Duration // the latest delivery time scheduled
-	eofDone    bool          // the EOF was delivered
+	appShut  bool
+	writing  bool // out is watched (its receiver's buffer is full)
+	timer    *asyncio.TimerHandle
+	linkFree time.Duration // when the link has sent what it was given
+	lastAt   time.Duration // the latest delivery time scheduled
+	eofDone  bool          // the EOF was delivered
 }
 
 type simSegment struct {
@@ -217,7 +217,11 @@ func (c *SimConn) abort(side, why string) {
 	if c.done {
 		return
 	}
-	if toApp := c.up; side == "client" && c.down.eofDone || side == "server" && toApp.eofDone {
+	toApp := c.up
+	if side == "client" {
+		toApp = c.down
+	}
+	if toApp.eofDone {
 		// The receiver has had the sender's EOF: a RST reaching a TCP
 		// socket in CLOSE_WAIT fails its next send with EPIPE and
 		// leaves its reads at EOF, which a clean close of the
