@@ -162,6 +162,14 @@ func h47Sim(t *asyncio.T, latency time.Duration) *h47Env {
 // test unless the three records are equal.
 func h47Parity(tt *testing.T, scenario func(t *asyncio.T, e *h47Env) (string, error)) {
 	tt.Helper()
+	h47ParityAt(tt, []time.Duration{0, 5 * time.Millisecond}, scenario)
+}
+
+// h47ParityAt compares loopback with the network over links of the
+// latencies given: h47Parity's, for a scenario whose record depends on
+// the latency (the test checks the other links on its own).
+func h47ParityAt(tt *testing.T, latencies []time.Duration, scenario func(t *asyncio.T, e *h47Env) (string, error)) {
+	tt.Helper()
 	clean(tt)
 	var got, names, traces []string
 	run := func(virtual bool, mk func(t *asyncio.T) *h47Env) {
@@ -189,8 +197,9 @@ func h47Parity(tt *testing.T, scenario func(t *asyncio.T, e *h47Env) (string, er
 		traces = append(traces, trace)
 	}
 	run(false, func(*asyncio.T) *h47Env { return h47Real(tt) })
-	run(true, func(t *asyncio.T) *h47Env { return h47Sim(t, 0) })
-	run(true, func(t *asyncio.T) *h47Env { return h47Sim(t, 5*time.Millisecond) })
+	for _, d := range latencies {
+		run(true, func(t *asyncio.T) *h47Env { return h47Sim(t, d) })
+	}
 	for i := 1; i < len(got); i++ {
 		if got[i] != got[0] {
 			tt.Errorf("%s differs from %s:\n%s:\n  %s\n%s:\n  %s", names[i], names[0],
@@ -1081,6 +1090,58 @@ func TestH47_ResetAfterHalfClose(t *testing.T) {
 			})
 		})
 	}
+	// Paused: the data, the FIN and the RST all arrive while we do not
+	// read; after ResumeReading we read the data and EOF (TCP reports
+	// its FIN before the reset), and a write fails with EPIPE.
+	t.Run("paused", func(tt *testing.T) {
+		h47Parity(tt, func(t *asyncio.T, e *h47Env) (string, error) {
+			sp := newH47Proto(t, "server")
+			sp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+			srv, port, err := e.listen(t, func() Protocol { return sp })
+			if err != nil {
+				return "", err
+			}
+			defer srv.Close()
+			cp := newH47Proto(t, "client")
+			cp.keep = true
+			cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+			tr, _, err := e.dial(t, port, func() Protocol { return cp })
+			if err != nil {
+				return "", err
+			}
+			defer tr.Close()
+			tr.Write([]byte("request"))
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+			sp.tr.Write([]byte("bye"))
+			sp.tr.WriteEOF()
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+			sp.tr.Abort()
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+			tr.ResumeReading()
+			if _, err := h47Await(t, "client eof or lost", cp.ended); err != nil {
+				return "", err
+			}
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+			for _, m := range []string{"one", "two", "three"} {
+				if cp.lost.Done() {
+					break
+				}
+				cp.add("write %s: %s", m, h47Kind(tr.Write([]byte(m))))
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+			}
+			return cp.log() + "\n" + sp.log(), nil
+		})
+	})
 }
 
 // resetAfterHalfClose: together, the server writes, half-closes and
@@ -1279,4 +1340,83 @@ func TestH47_ConnectedDatagramFilter(t *testing.T) {
 		}
 		return con.log() + "\n" + peer.log() + "\n" + stranger.log(), nil
 	})
+}
+
+// A stream writer draining megabytes into a peer that pauses with our
+// bytes unread and then aborts: Drain fails with the reset, and so do
+// WaitClosed and a Drain after it.
+func TestH47_DrainMeetsPeerAbort(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		_, w, err := e.open(t, port)
+		if err != nil {
+			return "", err
+		}
+		var log []string
+		w.Write(make([]byte, 4<<20))
+		aborter := asyncio.CreateTask(t, func(t *asyncio.T) (struct{}, error) {
+			if err := e.quiet(t); err != nil {
+				return struct{}{}, err
+			}
+			sp.tr.Abort()
+			return struct{}{}, nil
+		})
+		log = append(log, "drain "+h47Kind(w.Drain(t)))
+		if _, err := aborter.Await(t); err != nil {
+			return "", err
+		}
+		w.Close()
+		log = append(log, "WaitClosed "+h47Kind(w.WaitClosed(t)))
+		log = append(log, "drain again "+h47Kind(w.Drain(t)))
+		return strings.Join(log, ", ") + "\n" + sp.log(), nil
+	})
+}
+
+// Datagrams to a port nobody bound from a connected endpoint, in bursts:
+// each datagram's ICMP error sets the socket's one pending error, which
+// the next send reports (failing, the datagram not sent) or the loop's
+// next read. Over loopback, and a zero-latency link, the error is there
+// before the next send of a burst; over a link with latency it comes a
+// round trip later, after the whole burst, so each burst is reported
+// once: a latency's effect, checked on its own.
+func TestH47_DatagramRefusedBurst(t *testing.T) {
+	scenario := func(t *asyncio.T, e *h47Env) (string, error) {
+		con := newH47Datagrams("connected")
+		ctr, err := e.udp(t, &net.UDPAddr{IP: e.cip}, &net.UDPAddr{IP: e.ip, Port: e.refusedUDP}, con)
+		if err != nil {
+			return "", err
+		}
+		defer ctr.Close()
+		for _, burst := range []int{3, 1, 2} {
+			for i := range burst {
+				con.add("send %d: %s", i, h47Kind(ctr.SendTo([]byte("x"), nil)))
+			}
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+		}
+		con.add("empty: %s", h47Kind(ctr.SendTo(nil, nil)))
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		return con.log(), nil
+	}
+	h47ParityAt(t, []time.Duration{0}, scenario)
+	var got string
+	runVirtual(t, func(t *asyncio.T) error {
+		var err error
+		got, err = scenario(t, h47Sim(t, 5*time.Millisecond))
+		return err
+	})
+	want := "connected: made [peername+sockname+socket], send 0: <nil>, send 1: <nil>, send 2: <nil>, error ECONNREFUSED, " +
+		"send 0: <nil>, error ECONNREFUSED, send 0: <nil>, send 1: <nil>, error ECONNREFUSED, empty: <nil>, error ECONNREFUSED"
+	if got != want {
+		t.Errorf("over a 5 ms link:\n%s\nwant\n%s", got, want)
+	}
 }
