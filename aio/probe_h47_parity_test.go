@@ -1420,3 +1420,39 @@ func TestH47_DatagramRefusedBurst(t *testing.T) {
 		t.Errorf("over a 5 ms link:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// What a program sees of a connection's socket: the addresses' types,
+// SO_TYPE, and SO_ERROR are those of a TCP socket's. TCP-level options
+// are not: a simulated connection's socket is an AF_UNIX one (README,
+// "How it works"), so reading TCP_NODELAY (which asyncio sets on every
+// TCP transport) fails with EOPNOTSUPP: a documented difference (Limits),
+// accepted here.
+func TestH47_SocketSeenByTheProgram(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		defer tr.Close()
+		var log []string
+		fd := tr.ExtraInfo("socket").(int)
+		log = append(log, fmt.Sprintf("sockname %T, peername %T", tr.ExtraInfo("sockname"), tr.ExtraInfo("peername")))
+		typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		log = append(log, fmt.Sprintf("SO_TYPE stream %v %s", typ == unix.SOCK_STREAM, describe(err)))
+		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		log = append(log, fmt.Sprintf("SO_ERROR %d %s", soerr, describe(err)))
+		nodelay, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+		if e.n != nil && errors.Is(err, unix.EOPNOTSUPP) {
+			nodelay, err = 1, nil // the documented difference
+		}
+		log = append(log, fmt.Sprintf("TCP_NODELAY %d %s", nodelay, describe(err)))
+		return strings.Join(log, ", "), nil
+	})
+}
