@@ -1456,3 +1456,96 @@ func TestH47_SocketSeenByTheProgram(t *testing.T) {
 		return strings.Join(log, ", "), nil
 	})
 }
+
+// ResetAfterHalfClose with the roles swapped: the client half-closes and
+// then aborts with the server's greeting unread; the server, which kept
+// its side open after the EOF, learns of the reset by writing (EPIPE).
+func TestH47_ClientResetAfterHalfClose(t *testing.T) {
+	for _, together := range []bool{false, true} {
+		t.Run(fmt.Sprintf("together=%v", together), func(tt *testing.T) {
+			h47Parity(tt, func(t *asyncio.T, e *h47Env) (string, error) {
+				sp := newH47Proto(t, "server")
+				sp.keep = true
+				sp.onMade = func(p *h47Proto) { p.tr.Write([]byte("greeting")) }
+				srv, port, err := e.listen(t, func() Protocol { return sp })
+				if err != nil {
+					return "", err
+				}
+				defer srv.Close()
+				cp := newH47Proto(t, "client")
+				cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+				tr, _, err := e.dial(t, port, func() Protocol { return cp })
+				if err != nil {
+					return "", err
+				}
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+				tr.Write([]byte("request"))
+				tr.WriteEOF()
+				if !together {
+					if _, err := h47Await(t, "server eof", sp.eof); err != nil {
+						return "", err
+					}
+					if err := e.quiet(t); err != nil {
+						return "", err
+					}
+				}
+				tr.Abort()
+				if _, err := h47Await(t, "server eof", sp.eof); err != nil {
+					return "", err
+				}
+				if err := e.quiet(t); err != nil {
+					return "", err
+				}
+				for _, m := range []string{"one", "two", "three"} {
+					if sp.lost.Done() {
+						break
+					}
+					sp.add("write %s: %s", m, h47Kind(sp.tr.Write([]byte(m))))
+					if err := e.quiet(t); err != nil {
+						return "", err
+					}
+				}
+				return cp.log() + "\n" + sp.log(), nil
+			})
+		})
+	}
+}
+
+// A half-closed client keeps reading: after its WriteEOF the server
+// answers with 4 MiB, which arrive whole and in order, then EOF; flow
+// control works across the half-closed connection.
+func TestH47_LargeAnswerAfterHalfClose(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		const size = 4 << 20
+		want := pattern(size)
+		sp := newH47Proto(t, "server")
+		sp.keep = true
+		sp.onEOF = func(p *h47Proto) {
+			p.tr.Write(want)
+			p.tr.Close()
+		}
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.keepAll = true
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		tr.Write([]byte("request"))
+		tr.WriteEOF()
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		cp.add("all bytes in order %v", bytesEqual(cp.got, want))
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
