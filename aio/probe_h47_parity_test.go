@@ -3,6 +3,7 @@
 package aio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -50,6 +51,8 @@ type h47Env struct {
 	dial    func(t *asyncio.T, port int, factory func() Protocol) (Transport, Protocol, error)
 	open    func(t *asyncio.T, port int) (*StreamReader, *StreamWriter, error)
 	serve   func(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (*Server, int, error)
+	// conn is DialConn.
+	conn func(t *asyncio.T, port int) (*Conn, error)
 	// udp is CreateDatagramEndpoint; ip the address datagram endpoints
 	// bind (127.0.0.1, or the simulated host's).
 	udp     func(t *asyncio.T, local, remote *net.UDPAddr, p DatagramProtocol) (DatagramTransport, error)
@@ -108,6 +111,9 @@ func h47Real(tt *testing.T) *h47Env {
 			tr, _, err := CreateDatagramEndpoint(t, func() DatagramProtocol { return p }, local, remote)
 			return tr, err
 		},
+		conn: func(t *asyncio.T, port int) (*Conn, error) {
+			return DialConn(t, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		},
 		ip:         net.IPv4(127, 0, 0, 1),
 		cip:        net.IPv4(127, 0, 0, 1),
 		refused:    closedPort(tt),
@@ -139,6 +145,9 @@ func h47Sim(t *asyncio.T, latency time.Duration) *h47Env {
 			next++
 			srv, err := StartServer(t, cb, "", next, WithNetwork(s))
 			return srv, next, err
+		},
+		conn: func(t *asyncio.T, port int) (*Conn, error) {
+			return DialConn(t, "tcp", fmt.Sprintf("server:%d", port), WithNetwork(c))
 		},
 		// Endpoints bound to the server's address are on the server
 		// host, the others on the client's: datagrams cross the link.
@@ -1547,5 +1556,54 @@ func TestH47_LargeAnswerAfterHalfClose(t *testing.T) {
 		}
 		cp.add("all bytes in order %v", bytesEqual(cp.got, want))
 		return cp.log() + "\n" + sp.log(), nil
+	})
+}
+
+// The same through a Conn (net.Conn on the loop): CloseWrite, then Close
+// with the server's greeting unread, in one go: the server reads the
+// request and EOF, then its write fails with EPIPE.
+func TestH47_ConnCloseWriteThenCloseUnread(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.keep = true
+		sp.onMade = func(p *h47Proto) { p.tr.Write([]byte("greeting")) }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		c, err := e.conn(t, port)
+		if err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		var clog []string
+		if _, err := asyncio.Go(t, func(context.Context) (struct{}, error) {
+			_, err := c.Write([]byte("request"))
+			clog = append(clog, "write "+h47Kind(err))
+			clog = append(clog, "CloseWrite "+h47Kind(c.CloseWrite()))
+			clog = append(clog, "Close "+h47Kind(c.Close()))
+			return struct{}{}, nil
+		}); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server eof or lost", sp.ended); err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		for _, m := range []string{"one", "two", "three"} {
+			if sp.lost.Done() {
+				break
+			}
+			sp.add("write %s: %s", m, h47Kind(sp.tr.Write([]byte(m))))
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+		}
+		return "conn: " + strings.Join(clog, ", ") + "\n" + sp.log(), nil
 	})
 }
