@@ -50,7 +50,7 @@ type h47Env struct {
 	name    string
 	n       *SimNetwork // nil on real sockets
 	latency time.Duration
-	listen  func(t *asyncio.T, factory func() Protocol) (*Server, int, error)
+	listen  func(t *asyncio.T, factory func() Protocol, opts ...Option) (*Server, int, error)
 	dial    func(t *asyncio.T, port int, factory func() Protocol) (Transport, Protocol, error)
 	open    func(t *asyncio.T, port int) (*StreamReader, *StreamWriter, error)
 	serve   func(t *asyncio.T, cb func(*asyncio.T, *StreamReader, *StreamWriter) error) (*Server, int, error)
@@ -90,8 +90,8 @@ func h47Await[V any](t *asyncio.T, what string, f *asyncio.Future[V]) (V, error)
 func h47Real(tt *testing.T) *h47Env {
 	return &h47Env{
 		name: "real",
-		listen: func(t *asyncio.T, factory func() Protocol) (*Server, int, error) {
-			srv, err := CreateServer(t, factory, "127.0.0.1", 0)
+		listen: func(t *asyncio.T, factory func() Protocol, opts ...Option) (*Server, int, error) {
+			srv, err := CreateServer(t, factory, "127.0.0.1", 0, opts...)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -146,9 +146,9 @@ func h47SimLink(t *asyncio.T, link LinkConfig) *h47Env {
 		name:    name,
 		n:       n,
 		latency: latency,
-		listen: func(t *asyncio.T, factory func() Protocol) (*Server, int, error) {
+		listen: func(t *asyncio.T, factory func() Protocol, opts ...Option) (*Server, int, error) {
 			next++
-			srv, err := CreateServer(t, factory, "", next, WithNetwork(s))
+			srv, err := CreateServer(t, factory, "", next, append(opts, WithNetwork(s))...)
 			return srv, next, err
 		},
 		dial: func(t *asyncio.T, port int, factory func() Protocol) (Transport, Protocol, error) {
@@ -1649,4 +1649,85 @@ func TestH47_ConnCloseWriteThenCloseUnread(t *testing.T) {
 		}
 		return "conn: " + strings.Join(clog, ", ") + "\n" + sp.log(), nil
 	})
+}
+
+// A server made with WithDeferredServing does not listen until
+// StartServing (asyncio calls listen() in _start_serving): a dial before
+// is refused. Then two clients connect and are accepted, and the server
+// closes right after a third client's dial returns: over loopback, and a
+// zero-latency link, the server has accepted it by then (the accept runs
+// in the iteration the handshake ends); over a link with latency the
+// client's ACK is still on its way, so the closed listener resets it (as
+// TCP: the server accepts half a round trip after the client connected,
+// TestSimParityHandshake), which is checked on its own.
+func TestH47_DeferredServingAndBacklog(t *testing.T) {
+	scenario := func(t *asyncio.T, e *h47Env) (string, error) {
+		var sps []*h47Proto
+		srv, port, err := e.listen(t, func() Protocol {
+			p := newH47Proto(t, fmt.Sprintf("server%d", len(sps)))
+			sps = append(sps, p)
+			return p
+		}, WithDeferredServing(), WithBacklog(4))
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		var log []string
+		_, _, err = e.dial(t, port, func() Protocol { return &BaseProtocol{} })
+		log = append(log, "dial before StartServing: "+h47Kind(err))
+		srv.StartServing()
+		var cps []*h47Proto
+		for i := range 2 {
+			cp := newH47Proto(t, fmt.Sprintf("client%d", i))
+			tr, _, err := e.dial(t, port, func() Protocol { return cp })
+			if err != nil {
+				return "", err
+			}
+			defer tr.Close()
+			tr.Write([]byte(fmt.Sprintf("hello %d", i)))
+			cps = append(cps, cp)
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+		}
+		log = append(log, fmt.Sprintf("accepted %d", len(sps)))
+		// A third connects, and the server closes before accepting it.
+		cp := newH47Proto(t, "client2")
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		defer tr.Close()
+		cps = append(cps, cp)
+		srv.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		log = append(log, fmt.Sprintf("accepted %d", len(sps)))
+		for _, p := range cps {
+			log = append(log, p.log())
+		}
+		for _, p := range sps {
+			log = append(log, p.log())
+		}
+		return strings.Join(log, "\n"), nil
+	}
+	h47ParityAt(t, []time.Duration{0}, scenario)
+	var got string
+	runVirtual(t, func(t *asyncio.T) error {
+		var err error
+		got, err = scenario(t, h47Sim(t, 5*time.Millisecond))
+		return err
+	})
+	want := `dial before StartServing: ECONNREFUSED
+accepted 2
+accepted 2
+client0: made [peername+sockname+socket]
+client1: made [peername+sockname+socket]
+client2: made [peername+sockname+socket], lost ECONNRESET
+server0: made [peername+sockname+socket], data 7
+server1: made [peername+sockname+socket], data 7`
+	if got != want {
+		t.Errorf("over a 5 ms link:\n%s\nwant\n%s", got, want)
+	}
 }
