@@ -1731,3 +1731,54 @@ server1: made [peername+sockname+socket], data 7`
 		t.Errorf("over a 5 ms link:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A client that closes mid-download, at its first DataReceived. Over
+// loopback (and a zero-latency link) more of the server's bytes are in
+// its socket by then, unread: its host resets the connection, and the
+// server, which only writes, learns it through its write:
+// ConnectionLost(ECONNRESET), as TCP reports a reset to the first send
+// after it. Over a link with latency the client has read all that had
+// arrived: it closes with a FIN, the server's next bytes reach a closed
+// socket, whose RST comes back after that FIN: the server sees EOF, then
+// (in CLOSE_WAIT) EPIPE, as TCP over such a link; checked on its own.
+func TestH47_ClientClosesMidDownload(t *testing.T) {
+	scenario := func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.noFlow = true
+		sp.onMade = func(p *h47Proto) { p.tr.Write(make([]byte, 4<<20)) }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.sizeless = true
+		cp.onData = func(p *h47Proto, d []byte) {
+			if !p.tr.IsClosing() {
+				p.tr.Close()
+			}
+		}
+		if _, _, err := e.dial(t, port, func() Protocol { return cp }); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		return cp.log() + "\n" + sp.log(), nil
+	}
+	h47ParityAt(t, []time.Duration{0}, scenario)
+	var got string
+	runVirtual(t, func(t *asyncio.T) error {
+		var err error
+		got, err = scenario(t, h47Sim(t, 5*time.Millisecond))
+		return err
+	})
+	want := "client: made [peername+sockname+socket], data, lost <nil>\n" +
+		"server: made [peername+sockname+socket], eof -> false, lost EPIPE"
+	if got != want {
+		t.Errorf("over a 5 ms link:\n%s\nwant\n%s", got, want)
+	}
+}
