@@ -1782,3 +1782,45 @@ func TestH47_ClientClosesMidDownload(t *testing.T) {
 		t.Errorf("over a 5 ms link:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// AbortClients while a server transport still has megabytes for a paused
+// client: the transport's buffer is dropped, but what its socket (and
+// the way) already holds still arrives, then a FIN (the server read
+// everything the client sent: no reset): after ResumeReading the client
+// reads a strict prefix, then EOF; WaitClosed returns at once.
+func TestH47_AbortClientsWithPendingWrites(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		const size = 4 << 20
+		want := h47Pattern(size)
+		sp := newH47Proto(t, "server")
+		sp.onMade = func(p *h47Proto) { p.tr.Write(want) }
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		cp := newH47Proto(t, "client")
+		cp.keepAll = true
+		cp.sizeless = true
+		cp.onMade = func(p *h47Proto) { p.tr.PauseReading() }
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		defer tr.Close()
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		srv.Close()
+		srv.AbortClients()
+		if err := srv.WaitClosed(t); err != nil {
+			return "", err
+		}
+		sp.add("WaitClosed returned")
+		tr.ResumeReading()
+		if _, err := h47Await(t, "client eof", cp.ended); err != nil {
+			return "", err
+		}
+		cp.add("a strict prefix %v", len(cp.got) < size && bytesEqual(cp.got, want[:len(cp.got)]))
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
