@@ -1824,3 +1824,58 @@ func TestH47_AbortClientsWithPendingWrites(t *testing.T) {
 		return cp.log() + "\n" + sp.log(), nil
 	})
 }
+
+// Both sides half-close in the same instant, each keeping its side open
+// at the other's EOF; then both close. Each sees the other's bytes, one
+// EOF, and a clean end.
+func TestH47_SimultaneousHalfClose(t *testing.T) {
+	h47Parity(t, func(t *asyncio.T, e *h47Env) (string, error) {
+		sp := newH47Proto(t, "server")
+		sp.keep = true
+		srv, port, err := e.listen(t, func() Protocol { return sp })
+		if err != nil {
+			return "", err
+		}
+		defer srv.Close()
+		cp := newH47Proto(t, "client")
+		cp.keep = true
+		tr, _, err := e.dial(t, port, func() Protocol { return cp })
+		if err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		tr.Write([]byte("from the client"))
+		sp.tr.Write([]byte("from the server"))
+		tr.WriteEOF()
+		sp.tr.WriteEOF()
+		if _, err := h47Await(t, "client eof", cp.eof); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server eof", sp.eof); err != nil {
+			return "", err
+		}
+		if err := e.quiet(t); err != nil {
+			return "", err
+		}
+		cp.add("closing %v", tr.IsClosing())
+		tr.Close()
+		sp.tr.Close()
+		if _, err := h47Await(t, "client lost", cp.lost); err != nil {
+			return "", err
+		}
+		if _, err := h47Await(t, "server lost", sp.lost); err != nil {
+			return "", err
+		}
+		if e.n != nil {
+			if err := e.quiet(t); err != nil {
+				return "", err
+			}
+			cp.add("connections left %d", len(e.n.Conns()))
+		} else {
+			cp.add("connections left 0")
+		}
+		return cp.log() + "\n" + sp.log(), nil
+	})
+}
