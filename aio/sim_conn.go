@@ -568,7 +568,7 @@ func (p *simPipe) pump() {
 		k, err := unix.Write(p.out, seg.data)
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:
-			if i := p.rstIndex(); i > 0 && p.queue[i].at <= n.loop.Time() {
+			if i := p.rstIndex(); err == unix.EAGAIN && i > 0 && p.queue[i].at <= n.loop.Time() {
 				// A RST does not wait for room in the receiver's
 				// socket: what it has not taken yet is lost with the
 				// connection. What arrived before the RST and fits
