@@ -1015,6 +1015,31 @@ func registerSimFD(n *SimNetwork, fd int, local, remote net.Addr, toApp *simPipe
 	}
 }
 
+// simShutWrite is the application on loop shutting down the sending
+// side of fd (WriteEOF): on a simulated connection, the direction fd
+// sends on notes it, so that a reset following before the relay read the
+// EOF (an Abort in the same iteration) delivers the EOF first, as TCP's
+// FIN leaves before its RST. Any other descriptor is left alone.
+func simShutWrite(loop *asyncio.Loop, fd int) {
+	v, ok := simFDs.Load(fd)
+	if !ok {
+		return
+	}
+	info := v.(simFDInfo)
+	if info.toApp == nil || info.n.loop != loop {
+		return
+	}
+	if dev, ino, ok := fdID(fd); !ok || dev != info.dev || ino != info.ino {
+		return
+	}
+	c := info.toApp.c
+	if info.toApp == c.up {
+		c.down.appShut = true
+	} else {
+		c.up.appShut = true
+	}
+}
+
 // simSendError is the error of a send to fd that failed with EPIPE. A
 // simulated connection's socket is one end of a socket pair, whose sends
 // fail with EPIPE once the network closed the other end, also when it

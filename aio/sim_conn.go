@@ -78,11 +78,16 @@ type simPipe struct {
 	// resetWatch: paused, and in is watched for a reset only (pause)
 	resetWatch bool
 	inEOF      bool // in gave EOF (or a reset): nothing more to read
-	writing    bool // out is watched (its receiver's buffer is full)
-	timer      *asyncio.TimerHandle
-	linkFree   time.Duration // when the link has sent what it was given
-	lastAt     time.Duration // the latest delivery time scheduled
-	eofDone    bool          // the EOF was delivered
+	// rstSent: the sender's reset is queued (it resets once)
+	rstSent bool
+	// appShut: the sender's application shut its sending side down
+	// (simShutWrite), which the relay may not have read yet
+	appShut  bool
+	writing  bool // out is watched (its receiver's buffer is full)
+	timer    *asyncio.TimerHandle
+	linkFree time.Duration // when the link has sent what it was given
+	lastAt   time.Duration // the latest delivery time scheduled
+	eofDone  bool          // the EOF was delivered
 }
 
 type simSegment struct {
@@ -212,6 +217,20 @@ func (c *SimConn) abort(side, why string) {
 	if c.done {
 		return
 	}
+	toApp := c.up
+	if side == "client" {
+		toApp = c.down
+	}
+	if toApp.eofDone {
+		// The receiver has had the sender's EOF: a RST reaching a TCP
+		// socket in CLOSE_WAIT fails its next send with EPIPE and
+		// leaves its reads at EOF, which a clean close of the
+		// network's ends does (a reset would fail its reads with
+		// ECONNRESET: a socket pair reports the error before the EOF).
+		c.n.tracef("conn %d reset toward the %s after its EOF (%s)", c.id, side, why)
+		c.finish(false)
+		return
+	}
 	c.n.tracef("conn %d reset toward the %s (%s)", c.id, side, why)
 	c.resetting = true // the other side's application has closed its socket
 	if side == "client" {
@@ -327,15 +346,18 @@ func (p *simPipe) pause() {
 	p.paused = true
 }
 
-// senderReset is a paused direction's sender resetting its socket (the
-// relay saw its error): the RST goes at once, as a real host's does, and
-// what the sender wrote and the direction did not take is lost.
+// senderReset is the sender resetting its socket while the direction is
+// paused, or after the sender's EOF (the relay saw its error): the RST
+// goes at once, as a real host's does (one that closes with unread data
+// resets also after its FIN), and what the sender wrote and the
+// direction did not take is lost.
 func (p *simPipe) senderReset() {
 	p.unwatch()
-	if p.inEOF || p.c.done {
+	if p.rstSent || p.c.done {
 		return
 	}
 	p.inEOF = true
+	p.rstSent = true
 	p.c.n.tracef("conn %d %s: sender reset", p.c.id, p.name)
 	p.enqueue(simSegment{rst: true}, 0, p.c.n.link(p.from, p.to))
 }
@@ -376,11 +398,26 @@ func (p *simPipe) readReady() {
 		return
 	case err != nil: // the sender reset its socket (closed it with unread data)
 		p.unwatch()
+		if p.appShut && !p.inEOF {
+			// It shut down first (WriteEOF), then reset, before the
+			// relay read its EOF: TCP's FIN left before the RST.
+			n.tracef("conn %d %s: EOF sent", p.c.id, p.name)
+			p.enqueue(simSegment{eof: true}, 0, cfg)
+		}
 		p.inEOF = true
+		p.rstSent = true
 		n.tracef("conn %d %s: sender reset", p.c.id, p.name)
 		p.enqueue(simSegment{rst: true}, 0, cfg)
 	case k == 0:
-		p.unwatch()
+		// Nothing more to read, but the sender may still reset (close
+		// with unread data after its WriteEOF): where the relay can,
+		// it watches for that alone, as while paused.
+		if p.reading && n.pauseRelay(p) {
+			p.reading = false
+			p.resetWatch = true
+		} else {
+			p.unwatch()
+		}
 		p.inEOF = true
 		n.tracef("conn %d %s: EOF sent", p.c.id, p.name)
 		p.enqueue(simSegment{eof: true}, 0, cfg)
@@ -502,11 +539,6 @@ func (p *simPipe) pump() {
 			n.tracef("conn %d %s: held", p.c.id, p.name)
 			return // release schedules again
 		}
-		if i := p.rstIndex(); i > 0 && p.queue[i].at <= n.loop.Time() {
-			// A RST does not wait for room in the receiver's socket:
-			// what it has not taken yet is lost with the connection.
-			p.queue = p.queue[i:]
-		}
 		seg := &p.queue[0]
 		if seg.at > n.loop.Time() {
 			p.schedule()
@@ -531,11 +563,21 @@ func (p *simPipe) pump() {
 			p.eofDone = true
 			n.tracef("conn %d %s: EOF delivered", p.c.id, p.name)
 			p.c.maybeFinish()
-			return
+			continue // a RST may follow (the sender's reset after its EOF)
 		}
 		k, err := unix.Write(p.out, seg.data)
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:
+			if i := p.rstIndex(); err == unix.EAGAIN && i > 0 && p.queue[i].at <= n.loop.Time() {
+				// A RST does not wait for room in the receiver's
+				// socket: what it has not taken yet is lost with the
+				// connection. What arrived before the RST and fits
+				// is delivered first, as a TCP receiver queues the
+				// data of the segments before a RST, and its
+				// application reads them before the reset.
+				p.queue = p.queue[i:]
+				continue
+			}
 			p.waitWritable()
 			return
 		case err != nil: // the receiver closed its socket: its host answers with a RST

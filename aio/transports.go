@@ -787,6 +787,7 @@ func (tr *socketTransport) writeReady() {
 		tr.connectionLostNow(nil)
 	} else if tr.eof {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
+		simShutWrite(tr.loop, tr.fd)
 	}
 }
 
@@ -798,6 +799,7 @@ func (tr *socketTransport) WriteEOF() error {
 	tr.eof = true
 	if tr.wbuf.len() == 0 {
 		unix.Shutdown(tr.fd, unix.SHUT_WR)
+		simShutWrite(tr.loop, tr.fd)
 	}
 	return nil
 }
