@@ -598,3 +598,45 @@ func TestH49_HappyEyeballsMultipleWinners(t *testing.T) {
 		return nil
 	})
 }
+
+// StaggeredRace: attempt 0 fails at the very instant its delay runs out
+// (its failure and the delay's timer in one iteration, the failure seen
+// first). staggered_race starts attempt 1 once (the task waiting for
+// attempt 0's failure or the delay starts it whichever comes), and
+// attempt 2 only on attempt 1's failure or one delay after attempt 1
+// started: CPython 3.13 starts them at 0s, 1s, 2s, 3s (checked with
+// python3.13). The failure, already answered by the delay, must not start
+// a second attempt at once.
+func TestH49_StaggeredFailureAtTheDelayStartsOneAttempt(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		fut := NewFuture[struct{}](tk)
+		// Armed before the race's timer: at 1s, attempt 0 resumes (and
+		// fails) before the race sees that its delay has passed.
+		tk.Loop().CallLater(time.Second, func() { fut.SetResult(struct{}{}) })
+		var starts []string
+		fns := make([]func(*T) (int, error), 4)
+		for i := range fns {
+			fns[i] = func(ct *T) (int, error) {
+				starts = append(starts, fmt.Sprintf("%d@%v", i, ct.Loop().Time()))
+				if i == 0 {
+					if _, err := fut.Await(ct); err != nil {
+						return 0, err
+					}
+					return 0, errors.New("fail0")
+				}
+				if err := Sleep(ct, 10*time.Second); err != nil {
+					return 0, err
+				}
+				return i, nil
+			}
+		}
+		v, idx, _, err := StaggeredRace(tk, time.Second, fns...)
+		if err != nil || v != 1 || idx != 1 {
+			t.Errorf("StaggeredRace = %d, %d, %s", v, idx, describe(err))
+		}
+		if got := strings.Join(starts, " "); got != "0@0s 1@1s 2@2s 3@3s" {
+			t.Errorf("attempts started %s, want 0@0s 1@1s 2@2s 3@3s", got)
+		}
+		return nil
+	})
+}
