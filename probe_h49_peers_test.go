@@ -640,3 +640,204 @@ func TestH49_StaggeredFailureAtTheDelayStartsOneAttempt(t *testing.T) {
 		return nil
 	})
 }
+
+// ---- hostile angles ----
+
+// A BoundedTaskGroup body that panics while children are queued (at once,
+// and after the first two have started): as TaskGroup's body panic (TG-6c
+// analogue), every child is cancelled and awaited, the queued ones never
+// start, no slot or task is left, and the panic continues out of the call.
+func TestH49_BoundedBodyPanicsWithQueuedChildren(t *testing.T) {
+	for _, wait := range []bool{false, true} {
+		runVirtual(t, func(tk *T) error {
+			var started, ended []string
+			var bg *BoundedGroup
+			v := func() (v any) {
+				defer func() { v = recover() }()
+				//asynciovet:ignore droppedcancel the body panics; the test checks what the panic left
+				_ = BoundedTaskGroup(tk, 2, func(g *BoundedGroup) error {
+					bg = g
+					for i := range 5 {
+						if _, err := SpawnBoundedErr(g, func(ct *T) error {
+							started = append(started, fmt.Sprint(i))
+							err := Sleep(ct, time.Hour)
+							ended = append(ended, fmt.Sprint(i, " ", describe(err)))
+							return err
+						}); err != nil {
+							return err
+						}
+					}
+					if wait {
+						if err := Sleep(tk, ms); err != nil {
+							return err
+						}
+					}
+					panic("body")
+				})
+				return nil
+			}()
+			if v != "body" {
+				t.Errorf("wait %v: recovered %v", wait, v)
+			}
+			var want, wantEnded []string
+			if wait {
+				want = []string{"0", "1"}
+				wantEnded = []string{`0 CancelledError("")`, `1 CancelledError("")`}
+			}
+			checkLines(t, want, started)
+			checkLines(t, wantEnded, ended)
+			if bg.Free() != 2 || bg.Queued() != 0 || bg.Running() != 0 || len(AllTasks(tk)) != 1 {
+				t.Errorf("wait %v, after: free %d queued %d running %d tasks %d", wait, bg.Free(), bg.Queued(), bg.Running(), len(AllTasks(tk)))
+			}
+			if err := Sleep(tk, 2*time.Hour); err != nil { // nothing left to run
+				return err
+			}
+			checkLines(t, want, started)
+			return nil
+		})
+	}
+}
+
+// Hedge whose every attempt fails at one virtual instant (started at 0,
+// 1ms, 2ms, each failing at 5ms): one *ExceptionGroup of the three errors
+// in attempt order, at 5ms, no attempt left, no fourth started.
+func TestH49_HedgeEveryAttemptFailsAtOneInstant(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		var starts []string
+		_, err := Hedge(tk, HedgePolicy{MaxAttempts: 3, Delay: ms}, func(ct *T, i int) (int, error) {
+			starts = append(starts, fmt.Sprintf("%d@%v", i, ct.Loop().Time()))
+			if err := Sleep(ct, 5*ms-ct.Loop().Time()); err != nil {
+				return 0, err
+			}
+			return 0, fmt.Errorf("fail%d", i)
+		})
+		var eg *ExceptionGroup
+		if !errors.As(err, &eg) || fmt.Sprint(eg.Errs) != "[fail0 fail1 fail2]" || tk.Loop().Time() != 5*ms {
+			t.Errorf("Hedge = %s at %v", describe(err), tk.Loop().Time())
+		}
+		if got := strings.Join(starts, " "); got != "0@0s 1@1ms 2@2ms" || len(AllTasks(tk)) != 1 {
+			t.Errorf("started %s, %d tasks", got, len(AllTasks(tk)))
+		}
+		// FirstSuccess and StaggeredRace, every attempt failing at once too.
+		_, err = FirstSuccess(tk, func(ct *T) (int, error) { return 0, errors.New("a") },
+			func(ct *T) (int, error) { return 0, errors.New("b") })
+		if !errors.As(err, &eg) || fmt.Sprint(eg.Errs) != "[a b]" {
+			t.Errorf("FirstSuccess = %s", describe(err))
+		}
+		fail := func(d time.Duration, msg string) func(*T) (int, error) {
+			return func(ct *T) (int, error) {
+				if err := Sleep(ct, d); err != nil {
+					return 0, err
+				}
+				return 0, errors.New(msg)
+			}
+		}
+		// started at 0 and 1ms, both failing at 7ms
+		_, idx, errs, err := StaggeredRace(tk, ms, fail(2*ms, "a"), fail(ms, "b"))
+		if err != nil || idx != -1 || fmt.Sprint(errs) != "[a b]" || tk.Loop().Time() != 7*ms {
+			t.Errorf("StaggeredRace = %d, %v, %s", idx, errs, describe(err))
+		}
+		return nil
+	})
+}
+
+// A heavy waiter (3 of burst 3) granted, then cancelled before it resumed
+// (a callback right after the limiter's timer at the same instant), with
+// three 1-token waiters behind it: the refund serves all three at that
+// instant, in FIFO order, one wakeup each; nothing is lost or doubled.
+func TestH49_LimiterHeavyGrantCancelledServesTheLightOnesBehind(t *testing.T) {
+	r, err := runMain(t, func(tk *T, r *eventLog) error {
+		lim := NewLimiter(1, 3)
+		if err := lim.AcquireN(tk, 3); err != nil {
+			return err
+		}
+		heavy := startTask(tk, "heavy", func(tk *T) error {
+			err := lim.AcquireN(tk, 3)
+			r.log("heavy: %v", err)
+			return nil
+		})
+		var light []*Task[struct{}]
+		for i := range 3 {
+			light = append(light, startTask(tk, fmt.Sprint("l", i), func(tk *T) error {
+				if err := lim.Acquire(tk); err != nil {
+					return err
+				}
+				r.log("l%d", i)
+				return nil
+			}))
+		}
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		tk.Loop().CallAt(3*time.Second, func() { heavy.Cancel() })
+		awaitAll(tk, append(light, heavy)...)
+		st := lim.Stats()
+		r.log("granted=%d refunded=%d wakeups=%d tokens=%.0f", st.Granted, st.Refunded, st.Wakeups, lim.Tokens())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, []string{
+		"3s heavy: asyncio: cancelled",
+		"3s l0", "3s l1", "3s l2",
+		"3s granted=4 refunded=1 wakeups=4 tokens=0",
+	}, r)
+}
+
+// ---- anyio (agronholm/anyio, tests/test_synchronization.py, TestCapacityLimiter) ----
+
+// test_bad_init_value (total_tokens 0 is a ValueError), test_borrow
+// (available/borrowed tokens) and test_limit (3 tasks, limit 1, never
+// two inside at once): BoundedTaskGroup's limit, Free and Running. (No
+// counterpart: set_total_tokens, borrowing twice, releasing unheld.)
+func TestH49_AnyioCapacityLimiter(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		v := mustPanic(t, "limit 0", func() {
+			//asynciovet:ignore droppedcancel it panics before running anything
+			_ = BoundedTaskGroup(tk, 0, func(*BoundedGroup) error { return nil })
+		})
+		if e, ok := v.(error); !ok || !errors.As(e, new(*ValueError)) {
+			t.Errorf("limit 0 panicked with %v", v)
+		}
+		return BoundedTaskGroup(tk, 2, func(g *BoundedGroup) error {
+			if g.Limit() != 2 || g.Free() != 2 || g.Running() != 0 {
+				t.Errorf("fresh: %v", g)
+			}
+			task, err := SpawnBoundedErr(g, func(ct *T) error {
+				if g.Free() != 1 || g.Running() != 1 {
+					t.Errorf("inside: %v free %d", g, g.Free())
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if _, err := task.Await(tk); err != nil {
+				return err
+			}
+			inside, maxInside := 0, 0
+			return BoundedTaskGroup(tk, 1, func(g1 *BoundedGroup) error {
+				for range 3 {
+					for range 5 {
+						if _, err := SpawnBoundedErr(g1, func(ct *T) error {
+							inside++
+							maxInside = max(maxInside, inside)
+							defer func() { inside-- }()
+							return Sleep(ct, 0)
+						}); err != nil {
+							return err
+						}
+					}
+				}
+				if err := Sleep(tk, ms); err != nil {
+					return err
+				}
+				if maxInside != 1 || g1.Started() != 15 {
+					t.Errorf("max inside %d, started %d", maxInside, g1.Started())
+				}
+				return nil
+			})
+		})
+	})
+}
