@@ -201,6 +201,7 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 		return err
 	}
 	l.refill(l.loop.Time())
+	l.dropCancelledHead()
 	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
 		l.take(k)
 		return nil
@@ -251,6 +252,7 @@ func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
 		panic(err)
 	}
 	l.refill(loop.Time())
+	l.dropCancelledHead()
 	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
 		l.take(k)
 		return true
@@ -292,6 +294,18 @@ func (l *Limiter) take(k int) {
 		l.tokens = 0 // only ever the floating-point residue
 	}
 	l.stats.Granted++
+}
+
+// dropCancelledHead removes the waiters at the front of the queue that
+// were cancelled but whose tasks have not resumed yet to leave it: they
+// no longer wait (asyncio's Semaphore.locked skips cancelled waiters), so
+// they must not hold back an acquisition that can be served now. If the
+// front changed, the new first waiters are served (or the timer re-armed)
+// before the caller looks at the queue.
+func (l *Limiter) dropCancelledHead() {
+	if e := l.waiters.Front(); e != nil && e.Value.(*limiterWaiter).fut.Done() {
+		l.dispatch() // drops them, then serves in FIFO order
+	}
 }
 
 // dispatch grants the first waiters whose tokens are there, in order, one

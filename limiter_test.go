@@ -370,3 +370,47 @@ func TestLimiter_LateDispatchAdmitsAtMostBurst(t *testing.T) {
 		return nil
 	})
 }
+
+// A waiter cancelled, whose task has not resumed yet to leave the queue,
+// no longer waits: TryAcquire and AcquireN made in that window are served
+// at once from the tokens there (asyncio's Semaphore.locked skips
+// cancelled waiters), not refused (TryAcquire returned false) or queued
+// behind it (AcquireN suspended for an iteration), and the cancelled
+// waiter still takes nothing. (Probe h49.)
+func TestLimiter_CancelledWaiterNotYetResumedHoldsNothingBack(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(1, 3)
+		if err := lim.AcquireN(tk, 2); err != nil {
+			return err
+		}
+		a := startTask(tk, "a", func(tk *T) error { return lim.AcquireN(tk, 3) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		a.Cancel()
+		if !lim.TryAcquire(tk, 1) || lim.Waiters() != 0 {
+			t.Errorf("TryAcquire behind a cancelled waiter refused (waiters %d)", lim.Waiters())
+		}
+		if err := Sleep(tk, 2*time.Second); err != nil { // 2 tokens again
+			return err
+		}
+		b := startTask(tk, "b", func(tk *T) error { return lim.AcquireN(tk, 3) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		b.Cancel()
+		suspended := false
+		tk.Loop().CallSoon(func() { suspended = true })
+		if err := lim.AcquireN(tk, 2); err != nil {
+			return err
+		}
+		if suspended || tk.Loop().Time() != 2*time.Second {
+			t.Errorf("AcquireN behind a cancelled waiter suspended (at %v)", tk.Loop().Time())
+		}
+		awaitAll(tk, a, b)
+		if st := lim.Stats(); st.Granted != 3 || st.Waited != 2 || st.Wakeups != 0 || st.Refunded != 0 || lim.Waiters() != 0 {
+			t.Errorf("stats %+v, waiters %d", st, lim.Waiters())
+		}
+		return nil
+	})
+}
