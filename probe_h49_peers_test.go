@@ -841,3 +841,60 @@ func TestH49_AnyioCapacityLimiter(t *testing.T) {
 		})
 	})
 }
+
+// A Limiter wait inside a Timeout that expires at the very instant the
+// token comes, in both orders of the two timers: the waiter gets the
+// *TimeoutError and takes nothing (the limiter's timer first: granted,
+// then cancelled before it resumed, it gives the token back), and the
+// waiter behind it is served at that instant.
+func TestH49_LimiterTokenAndTimeoutAtOneInstant(t *testing.T) {
+	for _, limiterFirst := range []bool{false, true} {
+		r, err := runMain(t, func(tk *T, r *eventLog) error {
+			lim := NewLimiter(1, 1)
+			if err := lim.Acquire(tk); err != nil {
+				return err
+			}
+			var scope *TimeoutScope
+			a := startTask(tk, "a", func(tk *T) error {
+				d := time.Second
+				if limiterFirst {
+					d = Never // rescheduled to 1s once the limiter's timer is armed
+				}
+				err := Timeout(tk, d, func(s *TimeoutScope) error { scope = s; return lim.Acquire(tk) })
+				r.log("a: %s", describe(err))
+				return nil
+			})
+			b := startTask(tk, "b", func(tk *T) error {
+				if err := lim.Acquire(tk); err != nil {
+					return err
+				}
+				r.log("b")
+				return nil
+			})
+			if err := Sleep(tk, 0); err != nil {
+				return err
+			}
+			if limiterFirst {
+				if err := scope.Reschedule(time.Second); err != nil {
+					return err
+				}
+			}
+			awaitAll(tk, a, b)
+			st := lim.Stats()
+			r.log("granted=%d refunded=%d tokens=%.0f", st.Granted, st.Refunded, lim.Tokens())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refunded := 0
+		if limiterFirst {
+			refunded = 1
+		}
+		got := r.snapshot()
+		if len(got) != 3 || !strings.HasPrefix(got[0], "1s a: TimeoutError") || got[1] != "1s b" ||
+			got[2] != fmt.Sprintf("1s granted=2 refunded=%d tokens=0", refunded) {
+			t.Errorf("limiter first %v: %q", limiterFirst, got)
+		}
+	}
+}
