@@ -898,3 +898,31 @@ func TestH49_LimiterTokenAndTimeoutAtOneInstant(t *testing.T) {
 		}
 	}
 }
+
+// tenacity's stop_before_delay(1) with a fixed wait of 0.25 s (stop when
+// seconds_since_start + upcoming_sleep >= max_delay): attempts at 0,
+// 0.25, 0.5, 0.75, then it stops at 0.75 s without sleeping, since the
+// next would start at 1 s, exactly the delay. MaxElapsed is that rule
+// ("no attempt starts at or after it"); a full jitter of x = 0.5 of a
+// constant 500ms cap (Multiplier 1) is the fixed wait. tenacity's older
+// stop_after_delay (stop when seconds_since_start >= max_delay, after
+// the attempt) would sleep once more and make a fifth attempt at 1 s;
+// backoff's max_time likewise checks only the time already elapsed (and
+// cuts the last wait to the time left), so it also tries at 1 s.
+func TestH49_TenacityStopBeforeDelay(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		var starts []time.Duration
+		_, err := Retry(tk, RetryPolicy{MaxElapsed: time.Second, Initial: 500 * ms, Multiplier: 1,
+			Rand: RandFunc(func() float64 { return 0.5 }),
+		}, func(ct *T, a Attempt) (int, error) {
+			starts = append(starts, ct.Loop().Time())
+			return 0, errors.New("x")
+		})
+		var re *RetryError
+		if !errors.As(err, &re) || re.Reason != "max elapsed" || re.Attempts != 4 || tk.Loop().Time() != 750*ms ||
+			fmt.Sprint(starts) != "[0s 250ms 500ms 750ms]" {
+			t.Errorf("Retry = %s at %v, starts %v", describe(err), tk.Loop().Time(), starts)
+		}
+		return nil
+	})
+}
