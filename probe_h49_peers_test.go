@@ -926,3 +926,41 @@ func TestH49_TenacityStopBeforeDelay(t *testing.T) {
 		return nil
 	})
 }
+
+// test_multiple_winners_eager_task_factory: the same race on a loop whose
+// tasks start eagerly (python3.13.0's staggered_race fails its own
+// assertion there, `len(running_tasks) == this_index + 2`; later releases
+// reworked it): the same outcome as on a plain loop, CPython's (see
+// TestH49_HappyEyeballsMultipleWinners).
+func TestH49_HappyEyeballsMultipleWinnersEager(t *testing.T) {
+	l := NewLoop(WithVirtualTime(), WithEagerTasks())
+	defer mustClose(t, l)
+	main := CreateTask(l, func(tk *T) (string, error) {
+		finish := NewFuture[struct{}](tk)
+		var winners []int
+		fns := make([]func(*T) (int, error), 4)
+		for i := range fns {
+			fns[i] = func(ct *T) (int, error) {
+				if _, err := finish.Await(ct); err != nil {
+					return 0, err
+				}
+				winners = append(winners, i)
+				return i, nil
+			}
+		}
+		tk.Loop().CallLater(100*ms, func() { tk.Loop().CallSoon(func() { finish.SetResult(struct{}{}) }) })
+		v, idx, errs, err := StaggeredRace(tk, 10*time.Microsecond, fns...)
+		kinds := make([]string, len(errs))
+		for i, e := range errs {
+			kinds[i] = fmt.Sprint(IsCancelled(e), e == nil)
+		}
+		return fmt.Sprint(v, idx, winners, kinds, err, tk.Loop().Time()), nil
+	})
+	if err := l.RunUntilComplete(main); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := main.Result()
+	if want := "0 0 [0] [false true true false true false true false] <nil> 100ms"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
