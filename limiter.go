@@ -99,7 +99,7 @@ func (l *Limiter) Stats() LimiterStats { return l.stats }
 // It is burst for a Limiter never used.
 func (l *Limiter) Tokens() float64 {
 	if l.loop != nil {
-		l.refill(l.loop.Time())
+		return l.tokensAt(instant{ns: l.loop.Time()})
 	}
 	return l.tokens
 }
@@ -114,6 +114,19 @@ func (l *Limiter) String() string {
 const tokenEps = 1e-9
 
 func (l *Limiter) refill(now time.Duration) { l.refillTo(instant{ns: now}) }
+
+// tokensAt returns the tokens the bucket holds at at, without moving
+// last: only a grant, a refund or the limiter's timer moves it, at the
+// moments a waiter's admission is computed from. (A read, or an
+// acquisition that only queues, moving it to a whole nanosecond of its
+// own would round the bucket each time, and admissions at a rate whose
+// interval is not a whole number of nanoseconds would drift late.)
+func (l *Limiter) tokensAt(at instant) float64 {
+	if d := at.sub(l.last); d > 0 {
+		return math.Min(float64(l.burst), l.tokens+d*l.rate/1e9)
+	}
+	return l.tokens
+}
 
 // refillTo adds the tokens that came from last to at.
 func (l *Limiter) refillTo(at instant) {
@@ -200,9 +213,9 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 	if err := l.bind(t.Loop()); err != nil {
 		return err
 	}
-	l.refill(l.loop.Time())
 	l.dropCancelledHead()
-	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
+	if now := l.loop.Time(); l.waiters.Len() == 0 && l.tokensAt(instant{ns: now})+tokenEps >= float64(k) {
+		l.refill(now)
 		l.take(k)
 		return nil
 	}
@@ -251,9 +264,9 @@ func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
 	if err := l.bind(loop); err != nil {
 		panic(err)
 	}
-	l.refill(loop.Time())
 	l.dropCancelledHead()
-	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
+	if now := loop.Time(); l.waiters.Len() == 0 && l.tokensAt(instant{ns: now})+tokenEps >= float64(k) {
+		l.refill(now)
 		l.take(k)
 		return true
 	}

@@ -414,3 +414,51 @@ func TestLimiter_CancelledWaiterNotYetResumedHoldsNothingBack(t *testing.T) {
 		return nil
 	})
 }
+
+// Reading the bucket (Tokens, String) and acquisitions that only queue
+// must not change when the waiters are admitted: at 3/s (an interval that
+// is not a whole number of nanoseconds) the j-th admission is at the
+// ceiling of j/3 s however many reads and arrivals came in between. Both
+// used to move the bucket's reference instant to their own whole
+// nanosecond, rounding it each time: admissions drifted a nanosecond late
+// within seconds. (Probe h49.)
+func TestLimiter_ReadsAndArrivalsDoNotShiftAdmissions(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(3, 1)
+		var admitted []time.Duration
+		n := 0
+		var arrive func()
+		arrive = func() {
+			_ = lim.Tokens()
+			_ = lim.String()
+			if len(admitted) >= 300 {
+				return
+			}
+			if n%4 == 0 { // a new task joins the queue every fourth tick
+				startTask(tk, "w", func(tk *T) error {
+					if err := lim.Acquire(tk); err != nil {
+						return err
+					}
+					admitted = append(admitted, tk.Loop().Time())
+					return nil
+				})
+			}
+			n++
+			tk.Loop().CallLater(7*ms+333, arrive)
+		}
+		arrive()
+		for len(admitted) < 300 {
+			if err := Sleep(tk, time.Second); err != nil {
+				return err
+			}
+		}
+		bad := 0
+		for j, got := range admitted[:300] {
+			if want := time.Duration(math.Ceil(float64(j) * 1e9 / 3)); got != want && bad < 3 {
+				bad++
+				t.Errorf("admission %d at %v, want %v", j, got, want)
+			}
+		}
+		return nil
+	})
+}
