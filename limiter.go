@@ -89,7 +89,9 @@ func (l *Limiter) Rate() float64 { return l.rate }
 // Burst returns the bucket's capacity.
 func (l *Limiter) Burst() int { return l.burst }
 
-// Waiters returns the number of tasks waiting.
+// Waiters returns the number of tasks waiting. A waiter cancelled counts
+// until its task resumes and leaves the queue, or an acquisition (AcquireN,
+// TryAcquire) that finds it at the front drops it.
 func (l *Limiter) Waiters() int { return l.waiters.Len() }
 
 // Stats returns the counters.
