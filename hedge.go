@@ -337,7 +337,15 @@ func race[V any](t *T, n int, delay func() time.Duration, window *LatencyWindow,
 			if err != nil {
 				return err
 			}
-			if !delayed && failed > 0 {
+			switch {
+			case latestOnly:
+				// The attempt about to start answers the latest one's
+				// failure, whichever ended the wait: staggered_race's next
+				// task starts it once, on the failure or the delay. (A
+				// failure seen after the delay's timer fired, in the same
+				// iteration, must not start one more at once.)
+				failed = 0
+			case !delayed && failed > 0:
 				failed--
 			}
 		}

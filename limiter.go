@@ -89,7 +89,9 @@ func (l *Limiter) Rate() float64 { return l.rate }
 // Burst returns the bucket's capacity.
 func (l *Limiter) Burst() int { return l.burst }
 
-// Waiters returns the number of tasks waiting.
+// Waiters returns the number of tasks waiting. A waiter cancelled counts
+// until its task resumes and leaves the queue, or an acquisition (AcquireN,
+// TryAcquire) that finds it at the front drops it.
 func (l *Limiter) Waiters() int { return l.waiters.Len() }
 
 // Stats returns the counters.
@@ -99,7 +101,7 @@ func (l *Limiter) Stats() LimiterStats { return l.stats }
 // It is burst for a Limiter never used.
 func (l *Limiter) Tokens() float64 {
 	if l.loop != nil {
-		l.refill(l.loop.Time())
+		return l.tokensAt(instant{ns: l.loop.Time()})
 	}
 	return l.tokens
 }
@@ -114,6 +116,19 @@ func (l *Limiter) String() string {
 const tokenEps = 1e-9
 
 func (l *Limiter) refill(now time.Duration) { l.refillTo(instant{ns: now}) }
+
+// tokensAt returns the tokens the bucket holds at at, without moving
+// last: only a grant, a refund or the limiter's timer moves it, at the
+// moments a waiter's admission is computed from. (A read, or an
+// acquisition that only queues, moving it to a whole nanosecond of its
+// own would round the bucket each time, and admissions at a rate whose
+// interval is not a whole number of nanoseconds would drift late.)
+func (l *Limiter) tokensAt(at instant) float64 {
+	if d := at.sub(l.last); d > 0 {
+		return math.Min(float64(l.burst), l.tokens+d*l.rate/1e9)
+	}
+	return l.tokens
+}
 
 // refillTo adds the tokens that came from last to at.
 func (l *Limiter) refillTo(at instant) {
@@ -200,8 +215,9 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 	if err := l.bind(t.Loop()); err != nil {
 		return err
 	}
-	l.refill(l.loop.Time())
-	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
+	l.dropCancelledHead()
+	if now := l.loop.Time(); l.waiters.Len() == 0 && l.tokensAt(instant{ns: now})+tokenEps >= float64(k) {
+		l.refill(now)
 		l.take(k)
 		return nil
 	}
@@ -250,8 +266,9 @@ func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
 	if err := l.bind(loop); err != nil {
 		panic(err)
 	}
-	l.refill(loop.Time())
-	if l.waiters.Len() == 0 && l.tokens+tokenEps >= float64(k) {
+	l.dropCancelledHead()
+	if now := loop.Time(); l.waiters.Len() == 0 && l.tokensAt(instant{ns: now})+tokenEps >= float64(k) {
+		l.refill(now)
 		l.take(k)
 		return true
 	}
@@ -292,6 +309,18 @@ func (l *Limiter) take(k int) {
 		l.tokens = 0 // only ever the floating-point residue
 	}
 	l.stats.Granted++
+}
+
+// dropCancelledHead removes the waiters at the front of the queue that
+// were cancelled but whose tasks have not resumed yet to leave it: they
+// no longer wait (asyncio's Semaphore.locked skips cancelled waiters), so
+// they must not hold back an acquisition that can be served now. If the
+// front changed, the new first waiters are served (or the timer re-armed)
+// before the caller looks at the queue.
+func (l *Limiter) dropCancelledHead() {
+	if e := l.waiters.Front(); e != nil && e.Value.(*limiterWaiter).fut.Done() {
+		l.dispatch() // drops them, then serves in FIFO order
+	}
 }
 
 // dispatch grants the first waiters whose tokens are there, in order, one

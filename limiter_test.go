@@ -370,3 +370,95 @@ func TestLimiter_LateDispatchAdmitsAtMostBurst(t *testing.T) {
 		return nil
 	})
 }
+
+// A waiter cancelled, whose task has not resumed yet to leave the queue,
+// no longer waits: TryAcquire and AcquireN made in that window are served
+// at once from the tokens there (asyncio's Semaphore.locked skips
+// cancelled waiters), not refused (TryAcquire returned false) or queued
+// behind it (AcquireN suspended for an iteration), and the cancelled
+// waiter still takes nothing. (Probe h49.)
+func TestLimiter_CancelledWaiterNotYetResumedHoldsNothingBack(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(1, 3)
+		if err := lim.AcquireN(tk, 2); err != nil {
+			return err
+		}
+		a := startTask(tk, "a", func(tk *T) error { return lim.AcquireN(tk, 3) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		a.Cancel()
+		if !lim.TryAcquire(tk, 1) || lim.Waiters() != 0 {
+			t.Errorf("TryAcquire behind a cancelled waiter refused (waiters %d)", lim.Waiters())
+		}
+		if err := Sleep(tk, 2*time.Second); err != nil { // 2 tokens again
+			return err
+		}
+		b := startTask(tk, "b", func(tk *T) error { return lim.AcquireN(tk, 3) })
+		if err := Sleep(tk, 0); err != nil {
+			return err
+		}
+		b.Cancel()
+		suspended := false
+		tk.Loop().CallSoon(func() { suspended = true })
+		if err := lim.AcquireN(tk, 2); err != nil {
+			return err
+		}
+		if suspended || tk.Loop().Time() != 2*time.Second {
+			t.Errorf("AcquireN behind a cancelled waiter suspended (at %v)", tk.Loop().Time())
+		}
+		awaitAll(tk, a, b)
+		if st := lim.Stats(); st.Granted != 3 || st.Waited != 2 || st.Wakeups != 0 || st.Refunded != 0 || lim.Waiters() != 0 {
+			t.Errorf("stats %+v, waiters %d", st, lim.Waiters())
+		}
+		return nil
+	})
+}
+
+// Reading the bucket (Tokens, String) and acquisitions that only queue
+// must not change when the waiters are admitted: at 3/s (an interval that
+// is not a whole number of nanoseconds) the j-th admission is at the
+// ceiling of j/3 s however many reads and arrivals came in between. Both
+// used to move the bucket's reference instant to their own whole
+// nanosecond, rounding it each time: admissions drifted a nanosecond late
+// within seconds. (Probe h49.)
+func TestLimiter_ReadsAndArrivalsDoNotShiftAdmissions(t *testing.T) {
+	runVirtual(t, func(tk *T) error {
+		lim := NewLimiter(3, 1)
+		var admitted []time.Duration
+		n := 0
+		var arrive func()
+		arrive = func() {
+			_ = lim.Tokens()
+			_ = lim.String()
+			if len(admitted) >= 300 {
+				return
+			}
+			if n%4 == 0 { // a new task joins the queue every fourth tick
+				startTask(tk, "w", func(tk *T) error {
+					if err := lim.Acquire(tk); err != nil {
+						return err
+					}
+					admitted = append(admitted, tk.Loop().Time())
+					return nil
+				})
+			}
+			n++
+			tk.Loop().CallLater(7*ms+333, arrive)
+		}
+		arrive()
+		for len(admitted) < 300 {
+			if err := Sleep(tk, time.Second); err != nil {
+				return err
+			}
+		}
+		bad := 0
+		for j, got := range admitted[:300] {
+			if want := time.Duration(math.Ceil(float64(j) * 1e9 / 3)); got != want && bad < 3 {
+				bad++
+				t.Errorf("admission %d at %v, want %v", j, got, want)
+			}
+		}
+		return nil
+	})
+}
