@@ -13,7 +13,7 @@
 # Windows (build-constrained away).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=${TARGETS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 freebsd/amd64 freebsd/arm64 windows/amd64 windows/arm64"}
+targets=${TARGETS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 freebsd/amd64 freebsd/arm64 illumos/amd64 windows/amd64 windows/arm64"}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for target in $targets; do
