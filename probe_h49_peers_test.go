@@ -216,6 +216,11 @@ func TestH49_AiolimiterMultipleLoops(t *testing.T) {
 		if lim.Waiters() != 4 {
 			t.Errorf("waiters %d, want 4", lim.Waiters())
 		}
+		for i, w := range tasks {
+			if w.Done() != (i == 0) {
+				t.Errorf("task %d done=%v: only the first is served", i, w.Done())
+			}
+		}
 		return nil
 	}
 	runVirtual(t, first)
