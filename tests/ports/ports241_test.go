@@ -17,6 +17,7 @@ package ports_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,15 @@ func pdStrs[V any](res []asyncio.Outcome[V]) string {
 		out[i] = pd(o.Err)
 	}
 	return pstrs(out)
+}
+
+// pIntList is repr of a list of ints (pints lives in a unix-only file).
+func pIntList(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // ---------------------------------------------------------------------------
@@ -401,9 +411,9 @@ func TestPortQueueTaskDoneFinally(t *testing.T) {
 			})
 			switch {
 			case err == nil:
-				p.log("join returned; qsize %d done %s", q.Len(), pints(done))
+				p.log("join returned; qsize %d done %s", q.Len(), pIntList(done))
 			case errors.Is(err, asyncio.ErrTimeout):
-				p.log("join timed out; qsize %d empty %s done %s", q.Len(), pb(q.Empty()), pints(done))
+				p.log("join timed out; qsize %d empty %s done %s", q.Len(), pb(q.Empty()), pIntList(done))
 			default:
 				return err
 			}
