@@ -3,7 +3,8 @@ package ports_test
 // Ports p241 onward (h51): programs taken from questions people ask
 // because asyncio surprised them (Q&A threads, blog posts, CPython
 // issues; each .py names its source at the top), adapted only to be
-// deterministic: cancelling a gather that already raised, awaiting a
+// deterministic: cancelling a gather that already raised (and a pending
+// one with return_exceptions=True), awaiting a
 // task just cancelled inside `except`, wait_for waiting for the
 // cancelled task's cleanup, a task that swallows its cancellations,
 // Queue.join and a task_done skipped on an error path, re-awaiting a
@@ -112,6 +113,19 @@ func TestPortGatherCancelAfterRaise(t *testing.T) {
 			return err
 		}
 		p.log("end")
+
+		p.restart() // pending_gather
+		g := asyncio.GatherOutcomesFuncs(tk, mySleep(200*ms), mySleep(700*ms))
+		waiter := asyncio.CreateTask(tk, func(t *asyncio.T) ([]asyncio.Outcome[struct{}], error) { return g.Await(t) })
+		if err := asyncio.Sleep(tk, 300*ms); err != nil {
+			return err
+		}
+		p.log("cancel the waiter -> %s", pb(waiter.Cancel()))
+		if _, err := waiter.Await(tk); asyncio.IsCancelled(err) {
+			p.log("waiter %s gather cancelled() %s exception %s", pd(err), pb(g.Cancelled()), pd(g.Err()))
+		} else {
+			return fmt.Errorf("waiter: %v", err)
+		}
 		return nil
 	})
 }
@@ -243,6 +257,23 @@ func TestPortWaitForWaitsCleanup(t *testing.T) {
 			p.log("wait_for returned %s instead of raising", r)
 		case errors.Is(err, asyncio.ErrTimeout):
 			p.log("timed out")
+		default:
+			return err
+		}
+
+		p.restart()
+		caller := asyncio.CreateTask(tk, func(t *asyncio.T) (string, error) {
+			return asyncio.WaitForFunc(t, 100*ms, graceful)
+		})
+		if err := asyncio.Sleep(tk, 170*ms); err != nil {
+			return err
+		}
+		caller.Cancel("outer")
+		switch r, err := caller.Await(tk); {
+		case err == nil:
+			p.log("caller returned %s", r)
+		case asyncio.IsCancelled(err):
+			p.log("caller %s cancelled() %s", pd(err), pb(caller.Cancelled()))
 		default:
 			return err
 		}

@@ -4,7 +4,10 @@
 # that the other sleepers go on: the outer future is already done, so
 # cancel() is a no-op (returns False). The answer: cancel the children
 # yourself. Adapted: seconds in tenths (2, 5, 7 -> 0.2, 0.5, 0.7), the
-# sleepers as tasks so that the corrected version can cancel them.
+# sleepers as tasks so that the corrected version can cancel them; then
+# the other side of the docs' sentence: cancelling a pending
+# gather(return_exceptions=True) does cancel the children, and the
+# gather ends with a CancelledError as its exception, not cancelled().
 import asyncio
 
 from probe import d, log, restart
@@ -43,6 +46,21 @@ async def answer():
         log("after", [d(r) for r in res])
 
 
+async def pending_gather():
+    g = asyncio.gather(*[my_sleep(secs) for secs in [0.2, 0.7]], return_exceptions=True)
+
+    async def waiter():
+        return await g
+
+    t = asyncio.create_task(waiter())
+    await asyncio.sleep(0.3)
+    log("cancel the waiter ->", t.cancel())
+    try:
+        await t
+    except asyncio.CancelledError as e:
+        log("waiter", d(e), "gather cancelled()", g.cancelled(), "exception", d(g.exception()))
+
+
 async def main():
     restart()
     await asker()
@@ -50,6 +68,8 @@ async def main():
     await answer()
     await asyncio.sleep(0.5)
     log("end")
+    restart()
+    await pending_gather()
 
 
 asyncio.run(main())

@@ -4,7 +4,8 @@
 # surprise: wait_for's TimeoutError comes only after the cancelled task's
 # cleanup ends, not at the timeout; and a task that swallows the
 # cancellation makes wait_for return its value instead of timing out
-# (3.12+). Adapted: 3 s of work and 1 s timeout become 0.3 and 0.1 s,
+# (3.12+); and since 3.12 runs the coroutine inside the caller, a
+# cancellation of the caller during that cleanup cuts it short. Adapted: 3 s of work and 1 s timeout become 0.3 and 0.1 s,
 # cleanup takes 0.2 s (the swallower's 0.08 s).
 import asyncio
 
@@ -53,6 +54,18 @@ async def main():
         log("wait_for returned", r, "instead of raising")
     except TimeoutError:
         log("timed out")
+    restart()
+
+    async def caller():
+        return await asyncio.wait_for(gracefully_cancellable_task(), timeout=0.1)
+
+    c = asyncio.create_task(caller())
+    await asyncio.sleep(0.17)
+    c.cancel("outer")
+    try:
+        log("caller returned", await c)
+    except asyncio.CancelledError as e:
+        log("caller", d(e), "cancelled()", c.cancelled())
 
 
 asyncio.run(main())
