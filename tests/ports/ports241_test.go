@@ -4,16 +4,15 @@ package ports_test
 // because asyncio surprised them (Q&A threads, blog posts, CPython
 // issues; each .py names its source at the top), adapted only to be
 // deterministic: cancelling a gather that already raised (and a pending
-// one with return_exceptions=True), awaiting a
-// task just cancelled inside `except`, wait_for waiting for the
-// cancelled task's cleanup, a task that swallows its cancellations,
-// Queue.join and a task_done skipped on an error path, re-awaiting a
-// shielded task, a closer's own cancellation swallowed with its child's,
-// Lock release on cancellation, asyncio.timeout(0) taking a prior
-// cancellation for its own (gh-134471), a Semaphore permit leaked by a
-// bare acquire, TaskGroup fail-fast with a failing cleanup, and an Event
-// cleared by the first of two woken waiters. Same conventions as
-// ports_test.go.
+// one with return_exceptions=True), awaiting a task just cancelled
+// inside `except`, wait_for waiting for the cancelled task's cleanup, a
+// task that swallows its cancellations, Queue.join and a task_done
+// skipped on an error path, re-awaiting a shielded task, a closer's own
+// cancellation swallowed with its child's, Lock release on cancellation,
+// asyncio.timeout(0) taking a prior cancellation for its own
+// (gh-134471), a Semaphore permit leaked by a bare acquire, TaskGroup
+// fail-fast with a failing cleanup, and an Event cleared by the first of
+// two woken waiters. Same conventions as ports_test.go.
 
 import (
 	"errors"
