@@ -1,0 +1,541 @@
+package asyncio_test
+
+// TestDocNamesResolve checks that the Go names the Markdown documentation and
+// the package doc comments mention exist in the exported API, so that a rename
+// cannot leave README.md pointing a porting user at a name that is gone.
+//
+// The API is read from the source (go/parser, go/ast; no type checker, no
+// build): every non-test .go file of the public packages below, whatever its
+// build tags. For each package: its exported top-level names, and for each
+// exported type its members: methods (value and pointer receivers), struct
+// fields, interface methods, and what embedded types of these packages
+// promote. A type that embeds a type from outside these packages, or is an
+// alias or defined from another non-struct type, is "open": any member
+// resolves (we cannot list them without a type checker).
+//
+// What is checked, in Markdown code spans (`...`) and ```go blocks of
+// README.md, DESIGN.md and cmd/asynciovet/README.md:
+//
+//   - pkg.Name and pkg.Name.Member, pkg one of asyncio, aio, cancelcheck,
+//     asynciohttp, with an upper-case Name (lower-case is Python: asyncio.run);
+//     "debug." is not ours (runtime/debug): the package is debug/asynciohttp;
+//   - Type.Member and (*Type).Member, Type an exported type of these packages
+//     not qualified by another package (http.Server.Close is not ours);
+//   - WithX option names (not qualified by another package);
+//   - in code spans only (not in ```go blocks, where variables are declared
+//     with other meanings), a method or field on one of the README's receiver
+//     variables, by this convention (a union where the README uses one letter
+//     for two types; any other variable is not checked):
+//     t *T; l, loop *Loop; tk, task *Task; fut *Future; g *Group or
+//     *LoopGroup; q *Queue, *PriorityQueue or *LifoQueue; lk *Lock;
+//     ev *Event; c *Condition or *VarContext; s *TimeoutScope;
+//     eg *ExceptionGroup; b *Barrier; h *Handle or *TimerHandle;
+//     v *ContextVar; r *Runner or *aio.StreamReader; w *aio.StreamWriter;
+//     tr aio.Transport.
+//
+// Not checked: the columns that name asyncio/Python or another system (a
+// table column headed "asyncio", "Node.js / libuv", "Redis `ae.c`"), and the
+// "old" column of "Renamed in 0.2", which names what no longer exists on
+// purpose. In the doc comments of the packages (go doc's prose): every doc
+// link ([Name], [Name.Method], [pkg.Name]) and qualified pkg.Name.
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// docAPIPackages are the module's public packages: directory → package name.
+var docAPIPackages = map[string]string{
+	".":                 "asyncio",
+	"aio":               "aio",
+	"cancelcheck":       "cancelcheck",
+	"debug/asynciohttp": "asynciohttp",
+}
+
+// docMarkdownFiles are the Markdown files whose Go names are checked.
+var docMarkdownFiles = []string{"README.md", "DESIGN.md", "cmd/asynciovet/README.md"}
+
+// docReceivers is the README's receiver-variable convention (see above).
+var docReceivers = map[string][]string{
+	"t": {"asyncio.T", "testing.T"}, "l": {"asyncio.Loop"}, "loop": {"asyncio.Loop"},
+	"tk": {"asyncio.Task"}, "task": {"asyncio.Task"}, "fut": {"asyncio.Future"},
+	"g":  {"asyncio.Group", "asyncio.LoopGroup"},
+	"q":  {"asyncio.Queue", "asyncio.PriorityQueue", "asyncio.LifoQueue"},
+	"lk": {"asyncio.Lock"}, "ev": {"asyncio.Event"},
+	"c": {"asyncio.Condition", "asyncio.VarContext"},
+	"s": {"asyncio.TimeoutScope"}, "eg": {"asyncio.ExceptionGroup"},
+	"b": {"asyncio.Barrier"}, "h": {"asyncio.Handle", "asyncio.TimerHandle"},
+	"v": {"asyncio.ContextVar"},
+	"r": {"asyncio.Runner", "aio.StreamReader"}, "w": {"aio.StreamWriter"},
+	"tr": {"aio.Transport"},
+}
+
+// docTestingT is what a t of a Go test (*testing.T) has: the README's t is
+// either, as in "what t.FailNow does".
+var docTestingT = map[string]bool{
+	"Cleanup": true, "Context": true, "Deadline": true, "Error": true, "Errorf": true, "Fail": true,
+	"FailNow": true, "Failed": true, "Fatal": true, "Fatalf": true, "Helper": true, "Log": true,
+	"Logf": true, "Name": true, "Parallel": true, "Run": true, "Setenv": true, "Chdir": true,
+	"Skip": true, "SkipNow": true, "Skipf": true, "Skipped": true, "TempDir": true, "Attr": true,
+	"Output": true,
+}
+
+// docPlaceholders stand for any name in prose ("asyncio.X", "WithX(value)").
+var docPlaceholders = map[string]bool{"X": true, "WithX": true}
+
+// docIntentional are names a document mentions because they do not exist
+// (file: name → why).
+var docIntentional = map[string]string{
+	// "embedding would also promote T's running-side methods ... so that
+	// tk.Context() ... would compile": why Task does not embed T.
+	"DESIGN.md: tk.Context (asyncio.Task)": "the method Task deliberately lacks",
+}
+
+// docSkipColumns are table column headers whose cells are not Go.
+var docSkipColumns = map[string]bool{
+	"asyncio": true, "old": true, "Node.js / libuv": true, "Redis `ae.c`": true,
+}
+
+type docType struct {
+	members  map[string]bool
+	embedded []string // "pkg.Type" of embedded types of our packages
+	open     bool
+}
+
+type docPkg struct {
+	names map[string]bool
+	types map[string]*docType
+}
+
+type docAPI struct {
+	pkgs  map[string]*docPkg // by package name
+	tests map[string]bool    // Test/Example/Benchmark/Fuzz funcs of the module
+	files map[string][]*ast.File
+	fset  *token.FileSet
+}
+
+func loadDocAPI(t *testing.T) *docAPI {
+	api := &docAPI{pkgs: map[string]*docPkg{}, tests: map[string]bool{}, files: map[string][]*ast.File{}, fset: token.NewFileSet()}
+	for dir, name := range docAPIPackages {
+		p := &docPkg{names: map[string]bool{}, types: map[string]*docType{}}
+		api.pkgs[name] = p
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := func(n string) *docType {
+			if p.types[n] == nil {
+				p.types[n] = &docType{members: map[string]bool{}}
+			}
+			return p.types[n]
+		}
+		for _, e := range ents {
+			fn := e.Name()
+			if !strings.HasSuffix(fn, ".go") || strings.HasSuffix(fn, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(api.fset, filepath.Join(dir, fn), nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name.Name != name {
+				continue
+			}
+			api.files[name] = append(api.files[name], f)
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						p.names[d.Name.Name] = true
+						continue
+					}
+					if rt := docRecvName(d.Recv.List[0].Type); rt != "" {
+						typ(rt).members[d.Name.Name] = true
+					}
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.ValueSpec:
+							for _, id := range s.Names {
+								p.names[id.Name] = true
+							}
+						case *ast.TypeSpec:
+							p.names[s.Name.Name] = true
+							dt := typ(s.Name.Name)
+							if s.Assign.IsValid() {
+								dt.open = true
+								continue
+							}
+							docTypeMembers(name, dt, s.Type)
+						}
+					}
+				}
+			}
+		}
+	}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		for _, m := range docTestFunc.FindAllSubmatch(b, -1) {
+			api.tests[string(m[1])] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+func docHasPrefix(names map[string]bool, prefix string) bool {
+	for n := range names {
+		if strings.HasPrefix(n, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func docRecvName(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// docEmbedded names an embedded type: "pkg.Type" for one of our packages,
+// "" (open) for anything else.
+func docEmbedded(pkg string, e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return pkg + "." + x.Name
+		case *ast.SelectorExpr:
+			if id, ok := x.X.(*ast.Ident); ok {
+				for _, n := range docAPIPackages {
+					if n == id.Name {
+						return n + "." + x.Sel.Name
+					}
+				}
+			}
+			return ""
+		default:
+			return ""
+		}
+	}
+}
+
+func docTypeMembers(pkg string, dt *docType, e ast.Expr) {
+	switch x := e.(type) {
+	case *ast.StructType:
+		for _, f := range x.Fields.List {
+			if len(f.Names) == 0 {
+				emb := docEmbedded(pkg, f.Type)
+				if emb == "" {
+					dt.open = true
+					continue
+				}
+				dt.embedded = append(dt.embedded, emb)
+				dt.members[emb[strings.Index(emb, ".")+1:]] = true // the field itself
+				continue
+			}
+			for _, id := range f.Names {
+				dt.members[id.Name] = true
+			}
+		}
+	case *ast.InterfaceType:
+		for _, f := range x.Methods.List {
+			if len(f.Names) == 0 {
+				switch f.Type.(type) {
+				case *ast.Ident, *ast.SelectorExpr:
+					emb := docEmbedded(pkg, f.Type)
+					if emb == "" {
+						dt.open = true
+					} else {
+						dt.embedded = append(dt.embedded, emb)
+					}
+				}
+				continue
+			}
+			for _, id := range f.Names {
+				dt.members[id.Name] = true
+			}
+		}
+	case *ast.Ident:
+		if !ast.IsExported(x.Name) && x.Name == strings.ToLower(x.Name) && !strings.Contains(x.Name, "_") {
+			return // a basic type (int, string, func...): only its own methods
+		}
+		dt.open = true
+	case *ast.FuncType, *ast.MapType, *ast.ChanType, *ast.ArrayType:
+	default:
+		dt.open = true
+	}
+}
+
+// hasMember reports whether pkg.typ has member m (seen guards cycles).
+func (api *docAPI) hasMember(pkg, typ, m string, seen map[string]bool) bool {
+	if pkg == "testing" {
+		return docTestingT[m]
+	}
+	key := pkg + "." + typ
+	if seen[key] {
+		return false
+	}
+	seen[key] = true
+	p := api.pkgs[pkg]
+	if p == nil {
+		return false
+	}
+	dt := p.types[typ]
+	if dt == nil {
+		return false
+	}
+	if dt.open || dt.members[m] {
+		return true
+	}
+	for _, emb := range dt.embedded {
+		i := strings.Index(emb, ".")
+		if api.hasMember(emb[:i], emb[i+1:], m, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// typesNamed lists the packages that declare exported type n.
+func (api *docAPI) typesNamed(n string) []string {
+	var out []string
+	for name, p := range api.pkgs {
+		if dt := p.types[n]; dt != nil && ast.IsExported(n) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// check returns the problems with the Go names in one piece of code.
+func (api *docAPI) check(code string, receivers bool) []string {
+	var bad []string
+	// pkg.Name[.Member]
+	for _, m := range docQualified.FindAllStringSubmatch(code, -1) {
+		pkg, name, glob, member := m[1], m[2], m[3], m[4]
+		if !ast.IsExported(name) || docPlaceholders[name] {
+			continue // Python: asyncio.run, asyncio.create_task
+		}
+		p := api.pkgs[pkg]
+		if docTestName.MatchString(name) { // aio.TestShutdownCompleteAtAnyMoment
+			if !api.tests[name] && !(glob != "" && docHasPrefix(api.tests, name)) {
+				bad = append(bad, pkg+"."+name+glob)
+			}
+			continue
+		}
+		if glob != "" {
+			if !docHasPrefix(p.names, name) {
+				bad = append(bad, pkg+"."+name+"*")
+			}
+			continue
+		}
+		if !p.names[name] {
+			bad = append(bad, pkg+"."+name)
+			continue
+		}
+		if member != "" && ast.IsExported(member) && p.types[name] != nil &&
+			!api.hasMember(pkg, name, member, map[string]bool{}) {
+			bad = append(bad, pkg+"."+name+"."+member)
+		}
+	}
+	// Type.Member, (*Type).Member
+	for _, m := range docTypeMember.FindAllStringSubmatch(code, -1) {
+		typ, member := m[1]+m[3], m[2]+m[4]
+		if !ast.IsExported(member) {
+			continue
+		}
+		pkgs := api.typesNamed(typ)
+		if len(pkgs) == 0 {
+			continue // not one of our types (a Python or stdlib name)
+		}
+		ok := false
+		for _, pkg := range pkgs {
+			ok = ok || api.hasMember(pkg, typ, member, map[string]bool{})
+		}
+		if !ok {
+			bad = append(bad, typ+"."+member)
+		}
+	}
+	// WithX
+	for _, m := range docOption.FindAllStringSubmatch(code, -1) {
+		if docPlaceholders[m[1]] {
+			continue
+		}
+		ok := false
+		for _, p := range api.pkgs {
+			ok = ok || p.names[m[1]] || m[2] != "" && docHasPrefix(p.names, m[1])
+		}
+		if !ok {
+			bad = append(bad, m[1]+m[2])
+		}
+	}
+	// TestX, ExampleX, BenchmarkX, FuzzX: a function of some _test.go file
+	if receivers {
+		for _, m := range docTestName.FindAllStringSubmatch(code, -1) {
+			if !(api.tests[m[1]] || m[2] != "" && docHasPrefix(api.tests, m[1])) {
+				bad = append(bad, m[1]+m[2])
+			}
+		}
+	}
+	if receivers {
+		for _, m := range docReceiver.FindAllStringSubmatch(code, -1) {
+			types, member := docReceivers[m[1]], m[2]
+			if types == nil {
+				continue
+			}
+			ok := false
+			for _, pt := range types {
+				i := strings.Index(pt, ".")
+				ok = ok || api.hasMember(pt[:i], pt[i+1:], member, map[string]bool{})
+			}
+			if !ok {
+				bad = append(bad, m[1]+"."+member+" ("+strings.Join(types, " or ")+")")
+			}
+		}
+	}
+	return bad
+}
+
+var (
+	docQualified  = regexp.MustCompile(`(?:^|[^\w.])(asyncio|aio|cancelcheck|asynciohttp)\.([A-Za-z_]\w*)(\*?)(?:\[[^\]]*\])?(?:\.([A-Za-z_]\w*))?`)
+	docTypeMember = regexp.MustCompile(`(?:^|[^\w.])(?:([A-Z]\w*)(?:\[[^\]]*\])?\.(\w+)|\(\*([A-Z]\w*)(?:\[[^\]]*\])?\)\.(\w+))`)
+	docOption     = regexp.MustCompile(`(?:^|[^\w.])(With[A-Z]\w*)(\*?)`)
+	docTestName   = regexp.MustCompile(`(?:^|[^\w.])((?:Test|Example|Benchmark|Fuzz)[A-Z_]\w*)(\*?)`)
+	docTestFunc   = regexp.MustCompile(`(?m)^func ((?:Test|Example|Benchmark|Fuzz)\w*)\(`)
+	docReceiver   = regexp.MustCompile(`(?:^|[^\w.])([a-z]\w*)\.([A-Z]\w*)`)
+)
+
+// docSplitRow splits a Markdown table row on its unescaped pipes.
+func docSplitRow(line string) []string {
+	line = strings.TrimSpace(line)
+	line = strings.TrimPrefix(line, "|")
+	line = strings.TrimSuffix(line, "|")
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(line); i++ {
+		if line[i] == '\\' && i+1 < len(line) && line[i+1] == '|' {
+			cur.WriteString(`\|`)
+			i++
+			continue
+		}
+		if line[i] == '|' {
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+			continue
+		}
+		cur.WriteByte(line[i])
+	}
+	return append(cells, strings.TrimSpace(cur.String()))
+}
+
+var docCodeSpan = regexp.MustCompile("`([^`]+)`")
+
+// checkMarkdown returns "file:line: name" for each unresolved name.
+func (api *docAPI) checkMarkdown(file, text string) []string {
+	var out []string
+	report := func(n int, code string, receivers bool) {
+		code = strings.ReplaceAll(code, `\|`, "|")
+		for _, b := range api.check(code, receivers) {
+			if docIntentional[file+": "+b] != "" {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s:%d: %s", file, n, b))
+		}
+	}
+	lines := strings.Split(text, "\n")
+	fence, fenceGo := false, false
+	var header []string
+	for i, line := range lines {
+		n := i + 1
+		trim := strings.TrimSpace(line)
+		if strings.HasPrefix(trim, "```") {
+			if !fence {
+				fence, fenceGo = true, strings.TrimPrefix(trim, "```") == "go"
+			} else {
+				fence = false
+			}
+			continue
+		}
+		if fence {
+			if fenceGo {
+				report(n, line, false)
+			}
+			continue
+		}
+		if !strings.HasPrefix(trim, "|") {
+			header = nil
+			for _, m := range docCodeSpan.FindAllStringSubmatch(line, -1) {
+				report(n, m[1], true)
+			}
+			continue
+		}
+		if header == nil {
+			header = docSplitRow(trim)
+			if i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "|-") {
+				continue // the header row names columns
+			}
+		}
+		if strings.HasPrefix(trim, "|-") {
+			continue
+		}
+		for c, cell := range docSplitRow(trim) {
+			if c < len(header) && docSkipColumns[header[c]] {
+				continue
+			}
+			for _, m := range docCodeSpan.FindAllStringSubmatch(cell, -1) {
+				report(n, m[1], true)
+			}
+		}
+	}
+	return out
+}
+
+func TestDocNamesResolve(t *testing.T) {
+	api := loadDocAPI(t)
+	var bad []string
+	for _, f := range docMarkdownFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, api.checkMarkdown(f, string(b))...)
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
