@@ -40,8 +40,10 @@ package asyncio_test
 // link ([Name], [Name.Method], [pkg.Name]) and qualified pkg.Name.
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
+	"go/doc/comment"
 	"go/parser"
 	"go/token"
 	"os"
@@ -49,6 +51,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -61,7 +64,9 @@ var docAPIPackages = map[string]string{
 }
 
 // docMarkdownFiles are the Markdown files whose Go names are checked.
-var docMarkdownFiles = []string{"README.md", "DESIGN.md", "cmd/asynciovet/README.md"}
+var docMarkdownFiles = []string{"README.md", "DESIGN.md", "cmd/asynciovet/README.md",
+	"docs/every-core.md", "docs/first-touch.md", "docs/diagnostics-cost.md", "docs/scaling.md",
+	"docs/soak.md", "docs/rules.md"}
 
 // docReceivers is the README's receiver-variable convention (see above).
 var docReceivers = map[string][]string{
@@ -97,6 +102,8 @@ var docIntentional = map[string]string{
 	// "embedding would also promote T's running-side methods ... so that
 	// tk.Context() ... would compile": why Task does not embed T.
 	"DESIGN.md: tk.Context (asyncio.Task)": "the method Task deliberately lacks",
+	// methodName's comment: the format "pkg.(*T).Method", T and Method placeholders.
+	"aio/subprocess.go: T.Method": "a format",
 }
 
 // docSkipColumns are table column headers whose cells are not Go.
@@ -122,14 +129,28 @@ type docAPI struct {
 	fset  *token.FileSet
 }
 
+var (
+	docAPIOnce   sync.Once
+	docAPICached *docAPI
+	docAPIErr    error
+)
+
 func loadDocAPI(t *testing.T) *docAPI {
+	docAPIOnce.Do(func() { docAPICached, docAPIErr = parseDocAPI() })
+	if docAPIErr != nil {
+		t.Fatal(docAPIErr)
+	}
+	return docAPICached
+}
+
+func parseDocAPI() (*docAPI, error) {
 	api := &docAPI{pkgs: map[string]*docPkg{}, tests: map[string]bool{}, files: map[string][]*ast.File{}, fset: token.NewFileSet()}
 	for dir, name := range docAPIPackages {
 		p := &docPkg{names: map[string]bool{}, types: map[string]*docType{}}
 		api.pkgs[name] = p
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		typ := func(n string) *docType {
 			if p.types[n] == nil {
@@ -142,9 +163,9 @@ func loadDocAPI(t *testing.T) *docAPI {
 			if !strings.HasSuffix(fn, ".go") || strings.HasSuffix(fn, "_test.go") {
 				continue
 			}
-			f, err := parser.ParseFile(api.fset, filepath.Join(dir, fn), nil, parser.ParseComments)
+			f, err := parser.ParseFile(api.fset, filepath.Join(dir, fn), nil, parser.ParseComments|parser.SkipObjectResolution)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			if f.Name.Name != name {
 				continue
@@ -186,15 +207,24 @@ func loadDocAPI(t *testing.T) *docAPI {
 			return err
 		}
 		b, err := os.ReadFile(path)
-		for _, m := range docTestFunc.FindAllSubmatch(b, -1) {
-			api.tests[string(m[1])] = true
+		for rest := b; ; {
+			i := bytes.Index(rest, []byte("\nfunc "))
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len("\nfunc "):]
+			if j := bytes.IndexByte(rest, '('); j > 0 {
+				if name := string(rest[:j]); docTestName.MatchString(name) {
+					api.tests[name] = true
+				}
+			}
 		}
 		return err
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return api
+	return api, nil
 }
 
 func docHasPrefix(names map[string]bool, prefix string) bool {
@@ -432,11 +462,10 @@ func (api *docAPI) check(code string, receivers bool) []string {
 }
 
 var (
-	docQualified  = regexp.MustCompile(`(?:^|[^\w.])(asyncio|aio|cancelcheck|asynciohttp)\.([A-Za-z_]\w*)(\*?)(?:\[[^\]]*\])?(?:\.([A-Za-z_]\w*))?`)
+	docQualified  = regexp.MustCompile(`(?:^|[^\w.])(asyncio|aio|cancelcheck|asynciohttp)\.([A-Za-z_]\w*)(\*|…)?(?:\[[^\]]*\])?(?:\.([A-Za-z_]\w*))?`)
 	docTypeMember = regexp.MustCompile(`(?:^|[^\w.])(?:([A-Z]\w*)(?:\[[^\]]*\])?\.(\w+)|\(\*([A-Z]\w*)(?:\[[^\]]*\])?\)\.(\w+))`)
-	docOption     = regexp.MustCompile(`(?:^|[^\w.])(With[A-Z]\w*)(\*?)`)
-	docTestName   = regexp.MustCompile(`(?:^|[^\w.])((?:Test|Example|Benchmark|Fuzz)[A-Z_]\w*)(\*?)`)
-	docTestFunc   = regexp.MustCompile(`(?m)^func ((?:Test|Example|Benchmark|Fuzz)\w*)\(`)
+	docOption     = regexp.MustCompile(`(?:^|[^\w.])(With[A-Z]\w*)(\*|…)?`)
+	docTestName   = regexp.MustCompile(`(?:^|[^\w.])((?:Test|Example|Benchmark|Fuzz)[A-Z_]\w*)(\*|…)?`)
 	docReceiver   = regexp.MustCompile(`(?:^|[^\w.])([a-z]\w*)\.([A-Z]\w*)`)
 )
 
@@ -537,5 +566,167 @@ func TestDocNamesResolve(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Error(b)
+	}
+}
+
+// TestDocLinksResolve checks the doc links of the public packages' comments
+// ([Name], [Name.Method], [pkg.Name], [*pkg.Name]; what go doc and pkg.go.dev
+// turn into links, and leave as plain text when the name is gone) and their
+// qualified names (asyncio.Name, aio.Name ...), as in the Markdown.
+func TestDocLinksResolve(t *testing.T) {
+	api := loadDocAPI(t)
+	for pkg, files := range api.files {
+		for _, f := range files {
+			for _, cg := range f.Comments {
+				pos := api.fset.Position(cg.Pos())
+				for _, b := range api.checkComment(pkg, cg.Text()) {
+					if docIntentional[pos.Filename+": "+b] != "" {
+						continue
+					}
+					t.Errorf("%s:%d: %s", pos.Filename, pos.Line, b)
+				}
+			}
+		}
+	}
+}
+
+// docImportPaths maps the import paths of the public packages to their names.
+func docImportPaths() map[string]string {
+	m := map[string]string{}
+	for dir, name := range docAPIPackages {
+		path := "github.com/go-asyncio/asyncio"
+		if dir != "." {
+			path += "/" + dir
+		}
+		m[path] = name
+	}
+	return m
+}
+
+// checkComment returns the unresolved names of one comment of package pkg.
+func (api *docAPI) checkComment(pkg, text string) []string {
+	pathOf := docImportPaths()
+	var parser comment.Parser
+	parser.LookupPackage = func(name string) (string, bool) {
+		for path, n := range pathOf {
+			if n == name {
+				return path, true
+			}
+		}
+		return "", false
+	}
+	parser.LookupSym = func(recv, name string) bool { return true }
+	var bad []string
+	docWalk(parser.Parse(text), func(l *comment.DocLink) {
+		if !ast.IsExported(l.Name) || l.Recv != "" && !ast.IsExported(l.Recv) {
+			return
+		}
+		lp := pkg
+		if l.ImportPath != "" {
+			if lp = pathOf[l.ImportPath]; lp == "" {
+				return // another package's
+			}
+		}
+		p := api.pkgs[lp]
+		switch {
+		case l.Recv == "" && !p.names[l.Name]:
+			bad = append(bad, "["+lp+"."+l.Name+"]")
+		case l.Recv != "" && !api.hasMember(lp, l.Recv, l.Name, map[string]bool{}):
+			bad = append(bad, "["+lp+"."+l.Recv+"."+l.Name+"]")
+		}
+	})
+	for _, b := range api.check(text, false) {
+		// asyncio.Name in Go prose is Python's (asyncio.QueueFull)
+		if !docQualified.MatchString(" " + b) {
+			bad = append(bad, b)
+		}
+	}
+	return bad
+}
+
+// docWalk calls fn for each doc link of d.
+func docWalk(d *comment.Doc, fn func(*comment.DocLink)) {
+	var text func([]comment.Text)
+	text = func(ts []comment.Text) {
+		for _, x := range ts {
+			switch x := x.(type) {
+			case *comment.DocLink:
+				fn(x)
+			case *comment.Link:
+				text(x.Text)
+			case comment.Italic, comment.Plain:
+			}
+		}
+	}
+	var blocks func([]comment.Block)
+	blocks = func(bs []comment.Block) {
+		for _, b := range bs {
+			switch b := b.(type) {
+			case *comment.Paragraph:
+				text(b.Text)
+			case *comment.Heading:
+				text(b.Text)
+			case *comment.List:
+				for _, it := range b.Items {
+					blocks(it.Content)
+				}
+			}
+		}
+	}
+	blocks(d.Content)
+}
+
+// TestDocNamesCheckerCatches is the checker's own test: stale names of every
+// form are reported with their line, and the names the README uses, Python's
+// and other packages' are not.
+func TestDocNamesCheckerCatches(t *testing.T) {
+	api := loadDocAPI(t)
+	md := "| asyncio | go-asyncio |\n" +
+		"|---|---|\n" +
+		"| `asyncio.Lockk()` `loop.call_soon(cb)` | `l.CallSoonThreadSafe(fn)` |\n" + // 3
+		"\n" +
+		"Good: `asyncio.CreateTask(owner, fn, asyncio.WithEagerStart())`, `aio.WithReuseAddress(on)`,\n" + // 5
+		"`t.Loop()`, `l.CallSoonThreadsafe`, `*asyncio.ExceptionGroup`, `LoopGroup.SnapshotThreadsafe`,\n" +
+		"`Server.CloseClients`, `(*Loop).Stop`, `asyncio.create_task`, `context.Cause`, `http.Server.Close`,\n" +
+		"`ExceptionContext.Stack`, `aio.Server.CloseClients`, `WithTask*`, `t.FailNow`, `asyncio.Future[V].Await`.\n" +
+		"Stale: `aio.WithReuseAddr(on)` `Server.CloseClient` `(*Loop).Stopp` `asyncio.ExceptionGroups`\n" + // 9
+		"`g.SnapshotThreadSafe` `WithEagerStarts()` `aio.Server.CloseClient` `TestNoSuchTest` `WithNoSuch*`\n" + // 10
+		"```go\n" +
+		"tk := asyncio.CreateTaskk(t, fn)\n" + // 12
+		"x.Foo()\n" +
+		"```\n" +
+		"| old | new |\n" +
+		"|---|---|\n" +
+		"| `Queue.Qsize()` | `Queue.Size()` |\n" // 17
+	got := api.checkMarkdown("x.md", md)
+	want := []string{
+		"x.md:3: l.CallSoonThreadSafe (asyncio.Loop)",
+		"x.md:9: aio.WithReuseAddr", "x.md:9: Server.CloseClient", "x.md:9: Loop.Stopp",
+		"x.md:9: asyncio.ExceptionGroups",
+		"x.md:10: aio.Server.CloseClient", "x.md:10: WithEagerStarts", "x.md:10: WithNoSuch*",
+		"x.md:10: TestNoSuchTest", "x.md:10: g.SnapshotThreadSafe (asyncio.Group or asyncio.LoopGroup)",
+		"x.md:12: asyncio.CreateTaskk",
+		"x.md:17: Queue.Size",
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestDocLinksCheckerCatches(t *testing.T) {
+	api := loadDocAPI(t)
+	text := "Good: [Run], [Loop.Close], [aio.Server], [*aio.StreamReader], [context.Context],\n" +
+		"[Group.Cancel], asyncio.QueueFull (Python's), Loop.Stop, [WithDebug].\n" +
+		"Stale: [Runn], [Loop.Closee], [aio.Serverr], [aio.Server.CloseClient], Runner.RunWith,\n" +
+		"WithDebugg.\n"
+	got := api.checkComment("asyncio", text)
+	want := []string{"[asyncio.Runn]", "[asyncio.Loop.Closee]", "Loop.Closee", "[aio.Serverr]",
+		"[aio.Server.CloseClient]", "Runner.RunWith", "WithDebugg"}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
