@@ -14,7 +14,9 @@ package asyncio_test
 // resolves (we cannot list them without a type checker).
 //
 // What is checked, in Markdown code spans (`...`) and ```go blocks of
-// README.md, DESIGN.md and cmd/asynciovet/README.md:
+// docMarkdownFiles (README.md, DESIGN.md, cmd/asynciovet/README.md and the
+// docs/*.md that describe the current API; not the dated bench reports, nor
+// docs/cpython-tests.md, which names CPython's test classes):
 //
 //   - pkg.Name and pkg.Name.Member, pkg one of asyncio, aio, cancelcheck,
 //     asynciohttp, with an upper-case Name (lower-case is Python: asyncio.run);
@@ -22,6 +24,10 @@ package asyncio_test
 //   - Type.Member and (*Type).Member, Type an exported type of these packages
 //     not qualified by another package (http.Server.Close is not ours);
 //   - WithX option names (not qualified by another package);
+//   - in code spans, TestX, ExampleX, BenchmarkX and FuzzX names: a function
+//     of some _test.go file of the module;
+//   - a name followed by "*" or "…" (WithTask*, TestTHREAD4_*) is a prefix
+//     that some name must have; X and WithX are placeholders;
 //   - in code spans only (not in ```go blocks, where variables are declared
 //     with other meanings), a method or field on one of the README's receiver
 //     variables, by this convention (a union where the README uses one letter
@@ -36,8 +42,11 @@ package asyncio_test
 // Not checked: the columns that name asyncio/Python or another system (a
 // table column headed "asyncio", "Node.js / libuv", "Redis `ae.c`"), and the
 // "old" column of "Renamed in 0.2", which names what no longer exists on
-// purpose. In the doc comments of the packages (go doc's prose): every doc
-// link ([Name], [Name.Method], [pkg.Name]) and qualified pkg.Name.
+// purpose; docIntentional lists the names a document mentions because they
+// do not exist. In every comment of the packages' non-test files (go doc's
+// prose): every doc link ([Name], [Name.Method], [pkg.Name], [*pkg.Name]),
+// Type.Member and WithX; not pkg.Name, which in Go prose names Python's
+// asyncio (asyncio.QueueFull).
 
 import (
 	"bytes"
@@ -578,8 +587,18 @@ func TestDocLinksResolve(t *testing.T) {
 	for pkg, files := range api.files {
 		for _, f := range files {
 			for _, cg := range f.Comments {
-				pos := api.fset.Position(cg.Pos())
 				for _, b := range api.checkComment(pkg, cg.Text()) {
+					// the line: the first comment line with the name's last part
+					last := strings.Trim(b[strings.LastIndex(b, ".")+1:], "[]")
+					word := regexp.MustCompile(`\b` + regexp.QuoteMeta(last) + `\b`)
+					at := cg.Pos()
+					for _, c := range cg.List {
+						if word.MatchString(c.Text) {
+							at = c.Pos()
+							break
+						}
+					}
+					pos := api.fset.Position(at)
 					if docIntentional[pos.Filename+": "+b] != "" {
 						continue
 					}
