@@ -24,6 +24,9 @@ package asyncio_test
 //   - Type.Member and (*Type).Member, Type an exported type of these packages
 //     not qualified by another package (http.Server.Close is not ours);
 //   - WithX option names (not qualified by another package);
+//   - in code spans, an unqualified call Name(...): a top-level name or a
+//     member of some type of these packages (docForeignCalls: the few that
+//     are another library's);
 //   - in code spans, TestX, ExampleX, BenchmarkX and FuzzX names: a function
 //     of some _test.go file of the module;
 //   - a name followed by "*" or "…" (WithTask*, TestTHREAD4_*) is a prefix
@@ -113,6 +116,14 @@ var docIntentional = map[string]string{
 	"DESIGN.md: tk.Context (asyncio.Task)": "the method Task deliberately lacks",
 	// methodName's comment: the format "pkg.(*T).Method", T and Method placeholders.
 	"aio/subprocess.go: T.Method": "a format",
+}
+
+// docForeignCalls are unqualified calls in the documents that are not ours.
+var docForeignCalls = map[string]bool{
+	"LookupAddr":         true, // net.Resolver's, what WithResolver's resolver has
+	"MockClock":          true, // Trio's
+	"AsyncLimiter":       true, // aiolimiter's
+	"BaseExceptionGroup": true, // Python's
 }
 
 // docSkipColumns are table column headers whose cells are not Go.
@@ -234,6 +245,22 @@ func parseDocAPI() (*docAPI, error) {
 		return nil, err
 	}
 	return api, nil
+}
+
+// anyName reports whether n is a top-level name or a member of a type of
+// one of the packages.
+func (api *docAPI) anyName(n string) bool {
+	for _, p := range api.pkgs {
+		if p.names[n] {
+			return true
+		}
+		for _, dt := range p.types {
+			if dt.members[n] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func docHasPrefix(names map[string]bool, prefix string) bool {
@@ -443,6 +470,15 @@ func (api *docAPI) check(code string, receivers bool) []string {
 			bad = append(bad, m[1]+m[2])
 		}
 	}
+	// Name(...), unqualified: a function, type or member of these packages
+	if receivers {
+		for _, m := range docBareCall.FindAllStringSubmatch(code, -1) {
+			if !api.anyName(m[1]) && !docTestName.MatchString(m[1]) &&
+				!strings.HasPrefix(m[1], "With") && !docForeignCalls[m[1]] {
+				bad = append(bad, m[1]+"(")
+			}
+		}
+	}
 	// TestX, ExampleX, BenchmarkX, FuzzX: a function of some _test.go file
 	if receivers {
 		for _, m := range docTestName.FindAllStringSubmatch(code, -1) {
@@ -475,6 +511,7 @@ var (
 	docTypeMember = regexp.MustCompile(`(?:^|[^\w.])(?:([A-Z]\w*)(?:\[[^\]]*\])?\.(\w+)|\(\*([A-Z]\w*)(?:\[[^\]]*\])?\)\.(\w+))`)
 	docOption     = regexp.MustCompile(`(?:^|[^\w.])(With[A-Z]\w*)(\*|…)?`)
 	docTestName   = regexp.MustCompile(`(?:^|[^\w.])((?:Test|Example|Benchmark|Fuzz)[A-Z_]\w*)(\*|…)?`)
+	docBareCall   = regexp.MustCompile(`(?:^|[^\w.*])([A-Z]\w*)(?:\[[^\]]*\])?\(`)
 	docReceiver   = regexp.MustCompile(`(?:^|[^\w.])([a-z]\w*)\.([A-Z]\w*)`)
 )
 
@@ -518,10 +555,12 @@ func (api *docAPI) checkMarkdown(file, text string) []string {
 	lines := strings.Split(text, "\n")
 	fence, fenceGo := false, false
 	var header []string
+	open, openLine := "", 0 // a code span wrapped onto the next line
 	for i, line := range lines {
 		n := i + 1
 		trim := strings.TrimSpace(line)
 		if strings.HasPrefix(trim, "```") {
+			open = ""
 			if !fence {
 				fence, fenceGo = true, strings.TrimPrefix(trim, "```") == "go"
 			} else {
@@ -537,11 +576,29 @@ func (api *docAPI) checkMarkdown(file, text string) []string {
 		}
 		if !strings.HasPrefix(trim, "|") {
 			header = nil
+			// a code span may wrap onto the next line: carry it over
+			if open != "" {
+				j := strings.IndexByte(line, '`')
+				if j < 0 || trim == "" {
+					if trim == "" {
+						open = "" // a blank line ends the paragraph: no span
+					} else {
+						open += " " + line
+					}
+					continue
+				}
+				report(openLine, open+" "+line[:j], true)
+				open, line = "", line[j+1:]
+			}
 			for _, m := range docCodeSpan.FindAllStringSubmatch(line, -1) {
 				report(n, m[1], true)
 			}
+			if strings.Count(line, "`")%2 == 1 {
+				open, openLine = line[strings.LastIndexByte(line, '`')+1:], n
+			}
 			continue
 		}
+		open = ""
 		if header == nil {
 			header = docSplitRow(trim)
 			if i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "|-") {
@@ -716,7 +773,12 @@ func TestDocNamesCheckerCatches(t *testing.T) {
 		"```\n" +
 		"| old | new |\n" +
 		"|---|---|\n" +
-		"| `Queue.Qsize()` | `Queue.Size()` |\n" // 17
+		"| `Queue.Qsize()` | `Queue.Size()` |\n" + // 17
+		"\n" +
+		"A wrapped span `asyncio.Go(t, func(ctx) (V, error)\n" + // 19
+		"{...})` and `aio.NoSuch(t,\n" + // 20
+		"x)` and prose WithNot `Loop.Stop` between `t.Loop()`.\n" +
+		"Bare: `FutureAddToAwaitedByy(fut, waiter)` `RunWith(r, fn)` `NewFuture[V](l)`.\n" // 22
 	got := api.checkMarkdown("x.md", md)
 	want := []string{
 		"x.md:3: l.CallSoonThreadSafe (asyncio.Loop)",
@@ -726,6 +788,8 @@ func TestDocNamesCheckerCatches(t *testing.T) {
 		"x.md:10: TestNoSuchTest", "x.md:10: g.SnapshotThreadSafe (asyncio.Group or asyncio.LoopGroup)",
 		"x.md:12: asyncio.CreateTaskk",
 		"x.md:17: Queue.Size",
+		"x.md:20: aio.NoSuch",
+		"x.md:22: FutureAddToAwaitedByy(",
 	}
 	sort.Strings(got)
 	sort.Strings(want)
