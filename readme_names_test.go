@@ -27,6 +27,8 @@ package asyncio_test
 //   - in code spans, an unqualified call Name(...): a top-level name or a
 //     member of some type of these packages (docForeignCalls: the few that
 //     are another library's);
+//   - in code spans, an unqualified *Name or Name{...}: a type of these
+//     packages;
 //   - in code spans, TestX, ExampleX, BenchmarkX and FuzzX names: a function
 //     of some _test.go file of the module;
 //   - a name followed by "*" or "…" (WithTask*, TestTHREAD4_*) is a prefix
@@ -479,6 +481,19 @@ func (api *docAPI) check(code string, receivers bool) []string {
 			}
 		}
 	}
+	// *Name, unqualified, in a code span: a type of these packages
+	if receivers {
+		for _, m := range docBarePointer.FindAllStringSubmatch(code, -1) {
+			if len(api.typesNamed(m[1])) == 0 {
+				bad = append(bad, "*"+m[1])
+			}
+		}
+		for _, m := range docBareLiteral.FindAllStringSubmatch(code, -1) {
+			if len(api.typesNamed(m[1])) == 0 {
+				bad = append(bad, m[1]+"{")
+			}
+		}
+	}
 	// TestX, ExampleX, BenchmarkX, FuzzX: a function of some _test.go file
 	if receivers {
 		for _, m := range docTestName.FindAllStringSubmatch(code, -1) {
@@ -507,12 +522,14 @@ func (api *docAPI) check(code string, receivers bool) []string {
 }
 
 var (
-	docQualified  = regexp.MustCompile(`(?:^|[^\w.])(asyncio|aio|cancelcheck|asynciohttp)\.([A-Za-z_]\w*)(\*|…)?(?:\[[^\]]*\])?(?:\.([A-Za-z_]\w*))?`)
-	docTypeMember = regexp.MustCompile(`(?:^|[^\w.])(?:([A-Z]\w*)(?:\[[^\]]*\])?\.(\w+)|\(\*([A-Z]\w*)(?:\[[^\]]*\])?\)\.(\w+))`)
-	docOption     = regexp.MustCompile(`(?:^|[^\w.])(With[A-Z]\w*)(\*|…)?`)
-	docTestName   = regexp.MustCompile(`(?:^|[^\w.])((?:Test|Example|Benchmark|Fuzz)[A-Z_]\w*)(\*|…)?`)
-	docBareCall   = regexp.MustCompile(`(?:^|[^\w.*])([A-Z]\w*)(?:\[[^\]]*\])?\(`)
-	docReceiver   = regexp.MustCompile(`(?:^|[^\w.])([a-z]\w*)\.([A-Z]\w*)`)
+	docQualified   = regexp.MustCompile(`(?:^|[^\w.])(asyncio|aio|cancelcheck|asynciohttp)\.([A-Za-z_]\w*)(\*|…)?(?:\[[^\]]*\])?(?:\.([A-Za-z_]\w*))?`)
+	docTypeMember  = regexp.MustCompile(`(?:^|[^\w.])(?:([A-Z]\w*)(?:\[[^\]]*\])?\.(\w+)|\(\*([A-Z]\w*)(?:\[[^\]]*\])?\)\.(\w+))`)
+	docOption      = regexp.MustCompile(`(?:^|[^\w.])(With[A-Z]\w*)(\*|…)?`)
+	docTestName    = regexp.MustCompile(`(?:^|[^\w.])((?:Test|Example|Benchmark|Fuzz)[A-Z_]\w*)(\*|…)?`)
+	docBareCall    = regexp.MustCompile(`(?:^|[^\w.*])([A-Z]\w*)(?:\[[^\]]*\])?\(`)
+	docBareLiteral = regexp.MustCompile(`(?:^|[^\w.])([A-Z]\w*)(?:\[[^\]]*\])?\{`)
+	docBarePointer = regexp.MustCompile(`(?:^|[^\w.*])\*([A-Z]\w*)`)
+	docReceiver    = regexp.MustCompile(`(?:^|[^\w.])([a-z]\w*)\.([A-Z]\w*)`)
 )
 
 // docSplitRow splits a Markdown table row on its unescaped pipes.
@@ -778,7 +795,8 @@ func TestDocNamesCheckerCatches(t *testing.T) {
 		"A wrapped span `asyncio.Go(t, func(ctx) (V, error)\n" + // 19
 		"{...})` and `aio.NoSuch(t,\n" + // 20
 		"x)` and prose WithNot `Loop.Stop` between `t.Loop()`.\n" +
-		"Bare: `FutureAddToAwaitedByy(fut, waiter)` `RunWith(r, fn)` `NewFuture[V](l)`.\n" // 22
+		"Bare: `FutureAddToAwaitedByy(fut, waiter)` `RunWith(r, fn)` `NewFuture[V](l)`.\n" + // 22
+		"Types: `*ValueError`, `*LoopErr`, `*os.File`, `fn(*args)`, `Outcome{Value, Err}`, `Outcom{}`.\n" // 23
 	got := api.checkMarkdown("x.md", md)
 	want := []string{
 		"x.md:3: l.CallSoonThreadSafe (asyncio.Loop)",
@@ -790,6 +808,8 @@ func TestDocNamesCheckerCatches(t *testing.T) {
 		"x.md:17: Queue.Size",
 		"x.md:20: aio.NoSuch",
 		"x.md:22: FutureAddToAwaitedByy(",
+		"x.md:23: *LoopErr",
+		"x.md:23: Outcom{",
 	}
 	sort.Strings(got)
 	sort.Strings(want)
