@@ -346,7 +346,7 @@ func (g *LoopGroup) startMain(i int, t *T) {
 // The error is nil when every main succeeded; otherwise it joins a
 // *LoopError per loop whose main failed (a main cancelled only because
 // another failed is not listed). Tasks left on the loops stay until Close,
-// as with Runner.RunWith. RunEach returns an error, running nothing, when
+// as with RunWith on a Runner. RunEach returns an error, running nothing, when
 // g is closed or already running, when one of its loops was closed on
 // its own (that error matches ErrLoopClosed), or when it is called on the
 // other side of a testing/synctest bubble from where g was made. A nil

@@ -108,7 +108,7 @@ func (s *loopServer) shutdown(t *asyncio.T) error {
 // afterwards, whatever body returns. Without the shutdown, requests still
 // in progress would outlive the fan-out; ignoring the shutdown's error
 // would swallow a cancellation arriving during it (both found by
-// cancelcheck: TestHTTPFanOutCancellation).
+// cancelcheck: TestAdapterFanOutCancellation).
 func withServer(t *asyncio.T, delay func(path string) time.Duration, body func(s *loopServer) error) error {
 	s, err := serveOnLoop(t, delay)
 	if err != nil {
