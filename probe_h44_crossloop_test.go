@@ -138,7 +138,11 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 		}
 		reports = append(reports, msg)
 	}
-	stopped := false
+	// stopped is written by the closing loop's hook, which in target
+	// mode runs on B's goroutine, possibly after A's main ended and while
+	// this goroutine reads it.
+	var stoppedFlag atomic.Bool
+	stopped := stoppedFlag.Load
 	var a, b *Loop
 	var main *Task[struct{}]
 	if mode == "group" {
@@ -152,7 +156,7 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 			iter := 0
 			a.SetBeforePoll(func() {
 				if iter++; iter == k && !stop.Done() {
-					stopped = true
+					stoppedFlag.Store(true)
 					stop.SetResult(struct{}{})
 				}
 			})
@@ -163,7 +167,7 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 		if err != nil {
 			t.Fatalf("RunGroup: %v", err)
 		}
-		completed := main.Done() && !stopped
+		completed := main.Done() && !stopped()
 		if err := g.Close(); err != nil {
 			t.Errorf("LoopGroup.Close: %v", err)
 		}
@@ -189,7 +193,7 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 	iter := 0
 	closing.SetBeforePoll(func() {
 		if iter++; iter == k {
-			stopped = true
+			stoppedFlag.Store(true)
 			closing.Stop()
 		}
 	})
@@ -203,7 +207,7 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 		if err := b.RunForever(); err != nil {
 			t.Errorf("B: RunForever: %v", err)
 		}
-		if mode == "target" && stopped {
+		if mode == "target" && stopped() {
 			if err := b.Close(); err != nil {
 				t.Errorf("B: Close: %v", err)
 			}
@@ -212,8 +216,9 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 	if err := a.RunForever(); err != nil {
 		t.Fatalf("A: RunForever: %v", err)
 	}
-	completed := main.Done() && !stopped
-	if mode == "target" && main.Done() && stopped {
+	stoppedAtEnd := stopped() // once: B may still reach its k-th iteration
+	completed := main.Done() && !stoppedAtEnd
+	if mode == "target" && main.Done() && stoppedAtEnd {
 		// A went on after B closed: main ends with ErrLoopClosed, or
 		// completed if B closed after the last call.
 		if err := main.Err(); err != nil && !errors.Is(err, ErrLoopClosed) {
@@ -224,7 +229,7 @@ func h44CrossLoopAt(t *testing.T, mode string, k int) bool {
 	if err := a.Close(); err != nil {
 		t.Errorf("A: Close: %v", err)
 	}
-	if !(mode == "target" && stopped) {
+	if !(mode == "target" && stopped()) {
 		// B still runs: stop it (in caller mode it has had A's Close
 		// cancellations queued by now) and close it.
 		if _, err := b.CallSoonThreadsafe(b.Stop); err != nil && !errors.Is(err, ErrLoopClosed) {
