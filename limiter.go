@@ -215,10 +215,7 @@ func (l *Limiter) AcquireN(t *T, k int) error {
 	if err := l.bind(t.Loop()); err != nil {
 		return err
 	}
-	l.dropCancelledHead()
-	if now := l.loop.Time(); l.waiters.Len() == 0 && l.tokensAt(instant{ns: now})+tokenEps >= float64(k) {
-		l.refill(now)
-		l.take(k)
+	if l.takeAtOnce(k) {
 		return nil
 	}
 	w := &limiterWaiter{fut: NewFuture[struct{}](t), k: k}
@@ -266,20 +263,14 @@ func (l *Limiter) TryAcquire(owner LoopOwner, k int) bool {
 	if err := l.bind(loop); err != nil {
 		panic(err)
 	}
-	l.dropCancelledHead()
-	if now := loop.Time(); l.waiters.Len() == 0 && l.tokensAt(instant{ns: now})+tokenEps >= float64(k) {
-		l.refill(now)
-		l.take(k)
-		return true
-	}
-	return false
+	return l.takeAtOnce(k)
 }
 
 // bind binds the Limiter to loop on its first use. A call from another
 // loop runs on that loop's goroutine, concurrently with the owner's: it
 // reads only the binding (atomic) and, for its error, the fields that
 // never change (not l.loop, the bucket or the queue, which String reads
-// and Tokens even refills).
+// and Tokens read).
 func (l *Limiter) bind(loop *Loop) error {
 	if l.binding.loop.Load() != loop {
 		if err := l.binding.bind(loop, limiterName{l}); err != nil {
@@ -309,6 +300,19 @@ func (l *Limiter) take(k int) {
 		l.tokens = 0 // only ever the floating-point residue
 	}
 	l.stats.Granted++
+}
+
+// takeAtOnce takes k tokens if they are there and nobody waits before
+// the caller (no barging), the fast path of AcquireN and TryAcquire.
+func (l *Limiter) takeAtOnce(k int) bool {
+	l.dropCancelledHead()
+	now := l.loop.Time()
+	if l.waiters.Len() > 0 || l.tokensAt(instant{ns: now})+tokenEps < float64(k) {
+		return false
+	}
+	l.refill(now)
+	l.take(k)
+	return true
 }
 
 // dropCancelledHead removes the waiters at the front of the queue that

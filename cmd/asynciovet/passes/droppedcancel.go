@@ -801,6 +801,15 @@ func relaysOutcome(fn *types.Func) bool {
 	return false
 }
 
+// conjuncts returns the terms of cond joined by &&, in order (cond
+// itself when it is not a conjunction).
+func conjuncts(cond ast.Expr) []ast.Expr {
+	if b, ok := ast.Unparen(cond).(*ast.BinaryExpr); ok && b.Op == token.LAND {
+		return append(conjuncts(b.X), conjuncts(b.Y)...)
+	}
+	return []ast.Expr{cond}
+}
+
 // excludesCancellation reports whether cond is a conjunction with the
 // terms v != nil and !asyncio.IsCancelled(v) (or !errors.Is(v,
 // asyncio.ErrCancelled)): a cancellation then skips the branch together
@@ -808,17 +817,7 @@ func relaysOutcome(fn *types.Func) bool {
 // succeeded. (Without the nil test only a cancellation skips the branch,
 // so the code after it is the cancellation's own handler.)
 func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
-	var terms []ast.Expr
-	var flatten func(e ast.Expr)
-	flatten = func(e ast.Expr) {
-		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
-			flatten(b.X)
-			flatten(b.Y)
-			return
-		}
-		terms = append(terms, e)
-	}
-	flatten(cond)
+	terms := conjuncts(cond)
 	notNil, notCancelled := false, false
 	for _, e := range terms {
 		if isNotNil(info, e, v) {
@@ -837,17 +836,7 @@ func excludesCancellation(info *types.Info, cond ast.Expr, v *types.Var) bool {
 // io.EOF)), and that does not keep a cancellation out of the branch
 // (that is excludesCancellation's filter).
 func notNilAnd(info *types.Info, cond ast.Expr, v *types.Var) bool {
-	var terms []ast.Expr
-	var flatten func(e ast.Expr)
-	flatten = func(e ast.Expr) {
-		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
-			flatten(b.X)
-			flatten(b.Y)
-			return
-		}
-		terms = append(terms, e)
-	}
-	flatten(cond)
+	terms := conjuncts(cond)
 	if len(terms) < 2 {
 		return false
 	}
