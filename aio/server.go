@@ -220,6 +220,7 @@ func (s *Server) acceptConnection(nfd int) {
 		return
 	}
 	tr := newSocketTransport(s.loop, nfd, s.network, p, s, nil)
+	tr.ownFD = true // accepted here
 	tr.maxBuffer = s.opts.maxWriteBuffer
 }
 

@@ -50,3 +50,19 @@ func getpeername(fd int) (unix.Sockaddr, error) { return unix.Getpeername(fd) }
 func recvfromUnix(fd int, p []byte) (int, unix.Sockaddr, error) {
 	return unix.Recvfrom(fd, p, 0)
 }
+
+// rawConnect is connect(2) on a socket the package made non-blocking
+// (see sock_raw_linux.go for the raw Linux form).
+func rawConnect(fd int, sa unix.Sockaddr) error { return unix.Connect(fd, sa) }
+
+// rawSoError reads SO_ERROR, the outcome of a connect in progress.
+func rawSoError(fd int) (int, error) {
+	return unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+}
+
+// rawSetNoDelay sets TCP_NODELAY (asyncio's _set_nodelay), ignoring
+// errors as asyncio does.
+func rawSetNoDelay(fd int) { unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) }
+
+// rawClose closes a socket the package made and never handed out.
+func rawClose(fd int) { unix.Close(fd) }

@@ -339,14 +339,24 @@ func SockConnect(t *asyncio.T, fd int, addr net.Addr) error {
 	if err := checkNonBlocking(t, fd, "SockConnect"); err != nil {
 		return err
 	}
-	return sockConnect(t, fd, sa)
+	// The caller's fd may be blocking (checked in debug mode only, as
+	// asyncio does): an ordinary system call, which the scheduler sees.
+	return connectAndWait(t, fd, sa, unix.Connect)
 }
 
-// sockConnect is SockConnect on a socket address.
+// sockConnect is SockConnect on a socket address, for a socket the
+// package made non-blocking: the connect is a raw system call (see
+// rawConnect).
 func sockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
+	return connectAndWait(t, fd, sa, rawConnect)
+}
+
+// connectAndWait connects fd to sa with connect, then waits for the
+// outcome of a connection in progress.
+func connectAndWait(t *asyncio.T, fd int, sa unix.Sockaddr, connect func(int, unix.Sockaddr) error) error {
 	var err error
 	for {
-		err = unix.Connect(fd, sa)
+		err = connect(fd, sa)
 		if err != unix.EINTR {
 			break
 		}
@@ -361,7 +371,7 @@ func sockConnect(t *asyncio.T, fd int, sa unix.Sockaddr) error {
 		if err := waitIO(t, fd, true); err != nil {
 			return err
 		}
-		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		soerr, err := rawSoError(fd)
 		if err != nil {
 			return os.NewSyscallError("getsockopt", err)
 		}

@@ -324,6 +324,11 @@ type fdTransport struct {
 	// scheduled; writes dropped after that count on.
 	connLost int
 	fdClosed bool
+	// ownFD: the package made fd (a dial, an accept) and has not handed
+	// it out (ExtraInfo("socket")), so no one else can have a copy or
+	// have set SO_LINGER on it, and closeFD may close it with a raw
+	// system call (rawClose).
+	ownFD bool
 	// disown unregisters releaseAtLoopClose (Loop.OnClose).
 	disown func() bool
 }
@@ -371,10 +376,11 @@ func (b *fdTransport) releaseAtLoopClose() {
 // the descriptor is closed "socket" is -1, as asyncio's TransportSocket
 // then says fileno() == -1: the number may already be another file's.
 func (b *fdTransport) ExtraInfo(name string) any {
-	if name == "socket" && b.fdClosed {
-		if _, ok := b.extra[name]; ok {
+	if name == "socket" {
+		if _, ok := b.extra[name]; ok && b.fdClosed {
 			return -1
 		}
+		b.ownFD = false // the caller may dup it, or set SO_LINGER
 	}
 	return b.extra[name]
 }
@@ -493,6 +499,10 @@ func (b *fdTransport) closeFD() {
 		b.file.Close()
 		return
 	}
+	if b.ownFD {
+		rawClose(b.fd)
+		return
+	}
 	unix.Close(b.fd)
 }
 
@@ -549,7 +559,7 @@ func newSocketTransportTo(l *asyncio.Loop, fd int, network string, peer net.Addr
 	})
 	if network == "tcp" {
 		// asyncio's _set_nodelay for TCP transports.
-		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		rawSetNoDelay(fd)
 	}
 	if server != nil {
 		server.attach(tr)
@@ -873,7 +883,7 @@ func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
 // peer, when not nil, is the address fd is connected to. fd is the
 // connection's from the call on: it is closed if the factory fails.
-func makeConnection(t *asyncio.T, call string, fd int, network string, factory func() Protocol, o *options, serverHostname string, peer net.Addr) (Transport, Protocol, error) {
+func makeConnection(t *asyncio.T, call string, fd int, owned bool, network string, factory func() Protocol, o *options, serverHostname string, peer net.Addr) (Transport, Protocol, error) {
 	l := t.Loop()
 	p, err := newProtocol(call, factory)
 	if err != nil {
@@ -890,6 +900,7 @@ func makeConnection(t *asyncio.T, call string, fd int, network string, factory f
 	}
 	waiter := asyncio.NewFuture[struct{}](l)
 	tr := newSocketTransportTo(l, fd, network, peer, p, nil, waiter)
+	tr.ownFD = owned
 	tr.maxBuffer = o.maxWriteBuffer
 	if _, err := waiter.Await(t); err != nil {
 		tr.Close()
@@ -937,7 +948,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, "CreateConnection", o.sock, network, factory, o, host, nil)
+		return makeConnection(t, "CreateConnection", o.sock, false, network, factory, o, host, nil)
 	}
 	dial := host
 	if host == "" {
@@ -961,7 +972,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, "CreateConnection", fd, "tcp", factory, o, host, nil)
+		return makeConnection(t, "CreateConnection", fd, true, "tcp", factory, o, host, nil)
 	}
 	fd, err := dialHost(t, dial, port, o)
 	if err != nil {
@@ -971,7 +982,7 @@ func CreateConnection(t *asyncio.T, factory func() Protocol, host string, port i
 	if o.simHost == nil { // a simulated connection's peer is looked up (sim.go)
 		peer = literalPeer(host, port)
 	}
-	return makeConnection(t, "CreateConnection", fd, "tcp", factory, o, host, peer)
+	return makeConnection(t, "CreateConnection", fd, true, "tcp", factory, o, host, peer)
 }
 
 // literalPeer is the address a connection to the literal IP host:port
@@ -1024,7 +1035,7 @@ func ConnectAcceptedSocket(t *asyncio.T, factory func() Protocol, fd int, opts .
 	if err != nil {
 		return nil, nil, err
 	}
-	return makeConnection(t, "ConnectAcceptedSocket", fd, network, factory, o, "", nil)
+	return makeConnection(t, "ConnectAcceptedSocket", fd, false, network, factory, o, "", nil)
 }
 
 // adoptStreamSocket checks that fd (WithSocket's) is a stream socket,
@@ -1076,7 +1087,7 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 		if err != nil {
 			return nil, nil, err
 		}
-		return makeConnection(t, "CreateUnixConnection", o.sock, network, factory, o, "", nil)
+		return makeConnection(t, "CreateUnixConnection", o.sock, false, network, factory, o, "", nil)
 	}
 	sa, err := unixSockaddr(path)
 	if err != nil {
@@ -1086,5 +1097,5 @@ func CreateUnixConnection(t *asyncio.T, factory func() Protocol, path string, op
 	if err != nil {
 		return nil, nil, err
 	}
-	return makeConnection(t, "CreateUnixConnection", fd, "unix", factory, o, "", nil)
+	return makeConnection(t, "CreateUnixConnection", fd, true, "unix", factory, o, "", nil)
 }
