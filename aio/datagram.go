@@ -82,7 +82,7 @@ type datagramTransport struct {
 
 var _ DatagramTransport = (*datagramTransport)(nil)
 
-func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra map[string]any) *datagramTransport {
+func newDatagramTransport(l *asyncio.Loop, fd int, p DatagramProtocol, extra extraInfo) *datagramTransport {
 	tr := &datagramTransport{protocol: p, network: "udp"}
 	tr.fdTransport.init(l, fd, tr, extra)
 	return tr
@@ -218,11 +218,11 @@ func startDatagramEndpoint(t *asyncio.T, fd int, network string, p DatagramProto
 // startDatagramEndpointWith is startDatagramEndpoint calling setup on the
 // transport, if not nil, before the protocol sees it.
 func startDatagramEndpointWith(t *asyncio.T, fd int, network string, p DatagramProtocol, connected bool, setup func(*datagramTransport)) (DatagramTransport, DatagramProtocol, error) {
-	tr := newDatagramTransport(t.Loop(), fd, p, map[string]any{"socket": fd, "sockname": localAddr(fd, network)})
+	tr := newDatagramTransport(t.Loop(), fd, p, extraInfo{socket: true, sockname: localAddr(fd, network)})
 	tr.network = network
 	if peer := peerAddr(fd, network); connected || peer != nil {
 		tr.remote = peer
-		tr.extra["peername"] = peer
+		tr.extra.peername = peer
 	}
 	if setup != nil {
 		setup(tr)

@@ -25,7 +25,7 @@ func newDatagramPair(t *testing.T, l *asyncio.Loop, p *datagramRecorder) (*datag
 	t.Helper()
 	fds := socketpair(t, unix.SOCK_DGRAM)
 	t.Cleanup(func() { unix.Close(fds[1]) })
-	tr := newDatagramTransport(l, fds[0], p, map[string]any{"socket": fds[0]})
+	tr := newDatagramTransport(l, fds[0], p, extraInfo{socket: true})
 	tr.remote = &net.UnixAddr{Name: "@peer", Net: "unixgram"}
 	p.tr = tr
 	return tr, fds[1]

@@ -84,10 +84,10 @@ func newReadPipeTransport(l *asyncio.Loop, fd int, file *os.File, p Protocol, wa
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	tr := &readPipeTransport{protocol: p}
-	tr.fdTransport.init(l, fd, tr, map[string]any{})
+	tr.fdTransport.init(l, fd, tr, extraInfo{})
 	if file != nil {
 		tr.file = file
-		tr.extra["pipe"] = file
+		tr.extra.pipe = file
 	}
 	l.CallSoon(func() { tr.protocol.ConnectionMade(tr) })
 	l.CallSoon(func() {
@@ -281,10 +281,10 @@ func newWritePipeTransport(l *asyncio.Loop, fd int, file *os.File, p Protocol, w
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	tr := &writePipeTransport{protocol: p}
-	tr.fdTransport.init(l, fd, tr, map[string]any{})
+	tr.fdTransport.init(l, fd, tr, extraInfo{})
 	if file != nil {
 		tr.file = file
-		tr.extra["pipe"] = file
+		tr.extra.pipe = file
 	}
 	l.CallSoon(func() { tr.protocol.ConnectionMade(tr) })
 	if isSocket || isFIFO {

@@ -101,13 +101,13 @@ func (h *SimHost) datagramEndpoint(t *asyncio.T, factory func() DatagramProtocol
 		unix.Close(fds[1])
 		return nil, nil, err
 	}
-	tr := newDatagramTransport(t.Loop(), fds[0], p, map[string]any{"socket": fds[0], "sockname": addr})
+	tr := newDatagramTransport(t.Loop(), fds[0], p, extraInfo{socket: true, sockname: addr})
 	tr.sim = e
 	e.tr = tr
 	n.peers = append(n.peers, fds[1])
 	if raddr != nil {
 		tr.remote = raddr
-		tr.extra["peername"] = raddr
+		tr.extra.peername = raddr
 	}
 	n.endpoints[addr.String()] = e
 	n.tracef("udp endpoint %s", addr)

@@ -793,6 +793,11 @@ func openStream(t *asyncio.T, call string, opts []Option, connect func(factory f
 	if err != nil {
 		return nil, nil, err
 	}
+	return openStreamWith(t, o, connect)
+}
+
+// openStreamWith is openStream with its options built.
+func openStreamWith(t *asyncio.T, o *options, connect func(factory func() Protocol) (Transport, Protocol, error)) (*StreamReader, *StreamWriter, error) {
 	r := NewStreamReader(t, o.limit)
 	p := newStreamProtocol(t.Loop(), r, nil)
 	tr, _, err := connect(func() Protocol { return p })
@@ -810,8 +815,17 @@ func openStream(t *asyncio.T, call string, opts []Option, connect func(factory f
 // <StreamWriter ...>"): keep the writer while you use the reader. Options: WithStreamLimit and those of
 // CreateConnection.
 func OpenConnection(t *asyncio.T, host string, port int, opts ...Option) (*StreamReader, *StreamWriter, error) {
-	return openStream(t, "OpenConnection", opts, func(f func() Protocol) (Transport, Protocol, error) {
-		return CreateConnection(t, f, host, port, via("OpenConnection", opts)...)
+	// The options are built once, for both calls (CreateConnection's
+	// check of them with the via mark finds what this one found).
+	o, err := buildOptions("OpenConnection", opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return openStreamWith(t, o, func(f func() Protocol) (Transport, Protocol, error) {
+		if err := checkPort(port); err != nil {
+			return nil, nil, err
+		}
+		return createConnection(t, f, host, port, o)
 	})
 }
 
