@@ -48,24 +48,37 @@ var ioWaiters sync.Map // ioWait -> *asyncio.Future[struct{}]
 func waitIO(t *asyncio.T, fd int, write bool) error {
 	l := t.Loop()
 	f := asyncio.NewFuture[struct{}](l)
-	add, remove := l.AddReader, l.RemoveReader
-	if write {
-		add, remove = l.AddWriter, l.RemoveWriter
+	// The key is boxed once for the three calls (each conversion to any
+	// allocates), and the loop's methods are called, not bound (a
+	// method value allocates too): W9 makes two waits per request.
+	var key any = ioWait{l, fd, write}
+	remove := func() {
+		if write {
+			l.RemoveWriter(fd)
+		} else {
+			l.RemoveReader(fd)
+		}
 	}
-	key := ioWait{l, fd, write}
-	if err := add(fd, func() {
-		remove(fd) // level-triggered: one wakeup per wait, no spinning
+	ready := func() {
+		remove() // level-triggered: one wakeup per wait, no spinning
 		ioWaiters.CompareAndDelete(key, f)
 		if !f.Done() {
 			f.SetResult(struct{}{})
 		}
-	}); err != nil {
+	}
+	var err error
+	if write {
+		err = l.AddWriter(fd, ready)
+	} else {
+		err = l.AddReader(fd, ready)
+	}
+	if err != nil {
 		return err
 	}
 	ioWaiters.Store(key, f)
 	if _, err := f.Await(t); err != nil {
 		if ioWaiters.CompareAndDelete(key, f) {
-			remove(fd)
+			remove()
 		}
 		return err
 	}
@@ -502,12 +515,25 @@ func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 	return nil
 }
 
+// ipAddr is a *net.UDPAddr for network "udp", else a *net.TCPAddr, with
+// a copy of ip: the address and its IP share one allocation.
 func ipAddr(ip []byte, port int, network string) net.Addr {
-	cp := net.IP(append([]byte(nil), ip...))
 	if network == "udp" {
-		return &net.UDPAddr{IP: cp, Port: port}
+		a := &struct {
+			net.UDPAddr
+			ip [net.IPv6len]byte
+		}{}
+		n := copy(a.ip[:], ip)
+		a.UDPAddr = net.UDPAddr{IP: a.ip[:n:n], Port: port}
+		return &a.UDPAddr
 	}
-	return &net.TCPAddr{IP: cp, Port: port}
+	a := &struct {
+		net.TCPAddr
+		ip [net.IPv6len]byte
+	}{}
+	n := copy(a.ip[:], ip)
+	a.TCPAddr = net.TCPAddr{IP: a.ip[:n:n], Port: port}
+	return &a.TCPAddr
 }
 
 // validIPLen reports whether ip is nil (the wildcard) or of an IP's
