@@ -72,7 +72,15 @@ func (p *streamProtocol) holdWriter(w *StreamWriter) {
 // once w is collected unclosed: a server handler's writer, and the
 // writer OpenConnection returns (CPython's StreamWriter.__del__).
 func closeWhenCollected(w *StreamWriter, p *streamProtocol) {
-	runtime.AddCleanup(w, writerCollected, collectedWriter{p: weak.Make(p), reader: weak.Make(w.reader)})
+	cw := collectedWriter{p: weak.Make(p)}
+	switch w.reader {
+	case nil:
+	case p.reader:
+		cw.protocolsReader = true // p keeps it: no weak pointer of its own (W9)
+	default:
+		cw.reader = weak.Make(w.reader)
+	}
+	runtime.AddCleanup(w, writerCollected, cw)
 }
 
 // collectedWriter is what a writer's cleanup keeps of it, for the close
@@ -83,6 +91,9 @@ func closeWhenCollected(w *StreamWriter, p *streamProtocol) {
 type collectedWriter struct {
 	p      weak.Pointer[streamProtocol]
 	reader weak.Pointer[StreamReader] // the zero pointer for a writer without one
+	// protocolsReader: the writer's reader is the protocol's, which the
+	// protocol keeps as long as it lives.
+	protocolsReader bool
 }
 
 // handlerWriter is the writer the handler receives.
@@ -116,6 +127,9 @@ func writerCollected(cw collectedWriter) {
 		tr.Close()
 		if p.loop.Debug() {
 			w := &StreamWriter{transport: tr, reader: cw.reader.Value()}
+			if cw.protocolsReader {
+				w.reader = p.reader
+			}
 			slog.Warn(fmt.Sprintf("unclosed %v", w))
 		}
 	})

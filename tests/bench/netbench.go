@@ -85,6 +85,10 @@ func echoServer(variant string, size int, out io.Writer, stop <-chan struct{}) e
 
 const w9Request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
+// w9RequestBytes is the request as the Python client has it, a bytes
+// constant: one conversion, not one per request (Write does not change it).
+var w9RequestBytes = []byte(w9Request)
+
 // fanoutClient is the W9 client: n GETs to 127.0.0.1:port, a new
 // connection per request, at most limit at once (a Semaphore), all n tasks
 // created up front and then awaited (gather).
@@ -106,7 +110,7 @@ func fanoutClient(port, n, limit int) (rec, error) {
 			if err != nil {
 				return false, err
 			}
-			w.Write([]byte(w9Request))
+			w.Write(w9RequestBytes)
 			body, err := r.Read(t, -1) // until EOF: the server closes
 			w.Close()
 			if werr := w.WaitClosed(t); err == nil {
