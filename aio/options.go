@@ -161,7 +161,7 @@ type options struct {
 	tlsHandshakeTimeout *time.Duration
 	tlsShutdownTimeout  *time.Duration
 	// sub shapes a child process (subprocess.go).
-	sub subprocessOptions
+	sub *subprocessOptions // allocated by a subprocess call or option
 	// simHost is WithNetwork's host (sim.go); nil: real sockets.
 	simHost *SimHost
 }
@@ -197,6 +197,9 @@ func buildOptions(call string, opts []Option) (*options, error) {
 		if opt.calls&bit == 0 {
 			return nil, &asyncio.ValueError{Msg: fmt.Sprintf("%s does not take the option %s (it applies to %v)", call, opt.name, opt.calls)}
 		}
+	}
+	if bit&processCalls != 0 {
+		o.sub = &subprocessOptions{}
 	}
 	for _, opt := range opts {
 		opt.apply(o)

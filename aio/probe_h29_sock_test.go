@@ -59,7 +59,9 @@ func TestH29_SockCallsCancelledTakeNothing(t *testing.T) {
 							return err
 						}
 					}
-					_, waiting := ioWaiters.Load(ioWait{at.Loop(), fds[0], false})
+					ioWaiters.Lock()
+					_, waiting := ioWaiters.m[ioWait{at.Loop(), fds[0], false}]
+					ioWaiters.Unlock()
 					if waiting != (yields < 2) {
 						t.Fatalf("after %d yields the readiness callback has run: %v (the probe's phases are off)", yields, !waiting)
 					}

@@ -41,17 +41,42 @@ type ioWait struct {
 // if it is still its own: another call on the same fd (the typical
 // "cancel a sock_recv, then sock_recv again") may have replaced it since
 // (asyncio's _sock_read_done checks its handle the same way). Loops on
-// several goroutines share it, hence the sync.Map.
-var ioWaiters sync.Map // ioWait -> *asyncio.Future[struct{}]
+// several goroutines share it, hence the lock; a map under a lock, not a
+// sync.Map, whose every store allocates (W9 makes two waits a request).
+var ioWaiters struct {
+	sync.Mutex
+	m map[ioWait]*asyncio.Future[struct{}]
+}
+
+// storeIOWaiter records f as key's waiter.
+func storeIOWaiter(key ioWait, f *asyncio.Future[struct{}]) {
+	ioWaiters.Lock()
+	if ioWaiters.m == nil {
+		ioWaiters.m = make(map[ioWait]*asyncio.Future[struct{}])
+	}
+	ioWaiters.m[key] = f
+	ioWaiters.Unlock()
+}
+
+// dropIOWaiter forgets key's waiter if it is f, and reports whether it
+// was.
+func dropIOWaiter(key ioWait, f *asyncio.Future[struct{}]) bool {
+	ioWaiters.Lock()
+	defer ioWaiters.Unlock()
+	if ioWaiters.m[key] != f {
+		return false
+	}
+	delete(ioWaiters.m, key)
+	return true
+}
 
 // waitIO suspends t until fd is readable (write false) or writable.
 func waitIO(t *asyncio.T, fd int, write bool) error {
 	l := t.Loop()
 	f := asyncio.NewFuture[struct{}](l)
-	// The key is boxed once for the three calls (each conversion to any
-	// allocates), and the loop's methods are called, not bound (a
-	// method value allocates too): W9 makes two waits per request.
-	var key any = ioWait{l, fd, write}
+	// The loop's methods are called, not bound (a method value
+	// allocates): W9 makes two waits per request.
+	key := ioWait{l, fd, write}
 	remove := func() {
 		if write {
 			l.RemoveWriter(fd)
@@ -61,7 +86,7 @@ func waitIO(t *asyncio.T, fd int, write bool) error {
 	}
 	ready := func() {
 		remove() // level-triggered: one wakeup per wait, no spinning
-		ioWaiters.CompareAndDelete(key, f)
+		dropIOWaiter(key, f)
 		if !f.Done() {
 			f.SetResult(struct{}{})
 		}
@@ -75,9 +100,9 @@ func waitIO(t *asyncio.T, fd int, write bool) error {
 	if err != nil {
 		return err
 	}
-	ioWaiters.Store(key, f)
+	storeIOWaiter(key, f)
 	if _, err := f.Await(t); err != nil {
-		if ioWaiters.CompareAndDelete(key, f) {
+		if dropIOWaiter(key, f) {
 			remove()
 		}
 		return err
