@@ -12,10 +12,17 @@ import "golang.org/x/sys/unix"
 // copied again once written, and a chunk is garbage as soon as it is
 // sent, so memory stays close to the bytes held.
 type sendBuffer struct {
-	chunks [][]byte // chunks[0][off:] is the next byte to send
-	off    int
-	n      int      // bytes held
-	iov    [][]byte // scratch for send, reused
+	chunks  [][]byte // chunks[0][off:] is the next byte to send
+	off     int
+	n       int          // bytes held
+	scratch *sendScratch // made by the first vectored send
+}
+
+// sendScratch is a sendBuffer's scratch space for vectored sends, kept
+// out of the transport until one is needed: most connections never make
+// one, and 48 bytes more put every transport in a larger size class.
+type sendScratch struct {
+	iov    [][]byte
 	iovecs []unix.Iovec
 }
 
@@ -74,9 +81,9 @@ func (b *sendBuffer) reset() { *b = sendBuffer{} }
 // vectored write; the slice is scratch space reused by the next call.
 func (b *sendBuffer) front() [][]byte {
 	k := min(len(b.chunks), maxSendIov)
-	iov := append(b.iov[:0], b.chunks[0][b.off:])
+	iov := append(b.scratch.iov[:0], b.chunks[0][b.off:])
 	iov = append(iov, b.chunks[1:k]...)
-	b.iov = iov
+	b.scratch.iov = iov
 	return iov
 }
 
@@ -88,11 +95,11 @@ func (b *sendBuffer) send(fd int) (int, error) {
 	if len(b.chunks) == 1 {
 		n, err = sendFD(fd, b.chunks[0][b.off:])
 	} else {
-		if b.iovecs == nil {
-			b.iovecs = make([]unix.Iovec, maxSendIov)
+		if b.scratch == nil {
+			b.scratch = &sendScratch{iovecs: make([]unix.Iovec, maxSendIov)}
 		}
-		n, err = sendvFD(fd, b.front(), b.iovecs)
-		clear(b.iov) // no stale references to sent chunks
+		n, err = sendvFD(fd, b.front(), b.scratch.iovecs)
+		clear(b.scratch.iov) // no stale references to sent chunks
 	}
 	if n > 0 {
 		b.consume(n)

@@ -319,10 +319,12 @@ type fdTransport struct {
 	// otherwise close a second time.
 	file *os.File
 
-	closing bool
 	// connLost is asyncio's _conn_lost: > 0 once ConnectionLost is
 	// scheduled; writes dropped after that count on.
 	connLost int
+	// The flags share a word (a socket transport fits a 256-byte size
+	// class, W9).
+	closing  bool
 	fdClosed bool
 	// ownFD: the package made fd (a dial, an accept) and has not handed
 	// it out (ExtraInfo("socket")), so no one else can have a copy or

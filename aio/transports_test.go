@@ -478,7 +478,7 @@ func TestWriteBufferMemoryStaysNearBytesHeld(t *testing.T) {
 		if n := tr.WriteBufferSize(); n != 0 {
 			return fmt.Errorf("%d bytes still buffered", n)
 		}
-		if len(tr.wbuf.chunks) != 0 || tr.wbuf.iovecs != nil && tr.wbuf.iovecs[0].Base != nil {
+		if len(tr.wbuf.chunks) != 0 || tr.wbuf.scratch != nil && tr.wbuf.scratch.iovecs[0].Base != nil {
 			return errors.New("the drained buffer still references sent chunks")
 		}
 		tr.Close()

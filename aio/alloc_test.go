@@ -6,6 +6,7 @@ import (
 	"net"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // ipAddr makes a connection's address and its IP in one allocation (two
@@ -45,5 +46,14 @@ func TestIPAddrIsOneAllocation(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { ipAddr(c.ip, 80, c.network) }); n != 1 {
 			t.Errorf("ipAddr(%v, %q): %v allocations, want 1", c.ip, c.network, n)
 		}
+	}
+}
+
+// A socket transport is allocated for every connection: it stays within
+// the 256-byte size class (W9 pays for every byte a request allocates;
+// the vectored-send scratch space is made only when needed for that).
+func TestSocketTransportFitsTheSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(socketTransport{}); n > 256 {
+		t.Errorf("socketTransport is %d bytes, want at most 256 (the next size class is 288)", n)
 	}
 }
