@@ -58,6 +58,13 @@ func storeIOWaiter(key ioWait, f *asyncio.Future[struct{}]) {
 	ioWaiters.Unlock()
 }
 
+// ioWaiterOf returns key's waiter, nil if none (for tests).
+func ioWaiterOf(key ioWait) *asyncio.Future[struct{}] {
+	ioWaiters.Lock()
+	defer ioWaiters.Unlock()
+	return ioWaiters.m[key]
+}
+
 // dropIOWaiter forgets key's waiter if it is f, and reports whether it
 // was.
 func dropIOWaiter(key ioWait, f *asyncio.Future[struct{}]) bool {
@@ -544,21 +551,27 @@ func sockaddrToAddr(sa unix.Sockaddr, network string) net.Addr {
 // a copy of ip: the address and its IP share one allocation.
 func ipAddr(ip []byte, port int, network string) net.Addr {
 	if network == "udp" {
-		a := &struct {
-			net.UDPAddr
-			ip [net.IPv6len]byte
-		}{}
-		n := copy(a.ip[:], ip)
-		a.UDPAddr = net.UDPAddr{IP: a.ip[:n:n], Port: port}
-		return &a.UDPAddr
+		a, cp := newAddrWithIP[net.UDPAddr](ip)
+		a.addr = net.UDPAddr{IP: cp, Port: port}
+		return &a.addr
 	}
-	a := &struct {
-		net.TCPAddr
-		ip [net.IPv6len]byte
-	}{}
+	a, cp := newAddrWithIP[net.TCPAddr](ip)
+	a.addr = net.TCPAddr{IP: cp, Port: port}
+	return &a.addr
+}
+
+// addrWithIP is an address and the bytes of its IP, allocated together.
+type addrWithIP[A any] struct {
+	addr A
+	ip   [net.IPv6len]byte
+}
+
+// newAddrWithIP allocates an addrWithIP holding a copy of ip and returns
+// it with that copy, whose capacity is its length.
+func newAddrWithIP[A any](ip []byte) (*addrWithIP[A], net.IP) {
+	a := new(addrWithIP[A])
 	n := copy(a.ip[:], ip)
-	a.TCPAddr = net.TCPAddr{IP: a.ip[:n:n], Port: port}
-	return &a.TCPAddr
+	return a, a.ip[:n:n]
 }
 
 // validIPLen reports whether ip is nil (the wildcard) or of an IP's
