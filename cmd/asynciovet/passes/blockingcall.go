@@ -46,6 +46,11 @@ in AddReader and AddWriter callbacks, which the loop calls when the fd is
 ready; reads of
 /proc, /sys and /dev/fd, served from memory, are not reported.
 
+A loop that only polls (for { select { case ...; default: } }, nothing else
+in the loop, nothing but continue in the default case, no use of the task
+handle in it) is reported: it never awaits, so nothing else on the loop
+runs until it ends.
+
 Channel operations that provably do not block are not reported: a send on
 a local buffered channel that has room (counted in straight-line code after
 its make, or over the whole file for a channel used only by sends,
@@ -307,8 +312,60 @@ func (c *blockingChecker) visit(n ast.Node, nested bool) bool {
 	case *ast.SelectStmt:
 		c.checkSelect(n)
 		return false
+	case *ast.ForStmt:
+		c.checkPollingLoop(n)
 	}
 	return true
+}
+
+// checkPollingLoop reports a loop that only polls: `for { select { case
+// ...: ...; default: } }` with nothing else in the loop and nothing in the
+// default case. Inside a task it never gives the loop control, so nothing
+// else on the loop runs until it ends, and a value that a task or a
+// callback would send never comes: the "add a default case to poll" fix of
+// a select without default, taken without the await. A loop with a
+// condition, with other statements, with work in its default case, or
+// that uses the task handle anywhere (an await in a case, or in a
+// literal) is not reported.
+func (c *blockingChecker) checkPollingLoop(f *ast.ForStmt) {
+	if f.Cond != nil || f.Post != nil || f.Body == nil || len(f.Body.List) != 1 {
+		return
+	}
+	sel, ok := f.Body.List[0].(*ast.SelectStmt)
+	if !ok {
+		return
+	}
+	polls := false
+	for _, cl := range sel.Body.List {
+		if cc, ok := cl.(*ast.CommClause); ok && cc.Comm == nil {
+			polls = true
+			for _, st := range cc.Body {
+				if br, ok := st.(*ast.BranchStmt); !ok || br.Tok != token.CONTINUE || br.Label != nil {
+					return // work or an exit in the default case
+				}
+			}
+		}
+	}
+	if !polls || usesTaskHandle(c.pass.TypesInfo, f.Body) {
+		return
+	}
+	c.rep.reportf(f.For, "this loop only polls with select and default inside %s: it never awaits, so the event loop runs nothing else (no task, timer or callback) until it ends, and a value a task would send never comes; wait with asyncio.Recv(t, ch) or asyncio.Wait, or await asyncio.Sleep(t, 0) in the default case", c.where())
+}
+
+// usesTaskHandle reports whether n mentions a value of type *asyncio.T,
+// function literals included: such a loop may await.
+func usesTaskHandle(info *types.Info, n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		if e, ok := n.(ast.Expr); ok && isTaskHandle(info.TypeOf(e)) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // calledNow walks the function literals that a call runs before it
