@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/go-asyncio/asyncio"
+	"golang.org/x/sys/unix"
 )
 
 // ipAddr makes a connection's address and its IP in one allocation (two
@@ -55,5 +58,39 @@ func TestIPAddrIsOneAllocation(t *testing.T) {
 func TestSocketTransportFitsTheSizeClass(t *testing.T) {
 	if n := unsafe.Sizeof(socketTransport{}); n > 256 {
 		t.Errorf("socketTransport is %d bytes, want at most 256 (the next size class is 288)", n)
+	}
+}
+
+// A wait on an fd still pending when its loop closes leaves nothing in
+// waitIO's registry: Close unwinds the task (its deferred calls run, the
+// code after its await does not), and the registry must not keep the
+// loop and the future for the life of the process.
+func TestWaitIOPendingAtLoopCloseLeavesNoEntry(t *testing.T) {
+	fds := socketpair(t, unix.SOCK_STREAM)
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	l := asyncio.NewLoop()
+	started := asyncio.NewFuture[struct{}](l)
+	asyncio.CreateTask(l, func(at *asyncio.T) ([]byte, error) {
+		started.SetResult(struct{}{})
+		return SockRecv(at, fds[0], 10) // nothing comes
+	})
+	if err := l.RunUntilComplete(started); err != nil {
+		t.Fatal(err)
+	}
+	// One more iteration: the task is parked in its wait.
+	settled := asyncio.NewFuture[struct{}](l)
+	l.CallSoon(func() { l.CallSoon(func() { settled.SetResult(struct{}{}) }) })
+	if err := l.RunUntilComplete(settled); err != nil {
+		t.Fatal(err)
+	}
+	key := ioWait{l, fds[0], false}
+	if ioWaiterOf(key) == nil {
+		t.Fatal("the task is not waiting in waitIO (the test's phases are off)")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f := ioWaiterOf(key); f != nil {
+		t.Errorf("after Close the registry still holds the wait's future %v (and its loop)", f)
 	}
 }

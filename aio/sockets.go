@@ -108,13 +108,16 @@ func waitIO(t *asyncio.T, fd int, write bool) error {
 		return err
 	}
 	storeIOWaiter(key, f)
-	if _, err := f.Await(t); err != nil {
+	// A cancelled wait, and one whose task a closing loop unwinds (only
+	// deferred calls run then), removes its callback and its entry if
+	// they are still its own; a wait that ended ready has dropped them.
+	defer func() {
 		if dropIOWaiter(key, f) {
 			remove()
 		}
-		return err
-	}
-	return nil
+	}()
+	_, err = f.Await(t)
+	return err
 }
 
 func isWouldBlock(err error) bool { return err == unix.EAGAIN || err == unix.EWOULDBLOCK }
