@@ -912,6 +912,9 @@ func dialOneFrom(t *asyncio.T, family int, sa unix.Sockaddr, local *localBind) (
 // protocol's ConnectionMade has run (and, for TLS, the handshake is done).
 // peer, when not nil, is the address fd is connected to. fd is the
 // connection's from the call on: it is closed if the factory fails.
+// owned says the package made fd (a dial, not the caller's WithSocket or
+// ConnectAcceptedSocket), so the transport may close it with a raw system
+// call until it hands it out (fdTransport.ownFD).
 func makeConnection(t *asyncio.T, call string, fd int, owned bool, network string, factory func() Protocol, o *options, serverHostname string, peer net.Addr) (Transport, Protocol, error) {
 	l := t.Loop()
 	p, err := newProtocol(call, factory)
